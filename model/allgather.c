@@ -1,0 +1,69 @@
+/* allgather.c: all-gather latency model (see allgather.h for the equations). */
+#include "allgather.h"
+#include <math.h>
+#include <string.h>
+
+const char *const tps_proto_names[TPS_NPROTO] = {"LL", "LL128", "Simple"};
+const char *const tps_ag_backend_names[3] = {"nccl", "custom", "auto"};
+
+static int crosses_nodes(const tps_ag_model *a, int n) { return a->ranks_per_node > 0 && n > a->ranks_per_node; }
+
+double tps_ag_nccl_proto_us(const tps_ag_model *a, double total_bytes, int n, int proto) {
+  if (n < 1 || proto < 0 || proto >= TPS_NPROTO || !(total_bytes >= 0)) return NAN;
+  if (n == 1) return 0.0;
+  double bw = a->busbw_gbps[proto];
+  if (!(bw > 0)) return INFINITY;
+  double lat = a->lat_us[proto];
+  if (crosses_nodes(a, n)) {
+    if (a->internode_gbps > 0 && a->internode_gbps < bw) bw = a->internode_gbps;
+    lat += a->internode_lat_us;
+  }
+  return lat + total_bytes * (n - 1) / n / (bw * 1e3);
+}
+
+double tps_ag_time_us(const tps_ag_model *a, double total_bytes, int n, int backend, int *used, int *proto) {
+  if (used) *used = TPS_AG_NCCL;
+  if (proto) *proto = -1;
+  if (n < 1 || !(total_bytes >= 0)) return NAN;
+  if (n == 1) return 0.0;
+  int custom_ok = a->custom_cap_bytes > 0 && a->custom_gbps > 0 && !crosses_nodes(a, n) &&
+                  total_bytes / n <= a->custom_cap_bytes;
+  if (backend == TPS_AG_CUSTOM || (backend == TPS_AG_AUTO && custom_ok)) {
+    if (!custom_ok) {
+      /* custom requested above its cap (or unavailable): the backend falls back to NCCL. */
+    } else {
+      if (used) *used = TPS_AG_CUSTOM;
+      return a->custom_floor_us + total_bytes * (n - 1) / n / (a->custom_gbps * 1e3);
+    }
+  }
+  double best = INFINITY;
+  for (int p = 0; p < TPS_NPROTO; p++) {
+    double t = tps_ag_nccl_proto_us(a, total_bytes, n, p);
+    if (t < best) { best = t; if (proto) *proto = p; }
+  }
+  return best;
+}
+
+int tps_ag_from_spec(tps_ag_model *a, const tps_gpu *gpu, int n) {
+  if (n < 1) return -1;
+  memset(a, 0, sizeof *a);
+  a->ranks = n;
+  /* NCCL reaches ~80% of line rate on NVLink (brief); LL and LL128 carry 50% and ~94%
+   * payload per line (NCCL's protocol design), with lower latency than Simple. The floors
+   * follow the brief (10-13 us at 8 Hopper GPUs for the smallest messages), split into a
+   * fixed part and a per-step part of the ring. */
+  double line = gpu->link_gbps > 0 ? gpu->link_gbps : 32.0;
+  double simple = 0.80 * line;
+  a->busbw_gbps[TPS_PROTO_SIMPLE] = simple;
+  a->busbw_gbps[TPS_PROTO_LL128] = simple * 0.92;
+  a->busbw_gbps[TPS_PROTO_LL] = simple * 0.40;
+  a->lat_us[TPS_PROTO_LL] = 6.0 + 0.6 * (n - 1);
+  a->lat_us[TPS_PROTO_LL128] = 7.5 + 0.9 * (n - 1);
+  a->lat_us[TPS_PROTO_SIMPLE] = 10.0 + 1.5 * (n - 1);
+  if (gpu->nvlink) {
+    a->custom_floor_us = 6.0;
+    a->custom_gbps = 0.75 * line;
+    a->custom_cap_bytes = TPS_AG_DEFAULT_CAP_BYTES;
+  }
+  return 0;
+}

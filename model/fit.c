@@ -1,0 +1,1 @@
+/* model/fit.c: placeholder, to be written. */

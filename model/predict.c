@@ -1,0 +1,1 @@
+/* model/predict.c: placeholder, to be written. */

@@ -1,0 +1,1 @@
+/* model/predict.h: placeholder, to be written. */

@@ -1,0 +1,1 @@
+/* model/sim.c: placeholder, to be written. */

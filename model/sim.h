@@ -1,0 +1,1 @@
+/* model/sim.h: placeholder, to be written. */

@@ -1,0 +1,1 @@
+/* src/fitfile.c: placeholder, to be written. */

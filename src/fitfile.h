@@ -1,0 +1,1 @@
+/* src/fitfile.h: placeholder, to be written. */

@@ -1,0 +1,1 @@
+/* src/gpus.c: placeholder, to be written. */

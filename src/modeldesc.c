@@ -1,0 +1,1 @@
+/* src/modeldesc.c: placeholder, to be written. */

@@ -1,0 +1,1 @@
+/* src/modeldesc.h: placeholder, to be written. */

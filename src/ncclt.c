@@ -1,0 +1,1 @@
+/* src/ncclt.c: placeholder, to be written. */

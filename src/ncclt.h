@@ -1,0 +1,1 @@
+/* src/ncclt.h: placeholder, to be written. */

@@ -1,0 +1,1 @@
+/* src/plot.c: placeholder, to be written. */

@@ -1,0 +1,1 @@
+/* src/plot.h: placeholder, to be written. */

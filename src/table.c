@@ -1,0 +1,1 @@
+/* src/table.c: placeholder, to be written. */
