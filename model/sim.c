@@ -1,1 +1,165 @@
-/* model/sim.c: placeholder, to be written. */
+/* sim.c: prefill simulation of the input-projection stage (see sim.h for the maths). */
+#include "sim.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+unsigned tps_sim_default_mask(const tps_sim_model *m) {
+  unsigned mask = 0;
+  for (size_t j = 0; j < m->nproj; j++)
+    if (m->proj[j].split) mask |= 1u << j;
+  return mask;
+}
+
+static unsigned layer_mask(const tps_sim_model *m, int layer) {
+  unsigned mask = 0;
+  for (size_t j = 0; j < m->nproj; j++)
+    if (m->proj[j].in_layer[layer]) mask |= 1u << j;
+  return mask;
+}
+
+/* Append "a-b" or "a" to a comma list. */
+static void append_range(char *buf, size_t sz, int a, int b) {
+  size_t len = strlen(buf);
+  if (len >= sz - 1) return;
+  if (a == b) snprintf(buf + len, sz - len, "%s%d", len ? "," : "", a);
+  else snprintf(buf + len, sz - len, "%s%d-%d", len ? "," : "", a, b);
+}
+
+static void kind_label(const tps_sim_model *m, unsigned mask, char *buf, size_t sz) {
+  buf[0] = '\0';
+  for (size_t j = 0; j < m->nproj; j++) {
+    if (!(mask & (1u << j)) || !m->proj[j].aux) continue;
+    size_t len = strlen(buf);
+    snprintf(buf + len, sz - len, "%s%s/%ld", len ? "+" : "", m->proj[j].name, m->proj[j].n);
+  }
+  if (!buf[0]) snprintf(buf, sz, "%s", "plain");
+}
+
+int tps_sim_kinds(const tps_sim_model *m, tps_sim_kind *kinds, size_t maxk, size_t *nk) {
+  *nk = 0;
+  if (!m || m->layers < 1 || m->layers > TPS_SIM_MAXLAYERS || m->nproj > TPS_SIM_MAXPROJ)
+    return TPS_SIM_EINVAL;
+  for (int l = 0; l < m->layers; l++) {
+    unsigned mask = layer_mask(m, l);
+    size_t k;
+    for (k = 0; k < *nk; k++)
+      if (kinds[k].mask == mask) break;
+    if (k == *nk) {
+      if (*nk == maxk) return TPS_SIM_EINVAL;
+      memset(&kinds[k], 0, sizeof kinds[k]);
+      kinds[k].mask = mask;
+      kinds[k].first_layer = l;
+      kind_label(m, mask, kinds[k].label, sizeof kinds[k].label);
+      (*nk)++;
+    }
+    kinds[k].count++;
+  }
+  /* layer lists, as ranges */
+  for (size_t k = 0; k < *nk; k++) {
+    int start = -1;
+    for (int l = 0; l <= m->layers; l++) {
+      int in = l < m->layers && layer_mask(m, l) == kinds[k].mask;
+      if (in && start < 0) start = l;
+      if (!in && start >= 0) {
+        append_range(kinds[k].layer_list, sizeof kinds[k].layer_list, start, l - 1);
+        start = -1;
+      }
+    }
+  }
+  return TPS_SIM_OK;
+}
+
+double tps_sim_stage_us(const tps_sim_model *m, unsigned mask, const double *t_us, long tokens) {
+  double main_us = 0, aux_us = 0;
+  for (size_t j = 0; j < m->nproj; j++) {
+    if (!(mask & (1u << j))) continue;
+    if (m->proj[j].aux) aux_us += t_us[j];
+    else main_us += t_us[j];
+  }
+  if (tokens <= m->side_max_tokens && aux_us > 0)
+    return main_us > aux_us ? main_us : aux_us;
+  return main_us + aux_us;
+}
+
+int tps_sim_chunk_eval(const tps_sim_model *m, const tps_sim_kind *kinds, size_t nk,
+                       unsigned split_mask, long threshold, long tokens, const tps_sim_cost *cost,
+                       tps_sim_chunk *out) {
+  if (!m || !kinds || !cost || !cost->fn || !out || tokens < 1 || nk > TPS_SIM_MAXKINDS)
+    return TPS_SIM_EINVAL;
+  memset(out, 0, sizeof *out);
+  out->tokens = tokens;
+  out->split_on = tokens >= threshold && split_mask != 0;
+  for (size_t j = 0; j < m->nproj; j++) {
+    if (cost->fn(cost->ctx, j, tokens, &out->proj_rep_us[j], &out->proj_split_us[j]) != 0 ||
+        !isfinite(out->proj_rep_us[j]) || !isfinite(out->proj_split_us[j]) ||
+        out->proj_rep_us[j] < 0 || out->proj_split_us[j] < 0)
+      return TPS_SIM_ECOST;
+  }
+  double t_split[TPS_SIM_MAXPROJ];
+  for (size_t j = 0; j < m->nproj; j++)
+    t_split[j] = out->split_on && (split_mask & (1u << j)) ? out->proj_split_us[j] : out->proj_rep_us[j];
+  for (size_t k = 0; k < nk; k++) {
+    out->kind_main_us[k] = tps_sim_stage_us(m, kinds[k].mask, out->proj_rep_us, tokens);
+    out->kind_split_us[k] = tps_sim_stage_us(m, kinds[k].mask, t_split, tokens);
+    out->main_us += kinds[k].count * out->kind_main_us[k];
+    out->split_us += kinds[k].count * out->kind_split_us[k];
+  }
+  out->saving_us = out->main_us - out->split_us;
+  return TPS_SIM_OK;
+}
+
+int tps_sim_chunking(long prompt_tokens, long chunk_tokens, long *nchunks, long *last_tokens) {
+  if (prompt_tokens < 1 || chunk_tokens < 1) return TPS_SIM_EINVAL;
+  long n = (prompt_tokens + chunk_tokens - 1) / chunk_tokens;
+  *nchunks = n;
+  *last_tokens = prompt_tokens - (n - 1) * chunk_tokens;
+  return TPS_SIM_OK;
+}
+
+int tps_sim_prompt_eval(long prompt_tokens, long chunk_tokens, const tps_sim_chunk *full,
+                        const tps_sim_chunk *last, tps_sim_prompt *out) {
+  long n, last_tokens;
+  if (!full || !last || !out || tps_sim_chunking(prompt_tokens, chunk_tokens, &n, &last_tokens))
+    return TPS_SIM_EINVAL;
+  if (last->tokens != last_tokens || (n > 1 && full->tokens != chunk_tokens)) return TPS_SIM_EINVAL;
+  memset(out, 0, sizeof *out);
+  out->prompt_tokens = prompt_tokens;
+  out->nchunks = n;
+  out->last_tokens = last_tokens;
+  out->last_split_on = last->split_on;
+  out->full_split_on = n > 1 ? full->split_on : 0;
+  double nfull = (double)(n - 1);
+  out->main_ms = (nfull * full->main_us + last->main_us) * 1e-3;
+  out->split_ms = (nfull * full->split_us + last->split_us) * 1e-3;
+  out->saving_ms = (nfull * full->saving_us + last->saving_us) * 1e-3;
+  return TPS_SIM_OK;
+}
+
+int tps_sim_ttft(double baseline_ms, double saving_ms, double *predicted_ms, double *change_pct) {
+  if (!(baseline_ms > 0) || !isfinite(saving_ms)) return TPS_SIM_EINVAL;
+  *predicted_ms = baseline_ms - saving_ms;
+  *change_pct = 100.0 * (*predicted_ms - baseline_ms) / baseline_ms;
+  return TPS_SIM_OK;
+}
+
+int tps_sim_models_cost(void *ctx, size_t proj, long tokens, double *replicated_us, double *split_us) {
+  const tps_sim_models *ms = ctx;
+  if (!ms || proj >= ms->nproj || tokens < 1 || ms->tp < 1) return TPS_SIM_EINVAL;
+  const tps_sim_proj_model *p = &ms->p[proj];
+  if (p->rep_curve && p->split_curve) {
+    tps_gemm_model g = {.kind = TPS_GEMM_CURVE};
+    g.curve = p->rep_curve;
+    *replicated_us = tps_gemm_time_us(&g, NULL, tokens);
+    g.curve = p->split_curve;
+    *split_us = tps_gemm_time_us(&g, NULL, tokens);
+  } else {
+    if (!p->ag) return TPS_SIM_EINVAL;
+    long rows = (tokens + ms->tp - 1) / ms->tp;
+    double bytes = (double)tokens * (double)p->shape.n * p->shape.out_bytes;
+    *replicated_us = tps_gemm_time_us(&p->gemm, &p->shape, tokens);
+    *split_us = tps_gemm_time_us(&p->gemm, &p->shape, rows) +
+                tps_ag_time_us(p->ag, bytes, ms->tp, p->gather_backend, NULL, NULL);
+  }
+  return isfinite(*replicated_us) && isfinite(*split_us) ? TPS_SIM_OK : TPS_SIM_ECOST;
+}

@@ -1,0 +1,205 @@
+/* test_sim.c: unit tests of model/sim.c (layer kinds, the stage rule, chunking, prompt
+ * savings, TTFT) and src/modeldesc.c (the bundled model descriptions).
+ *
+ * Expected values are computed by hand in the comments, from a synthetic cost function
+ * (replicated = a_j * T, split = a_j * T / 8 + g_j), never from the code under test. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sim.h"
+#include "modeldesc.h"
+
+static int fails = 0, checks = 0;
+#define CHECK(c, ...) do { checks++; if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#define NEAR(a, b, tol) CHECK(fabs((a) - (b)) <= (tol), "%s = %.6f, want %.6f", #a, (double)(a), (double)(b))
+
+static const double A[3] = {0.2, 0.05, 0.01}, G[3] = {10, 5, 5};
+static int fake_cost(void *ctx, size_t j, long T, double *rep, double *split) {
+  (void)ctx;
+  *rep = A[j] * T;
+  *split = A[j] * T / 8.0 + G[j];
+  return 0;
+}
+
+/* 4 layers: P (main, split) in 0-3; B (aux) in 1 and 3; C (aux) in 3. side_max 1024. */
+static void synth(tps_sim_model *m) {
+  memset(m, 0, sizeof *m);
+  snprintf(m->name, sizeof m->name, "synth");
+  m->hidden = 100; m->layers = 4; m->side_max_tokens = 1024; m->nproj = 3;
+  const char *names[3] = {"P", "B", "C"};
+  for (int j = 0; j < 3; j++) {
+    snprintf(m->proj[j].name, sizeof m->proj[j].name, "%s", names[j]);
+    m->proj[j].n = 10 * (j + 1);
+    m->proj[j].out_bytes = 2;
+    m->proj[j].path = &tps_path_dense_bf16;
+    m->proj[j].aux = j > 0;
+    m->proj[j].split = j == 0;
+  }
+  for (int l = 0; l < 4; l++) m->proj[0].in_layer[l] = 1;
+  m->proj[1].in_layer[1] = m->proj[1].in_layer[3] = 1;
+  m->proj[2].in_layer[3] = 1;
+}
+
+static void test_chunking(void) {
+  long n, last;
+  /* 20000 = 8192 + 8192 + 3616 */
+  CHECK(tps_sim_chunking(20000, 8192, &n, &last) == 0 && n == 3 && last == 3616, "20000/8192: n=%ld last=%ld", n, last);
+  CHECK(tps_sim_chunking(8192, 8192, &n, &last) == 0 && n == 1 && last == 8192, "8192: n=%ld last=%ld", n, last);
+  CHECK(tps_sim_chunking(131072, 8192, &n, &last) == 0 && n == 16 && last == 8192, "128K: n=%ld last=%ld", n, last);
+  CHECK(tps_sim_chunking(1, 8192, &n, &last) == 0 && n == 1 && last == 1, "1: n=%ld last=%ld", n, last);
+  CHECK(tps_sim_chunking(8193, 8192, &n, &last) == 0 && n == 2 && last == 1, "8193: n=%ld last=%ld", n, last);
+  CHECK(tps_sim_chunking(0, 8192, &n, &last) != 0, "0 tokens accepted");
+  CHECK(tps_sim_chunking(10, 0, &n, &last) != 0, "chunk 0 accepted");
+}
+
+static void test_synth(void) {
+  tps_sim_model m;
+  synth(&m);
+  tps_sim_kind k[TPS_SIM_MAXKINDS];
+  size_t nk;
+  CHECK(tps_sim_kinds(&m, k, TPS_SIM_MAXKINDS, &nk) == 0 && nk == 3, "nk = %zu, want 3", nk);
+  CHECK(k[0].count == 2 && strcmp(k[0].label, "plain") == 0 && strcmp(k[0].layer_list, "0,2") == 0,
+        "kind 0: %d %s %s", k[0].count, k[0].label, k[0].layer_list);
+  CHECK(k[1].count == 1 && strcmp(k[1].label, "B/20") == 0 && strcmp(k[1].layer_list, "1") == 0,
+        "kind 1: %d %s %s", k[1].count, k[1].label, k[1].layer_list);
+  CHECK(k[2].count == 1 && strcmp(k[2].label, "B/20+C/30") == 0, "kind 2: %d %s", k[2].count, k[2].label);
+  CHECK(tps_sim_default_mask(&m) == 1u, "default mask");
+
+  tps_sim_cost cost = {fake_cost, NULL};
+  tps_sim_chunk c;
+  /* T = 8192 > 1024: serial.  P: rep 1638.4, split 204.8+10 = 214.8; B rep 409.6; C rep 81.92.
+   * main: plain 1638.4, B 2048, BC 2129.92 -> 2*1638.4 + 2048 + 2129.92 = 7454.72
+   * split: plain 214.8, B 624.4, BC 706.32 -> 429.6 + 624.4 + 706.32 = 1760.32
+   * saving 5694.4 = 4 * (1638.4 - 214.8) */
+  CHECK(tps_sim_chunk_eval(&m, k, nk, 1u, 2048, 8192, &cost, &c) == 0, "eval 8192");
+  NEAR(c.kind_main_us[1], 2048.0, 1e-9);
+  NEAR(c.kind_split_us[2], 706.32, 1e-9);
+  NEAR(c.main_us, 7454.72, 1e-9);
+  NEAR(c.split_us, 1760.32, 1e-9);
+  NEAR(c.saving_us, 5694.4, 1e-9);
+  CHECK(c.split_on == 1, "split_on at 8192");
+  tps_sim_chunk full = c;
+
+  /* T = 1024 <= 1024: aux overlap.  P rep 204.8, split 25.6+10 = 35.6; B 51.2; C 10.24.
+   * main: each kind max(204.8, aux) = 204.8.  split: plain 35.6, B max(35.6,51.2) = 51.2,
+   * BC max(35.6, 61.44) = 61.44.  saving = 2*169.2 + 153.6 + 143.36 = 635.36 */
+  CHECK(tps_sim_chunk_eval(&m, k, nk, 1u, 1024, 1024, &cost, &c) == 0, "eval 1024");
+  NEAR(c.kind_main_us[2], 204.8, 1e-9);
+  NEAR(c.kind_split_us[1], 51.2, 1e-9);
+  NEAR(c.kind_split_us[2], 61.44, 1e-9);
+  NEAR(c.saving_us, 635.36, 1e-9);
+  /* T = 1025: serial again: P 205 / 35.625, B 51.25, C 10.25.  saving = 4*(205-35.625) = 677.5 */
+  CHECK(tps_sim_chunk_eval(&m, k, nk, 1u, 1024, 1025, &cost, &c) == 0, "eval 1025");
+  NEAR(c.saving_us, 677.5, 1e-9);
+
+  /* split all at 8192: B split 51.2+5 = 56.2, C split 10.24+5 = 15.24.
+   * split: plain 214.8, B 271.0, BC 286.24 -> 429.6 + 271 + 286.24 = 986.84 */
+  CHECK(tps_sim_chunk_eval(&m, k, nk, 7u, 2048, 8192, &cost, &c) == 0, "eval all");
+  NEAR(c.split_us, 986.84, 1e-9);
+  /* below the threshold nothing is split */
+  CHECK(tps_sim_chunk_eval(&m, k, nk, 7u, 16384, 8192, &cost, &c) == 0, "eval thr");
+  CHECK(c.split_on == 0, "split_on below threshold");
+  NEAR(c.saving_us, 0.0, 1e-12);
+  NEAR(c.split_us, 7454.72, 1e-9);
+  /* mask none */
+  CHECK(tps_sim_chunk_eval(&m, k, nk, 0u, 1, 8192, &cost, &c) == 0 && c.split_on == 0, "mask none");
+
+  /* prompt 20000 in 8192 chunks: 8192 + 8192 + 3616.
+   * threshold 4096: the 3616 chunk is not split: saving = 2 * 5694.4 us = 11.3888 ms.
+   * threshold 2048: it is: 4 * (0.2*3616 - (0.2*3616/8 + 10)) = 4 * (723.2 - 100.4) = 2491.2 us
+   *   -> 11.3888 + 2.4912 = 13.88 ms.
+   * main of the 3616 chunk (serial): plain 723.2, B 723.2+180.8 = 904, BC 904+36.16 = 940.16
+   *   -> 2*723.2 + 904 + 940.16 = 3290.56; prompt main = 2*7454.72 + 3290.56 = 18200 us. */
+  tps_sim_chunk last;
+  tps_sim_prompt p;
+  CHECK(tps_sim_chunk_eval(&m, k, nk, 1u, 4096, 3616, &cost, &last) == 0 && last.split_on == 0, "last 4096");
+  CHECK(tps_sim_prompt_eval(20000, 8192, &full, &last, &p) == 0, "prompt eval");
+  CHECK(p.nchunks == 3 && p.last_tokens == 3616 && p.last_split_on == 0 && p.full_split_on == 1, "prompt chunks");
+  NEAR(p.saving_ms, 11.3888, 1e-9);
+  NEAR(p.main_ms, 18.2, 1e-9);
+  CHECK(tps_sim_chunk_eval(&m, k, nk, 1u, 2048, 3616, &cost, &last) == 0 && last.split_on == 1, "last 2048");
+  CHECK(tps_sim_prompt_eval(20000, 8192, &full, &last, &p) == 0, "prompt eval 2");
+  NEAR(p.saving_ms, 13.88, 1e-9);
+  NEAR(p.main_ms - p.split_ms, p.saving_ms, 1e-9);
+  /* a last chunk of the wrong size is refused */
+  CHECK(tps_sim_prompt_eval(20000, 8192, &full, &full, &p) != 0, "wrong last chunk accepted");
+
+  double pred, chg;
+  /* baseline 100 ms, saving 13.88 ms -> 86.12 ms, -13.88 % */
+  CHECK(tps_sim_ttft(100.0, 13.88, &pred, &chg) == 0, "ttft");
+  NEAR(pred, 86.12, 1e-9);
+  NEAR(chg, -13.88, 1e-9);
+  CHECK(tps_sim_ttft(0.0, 1.0, &pred, &chg) != 0, "zero baseline accepted");
+}
+
+/* the standard cost provider: parametric GEMM + all-gather, checked against the formulas */
+static void test_models_cost(void) {
+  tps_sim_models ms;
+  memset(&ms, 0, sizeof ms);
+  tps_ag_model ag;
+  memset(&ag, 0, sizeof ag);
+  ag.ranks = 8;
+  ag.busbw_gbps[TPS_PROTO_SIMPLE] = 100; /* only Simple: t = 20 + bytes*7/8/1e5 */
+  ag.lat_us[TPS_PROTO_SIMPLE] = 20;
+  ms.tp = 8; ms.nproj = 1;
+  tps_sim_proj_model *p = &ms.p[0];
+  p->gemm.kind = TPS_GEMM_PARAMETRIC;
+  p->gemm.path = &tps_path_dense_bf16;
+  p->gemm.sms = 100;
+  p->gemm.p[TPS_GP_FLOOR_US] = 5; p->gemm.p[TPS_GP_BW_GBPS] = 1000; p->gemm.p[TPS_GP_TFLOPS] = 1000; p->gemm.p[TPS_GP_SHARP] = 50;
+  p->shape.k = 1000; p->shape.n = 100; p->shape.out_bytes = 2;
+  p->ag = &ag; p->gather_backend = TPS_AG_NCCL;
+  double rep, split;
+  /* The GEMM model itself is tested with gemm.c; here the composition: replicated = GEMM(T),
+   * split = GEMM(ceil(T/8)) + gather of T*100*2 bytes.  T = 801: rows 101, bytes 160200,
+   * gather (Simple only) = 20 + 160200*7/8/1e5 = 21.40175 us. */
+  CHECK(tps_sim_models_cost(&ms, 0, 801, &rep, &split) == 0, "models cost");
+  NEAR(rep, tps_gemm_time_us(&p->gemm, &p->shape, 801), 1e-12);
+  NEAR(split, tps_gemm_time_us(&p->gemm, &p->shape, 101) + 21.40175, 1e-9);
+  CHECK(rep > 0 && split > 21.4, "positive times");
+  CHECK(tps_sim_models_cost(&ms, 1, 800, &rep, &split) != 0, "bad proj index accepted");
+}
+
+static void test_bundled(void) {
+  const char *top = getenv("top_srcdir");
+  if (!top) top = ".";
+  char path[4096];
+  tps_sim_model m;
+  tps_err e;
+  tps_err_clear(&e);
+  snprintf(path, sizeof path, "%s/data/models/deepseek-v4.1-flash.tsv", top);
+  CHECK(tps_modeldesc_read(path, &m, &e) == 0, "read %s: %s", path, e.msg);
+  CHECK(m.hidden == 5120 && m.layers == 40 && m.side_max_tokens == 1024 && m.nproj == 4, "v4.1 header");
+  CHECK(strcmp(m.name, "DeepSeek-V4.1-Flash") == 0, "name %s", m.name);
+  tps_sim_kind k[TPS_SIM_MAXKINDS];
+  size_t nk;
+  /* plain: 40 - 8 indexer layers = 32; compressor 1024 + indexer: 2,8,14 = 3; layer 20: 1;
+   * indexer only: 24,28,32,36 = 4 */
+  CHECK(tps_sim_kinds(&m, k, TPS_SIM_MAXKINDS, &nk) == 0 && nk == 4, "v4.1 kinds %zu", nk);
+  CHECK(k[0].count == 32 && strcmp(k[0].label, "plain") == 0, "plain %d %s", k[0].count, k[0].label);
+  CHECK(k[1].count == 3 && strcmp(k[1].layer_list, "2,8,14") == 0 && strcmp(k[1].label, "compressor/1024+indexer/32") == 0,
+        "kind 1 %d %s %s", k[1].count, k[1].layer_list, k[1].label);
+  CHECK(k[2].count == 1 && strcmp(k[2].layer_list, "20") == 0 && strcmp(k[2].label, "compressor/512+indexer/32") == 0,
+        "kind 2 %d %s %s", k[2].count, k[2].layer_list, k[2].label);
+  CHECK(k[3].count == 4 && strcmp(k[3].layer_list, "24,28,32,36") == 0 && strcmp(k[3].label, "indexer/32") == 0,
+        "kind 3 %d %s %s", k[3].count, k[3].layer_list, k[3].label);
+  CHECK(m.proj[1].out_bytes == 4 && m.proj[1].aux && !m.proj[1].split && m.proj[0].path == &tps_path_marlin_w8a16,
+        "compressor row");
+
+  snprintf(path, sizeof path, "%s/data/models/deepseek-v3.tsv", top);
+  CHECK(tps_modeldesc_read(path, &m, &e) == 0, "read %s: %s", path, e.msg);
+  CHECK(m.hidden == 7168 && m.layers == 61 && m.nproj == 1 && m.proj[0].n == 2112 && m.side_max_tokens == 0 &&
+        m.proj[0].path == &tps_path_native_fp8, "v3");
+  CHECK(tps_sim_kinds(&m, k, TPS_SIM_MAXKINDS, &nk) == 0 && nk == 1 && k[0].count == 61 && strcmp(k[0].layer_list, "0-60") == 0,
+        "v3 kinds");
+}
+
+int main(void) {
+  test_chunking();
+  test_synth();
+  test_models_cost();
+  test_bundled();
+  printf("%d checks, %d failed\n", checks, fails);
+  return fails ? 1 : 0;
+}
