@@ -1,1 +1,772 @@
-/* src/plot.c: placeholder, to be written. */
+/* plot.c: the gnuplot writer (see plot.h): .dat + .gp per figure, gnuplot run without a shell.
+ *
+ * Decisions:
+ *  - generated files, not a pipe: the .dat/.gp pair is the artefact a user can edit and re-run,
+ *    and the golden file tests check without gnuplot (conventions B4);
+ *  - the .gp holds no date and no path: it names its .dat and its image by base name and is run
+ *    in the output folder; provenance (version, command line, inputs) lives in the .dat;
+ *  - numbers are written with 10 significant digits ("%.10g"), "nan" for missing values
+ *    (gnuplot skips such points);
+ *  - data files and scripts are written through tps_out_open/commit (temp file + rename); the
+ *    image is written by gnuplot itself and removed again if gnuplot fails. */
+#include "config.h"
+#include "plot.h"
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "allgather.h"
+#include "util.h"
+
+const char *const tps_plot_format_names[3] = {"png", "svg", "pdf"};
+
+void tps_plot_opts_init(tps_plot_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->format = TPS_PLOT_PNG;
+  o->width_px = 1200;
+  o->height_px = 800;
+  o->render = 1;
+}
+
+int tps_plot_parse_format(const char *s, int *format) {
+  for (int i = 0; i < 3; i++)
+    if (strcmp(s, tps_plot_format_names[i]) == 0) { *format = i; return 0; }
+  return -1;
+}
+
+int tps_plot_parse_size(const char *s, int *w, int *h) {
+  char buf[64];
+  if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf) return -1;
+  char *x = strchr(buf, 'x');
+  if (!x) x = strchr(buf, 'X');
+  if (!x) x = strchr(buf, ',');
+  if (!x) return -1;
+  *x = '\0';
+  long a, b;
+  if (tps_parse_long(buf, &a) || tps_parse_long(x + 1, &b)) return -1;
+  if (a < 100 || a > 10000 || b < 100 || b > 10000) return -1;
+  *w = (int)a; *h = (int)b;
+  return 0;
+}
+
+void tps_plot_files_init(tps_plot_files *w) { memset(w, 0, sizeof *w); }
+
+void tps_plot_files_free(tps_plot_files *w) {
+  if (!w) return;
+  for (size_t i = 0; i < w->n; i++) free(w->path[i]);
+  free(w->path);
+  memset(w, 0, sizeof *w);
+}
+
+static void files_add(tps_plot_files *w, const char *dir, const char *name, const char *ext) {
+  if (!w) return;
+  if (w->n == w->cap) {
+    size_t cap = w->cap ? 2 * w->cap : 16;
+    char **np = realloc(w->path, cap * sizeof *np);
+    if (!np) return;
+    w->path = np; w->cap = cap;
+  }
+  size_t len = strlen(dir) + strlen(name) + strlen(ext) + 3;
+  char *p = malloc(len);
+  if (!p) return;
+  snprintf(p, len, "%s/%s.%s", dir, name, ext);
+  w->path[w->n++] = p;
+}
+
+/* ---------------------------------------------------------------- which gnuplot */
+
+static int executable(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
+}
+
+/* Resolve a program name on PATH (or a path with a '/') into buf. */
+static int resolve(const char *prog, char *buf, size_t bufsz) {
+  if (!prog || !*prog) return -1;
+  if (strchr(prog, '/')) {
+    if (!executable(prog)) return -1;
+    snprintf(buf, bufsz, "%s", prog);
+    return 0;
+  }
+  const char *path = getenv("PATH");
+  if (!path) path = "/usr/bin:/bin";
+  while (*path) {
+    const char *colon = strchr(path, ':');
+    size_t len = colon ? (size_t)(colon - path) : strlen(path);
+    if (len == 0) snprintf(buf, bufsz, "./%s", prog);
+    else snprintf(buf, bufsz, "%.*s/%s", (int)len, path, prog);
+    if (executable(buf)) return 0;
+    if (!colon) break;
+    path = colon + 1;
+  }
+  return -1;
+}
+
+const char *tps_plot_gnuplot(void) {
+  static char buf[4096];
+  const char *env = getenv("TPSPLIT_GNUPLOT");
+  if (env) return resolve(env, buf, sizeof buf) == 0 ? buf : NULL;
+#ifdef TPS_GNUPLOT
+  if (executable(TPS_GNUPLOT)) { snprintf(buf, sizeof buf, "%s", TPS_GNUPLOT); return buf; }
+#endif
+  return resolve("gnuplot", buf, sizeof buf) == 0 ? buf : NULL;
+}
+
+/* Run `gnuplot -d NAME.gp` in dir; its stdout goes to our stderr (keeps --json clean). */
+static int run_gnuplot(const char *gp, const char *dir, const char *script, tps_err *e) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) return tps_err_set(e, script, 0, "cannot start gnuplot: %s", strerror(errno));
+  if (pid == 0) {
+    if (chdir(dir) != 0) _exit(126);
+    dup2(2, 1);
+    char *argv[] = {(char *)gp, (char *)"-d", (char *)script, NULL};
+    execv(gp, argv);
+    _exit(127);
+  }
+  int st;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) return tps_err_set(e, script, 0, "waitpid: %s", strerror(errno));
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
+  if (WIFEXITED(st))
+    return tps_err_set(e, script, 0, "gnuplot (%s) failed with exit status %d (run `gnuplot -d %s` in %s to see why)",
+                       gp, WEXITSTATUS(st), script, dir);
+  return tps_err_set(e, script, 0, "gnuplot (%s) killed by signal %d", gp, WTERMSIG(st));
+}
+
+/* ---------------------------------------------------------------- colours */
+
+static int name_key_eq(const char *gpu, const char *key) {
+  size_t i = 0;
+  for (; gpu[i] && gpu[i] != '-' && key[i]; i++)
+    if (toupper((unsigned char)gpu[i]) != key[i]) return 0;
+  return key[i] == '\0' && (gpu[i] == '\0' || gpu[i] == '-');
+}
+
+const char *tps_plot_gpu_colour(const char *gpu) {
+  /* Okabe-Ito-like, chosen to stay apart on white: the measured H20 orange, H100 blue,
+   * H200 green, the Blackwells warm/purple. */
+  static const struct { const char *key, *rgb; } map[] = {
+    {"H20", "#E69F00"},  {"H100", "#0072B2"},  {"H200", "#009E73"}, {"H800", "#56B4E9"},
+    {"A100", "#CC79A7"}, {"L40S", "#8C564B"},  {"B200", "#D55E00"}, {"B300", "#7F3C8D"},
+    {"GB200", "#B8860B"}, {"MI300X", "#222222"},
+  };
+  static const char *const fallback[] = {"#1F77B4", "#FF7F0E", "#2CA02C", "#D62728", "#9467BD",
+                                         "#17BECF", "#BCBD22", "#7F7F7F"};
+  if (!gpu) return fallback[0];
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (name_key_eq(gpu, map[i].key)) return map[i].rgb;
+  uint32_t h = 2166136261u; /* FNV-1a of the upper-cased name */
+  for (const char *p = gpu; *p; p++) { h ^= (uint32_t)toupper((unsigned char)*p); h *= 16777619u; }
+  return fallback[h % (sizeof fallback / sizeof fallback[0])];
+}
+
+/* Shade of the GPU colour for a TP size: TP2 light .. TP8 as is .. TP16 dark.  out: "#rrggbb". */
+static void tp_shade(const char *rgb, int tp, char out[8]) {
+  unsigned r, g, b;
+  if (sscanf(rgb + 1, "%2x%2x%2x", &r, &g, &b) != 3) { snprintf(out, 8, "%s", rgb); return; }
+  double f; /* > 0: mix with white, < 0: with black */
+  switch (tp) {
+  case 1: f = 0.70; break;
+  case 2: f = 0.55; break;
+  case 4: f = 0.30; break;
+  case 8: f = 0.0; break;
+  default: f = tp > 8 ? -0.45 : 0.15; break;
+  }
+  unsigned c[3] = {r, g, b};
+  for (int i = 0; i < 3; i++) {
+    double v = c[i];
+    v = f >= 0 ? v + (255.0 - v) * f : v * (1.0 + f);
+    c[i] = (unsigned)lround(v);
+  }
+  snprintf(out, 8, "#%02X%02X%02X", c[0] & 255, c[1] & 255, c[2] & 255);
+}
+
+/* Dash type of a kernel path (1 solid for the SM90 Marlin path of the brief). */
+static int path_dash(const char *path) {
+  if (!path) return 1;
+  if (strcmp(path, "dense-bf16") == 0) return 2;
+  if (strcmp(path, "native-fp8") == 0) return 4;
+  return 1;
+}
+
+/* ---------------------------------------------------------------- writing helpers */
+
+void tps_plot_safe_name(const char *s, char *out, size_t outsz) {
+  size_t j = 0;
+  for (size_t i = 0; s && s[i] && j + 1 < outsz; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    out[j++] = (isalnum(ch) || ch == '.' || ch == '-' || ch == '_') ? (char)ch : '-';
+  }
+  out[j] = '\0';
+}
+
+/* A gnuplot single-quoted string: ' doubles. */
+static void gp_str(FILE *fp, const char *s) {
+  fputc('\'', fp);
+  for (; s && *s; s++) {
+    if (*s == '\'') fputc('\'', fp);
+    if (*s == '\n' || *s == '\r') { fputc(' ', fp); continue; }
+    fputc(*s, fp);
+  }
+  fputc('\'', fp);
+}
+
+static void num(FILE *fp, double x) {
+  if (isfinite(x)) fprintf(fp, "%.10g", x);
+  else fputs("nan", fp);
+}
+static double at(const double *v, size_t i) { return v ? v[i] : NAN; }
+
+typedef struct {
+  const char *dir, *name;
+  const tps_plot_opts *o;
+  tps_plot_opts defaults;
+  tps_outfile dat, gp;
+  char ext[8];
+} fig;
+
+static int fig_begin(fig *F, const char *dir, const char *name, const tps_plot_opts *o,
+                     const char *what, tps_err *e) {
+  memset(F, 0, sizeof *F);
+  tps_plot_opts_init(&F->defaults);
+  F->o = o ? o : &F->defaults;
+  F->dir = dir; F->name = name;
+  snprintf(F->ext, sizeof F->ext, "%s", tps_plot_format_names[F->o->format >= 0 && F->o->format <= 2 ? F->o->format : 0]);
+  if (tps_mkdirs(dir, e)) return -1;
+  char p[4096];
+  snprintf(p, sizeof p, "%s/%s.dat", dir, name);
+  if (tps_out_open(&F->dat, p, e)) return -1;
+  snprintf(p, sizeof p, "%s/%s.gp", dir, name);
+  if (tps_out_open(&F->gp, p, e)) { tps_out_abort(&F->dat); return -1; }
+  FILE *d = F->dat.fp;
+  fprintf(d, "# %s %s: %s\n", PACKAGE_NAME, PACKAGE_VERSION, what);
+  fprintf(d, "# command: %s\n", tps_cmdline()[0] ? tps_cmdline() : "(library call)");
+  fprintf(d, "# inputs: %s\n", F->o->inputs ? F->o->inputs : "-");
+  fprintf(d, "# drawn by %s.gp (gnuplot -d %s.gp); blocks are gnuplot indexes 0, 1, ...\n", name, name);
+  /* script preamble */
+  FILE *g = F->gp.fp;
+  fprintf(g, "# %s.gp: %s\n# Written by %s %s; redraw with `gnuplot -d %s.gp` in this folder.\n",
+          name, what, PACKAGE_NAME, PACKAGE_VERSION, name);
+  int W = F->o->width_px, H = F->o->height_px;
+  switch (F->o->format) {
+  case TPS_PLOT_SVG:
+    fprintf(g, "set terminal svg size %d,%d dynamic noenhanced font 'Sans,11' background '#ffffff'\n", W, H);
+    break;
+  case TPS_PLOT_PDF:
+    fprintf(g, "set terminal pdfcairo size %.2fin,%.2fin noenhanced font 'Sans,11' fontscale 0.6\n", W / 150.0, H / 150.0);
+    break;
+  default:
+    fprintf(g, "set terminal pngcairo size %d,%d noenhanced font 'Sans,11'\n", W, H);
+  }
+  fprintf(g, "set output '%s.%s'\n", name, F->ext);
+  fprintf(g, "set datafile separator tab\nset datafile missing 'nan'\n");
+  fprintf(g, "set encoding utf8\nset grid back lc rgb '#dddddd'\nset border lw 1\n");
+  return 0;
+}
+
+static void block(fig *F, int idx, const char *what, const char *header) {
+  fprintf(F->dat.fp, "%s# block %d: %s\n%s\n", idx ? "\n\n" : "", idx, what, header);
+}
+
+static int fig_end(fig *F, tps_plot_files *w, tps_err *e) {
+  fprintf(F->gp.fp, "unset output\n");
+  if (tps_out_commit(&F->dat, e)) { tps_out_abort(&F->gp); return -1; }
+  files_add(w, F->dir, F->name, "dat");
+  if (tps_out_commit(&F->gp, e)) return -1;
+  files_add(w, F->dir, F->name, "gp");
+  if (!F->o->render) return 0;
+  const char *gp = tps_plot_gnuplot();
+  if (!gp) {
+    static int told;
+    if (w) w->gnuplot_missing = 1;
+    if (!told && !F->o->quiet) {
+      const char *env = getenv("TPSPLIT_GNUPLOT");
+      fprintf(stderr, "tpsplit: gnuplot not found%s%s%s: wrote .dat and .gp files only in %s "
+              "(install gnuplot, then run `gnuplot -d NAME.gp` there)\n",
+              env ? " (TPSPLIT_GNUPLOT='" : "", env ? env : "", env ? "')" : "", F->dir);
+      told = 1;
+    }
+    return 0;
+  }
+  char script[512], img[4096];
+  snprintf(script, sizeof script, "%s.gp", F->name);
+  snprintf(img, sizeof img, "%s/%s.%s", F->dir, F->name, F->ext);
+  if (run_gnuplot(gp, F->dir, script, e)) { unlink(img); return -1; }
+  struct stat st;
+  if (stat(img, &st) != 0 || st.st_size == 0) {
+    unlink(img);
+    return tps_err_set(e, img, 0, "gnuplot produced no image");
+  }
+  files_add(w, F->dir, F->name, F->ext);
+  if (w) w->images++;
+  return 0;
+}
+
+static void fig_abort(fig *F) {
+  tps_out_abort(&F->dat);
+  tps_out_abort(&F->gp);
+}
+
+static const char *by_names[3] = {"GPU", "TP", "path"};
+
+/* Legend text of a curve: the part that varies, plus where it comes from. */
+static void curve_label(const tps_plot_curve *c, int by, char *out, size_t sz) {
+  switch (by) {
+  case TPS_PLOT_BY_TP: snprintf(out, sz, "TP%d", c->tp); break;
+  case TPS_PLOT_BY_PATH: snprintf(out, sz, "%s", c->path ? c->path : "?"); break;
+  default: snprintf(out, sz, "%s", c->gpu ? c->gpu : "?");
+  }
+  if (c->source && *c->source) {
+    size_t l = strlen(out);
+    snprintf(out + l, sz - l, " (%s)", c->source);
+  }
+}
+
+static void curve_colour(const tps_plot_curve *c, char out[8]) {
+  tp_shade(tps_plot_gpu_colour(c->gpu), c->tp, out);
+}
+
+static int check_curve(const tps_plot_curve *c, tps_err *e) {
+  if (!c || c->n < 2 || !c->tokens || !c->rep_us || !c->split_us)
+    return tps_err_set(e, NULL, 0, "plot: a model curve needs at least 2 tokens with replicated and split times");
+  for (size_t i = 0; i < c->n; i++)
+    if (c->tokens[i] < 1 || (i && c->tokens[i] <= c->tokens[i - 1]))
+      return tps_err_set(e, NULL, 0, "plot: curve %s TP%d %s: tokens must be positive and increasing",
+                         c->gpu ? c->gpu : "?", c->tp, c->path ? c->path : "?");
+  return 0;
+}
+
+/* Token where the gather backend changes (first token with the new backend), or 0. */
+static long backend_switch(const tps_plot_curve *c, int *from, int *to) {
+  if (!c->backend) return 0;
+  for (size_t i = 1; i < c->n; i++)
+    if (c->backend[i] != c->backend[i - 1]) {
+      *from = c->backend[i - 1]; *to = c->backend[i];
+      return c->tokens[i];
+    }
+  return 0;
+}
+
+static const char *backend_name(int b) { return b >= 0 && b <= 2 ? tps_ag_backend_names[b] : "-"; }
+
+/* Model-curve block: tokens, rep, band, split, band, speedup, band, backend. */
+static void write_curve_block(fig *F, int idx, const tps_plot_curve *c) {
+  char what[256];
+  snprintf(what, sizeof what, "model %s TP%d %s (%s)", c->gpu ? c->gpu : "?", c->tp,
+           c->path ? c->path : "?", c->source ? c->source : "model");
+  block(F, idx, what,
+        "tokens\treplicated_us\treplicated_lo_us\treplicated_hi_us\tsplit_us\tsplit_lo_us\tsplit_hi_us\t"
+        "speedup\tspeedup_lo\tspeedup_hi\tgather_backend");
+  FILE *d = F->dat.fp;
+  for (size_t i = 0; i < c->n; i++) {
+    fprintf(d, "%ld", c->tokens[i]);
+    double s = c->rep_us[i] / c->split_us[i];
+    double v[9] = {c->rep_us[i], at(c->rep_lo_us, i), at(c->rep_hi_us, i), c->split_us[i],
+                   at(c->split_lo_us, i), at(c->split_hi_us, i), s, at(c->speedup_lo, i), at(c->speedup_hi, i)};
+    for (int k = 0; k < 9; k++) { fputc('\t', d); num(d, v[k]); }
+    fprintf(d, "\t%s\n", c->backend ? backend_name(c->backend[i]) : "-");
+  }
+}
+
+/* Measured block: tokens, rep, min, max, split, min, max, speedup. */
+static void write_meas_block(fig *F, int idx, const tps_plot_meas *m) {
+  char what[512];
+  snprintf(what, sizeof what, "measured %s TP%d %s (%s)", m->gpu ? m->gpu : "?", m->tp,
+           m->path ? m->path : "?", m->file ? m->file : "-");
+  block(F, idx, what,
+        "tokens\treplicated_us\treplicated_min_us\treplicated_max_us\tsplit_us\tsplit_min_us\tsplit_max_us\tspeedup");
+  FILE *d = F->dat.fp;
+  for (size_t i = 0; i < m->n; i++) {
+    fprintf(d, "%ld", m->tokens[i]);
+    double v[7] = {m->rep_us[i], at(m->rep_min_us, i), at(m->rep_max_us, i), m->split_us[i],
+                   at(m->split_min_us, i), at(m->split_max_us, i), m->rep_us[i] / m->split_us[i]};
+    for (int k = 0; k < 7; k++) { fputc('\t', d); num(d, v[k]); }
+    fputc('\n', d);
+  }
+}
+
+static int has_band(const double *lo, const double *hi, size_t n) {
+  if (!lo || !hi) return 0;
+  for (size_t i = 0; i < n; i++) if (isfinite(lo[i]) && isfinite(hi[i])) return 1;
+  return 0;
+}
+
+/* Token axis: log2, a tic per power of two (rotated when the image is narrow). */
+static void gp_token_axis(FILE *g, const tps_plot_opts *o) {
+  fprintf(g, "set logscale x 2\nset format x '%%.0f'\nset xtics 1, 2%s\nset mxtics default\n"
+             "set xlabel 'tokens per step T'\n", o->width_px < 900 ? " rotate by -45" : "");
+}
+
+/* ---------------------------------------------------------------- figure 1: latency */
+
+int tps_plot_latency(const char *dir, const char *name, const tps_plot_curve *c,
+                     const tps_plot_meas *m, const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
+  if (check_curve(c, e)) return -1;
+  fig F;
+  if (fig_begin(&F, dir, name, o, "latency vs tokens, replicated and split", e)) return -1;
+  write_curve_block(&F, 0, c);
+  if (m && m->n) write_meas_block(&F, 1, m);
+  FILE *g = F.gp.fp;
+  char col[8], title[512];
+  curve_colour(c, col);
+  snprintf(title, sizeof title, "%s, TP%d, %s: replicated vs split latency (%s)", c->gpu, c->tp,
+           c->path, c->source && *c->source ? c->source : "model");
+  fprintf(g, "set title "); gp_str(g, title); fputc('\n', g);
+  gp_token_axis(g, F.o);
+  fprintf(g, "set logscale y 10\nset ylabel 'latency (us)'\nset format y '%%g'\n");
+  fprintf(g, "set key outside right top vertical Left reverse samplen 3 spacing 1.2\n");
+  fprintf(g, "set style fill transparent solid 0.18 noborder\n");
+  int from, to;
+  long sw = backend_switch(c, &from, &to);
+  if (sw) {
+    fprintf(g, "# the gather backend changes here\n");
+    fprintf(g, "set arrow 1 from %ld, graph 0 to %ld, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back\n", sw, sw);
+    fprintf(g, "set label 1 'gather %s -> %s from T = %ld' at %ld, graph 0.04 right offset -0.6,0 tc rgb '#555555'\n",
+            backend_name(from), backend_name(to), sw, sw);
+  }
+  fprintf(g, "plot \\\n");
+  int first = 1;
+#define SEP() do { if (!first) fprintf(g, ", \\\n"); first = 0; } while (0)
+  if (has_band(c->rep_lo_us, c->rep_hi_us, c->n)) {
+    SEP(); fprintf(g, "  '%s.dat' index 0 using 1:3:4 with filledcurves lc rgb '#888888' title 'replicated, 90%% band'", name);
+  }
+  if (has_band(c->split_lo_us, c->split_hi_us, c->n)) {
+    SEP(); fprintf(g, "  '%s.dat' index 0 using 1:6:7 with filledcurves lc rgb '%s' title 'split, 90%% band'", name, col);
+  }
+  SEP(); fprintf(g, "  '%s.dat' index 0 using 1:2 with lines lw 2.5 dt 2 lc rgb '#444444' title 'replicated, model'", name);
+  SEP(); fprintf(g, "  '%s.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '%s' title 'split, model'", name, col);
+  if (m && m->n) {
+    int eb_r = m->rep_min_us && m->rep_max_us, eb_s = m->split_min_us && m->split_max_us;
+    SEP();
+    if (eb_r) fprintf(g, "  '%s.dat' index 1 using 1:2:3:4 with yerrorbars pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title 'replicated, measured (min..max)'", name);
+    else fprintf(g, "  '%s.dat' index 1 using 1:2 with points pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title 'replicated, measured'", name);
+    SEP();
+    if (eb_s) fprintf(g, "  '%s.dat' index 1 using 1:5:6:7 with yerrorbars pt 5 ps 1.4 lc rgb '%s' title 'split, measured (min..max)'", name, col);
+    else fprintf(g, "  '%s.dat' index 1 using 1:5 with points pt 5 ps 1.4 lc rgb '%s' title 'split, measured'", name, col);
+  }
+  fprintf(g, "\n");
+#undef SEP
+  return fig_end(&F, w, e) ? (fig_abort(&F), -1) : 0;
+}
+
+/* ---------------------------------------------------------------- figure 2: speedup */
+
+int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_curve *c, size_t nc,
+                     const tps_plot_meas *m, size_t nm, const tps_plot_opts *o, tps_plot_files *w,
+                     tps_err *e) {
+  if (nc == 0) return tps_err_set(e, NULL, 0, "plot: speedup figure without curves");
+  for (size_t i = 0; i < nc; i++) if (check_curve(&c[i], e)) return -1;
+  if (by < 0 || by > 2) by = TPS_PLOT_BY_GPU;
+  fig F;
+  if (fig_begin(&F, dir, name, o, "speedup (replicated / split) vs tokens", e)) return -1;
+  int idx = 0;
+  for (size_t i = 0; i < nc; i++) write_curve_block(&F, idx++, &c[i]);
+  int meas0 = idx;
+  for (size_t i = 0; i < nm; i++) write_meas_block(&F, idx++, &m[i]);
+  int mark = idx; /* then one block per curve: its break-even and threshold */
+  for (size_t i = 0; i < nc; i++) {
+    char what[160];
+    snprintf(what, sizeof what, "break-even of curve %zu (NaN: the split never wins), drawn at speedup 1", i);
+    block(&F, idx++, what, "curve\tgpu\ttp\tpath\tbreakeven_tokens\tbreakeven_lo\tbreakeven_hi\tthreshold_tokens\tspeedup");
+    fprintf(F.dat.fp, "%zu\t%s\t%d\t%s\t", i, c[i].gpu, c[i].tp, c[i].path);
+    num(F.dat.fp, c[i].breakeven_tokens); fputc('\t', F.dat.fp);
+    num(F.dat.fp, c[i].breakeven_lo); fputc('\t', F.dat.fp);
+    num(F.dat.fp, c[i].breakeven_hi); fputc('\t', F.dat.fp);
+    num(F.dat.fp, c[i].threshold_tokens);
+    fprintf(F.dat.fp, "\t1\n");
+  }
+  /* title: what is fixed across the curves */
+  FILE *g = F.gp.fp;
+  char title[512];
+  const tps_plot_curve *c0 = &c[0];
+  if (by == TPS_PLOT_BY_GPU)
+    snprintf(title, sizeof title, "split vs replicated: speedup at TP%d, %s (one curve per GPU)", c0->tp, c0->path);
+  else if (by == TPS_PLOT_BY_TP)
+    snprintf(title, sizeof title, "split vs replicated: speedup on %s, %s (one curve per TP)", c0->gpu, c0->path);
+  else
+    snprintf(title, sizeof title, "split vs replicated: speedup on %s, TP%d (one curve per kernel path)", c0->gpu, c0->tp);
+  fprintf(g, "set title "); gp_str(g, title); fputc('\n', g);
+  gp_token_axis(g, F.o);
+  fprintf(g, "set ylabel 'speedup of the split = replicated / split'\nset yrange [0:*]\n");
+  fprintf(g, "set key outside right top vertical Left reverse samplen 3 spacing 1.2\n");
+  fprintf(g, "set style fill transparent solid 0.15 noborder\n");
+  fprintf(g, "# speedup 1: the split neither wins nor loses\n");
+  fprintf(g, "set arrow 100 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 lc rgb '#000000' back\n");
+  /* recommended thresholds: a vertical dotted line per curve, labelled at the top */
+  for (size_t i = 0; i < nc; i++) {
+    if (!isfinite(c[i].threshold_tokens)) continue;
+    char col[8];
+    curve_colour(&c[i], col);
+    double y = 0.97 - 0.045 * (double)i;
+    fprintf(g, "set arrow %zu from %.10g, graph 0 to %.10g, graph %.3f nohead dt 3 lw 1.5 lc rgb '%s' back\n",
+            i + 1, c[i].threshold_tokens, c[i].threshold_tokens, y, col);
+    fprintf(g, "set label %zu 'threshold %.0f' at %.10g, graph %.3f left offset 0.4,0 tc rgb '%s'\n", i + 1,
+            c[i].threshold_tokens, c[i].threshold_tokens, y, col);
+  }
+  fprintf(g, "plot \\\n");
+  int first = 1;
+#define SEP() do { if (!first) fprintf(g, ", \\\n"); first = 0; } while (0)
+  for (size_t i = 0; i < nc; i++) {
+    char col[8], lab[256];
+    curve_colour(&c[i], col);
+    curve_label(&c[i], by, lab, sizeof lab);
+    if (has_band(c[i].speedup_lo, c[i].speedup_hi, c[i].n)) {
+      SEP(); fprintf(g, "  '%s.dat' index %zu using 1:9:10 with filledcurves lc rgb '%s' notitle", name, i, col);
+    }
+    SEP(); fprintf(g, "  '%s.dat' index %zu using 1:8 with lines lw 2.5 dt %d lc rgb '%s' title ", name, i,
+                   path_dash(c[i].path), col);
+    gp_str(g, lab);
+  }
+  for (size_t j = 0; j < nm; j++) {
+    char col[8], lab[256];
+    tp_shade(tps_plot_gpu_colour(m[j].gpu), m[j].tp, col);
+    snprintf(lab, sizeof lab, "%s TP%d measured", m[j].gpu, m[j].tp);
+    SEP(); fprintf(g, "  '%s.dat' index %d using 1:8 with points pt 7 ps 1.5 lc rgb '%s' title ", name, meas0 + (int)j, col);
+    gp_str(g, lab);
+  }
+  /* break-even: a diamond on the 1.0 line with its 90% interval as a horizontal bar */
+  for (size_t i = 0; i < nc; i++) {
+    if (!isfinite(c[i].breakeven_tokens)) continue;
+    char col[8], lab[256], who[128];
+    curve_colour(&c[i], col);
+    curve_label(&c[i], by, who, sizeof who);
+    char *paren = strstr(who, " (");
+    if (paren) *paren = '\0';
+    if (isfinite(c[i].breakeven_lo) && isfinite(c[i].breakeven_hi))
+      snprintf(lab, sizeof lab, "%s break-even %.0f [90%%: %.0f..%.0f]", who, c[i].breakeven_tokens,
+               c[i].breakeven_lo, c[i].breakeven_hi);
+    else
+      snprintf(lab, sizeof lab, "%s break-even %.0f", who, c[i].breakeven_tokens);
+    SEP();
+    fprintf(g, "  '%s.dat' index %d using 5:9:%s with xerrorbars pt 13 ps 2 lw 2 lc rgb '%s' title ",
+            name, mark + (int)i, isfinite(c[i].breakeven_lo) && isfinite(c[i].breakeven_hi) ? "6:7" : "5:5", col);
+    gp_str(g, lab);
+  }
+  fprintf(g, "\n");
+#undef SEP
+  (void)by_names;
+  return fig_end(&F, w, e) ? (fig_abort(&F), -1) : 0;
+}
+
+/* ---------------------------------------------------------------- figure 3: crossover map */
+
+static int find_str(const char *const *v, size_t n, const char *s) {
+  for (size_t i = 0; i < n; i++) if (strcmp(v[i], s) == 0) return (int)i;
+  return -1;
+}
+static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *cells, size_t n,
+                       const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
+  if (n == 0) return tps_err_set(e, NULL, 0, "plot: crossover map without cells");
+  const char **gpus = calloc(n, sizeof *gpus), **paths = calloc(n, sizeof *paths);
+  int *tps = calloc(n, sizeof *tps);
+  if (!gpus || !paths || !tps) { free(gpus); free(paths); free(tps); return tps_err_set(e, NULL, 0, "out of memory"); }
+  size_t ng = 0, np = 0, nt = 0;
+  double bmin = INFINITY, bmax = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    const char *gname = cells[i].gpu ? cells[i].gpu : "?", *pname = cells[i].path ? cells[i].path : "?";
+    if (find_str(gpus, ng, gname) < 0) gpus[ng++] = gname;
+    if (find_str(paths, np, pname) < 0) paths[np++] = pname;
+    size_t k = 0;
+    while (k < nt && tps[k] != cells[i].tp) k++;
+    if (k == nt) tps[nt++] = cells[i].tp;
+    double b = cells[i].breakeven_tokens;
+    if (!cells[i].na && isfinite(b) && b > 0) { if (b < bmin) bmin = b; if (b > bmax) bmax = b; }
+  }
+  qsort(tps, nt, sizeof *tps, cmp_int);
+  fig F;
+  if (fig_begin(&F, dir, name, o, "crossover map: break-even tokens per GPU x TP, one panel per kernel path", e)) {
+    free(gpus); free(paths); free(tps);
+    return -1;
+  }
+  FILE *d = F.dat.fp, *g = F.gp.fp;
+  for (size_t p = 0; p < np; p++) {
+    char what[128];
+    snprintf(what, sizeof what, "kernel path %s (col, row: cell position; label: what the cell shows)", paths[p]);
+    block(&F, (int)p, what,
+          "col\trow\ttp\tgpu\tbreakeven_tokens\tbreakeven_lo\tbreakeven_hi\tthreshold_tokens\tlabel\tinterval");
+    for (size_t i = 0; i < n; i++) {
+      const tps_plot_cell *c = &cells[i];
+      if (strcmp(c->path ? c->path : "?", paths[p]) != 0) continue;
+      int col = 0, row = find_str(gpus, ng, c->gpu ? c->gpu : "?");
+      while (tps[col] != c->tp) col++;
+      fprintf(d, "%d\t%d\t%d\t%s\t", col, (int)ng - 1 - row, c->tp, c->gpu ? c->gpu : "?");
+      double b = c->na ? NAN : c->breakeven_tokens;
+      num(d, b); fputc('\t', d);
+      num(d, c->na ? NAN : c->breakeven_lo); fputc('\t', d);
+      num(d, c->na ? NAN : c->breakeven_hi); fputc('\t', d);
+      num(d, c->na ? NAN : c->threshold_tokens); fputc('\t', d);
+      if (c->na) fputs("n/a\t ", d);
+      else if (!isfinite(b)) fputs("never\t ", d);
+      else {
+        fprintf(d, "%.0f\t", b);
+        if (isfinite(c->breakeven_lo) && isfinite(c->breakeven_hi))
+          fprintf(d, "%.0f..%.0f", c->breakeven_lo, c->breakeven_hi);
+        else fputs(" ", d);
+      }
+      fputc('\n', d);
+    }
+  }
+  /* colour scale: log2 of the break-even, shared by the panels */
+  if (!isfinite(bmin)) { bmin = 1; bmax = 16384; }
+  double lo = floor(log2(bmin)), hi = ceil(log2(bmax));
+  if (hi <= lo) hi = lo + 1;
+  int cols = np <= 3 ? (int)np : 2, rows = (int)((np + (size_t)cols - 1) / (size_t)cols);
+  fprintf(g, "set palette defined (0 '#c7e9c0', 0.5 '#fee391', 1 '#fc9272')\n");
+  fprintf(g, "set logscale cb 2\nset cbrange [%.0f:%.0f]\nset format cb '%%.0f'\n", pow(2, lo), pow(2, hi));
+  fprintf(g, "set cblabel 'break-even tokens (split faster from T)'\n");
+  fprintf(g, "set xrange [-0.5:%zu.5]\nset yrange [-0.5:%zu.5]\n", nt - 1, ng - 1);
+  fprintf(g, "set xtics (");
+  for (size_t t = 0; t < nt; t++) fprintf(g, "%s'TP%d' %zu", t ? ", " : "", tps[t], t);
+  fprintf(g, ") scale 0\nYT = \"set ytics (");
+  /* the GPU names as a macro string, set on the first panel of each row */
+  for (size_t r = 0; r < ng; r++) {
+    if (r) fputs(", ", g);
+    fputc('\'', g);
+    for (const char *q = gpus[r]; *q; q++) if (*q != '\'' && *q != '"' && *q != '\\') fputc(*q, g);
+    fprintf(g, "' %zu", ng - 1 - r);
+  }
+  fprintf(g, ") scale 0\"\nunset grid\nunset key\nset xlabel 'tensor-parallel size'\n");
+  fprintf(g, "# cells where the split never wins (or the path cannot run) stay grey\n");
+  fprintf(g, "set object 1 rect from graph 0, graph 0 to graph 1, graph 1 fc rgb '#e6e6e6' fs solid 1 noborder behind\n");
+  fprintf(g, "set colorbox user origin 0.915, 0.15 size 0.015, 0.72\n");
+  fprintf(g, "set multiplot layout %d,%d margins 0.11, 0.88, 0.1, 0.88 spacing 0.03, 0.1 "
+             "title 'break-even tokens: GPU x TP, one panel per kernel path "
+             "(cell: break-even, below: 90%% interval; grey: never / n/a)' font 'Sans,13'\n", rows, cols);
+  for (size_t p = 0; p < np; p++) {
+    fprintf(g, "set title "); gp_str(g, paths[p]); fputc('\n', g);
+    fprintf(g, "%s\n", p % (size_t)cols == 0 ? "eval YT" : "unset ytics");
+    if (p + 1 < np) fprintf(g, "unset colorbox\n");
+    else fprintf(g, "set colorbox\n");
+    fprintf(g, "plot '%s.dat' index %zu using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 noborder lc palette, \\\n"
+               "     '' index %zu using 1:2:9 with labels offset 0,0.45 font 'Sans,11', \\\n"
+               "     '' index %zu using 1:2:10 with labels offset 0,-0.6 font 'Sans,8' tc rgb '#333333'\n",
+            name, p, p, p);
+  }
+  fprintf(g, "unset multiplot\n");
+  free(gpus); free(paths); free(tps);
+  return fig_end(&F, w, e) ? (fig_abort(&F), -1) : 0;
+}
+
+/* ---------------------------------------------------------------- figure 4: fit quality */
+
+int tps_plot_fitq(const char *dir, const char *name, const tps_fit *f, const char *path_name,
+                  const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
+  if (!f || f->npts == 0) return tps_err_set(e, NULL, 0, "plot: fit-quality figure of an empty fit");
+  fig F;
+  if (fig_begin(&F, dir, name, o, "fit quality: relative residuals and leave-one-out errors", e)) return -1;
+  const char *xname = f->kind == TPS_FIT_GEMM ? "rows" : f->kind == TPS_FIT_ALLGATHER ? "bytes" : "tokens";
+  const char *sname[2] = {f->kind == TPS_FIT_SPLIT ? "replicated" : f->kind == TPS_FIT_GEMM ? "gemm" : "allgather", "split"};
+  int has[2] = {0, 0}, loo = 0;
+  for (size_t i = 0; i < f->npts; i++) {
+    has[f->pt[i].series ? 1 : 0] = 1;
+    if (isfinite(f->pt[i].loo_rel)) loo = 1;
+  }
+  int idx[2] = {-1, -1}, nb = 0;
+  char hdr[256];
+  snprintf(hdr, sizeof hdr, "%s\tmeasured_us\tmodel_us\trel_resid_pct\tloo_rel_pct\tgather_us\tgather_se_us", xname);
+  for (int s = 0; s < 2; s++) {
+    if (!has[s]) continue;
+    char what[128];
+    snprintf(what, sizeof what, "%s series: measured, model, (model-measured)/measured and leave-one-out error in %%", sname[s]);
+    idx[s] = nb;
+    block(&F, nb++, what, hdr);
+    for (size_t i = 0; i < f->npts; i++) {
+      const tps_fit_point *p = &f->pt[i];
+      if ((p->series ? 1 : 0) != s) continue;
+      FILE *d = F.dat.fp;
+      num(d, p->x);
+      double v[6] = {p->measured_us, p->model_us, 100 * p->rel_resid, 100 * p->loo_rel, p->gather_us, p->gather_se_us};
+      for (int k = 0; k < 6; k++) { fputc('\t', d); num(d, v[k]); }
+      fputc('\n', d);
+    }
+  }
+  FILE *g = F.gp.fp;
+  char col[8], title[512];
+  tp_shade(tps_plot_gpu_colour(f->gpu), f->tp ? f->tp : 8, col);
+  int len = snprintf(title, sizeof title, "fit quality: %s", f->gpu[0] ? f->gpu : "?");
+  if (f->tp) len += snprintf(title + len, sizeof title - (size_t)len, ", TP%d", f->tp);
+  if (path_name) len += snprintf(title + len, sizeof title - (size_t)len, ", %s", path_name);
+  len += snprintf(title + len, sizeof title - (size_t)len, ": median |residual| %.1f%% (max %.1f%%)",
+                  100 * f->med_abs_rel, 100 * f->max_abs_rel);
+  if (loo && isfinite(f->loo_med_abs))
+    snprintf(title + len, sizeof title - (size_t)len, ", leave-one-out median %.1f%% (max %.1f%%)",
+             100 * f->loo_med_abs, 100 * f->loo_max_abs);
+  fprintf(g, "set title "); gp_str(g, title); fputc('\n', g);
+  fprintf(g, "set logscale x 2\nset format x '%%.0f'\nset xlabel '%s'\n",
+          f->kind == TPS_FIT_ALLGATHER ? "gathered bytes" : f->kind == TPS_FIT_GEMM ? "GEMM rows M" : "tokens per step T");
+  if (f->kind == TPS_FIT_ALLGATHER) fprintf(g, "set format x '%%.0b%%BB'\n");
+  fprintf(g, "set ylabel 'relative error (model - measured) / measured (%%)'\n");
+  fprintf(g, "set key outside right top vertical Left reverse samplen 3 spacing 1.2\n");
+  fprintf(g, "set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n");
+  fprintf(g, "set arrow 1 from graph 0, first 0 to graph 1, first 0 nohead lw 1 lc rgb '#000000' back\n");
+  fprintf(g, "set arrow 2 from graph 0, first 5 to graph 1, first 5 nohead dt 2 lc rgb '#999999' back\n");
+  fprintf(g, "set arrow 3 from graph 0, first -5 to graph 1, first -5 nohead dt 2 lc rgb '#999999' back\n");
+  fprintf(g, "set label 1 '+-5%%' at graph 1, first 5 right offset -0.5,0.6 tc rgb '#777777'\n");
+  fprintf(g, "plot \\\n");
+  int first = 1;
+#define SEP() do { if (!first) fprintf(g, ", \\\n"); first = 0; } while (0)
+  for (int s = 0; s < 2; s++) {
+    if (idx[s] < 0) continue;
+    const char *c = s ? col : "#444444";
+    double dx = s ? 1.04 : 0.96; /* nudge the two series apart on shared x values */
+    SEP(); fprintf(g, "  '%s.dat' index %d using ($1*%.2f):4 with impulses lw 2 lc rgb '%s' notitle", name, idx[s], dx, c);
+    SEP(); fprintf(g, "  '%s.dat' index %d using ($1*%.2f):4 with points pt %d ps 1.6 lc rgb '%s' title '%s: residual of the fit'",
+                   name, idx[s], dx, s ? 5 : 7, c, sname[s]);
+    if (loo) {
+      SEP(); fprintf(g, "  '%s.dat' index %d using ($1*%.2f):5 with points pt %d ps 1.8 lw 1.5 lc rgb '%s' title '%s: leave-one-out error'",
+                     name, idx[s], dx, s ? 4 : 6, c, sname[s]);
+    }
+  }
+  fprintf(g, "\n");
+#undef SEP
+  return fig_end(&F, w, e) ? (fig_abort(&F), -1) : 0;
+}
+
+/* ---------------------------------------------------------------- figure 5: per-layer stage */
+
+int tps_plot_layers_fig(const char *dir, const char *name, const tps_plot_layers *l,
+                        const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
+  if (!l || l->n == 0 || !l->layer || !l->main_us || !l->split_us)
+    return tps_err_set(e, NULL, 0, "plot: per-layer figure without layers");
+  fig F;
+  if (fig_begin(&F, dir, name, o, "per-layer input-projection stage, main (replicated) vs split", e)) return -1;
+  block(&F, 0, "one row per layer", "layer\tmain_us\tsplit_us\tsaved_us");
+  for (size_t i = 0; i < l->n; i++) {
+    fprintf(F.dat.fp, "%d\t", l->layer[i]);
+    num(F.dat.fp, l->main_us[i]); fputc('\t', F.dat.fp);
+    num(F.dat.fp, l->split_us[i]); fputc('\t', F.dat.fp);
+    num(F.dat.fp, l->main_us[i] - l->split_us[i]); fputc('\n', F.dat.fp);
+  }
+  FILE *g = F.gp.fp;
+  char col[8], title[512];
+  tp_shade(tps_plot_gpu_colour(l->gpu), l->tp, col);
+  snprintf(title, sizeof title, "%s on %s, TP%d, %s, %ld tokens: input-projection stage per layer",
+           l->model ? l->model : "model", l->gpu ? l->gpu : "?", l->tp, l->path ? l->path : "?", l->tokens);
+  fprintf(g, "set title "); gp_str(g, title); fputc('\n', g);
+  fprintf(g, "set xlabel 'layer index'\nset ylabel 'stage time (us)'\nset yrange [0:*]\n");
+  fprintf(g, "set xrange [%d:%d]\nset xtics 2 out nomirror\n", l->layer[0] - 1, l->layer[l->n - 1] + 1);
+  fprintf(g, "set key outside right top vertical Left reverse\n");
+  fprintf(g, "set style fill solid 0.85 noborder\nset boxwidth 0.38\n");
+  fprintf(g, "plot '%s.dat' index 0 using ($1-0.2):2 with boxes lc rgb '#777777' title 'main (replicated)', \\\n"
+             "     '' index 0 using ($1+0.2):3 with boxes lc rgb '%s' title 'split'\n", name, col);
+  return fig_end(&F, w, e) ? (fig_abort(&F), -1) : 0;
+}
+
+/* ---------------------------------------------------------------- the main job */
+
+int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
+  (void)o; (void)w;
+  return tps_err_set(e, outdir, 0, "plot: the default figures are not written yet");
+}

@@ -1,1 +1,168 @@
-/* src/plot.h: placeholder, to be written. */
+/* plot.h: figures through gnuplot.  The program writes data and scripts; gnuplot draws.
+ *
+ * For each figure NAME, into an output folder:
+ *   NAME.dat  tab-separated data: '#' provenance lines (tpsplit version, command, inputs),
+ *             then one or more blocks (separated by two blank lines, gnuplot's `index`), each
+ *             with a '#' line saying what it holds and one header row with units in the names;
+ *   NAME.gp   a self-contained gnuplot script that reads NAME.dat and writes NAME.png (or
+ *             .svg/.pdf).  It holds no date and no absolute path: the same inputs give the same
+ *             bytes, and `gnuplot -d NAME.gp` run in the folder redraws the figure by hand;
+ *   NAME.png  the image, when gnuplot is found.
+ *
+ * gnuplot is run without a shell (fork + chdir + exec, `gnuplot -d NAME.gp` in the folder,
+ * -d: ignore the user's ~/.gnuplot).  Which gnuplot: $TPSPLIT_GNUPLOT when set (a path or a
+ * name on PATH; empty or not executable = no gnuplot: the way tests simulate its absence),
+ * else the one found by configure (TPS_GNUPLOT in config.h), else `gnuplot` on PATH.  Without
+ * gnuplot, one line on stderr says so and the .dat/.gp files are still written.
+ *
+ * Colours: one fixed colour per GPU in every figure (tps_plot_gpu_colour); TP sizes are shades
+ * of that colour (light = TP2 .. dark = TP16); kernel paths are dash types.  All text is printed
+ * literally (noenhanced: "H100-SXM_x" keeps its underscore).
+ *
+ * Figures (writers below take plain arrays, so any source can feed them):
+ *   latency_*   latency vs tokens, replicated and split, model curves with 90% bands, measured
+ *               points (error bars when min/max are known), the gather backend switch marked;
+ *   speedup_*   replicated/split vs tokens, one curve per GPU (or TP, or path), 1.0 dashed,
+ *               break-even with its interval and the recommended threshold;
+ *   crossover   break-even tokens on a GPU x TP map, one panel per kernel path;
+ *   fitq_*      relative residual of each measured point and its leave-one-out error;
+ *   layers_*    per-layer input-projection stage time, main vs split (simulator). */
+#ifndef TPS_PLOT_H
+#define TPS_PLOT_H
+#include <stddef.h>
+#include "err.h"
+#include "fit.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { TPS_PLOT_PNG = 0, TPS_PLOT_SVG = 1, TPS_PLOT_PDF = 2 };
+extern const char *const tps_plot_format_names[3]; /* "png", "svg", "pdf" (also the extension) */
+
+typedef struct {
+  int format;               /* TPS_PLOT_PNG (default), TPS_PLOT_SVG, TPS_PLOT_PDF */
+  int width_px, height_px;  /* image size (default 1200 x 800); PDF: 1/150 inch per unit */
+  int render;               /* 1 (default): run gnuplot; 0: write .dat/.gp only */
+  int quiet;                /* 1: do not print the "gnuplot not found" line */
+  const char *inputs;       /* for the .dat provenance line "# inputs: ..." (may be NULL) */
+} tps_plot_opts;
+
+/* Defaults: PNG, 1200 x 800, render, not quiet, no inputs. */
+void tps_plot_opts_init(tps_plot_opts *o);
+/* "png"|"svg"|"pdf" -> TPS_PLOT_*; "WxH" (each 100..10000) -> pixels. 0 ok, -1 bad. */
+int tps_plot_parse_format(const char *s, int *format);
+int tps_plot_parse_size(const char *s, int *w, int *h);
+
+/* The files a run wrote (full paths as dir/NAME.ext), for --json and the last line. */
+typedef struct {
+  size_t n, cap;
+  char **path;
+  int images;          /* images produced by gnuplot */
+  int gnuplot_missing; /* 1: no gnuplot found, only .dat/.gp written */
+} tps_plot_files;
+void tps_plot_files_init(tps_plot_files *w);
+void tps_plot_files_free(tps_plot_files *w);
+
+/* The gnuplot that would run (see top), or NULL when none is found. */
+const char *tps_plot_gnuplot(void);
+
+/* Fixed colour of a GPU, "#rrggbb".  Matched on the name up to its first '-', case-insensitive
+ * (H200 = H200-SXM); unknown names get a stable colour from a hash of the name. */
+const char *tps_plot_gpu_colour(const char *gpu);
+
+/* A file-name-safe copy of s: letters, digits, '.', '-', '_' kept, anything else becomes '-'. */
+void tps_plot_safe_name(const char *s, char *out, size_t outsz);
+
+/* ---------------------------------------------------------------- figure data */
+
+/* One model curve (a GPU, TP and path) on a token grid.  Band arrays may be NULL (no band);
+ * NaN entries are skipped.  backend[] holds TPS_AG_* per token (may be NULL). */
+typedef struct {
+  const char *gpu;           /* "H200-SXM" */
+  int tp;
+  const char *path;          /* kernel path name */
+  const char *source;        /* how it was obtained, e.g. "fit", "transfer from H20", "spec" */
+  size_t n;
+  const long *tokens;        /* strictly increasing, >= 1 */
+  const double *rep_us, *rep_lo_us, *rep_hi_us;       /* replicated latency and 90% band */
+  const double *split_us, *split_lo_us, *split_hi_us; /* split latency and 90% band */
+  const double *speedup_lo, *speedup_hi;              /* 90% band of rep/split (may be NULL) */
+  const int *backend;
+  double breakeven_tokens;   /* NaN when the split never wins */
+  double breakeven_lo, breakeven_hi; /* 90% interval (NaN when unknown) */
+  double threshold_tokens;   /* recommended threshold (NaN when none) */
+} tps_plot_curve;
+
+/* Measured points of one configuration; min/max arrays may be NULL (no error bars). */
+typedef struct {
+  const char *gpu;
+  int tp;
+  const char *path;
+  const char *file;          /* where the numbers come from (title/provenance) */
+  size_t n;
+  const long *tokens;
+  const double *rep_us, *split_us;
+  const double *rep_min_us, *rep_max_us, *split_min_us, *split_max_us;
+} tps_plot_meas;
+
+/* One cell of the crossover map. */
+typedef struct {
+  const char *gpu;
+  int tp;
+  const char *path;
+  double breakeven_tokens;   /* NaN: the split never wins in the range asked */
+  double breakeven_lo, breakeven_hi, threshold_tokens;
+  int na;                    /* 1: the path cannot run there (e.g. fp8 on an A100): cell "n/a" */
+} tps_plot_cell;
+
+/* Per-layer input-projection stage (simulator): one row per layer index. */
+typedef struct {
+  const char *model;         /* model name, e.g. "DeepSeek-V4.1-Flash" */
+  const char *gpu;
+  int tp;
+  const char *path;
+  long tokens;               /* tokens of the step simulated */
+  size_t n;
+  const int *layer;          /* layer index */
+  const double *main_us;     /* stage time with the projection replicated */
+  const double *split_us;    /* stage time with the projection split */
+} tps_plot_layers;
+
+enum { TPS_PLOT_BY_GPU = 0, TPS_PLOT_BY_TP = 1, TPS_PLOT_BY_PATH = 2 };
+
+/* ---------------------------------------------------------------- figure writers
+ * Each writes DIR/NAME.dat and DIR/NAME.gp, renders when gnuplot is there, appends what it
+ * wrote to w (may be NULL), and returns 0, or -1 with e set (bad data, a write error, gnuplot
+ * failing on the script).  dir is created when missing. */
+
+/* Latency vs tokens for one configuration (m may be NULL). */
+int tps_plot_latency(const char *dir, const char *name, const tps_plot_curve *c,
+                     const tps_plot_meas *m, const tps_plot_opts *o, tps_plot_files *w, tps_err *e);
+/* Speedup vs tokens: nc curves (one per GPU, TP or path: `by` names which one varies, for the
+ * legend and the title), nm measured sets drawn as points in their GPU's colour. */
+int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_curve *c, size_t nc,
+                     const tps_plot_meas *m, size_t nm, const tps_plot_opts *o, tps_plot_files *w,
+                     tps_err *e);
+/* Crossover map: one panel per distinct path (in order of first appearance), GPUs as rows
+ * (order of first appearance), TP sizes as columns (increasing). */
+int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *cells, size_t n,
+                       const tps_plot_opts *o, tps_plot_files *w, tps_err *e);
+/* Fit quality of a fit (fit.h): relative residuals and, when computed, leave-one-out errors. */
+int tps_plot_fitq(const char *dir, const char *name, const tps_fit *f, const char *path_name,
+                  const tps_plot_opts *o, tps_plot_files *w, tps_err *e);
+/* Per-layer input-projection stage, main vs split. */
+int tps_plot_layers_fig(const char *dir, const char *name, const tps_plot_layers *l,
+                        const tps_plot_opts *o, tps_plot_files *w, tps_err *e);
+
+/* ---------------------------------------------------------------- the main job's figures
+ * Figures for the bundled data (what `tpsplit` with no arguments draws): fit the bundled H20
+ * table; latency, speedup and fit-quality figures for it; speedup curves predicted for the
+ * bundled H100/H200 at TP8 next to H20; the crossover map of the bundled GPUs x TP 2,4,8,16 x
+ * paths; the per-layer figure when the simulator is built.  o may be NULL (defaults), w may be
+ * NULL.  Returns 0 (also when gnuplot is missing: w->gnuplot_missing), -1 with e on error. */
+int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files *w, tps_err *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
