@@ -1,1 +1,223 @@
-/* src/gpus.c: placeholder, to be written. */
+/* gpus.c: the GPU specification table (data/gpus.tsv or a user file) -> tps_gpu_table.
+ *
+ * Tab-separated; '#' lines are comments; the header names the 13 columns (any order):
+ * name aliases sms cc bf16_tflops fp8_tflops hbm_gbps l2_mb link links link_gbps
+ * nccl_link_gbps source.  Units: TFLOPS dense, GB/s (1e9 B/s), MB.  A number followed by
+ * '?' is uncertain: kept, and flagged in tps_gpu.uncertain (sms -> TPS_GPU_U_SMS, l2_mb ->
+ * TPS_GPU_U_L2, bf16/fp8 peaks -> TPS_GPU_U_PEAK, hbm_gbps -> TPS_GPU_U_HBM, links,
+ * link_gbps, nccl_link_gbps -> TPS_GPU_U_LINK).  cc is "major.minor".  nvlink = link
+ * column starts with "NVLink" (case-insensitive).
+ *
+ * Lookup (tps_gpus_find): case-insensitive on the name and the comma-separated aliases;
+ * if that fails, the CUDA device name forms are tried: a leading "NVIDIA " removed, then
+ * memory words ("80GB", "HBM3", "HBM3e") dropped and the rest joined with '-'
+ * ("NVIDIA H100 80GB HBM3" -> "H100"; "NVIDIA H100 PCIe" -> "H100-PCIe", unknown). */
+#include "config.h"
+#include "gpus.h"
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "table.h"
+#include "util.h"
+
+enum { G_NAME, G_ALIASES, G_SMS, G_CC, G_BF16, G_FP8, G_HBM, G_L2, G_LINK, G_LINKS, G_LINK_GBPS, G_NCCL, G_SOURCE, G_N };
+static const char *const gcols[G_N] = {"name", "aliases", "sms", "cc", "bf16_tflops", "fp8_tflops", "hbm_gbps",
+                                       "l2_mb", "link", "links", "link_gbps", "nccl_link_gbps", "source"};
+
+void tps_gpus_free(tps_gpu_table *t) {
+  for (size_t i = 0; i < t->n; i++) {
+    if (t->aliases) free(t->aliases[i]);
+    if (t->source) free(t->source[i]);
+  }
+  free(t->gpu);
+  free(t->aliases);
+  free(t->source);
+  memset(t, 0, sizeof *t);
+}
+
+/* A number cell with an optional trailing '?'. */
+static int gnum(const char *path, long ln, const char *col, const char *s, double *v, int *unc, tps_err *e) {
+  char buf[64];
+  size_t n = strlen(s);
+  if (n == 0) return tps_err_set(e, path, ln, "empty cell in column '%s'", col);
+  if (n >= sizeof buf) return tps_err_set(e, path, ln, "'%s' in column '%s' is too long", s, col);
+  memcpy(buf, s, n + 1);
+  *unc = 0;
+  if (buf[n - 1] == '?') { *unc = 1; buf[n - 1] = '\0'; }
+  if (tps_parse_double(buf, v) != 0) return tps_err_set(e, path, ln, "'%s' in column '%s' is not a number", s, col);
+  if (*v < 0) return tps_err_set(e, path, ln, "negative value %s in column '%s'", s, col);
+  return 0;
+}
+
+/* Does name match any of "A,B,C" case-insensitively? */
+static int in_list(const char *list, const char *name) {
+  size_t nl = strlen(name);
+  for (const char *p = list; *p;) {
+    const char *c = strchr(p, ',');
+    size_t l = c ? (size_t)(c - p) : strlen(p);
+    while (l > 0 && *p == ' ') { p++; l--; }
+    while (l > 0 && p[l - 1] == ' ') l--;
+    if (l == nl && strncasecmp(p, name, l) == 0) return 1;
+    if (!c) break;
+    p = c + 1;
+  }
+  return 0;
+}
+
+static const tps_gpu *find_exact(const tps_gpu_table *t, const char *name) {
+  for (size_t i = 0; i < t->n; i++)
+    if (strcasecmp(t->gpu[i].name, name) == 0) return &t->gpu[i];
+  for (size_t i = 0; i < t->n; i++)
+    if (in_list(t->aliases[i], name)) return &t->gpu[i];
+  return NULL;
+}
+
+static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int *idx, tps_err *e) {
+  tps_gpu *g = &t->gpu[t->n];
+  memset(g, 0, sizeof *g);
+  const char *name = f[idx[G_NAME]];
+  if (!*name) return tps_err_set(e, path, ln, "empty GPU name");
+  if (strlen(name) >= sizeof g->name) return tps_err_set(e, path, ln, "GPU name '%s' too long", name);
+  for (const char *p = name; *p; p++)
+    if (isspace((unsigned char)*p) || *p == ',')
+      return tps_err_set(e, path, ln, "GPU name '%s' has a blank or comma", name);
+  snprintf(g->name, sizeof g->name, "%s", name);
+  double v[G_N] = {0};
+  int u[G_N] = {0};
+  static const int numeric[] = {G_SMS, G_BF16, G_FP8, G_HBM, G_L2, G_LINKS, G_LINK_GBPS, G_NCCL};
+  for (size_t k = 0; k < sizeof numeric / sizeof numeric[0]; k++) {
+    int c = numeric[k];
+    if (gnum(path, ln, gcols[c], f[idx[c]], &v[c], &u[c], e)) return -1;
+  }
+  const char *cc = f[idx[G_CC]];
+  int maj, min, used = 0;
+  if (sscanf(cc, "%d.%d%n", &maj, &min, &used) != 2 || cc[used] != '\0' || maj < 0 || min < 0)
+    return tps_err_set(e, path, ln, "cc '%s' is not major.minor (e.g. 9.0)", cc);
+  if (v[G_SMS] != (int)v[G_SMS] || v[G_LINKS] != (int)v[G_LINKS])
+    return tps_err_set(e, path, ln, "sms and links must be whole numbers");
+  if (!(v[G_BF16] > 0) || !(v[G_HBM] > 0))
+    return tps_err_set(e, path, ln, "bf16_tflops and hbm_gbps must be positive");
+  g->sms = (int)v[G_SMS];
+  g->cc_major = maj;
+  g->cc_minor = min;
+  g->bf16_tflops = v[G_BF16];
+  g->fp8_tflops = v[G_FP8];
+  g->hbm_gbps = v[G_HBM];
+  g->l2_mb = v[G_L2];
+  g->links = (int)v[G_LINKS];
+  g->link_gbps = v[G_LINK_GBPS];
+  g->nccl_link_gbps = v[G_NCCL];
+  g->nvlink = strncasecmp(f[idx[G_LINK]], "NVLink", 6) == 0;
+  if (u[G_SMS]) g->uncertain |= TPS_GPU_U_SMS;
+  if (u[G_L2]) g->uncertain |= TPS_GPU_U_L2;
+  if (u[G_BF16] || u[G_FP8]) g->uncertain |= TPS_GPU_U_PEAK;
+  if (u[G_HBM]) g->uncertain |= TPS_GPU_U_HBM;
+  if (u[G_LINKS] || u[G_LINK_GBPS] || u[G_NCCL]) g->uncertain |= TPS_GPU_U_LINK;
+  /* names and aliases must not collide with earlier rows */
+  char *al = strdup(f[idx[G_ALIASES]]);
+  if (!al) return tps_err_set(e, path, ln, "out of memory");
+  if (find_exact(t, name)) { free(al); return tps_err_set(e, path, ln, "GPU '%s' is already defined", name); }
+  char *save = NULL;
+  char *tmp = strdup(al);
+  for (char *a = tmp ? strtok_r(tmp, ",", &save) : NULL; a; a = strtok_r(NULL, ",", &save)) {
+    while (*a == ' ') a++;
+    if (*a && find_exact(t, a)) {
+      tps_err_set(e, path, ln, "alias '%s' already names another GPU", a);
+      free(tmp); free(al);
+      return -1;
+    }
+  }
+  free(tmp);
+  t->aliases[t->n] = al;
+  t->source[t->n] = strdup(f[idx[G_SOURCE]]);
+  t->n++;
+  return 0;
+}
+
+int tps_gpus_load(const char *path, tps_gpu_table *t, tps_err *e) {
+  memset(t, 0, sizeof *t);
+  char buf[4096];
+  if (!path) {
+    if (tps_data_path("gpus.tsv", buf, sizeof buf, e)) return -1;
+    path = buf;
+  }
+  tps_text tx;
+  if (tps_text_read(path, &tx, e)) return -1;
+  int rc = 0, have_header = 0, idx[G_N];
+  long header_line = 0;
+  if (tx.n == 0) rc = tps_err_set(e, path, 0, "empty file");
+  if (!rc) {
+    t->gpu = calloc(tx.n, sizeof *t->gpu);
+    t->aliases = calloc(tx.n, sizeof *t->aliases);
+    t->source = calloc(tx.n, sizeof *t->source);
+    if (!t->gpu || !t->aliases || !t->source) rc = tps_err_set(e, path, 0, "out of memory");
+  }
+  for (size_t i = 0; i < tx.n && !rc; i++) {
+    long ln = (long)i + 1;
+    char *s = tx.line[i];
+    if (s[0] == '#' || s[strspn(s, " \t")] == '\0') continue;
+    char *f[G_N + 1];
+    int nf = tps_split_tabs(s, f, G_N);
+    if (!have_header) {
+      for (int k = 0; k < G_N; k++) idx[k] = -1;
+      for (int c = 0; c < nf && c < G_N; c++)
+        for (int k = 0; k < G_N; k++)
+          if (strcmp(f[c], gcols[k]) == 0) {
+            if (idx[k] >= 0) rc = tps_err_set(e, path, ln, "column '%s' appears twice", gcols[k]);
+            idx[k] = c;
+          }
+      for (int k = 0; k < G_N && !rc; k++)
+        if (idx[k] < 0) rc = tps_err_set(e, path, ln, "missing column '%s' in the GPU table header", gcols[k]);
+      if (!rc && nf != G_N)
+        rc = tps_err_set(e, path, ln, "GPU table header has %d columns, want the %d: name aliases sms ... source",
+                         nf > G_N ? G_N + 1 : nf, G_N);
+      have_header = 1;
+      header_line = ln;
+      continue;
+    }
+    if (nf != G_N) {
+      rc = tps_err_set(e, path, ln, "row has %s%d cells, the header has %d (tab-separated; empty aliases allowed)",
+                       nf > G_N ? "over " : "", nf > G_N ? G_N : nf, G_N);
+      break;
+    }
+    rc = row(t, path, ln, f, idx, e);
+  }
+  if (!rc && !have_header) rc = tps_err_set(e, path, 0, "no header row");
+  if (!rc && t->n == 0) rc = tps_err_set(e, path, header_line, "header but no GPUs");
+  tps_text_free(&tx);
+  if (rc) tps_gpus_free(t);
+  return rc;
+}
+
+const tps_gpu *tps_gpus_find(const tps_gpu_table *t, const char *name, tps_err *e) {
+  const tps_gpu *g = find_exact(t, name);
+  if (g) return g;
+  /* CUDA device names: "NVIDIA H100 80GB HBM3", "NVIDIA H20" */
+  char buf[128], out[128];
+  const char *s = name;
+  if (strncasecmp(s, "NVIDIA ", 7) == 0) s += 7;
+  snprintf(buf, sizeof buf, "%s", s);
+  if ((g = find_exact(t, buf))) return g;
+  out[0] = '\0';
+  char *save = NULL;
+  for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+    size_t l = strlen(w);
+    int mem = (l > 2 && strcasecmp(w + l - 2, "GB") == 0 && isdigit((unsigned char)w[0])) ||
+              strncasecmp(w, "HBM", 3) == 0;
+    if (mem) continue;
+    if (out[0]) strncat(out, "-", sizeof out - strlen(out) - 1);
+    strncat(out, w, sizeof out - strlen(out) - 1);
+  }
+  if (out[0] && (g = find_exact(t, out))) return g;
+  char known[600];
+  size_t off = 0;
+  known[0] = '\0';
+  for (size_t i = 0; i < t->n && off < sizeof known - 8; i++) {
+    int w = snprintf(known + off, sizeof known - off, "%s%s", i ? ", " : "", t->gpu[i].name);
+    if (w < 0 || (size_t)w >= sizeof known - off) { snprintf(known + off, sizeof known - off, ", ..."); break; }
+    off += (size_t)w;
+  }
+  tps_err_set(e, NULL, 0, "unknown GPU '%s' (known: %s)", name, known);
+  return NULL;
+}

@@ -13,6 +13,7 @@
 #ifndef TPS_TABLE_H
 #define TPS_TABLE_H
 #include <stddef.h>
+#include <stdio.h>
 #include "err.h"
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +47,20 @@ typedef struct {
   double *time_inplace_us; /* nccl-tests: in-place time (NaN when absent) */
   double *bytes;           /* all-gather: whole gathered buffer, bytes */
   long *line;              /* source line of each row (for errors downstream) */
+  /* Added by the io area (src/table.c): */
+  char type[16];           /* nccl-tests logs: element type ("bfloat16"); "" otherwise */
+  char source[16];         /* "tsv" or "nccl-tests" */
+  long *count;             /* nccl-tests logs: elements per rank; NULL otherwise */
+  /* Extra numeric columns of gemm and all-gather TSV tables (after the required ones),
+   * kept by name: extra[j][i] is column extra_name[j] of row i (NaN for "nan"/"NA"/"-").
+   * nccl-tests logs with -I put i_min_us, i_max_us, i_p99_us, i_cv_pct here. */
+  size_t nextra;
+  char **extra_name;
+  double **extra;
+  /* '#@' metadata lines in file order, known and unknown keys alike (unknown keys are
+   * kept, not rejected, so writers can add their own). */
+  size_t nmeta;
+  char **meta_key, **meta_val;
 } tps_table;
 
 /* Read any supported file. Returns 0, or -1 with e = "FILE:LINE: what is wrong".
@@ -54,6 +69,34 @@ typedef struct {
  * duplicate sizes, inconsistent rows_per_rank vs tokens and tp, lines over 64 KiB. */
 int tps_table_read(const char *path, tps_table *t, tps_err *e);
 void tps_table_free(tps_table *t);
+
+/* ---- added by the io area ---- */
+
+/* Column j of the extra columns named name, or NULL. */
+const double *tps_table_extra(const tps_table *t, const char *name);
+/* Look up a '#@' metadata value by key (last occurrence), or NULL. */
+const char *tps_table_meta(const tps_table *t, const char *key);
+/* Write t as our TSV (provenance lines, '#@' metadata, header, rows; extra columns kept).
+ * An nccl-tests log is written as an all-gather table.  Numbers with %.17g.
+ * 0, or -1 on a write error (ferror). */
+int tps_table_write(FILE *fp, const tps_table *t);
+
+/* A text file read whole into lines, with the checks every reader needs: missing file,
+ * directory, unreadable, binary content (a NUL byte or other control characters),
+ * CRLF line ends, lines over TPS_TEXT_MAX_LINE bytes.  Line numbers are 1-based:
+ * line[i] is line i+1.  Trailing '\n' removed.  An empty file gives n = 0 (no error;
+ * callers say "empty file"). */
+#define TPS_TEXT_MAX_LINE 65536
+typedef struct {
+  char *path;
+  size_t n;
+  char **line;
+} tps_text;
+int tps_text_read(const char *path, tps_text *tx, tps_err *e);
+void tps_text_free(tps_text *tx);
+/* Split a line in place on tabs into at most maxf fields; returns the number of fields
+ * (maxf + 1 when there are more). */
+int tps_split_tabs(char *line, char **f, int maxf);
 
 #ifdef __cplusplus
 }
