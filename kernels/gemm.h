@@ -1,0 +1,90 @@
+/* gemm.h: the GEMM paths on one GPU, C-callable (used by bench gemm, bench split, tests).
+ *
+ *   Y[M x N] = X[M x K] * W[N x K]^T      X, Y: bf16 row-major on the device; fp32 accumulation.
+ *
+ * Paths (names as on the command line):
+ *   dense-bf16  cuBLASLt bf16 x bf16 -> bf16.
+ *   native-fp8  cuBLASLt FP8 E4M3 x E4M3 -> bf16 (the SM90 stand-in for a native FP8 path).
+ *               W quantized once per tensor at plan creation; X quantized per tensor on
+ *               every run by our own two small kernels (amax, then scale+convert), which
+ *               are part of tps_gemm_run and can be enqueued alone (tps_gemm_run_part).
+ *   w8a16       our mma.sync kernel in the role of Marlin W8A16: FP8 E4M3 weights with one
+ *               UE8M0 (power-of-two, E8M0 byte) scale per 1x32 block along K, dequantized
+ *               in registers, bf16 tensor-core MMA (m16n8k16), fp32 accumulation.
+ *   w8a16-ref   the simplest correct W8A16 kernel (one thread per output, fp32), kept as the
+ *               reference the fast one is checked against.
+ * Shapes: K and N multiples of 64 (all paths); any M >= 0 (M = 0 enqueues nothing).
+ *
+ * Everything returns TPS_K_OK (0) or TPS_K_ERR (kernels/check.h) after printing one line.
+ * A plan belongs to the device that was current at creation; run it with that device
+ * current.  tps_gemm_run only enqueues on the stream: it is CUDA-graph capturable and
+ * allocates nothing (all workspace is sized for max_m at creation). */
+#ifndef TPS_GEMM_H
+#define TPS_GEMM_H
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  TPS_GEMM_DENSE_BF16 = 0,
+  TPS_GEMM_NATIVE_FP8 = 1,
+  TPS_GEMM_W8A16 = 2,
+  TPS_GEMM_W8A16_REF = 3
+} tps_gemm_path;
+#define TPS_GEMM_NPATHS 4
+
+/* "dense-bf16", "native-fp8", "w8a16", "w8a16-ref". */
+const char *tps_gemm_path_name(tps_gemm_path p);
+/* Parse a path name (also "bf16", "fp8", "marlin-w8a16"). 0 ok, -1 unknown. */
+int tps_gemm_path_parse(const char *s, tps_gemm_path *p);
+
+typedef struct tps_gemm tps_gemm; /* opaque plan: weights on the device, workspace, handles */
+
+/* Create a plan for path p from float weights w_host[N x K] (row-major, host): quantized per
+ * the path (bf16; per-tensor E4M3; E4M3 + E8M0 per 1x32) and uploaded. max_m bounds M. */
+int tps_gemm_create(tps_gemm **g, tps_gemm_path p, int n, int k, int max_m, const float *w_host);
+/* Same for the W8A16 paths from already quantized weights: q[N x K] E4M3 bytes, scales
+ * s[N x K/32] E8M0 bytes (1x32 layout; see w8quant.h to expand a 32x32 checkpoint). */
+int tps_gemm_create_w8(tps_gemm **g, tps_gemm_path p, int n, int k, int max_m,
+                       const uint8_t *q, const uint8_t *s);
+void tps_gemm_destroy(tps_gemm *g);
+
+/* Enqueue Y = X W^T for m rows on stream s. x: m x K bf16, y: m x N bf16 (device). */
+int tps_gemm_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
+
+/* Parts of a run, for timing them separately (native-fp8: QUANT = activation quantization
+ * into the plan's buffer, MATMUL = the cuBLASLt FP8 GEMM on that buffer; other paths have
+ * no QUANT part: it enqueues nothing). TPS_GEMM_PART_ALL = tps_gemm_run. */
+enum { TPS_GEMM_PART_QUANT = 1, TPS_GEMM_PART_MATMUL = 2, TPS_GEMM_PART_ALL = 3 };
+int tps_gemm_run_part(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts);
+
+/* The weights exactly as the GEMM uses them, dequantized to double: w[N x K] (host). */
+int tps_gemm_weights(const tps_gemm *g, double *w);
+/* Rows row0..row0+nrows-1 of the activations exactly as the GEMM used them in the last run
+ * on x (synchronizes the device): bf16 X for dense/w8a16 (read from x), the dequantized FP8
+ * activations for native-fp8. xd[nrows x K] (host). */
+int tps_gemm_activations(const tps_gemm *g, const void *x, int row0, int nrows, double *xd);
+
+/* One line describing the kernel configuration used for m rows (tile, split-K, cuBLASLt
+ * algorithm id), and a number that is equal for two m exactly when the configuration is
+ * the same (rows are then computed by the same instruction sequence: bitwise identical
+ * per row for dense-bf16 (same algo) and the w8a16 paths). */
+int tps_gemm_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *config_id);
+
+/* Shape and path of a plan. */
+int tps_gemm_n(const tps_gemm *g);
+int tps_gemm_k(const tps_gemm *g);
+tps_gemm_path tps_gemm_get_path(const tps_gemm *g);
+/* Bytes of weights (incl. scales) the GEMM reads from HBM; FLOPs for m rows = 2 m N K. */
+double tps_gemm_weight_bytes(const tps_gemm *g);
+
+/* cuBLASLt version (cublasLtGetVersion), for provenance lines. */
+size_t tps_gemm_cublaslt_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

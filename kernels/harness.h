@@ -1,0 +1,61 @@
+/* harness.h: timing of GPU operations with the method of the brief, C-callable.
+ *
+ * One CUDA graph per measured operation (candidate).  Before every measured replay: an L2
+ * flush (a kernel writes a buffer of twice the device's L2 size), then the op's optional
+ * `before` hook (e.g. a device-wide barrier across ranks), both outside the timed span.
+ * The time of a replay is the cudaEventElapsedTime of two events recorded on the stream
+ * right around the graph launch (microseconds).  Candidates alternate inside every round
+ * (round r starts at candidate r mod n), so drifts (clocks, temperature) hit them alike.
+ * Statistics: median (GSL, of the sorted samples), min and max.
+ *
+ * Modelled on nccl-tests: each measured op is a struct of function pointers and a context.
+ * Lower-level calls (flush, capture, one timed replay) are exposed for benches that
+ * combine samples across ranks (maximum over ranks) before taking the median. */
+#ifndef TPS_HARNESS_H
+#define TPS_HARNESS_H
+#include <cuda_runtime.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tps_op {
+  const char *name;                           /* for progress lines and errors */
+  void *ctx;                                  /* passed to the callbacks */
+  int (*enqueue)(void *ctx, cudaStream_t s);  /* the work; captured into the op's graph */
+  int (*before)(void *ctx, cudaStream_t s);   /* optional, before each timed replay (untimed) */
+} tps_op;
+
+typedef struct {
+  double median_us, min_us, max_us;
+  int nsamples;
+} tps_timing;
+
+typedef struct tps_harness tps_harness;
+
+/* Create on the current device with its own stream (s = 0: create one) and a flush buffer
+ * of 2x the L2 size. */
+int tps_harness_create(tps_harness **h, cudaStream_t s);
+void tps_harness_destroy(tps_harness *h);
+cudaStream_t tps_harness_stream(const tps_harness *h);
+size_t tps_harness_flush_bytes(const tps_harness *h);
+
+/* Enqueue the L2 flush on the harness stream. */
+int tps_harness_flush(tps_harness *h);
+/* Capture op->enqueue into a graph and instantiate it; replays it once (warm-up). */
+int tps_harness_capture(tps_harness *h, const tps_op *op, cudaGraphExec_t *exec);
+/* One sample: flush, op->before, event, graph launch, event, synchronize; *us = span. */
+int tps_harness_replay_us(tps_harness *h, const tps_op *op, cudaGraphExec_t exec, float *us);
+
+/* The whole method for nops candidates: capture each, nwarmup untimed rounds, nsamples
+ * rounds with the candidates alternated; out[i] for ops[i].  samples_us, if not NULL,
+ * receives nops x nsamples raw samples (row i = op i, in round order). */
+int tps_harness_time(tps_harness *h, const tps_op *ops, int nops, int nsamples, int nwarmup,
+                     tps_timing *out, double *samples_us);
+
+/* Median (GSL), min, max of n samples; sorts us in place. */
+void tps_timing_from_samples(double *us, int n, tps_timing *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
