@@ -763,10 +763,3 @@ int tps_plot_layers_fig(const char *dir, const char *name, const tps_plot_layers
              "     '' index 0 using ($1+0.2):3 with boxes lc rgb '%s' title 'split'\n", name, col);
   return fig_end(&F, w, e) ? (fig_abort(&F), -1) : 0;
 }
-
-/* ---------------------------------------------------------------- the main job */
-
-int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
-  (void)o; (void)w;
-  return tps_err_set(e, outdir, 0, "plot: the default figures are not written yet");
-}

@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include "err.h"
 #include "fit.h"
+#include "table.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -153,6 +154,47 @@ int tps_plot_fitq(const char *dir, const char *name, const tps_fit *f, const cha
 /* Per-layer input-projection stage, main vs split. */
 int tps_plot_layers_fig(const char *dir, const char *name, const tps_plot_layers *l,
                         const tps_plot_opts *o, tps_plot_files *w, tps_err *e);
+
+/* ---------------------------------------------------------------- figures from the model
+ * (src/plotjob.c) What `tpsplit plot` draws: fits (each with its measured points), predicted
+ * curves for targets GPU x TP x path, grouped into speedup figures by `by`, a latency figure
+ * per target (when there are at most 12), the crossover map (when more than one target), the
+ * per-layer figure when model_name is set. */
+typedef struct {
+  const char *outdir;
+  const tps_plot_opts *o;          /* may be NULL */
+  /* references: fits and the tables they came from (meas[i] may be NULL) */
+  size_t nfit;
+  const tps_fit *const *fit;
+  const tps_gpu *const *fit_gpu;   /* the GPU each fit was measured on */
+  const char *const *fit_path;     /* kernel path name of each fit */
+  const tps_plot_meas *const *meas;
+  /* targets; empty lists = the first fit's GPU, TP and path */
+  size_t ngpu, ntp, npath;
+  const tps_gpu *const *gpu;
+  const int *tp;
+  const char *const *path;
+  int scaling;                     /* TPS_SCALING_* (predict.h); spec when there is no fit */
+  long tmax;                       /* curves on T = 1..tmax (0 = 16384) */
+  int by;                          /* TPS_PLOT_BY_* */
+  int nsamples;                    /* bootstrap samples for bands and intervals (0 = 200) */
+  unsigned long seed;
+  unsigned figures;                /* TPS_PLOT_FIG_* bits; 0 = every figure that applies */
+  const char *model_name;          /* per-layer figure: model description name or file */
+  long sim_tokens;                 /* its tokens per step (0 = 8192) */
+} tps_plot_job;
+
+enum {
+  TPS_PLOT_FIG_LATENCY = 1u << 0, TPS_PLOT_FIG_SPEEDUP = 1u << 1, TPS_PLOT_FIG_CROSSOVER = 1u << 2,
+  TPS_PLOT_FIG_FITQ = 1u << 3, TPS_PLOT_FIG_LAYERS = 1u << 4
+};
+/* "latency,speedup,crossover,fitq,layers" -> bits; 0 ok, -1 unknown name. */
+int tps_plot_parse_figures(const char *s, unsigned *bits);
+int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e);
+
+/* Fit a split-vs-replicated table (table.h) measured on gpu, with leave-one-out errors
+ * (tps_fit_split; path, TP, shape from the table's '#@' lines).  0, or -1 with e. */
+int tps_plot_fit_table(const tps_table *t, const tps_gpu *gpu, tps_fit *f, tps_err *e);
 
 /* ---------------------------------------------------------------- the main job's figures
  * Figures for the bundled data (what `tpsplit` with no arguments draws): fit the bundled H20

@@ -1,0 +1,582 @@
+/* plotjob.c: from fits, measurements and predictions to the figures of plot.c.
+ *
+ * Curves come from the prediction contexts of model/predict.h evaluated on a token grid:
+ *   replicated(T) = tps_pred_replicated_us(T), split(T) = tps_pred_split_us(T) (its gather
+ *   backend per T), speedup = replicated / split;
+ *   grid: every T in 1..64, then 32 points per octave (rounded, deduplicated) and every power
+ *   of two up to tmax, so the tile steps of the GEMM model stay visible;
+ *   break-even, its 90% interval and the threshold: tps_pred_breakeven, tps_pred_interval and
+ *   tps_threshold (next power of two), exactly what `tpsplit crossover` reports.
+ * 90% bands (latency and speedup, per T): the 5% and 95% quantiles over nsamples draws of the
+ *   same parametric bootstrap as tps_pred_interval, rebuilt here from predict's public API:
+ *   theta ~ N(theta_hat, cov) (gsl_ran_multivariate_gaussian, Cholesky of the fit's
+ *   covariance) written into a copy of the fit, the target rebuilt from it
+ *   (tps_pred_init_model), and, for transferred predictions, the GEMM throughput, streaming
+ *   bandwidth and gather bandwidths multiplied by lognormal factors exp(rsd * z) through the
+ *   knobs (tps_pred_set_knob), rsd from the context.  Spec-only: the factors alone.
+ *   Pessimistic scaling is a rule: no band, no interval.
+ * Units: tokens, microseconds. */
+#include "config.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include "gpus.h"
+#include "modeldesc.h"
+#include "plot.h"
+#include "predict.h"
+#include "sim.h"
+#include "table.h"
+#include "util.h"
+
+#define DEFAULT_TMAX 16384L
+#define DEFAULT_SAMPLES 200
+#define LATENCY_MAX_TARGETS 12
+
+/* ---------------------------------------------------------------- token grid */
+
+static int token_grid(long tmax, long **out, size_t *n) {
+  size_t cap = 128, k = 0;
+  long *v = malloc(cap * sizeof *v);
+  if (!v) return -1;
+  long last = 0;
+  for (int i = 0;; i++) {
+    double x = i < 64 ? i + 1 : 64.0 * pow(2.0, (i - 63) / 32.0);
+    long t = lround(x);
+    /* hit the powers of two exactly */
+    long p2 = 1;
+    while (p2 * 2 <= t) p2 *= 2;
+    if (p2 > last && p2 < t) t = p2;
+    if (t > tmax) t = tmax;
+    if (t > last) {
+      if (k == cap) { cap *= 2; long *nv = realloc(v, cap * sizeof *nv); if (!nv) { free(v); return -1; } v = nv; }
+      v[k++] = t;
+      last = t;
+    }
+    if (t >= tmax) break;
+  }
+  *out = v; *n = k;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- one curve */
+
+typedef struct {
+  tps_plot_curve c;
+  long *tok;
+  double *rep, *rl, *rh, *sp, *sl, *sh, *spl, *sph;
+  int *backend;
+  char gpu[64], path[32], source[96];
+} curve_buf;
+
+static void curve_free(curve_buf *b) {
+  free(b->tok); free(b->rep); free(b->rl); free(b->rh); free(b->sp); free(b->sl); free(b->sh);
+  free(b->spl); free(b->sph); free(b->backend);
+  memset(b, 0, sizeof *b);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* 5% / 95% quantiles of v[0..m) (sorted in place) into lo, hi; NaN when too few. */
+static void q90(double *v, size_t m, double *lo, double *hi) {
+  if (m < 10) { *lo = *hi = NAN; return; }
+  qsort(v, m, sizeof *v, cmp_double);
+  *lo = gsl_stats_quantile_from_sorted_data(v, 1, m, 0.05);
+  *hi = gsl_stats_quantile_from_sorted_data(v, 1, m, 0.95);
+}
+
+/* The 90% bands of replicated, split and speedup on the grid (see the top comment). */
+static int pred_band(const tps_pred *p, const long *grid, size_t n, int S, unsigned long seed, curve_buf *b) {
+  for (size_t i = 0; i < n; i++) b->rl[i] = b->rh[i] = b->sl[i] = b->sh[i] = b->spl[i] = b->sph[i] = NAN;
+  if (p->scaling == TPS_SCALING_PESSIMISTIC) return 0;
+  int fit_part = p->scaling == TPS_SCALING_MODEL && p->fit && p->fit->npar > 0;
+  int prior_part = p->compute_rsd > 0 || p->stream_rsd > 0 || p->gather_rsd > 0;
+  if (!fit_part && !prior_part) return 0;
+  int np = fit_part ? p->fit->npar : 0, rc = -1;
+  double *R = malloc((size_t)S * n * sizeof *R), *Sp = malloc((size_t)S * n * sizeof *Sp);
+  double *col = malloc((size_t)S * sizeof *col);
+  tps_fit *scratch = fit_part ? malloc(sizeof *scratch) : NULL;
+  gsl_matrix *L = fit_part ? gsl_matrix_alloc((size_t)np, (size_t)np) : NULL;
+  gsl_vector *mu = fit_part ? gsl_vector_alloc((size_t)np) : NULL, *x = fit_part ? gsl_vector_alloc((size_t)np) : NULL;
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  if (!R || !Sp || !col || !r || (fit_part && (!scratch || !L || !mu || !x))) goto out;
+  gsl_rng_set(r, seed);
+  if (fit_part) {
+    *scratch = *p->fit;
+    int ok = 0;
+    double dmax = 0;
+    for (int i = 0; i < np; i++) {
+      gsl_vector_set(mu, (size_t)i, p->fit->theta[i]);
+      if (p->fit->cov[i * TPS_FIT_MAXPAR + i] > dmax) dmax = p->fit->cov[i * TPS_FIT_MAXPAR + i];
+    }
+    for (int a = 0; a < 4 && !ok; a++) { /* a tiny ridge when only semi-definite */
+      double ridge = a ? dmax * pow(10.0, -12 + 3 * a) : 0.0;
+      for (int i = 0; i < np; i++)
+        for (int j = 0; j < np; j++)
+          gsl_matrix_set(L, (size_t)i, (size_t)j, p->fit->cov[i * TPS_FIT_MAXPAR + j] + (i == j ? ridge : 0.0));
+      ok = gsl_linalg_cholesky_decomp1(L) == GSL_SUCCESS;
+    }
+    if (!ok) {
+      gsl_matrix_set_zero(L);
+      for (int i = 0; i < np; i++) {
+        double v = p->fit->cov[i * TPS_FIT_MAXPAR + i];
+        gsl_matrix_set(L, (size_t)i, (size_t)i, v > 0 ? sqrt(v) : 0.0);
+      }
+    }
+  }
+  int got = 0, tries = 0;
+  while (got < S && tries < 10 * S) {
+    tries++;
+    tps_pred q;
+    int st;
+    if (fit_part) {
+      gsl_ran_multivariate_gaussian(r, mu, L, x);
+      if (tps_fit_set_theta(scratch, x->data) != 0) continue;
+      st = tps_pred_init_model(&q, scratch, &p->ref_gpu, &p->gpu, p->tp, p->path, &p->opts);
+    } else {
+      st = tps_pred_init_spec(&q, &p->gpu, p->tp, p->path, &p->shape, p->out_bytes_per_token, &p->opts);
+    }
+    if (st != TPS_PRED_OK) { tps_pred_free(&q); continue; }
+    if (prior_part) {
+      double zc = gsl_ran_gaussian(r, 1.0), zs = gsl_ran_gaussian(r, 1.0), zg = gsl_ran_gaussian(r, 1.0);
+      tps_pred_set_knob(&q, TPS_PK_GEMM_TFLOPS, exp(p->compute_rsd * zc));
+      tps_pred_set_knob(&q, TPS_PK_GEMM_BW, exp(p->stream_rsd * zs));
+      double fg = exp(p->gather_rsd * zg);
+      tps_pred_set_knob(&q, TPS_PK_AG_CUSTOM_BW, fg);
+      tps_pred_set_knob(&q, TPS_PK_AG_NCCL_BW, fg);
+      if (tps_pred_knob_used(&q, TPS_PK_AG_INTERNODE)) tps_pred_set_knob(&q, TPS_PK_AG_INTERNODE, fg);
+    }
+    int bad = 0;
+    for (size_t i = 0; i < n && !bad; i++) {
+      double rv = tps_pred_replicated_us(&q, grid[i]), sv = tps_pred_split_us(&q, grid[i], NULL);
+      if (!(rv > 0) || !(sv > 0) || !isfinite(rv) || !isfinite(sv)) bad = 1;
+      R[(size_t)got * n + i] = rv;
+      Sp[(size_t)got * n + i] = sv;
+    }
+    tps_pred_free(&q);
+    if (!bad) got++;
+  }
+  for (size_t i = 0; i < n; i++) {
+    for (int s = 0; s < got; s++) col[s] = R[(size_t)s * n + i];
+    q90(col, (size_t)got, &b->rl[i], &b->rh[i]);
+    for (int s = 0; s < got; s++) col[s] = Sp[(size_t)s * n + i];
+    q90(col, (size_t)got, &b->sl[i], &b->sh[i]);
+    for (int s = 0; s < got; s++) col[s] = R[(size_t)s * n + i] / Sp[(size_t)s * n + i];
+    q90(col, (size_t)got, &b->spl[i], &b->sph[i]);
+  }
+  rc = 0;
+out:
+  free(R); free(Sp); free(col); free(scratch);
+  if (L) gsl_matrix_free(L);
+  if (mu) gsl_vector_free(mu);
+  if (x) gsl_vector_free(x);
+  if (r) gsl_rng_free(r);
+  return rc;
+}
+
+/* Break-even (NaN never), its interval and threshold of a prediction. */
+static void pred_breakeven(const tps_pred *p, long tmax, int S, unsigned long seed, double *be, double *lo,
+                           double *hi, double *thr) {
+  long b = -1;
+  *be = *lo = *hi = *thr = NAN;
+  if (tps_pred_breakeven(p, tmax, &b) != TPS_PRED_OK || b < 1) return;
+  *be = (double)b;
+  long t = tps_threshold(b, 0);
+  if (t > 0) *thr = (double)t;
+  tps_unc_opts u = {S, seed, 0.90};
+  tps_interval iv;
+  if (tps_pred_interval(p, tmax, &u, &iv) == TPS_PRED_OK) {
+    *lo = iv.lo;
+    *hi = isfinite(iv.hi) ? iv.hi : NAN; /* "never" at the upper end: open interval */
+  }
+}
+
+/* S: samples of the break-even interval; band: also draw the latency/speedup bands. */
+static int curve_from_pred(curve_buf *b, const tps_pred *p, const long *grid, size_t n, long tmax, int S, int band,
+                           unsigned long seed, const char *source, tps_err *e) {
+  memset(b, 0, sizeof *b);
+  b->tok = malloc(n * sizeof *b->tok);
+  double **arr[8] = {&b->rep, &b->rl, &b->rh, &b->sp, &b->sl, &b->sh, &b->spl, &b->sph};
+  for (int k = 0; k < 8; k++) *arr[k] = malloc(n * sizeof(double));
+  b->backend = malloc(n * sizeof *b->backend);
+  for (int k = 0; k < 8; k++) if (!*arr[k]) b->tok = (free(b->tok), NULL);
+  if (!b->tok || !b->backend) { curve_free(b); return tps_err_set(e, NULL, 0, "out of memory"); }
+  memcpy(b->tok, grid, n * sizeof *grid);
+  for (size_t i = 0; i < n; i++) {
+    b->rep[i] = tps_pred_replicated_us(p, grid[i]);
+    b->sp[i] = tps_pred_split_us(p, grid[i], &b->backend[i]);
+  }
+  if (!band) for (size_t i = 0; i < n; i++) b->rl[i] = b->rh[i] = b->sl[i] = b->sh[i] = b->spl[i] = b->sph[i] = NAN;
+  else if (pred_band(p, grid, n, S, seed, b)) { curve_free(b); return tps_err_set(e, NULL, 0, "out of memory"); }
+  snprintf(b->gpu, sizeof b->gpu, "%s", p->gpu.name);
+  snprintf(b->path, sizeof b->path, "%s", p->path->name);
+  snprintf(b->source, sizeof b->source, "%s", source);
+  tps_plot_curve *c = &b->c;
+  c->gpu = b->gpu; c->tp = p->tp; c->path = b->path; c->source = b->source;
+  c->n = n; c->tokens = b->tok;
+  c->rep_us = b->rep; c->rep_lo_us = b->rl; c->rep_hi_us = b->rh;
+  c->split_us = b->sp; c->split_lo_us = b->sl; c->split_hi_us = b->sh;
+  c->speedup_lo = b->spl; c->speedup_hi = b->sph; c->backend = b->backend;
+  pred_breakeven(p, tmax, S, seed, &c->breakeven_tokens, &c->breakeven_lo, &c->breakeven_hi, &c->threshold_tokens);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- targets */
+
+typedef struct {
+  const tps_gpu *gpu;
+  int tp;
+  const tps_path *path;
+} target;
+
+/* Which fit serves a target: the one on the same path, else the first. */
+static int fit_for(const tps_plot_job *j, const tps_path *path) {
+  for (size_t i = 0; i < j->nfit; i++)
+    if (j->fit_path[i] && strcmp(j->fit_path[i], path->name) == 0) return (int)i;
+  return j->nfit ? 0 : -1;
+}
+
+/* Build the prediction of a target; source gets a legend note.  TPS_PRED_NA passes through. */
+static int target_pred(const tps_plot_job *j, const target *t, tps_pred *p, char *source, size_t ssz) {
+  tps_pred_opts po;
+  tps_pred_opts_default(&po);
+  int fi = fit_for(j, t->path);
+  int scaling = fi < 0 ? TPS_SCALING_SPEC : j->scaling;
+  int rc;
+  if (scaling == TPS_SCALING_SPEC || fi < 0) {
+    const tps_fit *f = fi >= 0 ? j->fit[fi] : NULL;
+    rc = tps_pred_init_spec(p, t->gpu, t->tp, t->path, f ? &f->shape : NULL, f ? f->out_bytes_per_token : 0, &po);
+    snprintf(source, ssz, "spec only");
+  } else if (scaling == TPS_SCALING_PESSIMISTIC) {
+    const tps_fit *f = j->fit[fi];
+    const tps_plot_meas *m = j->meas ? j->meas[fi] : NULL;
+    if (!m) return TPS_PRED_NA;
+    tps_split_data d;
+    memset(&d, 0, sizeof d);
+    d.n = m->n; d.tokens = m->tokens; d.replicated_us = m->rep_us; d.split_us = m->split_us;
+    d.tp = f->tp; d.shape = f->shape; d.out_bytes_per_token = f->out_bytes_per_token;
+    d.gather_cap_bytes = f->ag.custom_cap_bytes; d.path = f->gemm.path; d.sms = f->gemm.sms;
+    rc = tps_pred_init_pessimistic(p, &d, j->fit_gpu[fi], t->gpu, t->tp, t->path, &po);
+    snprintf(source, ssz, "pessimistic rule from %s", j->fit_gpu[fi]->name);
+  } else {
+    const tps_fit *f = j->fit[fi];
+    rc = tps_pred_init_model(p, f, j->fit_gpu[fi], t->gpu, t->tp, t->path, &po);
+    if (strcmp(j->fit_gpu[fi]->name, t->gpu->name) == 0 && f->tp == t->tp && f->gemm.path == t->path)
+      snprintf(source, ssz, "fit");
+    else
+      snprintf(source, ssz, "model from the %s fit", j->fit_gpu[fi]->name);
+  }
+  return rc;
+}
+
+/* The measured set of a target, or NULL. */
+static const tps_plot_meas *meas_for(const tps_plot_job *j, const target *t) {
+  for (size_t i = 0; i < j->nfit; i++) {
+    const tps_plot_meas *m = j->meas ? j->meas[i] : NULL;
+    if (m && m->gpu && strcmp(m->gpu, t->gpu->name) == 0 && m->tp == t->tp && m->path &&
+        strcmp(m->path, t->path->name) == 0)
+      return m;
+  }
+  return NULL;
+}
+
+static void fig_name(char *out, size_t sz, const char *kind, const char *a, const char *b, const char *c) {
+  char sa[64] = "", sb[64] = "", sc[64] = "";
+  tps_plot_safe_name(a, sa, sizeof sa);
+  if (b) tps_plot_safe_name(b, sb, sizeof sb);
+  if (c) tps_plot_safe_name(c, sc, sizeof sc);
+  snprintf(out, sz, "%s_%s%s%s%s%s", kind, sa, b ? "_" : "", sb, c ? "_" : "", sc);
+}
+
+/* ---------------------------------------------------------------- per-layer figure */
+
+static int layers_figure(const tps_plot_job *j, const target *t, tps_plot_files *w, tps_err *e) {
+  char mpath[4096];
+  tps_sim_model *m = malloc(sizeof *m);
+  tps_sim_kind *kinds = malloc(TPS_SIM_MAXKINDS * sizeof *kinds);
+  tps_sim_chunk *ch = malloc(sizeof *ch);
+  tps_pred *pr = calloc(TPS_SIM_MAXPROJ, sizeof *pr);
+  int rc = -1, npr = 0;
+  if (!m || !kinds || !ch || !pr) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
+  if (tps_modeldesc_find(j->model_name, mpath, sizeof mpath, e) || tps_modeldesc_read(mpath, m, e)) goto out;
+  size_t nk;
+  if (tps_sim_kinds(m, kinds, TPS_SIM_MAXKINDS, &nk) != TPS_SIM_OK) { tps_err_set(e, mpath, 0, "cannot group the layers"); goto out; }
+  tps_sim_models sm;
+  memset(&sm, 0, sizeof sm);
+  sm.tp = t->tp;
+  sm.nproj = m->nproj;
+  for (size_t k = 0; k < m->nproj; k++) {
+    /* each projection on its own path: the target's prediction for that path, shape of the projection */
+    target tk = {t->gpu, t->tp, m->proj[k].path};
+    char src[96];
+    if (target_pred(j, &tk, &pr[k], src, sizeof src) != TPS_PRED_OK) {
+      tps_err_set(e, mpath, 0, "projection %s: path %s cannot be predicted on %s at TP%d", m->proj[k].name,
+                  m->proj[k].path->name, t->gpu->name, t->tp);
+      npr = (int)k + 1;
+      goto out;
+    }
+    npr = (int)k + 1;
+    sm.p[k].gemm = pr[k].gemm;
+    sm.p[k].shape.k = m->hidden; sm.p[k].shape.n = m->proj[k].n; sm.p[k].shape.out_bytes = m->proj[k].out_bytes;
+    sm.p[k].ag = &pr[k].ag;
+    sm.p[k].gather_backend = pr[k].backend;
+  }
+  tps_sim_cost cost = {tps_sim_models_cost, &sm};
+  long T = j->sim_tokens > 0 ? j->sim_tokens : 8192;
+  if (tps_sim_chunk_eval(m, kinds, nk, tps_sim_default_mask(m), 1, T, &cost, ch) != TPS_SIM_OK) {
+    tps_err_set(e, mpath, 0, "simulation failed at %ld tokens", T);
+    goto out;
+  }
+  int *layer = malloc((size_t)m->layers * sizeof *layer);
+  double *mu = malloc((size_t)m->layers * sizeof *mu), *su = malloc((size_t)m->layers * sizeof *su);
+  if (!layer || !mu || !su) { free(layer); free(mu); free(su); tps_err_set(e, NULL, 0, "out of memory"); goto out; }
+  for (int L = 0; L < m->layers; L++) {
+    layer[L] = L; mu[L] = su[L] = NAN;
+    for (size_t k = 0; k < nk; k++) {
+      unsigned mask = 0;
+      for (size_t q = 0; q < m->nproj; q++) if (m->proj[q].in_layer[L]) mask |= 1u << q;
+      if (mask == kinds[k].mask) { mu[L] = ch->kind_main_us[k]; su[L] = ch->kind_split_us[k]; }
+    }
+  }
+  tps_plot_layers ly = {m->name, t->gpu->name, t->tp, t->path->name, T, (size_t)m->layers, layer, mu, su};
+  char name[256], tt[32];
+  snprintf(tt, sizeof tt, "tp%d_T%ld", t->tp, T);
+  fig_name(name, sizeof name, "layers", m->name, t->gpu->name, tt);
+  rc = tps_plot_layers_fig(j->outdir, name, &ly, j->o, w, e);
+  free(layer); free(mu); free(su);
+out:
+  for (int k = 0; k < npr; k++) tps_pred_free(&pr[k]);
+  free(pr); free(m); free(kinds); free(ch);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- the job */
+
+static int same_group(int by, const target *a, const target *b) {
+  switch (by) {
+  case TPS_PLOT_BY_TP: return a->gpu == b->gpu && a->path == b->path;
+  case TPS_PLOT_BY_PATH: return a->gpu == b->gpu && a->tp == b->tp;
+  default: return a->tp == b->tp && a->path == b->path;
+  }
+}
+
+int tps_plot_parse_figures(const char *s, unsigned *bits) {
+  static const char *names[] = {"latency", "speedup", "crossover", "fitq", "layers"};
+  char **v;
+  size_t n;
+  *bits = 0;
+  if (tps_parse_list(s, &v, &n)) return -1;
+  for (size_t i = 0; i < n; i++) {
+    size_t f = 0;
+    while (f < 5 && strcmp(v[i], names[f]) != 0) f++;
+    if (f == 5) { tps_free_list(v, n); return -1; }
+    *bits |= 1u << f;
+  }
+  tps_free_list(v, n);
+  return 0;
+}
+
+int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
+  long tmax = j->tmax > 0 ? j->tmax : DEFAULT_TMAX;
+  int S = j->nsamples > 0 ? j->nsamples : DEFAULT_SAMPLES;
+  int by = j->by;
+  unsigned figs = j->figures ? j->figures : ~0u;
+  /* targets */
+  const tps_gpu *fg = j->nfit ? j->fit_gpu[0] : NULL;
+  size_t ng = j->ngpu ? j->ngpu : (fg ? 1 : 0), nt = j->ntp ? j->ntp : (j->nfit ? 1 : 0),
+         np = j->npath ? j->npath : (j->nfit ? 1 : 0);
+  if (ng == 0 || nt == 0 || np == 0)
+    return tps_err_set(e, NULL, 0, "plot: nothing to draw (give --fit, --measured, or --gpus with --tp and --paths)");
+  size_t ntg = ng * nt * np;
+  target *tg = calloc(ntg, sizeof *tg);
+  curve_buf *cb = calloc(ntg, sizeof *cb);
+  int *ok = calloc(ntg, sizeof *ok);
+  tps_plot_cell *cells = calloc(ntg, sizeof *cells);
+  long *grid = NULL;
+  size_t ngrid = 0;
+  int rc = -1;
+  if (!tg || !cb || !ok || !cells || token_grid(tmax, &grid, &ngrid)) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
+  size_t k = 0;
+  for (size_t pi = 0; pi < np; pi++)
+    for (size_t gi = 0; gi < ng; gi++)
+      for (size_t ti = 0; ti < nt; ti++, k++) {
+        tg[k].gpu = j->ngpu ? j->gpu[gi] : fg;
+        tg[k].tp = j->ntp ? j->tp[ti] : j->fit[0]->tp;
+        const char *pn = j->npath ? j->path[pi] : j->fit_path[0];
+        tg[k].path = pn ? tps_path_find(pn) : NULL;
+        if (!tg[k].path) { tps_err_set(e, NULL, 0, "unknown kernel path '%s'", pn ? pn : "?"); goto out; }
+      }
+  /* fit-quality figures */
+  for (size_t i = 0; (figs & TPS_PLOT_FIG_FITQ) && i < j->nfit; i++) {
+    char name[256], tp[16];
+    snprintf(tp, sizeof tp, "tp%d", j->fit[i]->tp);
+    fig_name(name, sizeof name, "fitq", j->fit_gpu[i]->name, tp, j->fit_path[i]);
+    if (tps_plot_fitq(j->outdir, name, j->fit[i], j->fit_path[i], j->o, w, e)) goto out;
+  }
+  /* curves (or only the break-even cells when no curve is drawn) */
+  int need_curves = (figs & (TPS_PLOT_FIG_LATENCY | TPS_PLOT_FIG_SPEEDUP)) != 0;
+  for (k = 0; k < ntg; k++) {
+    tps_pred p;
+    char src[96];
+    int st = target_pred(j, &tg[k], &p, src, sizeof src);
+    cells[k].gpu = tg[k].gpu->name; cells[k].tp = tg[k].tp; cells[k].path = tg[k].path->name;
+    cells[k].breakeven_tokens = cells[k].breakeven_lo = cells[k].breakeven_hi = cells[k].threshold_tokens = NAN;
+    if (st == TPS_PRED_NA) { cells[k].na = 1; tps_pred_free(&p); continue; }
+    if (st != TPS_PRED_OK) {
+      tps_pred_free(&p);
+      tps_err_set(e, NULL, 0, "cannot predict %s TP%d %s", tg[k].gpu->name, tg[k].tp, tg[k].path->name);
+      goto out;
+    }
+    if (need_curves) {
+      /* bands only where the figures stay readable */
+      st = curve_from_pred(&cb[k], &p, grid, ngrid, tmax, S, ntg <= LATENCY_MAX_TARGETS, j->seed, src, e);
+      if (st) { tps_pred_free(&p); goto out; }
+      ok[k] = 1;
+      cells[k].breakeven_tokens = cb[k].c.breakeven_tokens;
+      cells[k].breakeven_lo = cb[k].c.breakeven_lo;
+      cells[k].breakeven_hi = cb[k].c.breakeven_hi;
+      cells[k].threshold_tokens = cb[k].c.threshold_tokens;
+    } else {
+      pred_breakeven(&p, tmax, S, j->seed, &cells[k].breakeven_tokens, &cells[k].breakeven_lo,
+                     &cells[k].breakeven_hi, &cells[k].threshold_tokens);
+    }
+    tps_pred_free(&p);
+  }
+  /* latency figures */
+  if ((figs & TPS_PLOT_FIG_LATENCY) && ntg <= LATENCY_MAX_TARGETS)
+    for (k = 0; k < ntg; k++) {
+      if (!ok[k]) continue;
+      char name[256], tp[16];
+      snprintf(tp, sizeof tp, "tp%d", tg[k].tp);
+      fig_name(name, sizeof name, "latency", tg[k].gpu->name, tp, tg[k].path->name);
+      if (tps_plot_latency(j->outdir, name, &cb[k].c, meas_for(j, &tg[k]), j->o, w, e)) goto out;
+    }
+  /* speedup figures: one per group of targets that differ only in `by` */
+  if (figs & TPS_PLOT_FIG_SPEEDUP) {
+    int *done = calloc(ntg, sizeof *done);
+    tps_plot_curve *cs = calloc(ntg, sizeof *cs);
+    tps_plot_meas *ms = calloc(ntg, sizeof *ms);
+    if (!done || !cs || !ms) { free(done); free(cs); free(ms); tps_err_set(e, NULL, 0, "out of memory"); goto out; }
+    for (k = 0; k < ntg; k++) {
+      if (done[k] || !ok[k]) continue;
+      size_t nc = 0, nm = 0;
+      for (size_t q = k; q < ntg; q++) {
+        if (done[q] || !ok[q] || !same_group(by, &tg[k], &tg[q])) continue;
+        done[q] = 1;
+        cs[nc++] = cb[q].c;
+        const tps_plot_meas *m = meas_for(j, &tg[q]);
+        if (m) ms[nm++] = *m;
+      }
+      char name[256], a[16], b[16];
+      snprintf(a, sizeof a, "tp%d", tg[k].tp);
+      if (by == TPS_PLOT_BY_TP) fig_name(name, sizeof name, "speedup", tg[k].gpu->name, tg[k].path->name, NULL);
+      else if (by == TPS_PLOT_BY_PATH) fig_name(name, sizeof name, "speedup", tg[k].gpu->name, a, NULL);
+      else fig_name(name, sizeof name, "speedup", a, tg[k].path->name, NULL);
+      (void)b;
+      if (tps_plot_speedup(j->outdir, name, by, cs, nc, ms, nm, j->o, w, e)) { free(done); free(cs); free(ms); goto out; }
+    }
+    free(done); free(cs); free(ms);
+  }
+  /* crossover map */
+  if ((figs & TPS_PLOT_FIG_CROSSOVER) && ntg > 1 && tps_plot_crossover(j->outdir, "crossover", cells, ntg, j->o, w, e)) goto out;
+  /* per-layer figure, for the first target */
+  if ((figs & TPS_PLOT_FIG_LAYERS) && j->model_name && layers_figure(j, &tg[0], w, e)) goto out;
+  rc = 0;
+out:
+  if (cb) for (k = 0; k < ntg; k++) curve_free(&cb[k]);
+  free(tg); free(cb); free(ok); free(cells); free(grid);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- the main job */
+
+int tps_plot_fit_table(const tps_table *t, const tps_gpu *gpu, tps_fit *f, tps_err *e) {
+  if (t->kind != TPS_TABLE_SPLIT) return tps_err_set(e, t->path, 0, "not a split-vs-replicated table");
+  const tps_path *path = tps_path_find(t->kpath);
+  if (!path) return tps_err_set(e, t->path, 0, "unknown or missing kernel path ('#@ path:')");
+  if (t->tp < 1 || t->k < 1 || t->n < 1 || !(t->out_bytes_per_token > 0))
+    return tps_err_set(e, t->path, 0, "needs '#@' tp, k, n and out_bytes_per_token");
+  tps_split_data d;
+  memset(&d, 0, sizeof d);
+  d.n = t->nrows; d.tokens = t->tokens; d.replicated_us = t->replicated_us; d.split_us = t->split_us;
+  d.tp = t->tp; d.shape.k = t->k; d.shape.n = t->n; d.shape.out_bytes = t->out_bytes_per_token / (double)t->n;
+  d.out_bytes_per_token = t->out_bytes_per_token; d.gather_cap_bytes = t->gather_cap_bytes;
+  d.path = path; d.sms = gpu->sms;
+  tps_fit_opts fo = {1, 0};
+  char msg[256] = "";
+  if (tps_fit_split(&d, &fo, f, msg, sizeof msg) != TPS_FIT_OK)
+    return tps_err_set(e, t->path, 0, "fit failed: %s", msg);
+  return 0;
+}
+
+int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
+  tps_gpu_table gt;
+  tps_table t;
+  memset(&gt, 0, sizeof gt);
+  memset(&t, 0, sizeof t);
+  tps_fit *f = malloc(sizeof *f);
+  char tpath[4096];
+  int rc = -1;
+  if (!f) return tps_err_set(e, NULL, 0, "out of memory");
+  if (tps_gpus_load(NULL, &gt, e) || tps_data_path("h20_tp8_fused_wqa_wkv.tsv", tpath, sizeof tpath, e) ||
+      tps_table_read(tpath, &t, e))
+    goto out;
+  const tps_gpu *ref = tps_gpus_find(&gt, t.gpu, e);
+  const tps_gpu *h100 = ref ? tps_gpus_find(&gt, "H100", e) : NULL, *h200 = h100 ? tps_gpus_find(&gt, "H200", e) : NULL;
+  if (!h200 || tps_plot_fit_table(&t, ref, f, e)) goto out;
+  tps_plot_opts oo;
+  if (o) oo = *o; else tps_plot_opts_init(&oo);
+  if (!oo.inputs) oo.inputs = "h20_tp8_fused_wqa_wkv.tsv and gpus.tsv of the bundled data";
+  tps_plot_meas m = {t.gpu, t.tp, t.kpath, "h20_tp8_fused_wqa_wkv.tsv", t.nrows, t.tokens, t.replicated_us,
+                     t.split_us, NULL, NULL, NULL, NULL};
+  const tps_fit *fits[1] = {f};
+  const tps_gpu *fgpu[1] = {ref};
+  const char *fpath[1] = {t.kpath};
+  const tps_plot_meas *meas[1] = {&m};
+  /* 1. the measured GPU and the predicted H100/H200 at the table's TP and path */
+  const tps_gpu *g3[3] = {ref, h100, h200};
+  int tp1[1] = {t.tp};
+  tps_plot_job j;
+  memset(&j, 0, sizeof j);
+  j.outdir = outdir; j.o = &oo;
+  j.nfit = 1; j.fit = fits; j.fit_gpu = fgpu; j.fit_path = fpath; j.meas = meas;
+  j.ngpu = 3; j.gpu = g3; j.ntp = 1; j.tp = tp1; j.npath = 1; j.path = fpath;
+  j.scaling = TPS_SCALING_MODEL;
+  j.figures = TPS_PLOT_FIG_LATENCY | TPS_PLOT_FIG_SPEEDUP | TPS_PLOT_FIG_FITQ;
+  if (tps_plot_run(&j, w, e)) goto out;
+  /* 2. the crossover map: every bundled GPU x TP 2, 4, 8, 16 x every path */
+  const tps_gpu **ga = malloc(gt.n * sizeof *ga);
+  if (!ga) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
+  for (size_t i = 0; i < gt.n; i++) ga[i] = &gt.gpu[i];
+  int tp4[4] = {2, 4, 8, 16};
+  const char *pa[8];
+  size_t npa = 0;
+  for (size_t i = 0; tps_paths[i] && npa < 8; i++) pa[npa++] = tps_paths[i]->name;
+  j.ngpu = gt.n; j.gpu = ga; j.ntp = 4; j.tp = tp4; j.npath = npa; j.path = pa;
+  j.figures = TPS_PLOT_FIG_CROSSOVER;
+  int r2 = tps_plot_run(&j, w, e);
+  free(ga);
+  if (r2) goto out;
+  /* 3. the per-layer stage of DeepSeek-V4.1-Flash on H200 at TP8 (an 8192-token chunk) */
+  const tps_gpu *g1[1] = {h200};
+  j.ngpu = 1; j.gpu = g1; j.ntp = 1; j.tp = tp1; j.npath = 1; j.path = fpath;
+  j.figures = TPS_PLOT_FIG_LAYERS;
+  j.model_name = "deepseek-v4.1-flash";
+  j.sim_tokens = 8192;
+  if (tps_plot_run(&j, w, e)) goto out;
+  rc = 0;
+out:
+  tps_table_free(&t);
+  tps_gpus_free(&gt);
+  free(f);
+  return rc;
+}
