@@ -11,9 +11,9 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "table.h"
 #include "util.h"
 
-#define MAXLINE 65536
 static const char *const columns[] = {"name", "out_features", "path", "out_dtype", "layers", "split", "stream"};
 #define NCOL (sizeof columns / sizeof columns[0])
 
@@ -22,21 +22,6 @@ static char *trim(char *s) {
   size_t n = strlen(s);
   while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n')) s[--n] = '\0';
   return s;
-}
-
-/* Split a line on tabs into at most max fields; returns the count (max+1 when more). */
-static size_t split_tabs(char *s, char **f, size_t max) {
-  size_t n = 0;
-  for (char *p = s;; ) {
-    char *tab = strchr(p, '\t');
-    if (n == max) return max + 1;
-    f[n++] = p;
-    if (!tab) break;
-    *tab = '\0';
-    p = tab + 1;
-  }
-  for (size_t i = 0; i < n; i++) f[i] = trim(f[i]);
-  return n;
 }
 
 static int parse_dtype(const char *s, double *bytes) {
@@ -91,22 +76,14 @@ bad:
 
 int tps_modeldesc_read(const char *path, tps_sim_model *m, tps_err *e) {
   memset(m, 0, sizeof *m);
-  struct stat st;
-  if (stat(path, &st) != 0) return tps_err_set(e, path, 0, "cannot open model description: %s", strerror(errno));
-  if (S_ISDIR(st.st_mode)) return tps_err_set(e, path, 0, "is a directory, not a model description");
-  FILE *fp = fopen(path, "r");
-  if (!fp) return tps_err_set(e, path, 0, "cannot open model description: %s", strerror(errno));
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
+  tps_text tx;
+  if (tps_text_read(path, &tx, e)) return -1;
   long lineno = 0;
   int have_hidden = 0, have_layers = 0, have_side = 0, have_header = 0;
   int rc = -1;
-  while ((len = getline(&line, &cap, fp)) >= 0) {
-    lineno++;
-    if (len > MAXLINE) { tps_err_set(e, path, lineno, "line longer than %d bytes", MAXLINE); goto out; }
-    if (memchr(line, '\0', (size_t)len)) { tps_err_set(e, path, lineno, "binary content (NUL byte)"); goto out; }
-    char *s = trim(line);
+  for (size_t li = 0; li < tx.n; li++) {
+    lineno = (long)li + 1;
+    char *s = trim(tx.line[li]);
     if (!*s) continue;
     if (strncmp(s, "#@", 2) == 0) {
       char *kv = trim(s + 2), *colon = strchr(kv, ':');
@@ -138,7 +115,8 @@ int tps_modeldesc_read(const char *path, tps_sim_model *m, tps_err *e) {
     }
     if (s[0] == '#') continue;
     char *f[NCOL + 1];
-    size_t nf = split_tabs(s, f, NCOL);
+    size_t nf = (size_t)tps_split_tabs(s, f, (int)NCOL);
+    for (size_t i = 0; i < nf && i < NCOL; i++) f[i] = trim(f[i]);
     if (!have_header) {
       int okh = nf == NCOL;
       for (size_t i = 0; okh && i < NCOL; i++) okh = strcmp(f[i], columns[i]) == 0;
@@ -191,8 +169,7 @@ int tps_modeldesc_read(const char *path, tps_sim_model *m, tps_err *e) {
     }
     m->nproj++;
   }
-  if (ferror(fp)) { tps_err_set(e, path, lineno, "read error"); goto out; }
-  if (lineno == 0) { tps_err_set(e, path, 0, "empty file"); goto out; }
+  if (tx.n == 0) { tps_err_set(e, path, 0, "empty file"); goto out; }
   if (!have_header) { tps_err_set(e, path, lineno, "no header row (name out_features path out_dtype layers split stream)"); goto out; }
   if (m->nproj == 0) { tps_err_set(e, path, lineno, "no projection rows after the header"); goto out; }
   if (!m->name[0]) {
@@ -201,8 +178,7 @@ int tps_modeldesc_read(const char *path, tps_sim_model *m, tps_err *e) {
   }
   rc = 0;
 out:
-  free(line);
-  fclose(fp);
+  tps_text_free(&tx);
   return rc;
 }
 
