@@ -1,0 +1,111 @@
+#!/bin/sh
+# tests/plot.sh: `tpsplit plot` end to end: files written, PNG size read from the IHDR bytes,
+# scripts deterministic, .dat arithmetic checked with awk, behaviour without gnuplot
+# (TPSPLIT_GNUPLOT=/nonexistent), usage errors.  The PNG checks run where gnuplot is installed.
+. "$top_srcdir/tests/lib.sh"
+
+h20="$TPSPLIT_DATADIR/h20_tp8_fused_wqa_wkv.tsv"
+args="--measured $h20 --gpus H20,H200 --tp 8 --paths marlin-w8a16 --samples 50 --size 800x600"
+
+# png_wh FILE: "W H" from the IHDR chunk (bytes 16..23, big-endian)
+png_wh() {
+  od -An -tu1 -j16 -N8 "$1" | awk '{print (($1*256+$2)*256+$3)*256+$4, (($5*256+$6)*256+$7)*256+$8}'
+}
+
+have_gp=0
+if [ -n "${TPSPLIT_GNUPLOT-}" ]; then :; elif command -v gnuplot >/dev/null 2>&1; then have_gp=1; fi
+
+expect_rc 0 "$TPSPLIT" plot --help
+expect_grep '^Usage: tpsplit plot' "$tmp/out"
+
+# --- one run, listed as JSON
+expect_rc 0 "$TPSPLIT" plot $args -o "$tmp/a" --json
+cp "$tmp/out" "$tmp/a.json"
+expect_grep '"files"' "$tmp/a.json"
+for f in latency_H20_tp8_marlin-w8a16 latency_H200-SXM_tp8_marlin-w8a16 speedup_tp8_marlin-w8a16 \
+         fitq_H20_tp8_marlin-w8a16 crossover; do
+  if [ -s "$tmp/a/$f.dat" ] && [ -s "$tmp/a/$f.gp" ]; then ok; else fail "$f.dat/.gp missing"; fi
+  expect_grep "$f.gp" "$tmp/a.json"
+  if [ $have_gp -eq 1 ]; then
+    png="$tmp/a/$f.png"
+    if [ -s "$png" ]; then ok; else fail "$png missing or empty"; continue; fi
+    # PNG signature 137 80 78 71, then width x height as requested
+    sig=$(od -An -tu1 -N4 "$png" | tr -s ' ' | sed 's/^ //')
+    [ "$sig" = "137 80 78 71" ] && ok || fail "$png: not a PNG ($sig)"
+    wh=$(png_wh "$png")
+    [ "$wh" = "800 600" ] && ok || fail "$png is $wh, want 800 600"
+    expect_grep "$f.png" "$tmp/a.json"
+  fi
+done
+# provenance in the .dat, none in the .gp
+expect_grep '^# tpsplit [0-9.]+: ' "$tmp/a/speedup_tp8_marlin-w8a16.dat"
+expect_grep '^# command: tpsplit plot --measured' "$tmp/a/speedup_tp8_marlin-w8a16.dat"
+expect_grep "^# inputs: .*h20_tp8_fused_wqa_wkv.tsv" "$tmp/a/speedup_tp8_marlin-w8a16.dat"
+expect_nogrep "$tmp" "$tmp/a/speedup_tp8_marlin-w8a16.gp"
+expect_grep "set output 'speedup_tp8_marlin-w8a16.png'" "$tmp/a/speedup_tp8_marlin-w8a16.gp"
+expect_grep "pngcairo size 800,600 noenhanced" "$tmp/a/speedup_tp8_marlin-w8a16.gp"
+
+# --- .dat arithmetic (awk, block 0 of the H200 latency figure): speedup = replicated / split,
+# band around the value, tokens increasing; the measured block of the H20 figure holds the
+# bundled rows unchanged (6 tokens: 14.1 and 23.2 us; 16384: 3570.8 and 635.4 us)
+awk -F'\t' '/^# block 1/{exit} /^#/||/^tokens/||NF<11{next}
+  { n++; s=$2/$5; d=$8-s; if (d<0) d=-d; if (d>1e-8*s) bad++
+    if ($3!="nan" && ($3>$2*1.000001 || $4<$2*0.999999)) band++
+    if ($1<=prev) order++; prev=$1 }
+  END { if (n<300||bad||band||order) { print n, bad, band, order; exit 1 } }' \
+  "$tmp/a/latency_H200-SXM_tp8_marlin-w8a16.dat" && ok || fail "latency .dat arithmetic (rows bad band order)"
+awk -F'\t' '/^# block 1/{b=1;next} b&&$1==6{a=($2==14.1&&$5==23.2)} b&&$1==16384{c=($2==3570.8&&$5==635.4)}
+  END{exit !(a&&c)}' "$tmp/a/latency_H20_tp8_marlin-w8a16.dat" && ok || fail "measured block differs from the table"
+# the H20 break-even in the speedup figure lies in (24, 48] like the measurement
+be=$(awk -F'\t' '/^# block/{b=$0} b~/break-even of curve 0/ && $1=="0"{print $5}' "$tmp/a/speedup_tp8_marlin-w8a16.dat")
+if [ -n "$be" ] && awk -v b="$be" 'BEGIN{exit !(b>24 && b<=48)}'; then ok; else fail "H20 break-even '$be' not in (24, 48]"; fi
+
+# --- deterministic: a second run writes identical scripts and data (but for the command line)
+expect_rc 0 "$TPSPLIT" plot $args -o "$tmp/b"
+for gp in "$tmp"/a/*.gp; do
+  n=$(basename "$gp")
+  cmp -s "$gp" "$tmp/b/$n" && ok || fail "$n differs between two runs"
+  d=${n%.gp}.dat
+  grep -v '^# command:' "$tmp/a/$d" >"$tmp/d1"; grep -v '^# command:' "$tmp/b/$d" >"$tmp/d2"
+  cmp -s "$tmp/d1" "$tmp/d2" && ok || fail "$d differs between two runs"
+done
+
+# --- without gnuplot: a clear line on stderr, .dat/.gp written, no image, exit 0
+TPSPLIT_GNUPLOT=/nonexistent expect_rc 0 "$TPSPLIT" plot $args -o "$tmp/c"
+expect_grep "gnuplot not found.*/nonexistent.*wrote .dat and .gp files only" "$tmp/err"
+[ "$(grep -c 'gnuplot not found' "$tmp/err")" -eq 1 ] && ok || fail "the gnuplot message is not one line"
+[ -s "$tmp/c/speedup_tp8_marlin-w8a16.gp" ] && [ -s "$tmp/c/speedup_tp8_marlin-w8a16.dat" ] && ok || fail "no .gp/.dat without gnuplot"
+ls "$tmp/c" | grep -q '\.png$' && fail "images without gnuplot" || ok
+cmp -s "$tmp/a/speedup_tp8_marlin-w8a16.gp" "$tmp/c/speedup_tp8_marlin-w8a16.gp" && ok || fail ".gp depends on gnuplot's presence"
+
+# --- SVG and PDF on request
+if [ $have_gp -eq 1 ]; then
+  expect_rc 0 "$TPSPLIT" plot $args --figures speedup --format svg -o "$tmp/s"
+  expect_grep '<svg' "$tmp/s/speedup_tp8_marlin-w8a16.svg"
+  expect_grep 'width="800"' "$tmp/s/speedup_tp8_marlin-w8a16.svg"
+  expect_rc 0 "$TPSPLIT" plot $args --figures speedup --format pdf -o "$tmp/p"
+  head -c 5 "$tmp/p/speedup_tp8_marlin-w8a16.pdf" | grep -q '%PDF-' && ok || fail "not a PDF"
+fi
+
+# --- the main job's figures (no inputs), scripts only
+expect_rc 0 "$TPSPLIT" plot --no-render -o "$tmp/d"
+for f in speedup_tp8_marlin-w8a16 crossover latency_H100-SXM_tp8_marlin-w8a16 fitq_H20_tp8_marlin-w8a16 \
+         layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192; do
+  [ -s "$tmp/d/$f.gp" ] && ok || fail "default figure $f.gp missing"
+done
+expect_grep "written to $tmp/d\$" "$tmp/out"
+# crossover map: every bundled GPU x TP 2, 4, 8, 16 x three paths = 10 x 4 x 3 cells
+n=$(awk -F'\t' '/^#/||/^col/||NF<10{next}{n++}END{print n+0}' "$tmp/d/crossover.dat")
+[ "$n" -eq 120 ] && ok || fail "crossover cells: $n, want 120"
+
+# --- usage and input errors: exit 2, one line, nothing written
+expect_rc 2 "$TPSPLIT" plot $args --format jpg -o "$tmp/e"
+expect_grep "bad --format 'jpg'" "$tmp/err"
+expect_rc 2 "$TPSPLIT" plot $args --size 10x10 -o "$tmp/e"
+expect_rc 2 "$TPSPLIT" plot --measured "$tmp/missing.tsv" -o "$tmp/e"
+expect_grep "^tpsplit: .*missing.tsv" "$tmp/err"
+expect_rc 2 "$TPSPLIT" plot --measured "$h20" --gpus NoSuchGPU -o "$tmp/e"
+expect_grep "unknown GPU 'NoSuchGPU'" "$tmp/err"
+expect_rc 2 "$TPSPLIT" plot --gpus H100 -o "$tmp/e"
+[ -e "$tmp/e" ] && fail "output written after usage errors" || ok
+finish
