@@ -1,1 +1,221 @@
-/* model/predict.h: placeholder, to be written. */
+/* predict.h: replicated vs split latency of one projection on a target (GPU, TP, kernel
+ * path, gather backend), the break-even token count, its uncertainty and sensitivity.
+ * Pure C, no I/O (GSL style: int status, caller-owned objects).
+ *
+ *   replicated(T) = GEMM(T rows)                                                    [us]
+ *   split(T)      = GEMM(ceil(T/TP) rows) + ALLGATHER(T * out_bytes_per_token, TP)   [us]
+ *
+ * A prediction context (tps_pred) is built in one of three ways ("scalings"):
+ *   model        from a fit on a reference GPU (the H20 table), transferred to the target:
+ *                GEMM through tps_gemm_transfer (compute term by peak x path efficiency,
+ *                streaming term by HBM bandwidth, floor kept), gather by the ratio of the
+ *                spec-only NCCL/custom models of target and reference (link bandwidth,
+ *                NCCL's ring latency in n-1 steps), so the fitted gather calibrates it;
+ *   spec         datasheet x path priors only (tps_gemm_from_spec, tps_ag_from_spec);
+ *   pessimistic  the rule of the brief applied to the H20 table: a GEMM of >= 1024 rows
+ *                runs 6.7x faster than on H20, one of 512 rows 3.7x, one of <= 256 rows
+ *                2x (the factor is linear in log2(rows) in between), the gather no faster.
+ *                The H20 GEMM is the measured replicated column interpolated with
+ *                gemm.c's measured-curve mode (Steffen, monotone, in log-log); the H20
+ *                gather at T is split(T) - GEMM(ceil(T/8)) at the measured T, interpolated
+ *                the same way between them.
+ * TP 2, 4, 8 run in one NVLink domain (node_gpus = 8); TP 16 spans two nodes and its
+ * gather is bounded by the per-GPU inter-node bandwidth (400 Gb/s InfiniBand = 50 GB/s
+ * by default) plus one inter-node latency; no custom gather across nodes.
+ *
+ * Break-even: on the integer grid T = 1..tmax, the smallest T0 such that split(T) <
+ * replicated(T) for every T in [T0, tmax]; -1 when the split does not win at tmax.
+ * Every sign change of replicated - split is listed too.  Threshold: next power of two
+ * >= break-even, or the next multiple of a user rounding.
+ *
+ * Uncertainty (90% interval by default): parametric bootstrap.  theta ~ N(theta_hat,
+ * cov) (gsl_ran_multivariate_gaussian), written back with tps_fit_set_theta, the target
+ * rebuilt and its break-even recomputed; for transferred predictions each sample also
+ * multiplies the target's compute throughput, streaming bandwidth and gather bandwidths
+ * by lognormal factors exp(rsd*z) with the path priors' rsd (compute_eff_rsd,
+ * stream_eff_rsd) and TPS_PRED_GATHER_RSD.  Spec-only: the priors' factors alone.
+ * Pessimistic: a rule, no interval (NaN). */
+#ifndef TPS_PREDICT_H
+#define TPS_PREDICT_H
+#include <stddef.h>
+#include "gpu.h"
+#include "path.h"
+#include "gemm.h"
+#include "allgather.h"
+#include "fit.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { TPS_SCALING_MODEL = 0, TPS_SCALING_PESSIMISTIC = 1, TPS_SCALING_SPEC = 2 };
+extern const char *const tps_scaling_names[3]; /* "model", "pessimistic", "spec" */
+/* Index of a scaling name, or -1. */
+int tps_scaling_find(const char *name);
+
+/* The projection of the brief (fused_wqa_wkv of DeepSeek-V4.1-Flash), used when no fit
+ * says otherwise (spec-only predictions). */
+#define TPS_PRED_DEFAULT_K 5120
+#define TPS_PRED_DEFAULT_N 1792
+#define TPS_PRED_DEFAULT_OUT_BYTES 2.0
+#define TPS_PRED_DEFAULT_IB_GBPS 400.0       /* per-GPU inter-node link, Gb/s */
+#define TPS_PRED_DEFAULT_NODE_GPUS 8         /* NVLink domain */
+#define TPS_PRED_DEFAULT_INTERNODE_LAT_US 4.0 /* NCCL tuning.cc: NET ring LL128 hwLat */
+#define TPS_PRED_GATHER_RSD 0.15             /* gather moved to another GPU/TP/fabric */
+#define TPS_PRED_DEFAULT_TMAX 16384
+#define TPS_PRED_DEFAULT_SAMPLES 200
+#define TPS_PRED_MAX_TMAX 4194304L
+
+typedef struct {
+  int backend;             /* TPS_AG_AUTO (default), TPS_AG_NCCL, TPS_AG_CUSTOM */
+  double cap_bytes;        /* per-rank cap of the custom gather; 0 = the fit's, else 2 MiB */
+  double ib_gbps;          /* per-GPU inter-node bandwidth, Gb/s (bits); 0 = 400 */
+  int node_gpus;           /* GPUs per NVLink domain; 0 = 8 */
+  double internode_lat_us; /* extra latency of a gather that crosses nodes; <0 = default */
+} tps_pred_opts;
+void tps_pred_opts_default(tps_pred_opts *o);
+
+/* Multiplicative knobs (1 = nominal), for sensitivity and inverse questions. */
+enum {
+  TPS_PK_GEMM_FLOOR = 0, /* GEMM floor_us */
+  TPS_PK_GEMM_BW,        /* GEMM streaming bandwidth */
+  TPS_PK_GEMM_TFLOPS,    /* GEMM compute throughput (pessimistic: all speedup factors) */
+  TPS_PK_GEMM_SHARP,     /* GEMM combination exponent q (kept >= 1) */
+  TPS_PK_AG_FLOOR,       /* custom gather floor */
+  TPS_PK_AG_CUSTOM_BW,   /* custom gather bandwidth */
+  TPS_PK_AG_NCCL_LAT,    /* NCCL per-protocol latencies */
+  TPS_PK_AG_NCCL_BW,     /* NCCL per-protocol bus bandwidths */
+  TPS_PK_AG_INTERNODE,   /* inter-node bandwidth (TP beyond one node) */
+  TPS_PK_AG_TIME,        /* pessimistic: the whole derived gather time */
+  TPS_PK_N
+};
+extern const char *const tps_pk_names[TPS_PK_N];
+
+typedef struct {
+  int scaling;                /* TPS_SCALING_* */
+  tps_gpu gpu;                /* target */
+  tps_gpu ref_gpu;            /* model: the fit's GPU; pessimistic: the table's GPU */
+  int tp;
+  const tps_path *path;
+  int backend;                /* requested gather backend */
+  tps_pred_opts opts;
+  tps_gemm_shape shape;
+  double out_bytes_per_token;
+  /* models: base (nominal or sampled) and effective (base x knobs) */
+  tps_gemm_model gemm0, gemm;
+  tps_ag_model ag0, ag;
+  double knob[TPS_PK_N];
+  /* pessimistic: H20 GEMM and derived gather curves (owned), the table's TP */
+  tps_gemm_curve *ref_gemm, *ref_gather;
+  int table_tp;
+  double gemm_div, gather_mul; /* effective pessimistic knobs */
+  /* uncertainty sources */
+  const tps_fit *fit;         /* model: borrowed, must outlive the context */
+  double compute_rsd, stream_rsd, gather_rsd;
+  int applicable;             /* 0: this path cannot run here (why says so) */
+  char why[160];
+} tps_pred;
+
+/* Status codes. */
+enum { TPS_PRED_OK = 0, TPS_PRED_NA = 1, TPS_PRED_EINVAL = 2, TPS_PRED_ENOMEM = 3 };
+
+/* Build a context.  TPS_PRED_NA (with p->why) when the path cannot run on the GPU, the
+ * TP is impossible for the scaling, etc.; the context is then not usable but may be
+ * freed.  msg may be NULL. */
+int tps_pred_init_model(tps_pred *p, const tps_fit *fit, const tps_gpu *ref_gpu,
+                        const tps_gpu *gpu, int tp, const tps_path *path,
+                        const tps_pred_opts *o);
+int tps_pred_init_spec(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *path,
+                       const tps_gemm_shape *shape, double out_bytes_per_token,
+                       const tps_pred_opts *o);
+/* d: the H20 split-vs-replicated table (d->tp, d->out_bytes_per_token, d->path,
+ * d->gather_cap_bytes used); table_gpu: the GPU it was measured on.  Only the table's TP
+ * and path, and only SM90 targets other than the table's GPU (the rule was made for
+ * H100/H200 from H20). */
+int tps_pred_init_pessimistic(tps_pred *p, const tps_split_data *d, const tps_gpu *table_gpu,
+                              const tps_gpu *gpu, int tp, const tps_path *path,
+                              const tps_pred_opts *o);
+void tps_pred_free(tps_pred *p);
+
+/* Set a knob (1 = nominal) and recompute the effective models. */
+int tps_pred_set_knob(tps_pred *p, int knob, double value);
+/* Whether a knob means anything for this context. */
+int tps_pred_knob_used(const tps_pred *p, int knob);
+
+/* Latencies, us (NaN when unusable).  backend (may be NULL) gets the gather backend. */
+double tps_pred_gemm_us(const tps_pred *p, long rows);
+double tps_pred_gather_us(const tps_pred *p, long tokens, int *backend);
+double tps_pred_replicated_us(const tps_pred *p, long tokens);
+double tps_pred_split_us(const tps_pred *p, long tokens, int *backend);
+/* Rows per rank of the split: ceil(tokens / tp). */
+long tps_pred_rows_per_rank(const tps_pred *p, long tokens);
+
+/* ---------------------------------------------------------------- crossover */
+#define TPS_CROSS_MAXCHG 32
+typedef struct {
+  long tmin, tmax;
+  size_t nchg;                     /* sign changes found (may exceed the stored ones) */
+  long chg[TPS_CROSS_MAXCHG];      /* first T of the new sign */
+  int chg_wins[TPS_CROSS_MAXCHG];  /* 1: split wins from chg[i]; 0: stops winning there */
+  long breakeven;                  /* smallest T0 with split winning on [T0, tmax]; -1 never */
+} tps_crossover;
+
+/* Generic: diff(T) = split(T) - replicated(T) (< 0: split wins) on T = tmin..tmax.
+ * Returns TPS_PRED_EINVAL when diff is NaN somewhere or tmin > tmax. */
+int tps_crossover_find(double (*diff)(long t, void *arg), void *arg, long tmin, long tmax,
+                       tps_crossover *c);
+/* The same on a prediction (dense scan, every integer T). */
+int tps_pred_crossover(const tps_pred *p, long tmax, tps_crossover *c);
+/* Break-even only (the dense scan's).  *be = -1 when never. */
+int tps_pred_breakeven(const tps_pred *p, long tmax, long *be);
+/* The same break-even by bisection: GEMM(1..tmax) is tabulated (cheaply, see predict.c),
+ * each gather backend is nondecreasing in T, so on [a, b] split <= max GEMM over rows
+ * <= ceil(b/TP) + gather(b) and replicated >= min GEMM over [a, tmax]; intervals where
+ * the bound decides are skipped.  Exact (equal to tps_pred_breakeven), much faster;
+ * used by the bootstrap. */
+int tps_pred_breakeven_fast(const tps_pred *p, long tmax, long *be);
+
+/* Threshold from a break-even: rounding 0 = next power of two >= be, else the next
+ * multiple of rounding.  -1 when be < 1. */
+long tps_threshold(long be, long rounding);
+
+/* ---------------------------------------------------------------- uncertainty */
+typedef struct {
+  int nsamples;        /* 0 = TPS_PRED_DEFAULT_SAMPLES */
+  unsigned long seed;  /* gsl_rng seed (mt19937) */
+  double level;        /* 0 = 0.90 */
+} tps_unc_opts;
+
+typedef struct {
+  double lo, hi, median;  /* quantiles of the break-even; +inf when "never" reaches them;
+                           * NaN when there is no uncertainty model (pessimistic) */
+  int nsamples;           /* samples used */
+  int nnever;             /* samples whose split never wins at tmax */
+  int nrejected;          /* draws rejected (unphysical parameters) */
+  int fit_part, prior_part; /* which sources were sampled */
+} tps_interval;
+
+int tps_pred_interval(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_interval *iv);
+/* Both at once (one launch table): the dense crossover *cx (may be NULL) and the interval. */
+int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_crossover *cx, tps_interval *iv);
+
+/* ---------------------------------------------------------------- sensitivity, inverse */
+typedef struct {
+  int knob;
+  long be_minus, be_plus;  /* break-even with the knob at 0.9 and 1.1 (-1 never) */
+} tps_sens;
+/* Fills s[0..*ns) for the knobs this context uses (at most TPS_PK_N). */
+int tps_pred_sensitivity(const tps_pred *p, long tmax, tps_sens *s, int *ns);
+
+enum { TPS_INV_LINK = 0, TPS_INV_GEMM = 1 };
+/* The scale x of all gather bandwidths (TPS_INV_LINK) or of the GEMM compute throughput
+ * (TPS_INV_GEMM) at which split(T) = replicated(T) (gsl_root_fsolver_brent in log x on
+ * [1e-3, 1e3]).  The split pays at T for gather bandwidths >= x times nominal (LINK), or
+ * for GEMM throughputs <= x times nominal (GEMM).  Returns TPS_PRED_NA when no x in the
+ * bracket works (*x = +inf: the floors alone exceed the saving; LINK) or every x works
+ * (*x = 0 for LINK, +inf for GEMM). */
+int tps_pred_inverse(const tps_pred *p, int what, long tokens, double *x);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,338 @@
+/* test_predict.c: unit tests of model/predict.c.
+ *
+ * Every expected value is computed independently here: by hand (in the comments), with a
+ * second formula, or by a brute-force scan that does not share the code under test. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_rng.h>
+#include "predict.h"
+
+static int fails = 0, checks = 0;
+#define CHECK(cond, ...)                                                     \
+  do {                                                                       \
+    checks++;                                                                \
+    if (!(cond)) {                                                           \
+      fails++;                                                               \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);                            \
+      printf(__VA_ARGS__);                                                   \
+      printf("\n");                                                          \
+    }                                                                        \
+  } while (0)
+
+static int near(double a, double b, double rel) { return fabs(a - b) <= rel * fabs(b); }
+
+/* GPUs as in data/gpus.tsv (datasheet numbers from the brief). */
+static tps_gpu mkgpu(const char *name, int sms, int ccM, int ccm, double bf16, double fp8, double hbm,
+                     double link, int links, int nvlink) {
+  tps_gpu g;
+  memset(&g, 0, sizeof g);
+  snprintf(g.name, sizeof g.name, "%s", name);
+  g.sms = sms; g.cc_major = ccM; g.cc_minor = ccm; g.bf16_tflops = bf16; g.fp8_tflops = fp8;
+  g.hbm_gbps = hbm; g.link_gbps = link; g.links = links; g.nvlink = nvlink;
+  return g;
+}
+
+/* ---- generic crossover on synthetic curves ------------------------------------------ */
+typedef struct { double a, b, c; } lin;
+/* replicated = a*T, split = b*T + c: diff = (b-a)*T + c */
+static double lin_diff(long t, void *arg) { const lin *l = arg; return (l->b - l->a) * t + l->c; }
+/* diff = -(T-10)(T-50)(T-200): + on [1,10], - on (10,50), + on [50,200], - above 200 */
+static double cubic_diff(long t, void *arg) { (void)arg; double x = t; return -(x - 10) * (x - 50) * (x - 200); }
+/* diff = +1 everywhere (split never wins) */
+static double pos_diff(long t, void *arg) { (void)arg; (void)t; return 1.0; }
+static double nan_diff(long t, void *arg) { (void)arg; return t == 7 ? NAN : -1.0; }
+
+static void test_crossover_generic(void) {
+  tps_crossover c;
+  /* replicated 2T, split T + 100: split wins when T > 100 (T = 100 is a tie: not a win). */
+  lin l = {2.0, 1.0, 100.0};
+  CHECK(tps_crossover_find(lin_diff, &l, 1, 1000, &c) == 0, "linear");
+  CHECK(c.breakeven == 101, "linear break-even %ld, want 101", c.breakeven);
+  CHECK(c.nchg == 1 && c.chg[0] == 101 && c.chg_wins[0] == 1, "linear changes");
+  /* replicated 3T, split 1.5T + 1000: crossing at 1000/1.5 = 666.67 -> first win 667 */
+  lin l2 = {3.0, 1.5, 1000.0};
+  CHECK(tps_crossover_find(lin_diff, &l2, 1, 5000, &c) == 0 && c.breakeven == 667, "linear2 %ld", c.breakeven);
+  /* tmax below the crossing: never */
+  CHECK(tps_crossover_find(lin_diff, &l2, 1, 600, &c) == 0 && c.breakeven == -1 && c.nchg == 0, "never");
+  /* three sign changes: wins from 11, loses from 50 (tie), wins from 201 */
+  CHECK(tps_crossover_find(cubic_diff, NULL, 1, 1000, &c) == 0, "cubic");
+  CHECK(c.nchg == 3, "cubic nchg %zu", c.nchg);
+  CHECK(c.chg[0] == 11 && c.chg_wins[0] == 1, "cubic 1st %ld", c.chg[0]);
+  CHECK(c.chg[1] == 50 && c.chg_wins[1] == 0, "cubic 2nd %ld", c.chg[1]);
+  CHECK(c.chg[2] == 201 && c.chg_wins[2] == 1, "cubic 3rd %ld", c.chg[2]);
+  CHECK(c.breakeven == 201, "cubic break-even %ld", c.breakeven);
+  /* up to 100 only: the split does not win at tmax = 100 */
+  CHECK(tps_crossover_find(cubic_diff, NULL, 1, 100, &c) == 0 && c.breakeven == -1 && c.nchg == 2, "cubic 100");
+  /* starting inside the first winning run: wins from tmin = 20 to 49 */
+  CHECK(tps_crossover_find(cubic_diff, NULL, 20, 40, &c) == 0 && c.breakeven == 20 && c.nchg == 0, "cubic 20..40");
+  CHECK(tps_crossover_find(pos_diff, NULL, 1, 100, &c) == 0 && c.breakeven == -1, "positive");
+  CHECK(tps_crossover_find(nan_diff, NULL, 1, 100, &c) == TPS_PRED_EINVAL, "NaN rejected");
+  CHECK(tps_crossover_find(lin_diff, &l, 10, 5, &c) == TPS_PRED_EINVAL, "tmin > tmax rejected");
+  /* thresholds: next power of two, or a multiple of the rounding */
+  CHECK(tps_threshold(37, 0) == 64, "thr 37");
+  CHECK(tps_threshold(1024, 0) == 1024, "thr 1024");
+  CHECK(tps_threshold(1025, 0) == 2048, "thr 1025");
+  CHECK(tps_threshold(1, 0) == 1, "thr 1");
+  CHECK(tps_threshold(1450, 256) == 1536, "thr 1450/256"); /* 6*256 = 1536 */
+  CHECK(tps_threshold(1536, 256) == 1536, "thr 1536/256");
+  CHECK(tps_threshold(-1, 0) == -1, "thr never");
+}
+
+/* ---- spec-only predictions: plumbing, applicability, gathers --------------------------- */
+static void test_spec(void) {
+  tps_gpu h100 = mkgpu("H100-SXM", 132, 9, 0, 989, 1979, 3350, 450, 18, 1);
+  tps_gpu a100 = mkgpu("A100-SXM-80GB", 108, 8, 0, 312, 0, 2039, 300, 12, 1);
+  tps_gpu l40s = mkgpu("L40S", 142, 8, 9, 362, 733, 864, 32, 0, 0);
+  tps_gpu mi300 = mkgpu("MI300X", 304, 0, 0, 1307, 2615, 5300, 448, 7, 0);
+  tps_pred p;
+  tps_pred_opts o;
+  tps_pred_opts_default(&o);
+  tps_gemm_shape sh = {5120, 1792, 2.0};
+
+  CHECK(tps_pred_init_spec(&p, &a100, 8, &tps_path_native_fp8, &sh, 3584, &o) == TPS_PRED_NA, "A100 fp8 n/a");
+  CHECK(strstr(p.why, "fp8") != NULL, "A100 reason: %s", p.why);
+  CHECK(isnan(tps_pred_split_us(&p, 100, NULL)), "n/a context gives NaN");
+  tps_pred_free(&p);
+  CHECK(tps_pred_init_spec(&p, &mi300, 8, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_PRED_NA, "MI300X n/a");
+  tps_pred_free(&p);
+  CHECK(tps_pred_init_spec(&p, &h100, 12, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_PRED_EINVAL, "TP 12 invalid");
+  tps_pred_free(&p);
+  o.backend = TPS_AG_CUSTOM;
+  CHECK(tps_pred_init_spec(&p, &l40s, 4, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_PRED_NA, "L40S custom n/a");
+  tps_pred_free(&p);
+  o.backend = TPS_AG_AUTO;
+
+  /* plumbing: split = GEMM(ceil(T/8)) + gather(T*3584) with the library models directly */
+  CHECK(tps_pred_init_spec(&p, &h100, 8, &tps_path_marlin_w8a16, &sh, 3584, &o) == 0, "H100 spec");
+  tps_gemm_model g;
+  tps_gemm_from_spec(&g, &tps_path_marlin_w8a16, &h100);
+  long ts[] = {1, 7, 8, 9, 100, 1000, 4681, 4682, 16384};
+  for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+    long t = ts[i], rows = (t + 7) / 8;
+    int used;
+    double want_rep = tps_gemm_time_us(&g, &sh, t);
+    double want_split = tps_gemm_time_us(&g, &sh, rows) + tps_ag_time_us(&p.ag, t * 3584.0, 8, TPS_AG_AUTO, &used, NULL);
+    int b;
+    CHECK(near(tps_pred_replicated_us(&p, t), want_rep, 1e-12), "rep %ld", t);
+    CHECK(near(tps_pred_split_us(&p, t, &b), want_split, 1e-12), "split %ld", t);
+    /* custom while the per-rank input t*3584/8 <= 2 MiB, i.e. t <= 4681 (2097152*8/3584 = 4681.1) */
+    CHECK(b == (t <= 4681 ? TPS_AG_CUSTOM : TPS_AG_NCCL), "backend at %ld: %d", t, b);
+  }
+  tps_pred_free(&p);
+
+  /* L40S (no NVLink): NCCL at every size */
+  CHECK(tps_pred_init_spec(&p, &l40s, 8, &tps_path_dense_bf16, &sh, 3584, &o) == 0, "L40S spec");
+  int b;
+  tps_pred_gather_us(&p, 6, &b);
+  CHECK(b == TPS_AG_NCCL, "L40S small gather is NCCL");
+  CHECK(!tps_pred_knob_used(&p, TPS_PK_AG_CUSTOM_BW), "L40S has no custom knob");
+  tps_pred_free(&p);
+
+  /* TP16 across two nodes: NCCL only; time >= bytes*(15/16) / 50 GB/s */
+  CHECK(tps_pred_init_spec(&p, &h100, 16, &tps_path_marlin_w8a16, &sh, 3584, &o) == 0, "H100 TP16");
+  double t16 = tps_pred_gather_us(&p, 8192, &b);
+  double bound = 8192.0 * 3584 * 15 / 16 / (50.0 * 1e3);
+  CHECK(b == TPS_AG_NCCL && t16 >= bound, "TP16 gather %.1f us >= %.1f us (IB bound), backend %d", t16, bound, b);
+  CHECK(tps_pred_knob_used(&p, TPS_PK_AG_INTERNODE), "TP16 has the inter-node knob");
+  /* halving the IB bandwidth cannot make the gather faster */
+  tps_pred q;
+  o.ib_gbps = 200;
+  tps_pred_init_spec(&q, &h100, 16, &tps_path_marlin_w8a16, &sh, 3584, &o);
+  CHECK(tps_pred_gather_us(&q, 8192, NULL) >= t16, "200 Gb/s IB slower");
+  o.ib_gbps = 0;
+  tps_pred_free(&q);
+  tps_pred_free(&p);
+}
+
+/* ---- the memoized dense scan = direct model calls at every T ------------------------- */
+static double direct_diff(long t, void *arg) {
+  const tps_pred *p = arg;
+  return tps_pred_split_us(p, t, NULL) - tps_pred_replicated_us(p, t);
+}
+
+static void test_dense_direct(void) {
+  tps_gpu h100 = mkgpu("H100-SXM", 132, 9, 0, 989, 1979, 3350, 450, 18, 1);
+  tps_gemm_shape sh = {5120, 1792, 2.0};
+  const tps_path *paths[3] = {&tps_path_marlin_w8a16, &tps_path_dense_bf16, &tps_path_native_fp8};
+  for (int i = 0; i < 3; i++) {
+    tps_pred p;
+    tps_pred_init_spec(&p, &h100, 8, paths[i], &sh, 3584, NULL);
+    tps_crossover a, b;
+    CHECK(tps_pred_crossover(&p, 12000, &a) == 0, "dense");
+    CHECK(tps_crossover_find(direct_diff, &p, 1, 12000, &b) == 0, "direct");
+    int same = a.breakeven == b.breakeven && a.nchg == b.nchg;
+    for (size_t k = 0; same && k < a.nchg && k < TPS_CROSS_MAXCHG; k++) same = a.chg[k] == b.chg[k] && a.chg_wins[k] == b.chg_wins[k];
+    CHECK(same, "%s: memoized scan (be %ld, %zu changes) = direct (be %ld, %zu changes)", paths[i]->name, a.breakeven, a.nchg, b.breakeven, b.nchg);
+    tps_pred_free(&p);
+  }
+}
+
+/* ---- fast break-even = dense scan, over many random perturbations -------------------- */
+static void test_fast_vs_dense(void) {
+  tps_gpu gpus[3] = {mkgpu("H100-SXM", 132, 9, 0, 989, 1979, 3350, 450, 18, 1),
+                     mkgpu("H20", 78, 9, 0, 148, 296, 4000, 450, 18, 1),
+                     mkgpu("L40S", 142, 8, 9, 362, 733, 864, 32, 0, 0)};
+  const tps_path *paths[3] = {&tps_path_marlin_w8a16, &tps_path_dense_bf16, &tps_path_native_fp8};
+  int tps[4] = {2, 4, 8, 16};
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 12345);
+  tps_gemm_shape sh = {5120, 1792, 2.0};
+  int mism = 0, n = 0, found = 0;
+  for (int gi = 0; gi < 3; gi++)
+    for (int pi = 0; pi < 3; pi++)
+      for (int ti = 0; ti < 4; ti++)
+        for (int rep = 0; rep < 6; rep++) {
+          tps_pred p;
+          tps_pred_opts o;
+          tps_pred_opts_default(&o);
+          if (tps_pred_init_spec(&p, &gpus[gi], tps[ti], paths[pi], &sh, 3584, &o) != 0) { tps_pred_free(&p); continue; }
+          long tmax = 4096 + 1000 * rep;
+          for (int k = 0; k < TPS_PK_N; k++)
+            if (tps_pred_knob_used(&p, k)) tps_pred_set_knob(&p, k, exp(0.8 * (gsl_rng_uniform(r) - 0.5) * (rep ? 1 : 0)));
+          tps_crossover c;
+          long be;
+          tps_pred_crossover(&p, tmax, &c);
+          tps_pred_breakeven_fast(&p, tmax, &be);
+          n++;
+          if (be != c.breakeven) {
+            mism++;
+            printf("  mismatch %s %s tp%d rep%d: fast %ld dense %ld\n", gpus[gi].name, paths[pi]->name, tps[ti], rep, be, c.breakeven);
+          }
+          if (be > 0) found++;
+          tps_pred_free(&p);
+        }
+  gsl_rng_free(r);
+  CHECK(mism == 0, "fast break-even differs from the dense scan in %d of %d cases", mism, n);
+  CHECK(n > 100 && found > n / 4, "enough cases with a break-even (%d of %d)", found, n);
+}
+
+/* ---- the pessimistic rule on the H20 table ------------------------------------------- */
+/* data/h20_tp8_fused_wqa_wkv.tsv, copied: tokens, replicated_us, split_us */
+static const long h20_t[] = {6, 12, 24, 48, 96, 384, 1024, 2048, 4096, 8192, 16384};
+static const double h20_rep[] = {14.1, 14.6, 19.2, 25.9, 49.6, 99.7, 239.4, 458.5, 903.6, 1794.7, 3570.8};
+static const double h20_split[] = {23.2, 23.1, 21.1, 20.3, 21.5, 35.8, 66.8, 99.7, 173.3, 346.9, 635.4};
+
+static void test_pessimistic(void) {
+  tps_gpu h20 = mkgpu("H20", 78, 9, 0, 148, 296, 4000, 450, 18, 1);
+  tps_gpu h100 = mkgpu("H100-SXM", 132, 9, 0, 989, 1979, 3350, 450, 18, 1);
+  tps_gpu h200 = mkgpu("H200-SXM", 132, 9, 0, 989, 1979, 4800, 450, 18, 1);
+  tps_gpu b200 = mkgpu("B200", 148, 10, 0, 2250, 4500, 7700, 900, 18, 1);
+  tps_split_data d;
+  memset(&d, 0, sizeof d);
+  d.n = 11; d.tokens = h20_t; d.replicated_us = h20_rep; d.split_us = h20_split; d.tp = 8;
+  d.shape.k = 5120; d.shape.n = 1792; d.shape.out_bytes = 2; d.out_bytes_per_token = 3584;
+  d.gather_cap_bytes = 2097152; d.path = &tps_path_marlin_w8a16; d.sms = 78;
+  tps_pred p;
+  tps_pred_opts o;
+  tps_pred_opts_default(&o);
+  tps_gemm_curve *c = tps_gemm_curve_alloc(h20_t, h20_rep, 11);
+  tps_gemm_model cm;
+  memset(&cm, 0, sizeof cm);
+  cm.kind = TPS_GEMM_CURVE; cm.curve = c;
+  const tps_gpu *targets[2] = {&h100, &h200};
+  for (int i = 0; i < 2; i++) {
+    CHECK(tps_pred_init_pessimistic(&p, &d, &h20, targets[i], 8, &tps_path_marlin_w8a16, &o) == 0, "pessimistic init");
+    /* at a measured size >= 1024 rows the replicated GEMM is the H20 time / 6.7 */
+    CHECK(near(tps_pred_replicated_us(&p, 1024), 239.4 / 6.7, 1e-9), "rep(1024) %.4f", tps_pred_replicated_us(&p, 1024));
+    CHECK(near(tps_pred_replicated_us(&p, 4096), 903.6 / 6.7, 1e-9), "rep(4096)");
+    /* 512 rows: 3.7x; 362 rows: log2(362) = 8.4998 -> 2 + 1.7*0.4998 */
+    CHECK(near(tps_pred_gemm_us(&p, 512), tps_gemm_time_us(&cm, NULL, 512) / 3.7, 1e-9), "gemm(512)");
+    double s362 = 2.0 + 1.7 * (log(362.0) / log(2.0) - 8.0);
+    CHECK(near(tps_pred_gemm_us(&p, 362), tps_gemm_time_us(&cm, NULL, 362) / s362, 1e-9), "gemm(362)");
+    CHECK(near(tps_pred_gemm_us(&p, 100), tps_gemm_time_us(&cm, NULL, 100) / 2.0, 1e-9), "gemm(100)");
+    /* at a measured T the gather is the H20 one: split = H20 split - GEMM_H20(rows)*(1 - 1/2)
+     * for rows <= 256, e.g. T = 2048 (256 rows): 99.7 - c(256)/2 */
+    double want = 99.7 - tps_gemm_time_us(&cm, NULL, 256) / 2.0;
+    CHECK(near(tps_pred_split_us(&p, 2048, NULL), want, 1e-9), "split(2048) %.3f want %.3f", tps_pred_split_us(&p, 2048, NULL), want);
+    tps_crossover cr;
+    CHECK(tps_pred_crossover(&p, 16384, &cr) == 0, "pessimistic crossover");
+    CHECK(cr.breakeven >= 1000 && cr.breakeven <= 1600, "%s pessimistic break-even %ld in [1000, 1600]", targets[i]->name, cr.breakeven);
+    /* the split loses at 1024 (H20 split 66.8 vs replicated 239.4/6.7 = 35.7 needs the GEMM
+     * part of the split, c(128)/2 ~ 29, plus the gather 66.8 - c(128) ~ 9.5: 38 > 35.7)
+     * and wins at 2048 (99.7 - c(256)/2 ~ 59 < 458.5/6.7 = 68.4) */
+    CHECK(tps_pred_split_us(&p, 1024, NULL) > tps_pred_replicated_us(&p, 1024), "loses at 1024");
+    CHECK(tps_pred_split_us(&p, 2048, NULL) < tps_pred_replicated_us(&p, 2048), "wins at 2048");
+    tps_interval iv;
+    CHECK(tps_pred_interval(&p, 16384, NULL, &iv) == 0 && isnan(iv.lo), "a rule has no interval");
+    tps_pred_free(&p);
+  }
+  CHECK(tps_pred_init_pessimistic(&p, &d, &h20, &h100, 4, &tps_path_marlin_w8a16, &o) == TPS_PRED_NA, "TP4 n/a");
+  tps_pred_free(&p);
+  CHECK(tps_pred_init_pessimistic(&p, &d, &h20, &b200, 8, &tps_path_marlin_w8a16, &o) == TPS_PRED_NA, "B200 n/a");
+  tps_pred_free(&p);
+  CHECK(tps_pred_init_pessimistic(&p, &d, &h20, &h20, 8, &tps_path_marlin_w8a16, &o) == TPS_PRED_NA, "H20 itself n/a");
+  tps_pred_free(&p);
+  tps_gemm_curve_free(c);
+}
+
+/* ---- interval, sensitivity, inverse (spec-only) --------------------------------------- */
+static void test_uncertainty(void) {
+  tps_gpu h200 = mkgpu("H200-SXM", 132, 9, 0, 989, 1979, 4800, 450, 18, 1);
+  tps_gemm_shape sh = {5120, 1792, 2.0};
+  tps_pred p;
+  tps_pred_opts o;
+  tps_pred_opts_default(&o);
+  CHECK(tps_pred_init_spec(&p, &h200, 8, &tps_path_marlin_w8a16, &sh, 3584, &o) == 0, "H200 spec");
+  long be;
+  tps_pred_breakeven(&p, 16384, &be);
+  CHECK(be > 1, "H200 spec break-even %ld", be);
+  tps_unc_opts u = {300, 7, 0.90};
+  tps_interval iv;
+  CHECK(tps_pred_interval(&p, 16384, &u, &iv) == 0, "interval");
+  CHECK(iv.nsamples == 300 && iv.prior_part && !iv.fit_part, "samples %d", iv.nsamples);
+  CHECK(iv.lo <= iv.median && iv.median <= iv.hi && iv.lo < iv.hi, "ordered %g %g %g", iv.lo, iv.median, iv.hi);
+  /* the nominal break-even lies inside the 90% interval of the priors' lognormal spread */
+  CHECK(iv.lo <= be && be <= iv.hi, "nominal %ld in [%g, %g]", be, iv.lo, iv.hi);
+  /* the same seed gives the same interval */
+  tps_interval iv2;
+  tps_pred_interval(&p, 16384, &u, &iv2);
+  CHECK(iv2.lo == iv.lo && iv2.hi == iv.hi, "reproducible");
+
+  /* sensitivity: a faster GEMM (more TFLOPS) leaves less to save, so the break-even
+   * moves up or stays; a faster gather moves it down or keeps it */
+  tps_sens s[TPS_PK_N];
+  int ns;
+  CHECK(tps_pred_sensitivity(&p, 16384, s, &ns) == 0 && ns >= 6, "sensitivity %d", ns);
+  for (int i = 0; i < ns; i++) {
+    if (s[i].knob == TPS_PK_GEMM_TFLOPS) CHECK(s[i].be_minus <= be && be <= s[i].be_plus, "tflops direction %ld %ld %ld", s[i].be_minus, be, s[i].be_plus);
+    if (s[i].knob == TPS_PK_AG_CUSTOM_BW) CHECK(s[i].be_minus >= be && be >= s[i].be_plus, "custom bw direction");
+  }
+
+  /* inverse: at x the split and the replicated GEMM tie at T (checked by evaluating the
+   * context with the knobs set by hand), and 5% either way decides */
+  long T = 4096; /* well above the break-even */
+  double x;
+  CHECK(tps_pred_inverse(&p, TPS_INV_LINK, T, &x) == 0 && x > 0 && isfinite(x), "inverse link %g", x);
+  tps_pred q = p;
+  tps_pred_set_knob(&q, TPS_PK_AG_CUSTOM_BW, x);
+  tps_pred_set_knob(&q, TPS_PK_AG_NCCL_BW, x);
+  tps_pred_set_knob(&q, TPS_PK_AG_INTERNODE, x);
+  CHECK(near(tps_pred_split_us(&q, T, NULL), tps_pred_replicated_us(&q, T), 1e-6), "tie at the link root");
+  tps_pred_set_knob(&q, TPS_PK_AG_CUSTOM_BW, x * 1.05);
+  tps_pred_set_knob(&q, TPS_PK_AG_NCCL_BW, x * 1.05);
+  CHECK(tps_pred_split_us(&q, T, NULL) < tps_pred_replicated_us(&q, T), "pays above the link root");
+  double y;
+  CHECK(tps_pred_inverse(&p, TPS_INV_GEMM, T, &y) == 0 && y > 0 && isfinite(y), "inverse gemm %g", y);
+  q = p;
+  tps_pred_set_knob(&q, TPS_PK_GEMM_TFLOPS, y);
+  CHECK(near(tps_pred_split_us(&q, T, NULL), tps_pred_replicated_us(&q, T), 1e-6), "tie at the gemm root");
+  tps_pred_set_knob(&q, TPS_PK_GEMM_TFLOPS, y * 0.95);
+  CHECK(tps_pred_split_us(&q, T, NULL) < tps_pred_replicated_us(&q, T), "pays with a slower GEMM");
+  /* at T = 6 (one row per rank) the floors dominate: even 1000x the link cannot pay */
+  CHECK(tps_pred_inverse(&p, TPS_INV_LINK, 6, &x) == TPS_PRED_NA && isinf(x), "T=6 impossible");
+  tps_pred_free(&p);
+}
+
+int main(void) {
+  gsl_set_error_handler_off();
+  test_crossover_generic();
+  test_spec();
+  test_dense_direct();
+  test_fast_vs_dense();
+  test_pessimistic();
+  test_uncertainty();
+  printf("%d checks, %d failed\n", checks, fails);
+  return fails ? 1 : 0;
+}
