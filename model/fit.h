@@ -6,10 +6,32 @@
  *     tps_ag_time_us, plus the fitted parameter vector theta with its covariance;
  *   - tps_fit_set_theta(f, theta) writes a parameter vector back into f->gemm / f->ag
  *     (used to propagate uncertainty by sampling theta ~ N(theta, cov));
- *   - f->gpu, f->tp, f->shape, f->out_bytes_per_token describe what was measured. */
+ *   - f->gpu, f->tp, f->shape, f->out_bytes_per_token describe what was measured.
+ *
+ * Method.  Residuals are relative, r_i = (model_i - measured_i) / measured_i (latencies span
+ * three decades), minimized with gsl_multifit_nlinear (trust region, Levenberg-Marquardt,
+ * finite-difference Jacobian) from data-driven starting values.  Unweighted: the covariance
+ * is C = s^2 (J^T J)^-1 with s^2 = sum r_i^2 / dof, dof = n - p; standard errors
+ * se_j = sqrt(C_jj); 95% intervals theta_j +- t_{0.975,dof} se_j (gsl_cdf_tdist_Pinv).
+ * Derived quantities g(theta) (e.g. the gather time inside a split point) get
+ * se = sqrt(grad^T C grad) (delta method, central differences).
+ *
+ * What is fitted (theta) and what is fixed (kept in f->gemm / f->ag, written to fit files):
+ *  - GEMM: floor_us, tflops, launch_us and reduce_us (sliced paths), bw_gbps; sharp (q) is
+ *    fixed at TPS_GEMM_DEFAULT_SHARP.  A parameter whose 95% interval includes 0 (or whose
+ *    column of J is rank deficient) is not identified by the data: it is fixed at its prior
+ *    (bw_gbps: HBM x the path's stream_eff; launch_us: 0; reduce_us: the path's prior;
+ *    custom gather floor/bandwidth: tps_ag_from_spec) and the fit is repeated.
+ *  - Split fits: the custom gather's floor and bandwidth (when custom points exist) and one
+ *    overall NCCL bandwidth scale, ag_nccl_bw_scale (when NCCL points exist), multiplying
+ *    the per-protocol bus bandwidths of tps_ag_from_spec; the NCCL protocol latencies stay
+ *    at their priors (two NCCL points cannot identify them).
+ *  - All-gather fits: per-protocol latency and bus bandwidth of each protocol that wins at
+ *    two or more points (others fixed at their priors), or the custom floor and bandwidth. */
 #ifndef TPS_FIT_H
 #define TPS_FIT_H
 #include <stddef.h>
+#include <gsl/gsl_rng.h>
 #include "gemm.h"
 #include "allgather.h"
 #ifdef __cplusplus
@@ -57,7 +79,30 @@ typedef struct {
   double loo_med_abs, loo_max_abs;           /* NaN when --loo not asked */
   int iterations;
   double rcond;
+  /* added by the fit area */
+  int par_target[TPS_FIT_MAXPAR];    /* what each theta_j sets (TPS_FT_*) */
+  double nccl_busbw_ref[TPS_NPROTO]; /* bus bandwidths that ag_nccl_bw_scale multiplies */
+  int gather_mode;                   /* split fits: 0 auto by the cap, 1 custom, 2 NCCL */
+  double chi2;                       /* sum of squared relative residuals */
+  double tq;                         /* t_{0.975,dof} used for the intervals */
+  int loo_failed;                    /* leave-one-out refits that did not converge */
+  char fixed_note[256];              /* which parameters were fixed at priors, and why */
 } tps_fit;
+
+/* Targets of theta entries: 0..TPS_GEMM_NPAR-1 are tps_gemm_model.p indices; then: */
+enum {
+  TPS_FT_AG_CUSTOM_FLOOR = 32, /* ag.custom_floor_us */
+  TPS_FT_AG_CUSTOM_GBPS,       /* ag.custom_gbps */
+  TPS_FT_AG_NCCL_SCALE,        /* ag.busbw_gbps[p] = scale * nccl_busbw_ref[p] for all p */
+  TPS_FT_AG_LAT0,              /* ag.lat_us[p], p = target - TPS_FT_AG_LAT0 */
+  TPS_FT_AG_BW0 = TPS_FT_AG_LAT0 + TPS_NPROTO, /* ag.busbw_gbps[p] */
+  TPS_FT_END = TPS_FT_AG_BW0 + TPS_NPROTO
+};
+/* Name of a target ("floor_us", ..., "ag_custom_floor_us", "ag_custom_gbps",
+ * "ag_nccl_bw_scale", "ag_lat_LL_us", ..., "ag_busbw_Simple_gbps"); NULL if unknown. */
+const char *tps_fit_target_name(int target);
+/* Target of a name, -1 if unknown. */
+int tps_fit_target_from_name(const char *name);
 
 /* Inputs.  Arrays are borrowed. */
 typedef struct {
@@ -70,6 +115,10 @@ typedef struct {
   double gather_cap_bytes;   /* custom backend cap per rank (0 = default 2 MiB) */
   const tps_path *path;
   int sms;                   /* SMs of the measured GPU */
+  /* added by the fit area (zero = default) */
+  const tps_gpu *gpu;        /* measured GPU (priors: HBM, links); NULL = generic NVLink4 */
+  int gather_mode;           /* 0 auto: custom while the per-rank input <= cap, else NCCL;
+                              * 1 all custom; 2 all NCCL */
 } tps_split_data;
 
 typedef struct {
@@ -79,6 +128,7 @@ typedef struct {
   tps_gemm_shape shape;
   const tps_path *path;
   int sms;
+  const tps_gpu *gpu;        /* added: measured GPU for the bw prior; NULL = none */
 } tps_gemm_data;
 
 typedef struct {
@@ -87,6 +137,7 @@ typedef struct {
   const double *time_us;
   int ranks;
   int backend;               /* TPS_AG_NCCL or TPS_AG_CUSTOM */
+  const tps_gpu *gpu;        /* added: for priors; NULL = generic NVLink4 */
 } tps_ag_data;
 
 typedef struct {
@@ -95,15 +146,41 @@ typedef struct {
 } tps_fit_opts;
 
 /* Status codes (0 = ok). */
-enum { TPS_FIT_OK = 0, TPS_FIT_EBADDATA = 1, TPS_FIT_ETOOFEW = 2, TPS_FIT_ENOCONV = 3 };
+enum { TPS_FIT_OK = 0, TPS_FIT_EBADDATA = 1, TPS_FIT_ETOOFEW = 2, TPS_FIT_ENOCONV = 3,
+       TPS_FIT_ESINGULAR = 4 /* parameters not identifiable even after fixing priors */ };
+/* Exit code for a status: 0 ok, 2 bad data / too few points, 1 otherwise. */
+int tps_fit_exit_code(int status);
 
 /* Each returns a status; on failure msg (may be NULL) gets one line saying why. */
 int tps_fit_split(const tps_split_data *d, const tps_fit_opts *o, tps_fit *f, char *msg, size_t msgsz);
 int tps_fit_gemm(const tps_gemm_data *d, const tps_fit_opts *o, tps_fit *f, char *msg, size_t msgsz);
 int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, char *msg, size_t msgsz);
 
-/* Write theta (f->npar values) into f->gemm and f->ag. */
+/* Write theta (f->npar values) into f->gemm and f->ag.  Returns 0, or -1 (f unchanged)
+ * when a value is outside its domain (a bandwidth or throughput <= 0, a time < 0): callers
+ * sampling theta ~ N(theta, cov) should draw again. */
 int tps_fit_set_theta(tps_fit *f, const double *theta);
+
+/* Draw theta ~ N(f->theta, f->cov) (Cholesky of cov; rank-deficient directions get no
+ * spread) into theta[f->npar].  Returns 0, -1 if cov is not positive semi-definite.
+ * The draw may be outside the domain: check tps_fit_set_theta's return. */
+int tps_fit_sample_theta(const tps_fit *f, const gsl_rng *r, double *theta);
+
+/* Model values of a split fit at tokens T (any fit kind with a gemm/ag model works):
+ * replicated = GEMM(T), split = GEMM(ceil(T/tp)) + gather(tp*ceil(T/tp)*out_bytes_per_token)
+ * (each rank contributes ceil(T/tp) rows; = T*out_bytes_per_token when tp divides T), the
+ * gather with f's backend rule (auto: custom while ceil(T/tp)*out_bytes_per_token <= cap); *backend (may be NULL) gets TPS_AG_CUSTOM or TPS_AG_NCCL.
+ * Each returns the value in us and, when se_us is not NULL, its standard error from the
+ * fit's covariance (delta method).  NaN when f cannot evaluate it. */
+double tps_fit_replicated_us(const tps_fit *f, long tokens, double *se_us);
+double tps_fit_split_us(const tps_fit *f, long tokens, double *se_us, int *backend);
+double tps_fit_gather_us(const tps_fit *f, long tokens, double *se_us, int *backend);
+
+/* Index of a fitted parameter by name, -1 when it is not fitted. */
+int tps_fit_par_index(const tps_fit *f, const char *name);
+
+/* One line describing a status. */
+const char *tps_fit_strerror(int status);
 
 #ifdef __cplusplus
 }

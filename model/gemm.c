@@ -1,11 +1,12 @@
-/* gemm.c: GEMM latency model (see gemm.h for the equations). */
+/* gemm.c: GEMM latency model (see gemm.h for the equations and units). */
 #include "gemm.h"
 #include <math.h>
 #include <stdlib.h>
 #include <gsl/gsl_interp.h>
 #include <gsl/gsl_errno.h>
 
-const char *const tps_gemm_par_names[TPS_GEMM_NPAR] = {"floor_us", "bw_gbps", "tflops", "sharp"};
+const char *const tps_gemm_par_names[TPS_GEMM_NPAR] = {"floor_us", "bw_gbps", "tflops",
+                                                       "sharp", "launch_us", "reduce_us"};
 
 struct tps_gemm_curve {
   size_t n;
@@ -14,22 +15,87 @@ struct tps_gemm_curve {
   gsl_interp_accel *acc;
 };
 
+/* Iterator over the launches of a GEMM of m rows (vLLM marlin host loop for sliced paths:
+ * blocks of rt rows, slices of sb blocks, at most max_par slices per launch; pad = rows of
+ * padding in the last block).  Output-tiled paths: one launch of the padded rows. */
+typedef struct { long rt, sb, max_par, blocks, pad, i; int sliced; } launch_it;
+
+static void launch_begin(launch_it *it, const tps_path *path, long m) {
+  it->rt = path->row_tile > 0 ? path->row_tile : 1;
+  it->blocks = (m + it->rt - 1) / it->rt;
+  it->pad = it->blocks * it->rt - m;
+  it->sliced = path->slice_rows > 0;
+  it->sb = it->sliced && path->slice_rows / it->rt > 0 ? path->slice_rows / it->rt : 1;
+  it->max_par = path->max_par > 0 ? path->max_par : 1;
+  it->i = 0;
+}
+
+/* Next launch: rows (padded) and par (slices). 0 when done. */
+static int launch_next(launch_it *it, long *rows, long *par) {
+  if (it->i >= it->blocks) return 0;
+  if (!it->sliced) { *rows = it->blocks * it->rt; *par = 1; it->i = it->blocks; return 1; }
+  long b = it->blocks - it->i, p = 1;
+  if (b > it->sb) {
+    p = (it->rt * b - it->pad) / (it->rt * it->sb);
+    if (p > it->max_par) p = it->max_par;
+    if (p < 1) p = 1;
+    it->i += it->sb * (p - 1);
+    b = it->sb;
+  }
+  it->i += it->sb;
+  *rows = b * it->rt * p;
+  *par = p;
+  return 1;
+}
+
+long tps_gemm_launches(const tps_path *path, long m, long *rows, long *par, long cap) {
+  if (!path || m < 1) return 0;
+  launch_it it;
+  long r, p, nl = 0;
+  launch_begin(&it, path, m);
+  while (launch_next(&it, &r, &p)) {
+    if (nl < cap) { rows[nl] = r; par[nl] = p; }
+    nl++;
+  }
+  return nl;
+}
+
 static double parametric_us(const tps_gemm_model *g, const tps_gemm_shape *s, long m) {
   const tps_path *p = g->path;
-  double K = (double)s->k, N = (double)s->n, M = (double)m;
+  double K = (double)s->k, N = (double)s->n;
   double floor_us = g->p[TPS_GP_FLOOR_US], bw = g->p[TPS_GP_BW_GBPS], tf = g->p[TPS_GP_TFLOPS];
-  double q = g->p[TPS_GP_SHARP];
-  if (!(bw > 0) || !(tf > 0) || !(q >= 1) || g->sms < 1) return NAN;
-  double bytes = K * N * p->weight_bytes + M * K * p->act_bytes + M * N * s->out_bytes;
-  double t_stream = bytes / (bw * 1e3);
-  double rt = p->row_tile, ct = p->col_tile;
-  double tiles = ceil(M / rt) * ceil(N / ct);
-  double waves = ceil(tiles / g->sms);
-  /* A partial tile in N costs a whole tile: use min(ct, N) as the width of one tile. */
-  double width = N < ct ? N : ct;
-  double t_compute = waves * g->sms * 2.0 * rt * width * K / (tf * 1e6);
-  double comb = pow(pow(t_stream, q) + pow(t_compute, q), 1.0 / q);
-  return floor_us + comb;
+  double q = g->p[TPS_GP_SHARP], launch_us = g->p[TPS_GP_LAUNCH_US], red_us = g->p[TPS_GP_REDUCE_US];
+  if (!(bw > 0) || !(tf > 0) || !(q >= 1) || g->sms < 1 || !(floor_us >= 0) || !(launch_us >= 0) ||
+      !(red_us >= 0) || K < 1 || N < 1 || !(s->out_bytes > 0))
+    return NAN;
+  double ct = p->col_tile > 0 ? p->col_tile : N;
+  double ntiles = ceil(N / ct);
+  double wbytes = K * N * p->weight_bytes;
+  double per_row_us = 2.0 * K * N / (tf * 1e6);
+  launch_it it;
+  long rl, pl;
+  double t = floor_us;
+  launch_begin(&it, p, m);
+  while (launch_next(&it, &rl, &pl)) {
+    double R = (double)rl, P = (double)pl;
+    double waves = 1.0;
+    double red = 0.0;
+    if (p->slice_rows > 0) {
+      double blk = R / P / p->row_tile;            /* 16-row blocks per slice */
+      double splits = g->sms / (P * ntiles);       /* blocks summing one column tile */
+      if (splits > 1) red = red_us * blk * (splits - 1.0);
+    } else {
+      double tiles = (R / p->row_tile) * ntiles;
+      waves = ceil(tiles / g->sms) * g->sms / tiles;
+    }
+    double ts = (wbytes + R * K * p->act_bytes + R * N * s->out_bytes) / (bw * 1e3);
+    double tc = R * per_row_us * waves;
+    /* q-norm, scaled to avoid overflow of pow for large q */
+    double mx = ts > tc ? ts : tc;
+    double comb = mx * pow(pow(ts / mx, q) + pow(tc / mx, q), 1.0 / q);
+    t += launch_us + comb + red;
+  }
+  return t;
 }
 
 static double curve_us(const tps_gemm_curve *c, long m) {
@@ -70,7 +136,9 @@ int tps_gemm_from_spec(tps_gemm_model *g, const tps_path *path, const tps_gpu *g
   g->p[TPS_GP_FLOOR_US] = path->floor_us;
   g->p[TPS_GP_BW_GBPS] = gpu->hbm_gbps * path->stream_eff;
   g->p[TPS_GP_TFLOPS] = peak * path->compute_eff;
-  g->p[TPS_GP_SHARP] = 2.0;
+  g->p[TPS_GP_SHARP] = TPS_GEMM_DEFAULT_SHARP;
+  g->p[TPS_GP_LAUNCH_US] = 0.0; /* the path's prior floor covers the one launch */
+  g->p[TPS_GP_REDUCE_US] = path->reduce_us;
   return 0;
 }
 
@@ -92,7 +160,11 @@ int tps_gemm_transfer(tps_gemm_model *dst, const tps_gemm_model *src, const tps_
   double stream_ratio = dst_path->stream_eff / src->path->stream_eff;
   dst->p[TPS_GP_TFLOPS] = src->p[TPS_GP_TFLOPS] * (dst_peak / src_peak) * eff_ratio;
   dst->p[TPS_GP_BW_GBPS] = src->p[TPS_GP_BW_GBPS] * (dst_gpu->hbm_gbps / src_gpu->hbm_gbps) * stream_ratio;
-  if (dst_path != src->path) dst->p[TPS_GP_FLOOR_US] = src->p[TPS_GP_FLOOR_US] * dst_path->floor_us / src->path->floor_us;
+  if (dst_path != src->path) {
+    if (src->path->floor_us > 0)
+      dst->p[TPS_GP_FLOOR_US] = src->p[TPS_GP_FLOOR_US] * dst_path->floor_us / src->path->floor_us;
+    dst->p[TPS_GP_REDUCE_US] = dst_path->reduce_us;
+  }
   return 0;
 }
 

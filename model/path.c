@@ -27,6 +27,11 @@ const tps_path tps_path_marlin_w8a16 = {
   .stream_eff_rsd = 0.10,
   .floor_us = 6.0,
   .source = "H20 table (57% of bf16 peak at M>=4096); mma.sync ceiling ~75% of bf16 peak on Hopper (brief)",
+  /* fit area: Marlin splits M into slices of <= 64 rows (thread_m_blocks <= 4), at most
+   * max_par = 16 slices per launch (vLLM marlin host loop); reduce_us from the H20 fit. */
+  .slice_rows = 64,
+  .max_par = 16,
+  .reduce_us = 0.2,
 };
 
 const tps_path tps_path_dense_bf16 = {

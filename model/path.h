@@ -25,6 +25,12 @@ typedef struct tps_path {
   double stream_eff_rsd;
   double floor_us;         /* prior: fixed cost in a CUDA graph (launch, fill, drain) */
   const char *source;      /* where the priors come from */
+  /* Fields added by the fit area (model/gemm.c reads them): */
+  int slice_rows;          /* >0: the kernel splits M into slices of at most this many rows,
+                            * each a separate pass over the weights, with K split across SMs
+                            * (stream-K, serial reduction); 0: one output-tiled launch */
+  int max_par;             /* slices per launch at most (Marlin's max_par); more rows => more launches */
+  double reduce_us;        /* prior: cost of one serial reduction step of a 16-row block, us */
 } tps_path;
 
 extern const tps_path tps_path_marlin_w8a16;

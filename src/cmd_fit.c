@@ -1,8 +1,228 @@
-/* cmd_fit.c: placeholder until the command is written. */
+/* cmd_fit.c: `tpsplit fit FILE... [-o FIT] [--json] [--loo]`
+ *
+ * Fits each FILE by its kind (model/fit.h): a split-vs-replicated table jointly (GEMM and
+ * gather parameters against both columns), a GEMM table, an all-gather table or an
+ * nccl-tests log.  Prints each fitted parameter with its 95% interval, each point's measured
+ * value, model value and relative residual (and, for split tables, the derived gather time
+ * with its standard error and backend), and summary statistics; --loo adds the
+ * leave-one-out error of every point (the point predicted by a fit without it).
+ * -o FIT saves the fit (src/fitfile.h; one FILE only) through a temporary file renamed into
+ * place.  All files are fitted before anything is printed or written.
+ * Exit: 0 ok; 1 a fit did not converge or its parameters are not identifiable; 2 usage or
+ * input error (bad file, too few points for the parameters). */
+#include "config.h"
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "fitfile.h"
+#include "jsonout.h"
 #include "tpsplit.h"
-#include "err.h"
+#include "util.h"
+
+static void usage(FILE *fp) {
+  fprintf(fp,
+          "Usage: tpsplit fit FILE... [-o FIT] [--json] [--loo] [--gpu NAME] [--gpus FILE]\n"
+          "Fit GEMM and all-gather latency models to measurements, with 95%% intervals.\n\n"
+          "FILE is a split-vs-replicated table (GEMM and gather parameters fitted jointly to\n"
+          "both columns), a GEMM table, an all-gather table, or an nccl-tests all_gather_perf\n"
+          "log.  Each FILE is fitted on its own, minimizing relative residuals\n"
+          "(model - measured) / measured; intervals are value +- t(0.975, dof) * se.\n\n"
+          "Options:\n"
+          "  -o, --output=FIT  save the fit (text format, see README 'fit'); one FILE only\n"
+          "  --loo             also refit without each point and report its prediction error\n"
+          "  --json            print JSON: parameters, points, summary (NaN as null)\n"
+          "  --gpu=NAME        the measured GPU (default: the file's '#@ gpu')\n"
+          "  --gpus=FILE       GPU table (default: the bundled gpus.tsv)\n"
+          "  --max-iter=N      iterations of the solver per start (default 400)\n"
+          "  --time            print the wall time of reading and fitting all FILEs to stderr\n"
+          "  -h, --help        print this help and exit\n"
+          "  -V, --version     print the version and exit\n\n"
+          "Exit status: 0 ok, 1 a fit did not converge (or its parameters are not\n"
+          "identifiable), 2 usage or input error (bad file, too few points).\n");
+}
+
+static const char *backend_str(int b) {
+  return b == TPS_AG_CUSTOM ? "custom" : b == TPS_AG_NCCL ? "nccl" : "-";
+}
+
+static void print_text(const char *file, const tps_fit *f, int loo) {
+  printf("# fit of %s: %s", file, tps_fit_kind_name(f->kind));
+  if (f->kind != TPS_FIT_ALLGATHER)
+    printf(", %s, %s, K=%ld N=%ld", f->gpu, f->gemm.path ? f->gemm.path->name : "-", f->shape.k, f->shape.n);
+  else
+    printf(", %s", f->gpu);
+  if (f->kind != TPS_FIT_GEMM) printf(", %d ranks", f->tp);
+  printf("\n# %zu points, %d parameters, dof %d, %d iterations, rcond %.3g\n", f->npts, f->npar, f->dof,
+         f->iterations, f->rcond);
+  printf("%-22s %12s %12s %12s %12s\n", "parameter", "value", "se", "lo95", "hi95");
+  for (int j = 0; j < f->npar; j++)
+    printf("%-22s %12.6g %12.4g %12.6g %12.6g\n", f->par_name[j], f->theta[j], f->se[j], f->lo95[j], f->hi95[j]);
+  if (f->fixed_note[0]) printf("# fixed: %s\n", f->fixed_note);
+  int split = f->kind == TPS_FIT_SPLIT;
+  printf("%-10s %12s %12s %12s %10s", "series", f->kind == TPS_FIT_ALLGATHER ? "bytes" : split ? "tokens" : "rows",
+         "measured_us", "model_us", "rel_resid");
+  if (loo) printf(" %10s", "loo_rel");
+  if (split) printf(" %10s %12s %8s", "gather_us", "gather_se_us", "backend");
+  printf("\n");
+  for (size_t i = 0; i < f->npts; i++) {
+    const tps_fit_point *p = &f->pt[i];
+    printf("%-10s %12.0f %12.4g %12.4g %+10.4f", tps_fit_series_name(f, p->series), p->x, p->measured_us,
+           p->model_us, p->rel_resid);
+    if (loo) printf(" %+10.4f", p->loo_rel);
+    if (split) {
+      if (p->series == 1) printf(" %10.4g %12.3g %8s", p->gather_us, p->gather_se_us, backend_str(p->backend));
+      else printf(" %10s %12s %8s", "-", "-", "-");
+    }
+    printf("\n");
+  }
+  printf("# summary: median |rel resid| %.2f%%, max %.2f%%, rms %.2f%%\n", 100 * f->med_abs_rel,
+         100 * f->max_abs_rel, 100 * f->rms_rel);
+  if (loo)
+    printf("# leave-one-out: median |rel error| %.2f%%, max %.2f%% (%d refits failed)\n", 100 * f->loo_med_abs,
+           100 * f->loo_max_abs, f->loo_failed);
+}
+
+static json_t *to_json(const char *file, const tps_fit *f, int loo) {
+  json_t *o = json_object(), *pars = json_array(), *pts = json_array(), *sum = json_object();
+  json_object_set_new(o, "file", json_string(file));
+  json_object_set_new(o, "kind", json_string(tps_fit_kind_name(f->kind)));
+  json_object_set_new(o, "gpu", json_string(f->gpu));
+  json_object_set_new(o, "path", f->gemm.path ? json_string(f->gemm.path->name) : json_null());
+  json_object_set_new(o, "tp", json_integer(f->tp));
+  json_object_set_new(o, "fixed", json_string(f->fixed_note));
+  for (int j = 0; j < f->npar; j++) {
+    json_t *p = json_object();
+    json_object_set_new(p, "name", json_string(f->par_name[j]));
+    tps_json_set_num(p, "value", f->theta[j]);
+    tps_json_set_num(p, "se", f->se[j]);
+    tps_json_set_num(p, "lo95", f->lo95[j]);
+    tps_json_set_num(p, "hi95", f->hi95[j]);
+    json_array_append_new(pars, p);
+  }
+  for (size_t i = 0; i < f->npts; i++) {
+    const tps_fit_point *p = &f->pt[i];
+    json_t *q = json_object();
+    json_object_set_new(q, "series", json_string(tps_fit_series_name(f, p->series)));
+    tps_json_set_num(q, "x", p->x);
+    tps_json_set_num(q, "measured_us", p->measured_us);
+    tps_json_set_num(q, "model_us", p->model_us);
+    tps_json_set_num(q, "rel_resid", p->rel_resid);
+    tps_json_set_num(q, "loo_rel", p->loo_rel);
+    tps_json_set_num(q, "gather_us", p->gather_us);
+    tps_json_set_num(q, "gather_se_us", p->gather_se_us);
+    json_object_set_new(q, "backend", p->backend >= 0 ? json_string(backend_str(p->backend)) : json_null());
+    json_array_append_new(pts, q);
+  }
+  json_object_set_new(sum, "n_points", json_integer((json_int_t)f->npts));
+  json_object_set_new(sum, "n_parameters", json_integer(f->npar));
+  json_object_set_new(sum, "dof", json_integer(f->dof));
+  json_object_set_new(sum, "iterations", json_integer(f->iterations));
+  tps_json_set_num(sum, "median_abs_rel", f->med_abs_rel);
+  tps_json_set_num(sum, "max_abs_rel", f->max_abs_rel);
+  tps_json_set_num(sum, "rms_rel", f->rms_rel);
+  tps_json_set_num(sum, "chi2", f->chi2);
+  tps_json_set_num(sum, "t975", f->tq);
+  tps_json_set_num(sum, "rcond", f->rcond);
+  tps_json_set_num(sum, "loo_median_abs", loo ? f->loo_med_abs : NAN);
+  tps_json_set_num(sum, "loo_max_abs", loo ? f->loo_max_abs : NAN);
+  json_object_set_new(sum, "loo_failed", json_integer(f->loo_failed));
+  json_object_set_new(o, "parameters", pars);
+  json_object_set_new(o, "points", pts);
+  json_object_set_new(o, "summary", sum);
+  return o;
+}
+
 int cmd_fit(int argc, char **argv) {
-  (void)argc; (void)argv;
-  tps_die_msg("fit: not implemented yet");
-  return TPS_EXIT_FAIL;
+  enum { OPT_JSON = 256, OPT_LOO, OPT_GPU, OPT_GPUS, OPT_MAXIT, OPT_TIME };
+  static const struct option opts[] = {{"json", no_argument, NULL, OPT_JSON},
+                                       {"loo", no_argument, NULL, OPT_LOO},
+                                       {"output", required_argument, NULL, 'o'},
+                                       {"gpu", required_argument, NULL, OPT_GPU},
+                                       {"gpus", required_argument, NULL, OPT_GPUS},
+                                       {"max-iter", required_argument, NULL, OPT_MAXIT},
+                                       {"time", no_argument, NULL, OPT_TIME},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {"version", no_argument, NULL, 'V'},
+                                       {NULL, 0, NULL, 0}};
+  int json = 0, timing = 0, c;
+  const char *out = NULL, *gpu = NULL, *gpus = NULL;
+  tps_fit_opts fo = {0, 0};
+  long v;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "o:hV", opts, NULL)) != -1) {
+    switch (c) {
+      case OPT_JSON: json = 1; break;
+      case OPT_LOO: fo.loo = 1; break;
+      case OPT_TIME: timing = 1; break;
+      case 'o': out = optarg; break;
+      case OPT_GPU: gpu = optarg; break;
+      case OPT_GPUS: gpus = optarg; break;
+      case OPT_MAXIT:
+        if (tps_parse_long(optarg, &v) || v < 1 || v > 100000) {
+          tps_die_msg("fit: --max-iter '%s' must be an integer in 1..100000", optarg);
+          return TPS_EXIT_USAGE;
+        }
+        fo.max_iter = (int)v;
+        break;
+      case 'h': usage(stdout); return TPS_EXIT_OK;
+      case 'V': printf("tpsplit fit (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return TPS_EXIT_OK;
+      default:
+        tps_die_msg("fit: bad option '%s' (try 'tpsplit fit --help')", argv[optind - 1]);
+        return TPS_EXIT_USAGE;
+    }
+  }
+  int nfiles = argc - optind;
+  if (nfiles < 1) {
+    tps_die_msg("fit: no FILE given (try 'tpsplit fit --help')");
+    return TPS_EXIT_USAGE;
+  }
+  if (out && nfiles != 1) {
+    tps_die_msg("fit: -o takes exactly one FILE, got %d", nfiles);
+    return TPS_EXIT_USAGE;
+  }
+  tps_fit *f = calloc((size_t)nfiles, sizeof *f);
+  if (!f) { tps_die_msg("fit: out of memory"); return TPS_EXIT_FAIL; }
+  int rc = TPS_EXIT_OK;
+  tps_err e;
+  tps_err_clear(&e);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < nfiles && rc == TPS_EXIT_OK; i++) {
+    int status;
+    if (tps_fit_file(argv[optind + i], gpu, gpus, &fo, &f[i], &status, &e) != 0) {
+      tps_err_print(&e);
+      rc = tps_fit_exit_code(status);
+    }
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (timing && rc == TPS_EXIT_OK)
+    fprintf(stderr, "tpsplit: fit: %d file(s) read and fitted in %.4f s\n", nfiles,
+            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+  if (rc == TPS_EXIT_OK && out) {
+    const char *src[1] = {argv[optind]};
+    if (tps_fitfile_save(out, &f[0], src, 1, &e) != 0) { tps_err_print(&e); rc = TPS_EXIT_USAGE; }
+  }
+  if (rc == TPS_EXIT_OK) {
+    if (json) {
+      json_t *root;
+      if (nfiles == 1) root = to_json(argv[optind], &f[0], fo.loo);
+      else {
+        json_t *arr = json_array();
+        for (int i = 0; i < nfiles; i++) json_array_append_new(arr, to_json(argv[optind + i], &f[i], fo.loo));
+        root = json_object();
+        json_object_set_new(root, "fits", arr);
+      }
+      if (tps_json_print(root)) rc = TPS_EXIT_FAIL;
+    } else {
+      for (int i = 0; i < nfiles; i++) {
+        if (i) printf("\n");
+        print_text(argv[optind + i], &f[i], fo.loo);
+      }
+    }
+  }
+  free(f);
+  return rc;
 }
