@@ -1,0 +1,171 @@
+/* gemm_cublaslt.cu: the dense-bf16 and native-fp8 paths through cuBLASLt, and our activation
+ * quantization for native-fp8.
+ *
+ * Row-major Y[M x N] = X[M x K] W[N x K]^T is, in cuBLASLt's column-major terms,
+ * Y^T (N x M, ld N) = op(A) B with A = W seen as K x N (ld K), op = T, and B = X^T seen as
+ * K x M (ld K), op = N: the "TN" layout that FP8 on SM90 requires.
+ *
+ * native-fp8: D = scale_a * scale_b * (Aq Bq) with Aq = E4M3(W / scale_a) (per tensor, at plan
+ * creation) and Bq = E4M3(X / scale_b), scale_b = amax(|X|) / 448 computed on the device by
+ * two kernels per run: (1) amax (after a 4-byte memset), (2) scale and convert (saturating,
+ * round to nearest even).  Both are captured with the GEMM, so graph replays include them;
+ * TPS_GEMM_PART_QUANT / _MATMUL enqueue one side only, for timing them separately.
+ * Per-tensor scaling makes the result depend on the other rows of the batch (a split's
+ * shards see other amax values): bench gemm reports the size of that effect. */
+#include <stdio.h>
+#include <string.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#include "check.h"
+#include "gemm_internal.h"
+
+enum { LT_WS_BYTES = 32 << 20 };
+
+extern "C" size_t tps_gemm_cublaslt_version(void) { return cublasLtGetVersion(); }
+
+extern "C" int tps_lt_setup(tps_gemm *g) {
+  CUBLAS_TRY(cublasLtCreate(&g->lt));
+  g->lt_ws_bytes = LT_WS_BYTES;
+  CUDA_TRY(cudaMalloc(&g->lt_ws, g->lt_ws_bytes));
+  return TPS_K_OK;
+}
+
+extern "C" void tps_lt_teardown(tps_gemm *g) {
+  if (g->lt) cublasLtDestroy(g->lt);
+  cudaFree(g->lt_ws);
+  g->lt = NULL; g->lt_ws = NULL;
+}
+
+/* Descriptors and the heuristic's first algorithm for m rows. */
+typedef struct {
+  cublasLtMatmulDesc_t op;
+  cublasLtMatrixLayout_t a, b, c;
+  cublasLtMatmulAlgo_t algo;
+} lt_plan;
+
+static void lt_free(lt_plan *p) {
+  if (p->op) cublasLtMatmulDescDestroy(p->op);
+  if (p->a) cublasLtMatrixLayoutDestroy(p->a);
+  if (p->b) cublasLtMatrixLayoutDestroy(p->b);
+  if (p->c) cublasLtMatrixLayoutDestroy(p->c);
+}
+
+static int lt_make(const tps_gemm *g, int m, lt_plan *p) {
+  memset(p, 0, sizeof *p);
+  int fp8 = g->path == TPS_GEMM_NATIVE_FP8;
+  cudaDataType_t ab = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  CUBLAS_TRY(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  if (fp8) {
+    const float *sa = g->d_scales, *sb = g->d_scales + 1;
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
+  }
+  CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->a, ab, g->k, g->n, g->k));
+  CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->b, ab, g->k, m, g->k));
+  CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->c, CUDA_R_16BF, g->n, m, g->n));
+  cublasLtMatmulPreference_t pref;
+  CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
+  size_t ws = g->lt_ws_bytes;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  cublasLtMatmulHeuristicResult_t res;
+  int nres = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(g->lt, p->op, p->a, p->b, p->c, p->c, pref, 1, &res, &nres);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS || nres == 0) {
+    fprintf(stderr, "tpsplit: gemm: cuBLASLt has no algorithm for %s M=%d N=%d K=%d (status %d)\n",
+            tps_gemm_path_name(g->path), m, g->n, g->k, (int)st);
+    lt_free(p);
+    return TPS_K_ERR;
+  }
+  p->algo = res.algo;
+  return TPS_K_OK;
+}
+
+/* ---- activation quantization (native-fp8) ---- */
+__global__ void amax_kernel(const __nv_bfloat16 *__restrict__ x, size_t n8, float *amax) {
+  float m = 0.f;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n8; i += (size_t)gridDim.x * blockDim.x) {
+    uint4 v = reinterpret_cast<const uint4 *>(x)[i];
+    const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&v);
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      float2 f = __bfloat1622float2(h[j]);
+      m = fmaxf(m, fmaxf(fabsf(f.x), fabsf(f.y)));
+    }
+  }
+  for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  /* non-negative floats order like their bit patterns as ints */
+  if ((threadIdx.x & 31) == 0) atomicMax(reinterpret_cast<int *>(amax), __float_as_int(m));
+}
+
+__global__ void quant_kernel(const __nv_bfloat16 *__restrict__ x, size_t n8, float *scales,
+                             uint8_t *__restrict__ xq) {
+  float amax = scales[2];
+  float sc = amax > 0.f ? amax / 448.f : 1.f;
+  if (blockIdx.x == 0 && threadIdx.x == 0) scales[1] = sc;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n8; i += (size_t)gridDim.x * blockDim.x) {
+    uint4 v = reinterpret_cast<const uint4 *>(x)[i];
+    const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&v);
+    uint32_t out[2] = {0, 0};
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      float2 f = __bfloat1622float2(h[j]);
+      uint32_t b0 = __nv_cvt_float_to_fp8(f.x / sc, __NV_SATFINITE, __NV_E4M3);
+      uint32_t b1 = __nv_cvt_float_to_fp8(f.y / sc, __NV_SATFINITE, __NV_E4M3);
+      out[j >> 1] |= (b0 | (b1 << 8)) << (16 * (j & 1));
+    }
+    reinterpret_cast<uint2 *>(xq)[i] = make_uint2(out[0], out[1]);
+  }
+}
+
+static int quantize(tps_gemm *g, const void *x, int m, cudaStream_t s) {
+  size_t n8 = (size_t)m * g->k / 8;
+  int threads = 256;
+  size_t want = (n8 + threads - 1) / threads;
+  int blocks = (int)(want < (size_t)g->num_sms * 8 ? want : (size_t)g->num_sms * 8);
+  CUDA_TRY(cudaMemsetAsync(g->d_scales + 2, 0, sizeof(float), s));
+  amax_kernel<<<blocks, threads, 0, s>>>((const __nv_bfloat16 *)x, n8, g->d_scales + 2);
+  CUDA_LAUNCH_CHECK();
+  quant_kernel<<<blocks, threads, 0, s>>>((const __nv_bfloat16 *)x, n8, g->d_scales, g->x_fp8);
+  CUDA_LAUNCH_CHECK();
+  return TPS_K_OK;
+}
+
+extern "C" int tps_lt_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts) {
+  int fp8 = g->path == TPS_GEMM_NATIVE_FP8;
+  if (fp8 && (parts & TPS_GEMM_PART_QUANT)) TPS_TRY(quantize(g, x, m, s));
+  if (!(parts & TPS_GEMM_PART_MATMUL)) return TPS_K_OK;
+  lt_plan p;
+  TPS_TRY(lt_make(g, m, &p));
+  float alpha = 1.f, beta = 0.f;
+  const void *a = fp8 ? (const void *)g->w_fp8 : g->w_bf16;
+  const void *b = fp8 ? (const void *)g->x_fp8 : x;
+  cublasStatus_t st = cublasLtMatmul(g->lt, p.op, &alpha, a, p.a, b, p.b, &beta, y, p.c, y, p.c,
+                                     &p.algo, g->lt_ws, g->lt_ws_bytes, s);
+  lt_free(&p);
+  CUBLAS_TRY(st);
+  CUDA_LAUNCH_CHECK();
+  return TPS_K_OK;
+}
+
+extern "C" int tps_lt_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *id) {
+  lt_plan p;
+  TPS_TRY(lt_make(g, m, &p));
+  int algo_id = -1, tile = -1, splitk = -1, stages = -1;
+  size_t w;
+  cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
+  snprintf(buf, bufsz, "cuBLASLt algo %d tile %d stages %d split-K %d", algo_id, tile, stages, splitk);
+  /* FNV-1a over the whole opaque algorithm struct */
+  uint64_t h = 1469598103934665603ull;
+  const unsigned char *bytes = (const unsigned char *)&p.algo;
+  for (size_t i = 0; i < sizeof p.algo; i++) { h ^= bytes[i]; h *= 1099511628211ull; }
+  *id = h;
+  lt_free(&p);
+  return TPS_K_OK;
+}

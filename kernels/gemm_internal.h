@@ -1,0 +1,60 @@
+/* gemm_internal.h: the plan behind tps_gemm (kernels/gemm.h), shared by the kernels/gemm_*.cu
+ * files only. */
+#ifndef TPS_GEMM_INTERNAL_H
+#define TPS_GEMM_INTERNAL_H
+#include <stdint.h>
+#include <cuda_runtime.h>
+#include <cublasLt.h>
+#include "gemm.h"
+
+/* Fast W8A16 kernel configuration for one M (see gemm_w8a16.cu). */
+typedef struct {
+  int bm, bn, stages, threads; /* block tile, pipeline depth, threads per block */
+  int splits;                  /* split-K factor (1: no split) */
+  int mtiles, ntiles;
+  int variant;                 /* index in the kernel table */
+  size_t smem_bytes;
+} tps_w8_cfg;
+
+struct tps_gemm {
+  tps_gemm_path path;
+  int n, k, max_m, device, num_sms;
+  /* dense-bf16 */
+  void *w_bf16;                 /* N x K bf16 */
+  /* native-fp8 */
+  uint8_t *w_fp8;               /* N x K E4M3, per-tensor scale */
+  float w_scale_host;           /* W = w_fp8 * w_scale */
+  float *d_scales;              /* [0] w scale, [1] x scale, [2] x amax (as bits, atomics) */
+  uint8_t *x_fp8;               /* max_m x K, quantized activations */
+  /* w8a16 (both kernels) */
+  uint8_t *w_q;                 /* N x K E4M3: plain layout (ref) or k16-permuted (fast) */
+  uint8_t *w_s;                 /* ref: N x K/32 ; fast: transposed, K/32 x N */
+  uint8_t *h_q, *h_s;           /* host copies in the plain 1x32 layout (for tps_gemm_weights) */
+  float *part;                  /* split-K partial sums */
+  size_t part_bytes;
+  int *counters;                /* split-K arrival counters, one per output tile (zeroed) */
+  int ncounters;
+  /* cuBLASLt */
+  cublasLtHandle_t lt;
+  void *lt_ws;
+  size_t lt_ws_bytes;
+};
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* gemm_cublaslt.cu */
+int tps_lt_setup(tps_gemm *g);
+void tps_lt_teardown(tps_gemm *g);
+int tps_lt_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts);
+int tps_lt_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *id);
+/* gemm_w8a16_ref.cu */
+int tps_w8ref_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
+/* gemm_w8a16.cu */
+int tps_w8_prepare(tps_gemm *g);  /* upload weights in the fast layout, size workspace */
+int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c);
+int tps_w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
+#ifdef __cplusplus
+}
+#endif
+#endif

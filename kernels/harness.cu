@@ -1,0 +1,134 @@
+/* harness.cu: see harness.h.  The L2 flush is a kernel that writes 2x the L2 size with
+ * 16-byte stores (a write from the device, as the brief's method asks), enqueued on the same
+ * stream before the start event, so it is never inside the timed span. */
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include "check.h"
+#include "harness.h"
+
+struct tps_harness {
+  cudaStream_t s;
+  int own_stream;
+  uint4 *flush;
+  size_t flush_bytes;
+  int flush_blocks;
+  cudaEvent_t e0, e1;
+};
+
+__global__ void flush_kernel(uint4 *buf, size_t n, unsigned salt) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    buf[i] = make_uint4((unsigned)i, salt, (unsigned)i ^ salt, salt + 1);
+}
+
+extern "C" int tps_harness_create(tps_harness **out, cudaStream_t s) {
+  *out = NULL;
+  tps_harness *h = (tps_harness *)calloc(1, sizeof *h);
+  if (!h) return TPS_K_ERR;
+  int dev, l2 = 0, sms = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (e == cudaSuccess && !s) { e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); h->own_stream = 1; }
+  h->s = s;
+  if (l2 <= 0) l2 = 64 << 20;
+  h->flush_bytes = ((size_t)l2 * 2 + 15) / 16 * 16;
+  h->flush_blocks = sms > 0 ? sms * 4 : 512;
+  if (e == cudaSuccess) e = cudaMalloc(&h->flush, h->flush_bytes);
+  if (e == cudaSuccess) e = cudaEventCreate(&h->e0);
+  if (e == cudaSuccess) e = cudaEventCreate(&h->e1);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "tpsplit: harness: %s\n", cudaGetErrorString(e));
+    tps_harness_destroy(h);
+    return TPS_K_ERR;
+  }
+  *out = h;
+  return TPS_K_OK;
+}
+
+extern "C" void tps_harness_destroy(tps_harness *h) {
+  if (!h) return;
+  cudaFree(h->flush);
+  if (h->e0) cudaEventDestroy(h->e0);
+  if (h->e1) cudaEventDestroy(h->e1);
+  if (h->own_stream && h->s) cudaStreamDestroy(h->s);
+  free(h);
+}
+
+extern "C" cudaStream_t tps_harness_stream(const tps_harness *h) { return h->s; }
+extern "C" size_t tps_harness_flush_bytes(const tps_harness *h) { return h->flush_bytes; }
+
+extern "C" int tps_harness_flush(tps_harness *h) {
+  static unsigned salt = 1;
+  flush_kernel<<<h->flush_blocks, 256, 0, h->s>>>(h->flush, h->flush_bytes / 16, salt++);
+  CUDA_LAUNCH_CHECK();
+  return TPS_K_OK;
+}
+
+extern "C" int tps_harness_capture(tps_harness *h, const tps_op *op, cudaGraphExec_t *exec) {
+  cudaGraph_t graph;
+  *exec = NULL;
+  CUDA_TRY(cudaStreamBeginCapture(h->s, cudaStreamCaptureModeRelaxed));
+  int rc = op->enqueue(op->ctx, h->s);
+  cudaError_t e = cudaStreamEndCapture(h->s, &graph);
+  if (rc != TPS_K_OK) {
+    if (e == cudaSuccess) cudaGraphDestroy(graph);
+    fprintf(stderr, "tpsplit: harness: capturing '%s' failed\n", op->name);
+    return TPS_K_ERR;
+  }
+  CUDA_TRY(e);
+  e = cudaGraphInstantiate(exec, graph, 0);
+  cudaGraphDestroy(graph);
+  CUDA_TRY(e);
+  CUDA_TRY(cudaGraphLaunch(*exec, h->s));
+  CUDA_TRY(cudaStreamSynchronize(h->s));
+  return TPS_K_OK;
+}
+
+extern "C" int tps_harness_replay_us(tps_harness *h, const tps_op *op, cudaGraphExec_t exec, float *us) {
+  TPS_TRY(tps_harness_flush(h));
+  if (op->before) TPS_TRY(op->before(op->ctx, h->s));
+  CUDA_TRY(cudaEventRecord(h->e0, h->s));
+  CUDA_TRY(cudaGraphLaunch(exec, h->s));
+  CUDA_TRY(cudaEventRecord(h->e1, h->s));
+  CUDA_TRY(cudaEventSynchronize(h->e1));
+  float ms = 0;
+  CUDA_TRY(cudaEventElapsedTime(&ms, h->e0, h->e1));
+  *us = ms * 1000.0f;
+  return TPS_K_OK;
+}
+
+extern "C" void tps_timing_from_samples(double *us, int n, tps_timing *t) {
+  gsl_sort(us, 1, (size_t)n);
+  t->nsamples = n;
+  t->median_us = gsl_stats_median_from_sorted_data(us, 1, (size_t)n);
+  t->min_us = us[0];
+  t->max_us = us[n - 1];
+}
+
+extern "C" int tps_harness_time(tps_harness *h, const tps_op *ops, int nops, int nsamples, int nwarmup,
+                                tps_timing *out, double *samples_us) {
+  if (nops < 1 || nsamples < 1) return TPS_K_ERR;
+  cudaGraphExec_t *ex = (cudaGraphExec_t *)calloc((size_t)nops, sizeof *ex);
+  double *smp = (double *)malloc((size_t)nops * nsamples * sizeof *smp);
+  int rc = (ex && smp) ? TPS_K_OK : TPS_K_ERR;
+  for (int i = 0; i < nops && rc == TPS_K_OK; i++) rc = tps_harness_capture(h, &ops[i], &ex[i]);
+  for (int r = -nwarmup; r < nsamples && rc == TPS_K_OK; r++) {
+    int start = ((r % nops) + nops) % nops;
+    for (int j = 0; j < nops && rc == TPS_K_OK; j++) {
+      int i = (start + j) % nops;
+      float us;
+      rc = tps_harness_replay_us(h, &ops[i], ex[i], &us);
+      if (rc == TPS_K_OK && r >= 0) smp[(size_t)i * nsamples + r] = us;
+    }
+  }
+  if (rc == TPS_K_OK) {
+    if (samples_us) memcpy(samples_us, smp, (size_t)nops * nsamples * sizeof *smp);
+    for (int i = 0; i < nops; i++) tps_timing_from_samples(smp + (size_t)i * nsamples, nsamples, &out[i]);
+  }
+  for (int i = 0; ex && i < nops; i++) if (ex[i]) cudaGraphExecDestroy(ex[i]);
+  free(ex);
+  free(smp);
+  return rc;
+}

@@ -1,0 +1,102 @@
+/* w8quant.c: see w8quant.h.  Pure C, no CUDA: also built into the GPU-free unit test. */
+#include "w8quant.h"
+#include <math.h>
+
+double tps_e4m3_to_double(uint8_t b) {
+  int sign = b >> 7, e = (b >> 3) & 15, m = b & 7;
+  if (e == 15 && m == 7) return NAN;
+  double v = e == 0 ? ldexp(m / 8.0, -6) : ldexp(1.0 + m / 8.0, e - 7);
+  return sign ? -v : v;
+}
+
+uint8_t tps_e4m3_from_float(float xf) {
+  double x = xf;
+  if (isnan(x)) return 0x7F;
+  uint8_t sign = signbit(x) ? 0x80 : 0;
+  double a = fabs(x);
+  /* Walk the 127 non-negative finite codes (0x00..0x7E, increasing in value): find the
+   * nearest, ties to the even code (even mantissa = even byte).  Clear, and fast enough
+   * for weight preparation (called once per weight element). */
+  if (a >= 448.0) return sign | 0x7E;
+  int lo = 0, hi = 0x7E;
+  while (hi - lo > 1) { /* binary search: largest code with value <= a */
+    int mid = (lo + hi) / 2;
+    if (tps_e4m3_to_double((uint8_t)mid) <= a) lo = mid; else hi = mid;
+  }
+  double vlo = tps_e4m3_to_double((uint8_t)lo), vhi = tps_e4m3_to_double((uint8_t)hi);
+  int code;
+  if (a - vlo < vhi - a) code = lo;
+  else if (a - vlo > vhi - a) code = hi;
+  else code = (lo & 1) ? hi : lo;
+  if (a == vlo) code = lo;
+  return (uint8_t)(sign | code);
+}
+
+double tps_e8m0_to_double(uint8_t e) { return e == 0xFF ? NAN : ldexp(1.0, (int)e - 127); }
+
+int tps_e8m0_from_pow2(double x, uint8_t *e) {
+  if (!(x > 0) || !isfinite(x)) return -1;
+  int ex;
+  double f = frexp(x, &ex); /* x = f * 2^ex, f in [0.5, 1) */
+  if (f != 0.5) return -1;
+  int b = ex - 1 + 127;
+  if (b < 0 || b > 254) return -1;
+  *e = (uint8_t)b;
+  return 0;
+}
+
+/* Scale exponent byte for a block with largest magnitude amax. */
+static uint8_t block_scale(double amax) {
+  if (!(amax > 0)) return 127;
+  int e = (int)ceil(log2(amax / 448.0));
+  /* guard log2 rounding: make sure amax / 2^e <= 448 and amax / 2^(e-1) > 448 */
+  while (ldexp(amax, -e) > 448.0) e++;
+  while (ldexp(amax, -(e - 1)) <= 448.0) e--;
+  if (e < -127) e = -127;
+  if (e > 127) e = 127;
+  return (uint8_t)(e + 127);
+}
+
+static void quantize_blocks(const float *w, int n, int k, int rows_per_block, uint8_t *q,
+                            uint8_t *sc) {
+  int kb = k / 32;
+  for (int r0 = 0; r0 < n; r0 += rows_per_block) {
+    int r1 = r0 + rows_per_block < n ? r0 + rows_per_block : n;
+    for (int b = 0; b < kb; b++) {
+      double amax = 0;
+      for (int r = r0; r < r1; r++)
+        for (int c = b * 32; c < b * 32 + 32; c++) {
+          double a = fabs((double)w[(size_t)r * k + c]);
+          if (a > amax) amax = a;
+        }
+      uint8_t e = block_scale(amax);
+      double inv = ldexp(1.0, 127 - (int)e);
+      for (int r = r0; r < r1; r++)
+        for (int c = b * 32; c < b * 32 + 32; c++)
+          q[(size_t)r * k + c] = tps_e4m3_from_float((float)(w[(size_t)r * k + c] * inv));
+      sc[(size_t)(r0 / rows_per_block) * kb + b] = e;
+    }
+  }
+}
+
+void tps_w8_quantize_1x32(const float *w, int n, int k, uint8_t *q, uint8_t *s) {
+  quantize_blocks(w, n, k, 1, q, s);
+}
+
+void tps_w8_quantize_32x32(const float *w, int n, int k, uint8_t *q, uint8_t *sb) {
+  quantize_blocks(w, n, k, 32, q, sb);
+}
+
+void tps_w8_expand_32x32(const uint8_t *sb, int n, int k, uint8_t *s) {
+  int kb = k / 32;
+  for (int r = 0; r < n; r++)
+    for (int b = 0; b < kb; b++) s[(size_t)r * kb + b] = sb[(size_t)(r / 32) * kb + b];
+}
+
+void tps_w8_dequant_1x32(const uint8_t *q, const uint8_t *s, int n, int k, double *w) {
+  int kb = k / 32;
+  for (int r = 0; r < n; r++)
+    for (int c = 0; c < k; c++)
+      w[(size_t)r * k + c] =
+          tps_e4m3_to_double(q[(size_t)r * k + c]) * tps_e8m0_to_double(s[(size_t)r * kb + c / 32]);
+}

@@ -1,0 +1,45 @@
+/* w8quant.h: FP8 E4M3 and E8M0 (UE8M0) encodings and the W8A16 weight layouts, host C.
+ *
+ * E4M3 (OCP FP8, "fn"): 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities; 0x7F and
+ * 0xFF are NaN; largest finite 448 = 1.75 * 2^8; subnormals m/8 * 2^-6 (smallest 2^-9).
+ * E8M0: one unsigned exponent byte e, value 2^(e-127); 0xFF is NaN.
+ *
+ * Weight layouts (W is N x K, K contiguous):
+ *  - 1x32 (what our kernels take, "MXFP8"): scale s[n][k/32], one per row and 32 columns;
+ *  - 32x32 (the checkpoint, weight_block_size [32,32], scale_fmt ue8m0): one scale per 32x32
+ *    block, sb[n/32][k/32].  Expanding 32x32 to 1x32 repeats each block's scale on its 32 rows;
+ *    the dequantized weights are identical.
+ * Quantization of a block: scale = 2^ceil(log2(amax / 448)) (the smallest power of two that
+ * keeps every |w|/scale <= 448), q = round-to-nearest-even E4M3(w / scale); an all-zero block
+ * gets scale 2^0. */
+#ifndef TPS_W8QUANT_H
+#define TPS_W8QUANT_H
+#include <stdint.h>
+#include <stddef.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Nearest E4M3 (ties to even), saturating to +-448; NaN in -> 0x7F. */
+uint8_t tps_e4m3_from_float(float x);
+/* Exact value of an E4M3 byte (NaN for 0x7F/0xFF). */
+double tps_e4m3_to_double(uint8_t b);
+/* 2^(e-127) (NaN for 0xFF). */
+double tps_e8m0_to_double(uint8_t e);
+/* E8M0 byte of a power of two x (a checkpoint stores UE8M0 scales as float32 powers of
+ * two). 0 ok, -1 when x is not a positive power of two in [2^-127, 2^127]. */
+int tps_e8m0_from_pow2(double x, uint8_t *e);
+
+/* Quantize w[N x K] with 1x32 blocks: q[N x K], s[N x K/32]. K multiple of 32. */
+void tps_w8_quantize_1x32(const float *w, int n, int k, uint8_t *q, uint8_t *s);
+/* Quantize with 32x32 blocks (the checkpoint layout): q[N x K], sb[ceil(N/32) x K/32]. */
+void tps_w8_quantize_32x32(const float *w, int n, int k, uint8_t *q, uint8_t *sb);
+/* The loader: expand 32x32 block scales sb[ceil(N/32) x K/32] to 1x32 scales s[N x K/32]. */
+void tps_w8_expand_32x32(const uint8_t *sb, int n, int k, uint8_t *s);
+/* Dequantize q with 1x32 scales s to double w[N x K] (the exact weights of the GEMM). */
+void tps_w8_dequant_1x32(const uint8_t *q, const uint8_t *s, int n, int k, double *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

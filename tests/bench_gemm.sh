@@ -1,0 +1,32 @@
+#!/bin/sh
+# bench_gemm.sh: `tpsplit bench gemm` options and, where a GPU can be opened, a small
+# checked and timed run whose table is verified with awk.  Skips (77) in builds without CUDA.
+. "$top_srcdir/tests/lib.sh"
+"$TPSPLIT" bench gemm --help >"$tmp/help" 2>&1
+grep -q '^Usage: tpsplit bench gemm' "$tmp/help" || { echo "bench gemm not built (no CUDA): skipped"; exit 77; }
+expect_rc 0 "$TPSPLIT" bench gemm --help
+expect_rc 2 "$TPSPLIT" bench gemm --path nope
+expect_rc 2 "$TPSPLIT" bench gemm --tokens 1,2
+expect_rc 2 "$TPSPLIT" bench gemm --path w8a16 --k 100
+expect_rc 2 "$TPSPLIT" bench gemm --path w8a16 --tp 0
+expect_rc 2 "$TPSPLIT" bench gemm --path w8a16 --tokens 0,5
+"$TPSPLIT" bench gemm --path w8a16 --k 256 --n 128 --tokens 3,12 --tp 2,8 --samples 5 \
+  -o "$tmp/t.tsv" 2>"$tmp/err"; rc=$?
+if grep -q 'no GPU can be opened' "$tmp/err"; then
+  [ "$rc" -eq 1 ] && ok || fail "no GPU: exit $rc, want 1"
+  [ ! -e "$tmp/t.tsv" ] && ok || fail "no GPU: a table was written"
+  finish
+fi
+[ "$rc" -eq 0 ] && ok || fail "bench exited $rc: $(head -c 600 "$tmp/err")"
+# rows = {3, 12} and ceil(T/TP): 3/2->2, 3/8->1, 12/2->6, 12/8->2 => 1 2 3 6 12
+expect_grep '^rows	time_us	min_us	max_us	tflops	gbps$' "$tmp/t.tsv"
+rows=$(awk -F'\t' '!/^#/ && $1 != "rows" {printf "%s ", $1}' "$tmp/t.tsv")
+[ "$rows" = "1 2 3 6 12 " ] && ok || fail "rows '$rows'"
+# tflops = 2 M N K / time_us / 1e6, checked on every row
+awk -F'\t' '!/^#/ && $1 != "rows" { t = 2 * $1 * 128 * 256 / $2 / 1e6; d = t - $5; if (d < 0) d = -d;
+  if (d > 0.01 + 0.001 * t || $3 > $2 || $2 > $4 || $3 <= 0) bad = 1 } END { exit bad }' "$tmp/t.tsv" \
+  && ok || fail "tflops or min <= median <= max wrong"
+expect_grep '^#@ path: w8a16$' "$tmp/t.tsv"
+expect_grep '^# one GPU: no all-gather' "$tmp/t.tsv"
+expect_grep 'check split vs replicated: T=12 TP=2' "$tmp/t.tsv"
+finish

@@ -1,0 +1,171 @@
+/* test_gemm_gpu.c: the GEMM paths against a float64 CPU reference on a GPU (kernels/gemm.h,
+ * kernels/harness.h).  Exits 77 (skip) when no GPU can be opened.
+ *
+ *  1. W8A16 weights covering every finite E4M3 code (incl. subnormals and -0) with varied
+ *     E8M0 scales: fast kernel and reference kernel vs the CPU reference, M = 1, 3, 17, 64,
+ *     100, 257, 1000 (odd M, partial tiles, split-K and not);
+ *  2. the 32x32 checkpoint loader: quantize 32x32, expand, run: equals the CPU reference;
+ *  3. dense-bf16 and native-fp8 (float weights) vs the CPU reference of their quantized data;
+ *  4. split vs replicated, bitwise, where the w8a16 configuration is the same (T=12 in two
+ *     shards of 6; T=1024 in two of 512: split-K 4 both);
+ *  5. the harness: 5 samples, 0 < min <= median <= max.
+ * Inputs: X values (j - 127) / 128 for j uniform in 0..254: exact in bf16 (7 fraction bits),
+ * so the CPU reference sees exactly the GPU's inputs.  Outputs poisoned (0xFF) before runs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda_runtime.h>
+#include "../kernels/gemm.h"  /* not model/gemm.h */
+#include "../kernels/harness.h"
+#include "../kernels/w8quant.h"
+
+static int fails = 0;
+#define EXPECT(cond, ...) do { if (!(cond)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#define OK(call) do { if ((call) != 0) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #call); return 1; } } while (0)
+
+static uint16_t f2bf(float f) { uint32_t u; memcpy(&u, &f, 4); return (uint16_t)(u >> 16); } /* exact inputs only */
+static double bf2d(uint16_t b) { uint32_t u = (uint32_t)b << 16; float f; memcpy(&f, &u, 4); return f; }
+
+enum { MAXM = 4096 };
+static uint16_t *hx, *hy, *hy2;
+static void *dx, *dy, *dy2;
+
+static void make_x(int m, int k, double *xd) {
+  for (size_t i = 0; i < (size_t)m * k; i++) {
+    float v = (float)((rand() % 255) - 127) / 128.0f;
+    hx[i] = f2bf(v);
+    if (xd) xd[i] = v;
+  }
+}
+
+/* run g on m rows of fresh X; compare with X W^T in double (w: N x K exact weights). */
+static int check(tps_gemm *g, int m, const double *w, double tol, const char *what) {
+  int n = tps_gemm_n(g), k = tps_gemm_k(g);
+  double *xd = malloc((size_t)m * k * sizeof *xd);
+  make_x(m, k, NULL);
+  if (cudaMemcpy(dx, hx, (size_t)m * k * 2, cudaMemcpyHostToDevice) != cudaSuccess) return 1;
+  cudaMemset(dy, 0xFF, (size_t)m * n * 2);
+  OK(tps_gemm_run(g, dx, dy, m, 0));
+  OK(tps_gemm_activations(g, dx, 0, m, xd)); /* synchronizes */
+  OK(cudaMemcpy(hy, dy, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  size_t nan = 0;
+  for (int r = 0; r < m; r++)
+    for (int c = 0; c < n; c++) {
+      double ref = 0;
+      for (int j = 0; j < k; j++) ref += xd[(size_t)r * k + j] * w[(size_t)c * k + j];
+      double got = bf2d(hy[(size_t)r * n + c]);
+      if (!isfinite(got)) nan++;
+      num += (got - ref) * (got - ref);
+      den += ref * ref;
+    }
+  double rel = sqrt(num / den);
+  printf("%-10s %-28s M=%-5d rel_err %.3g non-finite %zu\n", tps_gemm_path_name(tps_gemm_get_path(g)), what, m, rel, nan);
+  EXPECT(nan == 0 && rel <= tol, "%s %s M=%d: rel_err %g (tol %g), %zu non-finite", tps_gemm_path_name(tps_gemm_get_path(g)), what, m, rel, tol, nan);
+  free(xd);
+  return 0;
+}
+
+/* shards of c rows of the same X, bitwise equal to the T-row result */
+static int split_bitwise(tps_gemm *g, int t, int tp) {
+  int n = tps_gemm_n(g), k = tps_gemm_k(g), c = (t + tp - 1) / tp;
+  make_x(t, k, NULL);
+  OK(cudaMemcpy(dx, hx, (size_t)t * k * 2, cudaMemcpyHostToDevice));
+  cudaMemset(dy, 0xFF, (size_t)t * n * 2);
+  cudaMemset(dy2, 0xFF, (size_t)t * n * 2);
+  OK(tps_gemm_run(g, dx, dy, t, 0));
+  for (int r = 0; r * c < t; r++) {
+    int rows = t - r * c < c ? t - r * c : c;
+    OK(tps_gemm_run(g, (const uint16_t *)dx + (size_t)r * c * k, (uint16_t *)dy2 + (size_t)r * c * n, rows, 0));
+  }
+  OK(cudaDeviceSynchronize());
+  OK(cudaMemcpy(hy, dy, (size_t)t * n * 2, cudaMemcpyDeviceToHost));
+  OK(cudaMemcpy(hy2, dy2, (size_t)t * n * 2, cudaMemcpyDeviceToHost));
+  char d1[160], d2[160];
+  uint64_t i1, i2;
+  OK(tps_gemm_config(g, t, d1, sizeof d1, &i1));
+  OK(tps_gemm_config(g, c, d2, sizeof d2, &i2));
+  EXPECT(i1 == i2, "T=%d and %d rows expected to share a configuration: %s / %s", t, c, d1, d2);
+  size_t diff = 0, nan = 0;
+  for (size_t i = 0; i < (size_t)t * n; i++) { diff += hy[i] != hy2[i]; nan += !isfinite(bf2d(hy[i])); }
+  printf("split T=%d TP=%d: %zu of %zu elements differ (%s)\n", t, tp, diff, (size_t)t * n, d1);
+  EXPECT(diff == 0 && nan == 0, "split T=%d TP=%d not bitwise identical: %zu differ, %zu non-finite", t, tp, diff, nan);
+  return 0;
+}
+
+static int enqueue(void *ctx, cudaStream_t s) { return tps_gemm_run((tps_gemm *)ctx, dx, dy, 64, s); }
+
+int main(void) {
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf("test_gemm_gpu: no GPU can be opened: skipped\n");
+    return 77;
+  }
+  enum { N = 256, K = 512 };
+  srand(12345);
+  hx = malloc((size_t)MAXM * K * 2);
+  hy = malloc((size_t)MAXM * N * 2);
+  hy2 = malloc((size_t)MAXM * N * 2);
+  OK(cudaMalloc(&dx, (size_t)MAXM * K * 2));
+  OK(cudaMalloc(&dy, (size_t)MAXM * N * 2));
+  OK(cudaMalloc(&dy2, (size_t)MAXM * N * 2));
+  uint8_t *q = malloc((size_t)N * K), *s = malloc((size_t)N * K / 32);
+  double *w = malloc((size_t)N * K * sizeof *w);
+  /* 1. every finite code: codes 0x00..0x7E and 0x80..0xFE (254), cycled with a stride that
+   * is coprime with 254 so every row sees a different sequence; scales 2^-14 .. 2^-2. */
+  for (size_t i = 0; i < (size_t)N * K; i++) {
+    int c = (int)((i * 37 + i / K) % 254);
+    q[i] = (uint8_t)(c < 127 ? c : c + 1);
+  }
+  for (size_t i = 0; i < (size_t)N * K / 32; i++) s[i] = (uint8_t)(113 + rand() % 13);
+  tps_w8_dequant_1x32(q, s, N, K, w);
+  tps_gemm *fast, *ref;
+  OK(tps_gemm_create_w8(&fast, TPS_GEMM_W8A16, N, K, MAXM, q, s));
+  OK(tps_gemm_create_w8(&ref, TPS_GEMM_W8A16_REF, N, K, MAXM, q, s));
+  static const int ms[] = {1, 3, 17, 64, 100, 257, 1000};
+  for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) {
+    check(fast, ms[i], w, 1e-2, "all E4M3 codes");
+    check(ref, ms[i], w, 1e-2, "all E4M3 codes");
+  }
+  /* 4. split bitwise */
+  split_bitwise(fast, 12, 2);
+  split_bitwise(fast, 1024, 2);
+  /* 5. harness */
+  {
+    tps_harness *h;
+    OK(tps_harness_create(&h, 0));
+    tps_op op = {"w8a16 M=64", fast, enqueue, NULL};
+    tps_timing t;
+    OK(tps_harness_time(h, &op, 1, 5, 1, &t, NULL));
+    printf("harness: w8a16 M=64: median %.2f us (min %.2f, max %.2f)\n", t.median_us, t.min_us, t.max_us);
+    EXPECT(t.nsamples == 5 && t.min_us > 0 && t.min_us <= t.median_us && t.median_us <= t.max_us, "harness stats");
+    tps_harness_destroy(h);
+  }
+  tps_gemm_destroy(fast);
+  tps_gemm_destroy(ref);
+  /* 2. checkpoint layout through the loader */
+  float *wf = malloc((size_t)N * K * sizeof *wf);
+  for (size_t i = 0; i < (size_t)N * K; i++) wf[i] = (float)((rand() / (double)RAND_MAX - 0.5) * 0.1 * (1 + (i / K) % 7));
+  uint8_t *sb = malloc((size_t)(N / 32) * (K / 32));
+  tps_w8_quantize_32x32(wf, N, K, q, sb);
+  tps_w8_expand_32x32(sb, N, K, s);
+  tps_w8_dequant_1x32(q, s, N, K, w);
+  OK(tps_gemm_create_w8(&fast, TPS_GEMM_W8A16, N, K, MAXM, q, s));
+  check(fast, 33, w, 1e-2, "32x32 checkpoint, expanded");
+  tps_gemm_destroy(fast);
+  /* 3. cuBLASLt paths */
+  for (int p = TPS_GEMM_DENSE_BF16; p <= TPS_GEMM_NATIVE_FP8; p++) {
+    tps_gemm *g;
+    OK(tps_gemm_create(&g, (tps_gemm_path)p, N, K, MAXM, wf));
+    OK(tps_gemm_weights(g, w));
+    check(g, 1, w, 1e-2, "float weights");
+    check(g, 77, w, 1e-2, "float weights");
+    check(g, 1000, w, 1e-2, "float weights");
+    tps_gemm_destroy(g);
+  }
+  cudaError_t e = cudaDeviceSynchronize();
+  EXPECT(e == cudaSuccess, "device error: %s", cudaGetErrorString(e));
+  printf("%s\n", fails ? "test_gemm_gpu: FAILED" : "test_gemm_gpu: ok");
+  return fails ? 1 : 0;
+}
