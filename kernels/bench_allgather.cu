@@ -375,6 +375,5 @@ extern "C" int tps_bench_allgather_main(int argc, char **argv) {
   free(job.rows);
   free(o->sizes);
   if (job.usage_err) return TPS_EXIT_USAGE;
-  if (rc == TPS_K_OK && tps_close_stdout() != 0) return TPS_EXIT_FAIL;
   return rc == TPS_K_OK ? TPS_EXIT_OK : TPS_EXIT_FAIL;
 }

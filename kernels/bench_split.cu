@@ -115,14 +115,19 @@ extern "C" int tps_gb_prov_get(tps_gb_prov *p, tps_world *w) {
   CUDA_TRY(cudaDriverGetVersion(&v));
   snprintf(p->cuda_driver_api, sizeof p->cuda_driver_api, "%d.%d", v / 1000, (v % 1000) / 10);
   snprintf(p->driver, sizeof p->driver, "CUDA driver API %s", p->cuda_driver_api);
+  /* "NVRM version: NVIDIA UNIX [Open Kernel Module for] x86_64  580.159.04  ...": the first
+   * token of the form N.N[.N] */
   FILE *fp = fopen("/proc/driver/nvidia/version", "r");
   if (fp) {
     char line[512];
     if (fgets(line, sizeof line, fp)) {
-      const char *k = strstr(line, "Kernel Module");
-      if (k) {
-        char ver[64];
-        if (sscanf(k + 13, "%63s", ver) == 1) snprintf(p->driver, sizeof p->driver, "%s", ver);
+      char *save = NULL;
+      for (char *tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+        int a, b, n = 0;
+        if (sscanf(tok, "%d.%d%n", &a, &b, &n) == 2 && (tok[n] == 0 || tok[n] == '.')) {
+          snprintf(p->driver, sizeof p->driver, "%.63s", tok);
+          break;
+        }
       }
     }
     fclose(fp);
@@ -641,6 +646,5 @@ extern "C" int tps_bench_split_main(int argc, char **argv) {
   free(job.rows);
   free(o->tokens);
   if (job.usage_err) return TPS_EXIT_USAGE;
-  if (rc == TPS_K_OK && tps_close_stdout() != 0) return TPS_EXIT_FAIL;
   return rc == TPS_K_OK ? TPS_EXIT_OK : TPS_EXIT_FAIL;
 }
