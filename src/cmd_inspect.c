@@ -128,7 +128,7 @@ static int derive(const tps_table *t, derived *d) {
 #define MAXC 96
 typedef struct {
   const char *name[MAXC];
-  char fmt[MAXC];      /* 'l' long, 'g' %.6g, '3' %.3f, '1' %.1f, '0' %.0f, 's' string */
+  char fmt[MAXC];      /* 'l' long, 'g' as read (tps_fmt_num), '3' %.3f, '1' %.1f, '0' %.0f, 's' string */
   const long *l[MAXC];
   const double *d[MAXC];
   const char **s[MAXC];
@@ -157,7 +157,7 @@ static void cell(const columns *c, int j, size_t i, char *buf, size_t sz) {
     case '3': snprintf(buf, sz, "%.3f", x); break;
     case '1': snprintf(buf, sz, "%.1f", x); break;
     case '0': snprintf(buf, sz, "%.0f", x); break;
-    default: snprintf(buf, sz, "%.6g", x); break;
+    default: tps_fmt_num(buf, sz, x); break;
   }
 }
 

@@ -554,8 +554,7 @@ int tps_table_read(const char *path, tps_table *t, tps_err *e) {
 
 /* ------------------------------------------------------------------ writing */
 
-/* Shortest %g that reads back to the same double (15, 16 or 17 digits). */
-static void fmt_num(char *buf, size_t sz, double x) {
+void tps_fmt_num(char *buf, size_t sz, double x) {
   if (isnan(x)) { snprintf(buf, sz, "nan"); return; }
   for (int p = 15; p <= 17; p++) {
     snprintf(buf, sz, "%.*g", p, x);
@@ -580,17 +579,17 @@ int tps_table_write(FILE *fp, const tps_table *t) {
   for (size_t i = 0; i < t->nrows; i++) {
     if (t->kind == TPS_TABLE_SPLIT) {
       fprintf(fp, "%ld\t%ld", t->tokens[i], t->rows_per_rank[i]);
-      fmt_num(b, sizeof b, t->replicated_us[i]); fprintf(fp, "\t%s", b);
-      fmt_num(b, sizeof b, t->split_us[i]); fprintf(fp, "\t%s", b);
+      tps_fmt_num(b, sizeof b, t->replicated_us[i]); fprintf(fp, "\t%s", b);
+      tps_fmt_num(b, sizeof b, t->split_us[i]); fprintf(fp, "\t%s", b);
     } else if (t->kind == TPS_TABLE_GEMM) {
       fprintf(fp, "%ld", t->rows[i]);
-      fmt_num(b, sizeof b, t->time_us[i]); fprintf(fp, "\t%s", b);
+      tps_fmt_num(b, sizeof b, t->time_us[i]); fprintf(fp, "\t%s", b);
     } else {
       fprintf(fp, "%.0f\t%d", t->bytes[i], t->ranks);
-      fmt_num(b, sizeof b, t->time_us[i]); fprintf(fp, "\t%s", b);
-      if (ip) { fmt_num(b, sizeof b, t->time_inplace_us[i]); fprintf(fp, "\t%s", b); }
+      tps_fmt_num(b, sizeof b, t->time_us[i]); fprintf(fp, "\t%s", b);
+      if (ip) { tps_fmt_num(b, sizeof b, t->time_inplace_us[i]); fprintf(fp, "\t%s", b); }
     }
-    for (size_t j = 0; j < t->nextra; j++) { fmt_num(b, sizeof b, t->extra[j][i]); fprintf(fp, "\t%s", b); }
+    for (size_t j = 0; j < t->nextra; j++) { tps_fmt_num(b, sizeof b, t->extra[j][i]); fprintf(fp, "\t%s", b); }
     fputc('\n', fp);
   }
   return ferror(fp) ? -1 : 0;

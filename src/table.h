@@ -77,9 +77,12 @@ const double *tps_table_extra(const tps_table *t, const char *name);
 /* Look up a '#@' metadata value by key (last occurrence), or NULL. */
 const char *tps_table_meta(const tps_table *t, const char *key);
 /* Write t as our TSV (provenance lines, '#@' metadata, header, rows; extra columns kept).
- * An nccl-tests log is written as an all-gather table.  Numbers with %.17g.
+ * An nccl-tests log is written as an all-gather table.  Numbers with tps_fmt_num.
  * 0, or -1 on a write error (ferror). */
 int tps_table_write(FILE *fp, const tps_table *t);
+/* x as the shortest of %.15g, %.16g, %.17g that reads back to the same double
+ * ("nan" for NaN): 14.1 prints "14.1", not 14.099999999999999. */
+void tps_fmt_num(char *buf, size_t sz, double x);
 
 /* A text file read whole into lines, with the checks every reader needs: missing file,
  * directory, unreadable, binary content (a NUL byte or other control characters),

@@ -1,0 +1,59 @@
+#!/bin/sh
+# tests/bad.sh: the bad-input catalog (tests/bad/CATALOG).  Every malformed file must give
+# exit 2 and exactly one stderr line "tpsplit: FILE:LINE: message" (or "tpsplit: FILE: ..."
+# when no line applies) naming the right line, with the expected message; and with
+# -o OUT, no OUT and no temporary file left behind.
+. "$top_srcdir/tests/lib.sh"
+
+bad="$top_srcdir/tests/bad"
+T=$(printf '\t')
+H="tokens${T}rows_per_rank${T}replicated_us${T}split_us"
+
+gen() { # gen NAME: make the run-time inputs, print their path
+  case "$1" in
+    long_line.tsv) # a 10 MiB line (line 4), too big to commit
+      { printf '#@ tp: 8\n%s\n6\t1\t14.1\t23.2\n' "$H"
+        head -c 10485760 /dev/zero | tr '\0' 'x'; echo; } >"$tmp/long_line.tsv" ;;
+    binary.bin) # an ELF-like header: NUL bytes on line 1
+      printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000\003\000>\000\001\000\000\000' >"$tmp/binary.bin" ;;
+    directory) mkdir -p "$tmp/directory" ;;
+    missing.tsv) rm -f "$tmp/missing.tsv" ;;
+  esac
+  echo "$tmp/$1"
+}
+
+n=0
+while IFS="$T" read -r name line re; do
+  case "$name" in ''|'#'*) continue ;; esac
+  case "$name" in
+    GEN:*) f=$(gen "${name#GEN:}") ;;
+    *) f="$bad/$name" ;;
+  esac
+  n=$((n + 1))
+  if [ "$line" = - ]; then prefix="tpsplit: $f: "; else prefix="tpsplit: $f:$line: "; fi
+  "$TPSPLIT" inspect "$f" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [ "$rc" -eq 2 ] && ok || fail "$name: exit $rc, want 2"
+  nl=$(wc -l <"$tmp/err")
+  [ "$nl" -eq 1 ] && ok || fail "$name: $nl stderr lines, want 1: $(head -c 300 "$tmp/err")"
+  first=$(head -n 1 "$tmp/err")
+  case "$first" in
+    "$prefix"*) ok ;;
+    *) fail "$name: stderr '$first' does not start with '$prefix'" ;;
+  esac
+  printf '%s\n' "${first#"$prefix"}" | grep -qE -- "$re" && ok || fail "$name: message '$first' does not match /$re/"
+  [ -s "$tmp/out" ] && fail "$name: wrote to stdout" || ok
+  # -o: no output file, no temporary left behind
+  rm -f "$tmp/o.tsv"
+  "$TPSPLIT" inspect -o "$tmp/o.tsv" "$f" >/dev/null 2>"$tmp/err"; rc=$?
+  [ "$rc" -eq 2 ] && ok || fail "$name: -o: exit $rc, want 2"
+  [ -e "$tmp/o.tsv" ] && fail "$name: -o left $tmp/o.tsv" || ok
+  ls "$tmp" | grep -q '^o\.tsv\.tmp' && fail "$name: -o left a temporary file" || ok
+done <"$bad/CATALOG"
+[ "$n" -ge 25 ] && ok || fail "only $n catalog entries, want >= 25"
+echo "$n malformed inputs"
+
+# a bad file among good ones: nothing on stdout, one error line
+expect_rc 2 "$TPSPLIT" inspect "$top_srcdir/data/h20_tp8_fused_wqa_wkv.tsv" "$bad/nan.tsv"
+[ -s "$tmp/out" ] && fail "partial output before the error" || ok
+expect_grep "^tpsplit: $bad/nan.tsv:4: " "$tmp/err"
+finish

@@ -1,0 +1,78 @@
+#!/bin/sh
+# tests/ncclt.sh: the nccl-tests fixtures (tests/data/ncclt/*.log), one per layout.
+# 1. The fixtures themselves are checked with awk (independently of tpsplit): the rank
+#    count is the number of '#  Rank' lines; every result row has
+#    size = count * sizeof(type) * nranks, algbw ~ size/time/1e3, busbw ~ algbw*(n-1)/n
+#    (printed values are rounded: tolerance max(10%, 0.02 GB/s)).
+# 2. `tpsplit inspect` reads each one: same rows, ranks, GPU, sizes and out-of-place
+#    times as awk sees them, and algbw/busbw recomputed from size and time.
+. "$top_srcdir/tests/lib.sh"
+
+d="$top_srcdir/tests/data/ncclt"
+# rows FILE: the result rows as awk sees them (MPI prefix and NCCL lines dropped), as
+# "size count type time_oop time_ip ..." with the layout resolved by hand-written rules:
+# a row has 13 (>= 2.13), 11 (pre-2.13), 15 (-S), 21 (-I) fields.
+rows() {
+  sed -e 's/^\[[0-9]*,[0-9]*\]<std\(out\|err\)>://' "$1" | grep -v 'NCCL \(INFO\|WARN\)' |
+    awk '$1 ~ /^[0-9]+$/ {
+      if (NF == 13 || NF == 15) print $1, $2, $3, $6, $7, $8, $10
+      else if (NF == 11) print $1, $2, $3, $4, $5, $6, $8
+      else if (NF == 21) print $1, $2, $3, $6, $7, $8, $14
+      else print "BAD", NF }'
+}
+nranks() { grep -c '^\(\[[0-9]*,[0-9]*\]<stdout>:\)\?# *Rank  *[0-9]' "$1"; }
+
+for spec in current.log:8:2:21:NVIDIA_H20 pre213.log:4:4:22:Tesla_V100-SXM2-32GB \
+  timestamp.log:8:2:16:NVIDIA_H200 iterstats.log:8:2:12:NVIDIA_H200 \
+  exponent.log:16:2:9:NVIDIA_L40S mpi.log:16:2:19:NVIDIA_H100_80GB_HBM3; do
+  IFS=: read -r f n ws nrows gpu <<EOS
+$spec
+EOS
+  gpu=$(echo "$gpu" | tr _ ' ')
+  log="$d/$f"
+  # 1. the fixture is self-consistent
+  [ "$(nranks "$log")" -eq "$n" ] && ok || fail "$f: $(nranks "$log") Rank lines, want $n"
+  rows "$log" >"$tmp/rows"
+  [ "$(wc -l <"$tmp/rows")" -eq "$nrows" ] && ok || fail "$f: $(wc -l <"$tmp/rows") rows, want $nrows"
+  bad=$(awk -v n="$n" -v ws="$ws" '
+    function tol(x) { return (0.1 * x > 0.02) ? 0.1 * x : 0.02 }
+    $1 == "BAD" { print "unparsed row"; next }
+    { a = $1 / $4 / 1e3; b = a * (n - 1) / n
+      if ($1 != $2 * ws * n) print "size " $1 " != count*" ws "*" n
+      d = $5 - a; if (d < 0) d = -d; if (d > tol(a)) print "algbw " $5 " vs " a
+      d = $6 - b; if (d < 0) d = -d; if (d > tol(b)) print "busbw " $6 " vs " b }' "$tmp/rows")
+  [ -z "$bad" ] && ok || fail "$f fixture: $bad"
+  # 2. inspect reads the same numbers
+  expect_rc 0 "$TPSPLIT" inspect "$log"
+  expect_grep "^# .*$f: allgather table, $nrows rows \\(nccl-tests\\)\$" "$tmp/out"
+  expect_grep "^# gpu $gpu, type [a-z0-9]+, ranks $n, gather nccl\$" "$tmp/out"
+  awk '!/^#/ && NF { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next }
+       print $(c["bytes"]), $(c["count"]), $(c["time_us"]), $(c["time_inplace_us"]), $(c["algbw_gbps"]), $(c["busbw_gbps"]), $(c["bytes_per_rank"]) }' \
+    "$tmp/out" >"$tmp/got"
+  bad=$(paste -d' ' "$tmp/got" "$tmp/rows" | awk -v n="$n" '{
+      # got: bytes count t t_ip algbw busbw per_rank | log: size count type t alg bus t_ip
+      if ($1 != $8 || $2 != $9 || $3 != $11 || $4 != $14) print NR ": " $0
+      a = $8 / $11 / 1e3; b = a * (n - 1) / n
+      d = $5 - a; if (d < 0) d = -d; if (d > 0.0005 + 1e-6 * a) print NR ": algbw " $5 " want " a
+      d = $6 - b; if (d < 0) d = -d; if (d > 0.0005 + 1e-6 * b) print NR ": busbw " $6 " want " b
+      if ($7 != $8 / n) print NR ": bytes_per_rank " $7 }')
+  [ "$(wc -l <"$tmp/got")" -eq "$nrows" ] && [ -z "$bad" ] && ok || fail "$f inspect: $bad"
+done
+
+# hand checks.  current.log line 31 (128 MiB): 134217728 B in 409.09 us ->
+# 134217728/409.09e-6/1e9 = 328.0885 GB/s algbw, * 7/8 = 287.0774 busbw (log prints 328.09, 287.08)
+expect_rc 0 "$TPSPLIT" inspect "$d/current.log"
+expect_grep '^ +134217728 +8388608 +409\.09 +405\.04 +16777216 +328\.089 +287\.077$' "$tmp/out"
+# exponent.log line 34: 17179869184 B in 2.2e+07 us (printed in full: 22000000) -> 0.7809 GB/s algbw, * 15/16 = 0.7321
+expect_rc 0 "$TPSPLIT" inspect "$d/exponent.log"
+expect_grep '^ *17179869184 +536870912 +22000000 +22000000 +1073741824 +0\.781 +0\.732$' "$tmp/out"
+# iterstats.log: the -I columns are kept as i_min_us ... i_cv_pct
+expect_rc 0 "$TPSPLIT" inspect "$d/iterstats.log"
+expect_grep '^ +bytes +count +time_us +time_inplace_us +i_min_us +i_max_us +i_p99_us +i_cv_pct ' "$tmp/out"
+expect_grep '^ +65536 +4096 +11\.05 +10\.96 +10\.28 +13\.38 +12\.93 +6\.38 ' "$tmp/out"
+# JSON of a log: ranks and GPU as values, per-row line numbers
+expect_rc 0 "$TPSPLIT" inspect --json "$d/mpi.log"
+expect_grep '"ranks": 16,' "$tmp/out"
+expect_grep '"gpu": "NVIDIA H100 80GB HBM3",' "$tmp/out"
+expect_grep '"source": "nccl-tests",' "$tmp/out"
+finish

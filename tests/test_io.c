@@ -1,0 +1,338 @@
+/* test_io.c: unit tests of the readers (src/table.c, src/ncclt.c, src/gpus.c).
+ * Expected values are read by eye from the files named in each block (line numbers given),
+ * or computed here by an independent formula.  Needs top_srcdir and TPSPLIT_DATADIR
+ * (set by `make check`). */
+#include "config.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "gpus.h"
+#include "ncclt.h"
+#include "table.h"
+
+static int fails, checks;
+#define CHECK(c)                                                              \
+  do {                                                                        \
+    checks++;                                                                 \
+    if (!(c)) { fails++; fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } \
+  } while (0)
+#define NEAR(a, b, tol) CHECK(fabs((a) - (b)) <= (tol) * fmax(1.0, fabs(b)))
+
+static const char *src;
+static char *path(const char *rel) {
+  static char buf[8][4096];
+  static int k;
+  k = (k + 1) % 8;
+  snprintf(buf[k], sizeof buf[k], "%s/%s", src, rel);
+  return buf[k];
+}
+
+static void test_split(void) {
+  tps_table t;
+  tps_err e;
+  tps_err_clear(&e);
+  int rc = tps_table_read(path("data/h20_tp8_fused_wqa_wkv.tsv"), &t, &e);
+  CHECK(rc == 0);
+  if (rc) { fprintf(stderr, "%s\n", e.msg); return; }
+  /* data/h20_tp8_fused_wqa_wkv.tsv: 15 '#' lines, 8 '#@' lines, header, 11 rows */
+  CHECK(t.kind == TPS_TABLE_SPLIT);
+  CHECK(strcmp(t.source, "tsv") == 0);
+  CHECK(t.nrows == 11);
+  CHECK(t.nprov == 15);
+  CHECK(t.nmeta == 8);
+  CHECK(t.tp == 8);
+  CHECK(t.k == 5120 && t.n == 1792);
+  CHECK(strcmp(t.gpu, "H20") == 0);
+  CHECK(strcmp(t.kpath, "marlin-w8a16") == 0);
+  CHECK(strcmp(t.gather, "auto") == 0);
+  CHECK(t.out_bytes_per_token == 3584);
+  CHECK(t.gather_cap_bytes == 2097152);
+  CHECK(t.tokens[0] == 6 && t.tokens[4] == 96 && t.tokens[10] == 16384);
+  CHECK(t.rows_per_rank[2] == 3 && t.rows_per_rank[10] == 2048);
+  CHECK(t.replicated_us[9] == 1794.7);
+  CHECK(t.split_us[9] == 346.9);
+  CHECK(t.split_us[10] == 635.4);
+  CHECK(t.line[0] == 25 && t.line[10] == 35);
+  CHECK(t.rows == NULL && t.bytes == NULL && t.time_us == NULL);
+  CHECK(strcmp(tps_table_meta(&t, "path"), "marlin-w8a16") == 0);
+  CHECK(tps_table_meta(&t, "nope") == NULL);
+  /* rows_per_rank == ceil(tokens / 8), checked independently */
+  for (size_t i = 0; i < t.nrows; i++) CHECK(t.rows_per_rank[i] == (t.tokens[i] + 7) / 8);
+
+  /* write and read back: same values */
+  char tmpl[] = "/tmp/tpsplit-test-io.XXXXXX";
+  int fd = mkstemp(tmpl);
+  CHECK(fd >= 0);
+  FILE *fp = fdopen(fd, "w");
+  CHECK(tps_table_write(fp, &t) == 0);
+  fclose(fp);
+  tps_table u;
+  rc = tps_table_read(tmpl, &u, &e);
+  CHECK(rc == 0);
+  if (rc == 0) {
+    CHECK(u.nrows == t.nrows && u.tp == 8 && u.k == 5120 && u.nprov == t.nprov && u.nmeta == t.nmeta);
+    for (size_t i = 0; i < t.nrows; i++)
+      CHECK(u.tokens[i] == t.tokens[i] && u.replicated_us[i] == t.replicated_us[i] && u.split_us[i] == t.split_us[i]);
+    tps_table_free(&u);
+  }
+  unlink(tmpl);
+  tps_table_free(&t);
+}
+
+static void test_gemm_allgather_tsv(void) {
+  tps_table t;
+  tps_err e;
+  /* tests/data/gemm_h20_marlin.tsv: rows = tokens, time = replicated_us, samples 50 */
+  int rc = tps_table_read(path("tests/data/gemm_h20_marlin.tsv"), &t, &e);
+  CHECK(rc == 0);
+  if (rc == 0) {
+    CHECK(t.kind == TPS_TABLE_GEMM && t.nrows == 11);
+    CHECK(t.rows[6] == 1024 && t.time_us[6] == 239.4);
+    CHECK(t.nextra == 1 && strcmp(t.extra_name[0], "samples") == 0);
+    const double *s = tps_table_extra(&t, "samples");
+    CHECK(s && s[0] == 50 && s[10] == 50);
+    CHECK(tps_table_extra(&t, "tflops") == NULL);
+    CHECK(t.time_inplace_us == NULL);
+    tps_table_free(&t);
+  } else fprintf(stderr, "%s\n", e.msg);
+  /* tests/data/allgather_h20.tsv: from ncclt/current.log, 21 rows 1 KiB .. 1 GiB */
+  rc = tps_table_read(path("tests/data/allgather_h20.tsv"), &t, &e);
+  CHECK(rc == 0);
+  if (rc == 0) {
+    CHECK(t.kind == TPS_TABLE_ALLGATHER && t.nrows == 21 && t.ranks == 8);
+    CHECK(t.bytes[0] == 1024 && t.bytes[20] == 1073741824.0);
+    CHECK(t.time_us[20] == 3347.53 && t.time_inplace_us[20] == 3375.03);
+    CHECK(strcmp(t.gather, "nccl") == 0 && t.nextra == 0);
+    tps_table_free(&t);
+  } else fprintf(stderr, "%s\n", e.msg);
+}
+
+static void test_ncclt(void) {
+  tps_table t;
+  tps_err e;
+  /* current.log: 8 ranks (lines 6-13), rows on lines 18-38, 1 KiB .. 1 GiB */
+  int rc = tps_table_read(path("tests/data/ncclt/current.log"), &t, &e);
+  CHECK(rc == 0);
+  if (rc == 0) {
+    CHECK(t.kind == TPS_TABLE_ALLGATHER && strcmp(t.source, "nccl-tests") == 0);
+    CHECK(t.ranks == 8 && t.nrows == 21);
+    CHECK(strcmp(t.gpu, "NVIDIA H20") == 0 && strcmp(t.type, "bfloat16") == 0);
+    CHECK(t.bytes[0] == 1024 && t.count[0] == 64 && t.time_us[0] == 12.10 && t.time_inplace_us[0] == 12.00);
+    CHECK(t.bytes[20] == 1073741824.0 && t.count[20] == 67108864 && t.time_us[20] == 3347.53);
+    CHECK(t.time_inplace_us[20] == 3375.03);
+    CHECK(t.line[0] == 18 && t.line[20] == 38);
+    /* size = count * 2 B * 8 ranks on every row */
+    for (size_t i = 0; i < t.nrows; i++) CHECK(t.bytes[i] == (double)t.count[i] * 2 * 8);
+    tps_table_free(&t);
+  } else fprintf(stderr, "%s\n", e.msg);
+
+  /* the log struct itself, from the same file */
+  tps_text tx;
+  tps_ncclt log;
+  rc = tps_text_read(path("tests/data/ncclt/current.log"), &tx, &e);
+  CHECK(rc == 0);
+  if (rc == 0) {
+    CHECK(tps_ncclt_detect(&tx) == 1);
+    rc = tps_ncclt_parse(&tx, &log, &e);
+    CHECK(rc == 0);
+    if (rc == 0) {
+      CHECK(log.layout == TPS_NCCLT_CURRENT && !log.has_timestamp && !log.has_iter_stats);
+      CHECK(strcmp(log.version, "2.17.6") == 0 && strcmp(log.collective, "all_gather_perf") == 0);
+      CHECK(log.nthread == 1 && log.ngpus == 8 && log.warmup_iters == 5 && log.iters == 20);
+      /* line 20: 4096 256 bfloat16 none -1 11.86 0.35 0.30 0 12.04 0.34 0.30 0 */
+      const tps_ncclt_row *r = &log.row[2];
+      CHECK(r->size_bytes == 4096 && r->count == 256 && strcmp(r->redop, "none") == 0 && r->root == -1);
+      CHECK(r->oop_time_us == 11.86 && r->oop_algbw_gbps == 0.35 && r->oop_busbw_gbps == 0.30 && r->oop_wrong == 0);
+      CHECK(r->ip_time_us == 12.04 && r->ip_algbw_gbps == 0.34 && isnan(r->oop_min_us));
+      tps_ncclt_free(&log);
+    }
+    tps_text_free(&tx);
+  }
+
+  /* pre213.log: 4 ranks, float, old "error" column; rows 64 B .. 128 MiB (22), line 12 first */
+  rc = tps_table_read(path("tests/data/ncclt/pre213.log"), &t, &e);
+  CHECK(rc == 0);
+  if (rc == 0) {
+    CHECK(t.ranks == 4 && t.nrows == 22 && strcmp(t.type, "float") == 0);
+    CHECK(strcmp(t.gpu, "Tesla V100-SXM2-32GB") == 0);
+    CHECK(t.bytes[0] == 64 && t.count[0] == 4 && t.time_us[0] == 9.64 && t.time_inplace_us[0] == 9.56);
+    CHECK(t.bytes[21] == 134217728.0 && t.time_us[21] == 1421.8);
+    tps_table_free(&t);
+  } else fprintf(stderr, "%s\n", e.msg);
+  rc = tps_text_read(path("tests/data/ncclt/pre213.log"), &tx, &e);
+  if (rc == 0 && tps_ncclt_parse(&tx, &log, &e) == 0) {
+    CHECK(log.layout == TPS_NCCLT_PRE213 && log.version[0] == '\0' && log.iters == 20);
+    CHECK(log.row[0].oop_wrong == 0 && log.row[0].redop[0] == '\0');
+    tps_ncclt_free(&log);
+  } else CHECK(0);
+  tps_text_free(&tx);
+
+  /* timestamp.log: -S; first row line 18: 8192 ... 10.89 ... 10.80 ... 2026-11-30 09:14:11 */
+  rc = tps_text_read(path("tests/data/ncclt/timestamp.log"), &tx, &e);
+  if (rc == 0 && tps_ncclt_parse(&tx, &log, &e) == 0) {
+    CHECK(log.has_timestamp && !log.has_iter_stats && log.nranks == 8 && log.n == 16);
+    CHECK(strcmp(log.row[0].timestamp, "2026-11-30 09:14:11") == 0);
+    CHECK(log.row[0].size_bytes == 8192 && log.row[0].oop_time_us == 10.89 && log.row[0].ip_time_us == 10.80);
+    tps_ncclt_free(&log);
+  } else CHECK(0);
+  tps_text_free(&tx);
+
+  /* iterstats.log: -I with -c 0 (N/A); line 19: 65536 4096 ... 11.05 5.93 5.19 N/A 10.28 13.38 12.93 6.38
+   * 10.96 5.98 5.23 N/A 10.20 13.27 12.83 6.38 */
+  rc = tps_text_read(path("tests/data/ncclt/iterstats.log"), &tx, &e);
+  if (rc == 0 && tps_ncclt_parse(&tx, &log, &e) == 0) {
+    const tps_ncclt_row *r = &log.row[0];
+    CHECK(log.has_iter_stats && !log.has_timestamp && log.n == 12 && r->line == 19);
+    CHECK(isnan(r->oop_wrong) && isnan(r->ip_wrong));
+    CHECK(r->oop_time_us == 11.05 && r->oop_min_us == 10.28 && r->oop_max_us == 13.38 && r->oop_p99_us == 12.93);
+    CHECK(r->oop_cv_pct == 6.38 && r->ip_time_us == 10.96 && r->ip_min_us == 10.20 && r->ip_p99_us == 12.83);
+    tps_ncclt_free(&log);
+  } else CHECK(0);
+  tps_text_free(&tx);
+  rc = tps_table_read(path("tests/data/ncclt/iterstats.log"), &t, &e);
+  CHECK(rc == 0);
+  if (rc == 0) {
+    const double *mn = tps_table_extra(&t, "i_min_us"), *cv = tps_table_extra(&t, "i_cv_pct");
+    CHECK(t.nextra == 4 && mn && cv && mn[0] == 10.28 && cv[0] == 6.38);
+    tps_table_free(&t);
+  }
+
+  /* exponent.log: 16 ranks; 8 GiB row (line 33) has time 1.1e+07, 16 GiB row 2.2e+07 */
+  rc = tps_table_read(path("tests/data/ncclt/exponent.log"), &t, &e);
+  CHECK(rc == 0);
+  if (rc == 0) {
+    CHECK(t.ranks == 16 && t.nrows == 9 && strcmp(t.gpu, "NVIDIA L40S") == 0);
+    CHECK(t.bytes[7] == 8589934592.0 && t.time_us[7] == 1.1e7 && t.line[7] == 33);
+    CHECK(t.bytes[8] == 17179869184.0 && t.count[8] == 536870912 && t.time_us[8] == 2.2e7);
+    tps_table_free(&t);
+  } else fprintf(stderr, "%s\n", e.msg);
+
+  /* mpi.log: [1,0]<stdout>: prefixes, NCCL INFO/WARN lines, 16 Rank lines; 19 rows */
+  rc = tps_table_read(path("tests/data/ncclt/mpi.log"), &t, &e);
+  CHECK(rc == 0);
+  if (rc == 0) {
+    CHECK(t.ranks == 16 && t.nrows == 19 && strcmp(t.gpu, "NVIDIA H100 80GB HBM3") == 0);
+    CHECK(t.bytes[0] == 1024 && t.count[0] == 32 && t.time_us[0] == 28.73);
+    CHECK(t.bytes[18] == 268435456.0);
+    tps_table_free(&t);
+  } else fprintf(stderr, "%s\n", e.msg);
+}
+
+static void test_errors(void) {
+  tps_table t;
+  tps_err e;
+  char want[4200];
+  tps_err_clear(&e);
+  CHECK(tps_table_read(path("tests/bad/nan.tsv"), &t, &e) == -1);
+  snprintf(want, sizeof want, "%s:4: NaN in column 'replicated_us'", path("tests/bad/nan.tsv"));
+  CHECK(e.set && strcmp(e.msg, want) == 0);
+  CHECK(tps_table_read(path("tests/bad/ncclt_truncated.log"), &t, &e) == -1);
+  snprintf(want, sizeof want, "%s:23: ", path("tests/bad/ncclt_truncated.log"));
+  CHECK(strncmp(e.msg, want, strlen(want)) == 0);
+  CHECK(tps_table_read(path("tests/no-such-file.tsv"), &t, &e) == -1);
+  CHECK(strstr(e.msg, "no-such-file.tsv: cannot open: No such file or directory") != NULL);
+  /* tps_split_tabs: empty fields kept, overflow reported */
+  char line[] = "a\t\tb";
+  char *f[3];
+  CHECK(tps_split_tabs(line, f, 3) == 3 && strcmp(f[0], "a") == 0 && f[1][0] == '\0' && strcmp(f[2], "b") == 0);
+  char line2[] = "a\tb\tc\td";
+  CHECK(tps_split_tabs(line2, f, 3) == 4);
+  CHECK(tps_ncclt_type_size("bfloat16") == 2 && tps_ncclt_type_size("float") == 4 && tps_ncclt_type_size("x") == 0);
+}
+
+static void test_gpus(void) {
+  tps_gpu_table g;
+  tps_err e;
+  tps_err_clear(&e);
+  int rc = tps_gpus_load(NULL, &g, &e);
+  CHECK(rc == 0);
+  if (rc) { fprintf(stderr, "%s\n", e.msg); return; }
+  /* data/gpus.tsv: 10 GPUs */
+  CHECK(g.n == 10);
+  const tps_gpu *h200 = tps_gpus_find(&g, "H200-SXM", &e);
+  CHECK(h200 && strcmp(h200->name, "H200-SXM") == 0);
+  CHECK(tps_gpus_find(&g, "H200", &e) == h200);
+  CHECK(tps_gpus_find(&g, "h200", &e) == h200);
+  CHECK(tps_gpus_find(&g, "h200-sxm", &e) == h200);
+  CHECK(tps_gpus_find(&g, "NVIDIA H200", &e) == h200);
+  if (h200) {
+    CHECK(h200->sms == 132 && h200->cc_major == 9 && h200->cc_minor == 0);
+    CHECK(h200->bf16_tflops == 989 && h200->fp8_tflops == 1979 && h200->hbm_gbps == 4800 && h200->l2_mb == 50);
+    CHECK(h200->links == 18 && h200->link_gbps == 450 && h200->nccl_link_gbps == 20.6 && h200->nvlink == 1);
+    CHECK(h200->uncertain == 0);
+  }
+  const tps_gpu *h100 = tps_gpus_find(&g, "H100", &e);
+  CHECK(h100 && strcmp(h100->name, "H100-SXM") == 0);
+  CHECK(tps_gpus_find(&g, "h100-sxm5", &e) == h100);
+  CHECK(tps_gpus_find(&g, "NVIDIA H100 80GB HBM3", &e) == h100);
+  /* H20: "78?" sms and "60?" L2 are uncertain, the rest is not */
+  const tps_gpu *h20 = tps_gpus_find(&g, "h20", &e);
+  CHECK(h20 && h20->sms == 78 && h20->l2_mb == 60);
+  CHECK(h20 && h20->uncertain == (TPS_GPU_U_SMS | TPS_GPU_U_L2));
+  CHECK(tps_gpus_find(&g, "NVIDIA H20", &e) == h20);
+  const tps_gpu *l40s = tps_gpus_find(&g, "L40S", &e);
+  CHECK(l40s && l40s->nvlink == 0 && l40s->links == 0 && l40s->cc_major == 8 && l40s->cc_minor == 9);
+  CHECK(l40s && l40s->uncertain == TPS_GPU_U_L2);
+  const tps_gpu *b300 = tps_gpus_find(&g, "b300", &e);
+  CHECK(b300 && b300->cc_major == 10 && b300->cc_minor == 3);
+  const tps_gpu *gb = tps_gpus_find(&g, "GB200", &e);
+  CHECK(gb && gb->uncertain == (TPS_GPU_U_SMS | TPS_GPU_U_L2) && gb->sms == 152);
+  const tps_gpu *mi = tps_gpus_find(&g, "mi300x", &e);
+  CHECK(mi && mi->nvlink == 0 && mi->cc_major == 0);
+  /* unknown name: NULL, and the message lists the known names */
+  tps_err_clear(&e);
+  CHECK(tps_gpus_find(&g, "H300", &e) == NULL);
+  CHECK(e.set && strstr(e.msg, "unknown GPU 'H300'") && strstr(e.msg, "known: H20, H100-SXM, H800-SXM, H200-SXM"));
+  CHECK(strstr(e.msg, "MI300X") != NULL);
+  CHECK(tps_gpus_find(&g, "NVIDIA H100 PCIe", &e) == NULL);
+  tps_gpus_free(&g);
+
+  /* a user file with one more GPU; a '?' on a link value */
+  char tmpl[] = "/tmp/tpsplit-test-gpus.XXXXXX";
+  int fd = mkstemp(tmpl);
+  FILE *fp = fdopen(fd, "w");
+  fputs("# mine\nname\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\tsource\n"
+        "X9\tx9-sxm,Xnine\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18?\t450\t20.6\tmine\n", fp);
+  fclose(fp);
+  rc = tps_gpus_load(tmpl, &g, &e);
+  CHECK(rc == 0);
+  if (rc == 0) {
+    const tps_gpu *x = tps_gpus_find(&g, "xnine", &e);
+    CHECK(g.n == 1 && x && strcmp(x->name, "X9") == 0 && x->uncertain == TPS_GPU_U_LINK && x->links == 18);
+    CHECK(strcmp(g.source[0], "mine") == 0 && strcmp(g.aliases[0], "x9-sxm,Xnine") == 0);
+    tps_gpus_free(&g);
+  }
+  /* a user file missing a column: error names the file and the header line */
+  fp = fopen(tmpl, "w");
+  fputs("# mine\nname\taliases\tsms\n", fp);
+  fclose(fp);
+  tps_err_clear(&e);
+  CHECK(tps_gpus_load(tmpl, &g, &e) == -1);
+  char want[256];
+  snprintf(want, sizeof want, "%s:2: missing column 'cc'", tmpl);
+  CHECK(strncmp(e.msg, want, strlen(want)) == 0);
+  /* two rows claiming the same alias */
+  fp = fopen(tmpl, "w");
+  fputs("name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\tsource\n"
+        "A1\tfoo\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\ts\n"
+        "B1\tFOO\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\ts\n", fp);
+  fclose(fp);
+  CHECK(tps_gpus_load(tmpl, &g, &e) == -1);
+  snprintf(want, sizeof want, "%s:3: alias 'FOO' already names another GPU", tmpl);
+  CHECK(strcmp(e.msg, want) == 0);
+  unlink(tmpl);
+}
+
+int main(void) {
+  src = getenv("top_srcdir");
+  if (!src) { fprintf(stderr, "test_io: run through make check (top_srcdir unset)\n"); return 99; }
+  test_split();
+  test_gemm_allgather_tsv();
+  test_ncclt();
+  test_errors();
+  test_gpus();
+  printf("%d checks, %d failed\n", checks, fails);
+  return fails ? 1 : 0;
+}
