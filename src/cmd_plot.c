@@ -1,8 +1,9 @@
 /* cmd_plot.c: `tpsplit plot`: figures for fits, measurements and predictions (gnuplot).
  *
- * Inputs are measured split-vs-replicated tables (--measured, fitted here with leave-one-out
- * errors), and targets GPU x TP x path predicted from them (or from the datasheets alone
- * when there is no measurement).  With no input at all it draws the main job's figures for
+ * Inputs are measurement files (--measured, fitted here with leave-one-out errors through
+ * tps_fit_file) and saved fits (--fit, tps_fitfile_read); the measured points drawn are the
+ * fit's own points.  Targets GPU x TP x path are predicted from the split fits (or from the
+ * datasheets alone when there is none).  With no input at all it draws the main job's figures for
  * the bundled data (tps_plot_default).  What each figure shows: src/plot.h. */
 #include "config.h"
 #include <getopt.h>
@@ -11,28 +12,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fitfile.h"
 #include "gpus.h"
 #include "jsonout.h"
 #include "plot.h"
 #include "predict.h"
-#include "table.h"
 #include "tpsplit.h"
 #include "util.h"
 
 static void usage(FILE *fp) {
   fprintf(fp,
-          "Usage: tpsplit plot [--measured FILE]... [--gpus LIST] [--tp LIST] [--paths LIST]\n"
+          "Usage: tpsplit plot [--measured FILE]... [--fit FIT]... [--gpus LIST] [--tp LIST] [--paths LIST]\n"
           "                    [--scaling model|spec|pessimistic] [--by gpu|tp|path] [--figures LIST]\n"
           "                    [--format png|svg|pdf] [--size WxH] [-o DIR] [--no-render] [--json]\n"
           "Write figures as NAME.dat (data) + NAME.gp (gnuplot script) + NAME.png, and run gnuplot.\n"
-          "With no --measured and no --gpus: the figures of the main job for the bundled data.\n\n"
+          "With no --measured, --fit or --gpus: the figures of the main job for the bundled data.\n\n"
           "Figures: latency (vs tokens, replicated and split, 90%% band, measured points,\n"
           "gather backend switch), speedup (one curve per GPU, TP or path; break-even with its\n"
           "interval; threshold), crossover (break-even map GPU x TP per path), fitq (residuals and\n"
           "leave-one-out errors of each fit), layers (per-layer stage of a model, main vs split).\n\n"
           "Options:\n"
-          "  --measured FILE   split-vs-replicated table (tokens, replicated_us, split_us); fitted\n"
-          "                    here; its points are drawn; repeatable\n"
+          "  --measured FILE   a measurement file (split-vs-replicated, GEMM or all-gather table,\n"
+          "                    nccl-tests log), fitted here as `tpsplit fit --loo` would; repeatable\n"
+          "  --fit FIT         a fit saved by `tpsplit fit -o FIT`; repeatable.  Split fits (and\n"
+          "                    their measured points) feed the predicted curves; every fit gets\n"
+          "                    a fit-quality figure\n"
           "  --gpus LIST       target GPUs (names or aliases from gpus.tsv; default: the measured one)\n"
           "  --gpus-file FILE  GPU table instead of the bundled data/gpus.tsv\n"
           "  --tp LIST         TP sizes (default: the measured TP)\n"
@@ -60,7 +64,7 @@ static void usage(FILE *fp) {
 }
 
 enum {
-  OPT_MEASURED = CHAR_MAX + 1, OPT_GPUS, OPT_GPUS_FILE, OPT_TP, OPT_PATHS, OPT_SCALING, OPT_TMAX, OPT_BY,
+  OPT_MEASURED = CHAR_MAX + 1, OPT_FIT, OPT_GPUS, OPT_GPUS_FILE, OPT_TP, OPT_PATHS, OPT_SCALING, OPT_TMAX, OPT_BY,
   OPT_FIGURES, OPT_MODEL, OPT_SIMTOK, OPT_SAMPLES, OPT_SEED, OPT_FORMAT, OPT_SIZE, OPT_NORENDER, OPT_JSON
 };
 
@@ -84,7 +88,7 @@ static int print_result(const char *outdir, const tps_plot_files *w, int json) {
 
 int cmd_plot(int argc, char **argv) {
   static const struct option longopts[] = {
-    {"measured", required_argument, 0, OPT_MEASURED}, {"gpus", required_argument, 0, OPT_GPUS},
+    {"measured", required_argument, 0, OPT_MEASURED}, {"fit", required_argument, 0, OPT_FIT}, {"gpus", required_argument, 0, OPT_GPUS},
     {"gpus-file", required_argument, 0, OPT_GPUS_FILE}, {"tp", required_argument, 0, OPT_TP},
     {"paths", required_argument, 0, OPT_PATHS}, {"scaling", required_argument, 0, OPT_SCALING},
     {"tmax", required_argument, 0, OPT_TMAX}, {"by", required_argument, 0, OPT_BY},
@@ -94,8 +98,8 @@ int cmd_plot(int argc, char **argv) {
     {"size", required_argument, 0, OPT_SIZE}, {"output", required_argument, 0, 'o'},
     {"no-render", no_argument, 0, OPT_NORENDER}, {"json", no_argument, 0, OPT_JSON},
     {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-  const char *measured[MAXIN];
-  size_t nmeas = 0;
+  const char *measured[MAXIN], *fitfiles[MAXIN];
+  size_t nmeas = 0, nfitf = 0;
   const char *gpus_arg = NULL, *gpus_file = NULL, *tp_arg = NULL, *paths_arg = NULL, *outdir = "plots";
   int json = 0, c;
   long v;
@@ -111,6 +115,10 @@ int cmd_plot(int argc, char **argv) {
     case OPT_MEASURED:
       if (nmeas == MAXIN) { tps_die_msg("plot: at most %d --measured files", MAXIN); return TPS_EXIT_USAGE; }
       measured[nmeas++] = optarg;
+      break;
+    case OPT_FIT:
+      if (nfitf == MAXIN) { tps_die_msg("plot: at most %d --fit files", MAXIN); return TPS_EXIT_USAGE; }
+      fitfiles[nfitf++] = optarg;
       break;
     case OPT_GPUS: gpus_arg = optarg; break;
     case OPT_GPUS_FILE: gpus_file = optarg; break;
@@ -163,7 +171,7 @@ int cmd_plot(int argc, char **argv) {
   tps_err e;
   tps_err_clear(&e);
   int rc = TPS_EXIT_USAGE;
-  if (nmeas == 0 && !gpus_arg && !tp_arg && !paths_arg && !j.model_name) {
+  if (nmeas == 0 && nfitf == 0 && !gpus_arg && !tp_arg && !paths_arg && !j.model_name) {
     /* the main job's figures */
     if (tps_plot_default(outdir, &o, &w, &e)) { tps_err_print(&e); rc = e.msg[0] && strstr(e.msg, "gnuplot") ? TPS_EXIT_FAIL : TPS_EXIT_USAGE; goto done; }
     rc = print_result(outdir, &w, json);
@@ -172,7 +180,6 @@ int cmd_plot(int argc, char **argv) {
 
   tps_gpu_table gt;
   memset(&gt, 0, sizeof gt);
-  tps_table tab[MAXIN];
   tps_fit *fits = calloc(MAXIN, sizeof *fits);
   tps_plot_meas meas[MAXIN];
   const tps_fit *fitp[MAXIN];
@@ -182,24 +189,29 @@ int cmd_plot(int argc, char **argv) {
   const tps_gpu *tgpu[64];
   int tps[16];
   char **gl = NULL, **pl = NULL, **tl = NULL;
-  size_t ngl = 0, npl = 0, ntl = 0;
+  size_t ngl = 0, npl = 0, ntl = 0, nin = nmeas + nfitf;
   char inputs[2048] = "";
-  memset(tab, 0, sizeof tab);
+  memset(meas, 0, sizeof meas);
   if (!fits) { tps_die_msg("out of memory"); return TPS_EXIT_FAIL; }
   if (tps_gpus_load(gpus_file, &gt, &e)) { tps_err_print(&e); goto cleanup; }
-  for (size_t i = 0; i < nmeas; i++) {
-    if (tps_table_read(measured[i], &tab[i], &e)) { tps_err_print(&e); goto cleanup; }
-    const tps_gpu *g = tps_gpus_find(&gt, tab[i].gpu, &e);
-    if (!g) { fprintf(stderr, "tpsplit: %s: %s\n", measured[i], e.msg); goto cleanup; }
-    if (tps_plot_fit_table(&tab[i], g, &fits[i], &e)) { tps_err_print(&e); rc = TPS_EXIT_FAIL; goto cleanup; }
+  tps_fit_opts fo = {1, 0}; /* fits made here include leave-one-out errors */
+  for (size_t i = 0; i < nin; i++) {
+    const char *file = i < nmeas ? measured[i] : fitfiles[i - nmeas];
+    int status = TPS_FIT_OK;
+    if (i < nmeas ? tps_fit_file(file, NULL, gpus_file, &fo, &fits[i], &status, &e)
+                  : tps_fitfile_read(file, &fits[i], &e)) {
+      tps_err_print(&e);
+      rc = i < nmeas ? tps_fit_exit_code(status) : TPS_EXIT_USAGE;
+      goto cleanup;
+    }
+    const tps_gpu *g = tps_gpus_find(&gt, fits[i].gpu, &e);
+    if (!g) { fprintf(stderr, "tpsplit: %s: %s\n", file, e.msg); goto cleanup; }
     fitp[i] = &fits[i];
     fgpu[i] = g;
-    fpath[i] = tab[i].kpath;
-    meas[i] = (tps_plot_meas){g->name, tab[i].tp, tab[i].kpath, measured[i], tab[i].nrows, tab[i].tokens,
-                              tab[i].replicated_us, tab[i].split_us, NULL, NULL, NULL, NULL};
-    measp[i] = &meas[i];
+    fpath[i] = fits[i].gemm.path ? fits[i].gemm.path->name : NULL;
+    measp[i] = tps_plot_meas_from_fit(&fits[i], g->name, fpath[i], file, &meas[i]) == 0 ? &meas[i] : NULL;
     size_t l = strlen(inputs);
-    snprintf(inputs + l, sizeof inputs - l, "%s%s", i ? ", " : "", measured[i]);
+    snprintf(inputs + l, sizeof inputs - l, "%s%s", i ? ", " : "", file);
   }
   if (gpus_arg) {
     if (tps_parse_list(gpus_arg, &gl, &ngl) || ngl > 64) { tps_die_msg("plot: bad --gpus '%s'", gpus_arg); goto cleanup; }
@@ -217,18 +229,18 @@ int cmd_plot(int argc, char **argv) {
     for (size_t i = 0; i < npl; i++)
       if (!tps_path_find(pl[i])) { tps_die_msg("plot: unknown kernel path '%s' (marlin-w8a16, dense-bf16, native-fp8)", pl[i]); goto cleanup; }
   }
-  if (nmeas == 0 && (!gpus_arg || !tp_arg || !paths_arg)) {
-    tps_die_msg("plot: without --measured, give --gpus, --tp and --paths (spec-only predictions)");
+  if (nin == 0 && (!gpus_arg || !tp_arg || !paths_arg)) {
+    tps_die_msg("plot: without --measured or --fit, give --gpus, --tp and --paths (spec-only predictions)");
     goto cleanup;
   }
-  if (j.scaling == TPS_SCALING_PESSIMISTIC && nmeas == 0) {
-    tps_die_msg("plot: --scaling pessimistic needs the measured table (--measured)");
+  if (j.scaling == TPS_SCALING_PESSIMISTIC && nin == 0) {
+    tps_die_msg("plot: --scaling pessimistic needs the measured table (--measured or --fit)");
     goto cleanup;
   }
   if (!inputs[0]) snprintf(inputs, sizeof inputs, "%s", gpus_file ? gpus_file : "gpus.tsv of the bundled data");
   o.inputs = inputs;
   j.outdir = outdir; j.o = &o;
-  j.nfit = nmeas; j.fit = fitp; j.fit_gpu = fgpu; j.fit_path = fpath; j.meas = measp;
+  j.nfit = nin; j.fit = fitp; j.fit_gpu = fgpu; j.fit_path = fpath; j.meas = measp;
   j.ngpu = ngl; j.gpu = tgpu; j.ntp = ntl; j.tp = tps; j.npath = npl; j.path = (const char *const *)pl;
   if (tps_plot_run(&j, &w, &e)) {
     tps_err_print(&e);
@@ -237,7 +249,7 @@ int cmd_plot(int argc, char **argv) {
   }
   rc = print_result(outdir, &w, json);
 cleanup:
-  for (size_t i = 0; i < nmeas; i++) tps_table_free(&tab[i]);
+  for (size_t i = 0; i < nin; i++) tps_plot_meas_free(&meas[i]);
   tps_gpus_free(&gt);
   free(fits);
   if (gl) tps_free_list(gl, ngl);

@@ -32,7 +32,6 @@
 #include <stddef.h>
 #include "err.h"
 #include "fit.h"
-#include "table.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -192,9 +191,12 @@ enum {
 int tps_plot_parse_figures(const char *s, unsigned *bits);
 int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e);
 
-/* Fit a split-vs-replicated table (table.h) measured on gpu, with leave-one-out errors
- * (tps_fit_split; path, TP, shape from the table's '#@' lines).  0, or -1 with e. */
-int tps_plot_fit_table(const tps_table *t, const tps_gpu *gpu, tps_fit *f, tps_err *e);
+/* The measured points of a split fit (its replicated and split points paired by token
+ * count), copied into malloc'ed arrays of m (free with tps_plot_meas_free).  gpu, path and
+ * file are borrowed for labels.  0, or -1 when the fit has no split points. */
+int tps_plot_meas_from_fit(const tps_fit *f, const char *gpu, const char *path, const char *file,
+                           tps_plot_meas *m);
+void tps_plot_meas_free(tps_plot_meas *m);
 
 /* ---------------------------------------------------------------- the main job's figures
  * Figures for the bundled data (what `tpsplit` with no arguments draws): fit the bundled H20

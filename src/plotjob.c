@@ -32,7 +32,7 @@
 #include "plot.h"
 #include "predict.h"
 #include "sim.h"
-#include "table.h"
+#include "fitfile.h"
 #include "util.h"
 
 #define DEFAULT_TMAX 16384L
@@ -238,11 +238,15 @@ typedef struct {
   const tps_path *path;
 } target;
 
-/* Which fit serves a target: the one on the same path, else the first. */
+/* Which fit serves a target: the split fit on the same path, else the first split fit. */
 static int fit_for(const tps_plot_job *j, const tps_path *path) {
-  for (size_t i = 0; i < j->nfit; i++)
+  int first = -1;
+  for (size_t i = 0; i < j->nfit; i++) {
+    if (j->fit[i]->kind != TPS_FIT_SPLIT) continue;
+    if (first < 0) first = (int)i;
     if (j->fit_path[i] && strcmp(j->fit_path[i], path->name) == 0) return (int)i;
-  return j->nfit ? 0 : -1;
+  }
+  return first;
 }
 
 /* Build the prediction of a target; source gets a legend note.  TPS_PRED_NA passes through. */
@@ -390,17 +394,19 @@ int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
   int S = j->nsamples > 0 ? j->nsamples : DEFAULT_SAMPLES;
   int by = j->by;
   unsigned figs = j->figures ? j->figures : ~0u;
-  /* targets */
-  const tps_gpu *fg = j->nfit ? j->fit_gpu[0] : NULL;
-  size_t ng = j->ngpu ? j->ngpu : (fg ? 1 : 0), nt = j->ntp ? j->ntp : (j->nfit ? 1 : 0),
-         np = j->npath ? j->npath : (j->nfit ? 1 : 0);
-  if (ng == 0 || nt == 0 || np == 0)
-    return tps_err_set(e, NULL, 0, "plot: nothing to draw (give --fit, --measured, or --gpus with --tp and --paths)");
+  /* targets: the lists given, else the first split fit's GPU, TP and path */
+  int f0 = -1;
+  for (size_t i = 0; i < j->nfit && f0 < 0; i++) if (j->fit[i]->kind == TPS_FIT_SPLIT) f0 = (int)i;
+  const tps_gpu *fg = f0 >= 0 ? j->fit_gpu[f0] : NULL;
+  size_t ng = j->ngpu ? j->ngpu : (fg ? 1 : 0), nt = j->ntp ? j->ntp : (f0 >= 0 ? 1 : 0),
+         np = j->npath ? j->npath : (f0 >= 0 ? 1 : 0);
   size_t ntg = ng * nt * np;
-  target *tg = calloc(ntg, sizeof *tg);
-  curve_buf *cb = calloc(ntg, sizeof *cb);
-  int *ok = calloc(ntg, sizeof *ok);
-  tps_plot_cell *cells = calloc(ntg, sizeof *cells);
+  if (ntg == 0 && j->nfit == 0)
+    return tps_err_set(e, NULL, 0, "plot: nothing to draw (give --fit, --measured, or --gpus with --tp and --paths)");
+  target *tg = calloc(ntg + 1, sizeof *tg);
+  curve_buf *cb = calloc(ntg + 1, sizeof *cb);
+  int *ok = calloc(ntg + 1, sizeof *ok);
+  tps_plot_cell *cells = calloc(ntg + 1, sizeof *cells);
   long *grid = NULL;
   size_t ngrid = 0;
   int rc = -1;
@@ -410,8 +416,8 @@ int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
     for (size_t gi = 0; gi < ng; gi++)
       for (size_t ti = 0; ti < nt; ti++, k++) {
         tg[k].gpu = j->ngpu ? j->gpu[gi] : fg;
-        tg[k].tp = j->ntp ? j->tp[ti] : j->fit[0]->tp;
-        const char *pn = j->npath ? j->path[pi] : j->fit_path[0];
+        tg[k].tp = j->ntp ? j->tp[ti] : j->fit[f0]->tp;
+        const char *pn = j->npath ? j->path[pi] : j->fit_path[f0];
         tg[k].path = pn ? tps_path_find(pn) : NULL;
         if (!tg[k].path) { tps_err_set(e, NULL, 0, "unknown kernel path '%s'", pn ? pn : "?"); goto out; }
       }
@@ -419,7 +425,9 @@ int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
   for (size_t i = 0; (figs & TPS_PLOT_FIG_FITQ) && i < j->nfit; i++) {
     char name[256], tp[16];
     snprintf(tp, sizeof tp, "tp%d", j->fit[i]->tp);
-    fig_name(name, sizeof name, "fitq", j->fit_gpu[i]->name, tp, j->fit_path[i]);
+    if (j->fit[i]->kind == TPS_FIT_SPLIT) fig_name(name, sizeof name, "fitq", j->fit_gpu[i]->name, tp, j->fit_path[i]);
+    else fig_name(name, sizeof name, "fitq", j->fit_gpu[i]->name, tps_fit_kind_name(j->fit[i]->kind),
+                  j->fit[i]->kind == TPS_FIT_GEMM ? j->fit_path[i] : tp);
     if (tps_plot_fitq(j->outdir, name, j->fit[i], j->fit_path[i], j->o, w, e)) goto out;
   }
   /* curves (or only the break-even cells when no curve is drawn) */
@@ -462,9 +470,9 @@ int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
     }
   /* speedup figures: one per group of targets that differ only in `by` */
   if (figs & TPS_PLOT_FIG_SPEEDUP) {
-    int *done = calloc(ntg, sizeof *done);
-    tps_plot_curve *cs = calloc(ntg, sizeof *cs);
-    tps_plot_meas *ms = calloc(ntg, sizeof *ms);
+    int *done = calloc(ntg + 1, sizeof *done);
+    tps_plot_curve *cs = calloc(ntg + 1, sizeof *cs);
+    tps_plot_meas *ms = calloc(ntg + 1, sizeof *ms);
     if (!done || !cs || !ms) { free(done); free(cs); free(ms); tps_err_set(e, NULL, 0, "out of memory"); goto out; }
     for (k = 0; k < ntg; k++) {
       if (done[k] || !ok[k]) continue;
@@ -489,7 +497,7 @@ int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
   /* crossover map */
   if ((figs & TPS_PLOT_FIG_CROSSOVER) && ntg > 1 && tps_plot_crossover(j->outdir, "crossover", cells, ntg, j->o, w, e)) goto out;
   /* per-layer figure, for the first target */
-  if ((figs & TPS_PLOT_FIG_LAYERS) && j->model_name && layers_figure(j, &tg[0], w, e)) goto out;
+  if ((figs & TPS_PLOT_FIG_LAYERS) && j->model_name && ntg && layers_figure(j, &tg[0], w, e)) goto out;
   rc = 0;
 out:
   if (cb) for (k = 0; k < ntg; k++) curve_free(&cb[k]);
@@ -499,52 +507,65 @@ out:
 
 /* ---------------------------------------------------------------- the main job */
 
-int tps_plot_fit_table(const tps_table *t, const tps_gpu *gpu, tps_fit *f, tps_err *e) {
-  if (t->kind != TPS_TABLE_SPLIT) return tps_err_set(e, t->path, 0, "not a split-vs-replicated table");
-  const tps_path *path = tps_path_find(t->kpath);
-  if (!path) return tps_err_set(e, t->path, 0, "unknown or missing kernel path ('#@ path:')");
-  if (t->tp < 1 || t->k < 1 || t->n < 1 || !(t->out_bytes_per_token > 0))
-    return tps_err_set(e, t->path, 0, "needs '#@' tp, k, n and out_bytes_per_token");
-  tps_split_data d;
-  memset(&d, 0, sizeof d);
-  d.n = t->nrows; d.tokens = t->tokens; d.replicated_us = t->replicated_us; d.split_us = t->split_us;
-  d.tp = t->tp; d.shape.k = t->k; d.shape.n = t->n; d.shape.out_bytes = t->out_bytes_per_token / (double)t->n;
-  d.out_bytes_per_token = t->out_bytes_per_token; d.gather_cap_bytes = t->gather_cap_bytes;
-  d.path = path; d.sms = gpu->sms;
-  tps_fit_opts fo = {1, 0};
-  char msg[256] = "";
-  if (tps_fit_split(&d, &fo, f, msg, sizeof msg) != TPS_FIT_OK)
-    return tps_err_set(e, t->path, 0, "fit failed: %s", msg);
+int tps_plot_meas_from_fit(const tps_fit *f, const char *gpu, const char *path, const char *file,
+                           tps_plot_meas *m) {
+  memset(m, 0, sizeof *m);
+  if (f->kind != TPS_FIT_SPLIT) return -1;
+  long *tok = malloc(f->npts * sizeof *tok);
+  double *rep = malloc(f->npts * sizeof *rep), *sp = malloc(f->npts * sizeof *sp);
+  size_t n = 0;
+  if (!tok || !rep || !sp) { free(tok); free(rep); free(sp); return -1; }
+  /* pair the replicated and split points of each token count */
+  for (size_t i = 0; i < f->npts; i++) {
+    if (f->pt[i].series != 0) continue;
+    for (size_t k = 0; k < f->npts; k++)
+      if (f->pt[k].series == 1 && f->pt[k].x == f->pt[i].x) {
+        tok[n] = (long)f->pt[i].x; rep[n] = f->pt[i].measured_us; sp[n] = f->pt[k].measured_us; n++;
+        break;
+      }
+  }
+  if (n == 0) { free(tok); free(rep); free(sp); return -1; }
+  m->gpu = gpu; m->tp = f->tp; m->path = path; m->file = file;
+  m->n = n; m->tokens = tok; m->rep_us = rep; m->split_us = sp;
   return 0;
+}
+
+void tps_plot_meas_free(tps_plot_meas *m) {
+  free((void *)m->tokens); free((void *)m->rep_us); free((void *)m->split_us);
+  memset(m, 0, sizeof *m);
 }
 
 int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
   tps_gpu_table gt;
-  tps_table t;
+  tps_plot_meas m;
   memset(&gt, 0, sizeof gt);
-  memset(&t, 0, sizeof t);
+  memset(&m, 0, sizeof m);
   tps_fit *f = malloc(sizeof *f);
   char tpath[4096];
-  int rc = -1;
+  int rc = -1, status;
   if (!f) return tps_err_set(e, NULL, 0, "out of memory");
+  tps_fit_opts fo = {1, 0}; /* with leave-one-out errors */
   if (tps_gpus_load(NULL, &gt, e) || tps_data_path("h20_tp8_fused_wqa_wkv.tsv", tpath, sizeof tpath, e) ||
-      tps_table_read(tpath, &t, e))
+      tps_fit_file(tpath, NULL, NULL, &fo, f, &status, e))
     goto out;
-  const tps_gpu *ref = tps_gpus_find(&gt, t.gpu, e);
+  const tps_gpu *ref = tps_gpus_find(&gt, f->gpu, e);
   const tps_gpu *h100 = ref ? tps_gpus_find(&gt, "H100", e) : NULL, *h200 = h100 ? tps_gpus_find(&gt, "H200", e) : NULL;
-  if (!h200 || tps_plot_fit_table(&t, ref, f, e)) goto out;
+  if (!h200) goto out;
+  const char *pname = f->gemm.path ? f->gemm.path->name : "?";
+  if (tps_plot_meas_from_fit(f, ref->name, pname, "h20_tp8_fused_wqa_wkv.tsv", &m)) {
+    tps_err_set(e, tpath, 0, "no split points in the fit");
+    goto out;
+  }
   tps_plot_opts oo;
   if (o) oo = *o; else tps_plot_opts_init(&oo);
   if (!oo.inputs) oo.inputs = "h20_tp8_fused_wqa_wkv.tsv and gpus.tsv of the bundled data";
-  tps_plot_meas m = {t.gpu, t.tp, t.kpath, "h20_tp8_fused_wqa_wkv.tsv", t.nrows, t.tokens, t.replicated_us,
-                     t.split_us, NULL, NULL, NULL, NULL};
   const tps_fit *fits[1] = {f};
   const tps_gpu *fgpu[1] = {ref};
-  const char *fpath[1] = {t.kpath};
+  const char *fpath[1] = {pname};
   const tps_plot_meas *meas[1] = {&m};
   /* 1. the measured GPU and the predicted H100/H200 at the table's TP and path */
   const tps_gpu *g3[3] = {ref, h100, h200};
-  int tp1[1] = {t.tp};
+  int tp1[1] = {f->tp};
   tps_plot_job j;
   memset(&j, 0, sizeof j);
   j.outdir = outdir; j.o = &oo;
@@ -575,7 +596,7 @@ int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files 
   if (tps_plot_run(&j, w, e)) goto out;
   rc = 0;
 out:
-  tps_table_free(&t);
+  tps_plot_meas_free(&m);
   tps_gpus_free(&gt);
   free(f);
   return rc;

@@ -70,6 +70,16 @@ for gp in "$tmp"/a/*.gp; do
   cmp -s "$tmp/d1" "$tmp/d2" && ok || fail "$d differs between two runs"
 done
 
+# --- a saved fit draws the same numbers as the measurement it came from
+"$TPSPLIT" fit "$h20" --loo -o "$tmp/h20.fit" >/dev/null 2>&1 && ok || fail "tpsplit fit -o failed"
+expect_rc 0 "$TPSPLIT" plot --fit "$tmp/h20.fit" --gpus H20,H200 --tp 8 --paths marlin-w8a16 --samples 50 --no-render -o "$tmp/f"
+for d in "$tmp"/f/*.dat; do
+  n=$(basename "$d")
+  grep -v '^# \(command\|inputs\|block [0-9]*: measured\)' "$d" >"$tmp/d1"
+  grep -v '^# \(command\|inputs\|block [0-9]*: measured\)' "$tmp/b/$n" >"$tmp/d2"
+  cmp -s "$tmp/d1" "$tmp/d2" && ok || fail "$n from --fit differs from --measured"
+done
+
 # --- without gnuplot: a clear line on stderr, .dat/.gp written, no image, exit 0
 TPSPLIT_GNUPLOT=/nonexistent expect_rc 0 "$TPSPLIT" plot $args -o "$tmp/c"
 expect_grep "gnuplot not found.*/nonexistent.*wrote .dat and .gp files only" "$tmp/err"

@@ -19,7 +19,7 @@
 #include "gemm.h"
 #include "gpus.h"
 #include "plot.h"
-#include "table.h"
+#include "fitfile.h"
 #include "util.h"
 
 static int fails = 0, checks = 0;
@@ -238,22 +238,23 @@ static void test_fit_curves(void) {
   tps_err e;
   tps_err_clear(&e);
   tps_gpu_table gt;
-  tps_table t;
   char path[4096];
-  memset(&t, 0, sizeof t);
-  if (tps_gpus_load(NULL, &gt, &e) || tps_data_path("h20_tp8_fused_wqa_wkv.tsv", path, sizeof path, &e) ||
-      tps_table_read(path, &t, &e)) {
+  tps_plot_meas m;
+  memset(&m, 0, sizeof m);
+  if (tps_gpus_load(NULL, &gt, &e) || tps_data_path("h20_tp8_fused_wqa_wkv.tsv", path, sizeof path, &e)) {
     CHECK(0, "bundled data: %s", e.msg);
     return;
   }
   const tps_gpu *h20 = tps_gpus_find(&gt, "H20", &e);
   tps_fit *f = malloc(sizeof *f);
-  CHECK(h20 && tps_plot_fit_table(&t, h20, f, &e) == 0, "fit: %s", e.msg);
+  tps_fit_opts fo = {1, 0};
+  int status;
+  CHECK(h20 && tps_fit_file(path, NULL, NULL, &fo, f, &status, &e) == 0, "fit: %s", e.msg);
+  CHECK(tps_plot_meas_from_fit(f, "H20", "marlin-w8a16", "h20", &m) == 0 && m.n == 11, "measured points of the fit: %zu", m.n);
   if (fails) goto out;
   tps_plot_opts o;
   tps_plot_opts_init(&o);
   o.render = 0;
-  tps_plot_meas m = {"H20", 8, "marlin-w8a16", "h20", t.nrows, t.tokens, t.replicated_us, t.split_us, NULL, NULL, NULL, NULL};
   const tps_fit *fits[1] = {f};
   const tps_gpu *fg[1] = {h20};
   const char *fp[1] = {"marlin-w8a16"};
@@ -327,7 +328,7 @@ static void test_fit_curves(void) {
   free(b);
 out:
   free(f);
-  tps_table_free(&t);
+  tps_plot_meas_free(&m);
   tps_gpus_free(&gt);
 }
 
