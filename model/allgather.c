@@ -48,12 +48,14 @@ int tps_ag_from_spec(tps_ag_model *a, const tps_gpu *gpu, int n) {
   if (n < 1) return -1;
   memset(a, 0, sizeof *a);
   a->ranks = n;
-  /* NCCL reaches ~80% of line rate on NVLink (brief); LL and LL128 carry 50% and ~94%
-   * payload per line (NCCL's protocol design), with lower latency than Simple. The floors
+  /* Simple's bus bandwidth: NCCL's own topology model where the GPU table has it (per-link
+   * bandwidth x links: 20.6 x 18 = 370.8 GB/s on NVLink4, the ~370 GB/s measured, brief),
+   * else ~80% of the line rate (brief).  LL and LL128 carry 50% and ~94% payload per line
+   * (NCCL's protocol design): 40% and 92% of Simple here, with lower latency.  The floors
    * follow the brief (10-13 us at 8 Hopper GPUs for the smallest messages), split into a
    * fixed part and a per-step part of the ring. */
   double line = gpu->link_gbps > 0 ? gpu->link_gbps : 32.0;
-  double simple = 0.80 * line;
+  double simple = gpu->nccl_link_gbps > 0 && gpu->links > 0 ? gpu->nccl_link_gbps * gpu->links : 0.80 * line;
   a->busbw_gbps[TPS_PROTO_SIMPLE] = simple;
   a->busbw_gbps[TPS_PROTO_LL128] = simple * 0.92;
   a->busbw_gbps[TPS_PROTO_LL] = simple * 0.40;

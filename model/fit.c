@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_cdf.h>
@@ -617,6 +618,67 @@ int tps_fit_gemm(const tps_gemm_data *d, const tps_fit_opts *o, tps_fit *f, char
   return fit_engine(f, x0, &pri, prunable, o, msg, msgsz);
 }
 
+/* The fitted NCCL regimes (protocols on) are told apart by their parameters only; name
+ * them: sorted by latency (the envelope goes from low latency and bandwidth to high), they
+ * are mapped in order onto the protocols (LL, LL128, Simple) so that their parameters are
+ * nearest the priors in log space.  Relabelling changes no model value. */
+static void name_regimes(tps_fit *f, const priors *pri) {
+  int reg[TPS_NPROTO], k = 0;
+  for (int p = 0; p < TPS_NPROTO; p++)
+    if (f->ag.busbw_gbps[p] > 0) reg[k++] = p;
+  for (int a = 1; a < k; a++)
+    for (int b = a; b > 0 && f->ag.lat_us[reg[b]] < f->ag.lat_us[reg[b - 1]]; b--) {
+      int t = reg[b]; reg[b] = reg[b - 1]; reg[b - 1] = t;
+    }
+  int best[TPS_NPROTO] = {0, 1, 2};
+  double best_d = INFINITY;
+  for (int mask = 1; mask < (1 << TPS_NPROTO); mask++) {
+    int c[TPS_NPROTO], n = 0;
+    for (int p = 0; p < TPS_NPROTO; p++)
+      if ((mask >> p) & 1) c[n++] = p;
+    if (n != k) continue;
+    double d = 0;
+    for (int i = 0; i < k; i++) {
+      double pl = pri->v[TPS_FT_AG_LAT0 + c[i]], pb = pri->v[TPS_FT_AG_BW0 + c[i]];
+      double l = f->ag.lat_us[reg[i]], b = f->ag.busbw_gbps[reg[i]];
+      if (pl > 0 && l > 0) d += pow(log(l / pl), 2);
+      if (pb > 0 && b > 0) d += pow(log(b / pb), 2);
+    }
+    if (d < best_d) { best_d = d; memcpy(best, c, sizeof c); }
+  }
+  tps_ag_model old = f->ag;
+  double ref[TPS_NPROTO];
+  memcpy(ref, f->nccl_busbw_ref, sizeof ref);
+  for (int p = 0; p < TPS_NPROTO; p++) {
+    f->ag.busbw_gbps[p] = 0;
+    f->ag.lat_us[p] = pri->v[TPS_FT_AG_LAT0 + p];
+  }
+  for (int i = 0; i < k; i++) {
+    f->ag.lat_us[best[i]] = old.lat_us[reg[i]];
+    f->ag.busbw_gbps[best[i]] = old.busbw_gbps[reg[i]];
+    f->nccl_busbw_ref[best[i]] = ref[reg[i]];
+  }
+  for (int j = 0; j < f->npar; j++) {
+    int t = f->par_target[j];
+    for (int i = 0; i < k; i++) {
+      if (t == TPS_FT_AG_LAT0 + reg[i]) { f->par_target[j] = TPS_FT_AG_LAT0 + best[i]; break; }
+      if (t == TPS_FT_AG_BW0 + reg[i]) { f->par_target[j] = TPS_FT_AG_BW0 + best[i]; break; }
+    }
+    snprintf(f->par_name[j], sizeof f->par_name[j], "%s", tps_fit_target_name(f->par_target[j]));
+  }
+  char off[64] = "";
+  for (int p = 0; p < TPS_NPROTO; p++)
+    if (!(f->ag.busbw_gbps[p] > 0)) {
+      size_t len = strlen(off);
+      snprintf(off + len, sizeof off - len, "%s%s", len ? ", " : "", tps_proto_names[p]);
+    }
+  if (off[0]) {
+    size_t len = strlen(f->fixed_note);
+    snprintf(f->fixed_note + len, sizeof f->fixed_note - len, "%sprotocols off (the BIC-selected fit has %d "
+             "regime%s): %s", len ? "; " : "", k, k > 1 ? "s" : "", off);
+  }
+}
+
 int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, char *msg, size_t msgsz) {
   init_common(f, TPS_FIT_ALLGATHER);
   int st;
@@ -664,15 +726,22 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
      * and LL128 ~92% of Simple's bandwidth at lower latency), scaled to the data's ends. */
     double bw0[TPS_NPROTO] = {0.4 * big_bus * 1.1, 0.92 * big_bus * 1.1, big_bus * 1.1};
     double lat0[TPS_NPROTO] = {0.9 * tmin, 1.2 * tmin, 1.6 * tmin};
-    static tps_fit base, cand;
-    base = *f;
+    for (int p = 0; p < TPS_NPROTO; p++) {
+      pri.v[TPS_FT_AG_LAT0 + p] = f->ag.lat_us[p];
+      pri.v[TPS_FT_AG_BW0 + p] = f->ag.busbw_gbps[p];
+    }
+    tps_fit *both = malloc(2 * sizeof *both);
+    if (!both) return fail(msg, msgsz, TPS_FIT_ENOCONV, "out of memory");
+    tps_fit *base = &both[0], *candp = &both[1];
+#define cand (*candp)
+    *base = *f;
     int best_mask = 0;
     double best_bic = INFINITY;
     tps_fit_opts quick = {0, o ? o->max_iter : 0};
-    static const int masks[7] = {4, 2, 1, 6, 5, 3, 7}; /* ties: Simple alone first */
-    for (int mi = 0; mi < 7; mi++) {
+    static const int masks[3] = {4, 5, 7}; /* 1, 2, 3 regimes; named afterwards */
+    for (int mi = 0; mi < 3; mi++) {
       int mask = masks[mi];
-      cand = base;
+      cand = *base;
       for (int p = 0; p < TPS_NPROTO; p++) {
         int on = (mask >> p) & 1;
         cand.ag.busbw_gbps[p] = on ? bw0[p] : 0;
@@ -693,15 +762,16 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
       for (int p = 0; p < TPS_NPROTO; p++)
         if (((mask >> p) & 1) && wins[p] < 2) ok = 0;
       for (int j = 0; j < cand.npar; j++)
-        if (!(cand.lo95[j] > 0)) ok = 0;
+        if (!(cand.hi95[j] - cand.theta[j] < 0.5 * cand.theta[j])) ok = 0; /* identified within +-50% */
       double nn = (double)cand.npts;
       double bic = nn * log(cand.chi2 / nn + 1e-300) + cand.npar * log(nn);
-      if (ok && bic < best_bic - 1e-6) { best_bic = bic; best_mask = mask; }
+      if (ok && bic < best_bic) { best_bic = bic; best_mask = mask; }
     }
+#undef cand
+    free(both);
     if (!best_mask)
       return fail(msg, msgsz, TPS_FIT_ENOCONV, "no subset of the NCCL protocols (LL, LL128, Simple) fits these "
                   "data with identified parameters");
-    char note[256] = "";
     for (int p = 0; p < TPS_NPROTO; p++) {
       int on = (best_mask >> p) & 1;
       f->ag.busbw_gbps[p] = on ? bw0[p] : 0;
@@ -710,16 +780,11 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
       if (on) {
         add_par(f, TPS_FT_AG_LAT0 + p, lat0[p], x0);
         add_par(f, TPS_FT_AG_BW0 + p, bw0[p], x0);
-      } else {
-        size_t len = strlen(note);
-        snprintf(note + len, sizeof note - len, "%s%s", len ? ", " : "", tps_proto_names[p]);
       }
     }
-    if (note[0]) {
-      size_t len = strlen(f->fixed_note);
-      snprintf(f->fixed_note + len, sizeof f->fixed_note - len, "%sprotocols off (never fastest at 2 or more "
-               "measured sizes by the BIC-selected fit): %s", len ? "; " : "", note);
-    }
+    st = fit_engine(f, x0, &pri, prunable, o, msg, msgsz);
+    if (st == TPS_FIT_OK) name_regimes(f, &pri);
+    return st;
   }
   return fit_engine(f, x0, &pri, prunable, o, msg, msgsz);
 }

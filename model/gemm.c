@@ -85,7 +85,12 @@ static double parametric_us(const tps_gemm_model *g, const tps_gemm_shape *s, lo
       double splits = g->sms / (P * ntiles);       /* blocks summing one column tile */
       if (splits > 1) red = red_us * blk * (splits - 1.0);
     } else {
+      /* fewer output tiles than SMs: split K (at most K/256 ways) to fill the SMs */
       double tiles = (R / p->row_tile) * ntiles;
+      double splitk = floor(g->sms / tiles), kmax = floor(K / TPS_GEMM_SPLITK_MIN_K);
+      if (splitk > kmax) splitk = kmax;
+      if (splitk < 1) splitk = 1;
+      tiles *= splitk;
       waves = ceil(tiles / g->sms) * g->sms / tiles;
     }
     double ts = (wbytes + R * K * p->act_bytes + R * N * s->out_bytes) / (bw * 1e3);

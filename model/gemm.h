@@ -15,8 +15,9 @@
  * compute bounds (q -> inf: roofline max; q = 1: their sum); q is fixed (4) unless fitted.
  *
  * Output-tiled paths (path->slice_rows == 0: cuBLASLt bf16, native fp8): one launch, rows
- * padded to rt, tiles spread over the SMs in waves:
- *   tiles = ceil(M/rt) * ceil(N/ct),  waves = ceil(tiles/sms),
+ * padded to rt, tiles spread over the SMs in waves; with fewer tiles than SMs the library
+ * splits K (s ways, s = min(floor(sms/tiles), floor(K/256)), at least 1) to fill them:
+ *   tiles = ceil(M/rt) * ceil(N/ct) * s,  waves = ceil(tiles/sms),
  *   waves_l = waves*sms / tiles  (>= 1: the time of the idle SM slots of the last wave),
  *   and no reduction term.
  *
@@ -59,6 +60,9 @@ enum {
 };
 /* "floor_us", "bw_gbps", "tflops", "sharp", "launch_us", "reduce_us" */
 extern const char *const tps_gemm_par_names[TPS_GEMM_NPAR];
+
+/* Smallest K slice of a split-K output-tiled GEMM. */
+#define TPS_GEMM_SPLITK_MIN_K 256.0
 
 /* Default combination exponent (fixed in fits: the H20 data cannot identify it). */
 #define TPS_GEMM_DEFAULT_SHARP 4.0

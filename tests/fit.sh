@@ -76,12 +76,12 @@ expect_rc 2 "$TPSPLIT" fit --bogus "$h20"
 # algbw 330 GB/s by its generator: busbw 330*7/8 = 288.75 GB/s)
 expect_rc 0 "$TPSPLIT" fit "$top_srcdir/tests/data/gemm_h20_marlin.tsv"
 expect_grep '^gemm +16384 +3571' "$tmp/out"
-expect_rc 0 "$TPSPLIT" fit --json "$top_srcdir/tests/data/ncclt/current.log"
+expect_rc 0 "$TPSPLIT" fit --json "$top_srcdir/tests/data/ncclt/current.txt"
 lat=$(awk '/"name": "ag_lat_/ { f = 1 } f && $1 == "\"value\":" { v = $2; sub(/,$/, "", v); print v; exit }' "$tmp/out")
 expect_near "$lat" 11.8 0.05 "nccl latency"
 bw=$(awk '/"name": "ag_busbw_/ { f = 1 } f && $1 == "\"value\":" { v = $2; sub(/,$/, "", v); print v; exit }' "$tmp/out")
 expect_near "$bw" 288.75 0.05 "nccl busbw"
 # several files: one JSON object with "fits"
-expect_rc 0 "$TPSPLIT" fit --json "$h20" "$top_srcdir/tests/data/ncclt/current.log"
+expect_rc 0 "$TPSPLIT" fit --json "$h20" "$top_srcdir/tests/data/ncclt/current.txt"
 expect_grep '"fits": \[' "$tmp/out"
 finish

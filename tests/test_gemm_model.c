@@ -65,14 +65,20 @@ int main(void) {
   g.p[TPS_GP_TFLOPS] = -1;
   CHECK(isnan(tps_gemm_time_us(&g, &sh, 10)), "negative tflops is NaN");
 
-  /* dense, output-tiled: 100 rows -> 2 row tiles x 14 column tiles = 28 tiles on 132 SMs,
-   * one wave: waves factor 132/28 */
+  /* dense, output-tiled: 100 rows -> 2 row tiles x 14 column tiles = 28 tiles on 132 SMs;
+   * split K floor(132/28) = 4 ways (<= 5120/256 = 20): 112 tiles, one wave, factor 132/112 */
   tps_gemm_model d = {TPS_GEMM_PARAMETRIC, &tps_path_dense_bf16, 132, {0}, NULL};
   d.p[TPS_GP_FLOOR_US] = 2.5; d.p[TPS_GP_BW_GBPS] = 2900; d.p[TPS_GP_TFLOPS] = 790; d.p[TPS_GP_SHARP] = 4;
   double dts = (5120.0 * 1792 * 2 + 128.0 * 5120 * 2 + 128.0 * 1792 * 2) / 2900e3;
-  double dtc = 128.0 * 2 * 5120 * 1792 / 790e6 * (132.0 / 28);
+  double dtc = 128.0 * 2 * 5120 * 1792 / 790e6 * (132.0 / 112);
   double dwant = 2.5 + pow(pow(dts, 4) + pow(dtc, 4), 0.25);
   CHECK(NEAR(tps_gemm_time_us(&d, &sh, 100), dwant, 1e-12), "dense t(100) %.15g want %.15g", tps_gemm_time_us(&d, &sh, 100), dwant);
+
+  /* 4096 rows: 64 x 14 = 896 tiles, no split, 7 waves: factor 7*132/896 */
+  double dts2 = (5120.0 * 1792 * 2 + 4096.0 * 5120 * 2 + 4096.0 * 1792 * 2) / 2900e3;
+  double dtc2 = 4096.0 * 2 * 5120 * 1792 / 790e6 * (7 * 132.0 / 896);
+  double dwant2 = 2.5 + pow(pow(dts2, 4) + pow(dtc2, 4), 0.25);
+  CHECK(NEAR(tps_gemm_time_us(&d, &sh, 4096), dwant2, 1e-12), "dense t(4096)");
 
   /* spec and transfer: H20 -> H200 scales tflops by 989/148, bw by 4800/4000 */
   tps_gpu h20 = {.name = "H20", .sms = 78, .cc_major = 9, .bf16_tflops = 148, .fp8_tflops = 296, .hbm_gbps = 4000, .link_gbps = 450, .nvlink = 1};
