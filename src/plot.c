@@ -473,17 +473,32 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
   for (size_t i = 0; i < nc; i++) write_curve_block(&F, idx++, &c[i]);
   int meas0 = idx;
   for (size_t i = 0; i < nm; i++) write_meas_block(&F, idx++, &m[i]);
+  /* y range: 0 .. 8% above the highest speedup (curves, bands, points), fixed so that the
+   * break-even intervals can sit in a strip at the bottom, one row per curve */
+  double ymax = 1.0;
+  for (size_t i = 0; i < nc; i++)
+    for (size_t r = 0; r < c[i].n; r++) {
+      double v[2] = {c[i].rep_us[r] / c[i].split_us[r], at(c[i].speedup_hi, r)};
+      for (int q = 0; q < 2; q++) if (isfinite(v[q]) && v[q] > ymax) ymax = v[q];
+    }
+  for (size_t i = 0; i < nm; i++)
+    for (size_t r = 0; r < m[i].n; r++) {
+      double v = m[i].rep_us[r] / m[i].split_us[r];
+      if (isfinite(v) && v > ymax) ymax = v;
+    }
+  ymax *= 1.08;
   int mark = idx; /* then one block per curve: its break-even and threshold */
   for (size_t i = 0; i < nc; i++) {
-    char what[160];
-    snprintf(what, sizeof what, "break-even of curve %zu (NaN: the split never wins), drawn at speedup 1", i);
-    block(&F, idx++, what, "curve\tgpu\ttp\tpath\tbreakeven_tokens\tbreakeven_lo\tbreakeven_hi\tthreshold_tokens\tspeedup");
+    char what[200];
+    snprintf(what, sizeof what, "break-even of curve %zu (NaN: the split never wins); strip_y: where its interval is drawn", i);
+    block(&F, idx++, what,
+          "curve\tgpu\ttp\tpath\tbreakeven_tokens\tbreakeven_lo\tbreakeven_hi\tthreshold_tokens\tspeedup\tstrip_y");
     fprintf(F.dat.fp, "%zu\t%s\t%d\t%s\t", i, c[i].gpu, c[i].tp, c[i].path);
     num(F.dat.fp, c[i].breakeven_tokens); fputc('\t', F.dat.fp);
     num(F.dat.fp, c[i].breakeven_lo); fputc('\t', F.dat.fp);
     num(F.dat.fp, c[i].breakeven_hi); fputc('\t', F.dat.fp);
     num(F.dat.fp, c[i].threshold_tokens);
-    fprintf(F.dat.fp, "\t1\n");
+    fprintf(F.dat.fp, "\t1\t%.4g\n", ymax * (0.035 + 0.035 * (double)i));
   }
   /* title: what is fixed across the curves */
   FILE *g = F.gp.fp;
@@ -497,7 +512,8 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     snprintf(title, sizeof title, "split vs replicated: speedup on %s, TP%d (one curve per kernel path)", c0->gpu, c0->tp);
   fprintf(g, "set title "); gp_str(g, title); fputc('\n', g);
   gp_token_axis(g, F.o);
-  fprintf(g, "set ylabel 'speedup of the split = replicated / split'\nset yrange [0:*]\n");
+  fprintf(g, "set ylabel 'speedup of the split = replicated / split'\nset yrange [0:%.4g]\n", ymax);
+  fprintf(g, "set style textbox opaque noborder\n");
   fprintf(g, "set key outside right top vertical Left reverse samplen 3 spacing 1.2\n");
   fprintf(g, "set style fill transparent solid 0.15 noborder\n");
   fprintf(g, "# speedup 1: the split neither wins nor loses\n");
@@ -510,7 +526,7 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     double y = 0.97 - 0.045 * (double)i;
     fprintf(g, "set arrow %zu from %.10g, graph 0 to %.10g, graph %.3f nohead dt 3 lw 1.5 lc rgb '%s' back\n",
             i + 1, c[i].threshold_tokens, c[i].threshold_tokens, y, col);
-    fprintf(g, "set label %zu 'threshold %.0f' at %.10g, graph %.3f left offset 0.4,0 tc rgb '%s'\n", i + 1,
+    fprintf(g, "set label %zu 'threshold %.0f' at %.10g, graph %.3f left offset 0.4,0 tc rgb '%s' boxed front\n", i + 1,
             c[i].threshold_tokens, c[i].threshold_tokens, y, col);
   }
   fprintf(g, "plot \\\n");
@@ -523,8 +539,10 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     if (has_band(c[i].speedup_lo, c[i].speedup_hi, c[i].n)) {
       SEP(); fprintf(g, "  '%s.dat' index %zu using 1:9:10 with filledcurves lc rgb '%s' notitle", name, i, col);
     }
-    SEP(); fprintf(g, "  '%s.dat' index %zu using 1:8 with lines lw 2.5 dt %d lc rgb '%s' title ", name, i,
-                   path_dash(c[i].path), col);
+    /* later curves thinner, so that a curve drawn over an equal one leaves an edge visible */
+    double lw = 3.4 - 0.5 * (double)i;
+    SEP(); fprintf(g, "  '%s.dat' index %zu using 1:8 with lines lw %.1f dt %d lc rgb '%s' title ", name, i,
+                   lw < 1.2 ? 1.2 : lw, path_dash(c[i].path), col);
     gp_str(g, lab);
   }
   for (size_t j = 0; j < nm; j++) {
@@ -534,7 +552,8 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     SEP(); fprintf(g, "  '%s.dat' index %d using 1:8 with points pt 7 ps 1.5 lc rgb '%s' title ", name, meas0 + (int)j, col);
     gp_str(g, lab);
   }
-  /* break-even: a diamond on the 1.0 line with its 90% interval as a horizontal bar */
+  /* break-even: a diamond on the 1.0 line, and again in a strip at the bottom with its 90%
+   * interval as a horizontal bar (one row per curve, so that equal intervals stay apart) */
   for (size_t i = 0; i < nc; i++) {
     if (!isfinite(c[i].breakeven_tokens)) continue;
     char col[8], lab[256], who[128];
@@ -548,7 +567,9 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     else
       snprintf(lab, sizeof lab, "%s break-even %.0f", who, c[i].breakeven_tokens);
     SEP();
-    fprintf(g, "  '%s.dat' index %d using 5:9:%s with xerrorbars pt 13 ps 2 lw 2 lc rgb '%s' title ",
+    fprintf(g, "  '%s.dat' index %d using 5:9 with points pt 13 ps 1.8 lc rgb '%s' notitle", name, mark + (int)i, col);
+    SEP();
+    fprintf(g, "  '%s.dat' index %d using 5:10:%s with xerrorbars pt 13 ps 1.8 lw 2 lc rgb '%s' title ",
             name, mark + (int)i, isfinite(c[i].breakeven_lo) && isfinite(c[i].breakeven_hi) ? "6:7" : "5:5", col);
     gp_str(g, lab);
   }
