@@ -3,6 +3,7 @@
  * notes only implementation details.  Pure C, no I/O.  Times in us, bytes, GB/s. */
 #include "predict.h"
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -138,9 +139,13 @@ int tps_pred_knob_used(const tps_pred *p, int knob) {
 }
 
 /* ------------------------------------------------------------------ building contexts */
-static int na(tps_pred *p, const char *fmt, const char *a, double x) {
+static int na(tps_pred *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int na(tps_pred *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->why, sizeof p->why, fmt, ap);
+  va_end(ap);
   p->applicable = 0;
-  snprintf(p->why, sizeof p->why, fmt, a, x);
   return TPS_PRED_NA;
 }
 
@@ -163,12 +168,12 @@ static int init_common(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *
   if (p->backend < TPS_AG_NCCL || p->backend > TPS_AG_AUTO) return TPS_PRED_EINVAL;
   int cc = gpu->cc_major * 10 + gpu->cc_minor;
   if (cc == 0)
-    return na(p, "%s is not a CUDA GPU: the Marlin, cuBLASLt and MXFP8 kernels of the three paths do not run there%.0f", gpu->name, 0);
-  if (path->fp8_peak && !(gpu->fp8_tflops > 0)) return na(p, "%s has no fp8 tensor cores%.0f", gpu->name, 0);
+    return na(p, "%s is not a CUDA GPU (the three paths are CUDA kernels)", gpu->name);
+  if (path->fp8_peak && !(gpu->fp8_tflops > 0)) return na(p, "%s has no fp8 tensor cores", gpu->name);
   if (cc < path->min_cc) return na(p, "%s needs compute capability >= %.1f", path->name, path->min_cc / 10.0);
-  if (p->backend == TPS_AG_CUSTOM && !gpu->nvlink) return na(p, "%s has no NVLink: no custom one-shot gather%.0f", gpu->name, 0);
+  if (p->backend == TPS_AG_CUSTOM && !gpu->nvlink) return na(p, "%s has no NVLink: no custom one-shot gather", gpu->name);
   if (p->backend == TPS_AG_CUSTOM && tp > p->opts.node_gpus)
-    return na(p, "%s: the custom one-shot gather does not cross nodes (TP %.0f)", gpu->name, tp);
+    return na(p, "%s: the custom one-shot gather does not cross nodes (TP %d)", gpu->name, tp);
   return TPS_PRED_OK;
 }
 
@@ -224,7 +229,7 @@ int tps_pred_init_model(tps_pred *p, const tps_fit *fit, const tps_gpu *ref_gpu,
   p->shape = fit->shape;
   p->out_bytes_per_token = fit->out_bytes_per_token;
   if (!(p->out_bytes_per_token > 0) || p->shape.k < 1 || p->shape.n < 1) return TPS_PRED_EINVAL;
-  if (build_from_fit(p, fit) != 0) return na(p, "%s cannot be transferred to this GPU%.0f", path->name, 0);
+  if (build_from_fit(p, fit) != 0) return na(p, "%s cannot be transferred to %s", path->name, gpu->name);
   int same_gpu = strcmp(ref_gpu->name, gpu->name) == 0, same_path = path == fit->gemm.path;
   int sn = fit->ag.ranks > 0 ? fit->ag.ranks : fit->tp;
   p->compute_rsd = same_gpu && same_path ? 0.0 : path->compute_eff_rsd;
@@ -251,7 +256,7 @@ int tps_pred_init_spec(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *
   else { p->shape.k = TPS_PRED_DEFAULT_K; p->shape.n = TPS_PRED_DEFAULT_N; p->shape.out_bytes = TPS_PRED_DEFAULT_OUT_BYTES; }
   p->out_bytes_per_token = out_bytes_per_token > 0 ? out_bytes_per_token : p->shape.n * p->shape.out_bytes;
   if (p->shape.k < 1 || p->shape.n < 1 || !(p->shape.out_bytes > 0)) return TPS_PRED_EINVAL;
-  if (build_spec(p) != 0) return na(p, "%s cannot run on this GPU%.0f", path->name, 0);
+  if (build_spec(p) != 0) return na(p, "%s cannot run on %s", path->name, gpu->name);
   p->compute_rsd = path->compute_eff_rsd;
   p->stream_rsd = path->stream_eff_rsd;
   p->gather_rsd = TPS_PRED_GATHER_RSD;
@@ -269,15 +274,11 @@ int tps_pred_init_pessimistic(tps_pred *p, const tps_split_data *d, const tps_gp
   p->table_tp = d->tp;
   p->shape = d->shape;
   p->out_bytes_per_token = d->out_bytes_per_token;
-  if (d->path && d->path != path) return na(p, "the pessimistic rule scales the %s table only%.0f", d->path->name, 0);
-  if (tp != d->tp) {
-    p->applicable = 0;
-    snprintf(p->why, sizeof p->why, "the pessimistic rule scales the TP%d table: no gather measured at TP %d", d->tp, tp);
-    return TPS_PRED_NA;
-  }
+  if (d->path && d->path != path) return na(p, "the pessimistic rule scales the %s table only", d->path->name);
+  if (tp != d->tp) return na(p, "the pessimistic rule scales the TP%d table: no gather measured at TP %d", d->tp, tp);
   if (gpu->cc_major != 9 || strcmp(gpu->name, table_gpu->name) == 0)
-    return na(p, "the pessimistic rule was made for H100/H200 from H20 (SM90 targets other than %s)%.0f", table_gpu->name, 0);
-  if (p->backend != TPS_AG_AUTO) return na(p, "the pessimistic rule keeps the measured gather (%s)%.0f", "auto", 0);
+    return na(p, "the pessimistic rule was made for H100/H200 from H20 (SM90 targets other than %s)", table_gpu->name);
+  if (p->backend != TPS_AG_AUTO) return na(p, "the pessimistic rule keeps the measured gather (auto)");
   /* H20 GEMM: the replicated column (rows = tokens). */
   p->ref_gemm = tps_gemm_curve_alloc(d->tokens, d->replicated_us, d->n);
   if (!p->ref_gemm) return TPS_PRED_EINVAL;

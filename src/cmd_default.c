@@ -1,8 +1,165 @@
-/* cmd_default.c: placeholder until the command is written. */
+/* cmd_default.c: `tpsplit` with no command, the main job: fit the bundled H20 table,
+ * print the crossover grid of the bundled GPUs x TP 2,4,8,16 x kernel paths with 90%
+ * intervals (and the brief's pessimistic rule next to it for H100/H200 TP8), then write
+ * the figures (src/plot.h, tps_plot_default).  The last line names the output folder. */
+#include "config.h"
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "tpsplit.h"
 #include "err.h"
+#include "jsonout.h"
+#include "plot.h"
+#include "predcli.h"
+#include "util.h"
+
+static void usage(FILE *fp) {
+  fprintf(fp,
+          "Usage: tpsplit [-o DIR] [--json] [--samples N] [--seed S] [--no-plots]\n"
+          "The main job: fit the bundled H20 measurement, print the break-even grid (all\n"
+          "bundled GPUs x TP 2,4,8,16 x kernel paths, with 90%% intervals and thresholds),\n"
+          "then write the figures into DIR (default: plots).  The last line names DIR.\n");
+}
+
+enum { OPT_JSON = 256, OPT_SAMPLES, OPT_SEED, OPT_NOPLOTS, OPT_HELP };
+
 int cmd_default(int argc, char **argv) {
-  (void)argc; (void)argv;
-  tps_die_msg("default: not implemented yet");
-  return TPS_EXIT_FAIL;
+  static const struct option opts[] = {
+    {"output", required_argument, 0, 'o'}, {"json", no_argument, 0, OPT_JSON},
+    {"samples", required_argument, 0, OPT_SAMPLES}, {"seed", required_argument, 0, OPT_SEED},
+    {"no-plots", no_argument, 0, OPT_NOPLOTS}, {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
+  const char *outdir = "plots";
+  long samples = 0, seed = 1;
+  int json = 0, plots = 1, c;
+  while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    switch (c) {
+    case 'o': outdir = optarg; break;
+    case OPT_JSON: json = 1; break;
+    case OPT_SAMPLES:
+      if (tps_parse_long(optarg, &samples) || samples < 2 || samples > 100000) { tps_die_msg("bad --samples '%s' (2..100000)", optarg); return TPS_EXIT_USAGE; }
+      break;
+    case OPT_SEED:
+      if (tps_parse_long(optarg, &seed) || seed < 0) { tps_die_msg("bad --seed '%s'", optarg); return TPS_EXIT_USAGE; }
+      break;
+    case OPT_NOPLOTS: plots = 0; break;
+    case OPT_HELP: usage(stdout); return TPS_EXIT_OK;
+    default: usage(stderr); return TPS_EXIT_USAGE;
+    }
+  }
+  if (optind < argc) { tps_die_msg("unexpected argument '%s' (try 'tpsplit --help')", argv[optind]); return TPS_EXIT_USAGE; }
+
+  tps_predref ref, pref;
+  tps_grid g, pg;
+  memset(&ref, 0, sizeof ref);
+  memset(&pref, 0, sizeof pref);
+  memset(&g, 0, sizeof g);
+  memset(&pg, 0, sizeof pg);
+  tps_plot_files w;
+  tps_plot_files_init(&w);
+  const tps_gpu **gpus = NULL;
+  int rc = TPS_EXIT_USAGE, fit_failed = 0;
+  tps_err e;
+  tps_err_clear(&e);
+  /* 1. fit the bundled table */
+  if (tps_predref_load(&ref, TPS_SCALING_MODEL, NULL, NULL, &fit_failed, &e) != 0) {
+    tps_err_print(&e);
+    rc = fit_failed ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
+    goto done;
+  }
+  /* 2. the grid */
+  static const int tps[] = {2, 4, 8, 16};
+  size_t npath = 0;
+  while (tps_paths[npath]) npath++;
+  gpus = calloc(ref.gpus.n, sizeof *gpus);
+  if (!gpus) goto done;
+  for (size_t i = 0; i < ref.gpus.n; i++) gpus[i] = &ref.gpus.gpu[i];
+  tps_pred_opts po;
+  tps_pred_opts_default(&po);
+  tps_unc_opts uo = {(int)samples, (unsigned long)seed, 0.90};
+  if (tps_grid_run(&ref, TPS_SCALING_MODEL, gpus, ref.gpus.n, tps, 4, (const tps_path *const *)tps_paths, npath, &po, &uo,
+                   TPS_PRED_DEFAULT_TMAX, 0, &g, &e) != 0) {
+    tps_err_print(&e);
+    rc = TPS_EXIT_FAIL;
+    goto done;
+  }
+  /* the brief's pessimistic rule, for comparison: H100/H200 at TP8 */
+  const tps_gpu *pgpus[2];
+  size_t npg = 0;
+  const char *pnames[2] = {"H100", "H200"};
+  if (tps_predref_load(&pref, TPS_SCALING_PESSIMISTIC, NULL, NULL, &fit_failed, &e) != 0) { tps_err_print(&e); goto done; }
+  for (int i = 0; i < 2; i++) {
+    tps_err e2;
+    tps_err_clear(&e2);
+    const tps_gpu *gg = tps_gpus_find(&pref.gpus, pnames[i], &e2);
+    if (gg) pgpus[npg++] = gg;
+  }
+  static const int tp8[] = {8};
+  const tps_path *marlin[] = {&tps_path_marlin_w8a16};
+  if (npg && tps_grid_run(&pref, TPS_SCALING_PESSIMISTIC, pgpus, npg, tp8, 1, marlin, 1, &po, &uo, TPS_PRED_DEFAULT_TMAX, 0,
+                          &pg, &e) != 0) {
+    tps_err_print(&e);
+    rc = TPS_EXIT_FAIL;
+    goto done;
+  }
+  /* 3. the figures */
+  int plot_rc = 0;
+  if (plots) {
+    tps_plot_opts o;
+    tps_plot_opts_init(&o);
+    o.quiet = json;
+    plot_rc = tps_plot_default(outdir, &o, &w, &e);
+  }
+
+  if (json) {
+    json_t *root = json_object(), *fit = json_object();
+    json_object_set_new(fit, "source", json_string(ref.fit_source));
+    json_object_set_new(fit, "gpu", json_string(ref.fit.gpu));
+    json_object_set_new(fit, "points", json_integer((json_int_t)ref.fit.npts));
+    tps_json_set_num(fit, "median_abs_rel", ref.fit.med_abs_rel);
+    tps_json_set_num(fit, "max_abs_rel", ref.fit.max_abs_rel);
+    json_object_set_new(root, "fit", fit);
+    json_object_set_new(root, "crossover", tps_grid_json(&g));
+    json_object_set_new(root, "pessimistic", tps_grid_json(&pg));
+    json_t *files = json_array();
+    for (size_t i = 0; i < w.n; i++) json_array_append_new(files, json_string(w.path[i]));
+    json_object_set_new(root, "files", files);
+    json_object_set_new(root, "outdir", plots ? json_string(outdir) : json_null());
+    if (plot_rc != 0) json_object_set_new(root, "plot_error", json_string(e.msg));
+    rc = tps_json_print(root) == 0 && plot_rc == 0 ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+    goto done;
+  }
+  printf("tpsplit: when to split fused_wqa_wkv by token (replicated = GEMM(T); split = GEMM(ceil(T/TP)) + all-gather)\n");
+  printf("# reference: %s: %zu points, median |relative residual| %.1f%%, max %.1f%%\n", ref.fit_source, ref.fit.npts,
+         100 * ref.fit.med_abs_rel, 100 * ref.fit.max_abs_rel);
+  printf("# break-even on T = 1..%d; 90%% interval: parametric bootstrap of the fit (+ path priors when transferred), %d samples\n",
+         TPS_PRED_DEFAULT_TMAX, g.nsamples);
+  tps_grid_print(&g);
+  for (size_t i = 0; i < pg.n; i++) {
+    const tps_gridcell *cc = &pg.cell[i];
+    if (cc->status == TPS_PRED_OK && cc->cx.breakeven > 0)
+      printf("# the brief's pessimistic rule on the H20 table: %s TP8 marlin-w8a16 break-even %ld, threshold %ld\n", cc->gpu->name,
+             cc->cx.breakeven, cc->threshold);
+  }
+  if (!plots) {
+    printf("figures: not written (--no-plots)\n");
+    rc = TPS_EXIT_OK;
+  } else if (plot_rc != 0) {
+    tps_err_print(&e);
+    printf("figures: failed, see above (folder %s)\n", outdir);
+    rc = TPS_EXIT_FAIL;
+  } else {
+    printf("figures: %zu files (%d images%s) in %s\n", w.n, w.images, w.gnuplot_missing ? ", gnuplot not found: .dat/.gp only" : "",
+           outdir);
+    rc = TPS_EXIT_OK;
+  }
+done:
+  free(gpus);
+  tps_plot_files_free(&w);
+  tps_grid_free(&g);
+  tps_grid_free(&pg);
+  tps_predref_free(&ref);
+  tps_predref_free(&pref);
+  return rc;
 }

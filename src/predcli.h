@@ -1,0 +1,86 @@
+/* predcli.h: what `predict`, `crossover` and the main job share: the reference (a fit
+ * file, or a fit of the bundled H20 table), prediction contexts by scaling, the
+ * crossover grid and its printing.  I/O lives here; the model is in model/predict.h. */
+#ifndef TPS_PREDCLI_H
+#define TPS_PREDCLI_H
+#include <stddef.h>
+#include <jansson.h>
+#include "err.h"
+#include "gpus.h"
+#include "table.h"
+#include "fit.h"
+#include "predict.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TPS_BUNDLED_TABLE "h20_tp8_fused_wqa_wkv.tsv"
+
+/* Everything a prediction may be built from. */
+typedef struct {
+  tps_gpu_table gpus;       /* the GPU table (bundled or --gpus-file) */
+  tps_fit fit;              /* reference fit (scaling model) */
+  int have_fit;
+  const tps_gpu *fit_gpu;   /* the GPU the fit was measured on */
+  char fit_source[4200];     /* "FIT" or "fit of data/...tsv" (for the header lines) */
+  tps_table table;          /* the bundled table (scaling pessimistic) */
+  int have_table;
+  tps_split_data split;     /* its arrays, for tps_pred_init_pessimistic */
+  const tps_gpu *table_gpu;
+} tps_predref;
+
+/* Load what the scaling needs: GPU table (gpus_file or bundled), then for "model" the fit
+ * file or a fit of the bundled table, for "pessimistic" the bundled table.  0, or -1 with e
+ * (exit code 2 for input errors, *fit_failed = 1 when the fit itself failed: exit 1). */
+int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
+                     tps_err *e);
+void tps_predref_free(tps_predref *r);
+
+/* Build a context for (gpu, tp, path) by the scaling.  Returns TPS_PRED_* (NA with
+ * p->why set). */
+int tps_predref_context(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
+                        const tps_pred_opts *o, tps_pred *p);
+
+/* One line naming where the prediction comes from and how its interval is made. */
+void tps_predref_describe(const tps_predref *r, int scaling, char *buf, size_t bufsz);
+
+/* ---------------------------------------------------------------- the crossover grid */
+typedef struct {
+  const tps_gpu *gpu;
+  int tp;
+  const tps_path *path;
+  int status;               /* TPS_PRED_OK, TPS_PRED_NA (why), other = error */
+  char why[160];
+  tps_crossover cx;
+  tps_interval iv;
+  long threshold;           /* -1 when never */
+} tps_gridcell;
+
+typedef struct {
+  size_t n;
+  tps_gridcell *cell;
+  long tmax;
+  int scaling;
+  int nsamples;
+  double level;
+} tps_grid;
+
+/* Evaluate every GPU x TP x path.  0, or -1 with e on an error that is not "n/a". */
+int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, size_t ngpu, const int *tps,
+                 size_t ntp, const tps_path *const *paths, size_t npath, const tps_pred_opts *po,
+                 const tps_unc_opts *uo, long tmax, long rounding, tps_grid *g, tps_err *e);
+void tps_grid_free(tps_grid *g);
+/* Print the grid as an aligned table (stdout). */
+void tps_grid_print(const tps_grid *g);
+/* The grid as JSON: {"cells": [...], "not_applicable": [...], ...}. */
+json_t *tps_grid_json(const tps_grid *g);
+
+/* Parse "2,4,8,16" into ints (each 1..64). 0 or -1. */
+int tps_parse_tp_list(const char *s, int **out, size_t *n);
+/* "auto|nccl|custom" -> TPS_AG_*, -1 unknown. */
+int tps_parse_gather(const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
