@@ -112,7 +112,7 @@ cmp -s "$tmp/a" "$tmp/b" && ok || fail "-o output does not read back to the same
 expect_grep '^#@ tp: 8$' "$tmp/norm.tsv"
 expect_grep '^tokens	rows_per_rank	replicated_us	split_us$' "$tmp/norm.tsv"
 # an nccl-tests log becomes an all-gather TSV with the same numbers
-expect_rc 0 "$TPSPLIT" inspect -o "$tmp/log.tsv" "$top_srcdir/tests/data/ncclt/mpi.log"
+expect_rc 0 "$TPSPLIT" inspect -o "$tmp/log.tsv" "$top_srcdir/tests/data/ncclt/mpi.txt"
 expect_grep '^bytes	ranks	time_us	time_inplace_us$' "$tmp/log.tsv"
 expect_grep '^1024	16	28.73	28.5$' "$tmp/log.tsv"
 # -o into a missing directory: exit 2, one line, nothing written

@@ -1,5 +1,6 @@
 #!/bin/sh
-# tests/ncclt.sh: the nccl-tests fixtures (tests/data/ncclt/*.log), one per layout.
+# tests/ncclt.sh: the nccl-tests fixtures (tests/data/ncclt/*.txt), one per layout (.txt: *.log is
+# git-ignored here, for the test harness logs).
 # 1. The fixtures themselves are checked with awk (independently of tpsplit): the rank
 #    count is the number of '#  Rank' lines; every result row has
 #    size = count * sizeof(type) * nranks, algbw ~ size/time/1e3, busbw ~ algbw*(n-1)/n
@@ -22,9 +23,9 @@ rows() {
 }
 nranks() { grep -c '^\(\[[0-9]*,[0-9]*\]<stdout>:\)\?# *Rank  *[0-9]' "$1"; }
 
-for spec in current.log:8:2:21:NVIDIA_H20 pre213.log:4:4:22:Tesla_V100-SXM2-32GB \
-  timestamp.log:8:2:16:NVIDIA_H200 iterstats.log:8:2:12:NVIDIA_H200 \
-  exponent.log:16:2:9:NVIDIA_L40S mpi.log:16:2:19:NVIDIA_H100_80GB_HBM3; do
+for spec in current.txt:8:2:21:NVIDIA_H20 pre213.txt:4:4:22:Tesla_V100-SXM2-32GB \
+  timestamp.txt:8:2:16:NVIDIA_H200 iterstats.txt:8:2:12:NVIDIA_H200 \
+  exponent.txt:16:2:9:NVIDIA_L40S mpi.txt:16:2:19:NVIDIA_H100_80GB_HBM3; do
   IFS=: read -r f n ws nrows gpu <<EOS
 $spec
 EOS
@@ -59,19 +60,19 @@ EOS
   [ "$(wc -l <"$tmp/got")" -eq "$nrows" ] && [ -z "$bad" ] && ok || fail "$f inspect: $bad"
 done
 
-# hand checks.  current.log line 31 (128 MiB): 134217728 B in 409.09 us ->
+# hand checks.  current.txt line 31 (128 MiB): 134217728 B in 409.09 us ->
 # 134217728/409.09e-6/1e9 = 328.0885 GB/s algbw, * 7/8 = 287.0774 busbw (log prints 328.09, 287.08)
-expect_rc 0 "$TPSPLIT" inspect "$d/current.log"
+expect_rc 0 "$TPSPLIT" inspect "$d/current.txt"
 expect_grep '^ +134217728 +8388608 +409\.09 +405\.04 +16777216 +328\.089 +287\.077$' "$tmp/out"
-# exponent.log line 34: 17179869184 B in 2.2e+07 us (printed in full: 22000000) -> 0.7809 GB/s algbw, * 15/16 = 0.7321
-expect_rc 0 "$TPSPLIT" inspect "$d/exponent.log"
+# exponent.txt line 34: 17179869184 B in 2.2e+07 us (printed in full: 22000000) -> 0.7809 GB/s algbw, * 15/16 = 0.7321
+expect_rc 0 "$TPSPLIT" inspect "$d/exponent.txt"
 expect_grep '^ *17179869184 +536870912 +22000000 +22000000 +1073741824 +0\.781 +0\.732$' "$tmp/out"
-# iterstats.log: the -I columns are kept as i_min_us ... i_cv_pct
-expect_rc 0 "$TPSPLIT" inspect "$d/iterstats.log"
+# iterstats.txt: the -I columns are kept as i_min_us ... i_cv_pct
+expect_rc 0 "$TPSPLIT" inspect "$d/iterstats.txt"
 expect_grep '^ +bytes +count +time_us +time_inplace_us +i_min_us +i_max_us +i_p99_us +i_cv_pct ' "$tmp/out"
 expect_grep '^ +65536 +4096 +11\.05 +10\.96 +10\.28 +13\.38 +12\.93 +6\.38 ' "$tmp/out"
 # JSON of a log: ranks and GPU as values, per-row line numbers
-expect_rc 0 "$TPSPLIT" inspect --json "$d/mpi.log"
+expect_rc 0 "$TPSPLIT" inspect --json "$d/mpi.txt"
 expect_grep '"ranks": 16,' "$tmp/out"
 expect_grep '"gpu": "NVIDIA H100 80GB HBM3",' "$tmp/out"
 expect_grep '"source": "nccl-tests",' "$tmp/out"

@@ -97,7 +97,7 @@ static void test_gemm_allgather_tsv(void) {
     CHECK(t.time_inplace_us == NULL);
     tps_table_free(&t);
   } else fprintf(stderr, "%s\n", e.msg);
-  /* tests/data/allgather_h20.tsv: from ncclt/current.log, 21 rows 1 KiB .. 1 GiB */
+  /* tests/data/allgather_h20.tsv: from ncclt/current.txt, 21 rows 1 KiB .. 1 GiB */
   rc = tps_table_read(path("tests/data/allgather_h20.tsv"), &t, &e);
   CHECK(rc == 0);
   if (rc == 0) {
@@ -112,8 +112,8 @@ static void test_gemm_allgather_tsv(void) {
 static void test_ncclt(void) {
   tps_table t;
   tps_err e;
-  /* current.log: 8 ranks (lines 6-13), rows on lines 18-38, 1 KiB .. 1 GiB */
-  int rc = tps_table_read(path("tests/data/ncclt/current.log"), &t, &e);
+  /* current.txt: 8 ranks (lines 6-13), rows on lines 18-38, 1 KiB .. 1 GiB */
+  int rc = tps_table_read(path("tests/data/ncclt/current.txt"), &t, &e);
   CHECK(rc == 0);
   if (rc == 0) {
     CHECK(t.kind == TPS_TABLE_ALLGATHER && strcmp(t.source, "nccl-tests") == 0);
@@ -131,7 +131,7 @@ static void test_ncclt(void) {
   /* the log struct itself, from the same file */
   tps_text tx;
   tps_ncclt log;
-  rc = tps_text_read(path("tests/data/ncclt/current.log"), &tx, &e);
+  rc = tps_text_read(path("tests/data/ncclt/current.txt"), &tx, &e);
   CHECK(rc == 0);
   if (rc == 0) {
     CHECK(tps_ncclt_detect(&tx) == 1);
@@ -151,8 +151,8 @@ static void test_ncclt(void) {
     tps_text_free(&tx);
   }
 
-  /* pre213.log: 4 ranks, float, old "error" column; rows 64 B .. 128 MiB (22), line 12 first */
-  rc = tps_table_read(path("tests/data/ncclt/pre213.log"), &t, &e);
+  /* pre213.txt: 4 ranks, float, old "error" column; rows 64 B .. 128 MiB (22), line 12 first */
+  rc = tps_table_read(path("tests/data/ncclt/pre213.txt"), &t, &e);
   CHECK(rc == 0);
   if (rc == 0) {
     CHECK(t.ranks == 4 && t.nrows == 22 && strcmp(t.type, "float") == 0);
@@ -161,7 +161,7 @@ static void test_ncclt(void) {
     CHECK(t.bytes[21] == 134217728.0 && t.time_us[21] == 1421.8);
     tps_table_free(&t);
   } else fprintf(stderr, "%s\n", e.msg);
-  rc = tps_text_read(path("tests/data/ncclt/pre213.log"), &tx, &e);
+  rc = tps_text_read(path("tests/data/ncclt/pre213.txt"), &tx, &e);
   if (rc == 0 && tps_ncclt_parse(&tx, &log, &e) == 0) {
     CHECK(log.layout == TPS_NCCLT_PRE213 && log.version[0] == '\0' && log.iters == 20);
     CHECK(log.row[0].oop_wrong == 0 && log.row[0].redop[0] == '\0');
@@ -169,8 +169,8 @@ static void test_ncclt(void) {
   } else CHECK(0);
   tps_text_free(&tx);
 
-  /* timestamp.log: -S; first row line 18: 8192 ... 10.89 ... 10.80 ... 2026-11-30 09:14:11 */
-  rc = tps_text_read(path("tests/data/ncclt/timestamp.log"), &tx, &e);
+  /* timestamp.txt: -S; first row line 18: 8192 ... 10.89 ... 10.80 ... 2026-11-30 09:14:11 */
+  rc = tps_text_read(path("tests/data/ncclt/timestamp.txt"), &tx, &e);
   if (rc == 0 && tps_ncclt_parse(&tx, &log, &e) == 0) {
     CHECK(log.has_timestamp && !log.has_iter_stats && log.nranks == 8 && log.n == 16);
     CHECK(strcmp(log.row[0].timestamp, "2026-11-30 09:14:11") == 0);
@@ -179,9 +179,9 @@ static void test_ncclt(void) {
   } else CHECK(0);
   tps_text_free(&tx);
 
-  /* iterstats.log: -I with -c 0 (N/A); line 19: 65536 4096 ... 11.05 5.93 5.19 N/A 10.28 13.38 12.93 6.38
+  /* iterstats.txt: -I with -c 0 (N/A); line 19: 65536 4096 ... 11.05 5.93 5.19 N/A 10.28 13.38 12.93 6.38
    * 10.96 5.98 5.23 N/A 10.20 13.27 12.83 6.38 */
-  rc = tps_text_read(path("tests/data/ncclt/iterstats.log"), &tx, &e);
+  rc = tps_text_read(path("tests/data/ncclt/iterstats.txt"), &tx, &e);
   if (rc == 0 && tps_ncclt_parse(&tx, &log, &e) == 0) {
     const tps_ncclt_row *r = &log.row[0];
     CHECK(log.has_iter_stats && !log.has_timestamp && log.n == 12 && r->line == 19);
@@ -191,7 +191,7 @@ static void test_ncclt(void) {
     tps_ncclt_free(&log);
   } else CHECK(0);
   tps_text_free(&tx);
-  rc = tps_table_read(path("tests/data/ncclt/iterstats.log"), &t, &e);
+  rc = tps_table_read(path("tests/data/ncclt/iterstats.txt"), &t, &e);
   CHECK(rc == 0);
   if (rc == 0) {
     const double *mn = tps_table_extra(&t, "i_min_us"), *cv = tps_table_extra(&t, "i_cv_pct");
@@ -199,8 +199,8 @@ static void test_ncclt(void) {
     tps_table_free(&t);
   }
 
-  /* exponent.log: 16 ranks; 8 GiB row (line 33) has time 1.1e+07, 16 GiB row 2.2e+07 */
-  rc = tps_table_read(path("tests/data/ncclt/exponent.log"), &t, &e);
+  /* exponent.txt: 16 ranks; 8 GiB row (line 33) has time 1.1e+07, 16 GiB row 2.2e+07 */
+  rc = tps_table_read(path("tests/data/ncclt/exponent.txt"), &t, &e);
   CHECK(rc == 0);
   if (rc == 0) {
     CHECK(t.ranks == 16 && t.nrows == 9 && strcmp(t.gpu, "NVIDIA L40S") == 0);
@@ -209,8 +209,8 @@ static void test_ncclt(void) {
     tps_table_free(&t);
   } else fprintf(stderr, "%s\n", e.msg);
 
-  /* mpi.log: [1,0]<stdout>: prefixes, NCCL INFO/WARN lines, 16 Rank lines; 19 rows */
-  rc = tps_table_read(path("tests/data/ncclt/mpi.log"), &t, &e);
+  /* mpi.txt: [1,0]<stdout>: prefixes, NCCL INFO/WARN lines, 16 Rank lines; 19 rows */
+  rc = tps_table_read(path("tests/data/ncclt/mpi.txt"), &t, &e);
   CHECK(rc == 0);
   if (rc == 0) {
     CHECK(t.ranks == 16 && t.nrows == 19 && strcmp(t.gpu, "NVIDIA H100 80GB HBM3") == 0);
@@ -228,8 +228,8 @@ static void test_errors(void) {
   CHECK(tps_table_read(path("tests/bad/nan.tsv"), &t, &e) == -1);
   snprintf(want, sizeof want, "%s:4: NaN in column 'replicated_us'", path("tests/bad/nan.tsv"));
   CHECK(e.set && strcmp(e.msg, want) == 0);
-  CHECK(tps_table_read(path("tests/bad/ncclt_truncated.log"), &t, &e) == -1);
-  snprintf(want, sizeof want, "%s:23: ", path("tests/bad/ncclt_truncated.log"));
+  CHECK(tps_table_read(path("tests/bad/ncclt_truncated.txt"), &t, &e) == -1);
+  snprintf(want, sizeof want, "%s:23: ", path("tests/bad/ncclt_truncated.txt"));
   CHECK(strncmp(e.msg, want, strlen(want)) == 0);
   CHECK(tps_table_read(path("tests/no-such-file.tsv"), &t, &e) == -1);
   CHECK(strstr(e.msg, "no-such-file.tsv: cannot open: No such file or directory") != NULL);
