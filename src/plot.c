@@ -401,10 +401,16 @@ static int has_band(const double *lo, const double *hi, size_t n) {
   return 0;
 }
 
-/* Token axis: log2, a tic per power of two (rotated when the image is narrow). */
+/* Token axis: log2, a tic per power of two (per power of four when the image is narrow). */
 static void gp_token_axis(FILE *g, const tps_plot_opts *o) {
-  fprintf(g, "set logscale x 2\nset format x '%%.0f'\nset xtics 1, 2%s\nset mxtics default\n"
-             "set xlabel 'tokens per step T'\n", o->width_px < 900 ? " rotate by -45" : "");
+  fprintf(g, "set logscale x 2\nset format x '%%.0f'\nset xtics 1, %d\nset mxtics default\n"
+             "set xlabel 'tokens per step T'\n", o->width_px < 900 ? 4 : 2);
+}
+
+/* Legend outside the plot: on the right in wide images, below in narrow ones. */
+static void gp_key(FILE *g, const tps_plot_opts *o) {
+  if (o->width_px >= 1000) fprintf(g, "set key outside right top vertical Left reverse samplen 3 spacing 1.2\n");
+  else fprintf(g, "set key below left vertical Left reverse samplen 3 maxcols 2\n");
 }
 
 /* ---------------------------------------------------------------- figure 1: latency */
@@ -424,7 +430,7 @@ int tps_plot_latency(const char *dir, const char *name, const tps_plot_curve *c,
   fprintf(g, "set title "); gp_str(g, title); fputc('\n', g);
   gp_token_axis(g, F.o);
   fprintf(g, "set logscale y 10\nset ylabel 'latency (us)'\nset format y '%%g'\n");
-  fprintf(g, "set key outside right top vertical Left reverse samplen 3 spacing 1.2\n");
+  gp_key(g, F.o);
   fprintf(g, "set style fill transparent solid 0.18 noborder\n");
   int from, to;
   long sw = backend_switch(c, &from, &to);
@@ -514,7 +520,7 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
   gp_token_axis(g, F.o);
   fprintf(g, "set ylabel 'speedup of the split = replicated / split'\nset yrange [0:%.4g]\n", ymax);
   fprintf(g, "set style textbox opaque noborder\n");
-  fprintf(g, "set key outside right top vertical Left reverse samplen 3 spacing 1.2\n");
+  gp_key(g, F.o);
   fprintf(g, "set style fill transparent solid 0.15 noborder\n");
   fprintf(g, "# speedup 1: the split neither wins nor loses\n");
   fprintf(g, "set arrow 100 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 lc rgb '#000000' back\n");
@@ -523,7 +529,7 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     if (!isfinite(c[i].threshold_tokens)) continue;
     char col[8];
     curve_colour(&c[i], col);
-    double y = 0.97 - 0.045 * (double)i;
+    double y = 0.97 - (30.0 / F.o->height_px) * (double)i; /* about one text line apart */
     fprintf(g, "set arrow %zu from %.10g, graph 0 to %.10g, graph %.3f nohead dt 3 lw 1.5 lc rgb '%s' back\n",
             i + 1, c[i].threshold_tokens, c[i].threshold_tokens, y, col);
     fprintf(g, "set label %zu 'threshold %.0f' at %.10g, graph %.3f left offset 0.4,0 tc rgb '%s' boxed front\n", i + 1,
@@ -729,7 +735,7 @@ int tps_plot_fitq(const char *dir, const char *name, const tps_fit *f, const cha
           f->kind == TPS_FIT_ALLGATHER ? "gathered bytes" : f->kind == TPS_FIT_GEMM ? "GEMM rows M" : "tokens per step T");
   if (f->kind == TPS_FIT_ALLGATHER) fprintf(g, "set format x '%%.0b%%BB'\n");
   fprintf(g, "set ylabel 'relative error (model - measured) / measured (%%)'\n");
-  fprintf(g, "set key outside right top vertical Left reverse samplen 3 spacing 1.2\n");
+  gp_key(g, F.o);
   fprintf(g, "set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n");
   fprintf(g, "set arrow 1 from graph 0, first 0 to graph 1, first 0 nohead lw 1 lc rgb '#000000' back\n");
   fprintf(g, "set arrow 2 from graph 0, first 5 to graph 1, first 5 nohead dt 2 lc rgb '#999999' back\n");
@@ -778,7 +784,7 @@ int tps_plot_layers_fig(const char *dir, const char *name, const tps_plot_layers
   fprintf(g, "set title "); gp_str(g, title); fputc('\n', g);
   fprintf(g, "set xlabel 'layer index'\nset ylabel 'stage time (us)'\nset yrange [0:*]\n");
   fprintf(g, "set xrange [%d:%d]\nset xtics 2 out nomirror\n", l->layer[0] - 1, l->layer[l->n - 1] + 1);
-  fprintf(g, "set key outside right top vertical Left reverse\n");
+  gp_key(g, F.o);
   fprintf(g, "set style fill solid 0.85 noborder\nset boxwidth 0.38\n");
   fprintf(g, "plot '%s.dat' index 0 using ($1-0.2):2 with boxes lc rgb '#777777' title 'main (replicated)', \\\n"
              "     '' index 0 using ($1+0.2):3 with boxes lc rgb '%s' title 'split'\n", name, col);
