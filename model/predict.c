@@ -65,8 +65,14 @@ double tps_pred_gemm_us(const tps_pred *p, long rows) {
   return tps_gemm_time_us(&p->gemm, &p->shape, rows);
 }
 
+/* The gathered buffer: TP equal shards of ceil(T/TP) rows (an all-gather moves equal
+ * shards; the rows past T are padding), as in the fit (model/fit.c). */
+static double gathered_bytes(const tps_pred *p, long tokens) {
+  return (double)p->tp * (double)tps_pred_rows_per_rank(p, tokens) * p->out_bytes_per_token;
+}
+
 static int cap_tokens_ok(const tps_pred *p, long tokens, double cap) {
-  return cap > 0 && (double)tokens * p->out_bytes_per_token / p->tp <= cap;
+  return cap > 0 && gathered_bytes(p, tokens) / p->tp <= cap;
 }
 
 double tps_pred_gather_us(const tps_pred *p, long tokens, int *backend) {
@@ -77,7 +83,7 @@ double tps_pred_gather_us(const tps_pred *p, long tokens, int *backend) {
     if (backend && cap_tokens_ok(p, tokens, p->ag.custom_cap_bytes)) *backend = TPS_AG_CUSTOM;
     return curve_eval(p->ref_gather, tokens) * p->gather_mul;
   }
-  return tps_ag_time_us(&p->ag, (double)tokens * p->out_bytes_per_token, p->tp, p->backend, backend, NULL);
+  return tps_ag_time_us(&p->ag, gathered_bytes(p, tokens), p->tp, p->backend, backend, NULL);
 }
 
 double tps_pred_replicated_us(const tps_pred *p, long tokens) { return tps_pred_gemm_us(p, tokens); }
@@ -532,7 +538,7 @@ static int breakeven_fast(const tps_pred *p, long tmax, long *be, gstruct *gs) {
   long cuts[2];
   int nc = 0;
   if (custom_possible(p) || p->backend == TPS_AG_CUSTOM) {
-    double x = floor(p->ag.custom_cap_bytes * p->tp / p->out_bytes_per_token);
+    double x = p->tp * floor(p->ag.custom_cap_bytes / p->out_bytes_per_token); /* ceil(T/tp) rows <= cap */
     if (x >= 1 && x < (double)tmax) cuts[nc++] = (long)x;
   }
   cuts[nc++] = tmax;
@@ -618,7 +624,7 @@ int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_cr
     double dmax = 0;
     for (int i = 0; i < np; i++) {
       gsl_vector_set(mu, i, p->fit->theta[i]);
-      double v = p->fit->cov[i * TPS_FIT_MAXPAR + i];
+      double v = p->fit->cov[i * np + i];
       if (v > dmax) dmax = v;
     }
     /* Cholesky factor of the covariance; a tiny ridge when it is only semi-definite
@@ -628,14 +634,14 @@ int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_cr
       double ridge = attempt ? dmax * pow(10.0, -12 + 3 * attempt) : 0.0;
       for (int i = 0; i < np; i++)
         for (int j = 0; j < np; j++)
-          gsl_matrix_set(L, i, j, p->fit->cov[i * TPS_FIT_MAXPAR + j] + (i == j ? ridge : 0.0));
+          gsl_matrix_set(L, i, j, p->fit->cov[i * np + j] + (i == j ? ridge : 0.0)); /* packed, stride npar (fit.c) */
       ok = gsl_linalg_cholesky_decomp1(L) == GSL_SUCCESS;
     }
     if (!ok) {
       /* not a covariance at all: keep the standard errors only */
       gsl_matrix_set_zero(L);
       for (int i = 0; i < np; i++) {
-        double v = p->fit->cov[i * TPS_FIT_MAXPAR + i];
+        double v = p->fit->cov[i * np + i];
         gsl_matrix_set(L, i, i, v > 0 ? sqrt(v) : 0.0);
       }
     }

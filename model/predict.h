@@ -3,7 +3,10 @@
  * Pure C, no I/O (GSL style: int status, caller-owned objects).
  *
  *   replicated(T) = GEMM(T rows)                                                    [us]
- *   split(T)      = GEMM(ceil(T/TP) rows) + ALLGATHER(T * out_bytes_per_token, TP)   [us]
+ *   split(T)      = GEMM(ceil(T/TP) rows) + ALLGATHER(TP * ceil(T/TP) * out_bytes_per_token, TP)
+ * (an all-gather moves TP equal shards: the rows past T are padding; as in the fit).  The
+ * custom gather runs while its per-rank input, ceil(T/TP) * out_bytes_per_token, is at
+ * most the cap (2 MiB: up to 585 rows of 3584 B, T <= 4680 at TP8).
  *
  * A prediction context (tps_pred) is built in one of three ways ("scalings"):
  *   model        from a fit on a reference GPU (the H20 table), transferred to the target:

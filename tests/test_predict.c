@@ -108,17 +108,19 @@ static void test_spec(void) {
   CHECK(tps_pred_init_spec(&p, &h100, 8, &tps_path_marlin_w8a16, &sh, 3584, &o) == 0, "H100 spec");
   tps_gemm_model g;
   tps_gemm_from_spec(&g, &tps_path_marlin_w8a16, &h100);
-  long ts[] = {1, 7, 8, 9, 100, 1000, 4681, 4682, 16384};
+  long ts[] = {1, 7, 8, 9, 100, 1000, 4680, 4681, 16384};
   for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
     long t = ts[i], rows = (t + 7) / 8;
     int used;
     double want_rep = tps_gemm_time_us(&g, &sh, t);
-    double want_split = tps_gemm_time_us(&g, &sh, rows) + tps_ag_time_us(&p.ag, t * 3584.0, 8, TPS_AG_AUTO, &used, NULL);
+    /* the gathered buffer is 8 shards of ceil(t/8) rows of 3584 bytes */
+    double want_split = tps_gemm_time_us(&g, &sh, rows) + tps_ag_time_us(&p.ag, 8.0 * rows * 3584.0, 8, TPS_AG_AUTO, &used, NULL);
     int b;
     CHECK(near(tps_pred_replicated_us(&p, t), want_rep, 1e-12), "rep %ld", t);
     CHECK(near(tps_pred_split_us(&p, t, &b), want_split, 1e-12), "split %ld", t);
-    /* custom while the per-rank input t*3584/8 <= 2 MiB, i.e. t <= 4681 (2097152*8/3584 = 4681.1) */
-    CHECK(b == (t <= 4681 ? TPS_AG_CUSTOM : TPS_AG_NCCL), "backend at %ld: %d", t, b);
+    /* custom while the per-rank input ceil(t/8)*3584 <= 2 MiB: 585 rows (2096640 B) fit,
+     * 586 (2100224 B) do not, so t <= 8*585 = 4680 */
+    CHECK(b == (t <= 4680 ? TPS_AG_CUSTOM : TPS_AG_NCCL), "backend at %ld: %d", t, b);
   }
   tps_pred_free(&p);
 
@@ -325,6 +327,63 @@ static void test_uncertainty(void) {
   tps_pred_free(&p);
 }
 
+/* ---- model mode: a real fit of the H20 table ------------------------------------------ */
+static void test_model(void) {
+  tps_gpu h20 = mkgpu("H20", 78, 9, 0, 148, 296, 4000, 450, 18, 1);
+  tps_gpu h200 = mkgpu("H200-SXM", 132, 9, 0, 989, 1979, 4800, 450, 18, 1);
+  h20.nccl_link_gbps = h200.nccl_link_gbps = 20.6;
+  tps_split_data d;
+  memset(&d, 0, sizeof d);
+  d.n = 11; d.tokens = h20_t; d.replicated_us = h20_rep; d.split_us = h20_split; d.tp = 8;
+  d.shape.k = 5120; d.shape.n = 1792; d.shape.out_bytes = 2; d.out_bytes_per_token = 3584;
+  d.gather_cap_bytes = 2097152; d.path = &tps_path_marlin_w8a16; d.sms = 78; d.gpu = &h20;
+  static tps_fit f;
+  char msg[256];
+  tps_fit_opts fo = {0, 0};
+  int st = tps_fit_split(&d, &fo, &f, msg, sizeof msg);
+  CHECK(st == 0, "fit: %s", msg);
+  if (st) return;
+  tps_pred p;
+  CHECK(tps_pred_init_model(&p, &f, &h20, &h20, 8, &tps_path_marlin_w8a16, NULL) == 0, "init model H20");
+  /* on the measured GPU, TP and path the context is the fit itself (fit.c's own evaluation) */
+  for (int i = 0; i < 11; i++) {
+    long t = h20_t[i];
+    CHECK(near(tps_pred_replicated_us(&p, t), tps_fit_replicated_us(&f, t, NULL), 1e-9), "rep = fit at %ld", t);
+    CHECK(near(tps_pred_split_us(&p, t, NULL), tps_fit_split_us(&f, t, NULL, NULL), 1e-9), "split = fit at %ld", t);
+  }
+  /* acceptance: the break-even lies in (24, 48], like the measurement (19.2 < 21.1 at 24,
+   * 25.9 > 20.3 at 48) */
+  long be;
+  tps_pred_breakeven(&p, 16384, &be);
+  CHECK(be > 24 && be <= 48, "H20 TP8 marlin break-even %ld in (24, 48]", be);
+  tps_unc_opts u = {100, 3, 0.90};
+  tps_interval iv;
+  CHECK(tps_pred_interval(&p, 16384, &u, &iv) == 0 && iv.fit_part && !iv.prior_part, "H20 interval from the fit alone");
+  CHECK(iv.lo <= be && be <= iv.hi, "H20 nominal %ld in [%g, %g]", be, iv.lo, iv.hi);
+  tps_pred_free(&p);
+  /* transferred: priors join, and the fast break-even of perturbed fits = the dense scan */
+  CHECK(tps_pred_init_model(&p, &f, &h20, &h200, 8, &tps_path_marlin_w8a16, NULL) == 0, "init model H200");
+  CHECK(p.compute_rsd > 0 && p.gather_rsd > 0, "transfer adds the priors' spread");
+  CHECK(tps_pred_interval(&p, 16384, &u, &iv) == 0 && iv.fit_part && iv.prior_part, "H200 interval");
+  tps_pred_breakeven(&p, 16384, &be);
+  CHECK(iv.lo <= iv.hi && (be < 0 || (iv.lo <= be && be <= iv.hi)), "H200 nominal %ld in [%g, %g]", be, iv.lo, iv.hi);
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  int mism = 0;
+  for (int k = 0; k < 30; k++) {
+    tps_pred q = p;
+    tps_pred_set_knob(&q, TPS_PK_GEMM_TFLOPS, exp(0.5 * (gsl_rng_uniform(r) - 0.5)));
+    tps_pred_set_knob(&q, TPS_PK_GEMM_FLOOR, exp(0.5 * (gsl_rng_uniform(r) - 0.5)));
+    tps_pred_set_knob(&q, TPS_PK_AG_CUSTOM_BW, exp(0.5 * (gsl_rng_uniform(r) - 0.5)));
+    long a, b;
+    tps_pred_breakeven(&q, 16384, &a);
+    tps_pred_breakeven_fast(&q, 16384, &b);
+    mism += a != b;
+  }
+  gsl_rng_free(r);
+  CHECK(mism == 0, "fast != dense in %d of 30 perturbed H200 models", mism);
+  tps_pred_free(&p);
+}
+
 int main(void) {
   gsl_set_error_handler_off();
   test_crossover_generic();
@@ -333,6 +392,7 @@ int main(void) {
   test_fast_vs_dense();
   test_pessimistic();
   test_uncertainty();
+  test_model();
   printf("%d checks, %d failed\n", checks, fails);
   return fails ? 1 : 0;
 }
