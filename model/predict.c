@@ -116,6 +116,16 @@ static void apply_knobs(tps_pred *p) {
   p->ag.internode_gbps *= k[TPS_PK_AG_INTERNODE];
 }
 
+int tps_pred_set_shape(tps_pred *p, const tps_gemm_shape *s, double out_bytes_per_token) {
+  if (!s || s->k < 1 || s->n < 1 || !(s->out_bytes > 0)) return TPS_PRED_EINVAL;
+  if (p->scaling == TPS_SCALING_PESSIMISTIC &&
+      (s->k != p->shape.k || s->n != p->shape.n || s->out_bytes != p->shape.out_bytes))
+    return TPS_PRED_EINVAL; /* the rule scales the measured curve of one shape */
+  p->shape = *s;
+  p->out_bytes_per_token = out_bytes_per_token > 0 ? out_bytes_per_token : s->n * s->out_bytes;
+  return TPS_PRED_OK;
+}
+
 int tps_pred_set_knob(tps_pred *p, int knob, double value) {
   if (knob < 0 || knob >= TPS_PK_N || !(value > 0) || !isfinite(value)) return TPS_PRED_EINVAL;
   p->knob[knob] = value;

@@ -139,6 +139,11 @@ int tps_pred_init_pessimistic(tps_pred *p, const tps_split_data *d, const tps_gp
                               const tps_pred_opts *o);
 void tps_pred_free(tps_pred *p);
 
+/* Another projection on the same GPU, TP and path (the simulator's other GEMMs): the
+ * GEMM shape and the gathered bytes per token (0 = n * out_bytes).  EINVAL for the
+ * pessimistic scaling unless the shape is the table's. */
+int tps_pred_set_shape(tps_pred *p, const tps_gemm_shape *s, double out_bytes_per_token);
+
 /* Set a knob (1 = nominal) and recompute the effective models. */
 int tps_pred_set_knob(tps_pred *p, int knob, double value);
 /* Whether a knob means anything for this context. */

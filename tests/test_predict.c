@@ -122,6 +122,10 @@ static void test_spec(void) {
      * 586 (2100224 B) do not, so t <= 8*585 = 4680 */
     CHECK(b == (t <= 4680 ? TPS_AG_CUSTOM : TPS_AG_NCCL), "backend at %ld: %d", t, b);
   }
+  /* another shape: the GEMM of 5120 -> 1024 fp32 rows equals the library model's */
+  tps_gemm_shape sh2 = {5120, 1024, 4.0};
+  CHECK(tps_pred_set_shape(&p, &sh2, 0) == 0 && p.out_bytes_per_token == 4096.0, "set_shape");
+  CHECK(near(tps_pred_gemm_us(&p, 300), tps_gemm_time_us(&g, &sh2, 300), 1e-12), "gemm of another shape");
   tps_pred_free(&p);
 
   /* L40S (no NVLink): NCCL at every size */
