@@ -50,7 +50,7 @@ static void usage(FILE *fp) {
           "  --model NAME      per-layer figure for this model (data/models/NAME.tsv or a file)\n"
           "  --sim-tokens T    tokens per step of the per-layer figure (default 8192)\n"
           "  --samples N       bootstrap samples for bands and intervals (default 200)\n"
-          "  --seed S          their random seed (default 0)\n"
+          "  --seed S          their random seed (default 1, as `tpsplit crossover`)\n"
           "  --format F        png (pngcairo, default), svg, pdf (pdfcairo)\n"
           "  --size WxH        image size in pixels (default 1200x800; PDF: 150 px per inch)\n"
           "  -o, --output DIR  output folder (default: plots), created when missing\n"
@@ -147,11 +147,11 @@ int cmd_plot(int argc, char **argv) {
       break;
     case OPT_SAMPLES:
       if (tps_parse_long(optarg, &v) || v < 10 || v > 100000) { tps_die_msg("plot: bad --samples '%s' (10..100000)", optarg); return TPS_EXIT_USAGE; }
-      j.nsamples = (int)v;
+      o.nsamples = (int)v;
       break;
     case OPT_SEED:
       if (tps_parse_long(optarg, &v) || v < 0) { tps_die_msg("plot: bad --seed '%s'", optarg); return TPS_EXIT_USAGE; }
-      j.seed = (unsigned long)v;
+      o.seed = (unsigned long)v;
       break;
     case OPT_FORMAT:
       if (tps_plot_parse_format(optarg, &o.format)) { tps_die_msg("plot: bad --format '%s' (png, svg or pdf)", optarg); return TPS_EXIT_USAGE; }

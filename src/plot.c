@@ -34,6 +34,7 @@ void tps_plot_opts_init(tps_plot_opts *o) {
   o->width_px = 1200;
   o->height_px = 800;
   o->render = 1;
+  o->seed = 1;
 }
 
 int tps_plot_parse_format(const char *s, int *format) {
@@ -570,6 +571,9 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     if (isfinite(c[i].breakeven_lo) && isfinite(c[i].breakeven_hi))
       snprintf(lab, sizeof lab, "%s break-even %.0f [90%%: %.0f..%.0f]", who, c[i].breakeven_tokens,
                c[i].breakeven_lo, c[i].breakeven_hi);
+    else if (isfinite(c[i].breakeven_lo))
+      snprintf(lab, sizeof lab, "%s break-even %.0f [90%%: %.0f..never]", who, c[i].breakeven_tokens,
+               c[i].breakeven_lo);
     else
       snprintf(lab, sizeof lab, "%s break-even %.0f", who, c[i].breakeven_tokens);
     SEP();
@@ -640,6 +644,8 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
         fprintf(d, "%.0f\t", b);
         if (isfinite(c->breakeven_lo) && isfinite(c->breakeven_hi))
           fprintf(d, "%.0f..%.0f", c->breakeven_lo, c->breakeven_hi);
+        else if (isfinite(c->breakeven_lo)) /* the upper quantile never breaks even */
+          fprintf(d, "%.0f..never", c->breakeven_lo);
         else fputs(" ", d);
       }
       fputc('\n', d);

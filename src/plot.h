@@ -45,9 +45,11 @@ typedef struct {
   int render;               /* 1 (default): run gnuplot; 0: write .dat/.gp only */
   int quiet;                /* 1: do not print the "gnuplot not found" line */
   const char *inputs;       /* for the .dat provenance line "# inputs: ..." (may be NULL) */
+  int nsamples;             /* bootstrap samples of bands and intervals (0 = 200) */
+  unsigned long seed;       /* their gsl_rng seed (default 1, as `tpsplit crossover`) */
 } tps_plot_opts;
 
-/* Defaults: PNG, 1200 x 800, render, not quiet, no inputs. */
+/* Defaults: PNG, 1200 x 800, render, not quiet, no inputs, 200 samples, seed 1. */
 void tps_plot_opts_init(tps_plot_opts *o);
 /* "png"|"svg"|"pdf" -> TPS_PLOT_*; "WxH" (each 100..10000) -> pixels. 0 ok, -1 bad. */
 int tps_plot_parse_format(const char *s, int *format);
@@ -89,7 +91,7 @@ typedef struct {
   const double *speedup_lo, *speedup_hi;              /* 90% band of rep/split (may be NULL) */
   const int *backend;
   double breakeven_tokens;   /* NaN when the split never wins */
-  double breakeven_lo, breakeven_hi; /* 90% interval (NaN when unknown) */
+  double breakeven_lo, breakeven_hi; /* 90% interval (NaN when unknown; hi NaN with lo finite: "never") */
   double threshold_tokens;   /* recommended threshold (NaN when none) */
 } tps_plot_curve;
 
@@ -176,8 +178,6 @@ typedef struct {
   int scaling;                     /* TPS_SCALING_* (predict.h); spec when there is no fit */
   long tmax;                       /* curves on T = 1..tmax (0 = 16384) */
   int by;                          /* TPS_PLOT_BY_* */
-  int nsamples;                    /* bootstrap samples for bands and intervals (0 = 200) */
-  unsigned long seed;
   unsigned figures;                /* TPS_PLOT_FIG_* bits; 0 = every figure that applies */
   const char *model_name;          /* per-layer figure: model description name or file */
   long sim_tokens;                 /* its tokens per step (0 = 8192) */

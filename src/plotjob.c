@@ -30,6 +30,7 @@
 #include "gpus.h"
 #include "modeldesc.h"
 #include "plot.h"
+#include "predcli.h"
 #include "predict.h"
 #include "sim.h"
 #include "fitfile.h"
@@ -183,21 +184,26 @@ out:
   return rc;
 }
 
-/* Break-even (NaN never), its interval and threshold of a prediction. */
+/* Break-even (NaN never), its interval and threshold of a prediction: tps_pred_analyze, as
+ * `tpsplit crossover` (same samples and seed give the same numbers). */
+static void cell_values(const tps_crossover *cx, const tps_interval *iv, double *be, double *lo, double *hi,
+                        double *thr) {
+  *be = *lo = *hi = *thr = NAN;
+  if (cx->breakeven < 1) return;
+  *be = (double)cx->breakeven;
+  long t = tps_threshold(cx->breakeven, 0);
+  if (t > 0) *thr = (double)t;
+  *lo = iv->lo;
+  *hi = isfinite(iv->hi) ? iv->hi : NAN; /* "never" at the upper end: open interval */
+}
+
 static void pred_breakeven(const tps_pred *p, long tmax, int S, unsigned long seed, double *be, double *lo,
                            double *hi, double *thr) {
-  long b = -1;
-  *be = *lo = *hi = *thr = NAN;
-  if (tps_pred_breakeven(p, tmax, &b) != TPS_PRED_OK || b < 1) return;
-  *be = (double)b;
-  long t = tps_threshold(b, 0);
-  if (t > 0) *thr = (double)t;
   tps_unc_opts u = {S, seed, 0.90};
+  tps_crossover cx;
   tps_interval iv;
-  if (tps_pred_interval(p, tmax, &u, &iv) == TPS_PRED_OK) {
-    *lo = iv.lo;
-    *hi = isfinite(iv.hi) ? iv.hi : NAN; /* "never" at the upper end: open interval */
-  }
+  *be = *lo = *hi = *thr = NAN;
+  if (tps_pred_analyze(p, tmax, &u, &cx, &iv) == TPS_PRED_OK) cell_values(&cx, &iv, be, lo, hi, thr);
 }
 
 /* S: samples of the break-even interval; band: also draw the latency/speedup bands. */
@@ -391,7 +397,11 @@ int tps_plot_parse_figures(const char *s, unsigned *bits) {
 
 int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
   long tmax = j->tmax > 0 ? j->tmax : DEFAULT_TMAX;
-  int S = j->nsamples > 0 ? j->nsamples : DEFAULT_SAMPLES;
+  tps_plot_opts od;
+  tps_plot_opts_init(&od);
+  const tps_plot_opts *o = j->o ? j->o : &od;
+  int S = o->nsamples > 0 ? o->nsamples : DEFAULT_SAMPLES;
+  unsigned long seed = o->seed;
   int by = j->by;
   unsigned figs = j->figures ? j->figures : ~0u;
   /* targets: the lists given, else the first split fit's GPU, TP and path */
@@ -446,7 +456,7 @@ int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
     }
     if (need_curves) {
       /* bands only where the figures stay readable */
-      st = curve_from_pred(&cb[k], &p, grid, ngrid, tmax, S, ntg <= LATENCY_MAX_TARGETS, j->seed, src, e);
+      st = curve_from_pred(&cb[k], &p, grid, ngrid, tmax, S, ntg <= LATENCY_MAX_TARGETS, seed, src, e);
       if (st) { tps_pred_free(&p); goto out; }
       ok[k] = 1;
       cells[k].breakeven_tokens = cb[k].c.breakeven_tokens;
@@ -454,7 +464,7 @@ int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
       cells[k].breakeven_hi = cb[k].c.breakeven_hi;
       cells[k].threshold_tokens = cb[k].c.threshold_tokens;
     } else {
-      pred_breakeven(&p, tmax, S, j->seed, &cells[k].breakeven_tokens, &cells[k].breakeven_lo,
+      pred_breakeven(&p, tmax, S, seed, &cells[k].breakeven_tokens, &cells[k].breakeven_lo,
                      &cells[k].breakeven_hi, &cells[k].threshold_tokens);
     }
     tps_pred_free(&p);
@@ -535,59 +545,89 @@ void tps_plot_meas_free(tps_plot_meas *m) {
   memset(m, 0, sizeof *m);
 }
 
+/* The crossover map of a grid computed by predcli (what `tpsplit crossover` prints). */
+static int grid_figure(const tps_grid *g, const char *dir, const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
+  tps_plot_cell *cells = calloc(g->n + 1, sizeof *cells);
+  if (!cells) return tps_err_set(e, NULL, 0, "out of memory");
+  for (size_t i = 0; i < g->n; i++) {
+    const tps_gridcell *c = &g->cell[i];
+    tps_plot_cell *x = &cells[i];
+    x->gpu = c->gpu->name; x->tp = c->tp; x->path = c->path->name;
+    x->na = c->status == TPS_PRED_NA;
+    x->breakeven_tokens = x->breakeven_lo = x->breakeven_hi = x->threshold_tokens = NAN;
+    if (c->status == TPS_PRED_OK)
+      cell_values(&c->cx, &c->iv, &x->breakeven_tokens, &x->breakeven_lo, &x->breakeven_hi, &x->threshold_tokens);
+  }
+  int rc = tps_plot_crossover(dir, "crossover", cells, g->n, o, w, e);
+  free(cells);
+  return rc;
+}
+
 int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
-  tps_gpu_table gt;
+  /* the reference of the main job: the bundled GPU table and a fit of the bundled H20 table,
+   * loaded as `tpsplit predict`/`crossover` load it (predcli.h), so the numbers match */
+  tps_predref *r = calloc(1, sizeof *r);
+  tps_fit *fl = malloc(sizeof *fl);
   tps_plot_meas m;
-  memset(&gt, 0, sizeof gt);
+  tps_grid g;
   memset(&m, 0, sizeof m);
-  tps_fit *f = malloc(sizeof *f);
+  memset(&g, 0, sizeof g);
   char tpath[4096];
-  int rc = -1, status;
-  if (!f) return tps_err_set(e, NULL, 0, "out of memory");
-  tps_fit_opts fo = {1, 0}; /* with leave-one-out errors */
-  if (tps_gpus_load(NULL, &gt, e) || tps_data_path("h20_tp8_fused_wqa_wkv.tsv", tpath, sizeof tpath, e) ||
-      tps_fit_file(tpath, NULL, NULL, &fo, f, &status, e))
+  int rc = -1, status, fit_failed = 0, loaded = 0;
+  if (!r || !fl) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
+  if (tps_predref_load(r, TPS_SCALING_MODEL, NULL, NULL, &fit_failed, e)) goto out;
+  loaded = 1;
+  /* the same table fitted with leave-one-out errors, for the fit-quality figure */
+  tps_fit_opts fo = {1, 0};
+  if (tps_data_path(TPS_BUNDLED_TABLE, tpath, sizeof tpath, e) || tps_fit_file(tpath, NULL, NULL, &fo, fl, &status, e))
     goto out;
-  const tps_gpu *ref = tps_gpus_find(&gt, f->gpu, e);
-  const tps_gpu *h100 = ref ? tps_gpus_find(&gt, "H100", e) : NULL, *h200 = h100 ? tps_gpus_find(&gt, "H200", e) : NULL;
-  if (!h200) goto out;
-  const char *pname = f->gemm.path ? f->gemm.path->name : "?";
-  if (tps_plot_meas_from_fit(f, ref->name, pname, "h20_tp8_fused_wqa_wkv.tsv", &m)) {
+  const tps_gpu *ref = r->fit_gpu;
+  const tps_gpu *h100 = tps_gpus_find(&r->gpus, "H100", e), *h200 = h100 ? tps_gpus_find(&r->gpus, "H200", e) : NULL;
+  if (!ref || !h200) goto out;
+  const char *pname = r->fit.gemm.path ? r->fit.gemm.path->name : "?";
+  if (tps_plot_meas_from_fit(&r->fit, ref->name, pname, TPS_BUNDLED_TABLE, &m)) {
     tps_err_set(e, tpath, 0, "no split points in the fit");
     goto out;
   }
   tps_plot_opts oo;
   if (o) oo = *o; else tps_plot_opts_init(&oo);
-  if (!oo.inputs) oo.inputs = "h20_tp8_fused_wqa_wkv.tsv and gpus.tsv of the bundled data";
-  const tps_fit *fits[1] = {f};
+  if (!oo.inputs) oo.inputs = TPS_BUNDLED_TABLE " and gpus.tsv of the bundled data";
+  const tps_plot_meas *meas[1] = {&m};
   const tps_gpu *fgpu[1] = {ref};
   const char *fpath[1] = {pname};
-  const tps_plot_meas *meas[1] = {&m};
-  /* 1. the measured GPU and the predicted H100/H200 at the table's TP and path */
-  const tps_gpu *g3[3] = {ref, h100, h200};
-  int tp1[1] = {f->tp};
+  int tp1[1] = {r->fit.tp};
   tps_plot_job j;
   memset(&j, 0, sizeof j);
   j.outdir = outdir; j.o = &oo;
-  j.nfit = 1; j.fit = fits; j.fit_gpu = fgpu; j.fit_path = fpath; j.meas = meas;
-  j.ngpu = 3; j.gpu = g3; j.ntp = 1; j.tp = tp1; j.npath = 1; j.path = fpath;
+  j.nfit = 1; j.fit_gpu = fgpu; j.fit_path = fpath; j.meas = meas;
   j.scaling = TPS_SCALING_MODEL;
-  j.figures = TPS_PLOT_FIG_LATENCY | TPS_PLOT_FIG_SPEEDUP | TPS_PLOT_FIG_FITQ;
+  /* 1. fit quality of the bundled table */
+  const tps_fit *fq[1] = {fl};
+  j.fit = fq;
+  j.figures = TPS_PLOT_FIG_FITQ;
   if (tps_plot_run(&j, w, e)) goto out;
-  /* 2. the crossover map: every bundled GPU x TP 2, 4, 8, 16 x every path */
-  const tps_gpu **ga = malloc(gt.n * sizeof *ga);
-  if (!ga) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
-  for (size_t i = 0; i < gt.n; i++) ga[i] = &gt.gpu[i];
-  int tp4[4] = {2, 4, 8, 16};
-  const char *pa[8];
+  /* 2. the measured GPU and the predicted H100/H200 at the table's TP and path */
+  const tps_fit *fits[1] = {&r->fit};
+  const tps_gpu *g3[3] = {ref, h100, h200};
+  j.fit = fits;
+  j.ngpu = 3; j.gpu = g3; j.ntp = 1; j.tp = tp1; j.npath = 1; j.path = fpath;
+  j.figures = TPS_PLOT_FIG_LATENCY | TPS_PLOT_FIG_SPEEDUP;
+  if (tps_plot_run(&j, w, e)) goto out;
+  /* 3. the crossover map: every bundled GPU x TP 2, 4, 8, 16 x every path (tps_grid_run) */
+  const tps_gpu **ga = malloc(r->gpus.n * sizeof *ga);
+  const tps_path *pa[8];
   size_t npa = 0;
-  for (size_t i = 0; tps_paths[i] && npa < 8; i++) pa[npa++] = tps_paths[i]->name;
-  j.ngpu = gt.n; j.gpu = ga; j.ntp = 4; j.tp = tp4; j.npath = npa; j.path = pa;
-  j.figures = TPS_PLOT_FIG_CROSSOVER;
-  int r2 = tps_plot_run(&j, w, e);
+  if (!ga) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
+  for (size_t i = 0; i < r->gpus.n; i++) ga[i] = &r->gpus.gpu[i];
+  for (size_t i = 0; tps_paths[i] && npa < 8; i++) pa[npa++] = tps_paths[i];
+  int tp4[4] = {2, 4, 8, 16};
+  tps_pred_opts po;
+  tps_pred_opts_default(&po);
+  tps_unc_opts uo = {oo.nsamples, oo.seed, 0.90};
+  int r3 = tps_grid_run(r, TPS_SCALING_MODEL, ga, r->gpus.n, tp4, 4, pa, npa, &po, &uo, TPS_PRED_DEFAULT_TMAX, 0, &g, e);
   free(ga);
-  if (r2) goto out;
-  /* 3. the per-layer stage of DeepSeek-V4.1-Flash on H200 at TP8 (an 8192-token chunk) */
+  if (r3 || grid_figure(&g, outdir, &oo, w, e)) goto out;
+  /* 4. the per-layer stage of DeepSeek-V4.1-Flash on H200 at TP8 (an 8192-token chunk) */
   const tps_gpu *g1[1] = {h200};
   j.ngpu = 1; j.gpu = g1; j.ntp = 1; j.tp = tp1; j.npath = 1; j.path = fpath;
   j.figures = TPS_PLOT_FIG_LAYERS;
@@ -596,8 +636,10 @@ int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files 
   if (tps_plot_run(&j, w, e)) goto out;
   rc = 0;
 out:
+  tps_grid_free(&g);
   tps_plot_meas_free(&m);
-  tps_gpus_free(&gt);
-  free(f);
+  if (loaded) tps_predref_free(r);
+  free(r);
+  free(fl);
   return rc;
 }

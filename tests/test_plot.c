@@ -228,10 +228,11 @@ static void test_writers(void) {
 
 /* ---------------------------------------------------------------- curves of the bundled fit */
 static double rep_model(const tps_fit *f, long T) { return tps_gemm_time_us(&f->gemm, &f->shape, T); }
+/* split(T) = GEMM(ceil(T/tp)) + gather of tp equal shards of ceil(T/tp) rows each */
 static double split_model(const tps_fit *f, long T, int *used) {
   long rows = (T + f->tp - 1) / f->tp;
   return tps_gemm_time_us(&f->gemm, &f->shape, rows) +
-         tps_ag_time_us(&f->ag, (double)T * f->out_bytes_per_token, f->tp, TPS_AG_AUTO, used, NULL);
+         tps_ag_time_us(&f->ag, (double)f->tp * rows * f->out_bytes_per_token, f->tp, TPS_AG_AUTO, used, NULL);
 }
 
 static void test_fit_curves(void) {
@@ -264,7 +265,7 @@ static void test_fit_curves(void) {
   char dir[600];
   snprintf(dir, sizeof dir, "%s/fit", root);
   j.outdir = dir; j.o = &o; j.nfit = 1; j.fit = fits; j.fit_gpu = fg; j.fit_path = fp; j.meas = ms;
-  j.nsamples = 50;
+  o.nsamples = 50;
   j.figures = TPS_PLOT_FIG_LATENCY | TPS_PLOT_FIG_SPEEDUP | TPS_PLOT_FIG_FITQ;
   CHECK(tps_plot_run(&j, NULL, &e) == 0, "plot run: %s", e.msg);
   block_t *b = malloc(sizeof *b);
@@ -272,9 +273,10 @@ static void test_fit_curves(void) {
   snprintf(p, sizeof p, "%s/latency_H20_tp8_marlin-w8a16.dat", dir);
   read_block(p, 0, b);
   CHECK(b->n > 300, "grid of %zu tokens", b->n);
-  /* every row: replicated = GEMM(T), split = GEMM(ceil(T/8)) + gather(3584 T), computed here
-   * from the fit's parameters; the gather is custom while the per-rank input 3584 T / 8 B is
-   * at most 2 MiB, i.e. T <= 2097152 * 8 / 3584 = 4681.1, NCCL from T = 4682 */
+  /* every row: replicated = GEMM(T), split = GEMM(ceil(T/8)) + gather(8 * ceil(T/8) * 3584 B),
+   * computed here from the fit's parameters; the gather is custom while the per-rank input
+   * ceil(T/8) * 3584 B is at most 2 MiB: ceil(T/8) <= 2097152 / 3584 = 585.1, i.e. T <= 4680,
+   * NCCL from T = 4681 */
   int seen[4] = {0, 0, 0, 0}, bad = 0;
   for (size_t r = 0; r < b->n; r++) {
     long T = atol(b->cell[r][0]);
@@ -283,7 +285,7 @@ static void test_fit_curves(void) {
     if (fabs(D(b, r, 1) - rv) > 1e-8 * rv || fabs(D(b, r, 4) - sv) > 1e-8 * sv) {
       if (bad++ < 3) CHECK(0, "T=%ld: replicated %s vs %.10g, split %s vs %.10g", T, b->cell[r][1], rv, b->cell[r][4], sv);
     }
-    const char *want = T <= 4681 ? "custom" : "nccl";
+    const char *want = T <= 4680 ? "custom" : "nccl";
     if (strcmp(b->cell[r][10], want) != 0 && bad++ < 3) CHECK(0, "T=%ld backend %s, want %s", T, b->cell[r][10], want);
     if (T == 1) seen[0] = 1;
     if (T == 48) seen[1] = 1;
@@ -311,18 +313,13 @@ static void test_fit_curves(void) {
   long thr = 1;
   while (thr < T0) thr *= 2;
   CHECK(T0 > 0 && atol(b->cell[0][7]) == thr, "threshold %s, want %ld", b->cell[0][7], thr);
-  /* fit quality: residuals (model - measured) / measured in percent.  The fit (model/fit.c)
-   * gathers tp * ceil(T/tp) rows (equal shards), where predict gathers T rows: at T = 6 that
-   * is 8 rows of 3584 B instead of 6 (so the fit's split at 6 and 12 tokens differs from the
-   * curve's); recomputed here the fit's way. */
+  /* fit quality: residuals (model - measured) / measured in percent */
   snprintf(p, sizeof p, "%s/fitq_H20_tp8_marlin-w8a16.dat", dir);
   read_block(p, 1, b); /* split series */
   CHECK(b->n == 11, "fitq split rows %zu", b->n);
   for (size_t r = 0; r < b->n; r++) {
     long T = atol(b->cell[r][0]);
-    long rows = (T + 7) / 8;
-    double sv = tps_gemm_time_us(&f->gemm, &f->shape, rows) +
-                tps_ag_time_us(&f->ag, 8.0 * rows * 3584, 8, TPS_AG_AUTO, NULL, NULL), meas = D(b, r, 1);
+    double sv = split_model(f, T, NULL), meas = D(b, r, 1);
     CHECK(fabs(D(b, r, 3) - 100 * (sv - meas) / meas) <= 1e-6 * fabs(D(b, r, 3)) + 1e-9, "T=%ld residual %s%%, model here %.10g%%", T, b->cell[r][3], 100 * (sv - meas) / meas);
   }
   free(b);
