@@ -281,7 +281,8 @@ extern "C" int tps_bench_allgather_main(int argc, char **argv) {
   long v;
   int c;
   optind = 0;
-  while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":o:h", lo, NULL)) != -1) {
     switch (c) {
     case 't':
       if (tps_parse_long(optarg, &v) || v < 1 || v > TPS_GATHER_MAX_RANKS) { tps_die_msg("bench allgather: --tp '%s': 1 to %d", optarg, TPS_GATHER_MAX_RANKS); return TPS_EXIT_USAGE; }
@@ -317,7 +318,8 @@ extern "C" int tps_bench_allgather_main(int argc, char **argv) {
     case 'o': o->out = optarg; break;
     case 'h': ag_usage(stdout); return TPS_EXIT_OK;
     case 'V': puts("tpsplit bench allgather " PACKAGE_VERSION); return TPS_EXIT_OK;
-    default: ag_usage(stderr); return TPS_EXIT_USAGE;
+    case ':': tps_die_msg("bench allgather: option '%s' needs a value", argv[optind - 1]); return TPS_EXIT_USAGE;
+    default: tps_die_msg("bench allgather: bad option '%s' (see --help)", argv[optind - 1]); return TPS_EXIT_USAGE;
     }
   }
   if (optind < argc) { tps_die_msg("bench allgather: unexpected argument '%s'", argv[optind]); return TPS_EXIT_USAGE; }

@@ -555,9 +555,10 @@ extern "C" int tps_bench_split_main(int argc, char **argv) {
   int have_path = 0;
   const char *tokens = "6,12,24,48,96,384,1024,2048,4096,8192,16384";
   optind = 0;
+  opterr = 0;
   int c;
   long v;
-  while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":o:h", lo, NULL)) != -1) {
     switch (c) {
     case 'p':
       if (tps_gemm_path_parse(optarg, &o->path) != 0) { tps_die_msg("bench split: unknown --path '%s' (dense-bf16, native-fp8, w8a16, w8a16-ref)", optarg); return TPS_EXIT_USAGE; }
@@ -607,7 +608,8 @@ extern "C" int tps_bench_split_main(int argc, char **argv) {
     case 'j': o->json = 1; break;
     case 'h': split_usage(stdout); return TPS_EXIT_OK;
     case 'V': puts("tpsplit bench split " PACKAGE_VERSION); return TPS_EXIT_OK;
-    default: split_usage(stderr); return TPS_EXIT_USAGE;
+    case ':': tps_die_msg("bench split: option '%s' needs a value", argv[optind - 1]); return TPS_EXIT_USAGE;
+    default: tps_die_msg("bench split: bad option '%s' (see --help)", argv[optind - 1]); return TPS_EXIT_USAGE;
     }
   }
   if (optind < argc) { tps_die_msg("bench split: unexpected argument '%s'", argv[optind]); return TPS_EXIT_USAGE; }
