@@ -400,6 +400,7 @@ static int bench(const opts_t *o, bench_t *b, int *rows, int nrows, tps_timing *
 
   /* timing: every row (and part) is a candidate, alternated within every round */
   TPS_TRY(fill_x(b->x, (size_t)b->max_m * k, b->xseed + 12345));
+  CUDA_TRY(cudaDeviceSynchronize()); /* the harness stream does not wait for stream 0 */
   tps_harness *h;
   TPS_TRY(tps_harness_create(&h, 0));
   int nops = nrows * nt_per_row;
