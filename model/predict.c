@@ -448,26 +448,21 @@ static gstruct *gs_build(const tps_pred *p, long tmax) {
   return c;
 }
 
-/* GEMM(m) from the structure, for the bound model (g[1..m-1] already filled). */
-static double gs_value(gstruct *c, long m) {
-  const tps_pred *p = c->p;
-  int k = c->first[m];
-  if (c->rest[m] < 0) return tps_pred_gemm_us(p, m);
-  if (isnan(c->L[k])) c->L[k] = tps_gemm_time_us(&p->gemm, &p->shape, c->kR[k]) - p->gemm.p[TPS_GP_FLOOR_US];
-  return c->L[k] + (c->rest[m] ? c->g[c->rest[m]] : p->gemm.p[TPS_GP_FLOOR_US]);
-}
-
-/* Bind to a model: GEMM(1..tmax), prefix maxima and suffix minima (when table is
- * asked or the GEMM is not known to be monotone). */
+/* Bind to a model: GEMM(1..tmax), prefix maxima (over the rows a rank can get, up to
+ * ceil(tmax/tp)) and suffix minima, when a table is asked or the GEMM is not known to be
+ * monotone.  With the structure: g[0] = floor, g[m] = L(first launch of m) + g[rest]. */
 static void gs_load(gstruct *c, const tps_pred *p, int table) {
   c->p = p;
   c->table = table || !c->mono;
   if (!c->table) return;
-  long n = c->tmax;
+  long n = c->tmax, np = (n + p->tp - 1) / p->tp;
   int fast = c->built;
   if (fast) {
-    for (long k = 0; k < c->nkeys; k++) c->L[k] = NAN;
-    for (long m = 1; m <= n; m++) c->g[m] = gs_value(c, m);
+    double fl = p->gemm.p[TPS_GP_FLOOR_US];
+    for (long k = 0; k < c->nkeys; k++) c->L[k] = tps_gemm_time_us(&p->gemm, &p->shape, c->kR[k]) - fl;
+    c->g[0] = fl;
+    for (long m = 1; m <= n; m++)
+      c->g[m] = c->rest[m] >= 0 ? c->L[c->first[m]] + c->g[c->rest[m]] : tps_pred_gemm_us(p, m);
     long probe[4] = {1, 97 < n ? 97 : n, n / 2 + 1, n};
     for (int i = 0; i < 4 && fast; i++) {
       double b = tps_pred_gemm_us(p, probe[i]);
@@ -477,7 +472,7 @@ static void gs_load(gstruct *c, const tps_pred *p, int table) {
   if (!fast)
     for (long m = 1; m <= n; m++) c->g[m] = tps_pred_gemm_us(p, m);
   c->pmax[1] = c->g[1];
-  for (long m = 2; m <= n; m++) c->pmax[m] = c->g[m] > c->pmax[m - 1] ? c->g[m] : c->pmax[m - 1];
+  for (long m = 2; m <= np; m++) c->pmax[m] = c->g[m] > c->pmax[m - 1] ? c->g[m] : c->pmax[m - 1];
   c->smin[n] = c->g[n];
   for (long m = n - 1; m >= 1; m--) c->smin[m] = c->g[m] < c->smin[m + 1] ? c->g[m] : c->smin[m + 1];
 }
