@@ -271,7 +271,7 @@ static int fig_begin(fig *F, const char *dir, const char *name, const tps_plot_o
   }
   fprintf(g, "set output '%s.%s'\n", name, F->ext);
   fprintf(g, "set datafile separator tab\nset datafile missing 'nan'\n");
-  fprintf(g, "set encoding utf8\nset grid back lc rgb '#dddddd'\nset border lw 1\n");
+  fprintf(g, "set grid back lc rgb '#dddddd'\nset border lw 1\n");
   return 0;
 }
 

@@ -207,16 +207,46 @@ static void pred_breakeven(const tps_pred *p, long tmax, int S, unsigned long se
 }
 
 /* S: samples of the break-even interval; band: also draw the latency/speedup bands. */
-static int curve_from_pred(curve_buf *b, const tps_pred *p, const long *grid, size_t n, long tmax, int S, int band,
+/* The grid with the exact first token of each gather-backend change added (and the token
+ * before it), found by bisection between the grid points that straddle it; malloc'ed. */
+static long *refine_switches(const tps_pred *p, const long *grid, size_t n, size_t *nout) {
+  long *v = malloc((n + 8) * sizeof *v);
+  size_t k = 0, extra = 0;
+  if (!v) return NULL;
+  int prev = -1;
+  for (size_t i = 0; i < n; i++) {
+    int b;
+    tps_pred_split_us(p, grid[i], &b);
+    if (i && b != prev && extra < 4 && grid[i] - grid[i - 1] > 1) {
+      long lo = grid[i - 1], hi = grid[i]; /* backend(lo) = prev, backend(hi) = b */
+      while (hi - lo > 1) {
+        long mid = lo + (hi - lo) / 2;
+        int bm;
+        tps_pred_split_us(p, mid, &bm);
+        if (bm == prev) lo = mid; else hi = mid;
+      }
+      if (lo > grid[i - 1]) v[k++] = lo;
+      if (hi < grid[i]) v[k++] = hi;
+      extra++;
+    }
+    v[k++] = grid[i];
+    prev = b;
+  }
+  *nout = k;
+  return v;
+}
+
+static int curve_from_pred(curve_buf *b, const tps_pred *p, const long *grid0, size_t n0, long tmax, int S, int band,
                            unsigned long seed, const char *source, tps_err *e) {
   memset(b, 0, sizeof *b);
-  b->tok = malloc(n * sizeof *b->tok);
+  size_t n = 0;
+  b->tok = refine_switches(p, grid0, n0, &n);
+  const long *grid = b->tok;
   double **arr[8] = {&b->rep, &b->rl, &b->rh, &b->sp, &b->sl, &b->sh, &b->spl, &b->sph};
-  for (int k = 0; k < 8; k++) *arr[k] = malloc(n * sizeof(double));
-  b->backend = malloc(n * sizeof *b->backend);
+  for (int k = 0; k < 8; k++) *arr[k] = malloc((n0 + 8) * sizeof(double));
+  b->backend = malloc((n0 + 8) * sizeof *b->backend);
   for (int k = 0; k < 8; k++) if (!*arr[k]) b->tok = (free(b->tok), NULL);
   if (!b->tok || !b->backend) { curve_free(b); return tps_err_set(e, NULL, 0, "out of memory"); }
-  memcpy(b->tok, grid, n * sizeof *grid);
   for (size_t i = 0; i < n; i++) {
     b->rep[i] = tps_pred_replicated_us(p, grid[i]);
     b->sp[i] = tps_pred_split_us(p, grid[i], &b->backend[i]);

@@ -294,6 +294,14 @@ static void test_fit_curves(void) {
   }
   CHECK(bad == 0, "%d rows differ from the model", bad);
   CHECK(seen[0] && seen[1] && seen[2] && seen[3], "grid misses 1, 48, 4096 or 16384");
+  /* the exact switch is on the grid and marked: first T with ceil(T/8) * 3584 > 2 MiB is 4681 */
+  snprintf(p, sizeof p, "%s/latency_H20_tp8_marlin-w8a16.gp", dir);
+  size_t len;
+  char *gp = slurp(p, &len);
+  CHECK(gp && strstr(gp, "set arrow 1 from 4681, graph 0") && strstr(gp, "custom -> nccl from T = 4681"),
+        "backend switch not marked at 4681");
+  free(gp);
+  snprintf(p, sizeof p, "%s/latency_H20_tp8_marlin-w8a16.dat", dir);
   /* measured block: the bundled rows (6 tokens: 14.1 / 23.2 us, 16384: 3570.8 / 635.4) */
   read_block(p, 1, b);
   CHECK(b->n == 11 && D(b, 0, 0) == 6 && D(b, 0, 1) == 14.1 && D(b, 0, 4) == 23.2 && D(b, 10, 1) == 3570.8,
