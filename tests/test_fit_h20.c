@@ -9,11 +9,17 @@
  *  - derived gather times near split - replicated(T/8) where the GEMM at T/8 rows was
  *    itself measured: T=8192: 346.9 - 239.4 = 107.5 us; T=16384: 635.4 - 458.5 = 176.9 us
  *    (within 20%), each with a finite standard error;
- *  - every interval contains its value, lo95 < value < hi95. */
+ *  - every interval contains its value, lo95 < value < hi95;
+ *  - tps_fit_sample_theta: 20000 draws have the fit's mean and variances (within 5 standard
+ *    errors of the mean and 5% of the variance), and the spread of the derived gather time
+ *    over the draws (tps_fit_set_theta on a copy) matches the delta-method standard error:
+ *    within 10% at 4096 tokens (custom gather, nearly linear in its parameters), 20% at
+ *    16384 (NCCL, time ~ 1/ag_nccl_bw_scale whose relative se is ~16%: curvature). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_rng.h>
 #include "fit.h"
 #include "path.h"
 
@@ -67,6 +73,42 @@ int main(void) {
   }
   CHECK(fabs(f.pt[20].gather_us / 107.5 - 1) < 0.2, "gather at 8192: %g", f.pt[20].gather_us);
   CHECK(fabs(f.pt[21].gather_us / 176.9 - 1) < 0.2, "gather at 16384: %g", f.pt[21].gather_us);
+  /* sampling theta ~ N(theta, cov) */
+  {
+    enum { ND = 20000 };
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7);
+    static tps_fit c;
+    c = f;
+    double m[TPS_FIT_MAXPAR] = {0}, v[TPS_FIT_MAXPAR] = {0}, gs = 0, gss = 0, hs = 0, hss = 0;
+    int ng = 0;
+    for (int k = 0; k < ND; k++) {
+      double th[TPS_FIT_MAXPAR];
+      CHECK(tps_fit_sample_theta(&f, r, th) == 0, "sample");
+      for (int j = 0; j < f.npar; j++) { m[j] += th[j]; v[j] += (th[j] - f.theta[j]) * (th[j] - f.theta[j]); }
+      if (tps_fit_set_theta(&c, th) == 0) {
+        double g = tps_fit_gather_us(&c, 16384, NULL, NULL);
+        double h = tps_fit_gather_us(&c, 4096, NULL, NULL);
+        gs += g; gss += g * g; hs += h; hss += h * h; ng++;
+      }
+    }
+    for (int j = 0; j < f.npar; j++) {
+      m[j] /= ND; v[j] /= ND;
+      CHECK(fabs(m[j] - f.theta[j]) < 5 * f.se[j] / sqrt(ND), "sample mean of %s", f.par_name[j]);
+      CHECK(fabs(v[j] / (f.se[j] * f.se[j]) - 1) < 0.05, "sample variance of %s: %g vs %g", f.par_name[j], v[j], f.se[j] * f.se[j]);
+    }
+    double gm = gs / ng, gsd = sqrt(gss / ng - gm * gm), hm = hs / ng, hsd = sqrt(hss / ng - hm * hm);
+    printf("gather(4096): delta method %.2f +- %.2f us, sampled %.2f +- %.2f us\n", f.pt[19].gather_us,
+           f.pt[19].gather_se_us, hm, hsd);
+    printf("gather(16384): delta method %.2f +- %.2f us, sampled %.2f +- %.2f us (%d draws in the domain)\n",
+           f.pt[21].gather_us, f.pt[21].gather_se_us, gm, gsd, ng);
+    CHECK(fabs(hsd / f.pt[19].gather_se_us - 1) < 0.10, "4096: sampled sd %g vs delta se %g", hsd, f.pt[19].gather_se_us);
+    /* NCCL: time ~ 1/scale with scale's relative se ~16%: the curvature widens the sampled
+     * spread beyond the linearization; allow 20% */
+    CHECK(fabs(gsd / f.pt[21].gather_se_us - 1) < 0.20, "16384: sampled sd %g vs delta se %g", gsd, f.pt[21].gather_se_us);
+    CHECK(ng > 0.95 * ND, "only %d of %d draws in the domain", ng, ND);
+    gsl_rng_free(r);
+  }
   printf("%s\n", fails ? "FAILED" : "ok");
   return fails ? 1 : 0;
 }
