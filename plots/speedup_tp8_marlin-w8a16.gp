@@ -1,0 +1,42 @@
+# speedup_tp8_marlin-w8a16.gp: speedup (replicated / split) vs tokens
+# Written by tpsplit 0.1.0; redraw with `gnuplot -d speedup_tp8_marlin-w8a16.gp` in this folder.
+set terminal pngcairo size 1200,800 noenhanced font 'Sans,11'
+set output 'speedup_tp8_marlin-w8a16.png'
+set datafile separator tab
+set datafile missing 'nan'
+set grid back lc rgb '#dddddd'
+set border lw 1
+set title 'split vs replicated: speedup at TP8, marlin-w8a16 (one curve per GPU)'
+set logscale x 2
+set format x '%.0f'
+set xtics 1, 2
+set mxtics default
+set xlabel 'tokens per step T'
+set ylabel 'speedup of the split = replicated / split'
+set yrange [0:6.248]
+set style textbox opaque noborder
+set key outside right top vertical Left reverse samplen 3 spacing 1.2
+set style fill transparent solid 0.15 noborder
+# speedup 1: the split neither wins nor loses
+set arrow 100 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 lc rgb '#000000' back
+set arrow 1 from 64, graph 0 to 64, graph 0.970 nohead dt 3 lw 1.5 lc rgb '#E69F00' back
+set label 1 'threshold 64' at 64, graph 0.970 left offset 0.4,0 tc rgb '#E69F00' boxed front
+set arrow 2 from 2048, graph 0 to 2048, graph 0.932 nohead dt 3 lw 1.5 lc rgb '#0072B2' back
+set label 2 'threshold 2048' at 2048, graph 0.932 left offset 0.4,0 tc rgb '#0072B2' boxed front
+set arrow 3 from 2048, graph 0 to 2048, graph 0.895 nohead dt 3 lw 1.5 lc rgb '#009E73' back
+set label 3 'threshold 2048' at 2048, graph 0.895 left offset 0.4,0 tc rgb '#009E73' boxed front
+plot \
+  'speedup_tp8_marlin-w8a16.dat' index 0 using 1:9:10 with filledcurves lc rgb '#E69F00' notitle, \
+  'speedup_tp8_marlin-w8a16.dat' index 0 using 1:8 with lines lw 3.4 dt 1 lc rgb '#E69F00' title 'H20 (fit)', \
+  'speedup_tp8_marlin-w8a16.dat' index 1 using 1:9:10 with filledcurves lc rgb '#0072B2' notitle, \
+  'speedup_tp8_marlin-w8a16.dat' index 1 using 1:8 with lines lw 2.9 dt 1 lc rgb '#0072B2' title 'H100-SXM (model from the H20 fit)', \
+  'speedup_tp8_marlin-w8a16.dat' index 2 using 1:9:10 with filledcurves lc rgb '#009E73' notitle, \
+  'speedup_tp8_marlin-w8a16.dat' index 2 using 1:8 with lines lw 2.4 dt 2 lc rgb '#009E73' title 'H200-SXM (model from the H20 fit)', \
+  'speedup_tp8_marlin-w8a16.dat' index 3 using 1:8 with points pt 7 ps 1.5 lc rgb '#E69F00' title 'H20 TP8 measured', \
+  'speedup_tp8_marlin-w8a16.dat' index 4 using 5:9 with points pt 13 ps 1.8 lc rgb '#E69F00' notitle, \
+  'speedup_tp8_marlin-w8a16.dat' index 4 using 5:10:6:7 with xerrorbars pt 13 ps 1.8 lw 2 lc rgb '#E69F00' title 'H20 break-even 33 [90%: 33..33]', \
+  'speedup_tp8_marlin-w8a16.dat' index 5 using 5:9 with points pt 13 ps 1.8 lc rgb '#0072B2' notitle, \
+  'speedup_tp8_marlin-w8a16.dat' index 5 using 5:10:6:7 with xerrorbars pt 13 ps 1.8 lw 2 lc rgb '#0072B2' title 'H100-SXM break-even 1473 [90%: 961..3009]', \
+  'speedup_tp8_marlin-w8a16.dat' index 6 using 5:9 with points pt 13 ps 1.8 lc rgb '#009E73' notitle, \
+  'speedup_tp8_marlin-w8a16.dat' index 6 using 5:10:6:7 with xerrorbars pt 13 ps 1.8 lw 2 lc rgb '#009E73' title 'H200-SXM break-even 1473 [90%: 961..3009]'
+unset output
