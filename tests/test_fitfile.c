@@ -4,6 +4,7 @@
  * Round trip: fit the bundled H20 table (tps_fit_file), save it, read it back; every field
  * must be equal bit for bit (numbers are written with %.17g), the model values
  * tps_fit_split_us at several token counts equal, and their standard errors equal. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
