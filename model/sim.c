@@ -2,7 +2,12 @@
 #include "sim.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 
 unsigned tps_sim_default_mask(const tps_sim_model *m) {
   unsigned mask = 0;
@@ -145,7 +150,7 @@ int tps_sim_ttft(double baseline_ms, double saving_ms, double *predicted_ms, dou
 
 int tps_sim_models_cost(void *ctx, size_t proj, long tokens, double *replicated_us, double *split_us) {
   const tps_sim_models *ms = ctx;
-  if (!ms || proj >= ms->nproj || tokens < 1 || ms->tp < 1) return TPS_SIM_EINVAL;
+  if (!ms || proj >= ms->nproj || tokens < 1) return TPS_SIM_EINVAL;
   const tps_sim_proj_model *p = &ms->p[proj];
   if (p->rep_curve && p->split_curve) {
     tps_gemm_model g = {.kind = TPS_GEMM_CURVE};
@@ -153,8 +158,11 @@ int tps_sim_models_cost(void *ctx, size_t proj, long tokens, double *replicated_
     *replicated_us = tps_gemm_time_us(&g, NULL, tokens);
     g.curve = p->split_curve;
     *split_us = tps_gemm_time_us(&g, NULL, tokens);
+  } else if (p->pred) {
+    *replicated_us = tps_pred_replicated_us(p->pred, tokens);
+    *split_us = tps_pred_split_us(p->pred, tokens, NULL);
   } else {
-    if (!p->ag) return TPS_SIM_EINVAL;
+    if (!p->ag || ms->tp < 1) return TPS_SIM_EINVAL;
     long rows = (tokens + ms->tp - 1) / ms->tp;
     double bytes = (double)tokens * (double)p->shape.n * p->shape.out_bytes;
     *replicated_us = tps_gemm_time_us(&p->gemm, &p->shape, tokens);
@@ -162,4 +170,39 @@ int tps_sim_models_cost(void *ctx, size_t proj, long tokens, double *replicated_
                 tps_ag_time_us(p->ag, bytes, ms->tp, p->gather_backend, NULL, NULL);
   }
   return isfinite(*replicated_us) && isfinite(*split_us) ? TPS_SIM_OK : TPS_SIM_ECOST;
+}
+
+int tps_sim_pred_interval(const tps_pred *p, long tokens, double level, int nsamples, unsigned long seed,
+                          double lo[2], double hi[2]) {
+  if (!p || tokens < 1 || !(level > 0 && level < 1) || nsamples < 10) return TPS_SIM_EINVAL;
+  double *v = malloc(2 * (size_t)nsamples * sizeof *v);
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  if (!v || !r) { free(v); if (r) gsl_rng_free(r); return TPS_SIM_EINVAL; }
+  gsl_rng_set(r, seed);
+  tps_pred q = *p; /* knobs change the copy only; the copy shares (never frees) p's curves */
+  double *rep = v, *split = v + nsamples;
+  int rc = TPS_SIM_OK;
+  for (int i = 0; i < nsamples && rc == TPS_SIM_OK; i++) {
+    double zc = gsl_ran_ugaussian(r), zs = gsl_ran_ugaussian(r), zg = gsl_ran_ugaussian(r);
+    double fg = exp(p->gather_rsd * zg);
+    if (tps_pred_set_knob(&q, TPS_PK_GEMM_TFLOPS, exp(p->compute_rsd * zc)) ||
+        tps_pred_set_knob(&q, TPS_PK_GEMM_BW, exp(p->stream_rsd * zs)) ||
+        tps_pred_set_knob(&q, TPS_PK_AG_NCCL_BW, fg) || tps_pred_set_knob(&q, TPS_PK_AG_CUSTOM_BW, fg))
+      rc = TPS_SIM_EINVAL;
+    rep[i] = tps_pred_replicated_us(&q, tokens);
+    split[i] = tps_pred_split_us(&q, tokens, NULL);
+    if (!isfinite(rep[i]) || !isfinite(split[i])) rc = TPS_SIM_ECOST;
+  }
+  if (rc == TPS_SIM_OK) {
+    double a = (1.0 - level) / 2.0;
+    gsl_sort(rep, 1, (size_t)nsamples);
+    gsl_sort(split, 1, (size_t)nsamples);
+    lo[0] = gsl_stats_quantile_from_sorted_data(rep, 1, (size_t)nsamples, a);
+    hi[0] = gsl_stats_quantile_from_sorted_data(rep, 1, (size_t)nsamples, 1.0 - a);
+    lo[1] = gsl_stats_quantile_from_sorted_data(split, 1, (size_t)nsamples, a);
+    hi[1] = gsl_stats_quantile_from_sorted_data(split, 1, (size_t)nsamples, 1.0 - a);
+  }
+  gsl_rng_free(r);
+  free(v);
+  return rc;
 }

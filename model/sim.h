@@ -34,6 +34,7 @@
 #include "path.h"
 #include "gemm.h"
 #include "allgather.h"
+#include "predict.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -128,24 +129,37 @@ int tps_sim_prompt_eval(long prompt_tokens, long chunk_tokens, const tps_sim_chu
 int tps_sim_ttft(double baseline_ms, double saving_ms, double *predicted_ms, double *change_pct);
 
 /* ------------------------------------------------------------------ a standard cost provider
- * Per projection: measured curves of replicated and split time vs tokens (for the projection,
- * GPU and TP they were measured on), else a GEMM model plus an all-gather model.  Used by
- * `tpsplit simulate`; the ctx of tps_sim_cost is a tps_sim_models. */
+ * Per projection, the first that is set: measured curves of replicated and split time vs
+ * tokens (for the projection, GPU and TP they were measured on: gemm.c's measured-curve
+ * mode); a prediction context (model/predict.h); a GEMM model plus an all-gather model.
+ * replicated = GEMM(T), split = GEMM(ceil(T/TP)) + gather(T * n * out_bytes).
+ * The ctx of tps_sim_cost is a tps_sim_models. */
 typedef struct {
   tps_gemm_curve *rep_curve, *split_curve; /* both or neither; not owned */
-  tps_gemm_model gemm;                     /* used when no curves */
+  const tps_pred *pred;                    /* not owned; its shape must be the projection's */
+  tps_gemm_model gemm;                     /* used when neither of the above */
   tps_gemm_shape shape;
   const tps_ag_model *ag;                  /* not owned */
   int gather_backend;                      /* TPS_AG_* */
 } tps_sim_proj_model;
 
 typedef struct {
-  int tp;
+  int tp;                                  /* for the gemm + ag form */
   size_t nproj;
   tps_sim_proj_model p[TPS_SIM_MAXPROJ];
 } tps_sim_models;
 
 int tps_sim_models_cost(void *ctx, size_t proj, long tokens, double *replicated_us, double *split_us);
+
+/* Interval of a predicted projection's replicated and split times at T tokens from the
+ * prediction's prior spreads (model/predict.h: compute_rsd, stream_rsd, gather_rsd), each
+ * a lognormal factor exp(rsd * z) on the GEMM compute throughput, the GEMM streaming
+ * bandwidth and the gather bandwidths (NCCL and custom), by Monte Carlo with gsl_rng
+ * (mt19937, seed): the level/2 tails of nsamples draws (gsl_stats_quantile_from_sorted_data).
+ * The fit's own parameter uncertainty is not included (it is much smaller than the priors'
+ * spread when the GPU or path changes).  lo/hi: [0] replicated, [1] split. */
+int tps_sim_pred_interval(const tps_pred *p, long tokens, double level, int nsamples, unsigned long seed,
+                          double lo[2], double hi[2]);
 
 #ifdef __cplusplus
 }

@@ -133,32 +133,69 @@ static void test_synth(void) {
   CHECK(tps_sim_ttft(0.0, 1.0, &pred, &chg) != 0, "zero baseline accepted");
 }
 
-/* the standard cost provider: parametric GEMM + all-gather, checked against the formulas */
+/* the standard cost provider: measured curves (exact at their nodes) or a prediction */
 static void test_models_cost(void) {
   tps_sim_models ms;
   memset(&ms, 0, sizeof ms);
+  long tok[3] = {1024, 2048, 8192};
+  double rep_us[3] = {239.4, 458.5, 1794.7}, split_us[3] = {66.8, 99.7, 346.9};
+  tps_gemm_curve *rc = tps_gemm_curve_alloc(tok, rep_us, 3), *sc = tps_gemm_curve_alloc(tok, split_us, 3);
+  CHECK(rc && sc, "curves");
+  ms.nproj = 2;
+  ms.p[0].rep_curve = rc;
+  ms.p[0].split_curve = sc;
+  double rep, split;
+  CHECK(tps_sim_models_cost(&ms, 0, 8192, &rep, &split) == 0, "curve cost");
+  NEAR(rep, 1794.7, 1e-9);
+  NEAR(split, 346.9, 1e-9);
+  CHECK(tps_sim_models_cost(&ms, 0, 3000, &rep, &split) == 0 && rep > 458.5 && rep < 1794.7, "curve between nodes");
+
+  /* a spec-only prediction on a hand-made Hopper-like GPU */
+  tps_gpu gpu;
+  memset(&gpu, 0, sizeof gpu);
+  snprintf(gpu.name, sizeof gpu.name, "TestGPU");
+  gpu.sms = 132; gpu.cc_major = 9; gpu.bf16_tflops = 989; gpu.fp8_tflops = 1979; gpu.hbm_gbps = 4800;
+  gpu.link_gbps = 450; gpu.links = 18; gpu.nccl_link_gbps = 20.6; gpu.nvlink = 1;
+  tps_gemm_shape shape = {5120, 1024, 4.0};
+  tps_pred pred;
+  CHECK(tps_pred_init_spec(&pred, &gpu, 8, &tps_path_dense_bf16, &shape, 0, NULL) == 0, "spec pred");
+  ms.p[1].pred = &pred;
+  CHECK(tps_sim_models_cost(&ms, 1, 8192, &rep, &split) == 0, "pred cost");
+  NEAR(rep, tps_pred_gemm_us(&pred, 8192), 1e-12);
+  NEAR(split, tps_pred_gemm_us(&pred, 1024) + tps_pred_gather_us(&pred, 8192, NULL), 1e-9);
+  CHECK(tps_sim_models_cost(&ms, 2, 800, &rep, &split) != 0, "bad proj index accepted");
+
+  /* interval: contains the nominal value, nonempty with prior spread, a point without */
+  double lo[2], hi[2];
+  CHECK(tps_sim_pred_interval(&pred, 8192, 0.90, 400, 1, lo, hi) == 0, "interval");
+  CHECK(lo[0] < rep * 0.999 && hi[0] > rep * 1.001 && lo[1] < split && hi[1] > split,
+        "interval [%g,%g] around %g, [%g,%g] around %g", lo[0], hi[0], rep, lo[1], hi[1], split);
+  tps_pred fixed = pred;
+  fixed.compute_rsd = fixed.stream_rsd = fixed.gather_rsd = 0;
+  CHECK(tps_sim_pred_interval(&fixed, 8192, 0.90, 50, 1, lo, hi) == 0, "interval 0");
+  NEAR(lo[0], rep, 1e-9 * rep);
+  NEAR(hi[1], split, 1e-9 * split);
+  tps_gemm_curve_free(rc);
+  tps_gemm_curve_free(sc);
+
+  /* the GEMM + all-gather form: replicated = GEMM(T), split = GEMM(ceil(T/8)) + gather of
+   * T*100*2 bytes.  T = 801: rows 101, bytes 160200, gather (Simple only, 20 us + 100 GB/s
+   * bus bandwidth) = 20 + 160200*7/8/1e5 = 21.40175 us. */
+  tps_sim_models mg;
+  memset(&mg, 0, sizeof mg);
   tps_ag_model ag;
   memset(&ag, 0, sizeof ag);
   ag.ranks = 8;
-  ag.busbw_gbps[TPS_PROTO_SIMPLE] = 100; /* only Simple: t = 20 + bytes*7/8/1e5 */
+  ag.busbw_gbps[TPS_PROTO_SIMPLE] = 100;
   ag.lat_us[TPS_PROTO_SIMPLE] = 20;
-  ms.tp = 8; ms.nproj = 1;
-  tps_sim_proj_model *p = &ms.p[0];
-  p->gemm.kind = TPS_GEMM_PARAMETRIC;
-  p->gemm.path = &tps_path_dense_bf16;
-  p->gemm.sms = 100;
-  p->gemm.p[TPS_GP_FLOOR_US] = 5; p->gemm.p[TPS_GP_BW_GBPS] = 1000; p->gemm.p[TPS_GP_TFLOPS] = 1000; p->gemm.p[TPS_GP_SHARP] = 50;
-  p->shape.k = 1000; p->shape.n = 100; p->shape.out_bytes = 2;
-  p->ag = &ag; p->gather_backend = TPS_AG_NCCL;
-  double rep, split;
-  /* The GEMM model itself is tested with gemm.c; here the composition: replicated = GEMM(T),
-   * split = GEMM(ceil(T/8)) + gather of T*100*2 bytes.  T = 801: rows 101, bytes 160200,
-   * gather (Simple only) = 20 + 160200*7/8/1e5 = 21.40175 us. */
-  CHECK(tps_sim_models_cost(&ms, 0, 801, &rep, &split) == 0, "models cost");
-  NEAR(rep, tps_gemm_time_us(&p->gemm, &p->shape, 801), 1e-12);
-  NEAR(split, tps_gemm_time_us(&p->gemm, &p->shape, 101) + 21.40175, 1e-9);
-  CHECK(rep > 0 && split > 21.4, "positive times");
-  CHECK(tps_sim_models_cost(&ms, 1, 800, &rep, &split) != 0, "bad proj index accepted");
+  mg.tp = 8; mg.nproj = 1;
+  tps_sim_proj_model *q = &mg.p[0];
+  CHECK(tps_gemm_from_spec(&q->gemm, &tps_path_dense_bf16, &gpu) == 0, "gemm from spec");
+  q->shape.k = 1000; q->shape.n = 100; q->shape.out_bytes = 2;
+  q->ag = &ag; q->gather_backend = TPS_AG_NCCL;
+  CHECK(tps_sim_models_cost(&mg, 0, 801, &rep, &split) == 0, "gemm+ag cost");
+  NEAR(rep, tps_gemm_time_us(&q->gemm, &q->shape, 801), 1e-12);
+  NEAR(split, tps_gemm_time_us(&q->gemm, &q->shape, 101) + 21.40175, 1e-9);
 }
 
 static void test_bundled(void) {

@@ -1,0 +1,106 @@
+/* simctx.c: reference data, prediction contexts and thresholds for simulate and decide
+ * (see simctx.h). */
+#include "config.h"
+#include "simctx.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "fitfile.h"
+#include "util.h"
+
+#define BUNDLED_TABLE "h20_tp8_fused_wqa_wkv.tsv"
+
+int tps_simref_load(tps_simref *r, const tps_gpu_table *gt, const char *fit_file, const char *table_file,
+                    const char *gpus_file, tps_err *e) {
+  memset(r, 0, sizeof *r);
+  char buf[4096];
+  if (!table_file) {
+    if (tps_data_path(BUNDLED_TABLE, buf, sizeof buf, e)) return -1;
+    table_file = buf;
+  }
+  if (tps_table_read(table_file, &r->table, e)) return -1;
+  r->have_table = 1;
+  if (r->table.kind == TPS_TABLE_SPLIT && r->table.gpu[0]) {
+    tps_err tmp;
+    r->table_gpu = tps_gpus_find(gt, r->table.gpu, &tmp);
+  }
+  r->fit = calloc(1, sizeof *r->fit);
+  if (!r->fit) { tps_simref_free(r); return tps_err_set(e, NULL, 0, "out of memory"); }
+  if (fit_file) {
+    if (tps_fitfile_read(fit_file, r->fit, e)) { tps_simref_free(r); return -1; }
+    snprintf(r->fit_desc, sizeof r->fit_desc, "fit file %.400s", fit_file);
+  } else {
+    int status = 0;
+    if (tps_fit_file(table_file, NULL, gpus_file, NULL, r->fit, &status, e)) { tps_simref_free(r); return -1; }
+    snprintf(r->fit_desc, sizeof r->fit_desc, "fit of %.400s", table_file);
+  }
+  if (r->fit->kind != TPS_FIT_SPLIT) {
+    tps_simref_free(r);
+    return tps_err_set(e, fit_file ? fit_file : table_file, 0, "a split-vs-replicated fit is needed (GEMM and gather)");
+  }
+  r->ref_gpu = tps_gpus_find(gt, r->fit->gpu, e);
+  if (!r->ref_gpu) { tps_simref_free(r); return -1; }
+  return 0;
+}
+
+void tps_simref_free(tps_simref *r) {
+  if (r->have_table) tps_table_free(&r->table);
+  free(r->fit);
+  memset(r, 0, sizeof *r);
+}
+
+int tps_simref_measured(const tps_simref *r, const tps_gpu *gpu, int tp, const tps_gemm_shape *shape,
+                        const tps_path *path) {
+  const tps_table *t = &r->table;
+  if (!r->have_table || t->kind != TPS_TABLE_SPLIT || !r->table_gpu || t->nrows < 2) return 0;
+  return strcmp(r->table_gpu->name, gpu->name) == 0 && t->tp == tp && t->k == shape->k && t->n == shape->n &&
+         tps_path_find(t->kpath) == path && fabs(t->out_bytes_per_token - shape->n * shape->out_bytes) < 1e-9;
+}
+
+int tps_simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_gpu *gpu, int tp,
+                    const tps_path *path, const tps_gemm_shape *shape, tps_err *e) {
+  tps_pred_opts o;
+  memset(p, 0, sizeof *p);
+  tps_pred_opts_default(&o);
+  double obpt = shape->n * shape->out_bytes;
+  int rc;
+  if (scaling == TPS_SCALING_SPEC) {
+    rc = tps_pred_init_spec(p, gpu, tp, path, shape, obpt, &o);
+  } else if (scaling == TPS_SCALING_MODEL) {
+    rc = tps_pred_init_model(p, r->fit, r->ref_gpu, gpu, tp, path, &o);
+    /* The transferred efficiencies, for this projection's own shape and gathered bytes. */
+    if (rc == TPS_PRED_OK) { p->shape = *shape; p->out_bytes_per_token = obpt; }
+  } else {
+    return tps_err_set(e, NULL, 0, "scaling '%s' is not supported here (model or spec)",
+                       scaling >= 0 && scaling < 3 ? tps_scaling_names[scaling] : "?");
+  }
+  if (rc == TPS_PRED_NA) return tps_err_set(e, NULL, 0, "%s on %s: %s", path->name, gpu->name, p->why);
+  if (rc != TPS_PRED_OK)
+    return tps_err_set(e, NULL, 0, "cannot predict %s on %s at TP %d (TP must be 1..64, a multiple of 8 beyond one node)",
+                       path->name, gpu->name, tp);
+  return 0;
+}
+
+int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
+                         const tps_gemm_shape *shape, long tmax, tps_simctx_thr *t, tps_err *e) {
+  memset(t, 0, sizeof *t);
+  t->threshold = t->breakeven = -1;
+  tps_pred p;
+  if (tmax < 1) tmax = TPS_PRED_DEFAULT_TMAX;
+  if (tps_simref_pred(r, &p, scaling, gpu, tp, path, shape, e)) { tps_pred_free(&p); return -1; }
+  long be = -1;
+  int rc = tps_pred_breakeven(&p, tmax, &be);
+  tps_pred_free(&p);
+  if (rc != TPS_PRED_OK) return tps_err_set(e, NULL, 0, "break-even of %s on %s TP%d could not be computed", path->name, gpu->name, tp);
+  t->breakeven = be;
+  if (be < 1) {
+    snprintf(t->source, sizeof t->source, "%s prediction: the split never wins up to %ld tokens on %s TP%d %s",
+             tps_scaling_names[scaling], tmax, gpu->name, tp, path->name);
+    return 0;
+  }
+  t->threshold = tps_threshold(be, 0);
+  snprintf(t->source, sizeof t->source, "%s prediction: break-even %ld tokens on %s TP%d %s, next power of two",
+           tps_scaling_names[scaling], be, gpu->name, tp, path->name);
+  return 0;
+}

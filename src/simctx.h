@@ -1,0 +1,64 @@
+/* simctx.h: what `simulate` and `decide` share: the reference data for predictions (a
+ * fit file, or a fit of the bundled H20 measurement made on the spot, and the measured
+ * table itself), a prediction context for one projection on a target, and the
+ * recommended threshold.
+ *
+ * Sources of a projection's times on a target (GPU, TP):
+ *   measured   the measured split-vs-replicated table is for this GPU, TP, K, N, path and
+ *              output bytes: its two columns interpolated (gemm.c's measured-curve mode:
+ *              Steffen, monotone, in log-log; exact at the measured sizes);
+ *   model      the reference fit transferred to the target and the projection's path
+ *              (model/predict.h, scaling "model"), evaluated for the projection's own K, N
+ *              and output bytes (the fitted/prior efficiencies carry over to a new shape);
+ *   spec       datasheet x path priors (scaling "spec"). */
+#ifndef TPS_SIMCTX_H
+#define TPS_SIMCTX_H
+#include <stddef.h>
+#include "err.h"
+#include "gpus.h"
+#include "table.h"
+#include "fit.h"
+#include "predict.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  tps_table table;          /* the measurement (default: the bundled H20 table) */
+  int have_table;
+  const tps_gpu *table_gpu; /* its GPU in the GPU table (NULL when unknown) */
+  tps_fit *fit;             /* reference fit (owned) */
+  const tps_gpu *ref_gpu;   /* the fit's GPU */
+  char fit_desc[512];       /* "fit of FILE" or "fit file FILE" */
+} tps_simref;
+
+/* fit_file: a fit file (NULL: fit table_file); table_file: NULL = the bundled
+ * h20_tp8_fused_wqa_wkv.tsv.  gt must outlive r. 0 or -1 with e. */
+int tps_simref_load(tps_simref *r, const tps_gpu_table *gt, const char *fit_file, const char *table_file,
+                    const char *gpus_file, tps_err *e);
+void tps_simref_free(tps_simref *r);
+
+/* The measured table matches this projection on this target. */
+int tps_simref_measured(const tps_simref *r, const tps_gpu *gpu, int tp, const tps_gemm_shape *shape,
+                        const tps_path *path);
+
+/* A prediction context (scaling TPS_SCALING_MODEL or TPS_SCALING_SPEC) for one projection.
+ * Returns 0, or -1 with e (impossible TP, path that cannot run there: why in the message). */
+int tps_simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_gpu *gpu, int tp,
+                    const tps_path *path, const tps_gemm_shape *shape, tps_err *e);
+
+typedef struct {
+  long threshold;     /* recommended threshold (next power of two >= break-even); -1 never */
+  long breakeven;     /* -1 when the split never wins up to tmax, or not computed */
+  char source[256];   /* one line: where the threshold comes from */
+} tps_simctx_thr;
+
+/* Threshold from the crossover of (gpu, tp, path, shape) under the scaling, break-even
+ * searched on T = 1..tmax (0: TPS_PRED_DEFAULT_TMAX). 0 or -1 with e. */
+int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
+                         const tps_gemm_shape *shape, long tmax, tps_simctx_thr *t, tps_err *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
