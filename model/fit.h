@@ -70,7 +70,7 @@ typedef struct {
   double theta[TPS_FIT_MAXPAR];
   double se[TPS_FIT_MAXPAR];
   double lo95[TPS_FIT_MAXPAR], hi95[TPS_FIT_MAXPAR];
-  double cov[TPS_FIT_MAXPAR * TPS_FIT_MAXPAR];
+  double cov[TPS_FIT_MAXPAR * TPS_FIT_MAXPAR]; /* packed row-major, stride npar: cov[a*npar + b] */
   /* data and summary */
   size_t npts;
   tps_fit_point pt[TPS_FIT_MAXPTS];

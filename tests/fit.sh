@@ -81,6 +81,14 @@ lat=$(awk '/"name": "ag_lat_/ { f = 1 } f && $1 == "\"value\":" { v = $2; sub(/,
 expect_near "$lat" 11.8 0.05 "nccl latency"
 bw=$(awk '/"name": "ag_busbw_/ { f = 1 } f && $1 == "\"value\":" { v = $2; sub(/,$/, "", v); print v; exit }' "$tmp/out")
 expect_near "$bw" 288.75 0.05 "nccl busbw"
+# a custom-gather table made by awk: t = 6 + B*(8-1)/8 / (250 GB/s), times 1 +- 1% (alternating)
+{
+  printf '#@ gpu: H20\n#@ gather: custom\nbytes\tranks\ttime_us\n'
+  awk 'BEGIN { for (i = 0; i < 12; i++) { b = 8192 * 2 ^ i; t = 6 + b * 7 / 8 / 250e3; printf "%d\t8\t%.4f\n", b, t * (1 + (i % 2 ? 0.01 : -0.01)) } }'
+} > "$tmp/custom.tsv"
+expect_rc 0 "$TPSPLIT" fit "$tmp/custom.tsv"
+expect_near "$(awk '$1 == "ag_custom_floor_us" { print $2 }' "$tmp/out")" 6 0.05 "custom floor"
+expect_near "$(awk '$1 == "ag_custom_gbps" { print $2 }' "$tmp/out")" 250 0.03 "custom gbps"
 # several files: one JSON object with "fits"
 expect_rc 0 "$TPSPLIT" fit --json "$h20" "$top_srcdir/tests/data/ncclt/current.txt"
 expect_grep '"fits": \[' "$tmp/out"
