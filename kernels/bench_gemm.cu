@@ -61,6 +61,8 @@ static void usage(FILE *fp) {
           "  -o, --output F  write the table to F (default stdout)\n"
           "  --check-only    run the checks, time nothing\n"
           "  --samples N     samples per row (default 50); --warmup N rounds (default 3)\n"
+          "  --flush MODE    L2 flush before each replay: write-read (default: write 2x L2, then\n"
+          "                  read it back, so no dirty write-back overlaps the GEMM) or write\n"
           "  --device D      CUDA device (default 0)\n"
           "  --seed S        random seed (default: from the clock; printed)\n"
           "  --json          print the results (and checks) as JSON on stdout\n"
@@ -92,7 +94,7 @@ static int fill_x(bf16 *x, size_t n, unsigned long long seed) {
 /* ------------------------------------------------------------------ state */
 typedef struct {
   tps_gemm_path path;
-  int k, n, samples, warmup, device, check_only, json;
+  int k, n, samples, warmup, device, check_only, json, flush_write_only;
   long *tokens; size_t ntokens;
   long *tps; size_t ntps;
   const char *out;
@@ -311,7 +313,7 @@ static int parse(int argc, char **argv, opts_t *o) {
       {"check-only", no_argument, 0, 'c'}, {"samples", required_argument, 0, 's'},
       {"warmup", required_argument, 0, 'w'}, {"device", required_argument, 0, 'd'},
       {"seed", required_argument, 0, 'S'}, {"json", no_argument, 0, 'j'},
-      {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+      {"flush", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
   o->k = 5120; o->n = 1792; o->samples = 50; o->warmup = 3; o->out = "-";
   o->path = (tps_gemm_path)-1;
@@ -342,6 +344,11 @@ static int parse(int argc, char **argv, opts_t *o) {
       o->seed = (unsigned long)v;
       break;
     case 'j': o->json = 1; break;
+    case 'F':
+      if (!strcmp(optarg, "write")) o->flush_write_only = 1;
+      else if (!strcmp(optarg, "write-read")) o->flush_write_only = 0;
+      else { tps_die_msg("bench gemm: --flush must be write or write-read, not '%s'", optarg); return TPS_EXIT_USAGE; }
+      break;
     case 'h': usage(stdout); return -1;
     case 'V': puts("tpsplit bench gemm " PACKAGE_VERSION); return -1;
     default: usage(stderr); return TPS_EXIT_USAGE;
@@ -403,6 +410,7 @@ static int bench(const opts_t *o, bench_t *b, int *rows, int nrows, tps_timing *
   CUDA_TRY(cudaDeviceSynchronize()); /* the harness stream does not wait for stream 0 */
   tps_harness *h;
   TPS_TRY(tps_harness_create(&h, 0));
+  if (o->flush_write_only) tps_harness_set_flush_read(h, 0);
   int nops = nrows * nt_per_row;
   tps_op *ops = (tps_op *)calloc((size_t)nops, sizeof *ops);
   run_ctx *ctx = (run_ctx *)calloc((size_t)nops, sizeof *ctx);
@@ -507,9 +515,9 @@ extern "C" int tps_bench_gemm_main(int argc, char **argv) {
       for (size_t i = 0; i < o.ntokens; i++) fprintf(f, "%s%ld", i ? "," : " ", o.tokens[i]);
       fprintf(f, "; tp");
       for (size_t i = 0; i < o.ntps; i++) fprintf(f, "%s%ld", i ? "," : " ", o.tps[i]);
-      fprintf(f, "\n# method: CUDA graph per row, L2 flush (%zu-byte write) before every replay outside the events, "
+      fprintf(f, "\n# method: CUDA graph per row, L2 flush (%zu-byte write%s) before every replay outside the events, "
                  "median of %d samples (min, max), rows alternated in every round, seed %lu\n",
-              (size_t)prop.l2CacheSize * 2, o.samples, o.seed);
+              (size_t)prop.l2CacheSize * 2, o.flush_write_only ? "" : ", then read back", o.samples, o.seed);
       fprintf(f, "# tflops = 2 M N K / time; gbps = (weights %.0f bytes + 2 M K + 2 M N) / time\n", wbytes);
       if (per == 3) fprintf(f, "# native-fp8: time_us = quantization + FP8 GEMM in one graph; gemm_us and quant_us timed alone\n");
       for (size_t i = 0; i < b.nlines; i++) fprintf(f, "# %s\n", b.lines[i]);

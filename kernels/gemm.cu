@@ -120,8 +120,10 @@ extern "C" int tps_gemm_create(tps_gemm **out, tps_gemm_path p, int n, int k, in
       cudaError_t e = cudaMalloc(&g->w_fp8, nk);
       if (e == cudaSuccess) e = cudaMemcpy(g->w_fp8, h, nk, cudaMemcpyHostToDevice);
       if (e == cudaSuccess) e = cudaMalloc(&g->x_fp8, (size_t)max_m * k);
-      if (e == cudaSuccess) e = cudaMalloc(&g->d_scales, 4 * sizeof(float));
-      float sc[4] = {g->w_scale_host, 1.0f, 0.0f, 0.0f};
+      if (e == cudaSuccess) e = cudaMalloc(&g->d_scales, TPS_SC_LEN * sizeof(float));
+      float sc[TPS_SC_LEN] = {0};
+      sc[0] = g->w_scale_host;
+      sc[TPS_SC_X] = 1.0f;
       if (e == cudaSuccess) e = cudaMemcpy(g->d_scales, sc, sizeof sc, cudaMemcpyHostToDevice);
       if (e != cudaSuccess) { fprintf(stderr, "tpsplit: gemm: weight upload: %s\n", cudaGetErrorString(e)); rc = TPS_K_ERR; }
     }
@@ -187,12 +189,12 @@ extern "C" int tps_gemm_activations(const tps_gemm *g, const void *x, int row0, 
   CUDA_TRY(cudaDeviceSynchronize());
   if (g->path == TPS_GEMM_NATIVE_FP8) {
     uint8_t *h = (uint8_t *)malloc(mk);
-    float sc[4];
+    float sc;
     if (!h) return TPS_K_ERR;
     cudaError_t e = cudaMemcpy(h, g->x_fp8 + off, mk, cudaMemcpyDeviceToHost);
-    if (e == cudaSuccess) e = cudaMemcpy(sc, g->d_scales, sizeof sc, cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess) e = cudaMemcpy(&sc, g->d_scales + TPS_SC_X, sizeof sc, cudaMemcpyDeviceToHost);
     if (e != cudaSuccess) { free(h); CUDA_TRY(e); }
-    for (size_t i = 0; i < mk; i++) xd[i] = tps_e4m3_to_double(h[i]) * (double)sc[1];
+    for (size_t i = 0; i < mk; i++) xd[i] = tps_e4m3_to_double(h[i]) * (double)sc;
     free(h);
     return TPS_K_OK;
   }

@@ -40,7 +40,8 @@ extern "C" void tps_lt_teardown(tps_gemm *g) {
 typedef struct {
   cublasLtMatmulDesc_t op;
   cublasLtMatrixLayout_t a, b, c;
-  cublasLtMatmulAlgo_t algo;
+  cublasLtMatmulAlgo_t algo[8]; /* the heuristic's candidates, best first */
+  int nalgo;
 } lt_plan;
 
 static void lt_free(lt_plan *p) {
@@ -59,7 +60,7 @@ static int lt_make(const tps_gemm *g, int m, lt_plan *p) {
   CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
   CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
   if (fp8) {
-    const float *sa = g->d_scales, *sb = g->d_scales + 1;
+    const float *sa = g->d_scales, *sb = g->d_scales + TPS_SC_X;
     CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
     CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
   }
@@ -70,9 +71,9 @@ static int lt_make(const tps_gemm *g, int m, lt_plan *p) {
   CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
   size_t ws = g->lt_ws_bytes;
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-  cublasLtMatmulHeuristicResult_t res;
+  cublasLtMatmulHeuristicResult_t res[8];
   int nres = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(g->lt, p->op, p->a, p->b, p->c, p->c, pref, 1, &res, &nres);
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(g->lt, p->op, p->a, p->b, p->c, p->c, pref, 8, res, &nres);
   cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS || nres == 0) {
     fprintf(stderr, "tpsplit: gemm: cuBLASLt has no algorithm for %s M=%d N=%d K=%d (status %d)\n",
@@ -80,7 +81,8 @@ static int lt_make(const tps_gemm *g, int m, lt_plan *p) {
     lt_free(p);
     return TPS_K_ERR;
   }
-  p->algo = res.algo;
+  for (int i = 0; i < nres; i++) p->algo[i] = res[i].algo;
+  p->nalgo = nres;
   return TPS_K_OK;
 }
 
@@ -103,9 +105,9 @@ __global__ void amax_kernel(const __nv_bfloat16 *__restrict__ x, size_t n8, floa
 
 __global__ void quant_kernel(const __nv_bfloat16 *__restrict__ x, size_t n8, float *scales,
                              uint8_t *__restrict__ xq) {
-  float amax = scales[2];
+  float amax = scales[TPS_SC_AMAX];
   float sc = amax > 0.f ? amax / 448.f : 1.f;
-  if (blockIdx.x == 0 && threadIdx.x == 0) scales[1] = sc;
+  if (blockIdx.x == 0 && threadIdx.x == 0) scales[TPS_SC_X] = sc;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n8; i += (size_t)gridDim.x * blockDim.x) {
     uint4 v = reinterpret_cast<const uint4 *>(x)[i];
     const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&v);
@@ -126,8 +128,8 @@ static int quantize(tps_gemm *g, const void *x, int m, cudaStream_t s) {
   int threads = 256;
   size_t want = (n8 + threads - 1) / threads;
   int blocks = (int)(want < (size_t)g->num_sms * 8 ? want : (size_t)g->num_sms * 8);
-  CUDA_TRY(cudaMemsetAsync(g->d_scales + 2, 0, sizeof(float), s));
-  amax_kernel<<<blocks, threads, 0, s>>>((const __nv_bfloat16 *)x, n8, g->d_scales + 2);
+  CUDA_TRY(cudaMemsetAsync(g->d_scales + TPS_SC_AMAX, 0, sizeof(float), s));
+  amax_kernel<<<blocks, threads, 0, s>>>((const __nv_bfloat16 *)x, n8, g->d_scales + TPS_SC_AMAX);
   CUDA_LAUNCH_CHECK();
   quant_kernel<<<blocks, threads, 0, s>>>((const __nv_bfloat16 *)x, n8, g->d_scales, g->x_fp8);
   CUDA_LAUNCH_CHECK();
@@ -143,8 +145,11 @@ extern "C" int tps_lt_run(tps_gemm *g, const void *x, void *y, int m, cudaStream
   float alpha = 1.f, beta = 0.f;
   const void *a = fp8 ? (const void *)g->w_fp8 : g->w_bf16;
   const void *b = fp8 ? (const void *)g->x_fp8 : x;
-  cublasStatus_t st = cublasLtMatmul(g->lt, p.op, &alpha, a, p.a, b, p.b, &beta, y, p.c, y, p.c,
-                                     &p.algo, g->lt_ws, g->lt_ws_bytes, s);
+  /* the heuristic's first choice, or the next one where cuBLASLt refuses it at launch */
+  cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;
+  for (int i = 0; i < p.nalgo && st == CUBLAS_STATUS_NOT_SUPPORTED; i++)
+    st = cublasLtMatmul(g->lt, p.op, &alpha, a, p.a, b, p.b, &beta, y, p.c, y, p.c, &p.algo[i], g->lt_ws,
+                        g->lt_ws_bytes, s);
   lt_free(&p);
   CUBLAS_TRY(st);
   CUDA_LAUNCH_CHECK();
@@ -156,15 +161,15 @@ extern "C" int tps_lt_config(const tps_gemm *g, int m, char *buf, size_t bufsz, 
   TPS_TRY(lt_make(g, m, &p));
   int algo_id = -1, tile = -1, splitk = -1, stages = -1;
   size_t w;
-  cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&p.algo[0], CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&p.algo[0], CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&p.algo[0], CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&p.algo[0], CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
   snprintf(buf, bufsz, "cuBLASLt algo %d tile %d stages %d split-K %d", algo_id, tile, stages, splitk);
   /* FNV-1a over the whole opaque algorithm struct */
   uint64_t h = 1469598103934665603ull;
-  const unsigned char *bytes = (const unsigned char *)&p.algo;
-  for (size_t i = 0; i < sizeof p.algo; i++) { h ^= bytes[i]; h *= 1099511628211ull; }
+  const unsigned char *bytes = (const unsigned char *)&p.algo[0];
+  for (size_t i = 0; i < sizeof p.algo[0]; i++) { h ^= bytes[i]; h *= 1099511628211ull; }
   *id = h;
   lt_free(&p);
   return TPS_K_OK;

@@ -16,6 +16,8 @@ typedef struct {
   size_t smem_bytes;
 } tps_w8_cfg;
 
+enum { TPS_SC_X = 64, TPS_SC_AMAX = 128, TPS_SC_LEN = 192 };
+
 struct tps_gemm {
   tps_gemm_path path;
   int n, k, max_m, device, num_sms;
@@ -24,7 +26,8 @@ struct tps_gemm {
   /* native-fp8 */
   uint8_t *w_fp8;               /* N x K E4M3, per-tensor scale */
   float w_scale_host;           /* W = w_fp8 * w_scale */
-  float *d_scales;              /* [0] w scale, [1] x scale, [2] x amax (as bits, atomics) */
+  float *d_scales;              /* [0] w scale, [TPS_SC_X] x scale, [TPS_SC_AMAX] x amax (bits, atomics);
+                                   each in its own 256-byte slot (cuBLASLt scale pointer alignment) */
   uint8_t *x_fp8;               /* max_m x K, quantized activations */
   /* w8a16 (both kernels) */
   uint8_t *w_q;                 /* N x K E4M3: plain layout (ref) or k16-permuted (fast) */

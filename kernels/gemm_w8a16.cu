@@ -212,25 +212,32 @@ w8a16_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const u
   __syncthreads();
   if (!s_last) return;
   __threadfence();
+  /* the whole block sums the tile, 4 columns per thread and step (coalesced 16-byte loads,
+   * four splits in flight), always in the order z = 0, 1, ..., S-1 */
+  const int rows = M - m0 < BM ? M - m0 : BM;
+  for (int q = tid; q < rows * (BN / 4); q += Sh::THREADS) {
+    int r = m0 + q / (BN / 4), c = n0 + (q % (BN / 4)) * 4;
+    if (c >= N) continue;
+    const float *p0 = part + (size_t)r * N + c;
+    float4 sum = __ldcg(reinterpret_cast<const float4 *>(p0));
+    int zz = 1;
+    for (; zz + 3 < S; zz += 4) {
+      float4 v[4];
 #pragma unroll
-  for (int i = 0; i < MT; i++)
+      for (int u = 0; u < 4; u++) v[u] = __ldcg(reinterpret_cast<const float4 *>(p0 + (zz + u) * plane));
 #pragma unroll
-    for (int j = 0; j < NT; j++) {
-      int r = rb + i * 16, c = cb + j * 8;
-      if (c >= N) continue;
-#pragma unroll
-      for (int h = 0; h < 2; h++) {
-        int rr = r + 8 * h;
-        if (rr >= M) continue;
-        float sx = 0.f, sy = 0.f;
-        for (int zz = 0; zz < S; zz++) {
-          float2 v = __ldcg(reinterpret_cast<const float2 *>(part + zz * plane + (size_t)rr * N + c));
-          sx += v.x;
-          sy += v.y;
-        }
-        *reinterpret_cast<__nv_bfloat162 *>(Y + (size_t)rr * N + c) = __floats2bfloat162_rn(sx, sy);
-      }
+      for (int u = 0; u < 4; u++) { sum.x += v[u].x; sum.y += v[u].y; sum.z += v[u].z; sum.w += v[u].w; }
     }
+    for (; zz < S; zz++) {
+      float4 v = __ldcg(reinterpret_cast<const float4 *>(p0 + zz * plane));
+      sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+    }
+    __nv_bfloat162 lo = __floats2bfloat162_rn(sum.x, sum.y), hi = __floats2bfloat162_rn(sum.z, sum.w);
+    uint2 out;
+    out.x = *reinterpret_cast<uint32_t *>(&lo);
+    out.y = *reinterpret_cast<uint32_t *>(&hi);
+    *reinterpret_cast<uint2 *>(Y + (size_t)r * N + c) = out;
+  }
 }
 
 /* ---- variants ---- */
@@ -251,6 +258,9 @@ static const w8_variant variants[] = {
     W8V(64, 128, 64, 32, 4),   /* 3: M <= 256 */
     W8V(128, 128, 64, 32, 4),  /* 4: large M, 8 warps */
     W8V(128, 256, 64, 64, 3),  /* 5: large M, 8 warps, 64x64 warp tiles (experimental) */
+    W8V(128, 128, 64, 64, 4),  /* 6: large M, 4 warps, 64x64 warp tiles (experimental) */
+    W8V(256, 128, 64, 64, 3),  /* 7: large M, 8 warps (4x2), 64x64 warp tiles (experimental) */
+    W8V(128, 128, 32, 64, 4),  /* 8: large M, 8 warps (4x2), 32x64 warp tiles (experimental) */
 };
 enum { NVARIANTS = sizeof variants / sizeof variants[0] };
 static int occ_blocks[NVARIANTS]; /* resident blocks per SM, per variant (filled at prepare) */
@@ -336,8 +346,8 @@ extern "C" int tps_w8_prepare(tps_gemm *g) {
 }
 
 extern "C" int tps_w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s) {
-  if (((uintptr_t)x & 15) || ((uintptr_t)y & 3)) {
-    fprintf(stderr, "tpsplit: gemm: w8a16 needs X 16-byte and Y 4-byte aligned\n");
+  if (((uintptr_t)x & 15) || ((uintptr_t)y & 7)) {
+    fprintf(stderr, "tpsplit: gemm: w8a16 needs X 16-byte and Y 8-byte aligned\n");
     return TPS_K_ERR;
   }
   tps_w8_cfg c;

@@ -1,7 +1,8 @@
 /* harness.h: timing of GPU operations with the method of the brief, C-callable.
  *
  * One CUDA graph per measured operation (candidate).  Before every measured replay: an L2
- * flush (a kernel writes a buffer of twice the device's L2 size), then the op's optional
+ * flush (a kernel writes a buffer of twice the device's L2 size, by default then reads it
+ * back, see tps_harness_set_flush_read), then the op's optional
  * `before` hook (e.g. a device-wide barrier across ranks), both outside the timed span.
  * The time of a replay is the cudaEventElapsedTime of two events recorded on the stream
  * right around the graph launch (microseconds).  Candidates alternate inside every round
@@ -39,6 +40,11 @@ void tps_harness_destroy(tps_harness *h);
 cudaStream_t tps_harness_stream(const tps_harness *h);
 size_t tps_harness_flush_bytes(const tps_harness *h);
 
+/* Flush mode: 1 (default) = write 2x L2, then read it back (leaves clean lines: no dirty
+ * write-back overlaps the measured kernel); 0 = the write alone (the brief's literal method).
+ * The environment variable TPS_FLUSH=write selects 0 at creation. */
+void tps_harness_set_flush_read(tps_harness *h, int read_back);
+int tps_harness_flush_read(const tps_harness *h);
 /* Enqueue the L2 flush on the harness stream. */
 int tps_harness_flush(tps_harness *h);
 /* Capture op->enqueue into a graph and instantiate it; replays it once (warm-up). */

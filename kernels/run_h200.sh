@@ -5,7 +5,7 @@
 #   mkdir -p bin && cp tpsplit tests/test_gemm_gpu bin/
 # Run there (device tool):   bash kernels/run_h200.sh _build_kgemm/bin   (carry _build_kgemm/bin)
 # Writes under $OUT: env.txt, test.txt, sanitizer.txt, h200_gemm_<path>.tsv, sweep.txt, log.txt.
-# Stage selection: STAGES="test bench sweep sanitize" (default all).
+# Stage selection: STAGES="test bench sweep sanitize" (default; also: explore profile).
 B=${1:-_build_kgemm/bin}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 STAGES=${STAGES:-"test bench sweep sanitize"}
@@ -45,6 +45,27 @@ case " $STAGES " in *" sweep "*)
     TPS_W8_VARIANT=$v timeout 60 "$B/tpsplit" bench gemm --path w8a16 --tokens 256,1024,2048,4096,8192,16384 --tp 1 \
       --samples 20 2>>"$OUT/log.txt" | grep -v '^#' >>"$OUT/sweep.txt"
   done;;
+esac
+case " $STAGES " in *" explore "*)
+  # flush modes, new kernel variants, split-K factors, native-fp8 smoke test (20 samples each)
+  x() { echo "== $*" >>"$OUT/sweep.txt"; env "$@" 2>>"$OUT/log.txt" | grep -v '^#' >>"$OUT/sweep.txt"; }
+  G="$B/tpsplit bench gemm --tp 1 --samples 20"
+  for f in write write-read; do
+    x $G --path dense-bf16 --tokens 1,16,64,256,4096 --flush $f
+    x $G --path w8a16 --tokens 1,16,64,256,4096 --flush $f
+  done
+  for v in 4 6 7 8; do x TPS_W8_VARIANT=$v $G --path w8a16 --tokens 1024,4096,16384; done
+  for s in 4 8 12 16; do x TPS_W8_SPLITK=$s $G --path w8a16 --tokens 1,16,32,64,128; done
+  x $G --path native-fp8 --tokens 1,64,4096
+  tail -5 "$OUT/log.txt";;
+esac
+case " $STAGES " in *" profile "*)
+  N="ncu --clock-control none -k regex:w8a16_kernel --launch-count 1 --section SpeedOfLight --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section InstructionStats"
+  # launches of w8a16_kernel in --check-only: M = 1, 7, 64, 129 (full checks), then the --tokens rows
+  timeout 120 $N --launch-skip 4 "$B/tpsplit" bench gemm --path w8a16 --tokens 4096 --tp 1 --check-only >"$OUT/ncu.txt" 2>&1
+  timeout 120 $N --launch-skip 2 "$B/tpsplit" bench gemm --path w8a16 --tokens 4096 --tp 1 --check-only >>"$OUT/ncu.txt" 2>&1
+  cuobjdump --dump-sass --function '_Z12w8a16_kernelILi128ELi128ELi64ELi32ELi4EEvPK13__nv_bfloat16PKhS4_PS0_PfPiiii' "$B/tpsplit" >"$OUT/sass.txt" 2>&1
+  grep -E "Duration|Throughput|Issue Slots|Stall|Achieved Occupancy|Registers" "$OUT/ncu.txt" | head -60;;
 esac
 case " $STAGES " in *" sanitize "*)
   for tool in memcheck racecheck; do

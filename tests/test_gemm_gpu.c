@@ -22,7 +22,7 @@
 
 static int fails = 0;
 #define EXPECT(cond, ...) do { if (!(cond)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
-#define OK(call) do { if ((call) != 0) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #call); return 1; } } while (0)
+#define OK(call) do { if ((call) != 0) { fails++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #call); return 1; } } while (0)
 
 static uint16_t f2bf(float f) { uint32_t u; memcpy(&u, &f, 4); return (uint16_t)(u >> 16); } /* exact inputs only */
 static double bf2d(uint16_t b) { uint32_t u = (uint32_t)b << 16; float f; memcpy(&f, &u, 4); return f; }
