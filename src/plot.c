@@ -538,7 +538,13 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
   fprintf(g, "set style fill transparent solid 0.15 noborder\n");
   fprintf(g, "# speedup 1: the split neither wins nor loses\n");
   fprintf(g, "set arrow 100 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 lc rgb '#000000' back\n");
-  /* recommended thresholds: a vertical dotted line per curve, labelled at the top */
+  /* recommended thresholds: a vertical dotted line per curve, labelled at the top (left of
+   * the line when it is in the right fifth of the token axis) */
+  long tlo = c[0].tokens[0], thi = c[0].tokens[c[0].n - 1];
+  for (size_t i = 1; i < nc; i++) {
+    if (c[i].tokens[0] < tlo) tlo = c[i].tokens[0];
+    if (c[i].tokens[c[i].n - 1] > thi) thi = c[i].tokens[c[i].n - 1];
+  }
   for (size_t i = 0; i < nc; i++) {
     if (!isfinite(c[i].threshold_tokens)) continue;
     char col[8];
@@ -546,8 +552,9 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     double y = 0.97 - (30.0 / F.o->height_px) * (double)i; /* about one text line apart */
     fprintf(g, "set arrow %zu from %.10g, graph 0 to %.10g, graph %.3f nohead dt 3 lw 1.5 lc rgb '%s' back\n",
             i + 1, c[i].threshold_tokens, c[i].threshold_tokens, y, col);
-    fprintf(g, "set label %zu 'threshold %.0f' at %.10g, graph %.3f left offset 0.4,0 tc rgb '%s' boxed front\n", i + 1,
-            c[i].threshold_tokens, c[i].threshold_tokens, y, col);
+    int right = thi > tlo && log((double)c[i].threshold_tokens / (double)tlo) > 0.8 * log((double)thi / (double)tlo);
+    fprintf(g, "set label %zu 'threshold %.0f' at %.10g, graph %.3f %s tc rgb '%s' boxed front\n", i + 1,
+            c[i].threshold_tokens, c[i].threshold_tokens, y, right ? "right offset -0.4,0" : "left offset 0.4,0", col);
   }
   fprintf(g, "plot \\\n");
   int first = 1;
@@ -593,10 +600,13 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     else
       snprintf(lab, sizeof lab, "%s break-even %.0f", who, c[i].breakeven_tokens);
     SEP();
-    fprintf(g, "  '%s.dat' index %d using 5:9 with points pt 13 ps 1.8 lc rgb '%s' notitle", name, mark + (int)i, col);
+    /* a point type per curve (diamond, triangles, square, circle), for curves of one colour */
+    static const int pts[5] = {13, 9, 11, 5, 7};
+    int pt = pts[i % 5];
+    fprintf(g, "  '%s.dat' index %d using 5:9 with points pt %d ps 1.8 lc rgb '%s' notitle", name, mark + (int)i, pt, col);
     SEP();
-    fprintf(g, "  '%s.dat' index %d using 5:10:%s with xerrorbars pt 13 ps 1.8 lw 2 lc rgb '%s' title ",
-            name, mark + (int)i, isfinite(c[i].breakeven_lo) && isfinite(c[i].breakeven_hi) ? "6:7" : "5:5", col);
+    fprintf(g, "  '%s.dat' index %d using 5:10:%s with xerrorbars pt %d ps 1.8 lw 2 lc rgb '%s' title ",
+            name, mark + (int)i, isfinite(c[i].breakeven_lo) && isfinite(c[i].breakeven_hi) ? "6:7" : "5:5", pt, col);
     gp_str(g, lab);
   }
   fprintf(g, "\n");

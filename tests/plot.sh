@@ -88,6 +88,13 @@ expect_grep "gnuplot not found.*/nonexistent.*wrote .dat and .gp files only" "$t
 ls "$tmp/c" | grep -q '\.png$' && fail "images without gnuplot" || ok
 cmp -s "$tmp/a/speedup_tp8_marlin-w8a16.gp" "$tmp/c/speedup_tp8_marlin-w8a16.gp" && ok || fail ".gp depends on gnuplot's presence"
 
+# --- gnuplot failing on a script: exit 1, the message names the script, no image left
+if [ -x /bin/false ]; then
+  TPSPLIT_GNUPLOT=/bin/false expect_rc 1 "$TPSPLIT" plot --measured "$h20" --figures fitq -o "$tmp/g"
+  expect_grep "fitq_H20_tp8_marlin-w8a16.gp: gnuplot \(/bin/false\) failed with exit status 1" "$tmp/err"
+  [ -e "$tmp/g/fitq_H20_tp8_marlin-w8a16.png" ] && fail "image left after gnuplot failed" || ok
+fi
+
 # --- SVG and PDF on request
 if [ $have_gp -eq 1 ]; then
   expect_rc 0 "$TPSPLIT" plot $args --figures speedup --format svg -o "$tmp/s"
