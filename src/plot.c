@@ -755,7 +755,7 @@ int tps_plot_fitq(const char *dir, const char *name, const tps_fit *f, const cha
   char col[8], title[512];
   tp_shade(tps_plot_gpu_colour(f->gpu), f->tp ? f->tp : 8, col);
   int len = snprintf(title, sizeof title, "fit quality: %s", f->gpu[0] ? f->gpu : "?");
-  if (f->tp) len += snprintf(title + len, sizeof title - (size_t)len, ", TP%d", f->tp);
+  if (f->tp && f->kind != TPS_FIT_GEMM) len += snprintf(title + len, sizeof title - (size_t)len, ", TP%d", f->tp);
   if (path_name) len += snprintf(title + len, sizeof title - (size_t)len, ", %s", path_name);
   len += snprintf(title + len, sizeof title - (size_t)len, ": median |residual| %.1f%% (max %.1f%%)",
                   100 * f->med_abs_rel, 100 * f->max_abs_rel);
@@ -769,10 +769,11 @@ int tps_plot_fitq(const char *dir, const char *name, const tps_fit *f, const cha
   fprintf(g, "set ylabel 'relative error (model - measured) / measured (%%)'\n");
   gp_key(g, F.o);
   fprintf(g, "set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n");
+  fprintf(g, "set yrange [*<-6:6<*]  # at least -6..6%%, so the +-5%% guides show\n");
   fprintf(g, "set arrow 1 from graph 0, first 0 to graph 1, first 0 nohead lw 1 lc rgb '#000000' back\n");
   fprintf(g, "set arrow 2 from graph 0, first 5 to graph 1, first 5 nohead dt 2 lc rgb '#999999' back\n");
   fprintf(g, "set arrow 3 from graph 0, first -5 to graph 1, first -5 nohead dt 2 lc rgb '#999999' back\n");
-  fprintf(g, "set label 1 '+-5%%' at graph 1, first 5 right offset -0.5,0.6 tc rgb '#777777'\n");
+  fprintf(g, "set label 1 '+-5%%' at graph 1, first 5 right offset -0.5,0.6 tc rgb '#777777' front\n");
   fprintf(g, "plot \\\n");
   int first = 1;
 #define SEP() do { if (!first) fprintf(g, ", \\\n"); first = 0; } while (0)
