@@ -750,6 +750,58 @@ static void inv_set(inv_arg *a, double x) {
   apply_knobs(&a->q);
 }
 
+int tps_pred_inverse_apply(tps_pred *p, int what, double x) {
+  if (!(x > 0) || !isfinite(x) || (what != TPS_INV_LINK && what != TPS_INV_GEMM)) return TPS_PRED_EINVAL;
+  inv_arg a;
+  a.q = *p;
+  a.p = p;
+  a.what = what;
+  a.tokens = 1;
+  inv_set(&a, x);
+  memcpy(p->knob, a.q.knob, sizeof p->knob);
+  apply_knobs(p);
+  return TPS_PRED_OK;
+}
+
+/* Whether, with the inverse knob at x, the split wins on every T in [tokens, tmax]. */
+static int pays_from(const tps_pred *p, int what, double x, long tokens, long tmax, gstruct *gs) {
+  tps_pred q = *p;
+  long be;
+  if (tps_pred_inverse_apply(&q, what, x) != 0 || breakeven_fast(&q, tmax, &be, gs) != 0) return 0;
+  return be >= 1 && be <= tokens;
+}
+
+int tps_pred_inverse_from(const tps_pred *p, int what, long tokens, long tmax, double *x) {
+  *x = NAN;
+  if (!p->applicable) return TPS_PRED_NA;
+  if (tokens < 1 || tokens > tmax || !check_tmax(p, tmax) || (what != TPS_INV_LINK && what != TPS_INV_GEMM) ||
+      (what == TPS_INV_LINK && p->tp == 1))
+    return TPS_PRED_EINVAL;
+  gstruct *gs = gs_build(p, tmax);
+  if (!gs) return TPS_PRED_ENOMEM;
+  gs->mono = p->scaling != TPS_SCALING_PESSIMISTIC && p->path->slice_rows == 0;
+  double lo = log(1e-3), hi = log(1e3);
+  /* LINK: the condition holds from some x up; GEMM: up to some x */
+  int up = what == TPS_INV_LINK;
+  int clo = pays_from(p, what, exp(lo), tokens, tmax, gs), chi = pays_from(p, what, exp(hi), tokens, tmax, gs);
+  int rc = TPS_PRED_OK;
+  if (up && !chi) { *x = INFINITY; rc = TPS_PRED_NA; }
+  else if (up && clo) { *x = 0; rc = TPS_PRED_NA; }
+  else if (!up && chi) { *x = INFINITY; rc = TPS_PRED_NA; }
+  else if (!up && !clo) { *x = 0; rc = TPS_PRED_NA; }
+  else {
+    /* bisection in log x on the boundary of the condition (kept: lo fails, hi holds for LINK) */
+    for (int it = 0; it < 60 && hi - lo > 1e-6; it++) {
+      double mid = 0.5 * (lo + hi);
+      int c = pays_from(p, what, exp(mid), tokens, tmax, gs);
+      if (c == up) hi = mid; else lo = mid;
+    }
+    *x = exp(up ? hi : lo);
+  }
+  gs_free(gs);
+  return rc;
+}
+
 static double inv_f(double lx, void *arg) {
   inv_arg *a = arg;
   inv_set(a, exp(lx));

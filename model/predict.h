@@ -222,6 +222,14 @@ enum { TPS_INV_LINK = 0, TPS_INV_GEMM = 1 };
  * bracket works (*x = +inf: the floors alone exceed the saving; LINK) or every x works
  * (*x = 0 for LINK, +inf for GEMM). */
 int tps_pred_inverse(const tps_pred *p, int what, long tokens, double *x);
+/* "From T on": the scale x (same knobs as tps_pred_inverse) beyond which the break-even is
+ * at most tokens, i.e. the split wins on every T in [tokens, tmax]: the smallest gather
+ * bandwidth scale (LINK) or the largest GEMM throughput scale (GEMM), by bisection in log x
+ * on [1e-3, 1e3] to 1e-6.  TPS_PRED_NA with *x = +inf or 0 as tps_pred_inverse. */
+int tps_pred_inverse_from(const tps_pred *p, int what, long tokens, long tmax, double *x);
+/* Set the knobs of p as tps_pred_inverse's x does (then e.g. tps_pred_breakeven tells
+ * whether the split pays from those tokens on, not only at them). */
+int tps_pred_inverse_apply(tps_pred *p, int what, double x);
 
 #ifdef __cplusplus
 }

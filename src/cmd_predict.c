@@ -170,6 +170,10 @@ int cmd_predict(int argc, char **argv) {
   double inv_link = NAN, inv_gemm = NAN;
   int inv_link_rc = tp > 1 ? tps_pred_inverse(&p, TPS_INV_LINK, at, &inv_link) : TPS_PRED_EINVAL;
   int inv_gemm_rc = tps_pred_inverse(&p, TPS_INV_GEMM, at, &inv_gemm);
+  /* "from T on": the split wins on every T in [at, tmax] */
+  double from_link = NAN, from_gemm = NAN;
+  int from_link_rc = tp > 1 && at <= tmax ? tps_pred_inverse_from(&p, TPS_INV_LINK, at, tmax, &from_link) : TPS_PRED_EINVAL;
+  int from_gemm_rc = at <= tmax ? tps_pred_inverse_from(&p, TPS_INV_GEMM, at, tmax, &from_gemm) : TPS_PRED_EINVAL;
   double peak = path->fp8_peak ? gpu->fp8_tflops : gpu->bf16_tflops;
   char desc[4400];
   tps_predref_describe(&ref, scaling, desc, sizeof desc);
@@ -233,6 +237,11 @@ int cmd_predict(int argc, char **argv) {
     tps_json_set_num(inv, "gemm_tflops_scale", inv_gemm_rc == TPS_PRED_OK ? inv_gemm : NAN);
     tps_json_set_num(inv, "gemm_peak_fraction",
                      inv_gemm_rc == TPS_PRED_OK && scaling != TPS_SCALING_PESSIMISTIC ? inv_gemm * p.gemm.p[TPS_GP_TFLOPS] / peak : NAN);
+    tps_json_set_num(inv, "gather_bw_scale_from", from_link_rc == TPS_PRED_OK ? from_link : NAN);
+    tps_json_set_num(inv, "link_gbps_from", from_link_rc == TPS_PRED_OK ? from_link * gpu->link_gbps : NAN);
+    tps_json_set_num(inv, "gemm_tflops_scale_from", from_gemm_rc == TPS_PRED_OK ? from_gemm : NAN);
+    tps_json_set_num(inv, "gemm_peak_fraction_from",
+                     from_gemm_rc == TPS_PRED_OK && scaling != TPS_SCALING_PESSIMISTIC ? from_gemm * p.gemm.p[TPS_GP_TFLOPS] / peak : NAN);
     json_object_set_new(root, "inverse", inv);
     if (tps_json_print(root) != 0) rc = TPS_EXIT_FAIL; else rc = TPS_EXIT_OK;
     goto done;
@@ -275,26 +284,31 @@ int cmd_predict(int argc, char **argv) {
     printf("%s %s %s/%s", i ? "," : "", tps_pk_names[sens[i].knob], a, b);
   }
   printf("\n");
+  /* inverse questions: at T (split = replicated there) and from T on (wins on [T, tmax]) */
+  char s_at[160], s_from[160];
   if (tp > 1) {
-    if (inv_link_rc == TPS_PRED_OK)
-      printf("inverse at %ld tokens: the split pays with gather bandwidths >= %.2fx nominal (a %.0f GB/s link; this GPU: %.0f)\n", at, inv_link,
-             inv_link * gpu->link_gbps, gpu->link_gbps);
-    else if (isinf(inv_link))
-      printf("inverse at %ld tokens: no link bandwidth (up to 1000x) makes the split pay: the floors exceed the GEMM saving\n", at);
-    else if (inv_link == 0)
-      printf("inverse at %ld tokens: the split pays even with 1/1000 of the gather bandwidth\n", at);
+    if (inv_link_rc == TPS_PRED_OK) snprintf(s_at, sizeof s_at, ">= %.2fx (a %.0f GB/s link)", inv_link, inv_link * gpu->link_gbps);
+    else snprintf(s_at, sizeof s_at, "%s", isinf(inv_link) ? "none up to 1000x" : inv_link == 0 ? "any down to 1/1000" : "-");
+    if (from_link_rc == TPS_PRED_OK) snprintf(s_from, sizeof s_from, ">= %.2fx (a %.0f GB/s link)", from_link, from_link * gpu->link_gbps);
+    else snprintf(s_from, sizeof s_from, "%s", isinf(from_link) ? "none up to 1000x" : from_link == 0 ? "any down to 1/1000" : "-");
+    printf("inverse, gather bandwidth for the split to pay: at %ld tokens %s; from %ld tokens on %s (this GPU: %.0f GB/s)\n", at, s_at, at,
+           s_from, gpu->link_gbps);
   }
+  int frac = scaling != TPS_SCALING_PESSIMISTIC;
+  double tf = p.gemm.p[TPS_GP_TFLOPS];
   if (inv_gemm_rc == TPS_PRED_OK) {
-    if (scaling == TPS_SCALING_PESSIMISTIC)
-      printf("inverse at %ld tokens: the split pays while the GEMM speedups over H20 are <= %.2fx the rule's\n", at, inv_gemm);
-    else
-      printf("inverse at %ld tokens: the split pays while the GEMM reaches <= %.1f TFLOPS (%.0f%% of peak; now %.0f%%)\n", at,
-             inv_gemm * p.gemm.p[TPS_GP_TFLOPS], 100 * inv_gemm * p.gemm.p[TPS_GP_TFLOPS] / peak, 100 * p.gemm.p[TPS_GP_TFLOPS] / peak);
-  } else if (isinf(inv_gemm)) {
-    printf("inverse at %ld tokens: the split pays at any GEMM throughput (up to 1000x)\n", at);
-  } else if (inv_gemm == 0) {
-    printf("inverse at %ld tokens: no GEMM throughput (down to 1/1000) makes the split pay\n", at);
-  }
+    if (frac) snprintf(s_at, sizeof s_at, "<= %.2fx (%.0f%% of peak)", inv_gemm, 100 * inv_gemm * tf / peak);
+    else snprintf(s_at, sizeof s_at, "<= %.2fx", inv_gemm);
+  } else snprintf(s_at, sizeof s_at, "%s", isinf(inv_gemm) ? "any up to 1000x" : inv_gemm == 0 ? "none down to 1/1000" : "-");
+  if (from_gemm_rc == TPS_PRED_OK) {
+    if (frac) snprintf(s_from, sizeof s_from, "<= %.2fx (%.0f%% of peak)", from_gemm, 100 * from_gemm * tf / peak);
+    else snprintf(s_from, sizeof s_from, "<= %.2fx", from_gemm);
+  } else snprintf(s_from, sizeof s_from, "%s", isinf(from_gemm) ? "any up to 1000x" : from_gemm == 0 ? "none down to 1/1000" : "-");
+  if (frac)
+    printf("inverse, GEMM throughput for the split to pay: at %ld tokens %s; from %ld tokens on %s (now %.0f%% of peak)\n", at, s_at, at, s_from,
+           100 * tf / peak);
+  else
+    printf("inverse, GEMM speedups over H20 (x the rule's) for the split to pay: at %ld tokens %s; from %ld tokens on %s\n", at, s_at, at, s_from);
   rc = TPS_EXIT_OK;
 done:
   tps_pred_free(&p);

@@ -326,6 +326,22 @@ static void test_uncertainty(void) {
   CHECK(near(tps_pred_split_us(&q, T, NULL), tps_pred_replicated_us(&q, T), 1e-6), "tie at the gemm root");
   tps_pred_set_knob(&q, TPS_PK_GEMM_TFLOPS, y * 0.95);
   CHECK(tps_pred_split_us(&q, T, NULL) < tps_pred_replicated_us(&q, T), "pays with a slower GEMM");
+  /* "from T on": just above x_from the break-even is <= T, just below it is not (checked
+   * with the dense scan of contexts whose knobs are set by tps_pred_inverse_apply) */
+  for (int what = 0; what < 2; what++) {
+    double xf;
+    CHECK(tps_pred_inverse_from(&p, what, T, 16384, &xf) == 0 && xf > 0 && isfinite(xf), "inverse_from %d: %g", what, xf);
+    double up = what == TPS_INV_LINK ? 1.01 : 1 / 1.01;
+    long b1, b2;
+    q = p;
+    tps_pred_inverse_apply(&q, what, xf * up);
+    tps_pred_breakeven(&q, 16384, &b1);
+    q = p;
+    tps_pred_inverse_apply(&q, what, xf / up);
+    tps_pred_breakeven(&q, 16384, &b2);
+    CHECK(b1 >= 1 && b1 <= T, "from %ld on with x_from: break-even %ld", T, b1);
+    CHECK(b2 < 0 || b2 > T, "just short of x_from: break-even %ld beyond %ld", b2, T);
+  }
   /* at T = 6 (one row per rank) the floors dominate: even 1000x the link cannot pay */
   CHECK(tps_pred_inverse(&p, TPS_INV_LINK, 6, &x) == TPS_PRED_NA && isinf(x), "T=6 impossible");
   tps_pred_free(&p);
