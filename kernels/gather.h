@@ -61,6 +61,8 @@ typedef int (*tps_world_fn)(tps_world *w, void *arg);
  * Returns 0 when every rank returned 0, else the first nonzero return (TPS_K_SKIP when a
  * rank skipped).  Under MPI the return is the maximum over ranks. */
 int tps_world_run(int nranks, tps_world_fn fn, void *arg);
+/* The same with threads only and no cudaSetDevice (tests of the host collectives). */
+int tps_world_run_threads_nodev(int nranks, tps_world_fn fn, void *arg);
 /* 1 when this process was started by an MPI launcher (and the build has MPI). */
 int tps_world_is_mpi(void);
 int tps_world_rank(const tps_world *w);

@@ -4,9 +4,8 @@
  *
  * One call on rank `me` of n ranks (stride = S*row_bytes bytes per rank slot, total =
  * T*row_bytes bytes, see gather.h for the layout and the padding):
- *   1. a copy kernel moves the rank's real rows (min(stride, total - me*stride) bytes) into
- *      its own peer-readable buffer buf[me] (a kernel rather than cudaMemcpyAsync: in a graph
- *      a device-to-device memcpy node cost more, see the README);
+ *   1. cudaMemcpyAsync of the rank's real rows (min(stride, total - me*stride) bytes) into
+ *      its own peer-readable buffer buf[me];
  *   2. one kernel, grid (blocks, 1):
  *        start barrier: thread t < n of block b stores flag -> sig[t].start[b][me]
  *          (st.release.sys, over NVLink), then spins until sig[me].start[b][t] >= flag
@@ -108,24 +107,10 @@ __global__ void __launch_bounds__(1024) tps_gather_one_shot(tps_gather_kargs a) 
   if (threadIdx.x == 0) a.sig[me]->counter[b] = flag;
 }
 
-/* Step 1: shard -> own peer-readable buffer, 16-byte packs and a byte tail. */
-__global__ void __launch_bounds__(1024) tps_gather_copy_in(char *dst, const char *src, size_t bytes) {
-  const size_t nthr = (size_t)gridDim.x * blockDim.x, tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const size_t packs = bytes / 16;
-  for (size_t i = tid; i < packs; i += nthr) ((int4 *)dst)[i] = ((const int4 *)src)[i];
-  for (size_t k = packs * 16 + tid; k < bytes; k += nthr) dst[k] = src[k];
-}
-
-static int copy_in(char *dst, const void *src, size_t bytes, int blocks, int threads, cudaStream_t s) {
-  if (!bytes) return TPS_K_OK;
-  if (((uintptr_t)src | (uintptr_t)dst) % 16) { /* not 16-byte aligned: let the runtime copy */
-    CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
-    return TPS_K_OK;
-  }
-  const size_t need = (bytes / 16 + threads - 1) / threads;
-  const int b = need < (size_t)blocks ? (int)(need ? need : 1) : blocks;
-  tps_gather_copy_in<<<b, threads, 0, s>>>(dst, (const char *)src, bytes);
-  CUDA_LAUNCH_CHECK();
+/* Step 1: shard -> own peer-readable buffer (cudaMemcpyAsync, device to device; a copy kernel
+ * of the same launch size measured slower on the H200, see the README). */
+static int copy_in(char *dst, const void *src, size_t bytes, cudaStream_t s) {
+  if (bytes) CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
   return TPS_K_OK;
 }
 
@@ -267,7 +252,7 @@ extern "C" int tps_gather_peers_enqueue(tps_gather_peers *p, const void *shard, 
   const size_t off = (size_t)p->rank * stride_bytes;
   const size_t mine = off >= total_bytes ? 0 : (total_bytes - off < stride_bytes ? total_bytes - off : stride_bytes);
   const int nb = blocks ? blocks : DEFAULT_BLOCKS, nt = threads ? threads : DEFAULT_THREADS;
-  TPS_TRY(copy_in(p->base, shard, mine, nb, nt, s));
+  TPS_TRY(copy_in(p->base, shard, mine, s));
   tps_gather_kargs a;
   memset(&a, 0, sizeof a);
   a.nranks = p->n;
@@ -345,7 +330,7 @@ extern "C" int tps_gather_emul_run(tps_gather_emul *e, const void *const *shards
   for (int r = 0; r < e->n; r++) {
     const size_t off = (size_t)r * stride_bytes;
     const size_t mine = off >= total_bytes ? 0 : (total_bytes - off < stride_bytes ? total_bytes - off : stride_bytes);
-    TPS_TRY(copy_in(e->base[r], shards[r], mine, e->blocks, e->threads, s));
+    TPS_TRY(copy_in(e->base[r], shards[r], mine, s));
     a.buf[r] = e->base[r];
     a.sig[r] = (tps_gather_signal *)(e->base[r] + e->cap_bytes);
     a.out[r] = (char *)outs[r];

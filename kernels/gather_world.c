@@ -36,7 +36,7 @@ typedef struct {
 } shared_t;
 
 struct tps_world {
-  int rank, size, device, mpi;
+  int rank, size, device, mpi, nodev;
   char host[64];
   shared_t *sh; /* threads mode */
   tps_world_fn fn;
@@ -157,7 +157,7 @@ void tps_world_fail(tps_world *w) {
 
 static void *thread_main(void *p) {
   tps_world *w = (tps_world *)p;
-  if (cudaSetDevice(w->device) != cudaSuccess) {
+  if (!w->nodev && cudaSetDevice(w->device) != cudaSuccess) {
     fprintf(stderr, "tpsplit: rank %d: cudaSetDevice(%d) failed: %s\n", w->rank, w->device,
             cudaGetErrorString(cudaGetLastError()));
     w->rc = TPS_K_ERR;
@@ -172,6 +172,12 @@ static int combine(int a, int b) {
   if (a != TPS_K_OK && a != TPS_K_SKIP) return a;
   if (b != TPS_K_OK && b != TPS_K_SKIP) return b;
   return a == TPS_K_SKIP ? a : b;
+}
+
+static int run_threads(int nranks, tps_world_fn fn, void *arg, int nodev, const char *host);
+
+int tps_world_run_threads_nodev(int nranks, tps_world_fn fn, void *arg) {
+  return run_threads(nranks, fn, arg, 1, "localhost");
 }
 
 int tps_world_run(int nranks, tps_world_fn fn, void *arg) {
@@ -194,7 +200,7 @@ int tps_world_run(int nranks, tps_world_fn fn, void *arg) {
       MPI_Finalize();
       return TPS_K_ERR;
     }
-    tps_world w = {rank, size, lrank, 1, "", NULL, fn, arg, 0};
+    tps_world w = {rank, size, lrank, 1, 0, "", NULL, fn, arg, 0};
     snprintf(w.host, sizeof w.host, "%s", host);
     int rc = TPS_K_ERR;
     if (cudaSetDevice(lrank) != cudaSuccess)
@@ -209,6 +215,10 @@ int tps_world_run(int nranks, tps_world_fn fn, void *arg) {
     return worst == 0 ? TPS_K_OK : worst == 1 ? TPS_K_SKIP : TPS_K_ERR;
   }
 #endif
+  return run_threads(nranks, fn, arg, 0, host);
+}
+
+static int run_threads(int nranks, tps_world_fn fn, void *arg, int nodev, const char *host) {
   if (nranks < 1 || nranks > TPS_GATHER_MAX_RANKS) {
     fprintf(stderr, "tpsplit: %d ranks: 1 to %d in one process\n", nranks, TPS_GATHER_MAX_RANKS);
     return TPS_K_ERR;
@@ -222,7 +232,7 @@ int tps_world_run(int nranks, tps_world_fn fn, void *arg) {
   sh->n = nranks;
   int started = 0, rc = TPS_K_OK;
   for (int r = 0; r < nranks; r++) {
-    ws[r] = (tps_world){r, nranks, r, 0, "", sh, fn, arg, 0};
+    ws[r] = (tps_world){r, nranks, r, 0, nodev, "", sh, fn, arg, 0};
     snprintf(ws[r].host, sizeof ws[r].host, "%s", host);
   }
   if (nranks == 1) {

@@ -8,7 +8,7 @@
 #                           GPU, uneven T, + the real one-rank path (NCCL and custom, graphs)
 #   sanitizer.log           compute-sanitizer memcheck and racecheck, quick emulated subset
 #   split_h200_tp1_*.tsv    bench split --tp 1 (the N=1 path: GEMM(T) vs GEMM(T) + a one-rank
-#                           gather), w8a16 and dense-bf16, the brief's token counts
+#                           gather), w8a16, dense-bf16, native-fp8, the brief's token counts
 #   allgather_h200_tp1_*.log  bench allgather --tp 1 (one rank: a local copy, the floor)
 # Steps run in order of importance, each under `timeout`.  NVLink multicast stays off.
 set -u
@@ -41,6 +41,7 @@ step split-w8a16 60 "$BIN/tpsplit" bench split --path w8a16 --gather auto --tp 1
 step allgather-nccl 40 "$BIN/tpsplit" bench allgather --tp 1 --bytes 1K..64M -o "$OUT/allgather_h200_tp1_nccl.log"
 step memcheck 45 sh -c "TPS_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 9 \"$BIN/test_gather_custom\" > \"$OUT/sanitizer.log\" 2>&1"
 step split-dense 45 "$BIN/tpsplit" bench split --path dense-bf16 --gather auto --tp 1 -o "$OUT/split_h200_tp1_dense-bf16.tsv"
+step split-fp8 45 "$BIN/tpsplit" bench split --path native-fp8 --gather auto --tp 1 -o "$OUT/split_h200_tp1_native-fp8.tsv"
 step allgather-custom 25 "$BIN/tpsplit" bench allgather --tp 1 --gather custom --bytes 1K..2M -o "$OUT/allgather_h200_tp1_custom.log"
 step racecheck 40 sh -c "TPS_TEST_QUICK=1 compute-sanitizer --tool racecheck --error-exitcode 9 \"$BIN/test_gather_custom\" >> \"$OUT/sanitizer.log\" 2>&1"
 grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|checks' "$OUT/sanitizer.log"
