@@ -247,6 +247,8 @@ static int parse_comment(const tps_text *tx, long ln, const char *s, tps_ncclt *
     }
     log->nranks++;
   } else if (strncmp(s, "nThread ", 8) == 0) {
+    if (log->nthread >= 0 || log->n > 0)
+      return tps_err_set(e, tx->path, ln, "a second nccl-tests run starts here: one run per file, please");
     parse_nthread(s, log);
   } else if (strncmp(s, "nccl-tests version ", 19) == 0) {
     char buf[sizeof log->version];
@@ -293,6 +295,11 @@ int tps_ncclt_parse(const tps_text *tx, tps_ncclt *log, tps_err *e) {
   }
   if (log->nranks == 0) {
     tps_err_set(e, tx->path, 0, "no '#  Rank' lines: cannot tell the number of ranks");
+    goto fail;
+  }
+  if (log->nthread > 0 && log->ngpus > 0 && log->nranks % (log->nthread * log->ngpus) != 0) {
+    tps_err_set(e, tx->path, 0, "%d '#  Rank' lines, not a multiple of nThread %d x nGpus %d (lines lost?)", log->nranks,
+                log->nthread, log->ngpus);
     goto fail;
   }
   if (log->n == 0) {
