@@ -413,7 +413,7 @@ static gstruct *gs_build(const tps_pred *p, long tmax) {
   c->pmax = c->g + tmax + 1;
   c->smin = c->pmax + tmax + 1;
   if (p->scaling == TPS_SCALING_PESSIMISTIC || p->gemm.kind != TPS_GEMM_PARAMETRIC || !p->gemm.path) return c;
-  enum { MAXL = 64 };
+  enum { MAXL = 160 }; /* launches of one GEMM: 66 for Marlin at 65536 rows */
   long *pkey = calloc(GS_SLOTS, sizeof *pkey); /* (R, P) -> key index */
   int *pidx = malloc(GS_SLOTS * sizeof *pidx);
   c->first = malloc((size_t)(tmax + 1) * sizeof *c->first);

@@ -66,7 +66,7 @@ int tps_scaling_find(const char *name);
 #define TPS_PRED_GATHER_RSD 0.15             /* gather moved to another GPU/TP/fabric */
 #define TPS_PRED_DEFAULT_TMAX 16384
 #define TPS_PRED_DEFAULT_SAMPLES 200
-#define TPS_PRED_MAX_TMAX 4194304L
+#define TPS_PRED_MAX_TMAX 65536L          /* largest T of a scan (8x the brief's 8192-token steps) */
 
 typedef struct {
   int backend;             /* TPS_AG_AUTO (default), TPS_AG_NCCL, TPS_AG_CUSTOM */
