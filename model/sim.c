@@ -194,15 +194,69 @@ int tps_sim_pred_interval(const tps_pred *p, long tokens, double level, int nsam
     if (!isfinite(rep[i]) || !isfinite(split[i])) rc = TPS_SIM_ECOST;
   }
   if (rc == TPS_SIM_OK) {
-    double a = (1.0 - level) / 2.0;
-    gsl_sort(rep, 1, (size_t)nsamples);
-    gsl_sort(split, 1, (size_t)nsamples);
-    lo[0] = gsl_stats_quantile_from_sorted_data(rep, 1, (size_t)nsamples, a);
-    hi[0] = gsl_stats_quantile_from_sorted_data(rep, 1, (size_t)nsamples, 1.0 - a);
-    lo[1] = gsl_stats_quantile_from_sorted_data(split, 1, (size_t)nsamples, a);
-    hi[1] = gsl_stats_quantile_from_sorted_data(split, 1, (size_t)nsamples, 1.0 - a);
+    tps_sim_interval(rep, (size_t)nsamples, level, &lo[0], &hi[0]);
+    tps_sim_interval(split, (size_t)nsamples, level, &lo[1], &hi[1]);
   }
   gsl_rng_free(r);
   free(v);
   return rc;
+}
+
+int tps_sim_sample_savings(const tps_sim_model *m, const tps_sim_kind *kinds, size_t nk, unsigned split_mask,
+                           long threshold, const long *tokens, size_t ntok, const tps_sim_models *ms,
+                           int nsamples, unsigned long seed, double *saving_us) {
+  if (!m || !ms || !tokens || !saving_us || nsamples < 1 || ms->nproj != m->nproj) return TPS_SIM_EINVAL;
+  tps_sim_models loc = *ms;
+  tps_pred *q = malloc(TPS_SIM_MAXPROJ * sizeof *q);
+  tps_sim_chunk *c = malloc(sizeof *c);
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  int rc = TPS_SIM_OK;
+  if (!q || !c || !r) { rc = TPS_SIM_EINVAL; goto out; }
+  gsl_rng_set(r, seed);
+  /* paths of the model, for shared draws */
+  const tps_path *paths[TPS_SIM_MAXPROJ];
+  size_t np = 0, pidx[TPS_SIM_MAXPROJ];
+  for (size_t j = 0; j < m->nproj; j++) {
+    size_t k;
+    for (k = 0; k < np; k++) if (paths[k] == m->proj[j].path) break;
+    if (k == np) paths[np++] = m->proj[j].path;
+    pidx[j] = k;
+  }
+  tps_sim_cost cost = {tps_sim_models_cost, &loc};
+  for (int s = 0; s < nsamples && rc == TPS_SIM_OK; s++) {
+    double zc[TPS_SIM_MAXPROJ], zs[TPS_SIM_MAXPROJ], zg = gsl_ran_ugaussian(r);
+    for (size_t k = 0; k < np; k++) { zc[k] = gsl_ran_ugaussian(r); zs[k] = gsl_ran_ugaussian(r); }
+    for (size_t j = 0; j < m->nproj; j++) {
+      const tps_sim_proj_model *pm = &ms->p[j];
+      if ((pm->rep_curve && pm->split_curve) || !pm->pred) continue;
+      const tps_pred *p = pm->pred;
+      double fg = exp(p->gather_rsd * zg);
+      q[j] = *p; /* shares (never frees) p's curves */
+      if (tps_pred_set_knob(&q[j], TPS_PK_GEMM_TFLOPS, exp(p->compute_rsd * zc[pidx[j]])) ||
+          tps_pred_set_knob(&q[j], TPS_PK_GEMM_BW, exp(p->stream_rsd * zs[pidx[j]])) ||
+          tps_pred_set_knob(&q[j], TPS_PK_AG_NCCL_BW, fg) || tps_pred_set_knob(&q[j], TPS_PK_AG_CUSTOM_BW, fg)) {
+        rc = TPS_SIM_EINVAL;
+        break;
+      }
+      loc.p[j].pred = &q[j];
+    }
+    for (size_t k = 0; k < ntok && rc == TPS_SIM_OK; k++) {
+      rc = tps_sim_chunk_eval(m, kinds, nk, split_mask, threshold, tokens[k], &cost, c);
+      saving_us[k * (size_t)nsamples + (size_t)s] = c->saving_us;
+    }
+  }
+out:
+  if (r) gsl_rng_free(r);
+  free(c);
+  free(q);
+  return rc;
+}
+
+int tps_sim_interval(double *v, size_t n, double level, double *lo, double *hi) {
+  if (!v || n < 1 || !(level > 0 && level < 1)) return TPS_SIM_EINVAL;
+  double a = (1.0 - level) / 2.0;
+  gsl_sort(v, 1, n);
+  *lo = gsl_stats_quantile_from_sorted_data(v, 1, n, a);
+  *hi = gsl_stats_quantile_from_sorted_data(v, 1, n, 1.0 - a);
+  return TPS_SIM_OK;
 }

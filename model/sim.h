@@ -161,6 +161,19 @@ int tps_sim_models_cost(void *ctx, size_t proj, long tokens, double *replicated_
 int tps_sim_pred_interval(const tps_pred *p, long tokens, double level, int nsamples, unsigned long seed,
                           double lo[2], double hi[2]);
 
+/* Savings under the priors' spread, for intervals of chunk and prompt savings.  Per sample
+ * one lognormal draw exp(rsd * z) per kernel path for the GEMM compute throughput and one
+ * for the streaming bandwidth (shared by all projections on that path: one GPU), and one
+ * for the gather bandwidths; rsd from each prediction (compute_rsd, stream_rsd,
+ * gather_rsd); measured projections stay fixed.  saving_us[k * nsamples + s] = chunk
+ * saving (us, all layers) at tokens[k] in sample s.  mt19937 seeded with seed. */
+int tps_sim_sample_savings(const tps_sim_model *m, const tps_sim_kind *kinds, size_t nk, unsigned split_mask,
+                           long threshold, const long *tokens, size_t ntok, const tps_sim_models *ms,
+                           int nsamples, unsigned long seed, double *saving_us);
+
+/* The central level interval of v[0..n) (sorted in place). */
+int tps_sim_interval(double *v, size_t n, double level, double *lo, double *hi);
+
 #ifdef __cplusplus
 }
 #endif

@@ -314,6 +314,33 @@ int cmd_simulate(int argc, char **argv) {
     tps_sim_prompt_eval((long)prompts_d[i], chunk, full, lastc, &pr[i]);
   }
 
+  /* intervals of the savings from the priors' spread of the predicted projections */
+  double *samp = malloc(ns * INTERVAL_SAMPLES * sizeof *samp), *tmpv = malloc(INTERVAL_SAMPLES * sizeof *tmpv);
+  double *ch_lo = malloc(ns * sizeof *ch_lo), *ch_hi = malloc(ns * sizeof *ch_hi);
+  double *pr_lo = malloc((nprompt + 1) * sizeof *pr_lo), *pr_hi = malloc((nprompt + 1) * sizeof *pr_hi);
+  if (!samp || !tmpv || !ch_lo || !ch_hi || !pr_lo || !pr_hi ||
+      tps_sim_sample_savings(m, kinds, nk, mask, thr_eff, sizes, ns, &ms, INTERVAL_SAMPLES, INTERVAL_SEED, samp)) {
+    free(samp); free(tmpv); free(ch_lo); free(ch_hi); free(pr_lo); free(pr_hi); free(pr);
+    tps_err_set(&e, mpath, 0, "the saving intervals could not be computed");
+    goto err;
+  }
+  for (size_t k = 0; k < ns; k++) {
+    memcpy(tmpv, samp + k * INTERVAL_SAMPLES, INTERVAL_SAMPLES * sizeof *tmpv);
+    tps_sim_interval(tmpv, INTERVAL_SAMPLES, INTERVAL_LEVEL, &ch_lo[k], &ch_hi[k]);
+  }
+  for (size_t i = 0; i < nprompt; i++) {
+    size_t kf = 0, kl = 0;
+    for (size_t k = 0; k < ns; k++) {
+      if (sizes[k] == chunk) kf = k;
+      if (sizes[k] == pr[i].last_tokens) kl = k;
+    }
+    for (size_t q = 0; q < INTERVAL_SAMPLES; q++)
+      tmpv[q] = ((double)(pr[i].nchunks - 1) * samp[kf * INTERVAL_SAMPLES + q] + samp[kl * INTERVAL_SAMPLES + q]) * 1e-3;
+    tps_sim_interval(tmpv, INTERVAL_SAMPLES, INTERVAL_LEVEL, &pr_lo[i], &pr_hi[i]);
+  }
+  free(samp);
+  free(tmpv);
+
   static const char *const srcname[] = {"measured", "model", "pessimistic", "spec"};
   char splitnames[512] = "";
   for (size_t j = 0; j < m->nproj; j++) {
@@ -384,6 +411,8 @@ int cmd_simulate(int argc, char **argv) {
       tps_json_set_num(o, "split_us", ch[k].split_us);
       tps_json_set_num(o, "saving_us", ch[k].saving_us);
       tps_json_set_num(o, "saving_ms", ch[k].saving_us * 1e-3);
+      tps_json_set_num(o, "saving_lo_us", ch_lo[k]);
+      tps_json_set_num(o, "saving_hi_us", ch_hi[k]);
       json_array_append_new(ja, o);
     }
     json_object_set_new(root, "chunks", ja);
@@ -397,12 +426,16 @@ int cmd_simulate(int argc, char **argv) {
       tps_json_set_num(o, "main_ms", pr[i].main_ms);
       tps_json_set_num(o, "split_ms", pr[i].split_ms);
       tps_json_set_num(o, "saving_ms", pr[i].saving_ms);
+      tps_json_set_num(o, "saving_lo_ms", pr_lo[i]);
+      tps_json_set_num(o, "saving_hi_ms", pr_hi[i]);
       if (base) {
         double pred, chg;
         tps_sim_ttft(base[i], pr[i].saving_ms, &pred, &chg);
         tps_json_set_num(o, "baseline_ttft_ms", base[i]);
         tps_json_set_num(o, "predicted_ttft_ms", pred);
         tps_json_set_num(o, "change_pct", chg);
+        tps_json_set_num(o, "predicted_ttft_lo_ms", base[i] - pr_hi[i]);
+        tps_json_set_num(o, "predicted_ttft_hi_ms", base[i] - pr_lo[i]);
       }
       json_array_append_new(ja, o);
     }
@@ -444,17 +477,20 @@ int cmd_simulate(int argc, char **argv) {
                ch[k].split_on ? "yes" : "no", ch[k].kind_main_us[q], ch[k].kind_split_us[q],
                ch[k].kind_main_us[q] / ch[k].kind_split_us[q], ch[k].kind_main_us[q] - ch[k].kind_split_us[q],
                kinds[q].layer_list);
-    printf("\nchunks (all %d layers):\n%8s %6s %12s %12s %12s %10s\n", m->layers, "tokens", "split", "main_us",
-           "split_us", "saving_us", "saving_ms");
+    printf("\nchunks (all %d layers):\n%8s %6s %12s %12s %12s %10s  %s\n", m->layers, "tokens", "split", "main_us",
+           "split_us", "saving_us", "saving_ms", "interval_ms");
     for (size_t k = 0; k < ns; k++)
-      printf("%8ld %6s %12.1f %12.1f %12.1f %10.3f\n", ch[k].tokens, ch[k].split_on ? "yes" : "no", ch[k].main_us,
-             ch[k].split_us, ch[k].saving_us, ch[k].saving_us * 1e-3);
-    printf("\nprompts:\n%13s %6s %10s %10s %10s", "prompt_tokens", "chunks", "last_chunk", "last_split", "saving_ms");
+      printf("%8ld %6s %12.1f %12.1f %12.1f %10.3f  [%.3f, %.3f]\n", ch[k].tokens, ch[k].split_on ? "yes" : "no",
+             ch[k].main_us, ch[k].split_us, ch[k].saving_us, ch[k].saving_us * 1e-3, ch_lo[k] * 1e-3, ch_hi[k] * 1e-3);
+    printf("\nprompts:\n%13s %6s %10s %10s %10s %-*s", "prompt_tokens", "chunks", "last_chunk", "last_split",
+           "saving_ms", base ? 22 : 0, " interval_ms");
     if (base) printf(" %16s %17s %10s", "baseline_ttft_ms", "predicted_ttft_ms", "change_pct");
     printf("\n");
     for (size_t i = 0; i < nprompt; i++) {
-      printf("%13ld %6ld %10ld %10s %10.3f", pr[i].prompt_tokens, pr[i].nchunks, pr[i].last_tokens,
-             pr[i].last_split_on ? "yes" : "no", pr[i].saving_ms);
+      char iv[64];
+      snprintf(iv, sizeof iv, " [%.3f, %.3f]", pr_lo[i], pr_hi[i]);
+      printf("%13ld %6ld %10ld %10s %10.3f %-*s", pr[i].prompt_tokens, pr[i].nchunks, pr[i].last_tokens,
+             pr[i].last_split_on ? "yes" : "no", pr[i].saving_ms, base ? 22 : 0, iv);
       if (base) {
         double pred, chg;
         tps_sim_ttft(base[i], pr[i].saving_ms, &pred, &chg);
@@ -464,7 +500,7 @@ int cmd_simulate(int argc, char **argv) {
     }
     rc = TPS_EXIT_OK;
   }
-  free(pr);
+  free(pr); free(ch_lo); free(ch_hi); free(pr_lo); free(pr_hi);
   goto out;
 err:
   tps_err_print(&e);

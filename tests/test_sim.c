@@ -175,6 +175,39 @@ static void test_models_cost(void) {
   CHECK(tps_sim_pred_interval(&fixed, 8192, 0.90, 50, 1, lo, hi) == 0, "interval 0");
   NEAR(lo[0], rep, 1e-9 * rep);
   NEAR(hi[1], split, 1e-9 * split);
+
+  /* savings under the priors' spread: a one-layer model with one predicted projection.
+   * The nominal saving lies inside the samples' 90% interval; without spread every sample
+   * equals it. */
+  {
+    tps_sim_model m1;
+    memset(&m1, 0, sizeof m1);
+    m1.hidden = 5120; m1.layers = 2; m1.nproj = 1;
+    snprintf(m1.proj[0].name, sizeof m1.proj[0].name, "x");
+    m1.proj[0].n = 1024; m1.proj[0].out_bytes = 4; m1.proj[0].path = &tps_path_dense_bf16; m1.proj[0].split = 1;
+    m1.proj[0].in_layer[0] = m1.proj[0].in_layer[1] = 1;
+    tps_sim_kind k1[2];
+    size_t nk1;
+    tps_sim_models m1s;
+    memset(&m1s, 0, sizeof m1s);
+    m1s.nproj = 1;
+    m1s.p[0].pred = &pred;
+    tps_sim_cost c1 = {tps_sim_models_cost, &m1s};
+    tps_sim_chunk chk;
+    long toks[2] = {1024, 8192};
+    double sv[2 * 200], lo1, hi1;
+    CHECK(tps_sim_kinds(&m1, k1, 2, &nk1) == 0 && nk1 == 1 && k1[0].count == 2, "m1 kinds");
+    CHECK(tps_sim_chunk_eval(&m1, k1, nk1, 1u, 1, 8192, &c1, &chk) == 0, "m1 eval");
+    /* 2 layers x (GEMM(8192) - GEMM(1024) - gather(8192)) */
+    NEAR(chk.saving_us, 2 * (tps_pred_gemm_us(&pred, 8192) - tps_pred_gemm_us(&pred, 1024) - tps_pred_gather_us(&pred, 8192, NULL)), 1e-9);
+    CHECK(tps_sim_sample_savings(&m1, k1, nk1, 1u, 1, toks, 2, &m1s, 200, 7, sv) == 0, "samples");
+    CHECK(tps_sim_interval(sv + 200, 200, 0.9, &lo1, &hi1) == 0, "interval of samples");
+    CHECK(lo1 < chk.saving_us && hi1 > chk.saving_us && hi1 - lo1 > 0.05 * fabs(chk.saving_us), "saving %g in [%g, %g]", chk.saving_us, lo1, hi1);
+    m1s.p[0].pred = &fixed;
+    CHECK(tps_sim_sample_savings(&m1, k1, nk1, 1u, 1, toks, 2, &m1s, 200, 7, sv) == 0, "samples 0");
+    NEAR(sv[200 + 17], chk.saving_us, 1e-9 * fabs(chk.saving_us));
+    NEAR(sv[199], sv[0], 1e-12);
+  }
   tps_gemm_curve_free(rc);
   tps_gemm_curve_free(sc);
 
