@@ -16,6 +16,7 @@
 #include "gpus.h"
 #include "jsonout.h"
 #include "plot.h"
+#include "predcli.h"
 #include "predict.h"
 #include "tpsplit.h"
 #include "util.h"
@@ -187,8 +188,8 @@ int cmd_plot(int argc, char **argv) {
   const char *fpath[MAXIN];
   const tps_plot_meas *measp[MAXIN];
   const tps_gpu *tgpu[64];
-  int tps[16];
-  char **gl = NULL, **pl = NULL, **tl = NULL;
+  int *tps = NULL;
+  char **gl = NULL, **pl = NULL;
   size_t ngl = 0, npl = 0, ntl = 0, nin = nmeas + nfitf;
   char inputs[2048] = "";
   memset(meas, 0, sizeof meas);
@@ -218,12 +219,7 @@ int cmd_plot(int argc, char **argv) {
     for (size_t i = 0; i < ngl; i++)
       if (!(tgpu[i] = tps_gpus_find(&gt, gl[i], &e))) { tps_err_print(&e); goto cleanup; }
   }
-  if (tp_arg) {
-    if (tps_parse_list(tp_arg, &tl, &ntl) || ntl > 16) { tps_die_msg("plot: bad --tp '%s'", tp_arg); goto cleanup; }
-    for (size_t i = 0; i < ntl; i++)
-      if (tps_parse_long(tl[i], &v) || v < 1 || v > 1024) { tps_die_msg("plot: bad TP '%s' in --tp", tl[i]); goto cleanup; }
-      else tps[i] = (int)v;
-  }
+  if (tp_arg && tps_parse_tp_list(tp_arg, &tps, &ntl)) { tps_die_msg("plot: bad --tp '%s' (each 1..64)", tp_arg); goto cleanup; }
   if (paths_arg) {
     if (tps_parse_list(paths_arg, &pl, &npl)) { tps_die_msg("plot: bad --paths '%s'", paths_arg); goto cleanup; }
     for (size_t i = 0; i < npl; i++)
@@ -253,7 +249,7 @@ cleanup:
   tps_gpus_free(&gt);
   free(fits);
   if (gl) tps_free_list(gl, ngl);
-  if (tl) tps_free_list(tl, ntl);
+  free(tps);
   if (pl) tps_free_list(pl, npl);
 done:
   tps_plot_files_free(&w);

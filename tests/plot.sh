@@ -123,6 +123,9 @@ expect_rc 2 "$TPSPLIT" plot --measured "$tmp/missing.tsv" -o "$tmp/e"
 expect_grep "^tpsplit: .*missing.tsv" "$tmp/err"
 expect_rc 2 "$TPSPLIT" plot --measured "$h20" --gpus NoSuchGPU -o "$tmp/e"
 expect_grep "unknown GPU 'NoSuchGPU'" "$tmp/err"
+expect_rc 2 "$TPSPLIT" plot --measured "$h20" --tp 100 -o "$tmp/e"
+expect_grep "bad --tp '100'" "$tmp/err"
+expect_rc 2 "$TPSPLIT" plot --measured "$h20" --paths no-such-path -o "$tmp/e"
 expect_rc 2 "$TPSPLIT" plot --gpus H100 -o "$tmp/e"
 [ -e "$tmp/e" ] && fail "output written after usage errors" || ok
 finish
