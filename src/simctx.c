@@ -70,7 +70,7 @@ int tps_simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_gpu
   } else if (scaling == TPS_SCALING_MODEL) {
     rc = tps_pred_init_model(p, r->fit, r->ref_gpu, gpu, tp, path, &o);
     /* The transferred efficiencies, for this projection's own shape and gathered bytes. */
-    if (rc == TPS_PRED_OK) { p->shape = *shape; p->out_bytes_per_token = obpt; }
+    if (rc == TPS_PRED_OK) rc = tps_pred_set_shape(p, shape, obpt);
   } else {
     return tps_err_set(e, NULL, 0, "scaling '%s' is not supported here (model or spec)",
                        scaling >= 0 && scaling < 3 ? tps_scaling_names[scaling] : "?");
