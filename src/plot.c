@@ -334,6 +334,7 @@ static void curve_label(const tps_plot_curve *c, int by, char *out, size_t sz) {
 }
 
 static void curve_colour(const tps_plot_curve *c, char out[8]) {
+  if (c->colour && c->colour[0] == '#' && strlen(c->colour) == 7) { snprintf(out, 8, "%s", c->colour); return; }
   tp_shade(tps_plot_gpu_colour(c->gpu), c->tp, out);
 }
 

@@ -93,6 +93,7 @@ typedef struct {
   double breakeven_tokens;   /* NaN when the split never wins */
   double breakeven_lo, breakeven_hi; /* 90% interval (NaN when unknown; hi NaN with lo finite: "never") */
   double threshold_tokens;   /* recommended threshold (NaN when none) */
+  const char *colour;        /* "#rrggbb" instead of the GPU's colour (NULL: the GPU's) */
 } tps_plot_curve;
 
 /* Measured points of one configuration; min/max arrays may be NULL (no error bars). */

@@ -593,6 +593,49 @@ static int grid_figure(const tps_grid *g, const char *dir, const tps_plot_opts *
   return rc;
 }
 
+/* Speedup of H100 and H200 predicted by the model and by the pessimistic rule (one grey
+ * curve: the rule is the same for both) at the job's TP and path: speedup_tpN_PATH_vs_rule. */
+static int rule_figure(const tps_plot_job *j0, const tps_gpu *h100, const tps_gpu *h200, const char *outdir,
+                       const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
+  tps_plot_job j = *j0;
+  long tmax = DEFAULT_TMAX, *grid = NULL;
+  size_t ngrid = 0;
+  int S = o->nsamples > 0 ? o->nsamples : DEFAULT_SAMPLES, rc = -1, nb = 0;
+  curve_buf cb[3];
+  memset(cb, 0, sizeof cb);
+  if (token_grid(tmax, &grid, &ngrid)) return tps_err_set(e, NULL, 0, "out of memory");
+  const tps_gpu *gs[3] = {h100, h200, h200};
+  const tps_path *path = tps_path_find(j.path[0]);
+  for (int k = 0; k < 3; k++) {
+    target t = {gs[k], j.tp[0], path};
+    tps_pred p;
+    char src[96];
+    j.scaling = k < 2 ? TPS_SCALING_MODEL : TPS_SCALING_PESSIMISTIC;
+    if (!path || target_pred(&j, &t, &p, src, sizeof src) != TPS_PRED_OK) {
+      tps_pred_free(&p);
+      tps_err_set(e, NULL, 0, "cannot predict %s TP%d %s (%s)", gs[k]->name, j.tp[0], j.path[0],
+                  tps_scaling_names[j.scaling]);
+      goto out;
+    }
+    int st = curve_from_pred(&cb[k], &p, grid, ngrid, tmax, S, 1, o->seed, src, e);
+    tps_pred_free(&p);
+    if (st) goto out;
+    nb = k + 1;
+  }
+  snprintf(cb[2].gpu, sizeof cb[2].gpu, "H100/H200");
+  snprintf(cb[2].source, sizeof cb[2].source, "pessimistic rule");
+  cb[2].c.colour = "#666666";
+  tps_plot_curve cs[3] = {cb[0].c, cb[1].c, cb[2].c};
+  char name[256], tp[16];
+  snprintf(tp, sizeof tp, "tp%d", j.tp[0]);
+  fig_name(name, sizeof name, "speedup", tp, j.path[0], "vs_rule");
+  rc = tps_plot_speedup(outdir, name, TPS_PLOT_BY_GPU, cs, 3, NULL, 0, o, w, e);
+out:
+  for (int k = 0; k < nb; k++) curve_free(&cb[k]);
+  free(grid);
+  return rc;
+}
+
 int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
   /* the reference of the main job: the bundled GPU table and a fit of the bundled H20 table,
    * loaded as `tpsplit predict`/`crossover` load it (predcli.h), so the numbers match */
@@ -643,6 +686,9 @@ int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files 
   j.ngpu = 3; j.gpu = g3; j.ntp = 1; j.tp = tp1; j.npath = 1; j.path = fpath;
   j.figures = TPS_PLOT_FIG_LATENCY | TPS_PLOT_FIG_SPEEDUP;
   if (tps_plot_run(&j, w, e)) goto out;
+  /* 2b. the model's H100/H200 curves next to the brief's pessimistic rule (the rule scales
+   * H20 the same way for both, so one grey curve) */
+  if (rule_figure(&j, h100, h200, outdir, &oo, w, e)) goto out;
   /* 3. the crossover map: every bundled GPU x TP 2, 4, 8, 16 x every path (tps_grid_run) */
   const tps_gpu **ga = malloc(r->gpus.n * sizeof *ga);
   const tps_path *pa[8];

@@ -106,11 +106,15 @@ fi
 
 # --- the main job's figures (no inputs), scripts only
 expect_rc 0 "$TPSPLIT" plot --no-render -o "$tmp/d"
-for f in speedup_tp8_marlin-w8a16 crossover latency_H100-SXM_tp8_marlin-w8a16 fitq_H20_tp8_marlin-w8a16 \
-         layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192; do
+for f in speedup_tp8_marlin-w8a16 speedup_tp8_marlin-w8a16_vs_rule crossover latency_H100-SXM_tp8_marlin-w8a16 \
+         fitq_H20_tp8_marlin-w8a16 layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192; do
   [ -s "$tmp/d/$f.gp" ] && ok || fail "default figure $f.gp missing"
 done
 expect_grep "written to $tmp/d\$" "$tmp/out"
+# the rule's curve (block 2) is the pessimistic scaling's break-even, printed by the main job too
+rule=$(awk -F'\t' '/^# block/{b=$0} b~/break-even of curve 2/ && $1=="2"{print $5}' "$tmp/d/speedup_tp8_marlin-w8a16_vs_rule.dat")
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path marlin-w8a16 --scaling pessimistic
+expect_grep "^break-even: $rule tokens" "$tmp/out"
 # crossover map: every bundled GPU x TP 2, 4, 8, 16 x three paths = 10 x 4 x 3 cells
 n=$(awk -F'\t' '/^#/||/^col/||NF<10{next}{n++}END{print n+0}' "$tmp/d/crossover.dat")
 [ "$n" -eq 120 ] && ok || fail "crossover cells: $n, want 120"
