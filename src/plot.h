@@ -200,10 +200,15 @@ int tps_plot_meas_from_fit(const tps_fit *f, const char *gpu, const char *path, 
 void tps_plot_meas_free(tps_plot_meas *m);
 
 /* ---------------------------------------------------------------- the main job's figures
- * Figures for the bundled data (what `tpsplit` with no arguments draws): fit the bundled H20
- * table; latency, speedup and fit-quality figures for it; speedup curves predicted for the
- * bundled H100/H200 at TP8 next to H20; the crossover map of the bundled GPUs x TP 2,4,8,16 x
- * paths; the per-layer figure when the simulator is built.  o may be NULL (defaults), w may be
+ * Figures for the bundled data (what `tpsplit` with no arguments draws), from the reference
+ * `tpsplit predict` uses (predcli.h: the bundled GPU table and a fit of the bundled H20 table):
+ *   fitq_H20_tp8_marlin-w8a16          the fit, with leave-one-out errors;
+ *   latency_{H20,H100-SXM,H200-SXM}_tp8_marlin-w8a16, speedup_tp8_marlin-w8a16
+ *                                      H20 fitted and measured, H100/H200 predicted;
+ *   speedup_tp8_marlin-w8a16_vs_rule   H100/H200 by the model next to the brief's rule;
+ *   crossover                          every bundled GPU x TP 2,4,8,16 x path (tps_grid_run);
+ *   layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192   the simulator's per-layer stage.
+ * o may be NULL (defaults; o->nsamples and o->seed drive the bands and intervals), w may be
  * NULL.  Returns 0 (also when gnuplot is missing: w->gnuplot_missing), -1 with e on error. */
 int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files *w, tps_err *e);
 
