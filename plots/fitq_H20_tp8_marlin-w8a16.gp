@@ -13,10 +13,11 @@ set xlabel 'tokens per step T'
 set ylabel 'relative error (model - measured) / measured (%)'
 set key outside right top vertical Left reverse samplen 3 spacing 1.2
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
+set yrange [*<-6:6<*]  # at least -6..6%, so the +-5% guides show
 set arrow 1 from graph 0, first 0 to graph 1, first 0 nohead lw 1 lc rgb '#000000' back
 set arrow 2 from graph 0, first 5 to graph 1, first 5 nohead dt 2 lc rgb '#999999' back
 set arrow 3 from graph 0, first -5 to graph 1, first -5 nohead dt 2 lc rgb '#999999' back
-set label 1 '+-5%' at graph 1, first 5 right offset -0.5,0.6 tc rgb '#777777'
+set label 1 '+-5%' at graph 1, first 5 right offset -0.5,0.6 tc rgb '#777777' front
 plot \
   'fitq_H20_tp8_marlin-w8a16.dat' index 0 using ($1*0.96):4 with impulses lw 2 lc rgb '#444444' notitle, \
   'fitq_H20_tp8_marlin-w8a16.dat' index 0 using ($1*0.96):4 with points pt 7 ps 1.6 lc rgb '#444444' title 'replicated: residual of the fit', \

@@ -35,8 +35,8 @@ plot \
   'speedup_tp8_marlin-w8a16.dat' index 3 using 1:8 with points pt 7 ps 1.5 lc rgb '#E69F00' title 'H20 TP8 measured', \
   'speedup_tp8_marlin-w8a16.dat' index 4 using 5:9 with points pt 13 ps 1.8 lc rgb '#E69F00' notitle, \
   'speedup_tp8_marlin-w8a16.dat' index 4 using 5:10:6:7 with xerrorbars pt 13 ps 1.8 lw 2 lc rgb '#E69F00' title 'H20 break-even 33 [90%: 33..33]', \
-  'speedup_tp8_marlin-w8a16.dat' index 5 using 5:9 with points pt 13 ps 1.8 lc rgb '#0072B2' notitle, \
-  'speedup_tp8_marlin-w8a16.dat' index 5 using 5:10:6:7 with xerrorbars pt 13 ps 1.8 lw 2 lc rgb '#0072B2' title 'H100-SXM break-even 1473 [90%: 961..3009]', \
-  'speedup_tp8_marlin-w8a16.dat' index 6 using 5:9 with points pt 13 ps 1.8 lc rgb '#009E73' notitle, \
-  'speedup_tp8_marlin-w8a16.dat' index 6 using 5:10:6:7 with xerrorbars pt 13 ps 1.8 lw 2 lc rgb '#009E73' title 'H200-SXM break-even 1473 [90%: 961..3009]'
+  'speedup_tp8_marlin-w8a16.dat' index 5 using 5:9 with points pt 9 ps 1.8 lc rgb '#0072B2' notitle, \
+  'speedup_tp8_marlin-w8a16.dat' index 5 using 5:10:6:7 with xerrorbars pt 9 ps 1.8 lw 2 lc rgb '#0072B2' title 'H100-SXM break-even 1473 [90%: 961..3009]', \
+  'speedup_tp8_marlin-w8a16.dat' index 6 using 5:9 with points pt 11 ps 1.8 lc rgb '#009E73' notitle, \
+  'speedup_tp8_marlin-w8a16.dat' index 6 using 5:10:6:7 with xerrorbars pt 11 ps 1.8 lw 2 lc rgb '#009E73' title 'H200-SXM break-even 1473 [90%: 961..3009]'
 unset output
