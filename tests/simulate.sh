@@ -113,6 +113,16 @@ expect_grep '^chunks \(all 61 layers\)' "$tmp/out"
 expect_grep '^plain +61 +8192 ' "$tmp/out"
 expect_rc 0 sim --model "$data/models/deepseek-v3.tsv" --gpu H20 --tp 4 --prompt 100
 
+# --- a saved fit gives the same prediction as the fit made on the spot
+expect_rc 0 "$TPSPLIT" fit "$data/h20_tp8_fused_wqa_wkv.tsv" -o "$tmp/h20.fit"
+expect_rc 0 sim --model deepseek-v4.1-flash --gpu H200 --tp 8 --prompt 8192
+a=$(awk '/^chunks/ { c = 1; next } c && $1 == 8192 { print $6; exit }' "$tmp/out")
+expect_rc 0 sim --model deepseek-v4.1-flash --gpu H200 --tp 8 --prompt 8192 --fit "$tmp/h20.fit"
+b=$(awk '/^chunks/ { c = 1; next } c && $1 == 8192 { print $6; exit }' "$tmp/out")
+[ -n "$a" ] && [ "$a" = "$b" ] && ok || fail "saving with --fit '$b' vs on the spot '$a'"
+expect_rc 2 sim --model deepseek-v4.1-flash --gpu H200 --tp 8 --fit "$data/gpus.tsv"
+expect_grep "^tpsplit: $data/gpus.tsv:[0-9]+: " "$tmp/err"
+
 # --- usage and input errors: exit 2, one line naming the file and line
 expect_rc 2 sim --gpu H20 --tp 8
 expect_rc 2 sim --model deepseek-v4.1-flash --gpu H20 --tp 0
