@@ -78,7 +78,7 @@ struct W8Shape {
   static_assert(BN % 16 == 0 && WM % 16 == 0 && WN % 8 == 0, "tile shape");
 };
 
-template <int BM, int BN, int WM, int WN, int STAGES>
+template <int BM, int BN, int WM, int WN, int STAGES, bool LEGACY>
 __global__ void __launch_bounds__(W8Shape<BM, BN, WM, WN, STAGES>::THREADS)
 w8a16_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const uint8_t *__restrict__ St,
              bf16 *__restrict__ Y, float *__restrict__ part, int *__restrict__ counters, int M, int N,
@@ -96,25 +96,60 @@ w8a16_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const u
   const int nkt = kt1 - kt0;
   const uint32_t sbase = (uint32_t)__cvta_generic_to_shared(smem);
 
+  /* Loader.  Thread tid copies A chunks (row tid/8 + it*THREADS/8, 16-byte column tid%8)
+   * and B chunks (row tid/4 + it*THREADS/4, column tid%4): all source pointers, shared
+   * offsets and row-validity bits are computed once, so a k step only adds kt*64.  (The
+   * LEGACY form recomputes every index per k step; kept to compare and as a fallback.) */
+  constexpr int A_IT = (BM * 8 + Sh::THREADS - 1) / Sh::THREADS, A_RSTEP = Sh::THREADS / 8;
+  constexpr int B_IT = (BN * 4 + Sh::THREADS - 1) / Sh::THREADS, B_RSTEP = Sh::THREADS / 4;
+  static_assert(A_RSTEP % 8 == 0, "A rows per step keep the swizzle phase");
+  const int a_r0 = tid >> 3, a_c = tid & 7, b_r0 = tid >> 2, b_c = tid & 3;
+  const bf16 *a_src = X + (size_t)(m0 + a_r0) * K + a_c * 8;
+  const uint8_t *b_src = Wq + (size_t)(n0 + b_r0) * K + b_c * 16;
+  const size_t a_step = (size_t)A_RSTEP * K, b_step = (size_t)B_RSTEP * K;
+  const uint32_t a_dst = a_r0 * 128 + ((a_c ^ (a_r0 & 7)) << 4), b_dst = b_r0 * Sh::B_STRIDE + b_c * 16;
+  uint32_t a_ok = 0, b_ok = 0;
+#pragma unroll
+  for (int it = 0; it < A_IT; it++)
+    if (it * Sh::THREADS + tid < BM * 8 && m0 + a_r0 + it * A_RSTEP < M) a_ok |= 1u << it;
+#pragma unroll
+  for (int it = 0; it < B_IT; it++)
+    if (it * Sh::THREADS + tid < BN * 4 && n0 + b_r0 + it * B_RSTEP < N) b_ok |= 1u << it;
+  const int s_r = tid / (BN / 16), s_c = tid % (BN / 16);
+  const bool s_do = tid < 2 * (BN / 16), s_ok = s_do && n0 + s_c * 16 < N;
+  const uint8_t *s_src = St + (size_t)s_r * N + n0 + s_c * 16;
+  const uint32_t s_dst = s_r * BN + s_c * 16;
+
   auto load = [&](int stage, int kt) {
     const uint32_t sa = sbase + stage * Sh::STAGE_BYTES, sb = sa + Sh::A_BYTES, ss = sb + Sh::B_BYTES;
+    if (LEGACY) {
+      for (int i = tid; i < BM * 8; i += Sh::THREADS) {
+        int r = i >> 3, c = i & 7, gm = m0 + r;
+        const bf16 *src = X + (size_t)(gm < M ? gm : 0) * K + kt * 64 + c * 8;
+        cp_async16(sa + r * 128 + ((c ^ (r & 7)) << 4), src, gm < M ? 16 : 0);
+      }
+      for (int i = tid; i < BN * 4; i += Sh::THREADS) {
+        int r = i >> 2, c = i & 3, gn = n0 + r;
+        const uint8_t *src = Wq + (size_t)(gn < N ? gn : 0) * K + kt * 64 + c * 16;
+        cp_async16(sb + r * Sh::B_STRIDE + c * 16, src, gn < N ? 16 : 0);
+      }
+    } else {
 #pragma unroll
-    for (int i = tid; i < BM * 8; i += Sh::THREADS) {
-      int r = i >> 3, c = i & 7, gm = m0 + r;
-      const bf16 *src = X + (size_t)(gm < M ? gm : 0) * K + kt * 64 + c * 8;
-      cp_async16(sa + r * 128 + ((c ^ (r & 7)) << 4), src, gm < M ? 16 : 0);
-    }
+      for (int it = 0; it < A_IT; it++) {
+        if (it * Sh::THREADS + tid >= BM * 8) break;
+        bool v = (a_ok >> it) & 1u;
+        const bf16 *src = v ? a_src + it * a_step + kt * 64 : X;
+        cp_async16(sa + a_dst + it * A_RSTEP * 128, src, v ? 16 : 0);
+      }
 #pragma unroll
-    for (int i = tid; i < BN * 4; i += Sh::THREADS) {
-      int r = i >> 2, c = i & 3, gn = n0 + r;
-      const uint8_t *src = Wq + (size_t)(gn < N ? gn : 0) * K + kt * 64 + c * 16;
-      cp_async16(sb + r * Sh::B_STRIDE + c * 16, src, gn < N ? 16 : 0);
+      for (int it = 0; it < B_IT; it++) {
+        if (it * Sh::THREADS + tid >= BN * 4) break;
+        bool v = (b_ok >> it) & 1u;
+        const uint8_t *src = v ? b_src + it * b_step + kt * 64 : Wq;
+        cp_async16(sb + b_dst + it * B_RSTEP * Sh::B_STRIDE, src, v ? 16 : 0);
+      }
     }
-    for (int i = tid; i < 2 * (BN / 16); i += Sh::THREADS) {
-      int r = i / (BN / 16), c = i % (BN / 16), gn = n0 + c * 16;
-      const uint8_t *src = St + (size_t)(kt * 2 + r) * N + (gn < N ? gn : 0);
-      cp_async16(ss + r * BN + c * 16, src, gn < N ? 16 : 0);
-    }
+    if (s_do) cp_async16(ss + s_dst, s_ok ? s_src + (size_t)kt * 2 * N : St, s_ok ? 16 : 0);
   };
 
   float acc[MT][NT][4];
@@ -124,6 +159,14 @@ w8a16_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const u
     for (int j = 0; j < NT; j++)
 #pragma unroll
       for (int v = 0; v < 4; v++) acc[i][j][v] = 0.f;
+
+  /* per-thread fragment offsets (rows of a warp's A fragments share r & 7 = lane & 7) */
+  const uint32_t a_frag = (wm * WM + (lane & 15)) * 128;
+  uint32_t a_col[4];
+#pragma unroll
+  for (int kk = 0; kk < 4; kk++) a_col[kk] = ((kk * 2 + (lane >> 4)) ^ (lane & 7)) << 4;
+  const int b_frag = (wn * WN + (lane >> 2)) * Sh::B_STRIDE + (lane & 3) * 4;
+  const int s_frag = wn * WN + (lane >> 2);
 
 #pragma unroll
   for (int s = 0; s < STAGES - 1; s++) {
@@ -140,31 +183,24 @@ w8a16_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const u
     }
     const int stage = it % STAGES;
     const uint32_t sa = sbase + stage * Sh::STAGE_BYTES;
-    const uint8_t *sbp = smem + stage * Sh::STAGE_BYTES + Sh::A_BYTES;
-    const uint8_t *ssp = sbp + Sh::B_BYTES;
+    const uint8_t *sbp = smem + stage * Sh::STAGE_BYTES + Sh::A_BYTES + b_frag;
+    const uint8_t *ssp = smem + stage * Sh::STAGE_BYTES + Sh::A_BYTES + Sh::B_BYTES + s_frag;
     uint32_t mul[NT][2];
 #pragma unroll
-    for (int j = 0; j < NT; j++) {
-      int nl = wn * WN + j * 8 + (lane >> 2);
+    for (int j = 0; j < NT; j++)
 #pragma unroll
       for (int h = 0; h < 2; h++) {
-        uint32_t e = ssp[h * BN + nl];
-        uint32_t b = (e + 120u) << 7;
+        uint32_t b = ((uint32_t)ssp[h * BN + j * 8] + 120u) << 7;
         mul[j][h] = b | (b << 16);
       }
-    }
 #pragma unroll
     for (int kk = 0; kk < 4; kk++) {
       uint32_t a[MT][4];
 #pragma unroll
-      for (int i = 0; i < MT; i++) {
-        int r = wm * WM + i * 16 + (lane & 15), c = kk * 2 + (lane >> 4);
-        ldmatrix_x4(a[i], sa + r * 128 + ((c ^ (r & 7)) << 4));
-      }
+      for (int i = 0; i < MT; i++) ldmatrix_x4(a[i], sa + a_frag + i * 16 * 128 + a_col[kk]);
 #pragma unroll
       for (int j = 0; j < NT; j++) {
-        int nl = wn * WN + j * 8 + (lane >> 2);
-        uint32_t w = *reinterpret_cast<const uint32_t *>(sbp + nl * Sh::B_STRIDE + kk * 16 + (lane & 3) * 4);
+        uint32_t w = *reinterpret_cast<const uint32_t *>(sbp + j * 8 * Sh::B_STRIDE + kk * 16);
         uint32_t b[2];
         dequant4(w, mul[j][kk >> 1], b);
 #pragma unroll
@@ -248,9 +284,10 @@ typedef struct {
   w8_kernel_fn fn;
 } w8_variant;
 
-#define W8V(BM, BN, WM, WN, ST)                                                                        \
+#define W8V_(BM, BN, WM, WN, ST, L)                                                                    \
   { BM, BN, W8Shape<BM, BN, WM, WN, ST>::THREADS, ST, W8Shape<BM, BN, WM, WN, ST>::SMEM,                \
-    w8a16_kernel<BM, BN, WM, WN, ST> }
+    w8a16_kernel<BM, BN, WM, WN, ST, L> }
+#define W8V(BM, BN, WM, WN, ST) W8V_(BM, BN, WM, WN, ST, false)
 static const w8_variant variants[] = {
     W8V(16, 64, 16, 16, 8),    /* 0: M <= 16, weight streaming */
     W8V(32, 64, 32, 16, 8),    /* 1: M <= 32 */
@@ -261,6 +298,9 @@ static const w8_variant variants[] = {
     W8V(128, 128, 64, 64, 4),  /* 6: large M, 4 warps, 64x64 warp tiles (experimental) */
     W8V(256, 128, 64, 64, 3),  /* 7: large M, 8 warps (4x2), 64x64 warp tiles (experimental) */
     W8V(128, 128, 32, 64, 4),  /* 8: large M, 8 warps (4x2), 32x64 warp tiles (experimental) */
+    /* 9..13: variants 0..4 with the LEGACY loader (TPS_W8_LEGACY=1) */
+    W8V_(16, 64, 16, 16, 8, true), W8V_(32, 64, 32, 16, 8, true), W8V_(64, 64, 64, 16, 6, true),
+    W8V_(64, 128, 64, 32, 4, true), W8V_(128, 128, 64, 32, 4, true),
 };
 enum { NVARIANTS = sizeof variants / sizeof variants[0] };
 static int occ_blocks[NVARIANTS]; /* resident blocks per SM, per variant (filled at prepare) */
@@ -273,11 +313,15 @@ static int env_int(const char *name, int dflt) {
   return *end ? dflt : (int)v;
 }
 
-/* Configuration for m rows.  Env TPS_W8_VARIANT and TPS_W8_SPLITK override (tuning sweeps). */
+/* Configuration for m rows.  Environment overrides for tuning sweeps: TPS_W8_VARIANT (all M),
+ * TPS_W8_LARGE (variant for M > 256), TPS_W8_SPLITK, TPS_W8_LEGACY=1 (per-step index loader). */
 extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
-  int v = m <= 16 ? 0 : m <= 32 ? 1 : m <= 64 ? 2 : m <= 256 ? 3 : 4;
+  int large = env_int("TPS_W8_LARGE", 4);
+  if (large < 0 || large >= 9) large = 4;
+  int v = m <= 16 ? 0 : m <= 32 ? 1 : m <= 64 ? 2 : m <= 256 ? 3 : large;
   int ov = env_int("TPS_W8_VARIANT", -1);
   if (ov >= 0 && ov < NVARIANTS) v = ov;
+  if (env_int("TPS_W8_LEGACY", 0) && v <= 4) v += 9;
   const w8_variant *w = &variants[v];
   c->variant = v;
   c->bm = w->bm; c->bn = w->bn; c->stages = w->stages; c->threads = w->threads;
@@ -285,10 +329,15 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   c->mtiles = (m + w->bm - 1) / w->bm;
   c->ntiles = (g->n + w->bn - 1) / w->bn;
   int tiles = c->mtiles * c->ntiles, kt = g->k / 64;
+  /* split-K when the tiles leave SMs idle: as many splits as fit in one wave of resident
+   * blocks (no tail wave), at most 12 (M <= 32) or 8 (larger M): the H200 sweep (README) */
   int s = 1;
   if (tiles < g->num_sms) {
-    int per_sm = m <= 64 ? 2 : 1; /* weight streaming wants more blocks in flight */
-    s = (per_sm * g->num_sms + tiles - 1) / tiles;
+    int cap = (occ_blocks[v] > 0 ? occ_blocks[v] : 1) * g->num_sms;
+    s = cap / tiles;
+    int smax = m <= 32 ? 12 : 8;
+    if (s > smax) s = smax;
+    if (s < 1) s = 1;
   }
   int os = env_int("TPS_W8_SPLITK", 0);
   if (os > 0) s = os;

@@ -31,7 +31,11 @@ case " $STAGES " in *" bench "*)
     echo "== $p" >>"$OUT/log.txt"
     timeout 200 "$B/tpsplit" bench gemm --path "$p" --k 5120 --n 1792 --tokens "$T" --tp 2,4,8 \
       -o "$OUT/h200_gemm_$p.tsv" 2>>"$OUT/log.txt"
-    echo "bench $p exit $?" | tee -a "$OUT/log.txt"
+    rc=$?; echo "bench $p exit $rc" | tee -a "$OUT/log.txt"
+    if [ $p = w8a16 ] && [ $rc -ne 0 ]; then  # fallback: the per-step index loader
+      TPS_W8_LEGACY=1 timeout 200 "$B/tpsplit" bench gemm --path "$p" --k 5120 --n 1792 --tokens "$T" --tp 2,4,8 \
+        -o "$OUT/h200_gemm_$p.tsv" 2>>"$OUT/log.txt"; echo "bench $p (legacy loader) exit $?" | tee -a "$OUT/log.txt"
+    fi
   done;;
 esac
 case " $STAGES " in *" sweep "*)
@@ -45,6 +49,11 @@ case " $STAGES " in *" sweep "*)
     TPS_W8_VARIANT=$v timeout 60 "$B/tpsplit" bench gemm --path w8a16 --tokens 256,1024,2048,4096,8192,16384 --tp 1 \
       --samples 20 2>>"$OUT/log.txt" | grep -v '^#' >>"$OUT/sweep.txt"
   done;;
+esac
+case " $STAGES " in *" large "*)
+  for v in 4 6; do echo "== TPS_W8_LARGE=$v" >>"$OUT/sweep.txt"
+    TPS_W8_LARGE=$v "$B/tpsplit" bench gemm --tp 1 --samples 20 --path w8a16 --tokens 512,1024,4096,16384 2>>"$OUT/log.txt" | grep -v '^#' >>"$OUT/sweep.txt"
+  done; cat "$OUT/sweep.txt";;
 esac
 case " $STAGES " in *" explore "*)
   # flush modes, new kernel variants, split-K factors, native-fp8 smoke test (20 samples each)
