@@ -72,7 +72,7 @@ case " $STAGES " in *" profile "*)
   N="ncu --clock-control none -k regex:w8a16_kernel --launch-count 1 --section SpeedOfLight --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section InstructionStats"
   # launches of w8a16_kernel in --check-only: M = 1, 7, 64, 129 (full checks), then the --tokens rows
   timeout 120 $N --launch-skip 4 "$B/tpsplit" bench gemm --path w8a16 --tokens 4096 --tp 1 --check-only >"$OUT/ncu.txt" 2>&1
-  timeout 120 $N --launch-skip 2 "$B/tpsplit" bench gemm --path w8a16 --tokens 4096 --tp 1 --check-only >>"$OUT/ncu.txt" 2>&1
+  [ -n "$PROFILE_SMALL" ] && timeout 120 $N --launch-skip 2 "$B/tpsplit" bench gemm --path w8a16 --tokens 4096 --tp 1 --check-only >>"$OUT/ncu.txt" 2>&1
   cuobjdump --dump-sass --function '_Z12w8a16_kernelILi128ELi128ELi64ELi32ELi4EEvPK13__nv_bfloat16PKhS4_PS0_PfPiiii' "$B/tpsplit" >"$OUT/sass.txt" 2>&1
   grep -E "Duration|Throughput|Issue Slots|Stall|Achieved Occupancy|Registers" "$OUT/ncu.txt" | head -60;;
 esac
