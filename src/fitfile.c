@@ -357,8 +357,22 @@ int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, 
     }
     if (t.k < 1 || t.n < 1) { tps_err_set(e, path, 0, "no '#@ k' and '#@ n' metadata: the fit needs the GEMM shape"); goto out; }
     tps_gemm_shape sh = {t.k, t.n, t.out_bytes_per_token > 0 ? t.out_bytes_per_token / (double)t.n : 2.0};
-    if (t.kind == TPS_TABLE_SPLIT) {
-      if (t.tp < 2) { tps_err_set(e, path, 0, "no '#@ tp' metadata (>= 2) for a split table"); goto out; }
+    if (t.kind == TPS_TABLE_SPLIT && t.tp == 1) {
+      /* a 1-rank split has no gather to fit (its split column adds a local copy): the
+       * replicated column is a GEMM table of rows = tokens */
+      tps_gemm_data d;
+      memset(&d, 0, sizeof d);
+      d.n = t.nrows; d.rows = t.tokens; d.time_us = t.replicated_us; d.shape = sh; d.path = kp; d.sms = gpu->sms; d.gpu = gpu;
+      *status = tps_fit_gemm(&d, o, f, msg, sizeof msg);
+      if (*status == TPS_FIT_OK) {
+        static const char head[] = "TP 1 split table: its replicated column fitted as a GEMM table";
+        char note[sizeof f->fixed_note + sizeof head + 2];
+        snprintf(note, sizeof note, "%s%s%s", head, f->fixed_note[0] ? "; " : "", f->fixed_note);
+        note[sizeof f->fixed_note - 1] = '\0';
+        memcpy(f->fixed_note, note, sizeof f->fixed_note);
+      }
+    } else if (t.kind == TPS_TABLE_SPLIT) {
+      if (t.tp < 2) { tps_err_set(e, path, 0, "no '#@ tp' metadata (>= 1) for a split table"); goto out; }
       if (!(t.out_bytes_per_token > 0)) { tps_err_set(e, path, 0, "no '#@ out_bytes_per_token' metadata"); goto out; }
       tps_split_data d;
       memset(&d, 0, sizeof d);
@@ -375,6 +389,10 @@ int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, 
     }
   } else {
     int ranks = t.ranks > 0 ? t.ranks : t.tp;
+    if (ranks == 1) {
+      tps_err_set(e, path, 0, "an all-gather of 1 rank moves nothing between GPUs: nothing to fit (need >= 2 ranks)");
+      goto out;
+    }
     if (ranks < 2) { tps_err_set(e, path, 0, "no '#@ ranks' metadata (>= 2) for an all-gather table"); goto out; }
     tps_ag_data d;
     memset(&d, 0, sizeof d);

@@ -60,7 +60,8 @@ int tps_fitfile_read(const char *path, tps_fit *f, tps_err *e);
 
 /* Read a measurement file (tps_table_read) and fit it by its kind: split tables with
  * tps_fit_split, GEMM tables with tps_fit_gemm, all-gather tables and nccl-tests logs with
- * tps_fit_allgather.  The measured GPU is the table's '#@ gpu' (or gpu_name when not NULL),
+ * tps_fit_allgather; a TP 1 split table (no gather) fits its replicated column as a GEMM
+ * table (said in f->fixed_note).  The measured GPU is the table's '#@ gpu' (or gpu_name when not NULL),
  * looked up in gpus (NULL: the bundled data/gpus.tsv); split and GEMM fits need it (SMs),
  * all-gather fits use generic NVLink priors when it is unknown.  Returns 0, or -1 with e
  * ("FILE: message" / "FILE:LINE: message") and *status (TPS_FIT_*; read errors give

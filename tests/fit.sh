@@ -89,6 +89,16 @@ expect_near "$bw" 288.75 0.05 "nccl busbw"
 expect_rc 0 "$TPSPLIT" fit "$tmp/custom.tsv"
 expect_near "$(awk '$1 == "ag_custom_floor_us" { print $2 }' "$tmp/out")" 6 0.05 "custom floor"
 expect_near "$(awk '$1 == "ag_custom_gbps" { print $2 }' "$tmp/out")" 250 0.03 "custom gbps"
+# a TP 1 split table (no gather): its replicated column is fitted as a GEMM table
+awk -F'\t' 'BEGIN { OFS = "\t" } /^#@ tp:/ { print "#@ tp: 1"; next } /^#/ { print; next }
+  $1 == "tokens" { print; next } { print $1, $1, $3, $3 + 1 }' "$h20" > "$tmp/tp1.tsv"
+expect_rc 0 "$TPSPLIT" fit "$tmp/tp1.tsv"
+expect_grep '^# fixed: TP 1 split table: its replicated column fitted as a GEMM table' "$tmp/out"
+n=$(grep -c '^gemm ' "$tmp/out"); [ "$n" -eq 11 ] && ok || fail "TP1: 11 gemm rows expected, got $n"
+# a 1-rank all-gather: nothing to fit, exit 2
+printf '#@ gpu: H20\n#@ gather: nccl\nbytes\tranks\ttime_us\n1024\t1\t3.2\n2048\t1\t3.3\n' > "$tmp/ag1.tsv"
+expect_rc 2 "$TPSPLIT" fit "$tmp/ag1.tsv"
+expect_grep 'all-gather of 1 rank' "$tmp/err"
 # several files: one JSON object with "fits"
 expect_rc 0 "$TPSPLIT" fit --json "$h20" "$top_srcdir/tests/data/ncclt/current.txt"
 expect_grep '"fits": \[' "$tmp/out"
