@@ -318,8 +318,6 @@ static void fig_abort(fig *F) {
   tps_out_abort(&F->gp);
 }
 
-static const char *by_names[3] = {"GPU", "TP", "path"};
-
 /* Legend text of a curve: the part that varies, plus where it comes from. */
 static void curve_label(const tps_plot_curve *c, int by, char *out, size_t sz) {
   switch (by) {
@@ -612,7 +610,6 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
   }
   fprintf(g, "\n");
 #undef SEP
-  (void)by_names;
   return fig_end(&F, w, e) ? (fig_abort(&F), -1) : 0;
 }
 

@@ -524,12 +524,11 @@ int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
         const tps_plot_meas *m = meas_for(j, &tg[q]);
         if (m) ms[nm++] = *m;
       }
-      char name[256], a[16], b[16];
+      char name[256], a[16];
       snprintf(a, sizeof a, "tp%d", tg[k].tp);
       if (by == TPS_PLOT_BY_TP) fig_name(name, sizeof name, "speedup", tg[k].gpu->name, tg[k].path->name, NULL);
       else if (by == TPS_PLOT_BY_PATH) fig_name(name, sizeof name, "speedup", tg[k].gpu->name, a, NULL);
       else fig_name(name, sizeof name, "speedup", a, tg[k].path->name, NULL);
-      (void)b;
       if (tps_plot_speedup(j->outdir, name, by, cs, nc, ms, nm, j->o, w, e)) { free(done); free(cs); free(ms); goto out; }
     }
     free(done); free(cs); free(ms);
