@@ -85,6 +85,15 @@ static int cmp_long(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Whether projection j is the first (among those in mask) with its name: names repeat for
+ * projections of different widths in different layers. */
+static int first_of_name_in(const tps_sim_model *m, size_t j, unsigned mask) {
+  for (size_t i = 0; i < j; i++)
+    if ((mask & (1u << i)) && strcmp(m->proj[i].name, m->proj[j].name) == 0) return 0;
+  return 1;
+}
+static int first_of_name(const tps_sim_model *m, size_t j) { return first_of_name_in(m, j, ~0u); }
+
 typedef struct {
   int source;                 /* 0 measured, else TPS_SCALING_* + 1 */
   tps_gemm_curve *rep, *split;
@@ -204,7 +213,8 @@ int cmd_simulate(int argc, char **argv) {
           char names[512] = "";
           for (size_t j = 0; j < m->nproj; j++) {
             size_t l = strlen(names);
-            if (!strstr(names, m->proj[j].name)) snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", m->proj[j].name);
+            if (!first_of_name(m, j)) continue;
+            snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", m->proj[j].name);
           }
           tps_die_msg("simulate: --split: %s has no projection '%s' (it has: %s; or all, none)", m->name, v[i], names);
           tps_free_list(v, nv);
@@ -344,7 +354,7 @@ int cmd_simulate(int argc, char **argv) {
   static const char *const srcname[] = {"measured", "model", "pessimistic", "spec"};
   char splitnames[512] = "";
   for (size_t j = 0; j < m->nproj; j++) {
-    if (!(mask & (1u << j)) || strstr(splitnames, m->proj[j].name)) continue;
+    if (!(mask & (1u << j)) || !first_of_name_in(m, j, mask)) continue;
     size_t l = strlen(splitnames);
     snprintf(splitnames + l, sizeof splitnames - l, "%s%s", l ? "," : "", m->proj[j].name);
   }
