@@ -23,6 +23,7 @@
 #include "tpsplit.h"
 #include "err.h"
 #include "util.h"
+#include "jsonout.h"
 #include "bench.h"
 #include "check.h"
 #include "harness.h"
@@ -30,7 +31,7 @@
 #include "gather_bench.h"
 
 typedef struct {
-  int tp, gather, samples, warmup, blocks, threads;
+  int tp, gather, samples, warmup, blocks, threads, json;
   size_t cap_bytes;
   long *sizes;
   size_t nsizes;
@@ -131,6 +132,43 @@ static int write_log(const ag_job *job, const tps_gb_prov *pv, int n, const char
   return ferror(fp) ? -1 : 0;
 }
 
+static int print_json(const ag_job *job, const tps_gb_prov *pv, int n) {
+  const ag_opts *o = &job->o;
+  json_t *root = json_object(), *rows = json_array();
+  json_object_set_new(root, "gpu_name", json_string(pv->gpu_name));
+  json_object_set_new(root, "ranks", json_integer(n));
+  json_object_set_new(root, "gather", json_string(o->gather == TPS_GATHER_CUSTOM ? "custom" : o->gather == TPS_GATHER_NCCL ? "nccl" : "auto"));
+  json_object_set_new(root, "samples", json_integer(o->samples));
+  json_object_set_new(root, "nccl", json_string(pv->nccl));
+  json_object_set_new(root, "driver", json_string(pv->driver));
+  json_object_set_new(root, "date", json_string(pv->date_utc));
+  const double f = (double)(n - 1) / n;
+  for (size_t i = 0; i < o->nsizes; i++) {
+    const ag_row *r = &job->rows[i];
+    if (!r->size) continue;
+    json_t *x = json_object();
+    json_object_set_new(x, "size_bytes", json_integer((json_int_t)r->size));
+    json_object_set_new(x, "count", json_integer((json_int_t)r->count));
+    json_object_set_new(x, "type", json_string("bfloat16"));
+    json_object_set_new(x, "gather", json_string(r->used == TPS_GATHER_CUSTOM ? "custom" : "nccl"));
+    tps_json_set_num(x, "oop_time_us", r->oop.median_us);
+    tps_json_set_num(x, "oop_min_us", r->oop.min_us);
+    tps_json_set_num(x, "oop_max_us", r->oop.max_us);
+    tps_json_set_num(x, "oop_algbw_gbps", (double)r->size / r->oop.median_us / 1e3);
+    tps_json_set_num(x, "oop_busbw_gbps", (double)r->size / r->oop.median_us / 1e3 * f);
+    json_object_set_new(x, "oop_wrong", json_integer(r->wrong_oop));
+    tps_json_set_num(x, "ip_time_us", r->ip.median_us);
+    tps_json_set_num(x, "ip_min_us", r->ip.min_us);
+    tps_json_set_num(x, "ip_max_us", r->ip.max_us);
+    tps_json_set_num(x, "ip_algbw_gbps", (double)r->size / r->ip.median_us / 1e3);
+    tps_json_set_num(x, "ip_busbw_gbps", (double)r->size / r->ip.median_us / 1e3 * f);
+    json_object_set_new(x, "ip_wrong", json_integer(r->wrong_ip));
+    json_array_append_new(rows, x);
+  }
+  json_object_set_new(root, "rows", rows);
+  return tps_json_print(root);
+}
+
 static int ag_rank(tps_world *w, void *arg) {
   ag_job *job = (ag_job *)arg;
   const ag_opts *o = &job->o;
@@ -139,7 +177,8 @@ static int ag_rank(tps_world *w, void *arg) {
   memset(&of, 0, sizeof of);
   tps_err err;
   tps_err_clear(&err);
-  if (me == 0 && tps_out_open(&of, o->out ? o->out : "-", &err) != 0) {
+  /* the nccl-tests text goes to -o FILE, else to stdout unless --json prints JSON there */
+  if (me == 0 && (o->out || !o->json) && tps_out_open(&of, o->out ? o->out : "-", &err) != 0) {
     tps_err_print(&err);
     job->usage_err = 1;
     return TPS_K_ERR;
@@ -212,10 +251,12 @@ static int ag_rank(tps_world *w, void *arg) {
     }
     if (i < o->nsizes) { free(busids); break; }
     rc = TPS_K_OK;
-    if (me == 0 && (write_log(job, &pv, n, busids, of.fp) != 0 || tps_out_commit(&of, &err) != 0)) {
-      tps_err_print(&err);
+    if (me == 0 && of.fp && (write_log(job, &pv, n, busids, of.fp) != 0 || tps_out_commit(&of, &err) != 0)) {
+      if (err.set) tps_err_print(&err);
+      else fprintf(stderr, "tpsplit: bench allgather: write error\n");
       rc = TPS_K_ERR;
     }
+    if (me == 0 && rc == TPS_K_OK && o->json && print_json(job, &pv, n) != 0) rc = TPS_K_ERR;
     free(busids);
   } while (0);
   if (me == 0) tps_out_abort(&of);
@@ -244,7 +285,7 @@ static int parse_size(const char *s, long *out) {
 
 static void ag_usage(FILE *fp) {
   fputs("Usage: tpsplit bench allgather [--tp N] [--bytes A..B | --bytes S1,S2,...] [--gather nccl|custom|auto]\n"
-        "                               [--samples S] [--warmup W] [--cap-bytes B] [-o FILE]\n"
+        "                               [--samples S] [--warmup W] [--cap-bytes B] [-o FILE] [--json]\n"
         "Time the all-gather alone over N GPUs and write the rows in the nccl-tests all_gather_perf\n"
         "layout (size count type redop root, then time algbw busbw #wrong out-of-place and in-place),\n"
         "which `tpsplit inspect` and `tpsplit fit` read like nccl-tests logs.\n\n"
@@ -256,7 +297,8 @@ static void ag_usage(FILE *fp) {
         "  --warmup W     untimed rounds first (default 5)\n"
         "  --cap-bytes B  custom gather per-rank input cap (default 2097152)\n"
         "  --blocks B, --threads T   custom gather kernel launch\n"
-        "  -o FILE        write to FILE (default stdout; written only when complete)\n\n"
+        "  -o FILE        write to FILE (default stdout; written only when complete)\n"
+        "  --json         print the rows as JSON on stdout (the nccl-tests text then only with -o)\n\n"
         "Exit status: 0 ok, 1 a GPU, NCCL or correctness failure, 2 usage error.\n",
         fp);
 }
@@ -267,7 +309,8 @@ extern "C" int tps_bench_allgather_main(int argc, char **argv) {
       {"gather", required_argument, 0, 'g'},   {"samples", required_argument, 0, 's'},
       {"warmup", required_argument, 0, 'w'},   {"cap-bytes", required_argument, 0, 'c'},
       {"blocks", required_argument, 0, 'b'},   {"threads", required_argument, 0, 'r'},
-      {"output", required_argument, 0, 'o'},   {"help", no_argument, 0, 'h'},
+      {"output", required_argument, 0, 'o'},   {"json", no_argument, 0, 'j'},
+      {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},        {0, 0, 0, 0}};
   ag_job job;
   memset(&job, 0, sizeof job);
@@ -316,6 +359,7 @@ extern "C" int tps_bench_allgather_main(int argc, char **argv) {
       o->threads = (int)v;
       break;
     case 'o': o->out = optarg; break;
+    case 'j': o->json = 1; break;
     case 'h': ag_usage(stdout); return TPS_EXIT_OK;
     case 'V': puts("tpsplit bench allgather " PACKAGE_VERSION); return TPS_EXIT_OK;
     case ':': tps_die_msg("bench allgather: option '%s' needs a value", argv[optind - 1]); return TPS_EXIT_USAGE;

@@ -388,7 +388,8 @@ static int split_rank(tps_world *w, void *arg) {
   memset(&of, 0, sizeof of);
   tps_err err;
   tps_err_clear(&err);
-  if (rank == 0 && !o->json && tps_out_open(&of, o->out ? o->out : "-", &err) != 0) {
+  /* the table goes to -o FILE, else to stdout unless --json prints JSON there */
+  if (rank == 0 && (o->out || !o->json) && tps_out_open(&of, o->out ? o->out : "-", &err) != 0) {
     tps_err_print(&err);
     job->usage_err = 1;
     return TPS_K_ERR;
@@ -481,13 +482,13 @@ static int split_rank(tps_world *w, void *arg) {
     }
     rc = TPS_K_OK;
     if (rank == 0) {
-      if (o->json) {
-        if (print_json(job, &pv, tp) != 0) rc = TPS_K_ERR;
-      } else if (write_table(job, &pv, tp, tps_harness_flush_bytes(h), maxdiff_all, of.fp) != 0 ||
-                 tps_out_commit(&of, &err) != 0) {
-        tps_err_print(&err);
+      if (of.fp && (write_table(job, &pv, tp, tps_harness_flush_bytes(h), maxdiff_all, of.fp) != 0 ||
+                    tps_out_commit(&of, &err) != 0)) {
+        if (err.set) tps_err_print(&err);
+        else fprintf(stderr, "tpsplit: bench split: write error\n");
         rc = TPS_K_ERR;
       }
+      if (rc == TPS_K_OK && o->json && print_json(job, &pv, tp) != 0) rc = TPS_K_ERR;
     }
   } while (0);
   if (rank == 0) tps_out_abort(&of);
@@ -524,7 +525,7 @@ static void split_usage(FILE *fp) {
         "  --blocks B, --threads T   custom gather kernel launch (default 32 x 512)\n"
         "  --seed S        random inputs (default 1; the same on every rank)\n"
         "  -o FILE         write the table to FILE (default stdout; written only when complete)\n"
-        "  --json          print the results as JSON on stdout instead of the table\n\n"
+        "  --json          print the results as JSON on stdout (the table then only with -o)\n\n"
         "NCCL_NVLS_ENABLE=0 is set unless already set (NVLink multicast stays off).\n"
         "Exit status: 0 ok, 1 a GPU, NCCL or correctness failure, 2 usage error.\n",
         fp);

@@ -30,7 +30,7 @@
  * Device-side spin waits give up after timeout_s (default 10 s) and leave an error flag
  * that tps_gather_check() reports, so a dead peer never hangs a rank forever.
  * NVLink multicast is never used (no cuMulticastCreate; NCCL_NVLS_ENABLE=0 is set by
- * tps_world_create when unset).
+ * tps_world_run when unset).
  *
  * Emulation (tests on one GPU): tps_gather_emul_* stands several ranks on one device, each
  * with its own buffer and signal area, and runs the SAME kernel for all of them in one
