@@ -42,7 +42,7 @@ static void usage(FILE *fp) {
           "Read measurement files and print them normalized, with derived columns.\n\n"
           "FILE is a split-vs-replicated table (tokens rows_per_rank replicated_us split_us),\n"
           "a GEMM table (rows time_us ...), an all-gather table (bytes ranks time_us ...), or an\n"
-          "nccl-tests all_gather_perf log, unmodified (any layout since 2.x).\n\n"
+          "nccl-tests all_gather_perf log, unmodified (any layout since 2.x, or its -J JSON).\n\n"
           "Derived columns: split: speedup, replicated_tflops, gather_bytes,\n"
           "gather_bytes_per_rank, gather, gather_algbw_lb_gbps; gemm: tflops, gbps;\n"
           "all-gather: bytes_per_rank, algbw_gbps, busbw_gbps.\n\n"

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 #include "util.h"
 
 #define MAXTOK 64
@@ -335,4 +336,132 @@ int tps_ncclt_parse(const tps_text *tx, tps_ncclt *log, tps_err *e) {
 fail:
   tps_ncclt_free(log);
   return -1;
+}
+
+/* ------------------------------------------------------------------ -J JSON files
+ * nccl-tests >= 2.17.3 writes `-J FILE` (src/util.cu, jsonOutputInit ... writeResultFooter):
+ * {"version", "config": {"nthreads", "ngpus", "warmup_iters", "iterations", ...,
+ *  "devices": [{"rank", "device_info", ...}]}, "results": [{"size", "count", "type",
+ *  "redop", "root" (a string, "    -1"), "out_of_place": {"time"|"cpu_time", "alg_bw",
+ *  "bus_bw", "nwrong" (null for -c 0)}, "in_place": {...}, "out_of_place_per_iter":
+ *  {"min_us", "max_us", "p99_us", "cv_pct", ...}}], ...}.  NaN is written as "nan".
+ * "devices" holds one entry per process (the first GPU line of each), so
+ * nranks = len(devices) * nthreads * ngpus.  Some builds put "devices" at the top level;
+ * both are read.  JSON has no line numbers: errors name the result index. */
+
+static int jnum(json_t *o, const char *key, double *out) {
+  json_t *v = json_object_get(o, key);
+  if (json_is_number(v)) { *out = json_number_value(v); return isfinite(*out) ? 0 : -1; }
+  return -1;
+}
+
+static int jblock(const char *path, size_t i, json_t *r, const char *key, double *time, double *alg, double *bus,
+                  double *wrong, tps_err *e) {
+  json_t *b = json_object_get(r, key);
+  if (!json_is_object(b)) return tps_err_set(e, path, 0, "results[%zu]: no \"%s\" object", i, key);
+  if (jnum(b, "time", time) && jnum(b, "cpu_time", time))
+    return tps_err_set(e, path, 0, "results[%zu].%s: no finite time", i, key);
+  if (!(*time > 0)) return tps_err_set(e, path, 0, "results[%zu].%s: time %g is not positive", i, key, *time);
+  if (jnum(b, "alg_bw", alg) || jnum(b, "bus_bw", bus))
+    return tps_err_set(e, path, 0, "results[%zu].%s: alg_bw or bus_bw missing or not finite", i, key);
+  json_t *w = json_object_get(b, "nwrong");
+  *wrong = NAN;
+  if (json_is_number(w)) *wrong = json_number_value(w);
+  if (*wrong > 0)
+    return tps_err_set(e, path, 0, "results[%zu]: %g elements wrong (%s): the run failed its data check", i, *wrong, key);
+  return 0;
+}
+
+int tps_ncclt_is_json(const char *path) {
+  FILE *fp = fopen(path, "r");
+  if (!fp) return 0;
+  int c;
+  while ((c = fgetc(fp)) == ' ' || c == '\t' || c == '\n' || c == '\r') {}
+  fclose(fp);
+  return c == '{';
+}
+
+int tps_ncclt_read_json(const char *path, tps_ncclt *log, tps_err *e) {
+  memset(log, 0, sizeof *log);
+  log->nthread = log->ngpus = log->warmup_iters = log->iters = -1;
+  json_error_t je;
+  json_t *root = json_load_file(path, JSON_DECODE_ANY, &je);
+  if (!root) return tps_err_set(e, path, je.line, "not valid JSON: %s", je.text);
+  int rc = 0;
+  json_t *cfg = json_object_get(root, "config"), *res = json_object_get(root, "results");
+  json_t *dev = json_object_get(cfg, "devices");
+  if (!dev) dev = json_object_get(root, "devices");
+  double v;
+  if (!json_is_object(root) || !json_is_array(res) || !json_is_object(cfg)) {
+    rc = tps_err_set(e, path, 0, "JSON without \"config\" and \"results\": not an nccl-tests -J file");
+    goto done;
+  }
+  if (!jnum(cfg, "nthreads", &v)) log->nthread = (int)v;
+  if (!jnum(cfg, "ngpus", &v)) log->ngpus = (int)v;
+  if (!jnum(cfg, "warmup_iters", &v)) log->warmup_iters = (int)v;
+  if (!jnum(cfg, "iterations", &v)) log->iters = (int)v;
+  if (!json_is_array(dev) || json_array_size(dev) == 0 || log->nthread < 1 || log->ngpus < 1) {
+    rc = tps_err_set(e, path, 0, "no \"devices\", \"nthreads\" or \"ngpus\": cannot tell the number of ranks");
+    goto done;
+  }
+  log->nranks = (int)json_array_size(dev) * log->nthread * log->ngpus;
+  const char *gname = json_string_value(json_object_get(json_array_get(dev, 0), "device_info"));
+  if (gname) copy_trim(log->gpu, sizeof log->gpu, gname);
+  if (!jnum(root, "version", &v)) snprintf(log->version, sizeof log->version, "json %d", (int)v);
+  snprintf(log->collective, sizeof log->collective, "all_gather_perf");
+  log->layout = TPS_NCCLT_CURRENT;
+  size_t n = json_array_size(res);
+  log->row = calloc(n ? n : 1, sizeof *log->row);
+  if (!log->row) { rc = tps_err_set(e, path, 0, "out of memory"); goto done; }
+  for (size_t i = 0; i < n && !rc; i++) {
+    json_t *r = json_array_get(res, i);
+    tps_ncclt_row *w = &log->row[log->n];
+    memset(w, 0, sizeof *w);
+    const char *type = json_string_value(json_object_get(r, "type"));
+    const char *redop = json_string_value(json_object_get(r, "redop"));
+    double cnt;
+    if (jnum(r, "size", &w->size_bytes) || jnum(r, "count", &cnt) || !type || w->size_bytes < 0 ||
+        w->size_bytes != floor(w->size_bytes) || cnt < 0 || cnt != floor(cnt) || strlen(type) >= sizeof w->type) {
+      rc = tps_err_set(e, path, 0, "results[%zu]: size, count or type missing or malformed", i);
+      break;
+    }
+    w->count = (long)cnt;
+    snprintf(w->type, sizeof w->type, "%s", type);
+    if (redop) {
+      snprintf(w->redop, sizeof w->redop, "%s", redop);
+      if (strcmp(redop, "none") != 0) { rc = tps_err_set(e, path, 0, "results[%zu]: redop '%s': not an all-gather", i, redop); break; }
+    }
+    const char *root_s = json_string_value(json_object_get(r, "root"));
+    w->root = root_s ? atoi(root_s) : -1;
+    if (jblock(path, i, r, "out_of_place", &w->oop_time_us, &w->oop_algbw_gbps, &w->oop_busbw_gbps, &w->oop_wrong, e) ||
+        jblock(path, i, r, "in_place", &w->ip_time_us, &w->ip_algbw_gbps, &w->ip_busbw_gbps, &w->ip_wrong, e)) {
+      rc = -1;
+      break;
+    }
+    double *st[2][4] = {{&w->oop_min_us, &w->oop_max_us, &w->oop_p99_us, &w->oop_cv_pct},
+                        {&w->ip_min_us, &w->ip_max_us, &w->ip_p99_us, &w->ip_cv_pct}};
+    static const char *const pk[2] = {"out_of_place_per_iter", "in_place_per_iter"};
+    static const char *const sk[4] = {"min_us", "max_us", "p99_us", "cv_pct"};
+    for (int b = 0; b < 2; b++) {
+      json_t *pi = json_object_get(r, pk[b]);
+      for (int k = 0; k < 4; k++)
+        if (!pi || jnum(pi, sk[k], st[b][k])) *st[b][k] = NAN;
+      if (pi && b == 0) log->has_iter_stats = 1;
+    }
+    w->line = 0;
+    if (w->size_bytes == 0) continue; /* -b 0, as in text logs */
+    log->n++;
+  }
+  if (!rc && log->n == 0) rc = tps_err_set(e, path, 0, "no results in the nccl-tests JSON file");
+  for (size_t i = 0; i < log->n && !rc; i++) {
+    const tps_ncclt_row *r = &log->row[i];
+    int ts = tps_ncclt_type_size(r->type);
+    if (ts && r->size_bytes != (double)r->count * ts * log->nranks)
+      rc = tps_err_set(e, path, 0, "results[%zu]: size %.0f != count %ld * %d bytes (%s) * %d ranks", i, r->size_bytes,
+                       r->count, ts, r->type, log->nranks);
+  }
+done:
+  json_decref(root);
+  if (rc) tps_ncclt_free(log);
+  return rc;
 }

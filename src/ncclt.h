@@ -61,6 +61,11 @@ int tps_ncclt_detect(const tps_text *tx);
 /* Parse; 0 or -1 with e = "FILE:LINE: ..." (first offending line). */
 int tps_ncclt_parse(const tps_text *tx, tps_ncclt *log, tps_err *e);
 void tps_ncclt_free(tps_ncclt *log);
+/* nccl-tests -J JSON files (>= 2.17.3): 1 when the file's first non-blank byte is '{'. */
+int tps_ncclt_is_json(const char *path);
+/* Read one into the same struct (line = 0 in every row: JSON errors name the result
+ * index).  nranks = len(devices) * nthreads * ngpus (devices lists one GPU per process). */
+int tps_ncclt_read_json(const char *path, tps_ncclt *log, tps_err *e);
 /* Bytes per element of an nccl-tests type name, 0 when unknown. */
 int tps_ncclt_type_size(const char *type);
 

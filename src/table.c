@@ -466,10 +466,9 @@ static int read_tsv(const tps_text *tx, tps_table *t, tps_err *e) {
   return rc;
 }
 
-/* nccl-tests log -> all-gather table. */
-static int from_ncclt(const tps_text *tx, tps_table *t, tps_err *e) {
-  tps_ncclt log;
-  if (tps_ncclt_parse(tx, &log, e)) return -1;
+/* nccl-tests log (text or JSON, already parsed; freed here) -> all-gather table. */
+static int from_ncclt(tps_ncclt *lp, tps_table *t, tps_err *e) {
+  tps_ncclt log = *lp;
   int rc = 0;
   size_t n = log.n;
   t->kind = TPS_TABLE_ALLGATHER;
@@ -535,6 +534,14 @@ done:
 
 int tps_table_read(const char *path, tps_table *t, tps_err *e) {
   memset(t, 0, sizeof *t);
+  if (tps_ncclt_is_json(path)) {
+    tps_ncclt log;
+    t->gather_cap_bytes = 2097152;
+    if (!(t->path = strdup(path))) return tps_err_set(e, path, 0, "out of memory");
+    int rc = tps_ncclt_read_json(path, &log, e) ? -1 : from_ncclt(&log, t, e);
+    if (rc) tps_table_free(t);
+    return rc;
+  }
   tps_text tx;
   if (tps_text_read(path, &tx, e)) return -1;
   int rc = 0;
@@ -542,7 +549,10 @@ int tps_table_read(const char *path, tps_table *t, tps_err *e) {
   t->gather_cap_bytes = 2097152;
   if (!t->path) rc = tps_err_set(e, path, 0, "out of memory");
   else if (tx.n == 0) rc = tps_err_set(e, path, 0, "empty file");
-  else if (tps_ncclt_detect(&tx)) rc = from_ncclt(&tx, t, e);
+  else if (tps_ncclt_detect(&tx)) {
+    tps_ncclt log;
+    rc = tps_ncclt_parse(&tx, &log, e) ? -1 : from_ncclt(&log, t, e);
+  }
   else {
     snprintf(t->source, sizeof t->source, "tsv");
     rc = read_tsv(&tx, t, e);

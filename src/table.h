@@ -4,7 +4,8 @@
  *  - split-vs-replicated TSV: tokens, rows_per_rank, replicated_us, split_us
  *  - GEMM-only TSV:           rows, time_us (+ optional columns, e.g. tflops, gbps)
  *  - all-gather TSV:          bytes, ranks, time_us
- *  - nccl-tests all_gather_perf logs (see src/ncclt.h), normalized to the all-gather kind.
+ *  - nccl-tests all_gather_perf logs, text or -J JSON (see src/ncclt.h), normalized to the
+ *    all-gather kind.
  * Our TSV: '#' provenance lines, '#@ key: value' metadata lines (machine-read), one header
  * row with units in the column names, one row per measurement.
  * Metadata keys understood: gpu, tp, k, n, path, out_bytes_per_token, gather_cap_bytes,

@@ -71,6 +71,13 @@ expect_grep '^ *17179869184 +536870912 +22000000 +22000000 +1073741824 +0\.781 +
 expect_rc 0 "$TPSPLIT" inspect "$d/iterstats.txt"
 expect_grep '^ +bytes +count +time_us +time_inplace_us +i_min_us +i_max_us +i_p99_us +i_cv_pct ' "$tmp/out"
 expect_grep '^ +65536 +4096 +11\.05 +10\.96 +10\.28 +13\.38 +12\.93 +6\.38 ' "$tmp/out"
+# json.txt: the -J JSON of current.txt (tests/data/ncclt/json.awk): the same table
+expect_rc 0 "$TPSPLIT" inspect "$d/json.txt"
+sed 1d "$tmp/out" >"$tmp/j"
+expect_rc 0 "$TPSPLIT" inspect "$d/current.txt"
+sed 1d "$tmp/out" >"$tmp/c"
+cmp -s "$tmp/j" "$tmp/c" && ok || fail "json.txt does not read as current.txt"
+expect_grep "^# gpu NVIDIA H20, type bfloat16, ranks 8, gather nccl\$" "$tmp/j"
 # JSON of a log: ranks and GPU as values, per-row line numbers
 expect_rc 0 "$TPSPLIT" inspect --json "$d/mpi.txt"
 expect_grep '"ranks": 16,' "$tmp/out"

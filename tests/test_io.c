@@ -209,6 +209,26 @@ static void test_ncclt(void) {
     tps_table_free(&t);
   } else fprintf(stderr, "%s\n", e.msg);
 
+  /* json.txt: the -J form of current.txt: 1 device entry x nthreads 1 x ngpus 8 = 8 ranks */
+  CHECK(tps_ncclt_is_json(path("tests/data/ncclt/json.txt")) == 1);
+  CHECK(tps_ncclt_is_json(path("tests/data/ncclt/current.txt")) == 0);
+  rc = tps_ncclt_read_json(path("tests/data/ncclt/json.txt"), &log, &e);
+  CHECK(rc == 0);
+  if (rc == 0) {
+    CHECK(log.nranks == 8 && log.n == 21 && log.iters == 20 && strcmp(log.gpu, "NVIDIA H20") == 0);
+    CHECK(log.row[20].size_bytes == 1073741824.0 && log.row[20].oop_time_us == 3347.53);
+    CHECK(log.row[20].ip_time_us == 3375.03 && log.row[20].root == -1 && log.row[20].oop_wrong == 0);
+    CHECK(log.row[20].line == 0 && isnan(log.row[20].oop_min_us));
+    tps_ncclt_free(&log);
+  } else fprintf(stderr, "%s\n", e.msg);
+  rc = tps_table_read(path("tests/data/ncclt/json.txt"), &t, &e);
+  CHECK(rc == 0);
+  if (rc == 0) {
+    CHECK(t.kind == TPS_TABLE_ALLGATHER && t.ranks == 8 && t.nrows == 21 && t.count[1] == 128);
+    CHECK(t.time_us[0] == 12.10 && t.time_inplace_us[0] == 12.00);
+    tps_table_free(&t);
+  } else fprintf(stderr, "%s\n", e.msg);
+
   /* mpi.txt: [1,0]<stdout>: prefixes, NCCL INFO/WARN lines, 16 Rank lines; 19 rows */
   rc = tps_table_read(path("tests/data/ncclt/mpi.txt"), &t, &e);
   CHECK(rc == 0);
