@@ -12,8 +12,10 @@ png_wh() {
   od -An -tu1 -j16 -N8 "$1" | awk '{print (($1*256+$2)*256+$3)*256+$4, (($5*256+$6)*256+$7)*256+$8}'
 }
 
+# is there a gnuplot, by tpsplit's own lookup ($TPSPLIT_GNUPLOT, configure's, PATH)?
 have_gp=0
-if [ -n "${TPSPLIT_GNUPLOT-}" ]; then :; elif command -v gnuplot >/dev/null 2>&1; then have_gp=1; fi
+"$TPSPLIT" plot --measured "$h20" --figures fitq --no-render --json -o "$tmp/probe" >"$tmp/probe.json" 2>/dev/null
+grep -q '"gnuplot": "' "$tmp/probe.json" && have_gp=1
 
 expect_rc 0 "$TPSPLIT" plot --help
 expect_grep '^Usage: tpsplit plot' "$tmp/out"
