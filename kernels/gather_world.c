@@ -200,11 +200,16 @@ int tps_world_run(int nranks, tps_world_fn fn, void *arg) {
       MPI_Finalize();
       return TPS_K_ERR;
     }
-    tps_world w = {rank, size, lrank, 1, 0, "", NULL, fn, arg, 0};
+    /* local rank -> GPU; modulo the visible GPUs (one GPU per process when the launcher
+     * sets CUDA_VISIBLE_DEVICES per rank: then device 0, and no custom backend, since peer
+     * access between the processes' GPUs cannot be asked) */
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) ndev = 1;
+    tps_world w = {rank, size, lrank % ndev, 1, 0, "", NULL, fn, arg, 0};
     snprintf(w.host, sizeof w.host, "%s", host);
     int rc = TPS_K_ERR;
-    if (cudaSetDevice(lrank) != cudaSuccess)
-      fprintf(stderr, "tpsplit: rank %d: cudaSetDevice(%d) failed: %s\n", rank, lrank, cudaGetErrorString(cudaGetLastError()));
+    if (cudaSetDevice(w.device) != cudaSuccess)
+      fprintf(stderr, "tpsplit: rank %d: cudaSetDevice(%d) failed: %s\n", rank, w.device, cudaGetErrorString(cudaGetLastError()));
     else
       rc = fn(&w, arg);
     if (rc != TPS_K_OK && rc != TPS_K_SKIP) tps_world_fail(&w); /* MPI_Abort: nobody hangs */
