@@ -21,23 +21,26 @@ set xlabel 'tensor-parallel size'
 # cells where the split never wins (or the path cannot run) stay grey
 set object 1 rect from graph 0, graph 0 to graph 1, graph 1 fc rgb '#e6e6e6' fs solid 1 noborder behind
 set colorbox user origin 0.915, 0.15 size 0.015, 0.72
-set multiplot layout 1,3 margins 0.11, 0.88, 0.1, 0.88 spacing 0.03, 0.1 title 'break-even tokens: GPU x TP, one panel per kernel path (cell: break-even, below: 90% interval; grey: never / n/a)' font 'Sans,13'
+set multiplot layout 1,3 margins 0.11, 0.88, 0.1, 0.88 spacing 0.03, 0.1 title 'break-even tokens: GPU x TP, one panel per kernel path (cell: break-even, below: 90% interval; light grey: never, dark grey: n/a)' font 'Sans,13'
 set title 'marlin-w8a16'
 eval YT
 unset colorbox
 plot 'crossover.dat' index 0 using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 noborder lc palette, \
+     '' index 0 using (strcol(9) eq 'n/a' ? $1 : NaN):2:(0.5):(0.5) with boxxyerror fs solid 1 noborder lc rgb '#c8c8c8', \
      '' index 0 using 1:2:9 with labels offset 0,0.45 font 'Sans,11', \
      '' index 0 using 1:2:10 with labels offset 0,-0.6 font 'Sans,8' tc rgb '#333333'
 set title 'dense-bf16'
 unset ytics
 unset colorbox
 plot 'crossover.dat' index 1 using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 noborder lc palette, \
+     '' index 1 using (strcol(9) eq 'n/a' ? $1 : NaN):2:(0.5):(0.5) with boxxyerror fs solid 1 noborder lc rgb '#c8c8c8', \
      '' index 1 using 1:2:9 with labels offset 0,0.45 font 'Sans,11', \
      '' index 1 using 1:2:10 with labels offset 0,-0.6 font 'Sans,8' tc rgb '#333333'
 set title 'native-fp8'
 unset ytics
 set colorbox
 plot 'crossover.dat' index 2 using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 noborder lc palette, \
+     '' index 2 using (strcol(9) eq 'n/a' ? $1 : NaN):2:(0.5):(0.5) with boxxyerror fs solid 1 noborder lc rgb '#c8c8c8', \
      '' index 2 using 1:2:9 with labels offset 0,0.45 font 'Sans,11', \
      '' index 2 using 1:2:10 with labels offset 0,-0.6 font 'Sans,8' tc rgb '#333333'
 unset multiplot

@@ -700,16 +700,18 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
   fprintf(g, "set colorbox user origin 0.915, 0.15 size 0.015, 0.72\n");
   fprintf(g, "set multiplot layout %d,%d margins 0.11, 0.88, 0.1, 0.88 spacing 0.03, 0.1 "
              "title 'break-even tokens: GPU x TP, one panel per kernel path "
-             "(cell: break-even, below: 90%% interval; grey: never / n/a)' font 'Sans,13'\n", rows, cols);
+             "(cell: break-even, below: 90%% interval; light grey: never, dark grey: n/a)' font 'Sans,13'\n", rows, cols);
   for (size_t p = 0; p < np; p++) {
     fprintf(g, "set title "); gp_str(g, paths[p]); fputc('\n', g);
     fprintf(g, "%s\n", p % (size_t)cols == 0 ? "eval YT" : "unset ytics");
     if (p + 1 < np) fprintf(g, "unset colorbox\n");
     else fprintf(g, "set colorbox\n");
+    /* coloured cells; "n/a" cells a darker grey than "never" (the background) */
     fprintf(g, "plot '%s.dat' index %zu using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 noborder lc palette, \\\n"
+               "     '' index %zu using (strcol(9) eq 'n/a' ? $1 : NaN):2:(0.5):(0.5) with boxxyerror fs solid 1 noborder lc rgb '#c8c8c8', \\\n"
                "     '' index %zu using 1:2:9 with labels offset 0,0.45 font 'Sans,11', \\\n"
                "     '' index %zu using 1:2:10 with labels offset 0,-0.6 font 'Sans,8' tc rgb '#333333'\n",
-            name, p, p, p);
+            name, p, p, p, p);
   }
   fprintf(g, "unset multiplot\n");
   free(gpus); free(paths); free(tps);
