@@ -5,10 +5,10 @@
 #   mkdir -p bin && cp tpsplit tests/test_gemm_gpu bin/
 # Run there (device tool):   bash kernels/run_h200.sh _build_kgemm/bin   (carry _build_kgemm/bin)
 # Writes under $OUT: env.txt, test.txt, sanitizer.txt, h200_gemm_<path>.tsv, sweep.txt, log.txt.
-# Stage selection: STAGES="test bench sweep sanitize" (default; also: explore profile).
+# Stage selection: STAGES="test bench hoisted sweep sanitize" (default; also: large explore profile).
 B=${1:-_build_kgemm/bin}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-STAGES=${STAGES:-"test bench sweep sanitize"}
+STAGES=${STAGES:-"test bench hoisted sweep sanitize"}
 export NCCL_NVLS_ENABLE=0
 if ldd "$B/tpsplit" | grep -q "not found"; then
   for l in $(ldd "$B/tpsplit" | awk '/not found/ {print $1}'); do
@@ -27,16 +27,17 @@ case " $STAGES " in *" test "*)
   timeout 120 "$B/test_gemm_gpu" >"$OUT/test.txt" 2>&1; echo "test_gemm_gpu exit $?" >>"$OUT/test.txt"; tail -3 "$OUT/test.txt";;
 esac
 case " $STAGES " in *" bench "*)
-  for p in dense-bf16 native-fp8 w8a16; do
+  for p in dense-bf16 native-fp8 w8a16 w8a16_hoisted; do
     echo "== $p" >>"$OUT/log.txt"
     timeout 200 "$B/tpsplit" bench gemm --path "$p" --k 5120 --n 1792 --tokens "$T" --tp 2,4,8 \
       -o "$OUT/h200_gemm_$p.tsv" 2>>"$OUT/log.txt"
     rc=$?; echo "bench $p exit $rc" | tee -a "$OUT/log.txt"
-    if [ $p = w8a16 ] && [ $rc -ne 0 ]; then  # fallback: the per-step index loader
-      TPS_W8_LEGACY=1 timeout 200 "$B/tpsplit" bench gemm --path "$p" --k 5120 --n 1792 --tokens "$T" --tp 2,4,8 \
-        -o "$OUT/h200_gemm_$p.tsv" 2>>"$OUT/log.txt"; echo "bench $p (legacy loader) exit $?" | tee -a "$OUT/log.txt"
-    fi
   done;;
+esac
+case " $STAGES " in *" hoisted "*)  # the hoisted-index loader of variants 0-4 (TPS_W8_HOISTED=1)
+  TPS_W8_HOISTED=1 timeout 120 "$B/test_gemm_gpu" >"$OUT/test_hoisted.txt" 2>&1; echo "test_gemm_gpu (hoisted) exit $?" | tee -a "$OUT/log.txt"
+  TPS_W8_HOISTED=1 timeout 200 "$B/tpsplit" bench gemm --path w8a16 --k 5120 --n 1792 --tokens "$T" --tp 2,4,8 \
+    -o "$OUT/h200_gemm_w8a16_hoisted.tsv" 2>>"$OUT/log.txt"; echo "bench w8a16 (hoisted) exit $?" | tee -a "$OUT/log.txt";;
 esac
 case " $STAGES " in *" sweep "*)
   for s in ${SWEEP_SPLITS:-2 4 6 8 12 16 24}; do
@@ -77,14 +78,14 @@ case " $STAGES " in *" profile "*)
   grep -E "Duration|Throughput|Issue Slots|Stall|Achieved Occupancy|Registers" "$OUT/ncu.txt" | head -60;;
 esac
 case " $STAGES " in *" sanitize "*)
-  for tool in memcheck racecheck; do
-    echo "== compute-sanitizer --tool $tool test_gemm_gpu (TPS_TEST_QUICK)" >>"$OUT/sanitizer.txt"
-    TPS_TEST_QUICK=1 timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$B/test_gemm_gpu" >>"$OUT/sanitizer.txt" 2>&1
+  for h in 0 1; do for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool test_gemm_gpu (TPS_TEST_QUICK, TPS_W8_HOISTED=$h)" >>"$OUT/sanitizer.txt"
+    TPS_W8_HOISTED=$h TPS_TEST_QUICK=1 timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$B/test_gemm_gpu" >>"$OUT/sanitizer.txt" 2>&1
     echo "exit $?" >>"$OUT/sanitizer.txt"
-  done
+  done; done
   grep -E "^exit|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.txt";;
 esac
-for p in dense-bf16 native-fp8 w8a16; do
+for p in dense-bf16 native-fp8 w8a16 w8a16_hoisted; do
   [ -f "$OUT/h200_gemm_$p.tsv" ] && { echo "== $p"; grep -v '^#' "$OUT/h200_gemm_$p.tsv" | cut -f1-6 | column -t; }
 done
 grep -c FAIL "$OUT/log.txt" | sed 's/^/FAIL lines in log: /'
