@@ -98,7 +98,7 @@ int cmd_plot(int argc, char **argv) {
     {"seed", required_argument, 0, OPT_SEED}, {"format", required_argument, 0, OPT_FORMAT},
     {"size", required_argument, 0, OPT_SIZE}, {"output", required_argument, 0, 'o'},
     {"no-render", no_argument, 0, OPT_NORENDER}, {"json", no_argument, 0, OPT_JSON},
-    {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
   const char *measured[MAXIN], *fitfiles[MAXIN];
   size_t nmeas = 0, nfitf = 0;
   const char *gpus_arg = NULL, *gpus_file = NULL, *tp_arg = NULL, *paths_arg = NULL, *outdir = "plots";
@@ -112,6 +112,7 @@ int cmd_plot(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
     switch (c) {
     case 'h': usage(stdout); return TPS_EXIT_OK;
+    case 'V': printf("tpsplit plot (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return TPS_EXIT_OK;
     case 'o': outdir = optarg; break;
     case OPT_MEASURED:
       if (nmeas == MAXIN) { tps_die_msg("plot: at most %d --measured files", MAXIN); return TPS_EXIT_USAGE; }
