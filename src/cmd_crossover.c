@@ -44,10 +44,10 @@ int cmd_crossover(int argc, char **argv) {
   static const struct option opts[] = {
     {"gpus", required_argument, 0, OPT_GPUS}, {"tp", required_argument, 0, OPT_TP},
     {"paths", required_argument, 0, OPT_PATHS}, {"fit", required_argument, 0, OPT_FIT},
-    {"scaling", required_argument, 0, OPT_SCALING}, {"gather", required_argument, 0, OPT_GATHER},
-    {"cap-bytes", required_argument, 0, OPT_CAP}, {"ib-gbps", required_argument, 0, OPT_IB},
-    {"max-tokens", required_argument, 0, OPT_MAX}, {"round", required_argument, 0, OPT_ROUND},
-    {"samples", required_argument, 0, OPT_SAMPLES}, {"seed", required_argument, 0, OPT_SEED},
+    {"scaling", required_argument, 0, TPS_PCO_SCALING}, {"gather", required_argument, 0, TPS_PCO_GATHER},
+    {"cap-bytes", required_argument, 0, TPS_PCO_CAP}, {"ib-gbps", required_argument, 0, TPS_PCO_IB},
+    {"max-tokens", required_argument, 0, OPT_MAX}, {"round", required_argument, 0, TPS_PCO_ROUND},
+    {"samples", required_argument, 0, TPS_PCO_SAMPLES}, {"seed", required_argument, 0, TPS_PCO_SEED},
     {"gpus-file", required_argument, 0, OPT_GPUS_FILE}, {"json", no_argument, 0, OPT_JSON},
     {"help", no_argument, 0, OPT_HELP}, {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0}};
   const char *gpus_arg = NULL, *tp_arg = "2,4,8,16", *paths_arg = NULL, *fit_file = NULL, *gpus_file = NULL;
@@ -55,7 +55,7 @@ int cmd_crossover(int argc, char **argv) {
   int scaling = TPS_SCALING_MODEL, json = 0;
   tps_pred_opts po;
   tps_pred_opts_default(&po);
-  double x;
+  tps_pco pco = {scaling, &po, rounding, samples, seed};
   int c;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
@@ -63,39 +63,23 @@ int cmd_crossover(int argc, char **argv) {
     case OPT_TP: tp_arg = optarg; break;
     case OPT_PATHS: paths_arg = optarg; break;
     case OPT_FIT: fit_file = optarg; break;
-    case OPT_SCALING:
-      if ((scaling = tps_scaling_find(optarg)) < 0) { tps_die_msg("crossover: unknown --scaling '%s' (model, spec, pessimistic)", optarg); return TPS_EXIT_USAGE; }
-      break;
-    case OPT_GATHER:
-      if ((po.backend = tps_parse_gather(optarg)) < 0) { tps_die_msg("crossover: unknown --gather '%s' (auto, nccl, custom)", optarg); return TPS_EXIT_USAGE; }
-      break;
-    case OPT_CAP:
-      if (tps_parse_double(optarg, &x) || !(x > 0)) { tps_die_msg("crossover: bad --cap-bytes '%s'", optarg); return TPS_EXIT_USAGE; }
-      po.cap_bytes = x;
-      break;
-    case OPT_IB:
-      if (tps_parse_double(optarg, &x) || !(x > 0)) { tps_die_msg("crossover: bad --ib-gbps '%s'", optarg); return TPS_EXIT_USAGE; }
-      po.ib_gbps = x;
-      break;
     case OPT_MAX:
       if (tps_parse_long(optarg, &tmax) || tmax < 1 || tmax > TPS_PRED_MAX_TMAX) { tps_die_msg("crossover: bad --max-tokens '%s' (1..%ld)", optarg, TPS_PRED_MAX_TMAX); return TPS_EXIT_USAGE; }
-      break;
-    case OPT_ROUND:
-      if (tps_parse_long(optarg, &rounding) || rounding < 1) { tps_die_msg("crossover: bad --round '%s'", optarg); return TPS_EXIT_USAGE; }
-      break;
-    case OPT_SAMPLES:
-      if (tps_parse_long(optarg, &samples) || samples < 2 || samples > 100000) { tps_die_msg("crossover: bad --samples '%s' (2..100000)", optarg); return TPS_EXIT_USAGE; }
-      break;
-    case OPT_SEED:
-      if (tps_parse_long(optarg, &seed) || seed < 0) { tps_die_msg("crossover: bad --seed '%s'", optarg); return TPS_EXIT_USAGE; }
       break;
     case OPT_GPUS_FILE: gpus_file = optarg; break;
     case OPT_JSON: json = 1; break;
     case OPT_HELP: usage(stdout); return TPS_EXIT_OK;
     case OPT_VERSION: printf("tpsplit crossover %s\n", PACKAGE_VERSION); return TPS_EXIT_OK;
-    default: usage(stderr); return TPS_EXIT_USAGE;
+    default:
+      if (c >= TPS_PCO_SCALING && c < TPS_PCO_END) {
+        if (tps_pco_parse(&pco, "crossover", c, optarg)) return TPS_EXIT_USAGE;
+        break;
+      }
+      usage(stderr);
+      return TPS_EXIT_USAGE;
     }
   }
+  scaling = pco.scaling; rounding = pco.rounding; samples = pco.samples; seed = pco.seed;
   if (optind < argc) { tps_die_msg("crossover: unexpected argument '%s'", argv[optind]); return TPS_EXIT_USAGE; }
   if (fit_file && scaling != TPS_SCALING_MODEL) { tps_die_msg("crossover: --fit goes with --scaling model"); return TPS_EXIT_USAGE; }
 

@@ -270,3 +270,33 @@ json_t *tps_grid_json(const tps_grid *g) {
   tps_json_set_num(root, "level", g->level);
   return root;
 }
+
+int tps_pco_parse(tps_pco *p, const char *cmd, int c, const char *arg) {
+  double x;
+  switch (c) {
+  case TPS_PCO_SCALING:
+    if ((p->scaling = tps_scaling_find(arg)) < 0) { tps_die_msg("%s: unknown --scaling '%s' (model, spec, pessimistic)", cmd, arg); return -1; }
+    return 0;
+  case TPS_PCO_GATHER:
+    if ((p->po->backend = tps_parse_gather(arg)) < 0) { tps_die_msg("%s: unknown --gather '%s' (auto, nccl, custom)", cmd, arg); return -1; }
+    return 0;
+  case TPS_PCO_CAP:
+    if (tps_parse_double(arg, &x) || !(x > 0)) { tps_die_msg("%s: bad --cap-bytes '%s'", cmd, arg); return -1; }
+    p->po->cap_bytes = x;
+    return 0;
+  case TPS_PCO_IB:
+    if (tps_parse_double(arg, &x) || !(x > 0)) { tps_die_msg("%s: bad --ib-gbps '%s'", cmd, arg); return -1; }
+    p->po->ib_gbps = x;
+    return 0;
+  case TPS_PCO_ROUND:
+    if (tps_parse_long(arg, &p->rounding) || p->rounding < 1) { tps_die_msg("%s: bad --round '%s'", cmd, arg); return -1; }
+    return 0;
+  case TPS_PCO_SAMPLES:
+    if (tps_parse_long(arg, &p->samples) || p->samples < 2 || p->samples > 100000) { tps_die_msg("%s: bad --samples '%s' (2..100000)", cmd, arg); return -1; }
+    return 0;
+  case TPS_PCO_SEED:
+    if (tps_parse_long(arg, &p->seed) || p->seed < 0) { tps_die_msg("%s: bad --seed '%s'", cmd, arg); return -1; }
+    return 0;
+  }
+  return -1;
+}
