@@ -138,7 +138,7 @@ extern "C" void tps_gemm_destroy(tps_gemm *g) {
   if (!g) return;
   tps_lt_teardown(g);
   cudaFree(g->w_bf16); cudaFree(g->w_fp8); cudaFree(g->d_scales); cudaFree(g->x_fp8);
-  cudaFree(g->w_q); cudaFree(g->w_s); cudaFree(g->part); cudaFree(g->counters);
+  cudaFree(g->w_q); cudaFree(g->w_s); cudaFree(g->w_sn); cudaFree(g->part); cudaFree(g->counters);
   free(g->h_q); free(g->h_s);
   free(g);
 }
@@ -218,9 +218,19 @@ extern "C" int tps_gemm_config(const tps_gemm *g, int m, char *buf, size_t bufsz
   case TPS_GEMM_W8A16: {
     tps_w8_cfg c;
     TPS_TRY(tps_w8_choose(g, m, &c));
-    snprintf(buf, bufsz, "w8a16: tile %dx%d, %d stages, %d threads, split-K %d, grid %dx%dx%d",
-             c.bm, c.bn, c.stages, c.threads, c.splits, c.ntiles, c.mtiles, c.splits);
-    *id = ((uint64_t)c.variant << 32) | (uint64_t)c.splits;
+    if (c.kind == TPS_W8K_STREAM) {
+      snprintf(buf, bufsz, "w8a16 stream: 128 weight rows x %d tokens per block, cluster split-K %d, grid %dx%d",
+               c.bt, c.splits, c.ntiles, c.splits);
+      *id = ((uint64_t)TPS_W8K_STREAM << 40) | (uint64_t)c.splits; /* token tiles do not change a row's result */
+    } else if (c.kind == TPS_W8K_WGMMA) {
+      snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d", c.bt, c.stages,
+               c.ntiles, c.mtiles);
+      *id = ((uint64_t)TPS_W8K_WGMMA << 40) | ((uint64_t)c.bt << 32);
+    } else {
+      snprintf(buf, bufsz, "w8a16 mma: tile %dx%d, %d stages, %d threads, split-K %d, grid %dx%dx%d", c.bm, c.bn,
+               c.stages, c.threads, c.splits, c.ntiles, c.mtiles, c.splits);
+      *id = ((uint64_t)TPS_W8K_MMA << 40) | ((uint64_t)c.variant << 32) | (uint64_t)c.splits;
+    }
     return TPS_K_OK;
   }
   }

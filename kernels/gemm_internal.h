@@ -8,7 +8,10 @@
 #include "gemm.h"
 
 /* Fast W8A16 kernel configuration for one M (see gemm_w8a16.cu). */
+enum { TPS_W8K_STREAM = 0, TPS_W8K_MMA = 1, TPS_W8K_WGMMA = 2 }; /* kernel kinds */
 typedef struct {
+  int kind;                    /* TPS_W8K_*: stream (small M), mma (mma.sync tiles), wgmma (SM90) */
+  int bt;                      /* stream: tokens per block (8 * token tiles); wgmma: tokens per tile */
   int bm, bn, stages, threads; /* block tile, pipeline depth, threads per block */
   int splits;                  /* split-K factor (1: no split) */
   int mtiles, ntiles;
@@ -30,8 +33,10 @@ struct tps_gemm {
                                    each in its own 256-byte slot (cuBLASLt scale pointer alignment) */
   uint8_t *x_fp8;               /* max_m x K, quantized activations */
   /* w8a16 (both kernels) */
-  uint8_t *w_q;                 /* N x K E4M3: plain layout (ref) or k16-permuted (fast) */
-  uint8_t *w_s;                 /* ref: N x K/32 ; fast: transposed, K/32 x N */
+  uint8_t *w_q;                 /* N x K E4M3: plain layout (ref) or k64-permuted (fast) */
+  uint8_t *w_s;                 /* ref: N x K/32 ; fast (mma, wgmma): transposed, K/32 x N */
+  uint8_t *w_sn;                /* fast (stream kernel): N x K/32 */
+  int wgmma_ok;                 /* the sm_90a kernels (stream, wgmma) can run on this device */
   uint8_t *h_q, *h_s;           /* host copies in the plain 1x32 layout (for tps_gemm_weights) */
   float *part;                  /* split-K partial sums */
   size_t part_bytes;
@@ -57,6 +62,12 @@ int tps_w8ref_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 int tps_w8_prepare(tps_gemm *g);  /* upload weights in the fast layout, size workspace */
 int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c);
 int tps_w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
+/* gemm_w8a16_sm90.cu */
+enum { TPS_W8C_SPLITS = 8, TPS_W8C_MAXTOK = 128 }; /* stream kernel: cluster split-K, tokens per launch */
+int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) */
+int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
+int tps_w8c_tokens(int m);        /* stream kernel: tokens per block for m rows (8, 16, ..., 128) */
+int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 #ifdef __cplusplus
 }
 #endif

@@ -1,67 +1,87 @@
 /* gemm_w8a16.cu: the fast W8A16 GEMM (the Marlin role): Y = X W^T with X bf16 (M x K),
  * W FP8 E4M3 (N x K) with one E8M0 scale per 1x32 block along K, Y bf16, fp32 accumulation.
+ * Three kernels share one weight layout and one dequantization (w8_device.cuh);
+ * tps_w8_choose picks by M and GPU:
+ *  - stream (M <= 64, SM90): weight streaming with a cluster split-K (gemm_w8a16_sm90.cu);
+ *  - wgmma (M > 64, SM90): warpgroup MMA, weights dequantized into registers (same file);
+ *  - mma (every M on other GPUs; this file): block tile BM x BN, K step 64, STAGES-deep
+ *    cp.async pipeline; X tile in shared memory with a 16-byte-chunk XOR swizzle read by
+ *    ldmatrix.x4; W as the B operand (bytes, rows of 64), one 16-byte shared load per thread
+ *    per row and k step; small M: split-K over gridDim.z (deterministic: each split writes
+ *    fp32 partials, the last block to arrive at a tile sums them in split order 0..S-1).
  *
- * Design (all mma.sync, no wgmma: the brief's SM90 Marlin path uses mma.sync):
- *  - block tile BM x BN, K step 64, STAGES-deep cp.async pipeline (16-byte copies, rows past
- *    M or N zero-filled); X tile in shared memory with a 16-byte-chunk XOR swizzle (read by
- *    ldmatrix.x4 without bank conflicts); W tile as bytes, rows padded to 80 bytes;
- *  - warps tile the block WM x WN; per k16 step a warp loads its A fragments with ldmatrix
- *    and builds each B fragment from ONE 32-bit shared load: the weights are repacked at plan
- *    creation so that, inside every 16-column group, a thread's four bytes (k = 2q, 2q+1,
- *    2q+8, 2q+9, q = lane % 4, the m16n8k16 B-fragment order) are contiguous;
- *  - dequantization in registers: an E4M3 byte's 7 low bits shifted left by 4 and its sign
- *    by 8 form a bf16 whose value is the E4M3 value times 2^-120 (normal and subnormal codes
- *    alike); one bf16x2 multiply by 2^(e - 127 + 120) (the E8M0 byte e, exponent field e+120)
- *    applies the bias correction and the block scale at once.  Both factors are powers of
- *    two, so the dequantized bf16 weight is exact (needs e <= 134, i.e. scales <= 2^7; the
- *    quantizer gives scale <= 2^-8 for |w| <= 1 and bench weights are far inside);
- *  - m16n8k16 bf16 MMA with fp32 accumulators;
- *  - small M: split-K over gridDim.z (deterministic: each split writes fp32 partials, the
- *    last block to arrive at a tile sums the splits in order 0..S-1 and writes bf16, then
- *    resets the tile's counter), so the weight stream is spread over all SMs;
- *  - scales are stored transposed (K/32 x N) so a stage's scales are two 16-byte-aligned rows.
- * Rows are independent: for one configuration (variant, split-K) every output row is
+ * Weight layout (made once at plan creation, like Marlin's repack): "k64-permuted": inside
+ * every 64-wide chunk of a row, bytes 16q..16q+15 are the 16 bytes lane q = lane % 4 needs:
+ * byte 16q + 4j + e holds k = 16j + {2q, 2q+1, 2q+8, 2q+9}[e] (the m16n8k16 fragment
+ * order, A and B alike), so a thread gets a whole chunk of one row in one 16-byte load.
+ * Scales: N x K/32 (stream) and transposed K/32 x N (mma, wgmma: a chunk's scales for a
+ * block of rows are two contiguous rows of bytes).
+ *
+ * Rows are independent: for one configuration (kernel, tile, split-K) every output row is
  * computed by the same sequence of operations whatever M is, so the split check can require
- * bitwise equality when the configuration of the shard and of the whole batch agree. */
+ * bitwise equality when the configuration of the shard and of the whole batch agree; the
+ * stream kernel's result does not depend on its token-tile count either. */
 #include <stdlib.h>
 #include <string.h>
 #include <cuda_bf16.h>
 #include "check.h"
 #include "gemm_internal.h"
+#include "w8_device.cuh"
 
-typedef __nv_bfloat16 bf16;
-
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(addr));
 }
-__device__ __forceinline__ void mma_bf16(float c[4], const uint32_t a[4], const uint32_t b[2]) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-               "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+
+typedef __nv_bfloat16 bf16;
+
+/* Split-K arrival: every block of a tile calls it after writing its fp32 partials; returns
+ * true in the last block to arrive (which then sums the tile) and resets the tile's
+ * counter for the next launch. */
+__device__ __forceinline__ bool splitk_last(int *counters, int tile, int S, int *s_last) {
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int prev = atomicAdd(&counters[tile], 1);
+    *s_last = prev == S - 1;
+    if (*s_last) counters[tile] = 0;
+  }
+  __syncthreads();
+  if (!*s_last) return false;
+  __threadfence();
+  return true;
 }
-__device__ __forceinline__ uint32_t bf16x2_mul(uint32_t a, uint32_t b) {
-  uint32_t d;
-  asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
-  return d;
-}
-/* Four E4M3 bytes [k0 k1 k8 k9] -> B fragment {bf16x2(k0,k1), bf16x2(k8,k9)} times 2^(e-127). */
-__device__ __forceinline__ void dequant4(uint32_t w, uint32_t mul, uint32_t b[2]) {
-  uint32_t lo = __byte_perm(w, 0u, 0x4140); /* [b0, 0, b1, 0] */
-  uint32_t hi = __byte_perm(w, 0u, 0x4342); /* [b2, 0, b3, 0] */
-  lo = ((lo & 0x007F007Fu) << 4) | ((lo & 0x00800080u) << 8);
-  hi = ((hi & 0x007F007Fu) << 4) | ((hi & 0x00800080u) << 8);
-  b[0] = bf16x2_mul(lo, mul);
-  b[1] = bf16x2_mul(hi, mul);
+
+/* The last block sums rows r0..r0+rows-1, columns c0..c0+cols-1 (cols % 4 == 0) of the S
+ * partial planes (M x N each), 4 columns per thread and step (coalesced 16-byte loads, four
+ * splits in flight), always in the order z = 0, 1, ..., S-1, and writes bf16. */
+__device__ void splitk_reduce(const float *part, bf16 *Y, int r0, int rows, int c0, int cols, int M, int N,
+                              int S, int tid, int nthreads) {
+  const size_t plane = (size_t)M * N;
+  const int q4 = cols / 4;
+  for (int q = tid; q < rows * q4; q += nthreads) {
+    int r = r0 + q / q4, c = c0 + (q % q4) * 4;
+    const float *p0 = part + (size_t)r * N + c;
+    float4 sum = __ldcg(reinterpret_cast<const float4 *>(p0));
+    int zz = 1;
+    for (; zz + 3 < S; zz += 4) {
+      float4 v[4];
+#pragma unroll
+      for (int u = 0; u < 4; u++) v[u] = __ldcg(reinterpret_cast<const float4 *>(p0 + (zz + u) * plane));
+#pragma unroll
+      for (int u = 0; u < 4; u++) { sum.x += v[u].x; sum.y += v[u].y; sum.z += v[u].z; sum.w += v[u].w; }
+    }
+    for (; zz < S; zz++) {
+      float4 v = __ldcg(reinterpret_cast<const float4 *>(p0 + zz * plane));
+      sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+    }
+    __nv_bfloat162 lo = __floats2bfloat162_rn(sum.x, sum.y), hi = __floats2bfloat162_rn(sum.z, sum.w);
+    uint2 out;
+    out.x = *reinterpret_cast<uint32_t *>(&lo);
+    out.y = *reinterpret_cast<uint32_t *>(&hi);
+    *reinterpret_cast<uint2 *>(Y + (size_t)r * N + c) = out;
+  }
 }
 
 template <int BM, int BN, int WM, int WN, int STAGES>
@@ -69,7 +89,7 @@ struct W8Shape {
   static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN;
   static constexpr int THREADS = WARPS_M * WARPS_N * 32;
   static constexpr int A_BYTES = BM * 128; /* BM x 64 bf16 */
-  static constexpr int B_STRIDE = 80;      /* 64 bytes + 16 padding: conflict-free 32-bit reads */
+  static constexpr int B_STRIDE = 64;      /* 16-byte reads of 8 lanes = 2 rows = 128 bytes: conflict-free */
   static constexpr int B_BYTES = BN * B_STRIDE;
   static constexpr int S_BYTES = 2 * BN;
   static constexpr int STAGE_BYTES = A_BYTES + B_BYTES + S_BYTES;
@@ -78,7 +98,7 @@ struct W8Shape {
   static_assert(BN % 16 == 0 && WM % 16 == 0 && WN % 8 == 0, "tile shape");
 };
 
-template <int BM, int BN, int WM, int WN, int STAGES, bool LEGACY>
+template <int BM, int BN, int WM, int WN, int STAGES>
 __global__ void __launch_bounds__(W8Shape<BM, BN, WM, WN, STAGES>::THREADS)
 w8a16_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const uint8_t *__restrict__ St,
              bf16 *__restrict__ Y, float *__restrict__ part, int *__restrict__ counters, int M, int N,
@@ -98,8 +118,7 @@ w8a16_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const u
 
   /* Loader.  Thread tid copies A chunks (row tid/8 + it*THREADS/8, 16-byte column tid%8)
    * and B chunks (row tid/4 + it*THREADS/4, column tid%4): all source pointers, shared
-   * offsets and row-validity bits are computed once, so a k step only adds kt*64.  (The
-   * LEGACY form recomputes every index per k step; kept to compare and as a fallback.) */
+   * offsets and row-validity bits are computed once, so a k step only adds kt*64. */
   constexpr int A_IT = (BM * 8 + Sh::THREADS - 1) / Sh::THREADS, A_RSTEP = Sh::THREADS / 8;
   constexpr int B_IT = (BN * 4 + Sh::THREADS - 1) / Sh::THREADS, B_RSTEP = Sh::THREADS / 4;
   static_assert(A_RSTEP % 8 == 0, "A rows per step keep the swizzle phase");
@@ -122,18 +141,6 @@ w8a16_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const u
 
   auto load = [&](int stage, int kt) {
     const uint32_t sa = sbase + stage * Sh::STAGE_BYTES, sb = sa + Sh::A_BYTES, ss = sb + Sh::B_BYTES;
-    if (LEGACY) {
-      for (int i = tid; i < BM * 8; i += Sh::THREADS) {
-        int r = i >> 3, c = i & 7, gm = m0 + r;
-        const bf16 *src = X + (size_t)(gm < M ? gm : 0) * K + kt * 64 + c * 8;
-        cp_async16(sa + r * 128 + ((c ^ (r & 7)) << 4), src, gm < M ? 16 : 0);
-      }
-      for (int i = tid; i < BN * 4; i += Sh::THREADS) {
-        int r = i >> 2, c = i & 3, gn = n0 + r;
-        const uint8_t *src = Wq + (size_t)(gn < N ? gn : 0) * K + kt * 64 + c * 16;
-        cp_async16(sb + r * Sh::B_STRIDE + c * 16, src, gn < N ? 16 : 0);
-      }
-    } else {
 #pragma unroll
       for (int it = 0; it < A_IT; it++) {
         if (it * Sh::THREADS + tid >= BM * 8) break;
@@ -148,7 +155,6 @@ w8a16_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const u
         const uint8_t *src = v ? b_src + it * b_step + kt * 64 : Wq;
         cp_async16(sb + b_dst + it * B_RSTEP * Sh::B_STRIDE, src, v ? 16 : 0);
       }
-    }
     if (s_do) cp_async16(ss + s_dst, s_ok ? s_src + (size_t)kt * 2 * N : St, s_ok ? 16 : 0);
   };
 
@@ -165,7 +171,7 @@ w8a16_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const u
   uint32_t a_col[4];
 #pragma unroll
   for (int kk = 0; kk < 4; kk++) a_col[kk] = ((kk * 2 + (lane >> 4)) ^ (lane & 7)) << 4;
-  const int b_frag = (wn * WN + (lane >> 2)) * Sh::B_STRIDE + (lane & 3) * 4;
+  const int b_frag = (wn * WN + (lane >> 2)) * Sh::B_STRIDE + (lane & 3) * 16;
   const int s_frag = wn * WN + (lane >> 2);
 
 #pragma unroll
@@ -190,9 +196,11 @@ w8a16_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const u
     for (int j = 0; j < NT; j++)
 #pragma unroll
       for (int h = 0; h < 2; h++) {
-        uint32_t b = ((uint32_t)ssp[h * BN + j * 8] + 120u) << 7;
-        mul[j][h] = b | (b << 16);
+        mul[j][h] = e8m0_mul((uint32_t)ssp[h * BN + j * 8]);
       }
+    uint4 wv[NT]; /* this lane's 16 bytes of each of its NT weight rows: all four k16 steps */
+#pragma unroll
+    for (int j = 0; j < NT; j++) wv[j] = *reinterpret_cast<const uint4 *>(sbp + j * 8 * Sh::B_STRIDE);
 #pragma unroll
     for (int kk = 0; kk < 4; kk++) {
       uint32_t a[MT][4];
@@ -200,7 +208,7 @@ w8a16_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const u
       for (int i = 0; i < MT; i++) ldmatrix_x4(a[i], sa + a_frag + i * 16 * 128 + a_col[kk]);
 #pragma unroll
       for (int j = 0; j < NT; j++) {
-        uint32_t w = *reinterpret_cast<const uint32_t *>(sbp + j * 8 * Sh::B_STRIDE + kk * 16);
+        const uint32_t w = kk == 0 ? wv[j].x : kk == 1 ? wv[j].y : kk == 2 ? wv[j].z : wv[j].w;
         uint32_t b[2];
         dequant4(w, mul[j][kk >> 1], b);
 #pragma unroll
@@ -237,46 +245,12 @@ w8a16_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const u
       if (r < M) *reinterpret_cast<float2 *>(P + (size_t)r * N + c) = make_float2(acc[i][j][0], acc[i][j][1]);
       if (r + 8 < M) *reinterpret_cast<float2 *>(P + (size_t)(r + 8) * N + c) = make_float2(acc[i][j][2], acc[i][j][3]);
     }
-  __threadfence();
-  __syncthreads();
-  if (tid == 0) {
-    int tile = blockIdx.y * gridDim.x + blockIdx.x;
-    int prev = atomicAdd(&counters[tile], 1);
-    s_last = prev == S - 1;
-    if (s_last) counters[tile] = 0; /* every split has arrived: ready for the next launch */
-  }
-  __syncthreads();
-  if (!s_last) return;
-  __threadfence();
-  /* the whole block sums the tile, 4 columns per thread and step (coalesced 16-byte loads,
-   * four splits in flight), always in the order z = 0, 1, ..., S-1 */
-  const int rows = M - m0 < BM ? M - m0 : BM;
-  for (int q = tid; q < rows * (BN / 4); q += Sh::THREADS) {
-    int r = m0 + q / (BN / 4), c = n0 + (q % (BN / 4)) * 4;
-    if (c >= N) continue;
-    const float *p0 = part + (size_t)r * N + c;
-    float4 sum = __ldcg(reinterpret_cast<const float4 *>(p0));
-    int zz = 1;
-    for (; zz + 3 < S; zz += 4) {
-      float4 v[4];
-#pragma unroll
-      for (int u = 0; u < 4; u++) v[u] = __ldcg(reinterpret_cast<const float4 *>(p0 + (zz + u) * plane));
-#pragma unroll
-      for (int u = 0; u < 4; u++) { sum.x += v[u].x; sum.y += v[u].y; sum.z += v[u].z; sum.w += v[u].w; }
-    }
-    for (; zz < S; zz++) {
-      float4 v = __ldcg(reinterpret_cast<const float4 *>(p0 + zz * plane));
-      sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
-    }
-    __nv_bfloat162 lo = __floats2bfloat162_rn(sum.x, sum.y), hi = __floats2bfloat162_rn(sum.z, sum.w);
-    uint2 out;
-    out.x = *reinterpret_cast<uint32_t *>(&lo);
-    out.y = *reinterpret_cast<uint32_t *>(&hi);
-    *reinterpret_cast<uint2 *>(Y + (size_t)r * N + c) = out;
-  }
+  if (!splitk_last(counters, blockIdx.y * gridDim.x + blockIdx.x, S, &s_last)) return;
+  const int rows = M - m0 < BM ? M - m0 : BM, cols = N - n0 < BN ? N - n0 : BN;
+  splitk_reduce(part, Y, m0, rows, n0, cols, M, N, S, tid, Sh::THREADS);
 }
 
-/* ---- variants ---- */
+/* ---- configurations ---- */
 typedef void (*w8_kernel_fn)(const bf16 *, const uint8_t *, const uint8_t *, bf16 *, float *, int *, int,
                              int, int);
 typedef struct {
@@ -284,23 +258,19 @@ typedef struct {
   w8_kernel_fn fn;
 } w8_variant;
 
-#define W8V_(BM, BN, WM, WN, ST, L)                                                                    \
-  { BM, BN, W8Shape<BM, BN, WM, WN, ST>::THREADS, ST, W8Shape<BM, BN, WM, WN, ST>::SMEM,                \
-    w8a16_kernel<BM, BN, WM, WN, ST, L> }
-#define W8V(BM, BN, WM, WN, ST) W8V_(BM, BN, WM, WN, ST, false)
+#define W8V(BM, BN, WM, WN, ST)                                                                      \
+  { BM, BN, W8Shape<BM, BN, WM, WN, ST>::THREADS, ST, W8Shape<BM, BN, WM, WN, ST>::SMEM,              \
+    w8a16_kernel<BM, BN, WM, WN, ST> }
 static const w8_variant variants[] = {
-    W8V(16, 64, 16, 16, 8),    /* 0: M <= 16, weight streaming */
+    W8V(16, 64, 16, 16, 8),    /* 0: M <= 16, weight streaming (the stream kernel's predecessor) */
     W8V(32, 64, 32, 16, 8),    /* 1: M <= 32 */
     W8V(64, 64, 64, 16, 6),    /* 2: M <= 64 */
     W8V(64, 128, 64, 32, 4),   /* 3: M <= 256 */
     W8V(128, 128, 64, 32, 4),  /* 4: large M, 8 warps */
-    W8V(128, 256, 64, 64, 3),  /* 5: large M, 8 warps, 64x64 warp tiles (experimental) */
-    W8V(128, 128, 64, 64, 4),  /* 6: large M, 4 warps, 64x64 warp tiles (experimental) */
-    W8V(256, 128, 64, 64, 3),  /* 7: large M, 8 warps (4x2), 64x64 warp tiles (experimental) */
-    W8V(128, 128, 32, 64, 4),  /* 8: large M, 8 warps (4x2), 32x64 warp tiles (experimental) */
-    /* 9..13: variants 0..4 with the LEGACY loader: the default until the hoisted one has run on a GPU */
-    W8V_(16, 64, 16, 16, 8, true), W8V_(32, 64, 32, 16, 8, true), W8V_(64, 64, 64, 16, 6, true),
-    W8V_(64, 128, 64, 32, 4, true), W8V_(128, 128, 64, 32, 4, true),
+    W8V(128, 256, 64, 64, 3),  /* 5: large M, 8 warps, 64x64 warp tiles */
+    W8V(128, 128, 64, 64, 4),  /* 6: large M, 4 warps, 64x64 warp tiles */
+    W8V(256, 128, 64, 64, 3),  /* 7: large M, 8 warps (4x2), 64x64 warp tiles */
+    W8V(128, 128, 32, 64, 4),  /* 8: large M, 8 warps (4x2), 32x64 warp tiles */
 };
 enum { NVARIANTS = sizeof variants / sizeof variants[0] };
 static int occ_blocks[NVARIANTS]; /* resident blocks per SM, per variant (filled at prepare) */
@@ -313,17 +283,15 @@ static int env_int(const char *name, int dflt) {
   return *end ? dflt : (int)v;
 }
 
-/* Configuration for m rows.  Environment overrides for tuning sweeps: TPS_W8_VARIANT (all M),
- * TPS_W8_LARGE (variant for M > 256), TPS_W8_SPLITK, TPS_W8_HOISTED=1 (hoisted-index loader for variants 0-4). */
-extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
+/* The mma kernel's configuration for m rows (variant by M, split-K to fill the SMs). */
+static void choose_mma(const tps_gemm *g, int m, tps_w8_cfg *c) {
+  memset(c, 0, sizeof *c);
+  c->kind = TPS_W8K_MMA;
   int large = env_int("TPS_W8_LARGE", 4);
-  if (large < 0 || large >= 9) large = 4;
+  if (large < 0 || large >= NVARIANTS) large = 4;
   int v = m <= 16 ? 0 : m <= 32 ? 1 : m <= 64 ? 2 : m <= 256 ? 3 : large;
   int ov = env_int("TPS_W8_VARIANT", -1);
   if (ov >= 0 && ov < NVARIANTS) v = ov;
-  /* Variants 0-4 run with the LEGACY loader (the one checked and timed on the H200) unless
-   * TPS_W8_HOISTED=1 selects the hoisted loader (not yet run on a GPU: see README). */
-  if (!env_int("TPS_W8_HOISTED", 0) && v <= 4) v += 9;
   const w8_variant *w = &variants[v];
   c->variant = v;
   c->bm = w->bm; c->bn = w->bn; c->stages = w->stages; c->threads = w->threads;
@@ -346,7 +314,49 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   if (s > kt / 2) s = kt / 2 > 0 ? kt / 2 : 1;
   if (s > 64) s = 64;
   c->splits = s;
+}
+
+/* Configuration for m rows.  Defaults (SM90 with an sm_90a build): the stream kernel for
+ * M <= 64, the wgmma kernel above (tile 64 / 128 / 256 tokens for M <= 256 / 2048 /
+ * larger); other GPUs: the mma kernel.  Environment overrides for tuning sweeps:
+ * TPS_W8_KERNEL=stream|mma|wgmma (stream and wgmma only where they can run),
+ * TPS_W8_STREAM_MAX (largest M for the stream kernel), TPS_W8_BT (wgmma tile),
+ * TPS_W8_VARIANT / TPS_W8_LARGE / TPS_W8_SPLITK (mma kernel). */
+extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
+  const char *ks = getenv("TPS_W8_KERNEL");
+  int kind;
+  if (ks && !strcmp(ks, "mma")) kind = TPS_W8K_MMA;
+  else if (ks && !strcmp(ks, "stream") && g->wgmma_ok) kind = TPS_W8K_STREAM;
+  else if (ks && !strcmp(ks, "wgmma") && g->wgmma_ok) kind = TPS_W8K_WGMMA;
+  else if (!g->wgmma_ok) kind = TPS_W8K_MMA;
+  else kind = m <= env_int("TPS_W8_STREAM_MAX", 64) ? TPS_W8K_STREAM : TPS_W8K_WGMMA;
+  if (kind == TPS_W8K_MMA) { choose_mma(g, m, c); return TPS_K_OK; }
+  memset(c, 0, sizeof *c);
+  c->kind = kind;
+  c->bn = 128; c->threads = 256; c->ntiles = (g->n + 127) / 128;
+  if (kind == TPS_W8K_STREAM) {
+    c->bt = c->bm = tps_w8c_tokens(m);
+    c->splits = TPS_W8C_SPLITS;
+    c->mtiles = (m + TPS_W8C_MAXTOK - 1) / TPS_W8C_MAXTOK; /* launches */
+    c->stages = 1;
+  } else {
+    int bt = env_int("TPS_W8_BT", m <= 256 ? 64 : m <= 2048 ? 128 : 256);
+    c->bt = c->bm = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;
+    c->splits = 1;
+    c->mtiles = (m + c->bt - 1) / c->bt;
+    c->stages = c->bt == 256 ? 5 : 8;
+  }
   return TPS_K_OK;
+}
+
+/* bytes of split-K partials and tiles (counters) the mma kernel needs for m rows */
+static void w8_workspace(const tps_gemm *g, int m, size_t *part, int *tiles) {
+  tps_w8_cfg c;
+  choose_mma(g, m, &c);
+  *part = 0; *tiles = 0;
+  if (c.splits <= 1) return;
+  *part = (size_t)c.splits * m * g->n * sizeof(float);
+  *tiles = c.mtiles * c.ntiles;
 }
 
 extern "C" int tps_w8_prepare(tps_gemm *g) {
@@ -354,19 +364,23 @@ extern "C" int tps_w8_prepare(tps_gemm *g) {
   size_t nk = (size_t)n * k;
   uint8_t *pq = (uint8_t *)malloc(nk), *ps = (uint8_t *)malloc(nk / 32);
   if (!pq || !ps) { free(pq); free(ps); fprintf(stderr, "tpsplit: gemm: out of memory\n"); return TPS_K_ERR; }
-  /* k16-group permutation: byte 4q+j of a group holds k = {2q, 2q+1, 2q+8, 2q+9}[j] */
+  /* k64 permutation: byte 16q + 4j + e of a chunk holds k = 16j + {2q, 2q+1, 2q+8, 2q+9}[e] */
   for (int r = 0; r < n; r++)
-    for (int g16 = 0; g16 < k; g16 += 16)
-      for (int q = 0; q < 4; q++) {
-        const int src[4] = {2 * q, 2 * q + 1, 2 * q + 8, 2 * q + 9};
-        for (int j = 0; j < 4; j++) pq[(size_t)r * k + g16 + 4 * q + j] = g->h_q[(size_t)r * k + g16 + src[j]];
-      }
+    for (int c64 = 0; c64 < k; c64 += 64)
+      for (int q = 0; q < 4; q++)
+        for (int j = 0; j < 4; j++) {
+          const int src[4] = {2 * q, 2 * q + 1, 2 * q + 8, 2 * q + 9};
+          for (int e = 0; e < 4; e++)
+            pq[(size_t)r * k + c64 + 16 * q + 4 * j + e] = g->h_q[(size_t)r * k + c64 + 16 * j + src[e]];
+        }
   for (int r = 0; r < n; r++)
     for (int b = 0; b < kb; b++) ps[(size_t)b * n + r] = g->h_s[(size_t)r * kb + b];
   cudaError_t e = cudaMalloc(&g->w_q, nk);
   if (e == cudaSuccess) e = cudaMalloc(&g->w_s, nk / 32);
+  if (e == cudaSuccess) e = cudaMalloc(&g->w_sn, nk / 32);
   if (e == cudaSuccess) e = cudaMemcpy(g->w_q, pq, nk, cudaMemcpyHostToDevice);
   if (e == cudaSuccess) e = cudaMemcpy(g->w_s, ps, nk / 32, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) e = cudaMemcpy(g->w_sn, g->h_s, nk / 32, cudaMemcpyHostToDevice);
   free(pq); free(ps);
   CUDA_TRY(e);
   for (int v = 0; v < NVARIANTS; v++) {
@@ -374,17 +388,17 @@ extern "C" int tps_w8_prepare(tps_gemm *g) {
     CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_blocks[v], variants[v].fn, variants[v].threads,
                                                            (size_t)variants[v].smem));
   }
-  /* workspace for the largest split-K use over M = 1..max_m */
+  TPS_TRY(tps_w8g_prepare(g));
+  /* workspace for the mma kernel's largest split-K use over M = 1..max_m (sized whichever
+   * kernel the default choice makes, so that TPS_W8_KERNEL=mma always works) */
   size_t part = 0;
   int ntile_max = 0;
   for (int m = 1; m <= g->max_m; m++) {
-    tps_w8_cfg c;
-    tps_w8_choose(g, m, &c);
-    if (c.splits > 1) {
-      size_t b = (size_t)c.splits * m * n * sizeof(float);
-      if (b > part) part = b;
-      if (c.mtiles * c.ntiles > ntile_max) ntile_max = c.mtiles * c.ntiles;
-    }
+    size_t b;
+    int t;
+    w8_workspace(g, m, &b, &t);
+    if (b > part) part = b;
+    if (t > ntile_max) ntile_max = t;
   }
   g->part_bytes = part;
   g->ncounters = ntile_max;
@@ -403,11 +417,15 @@ extern "C" int tps_w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream
   }
   tps_w8_cfg c;
   TPS_TRY(tps_w8_choose(g, m, &c));
-  if (c.splits > 1 && ((size_t)c.splits * m * g->n * sizeof(float) > g->part_bytes ||
-                       c.mtiles * c.ntiles > g->ncounters)) {
+  size_t need;
+  int tiles;
+  w8_workspace(g, m, &need, &tiles);
+  if (need > g->part_bytes || tiles > g->ncounters) {
     fprintf(stderr, "tpsplit: gemm: w8a16 split-K workspace too small for M=%d (plan made for %d)\n", m, g->max_m);
     return TPS_K_ERR;
   }
+  if (c.kind == TPS_W8K_WGMMA) return tps_w8g_run(g, x, y, m, c.bt, s);
+  if (c.kind == TPS_W8K_STREAM) return tps_w8c_run(g, x, y, m, s);
   const w8_variant *w = &variants[c.variant];
   dim3 grid(c.ntiles, c.mtiles, c.splits);
   w->fn<<<grid, w->threads, w->smem, s>>>((const bf16 *)x, g->w_q, g->w_s, (bf16 *)y, g->part, g->counters, m,

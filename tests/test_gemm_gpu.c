@@ -2,15 +2,19 @@
  * kernels/harness.h).  Exits 77 (skip) when no GPU can be opened.
  *
  *  1. W8A16 weights covering every finite E4M3 code (incl. subnormals and -0) with varied
- *     E8M0 scales: fast kernel and reference kernel vs the CPU reference, M = 1, 3, 17, 64,
- *     100, 257, 1000 (odd M, partial tiles, split-K and not);
+ *     E8M0 scales: each fast kernel (stream, mma, wgmma with 64/128/256-token tiles) and the
+ *     reference kernel vs the CPU reference, M = 1, 3, 17, 64, 100, 257, 1000 (odd M,
+ *     partial tiles, split-K and not), then fast vs reference kernel on the same inputs;
+ *     1b. the same on N = 320, K = 1024 (a partial 128-row block);
  *  2. the 32x32 checkpoint loader: quantize 32x32, expand, run: equals the CPU reference;
  *  3. dense-bf16 and native-fp8 (float weights) vs the CPU reference of their quantized data;
  *  4. split vs replicated, bitwise, where the w8a16 configuration is the same (T=12 in two
- *     shards of 6; T=1024 in two of 512: split-K 4 both);
+ *     shards of 6 and T=64 in two of 32: stream kernel; T=1024 in two of 512: wgmma tile 128
+ *     on SM90, mma split-K elsewhere);
  *  5. the harness: 5 samples, 0 < min <= median <= max.
  * Inputs: X values (j - 127) / 128 for j uniform in 0..254: exact in bf16 (7 fraction bits),
  * so the CPU reference sees exactly the GPU's inputs.  Outputs poisoned (0xFF) before runs. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +65,10 @@ static int check(tps_gemm *g, int m, const double *w, double tol, const char *wh
       den += ref * ref;
     }
   double rel = sqrt(num / den);
-  printf("%-10s %-28s M=%-5d rel_err %.3g non-finite %zu\n", tps_gemm_path_name(tps_gemm_get_path(g)), what, m, rel, nan);
+  char desc[160];
+  uint64_t id;
+  if (tps_gemm_config(g, m, desc, sizeof desc, &id)) snprintf(desc, sizeof desc, "?");
+  printf("%-10s %-22s M=%-5d rel_err %.3g non-finite %zu  [%s]\n", tps_gemm_path_name(tps_gemm_get_path(g)), what, m, rel, nan, desc);
   EXPECT(nan == 0 && rel <= tol, "%s %s M=%d: rel_err %g (tol %g), %zu non-finite", tps_gemm_path_name(tps_gemm_get_path(g)), what, m, rel, tol, nan);
   free(xd);
   return 0;
@@ -94,6 +101,39 @@ static int split_bitwise(tps_gemm *g, int t, int tp) {
   return 0;
 }
 
+/* force a W8A16 kernel ("" = the default choice) and a wgmma tile ("" = by M) */
+static void set_kernel(const char *kind, const char *bt) {
+  if (*kind) setenv("TPS_W8_KERNEL", kind, 1); else unsetenv("TPS_W8_KERNEL");
+  if (*bt) setenv("TPS_W8_BT", bt, 1); else unsetenv("TPS_W8_BT");
+}
+
+/* the fast kernel (default choice) against the reference kernel on the same m rows:
+ * max relative difference (to the largest |reference| output) at most 2^-7 (bf16 rounding of
+ * two fp32 sums taken in different orders) */
+static int fast_vs_ref(tps_gemm *fast, tps_gemm *ref, int m) {
+  int n = tps_gemm_n(fast), k = tps_gemm_k(fast);
+  make_x(m, k, NULL);
+  OK(cudaMemcpy(dx, hx, (size_t)m * k * 2, cudaMemcpyHostToDevice));
+  cudaMemset(dy, 0xFF, (size_t)m * n * 2);
+  cudaMemset(dy2, 0xFF, (size_t)m * n * 2);
+  OK(tps_gemm_run(fast, dx, dy, m, 0));
+  OK(tps_gemm_run(ref, dx, dy2, m, 0));
+  OK(cudaDeviceSynchronize());
+  OK(cudaMemcpy(hy, dy, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
+  OK(cudaMemcpy(hy2, dy2, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
+  double big = 0, dmax = 0;
+  size_t nan = 0;
+  for (size_t i = 0; i < (size_t)m * n; i++) {
+    double a = bf2d(hy[i]), b = bf2d(hy2[i]);
+    if (!isfinite(a) || !isfinite(b)) { nan++; continue; }
+    if (fabs(b) > big) big = fabs(b);
+    if (fabs(a - b) > dmax) dmax = fabs(a - b);
+  }
+  printf("fast vs reference kernel M=%d: max |diff| %.3g, max |ref| %.3g, non-finite %zu\n", m, dmax, big, nan);
+  EXPECT(nan == 0 && big > 0 && dmax <= big / 128, "fast vs reference M=%d: max |diff| %g of max %g, %zu non-finite", m, dmax, big, nan);
+  return 0;
+}
+
 static int enqueue(void *ctx, cudaStream_t s) { return tps_gemm_run((tps_gemm *)ctx, dx, dy, 64, s); }
 
 int main(void) {
@@ -123,16 +163,26 @@ int main(void) {
   tps_gemm *fast, *ref;
   OK(tps_gemm_create_w8(&fast, TPS_GEMM_W8A16, N, K, MAXM, q, s));
   OK(tps_gemm_create_w8(&ref, TPS_GEMM_W8A16_REF, N, K, MAXM, q, s));
-  /* TPS_TEST_QUICK (for compute-sanitizer): one M per kernel variant, no harness */
+  /* TPS_TEST_QUICK (for compute-sanitizer): fewer M, no harness.  Every W8A16 kernel is
+   * forced in turn (TPS_W8_KERNEL; "wgmma" falls back to the default where it cannot run),
+   * the wgmma tiles through TPS_W8_BT; the stream kernel forced past 128 rows runs in
+   * launches of 128. */
   int quick = getenv("TPS_TEST_QUICK") != NULL;
   static const int ms[] = {1, 17, 64, 100, 257, 3, 1000};
   size_t nms = quick ? 5 : sizeof ms / sizeof *ms;
-  for (size_t i = 0; i < nms; i++) {
-    check(fast, ms[i], w, 1e-2, "all E4M3 codes");
-    check(ref, ms[i], w, 1e-2, "all E4M3 codes");
+  static const char *const kinds[][2] = {{"", ""}, {"stream", ""}, {"mma", ""}, {"wgmma", "64"}, {"wgmma", "128"}, {"wgmma", "256"}};
+  for (size_t kk = 0; kk < sizeof kinds / sizeof *kinds; kk++) {
+    set_kernel(kinds[kk][0], kinds[kk][1]);
+    for (size_t i = 0; i < nms; i++) check(fast, ms[i], w, 1e-2, "all E4M3 codes");
   }
-  /* 4. split bitwise */
+  set_kernel("", "");
+  for (size_t i = 0; i < nms; i++) check(ref, ms[i], w, 1e-2, "all E4M3 codes");
+  /* fast vs reference kernel, same inputs: the two must agree to bf16 rounding */
+  fast_vs_ref(fast, ref, 200);
+  /* 4. split bitwise (stream: 12 = 2 x 6 and 64 = 2 x 32 (8 vs 4 token tiles, same split-K);
+   * wgmma tile 128: 1024 = 2 x 512) */
   split_bitwise(fast, 12, 2);
+  split_bitwise(fast, 64, 2);
   if (!quick) split_bitwise(fast, 1024, 2);
   /* 5. harness */
   if (!quick) {
@@ -157,6 +207,28 @@ int main(void) {
   OK(tps_gemm_create_w8(&fast, TPS_GEMM_W8A16, N, K, MAXM, q, s));
   check(fast, 33, w, 1e-2, "32x32 checkpoint, expanded");
   tps_gemm_destroy(fast);
+  /* 1b. a second shape: N = 320 (not a multiple of the 128-row blocks), K = 1024, every kernel */
+  {
+    enum { N2 = 320, K2 = 1024 };
+    uint8_t *q2 = malloc((size_t)N2 * K2), *s2 = malloc((size_t)N2 * K2 / 32);
+    double *w2 = malloc((size_t)N2 * K2 * sizeof *w2);
+    for (size_t i = 0; i < (size_t)N2 * K2; i++) {
+      int c = rand() % 254;
+      q2[i] = (uint8_t)(c < 127 ? c : c + 1);
+    }
+    for (size_t i = 0; i < (size_t)N2 * K2 / 32; i++) s2[i] = (uint8_t)(110 + rand() % 16);
+    tps_w8_dequant_1x32(q2, s2, N2, K2, w2);
+    tps_gemm *g2;
+    OK(tps_gemm_create_w8(&g2, TPS_GEMM_W8A16, N2, K2, MAXM, q2, s2));
+    static const int m2[] = {1, 37, 200, 700};
+    for (size_t kk = 0; kk < sizeof kinds / sizeof *kinds; kk++) {
+      set_kernel(kinds[kk][0], kinds[kk][1]);
+      for (size_t i = 0; i < (quick ? 2 : sizeof m2 / sizeof *m2); i++) check(g2, m2[i], w2, 1e-2, "N=320 K=1024");
+    }
+    set_kernel("", "");
+    tps_gemm_destroy(g2);
+    free(q2); free(s2); free(w2);
+  }
   /* 3. cuBLASLt paths */
   for (int p = TPS_GEMM_DENSE_BF16; p <= TPS_GEMM_NATIVE_FP8; p++) {
     tps_gemm *g;
