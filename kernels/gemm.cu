@@ -221,10 +221,11 @@ extern "C" int tps_gemm_config(const tps_gemm *g, int m, char *buf, size_t bufsz
     if (c.kind == TPS_W8K_STREAM) {
       snprintf(buf, bufsz, "w8a16 stream: 128 weight rows x %d tokens per block, cluster split-K %d, grid %dx%d",
                c.bt, c.splits, c.ntiles, c.splits);
-      *id = ((uint64_t)TPS_W8K_STREAM << 40) | (uint64_t)c.splits; /* token tiles do not change a row's result */
+      *id = ((uint64_t)TPS_W8K_STREAM << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.splits;
     } else if (c.kind == TPS_W8K_WGMMA) {
-      snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d", c.bt, c.stages,
-               c.ntiles, c.mtiles);
+      const char *tma = getenv("TPS_W8_TMA");
+      snprintf(buf, bufsz, "w8a16 wgmma (%s): tile 128 weight rows x %d tokens, %d stages, grid %dx%d",
+               tma && !strcmp(tma, "0") ? "cp.async" : "TMA", c.bt, c.stages, c.ntiles, c.mtiles);
       *id = ((uint64_t)TPS_W8K_WGMMA << 40) | ((uint64_t)c.bt << 32);
     } else {
       snprintf(buf, bufsz, "w8a16 mma: tile %dx%d, %d stages, %d threads, split-K %d, grid %dx%dx%d", c.bm, c.bn,

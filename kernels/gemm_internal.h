@@ -37,6 +37,7 @@ struct tps_gemm {
   uint8_t *w_s;                 /* ref: N x K/32 ; fast (mma, wgmma): transposed, K/32 x N */
   uint8_t *w_sn;                /* fast (stream kernel): N x K/32 */
   int wgmma_ok;                 /* the sm_90a kernels (stream, wgmma) can run on this device */
+  uint64_t tm_w[16], tm_s[16];  /* wgmma (TMA form): tensor maps (CUtensorMap, 128 bytes) of w_q and w_s */
   uint8_t *h_q, *h_s;           /* host copies in the plain 1x32 layout (for tps_gemm_weights) */
   float *part;                  /* split-K partial sums */
   size_t part_bytes;

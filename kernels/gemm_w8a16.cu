@@ -2,8 +2,8 @@
  * W FP8 E4M3 (N x K) with one E8M0 scale per 1x32 block along K, Y bf16, fp32 accumulation.
  * Three kernels share one weight layout and one dequantization (w8_device.cuh);
  * tps_w8_choose picks by M and GPU:
- *  - stream (M <= 64, SM90): weight streaming with a cluster split-K (gemm_w8a16_sm90.cu);
- *  - wgmma (M > 64, SM90): warpgroup MMA, weights dequantized into registers (same file);
+ *  - stream (M <= 256, SM90): split-K over a thread-block cluster (gemm_w8a16_sm90.cu);
+ *  - wgmma (M > 256, SM90): warpgroup MMA, weights dequantized into registers (same file);
  *  - mma (every M on other GPUs; this file): block tile BM x BN, K step 64, STAGES-deep
  *    cp.async pipeline; X tile in shared memory with a 16-byte-chunk XOR swizzle read by
  *    ldmatrix.x4; W as the B operand (bytes, rows of 64), one 16-byte shared load per thread
@@ -19,8 +19,7 @@
  *
  * Rows are independent: for one configuration (kernel, tile, split-K) every output row is
  * computed by the same sequence of operations whatever M is, so the split check can require
- * bitwise equality when the configuration of the shard and of the whole batch agree; the
- * stream kernel's result does not depend on its token-tile count either. */
+ * bitwise equality when the configuration of the shard and of the whole batch agree. */
 #include <stdlib.h>
 #include <string.h>
 #include <cuda_bf16.h>
@@ -316,9 +315,9 @@ static void choose_mma(const tps_gemm *g, int m, tps_w8_cfg *c) {
   c->splits = s;
 }
 
-/* Configuration for m rows.  Defaults (SM90 with an sm_90a build): the stream kernel for
- * M <= 64, the wgmma kernel above (tile 64 / 128 / 256 tokens for M <= 256 / 2048 /
- * larger); other GPUs: the mma kernel.  Environment overrides for tuning sweeps:
+/* Configuration for m rows.  Defaults (SM90 with an sm_90a build), from the H200 sweeps
+ * (README): the stream kernel for M <= 256 (launches of up to 64 tokens), the wgmma kernel
+ * above (tile 128 tokens up to M = 1024, 256 beyond); other GPUs: the mma kernel.  Environment overrides for tuning sweeps:
  * TPS_W8_KERNEL=stream|mma|wgmma (stream and wgmma only where they can run),
  * TPS_W8_STREAM_MAX (largest M for the stream kernel), TPS_W8_BT (wgmma tile),
  * TPS_W8_VARIANT / TPS_W8_LARGE / TPS_W8_SPLITK (mma kernel). */
@@ -329,18 +328,20 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   else if (ks && !strcmp(ks, "stream") && g->wgmma_ok) kind = TPS_W8K_STREAM;
   else if (ks && !strcmp(ks, "wgmma") && g->wgmma_ok) kind = TPS_W8K_WGMMA;
   else if (!g->wgmma_ok) kind = TPS_W8K_MMA;
-  else kind = m <= env_int("TPS_W8_STREAM_MAX", 64) ? TPS_W8K_STREAM : TPS_W8K_WGMMA;
+  else kind = m <= env_int("TPS_W8_STREAM_MAX", 256) ? TPS_W8K_STREAM : TPS_W8K_WGMMA;
   if (kind == TPS_W8K_MMA) { choose_mma(g, m, c); return TPS_K_OK; }
   memset(c, 0, sizeof *c);
   c->kind = kind;
   c->bn = 128; c->threads = 256; c->ntiles = (g->n + 127) / 128;
   if (kind == TPS_W8K_STREAM) {
-    c->bt = c->bm = tps_w8c_tokens(m);
+    const char *form = getenv("TPS_W8_STREAM");
+    if (!form || !strcmp(form, "wgmma")) c->bt = c->bm = m <= 16 ? 16 : m <= 32 ? 32 : 64; /* wgmma N per launch */
+    else c->bt = c->bm = tps_w8c_tokens(m);
     c->splits = TPS_W8C_SPLITS;
-    c->mtiles = (m + TPS_W8C_MAXTOK - 1) / TPS_W8C_MAXTOK; /* launches */
+    c->mtiles = (m + 63) / 64; /* launches */
     c->stages = 1;
   } else {
-    int bt = env_int("TPS_W8_BT", m <= 256 ? 64 : m <= 2048 ? 128 : 256);
+    int bt = env_int("TPS_W8_BT", m <= 1024 ? 128 : 256);
     c->bt = c->bm = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;
     c->splits = 1;
     c->mtiles = (m + c->bt - 1) / c->bt;

@@ -5,7 +5,7 @@
 #   mkdir -p bin && cp tpsplit tests/test_gemm_gpu bin/
 # Run there (device tool):   bash kernels/run_h200.sh _build_kgemm/bin   (carry _build_kgemm/bin)
 # Writes under $OUT: env.txt, test.txt, sanitizer.txt, h200_gemm_<path>.tsv, sweep.txt, log.txt.
-# Stage selection: STAGES="test bench sweep sanitize" (default; also: floor profile).
+# Stage selection: STAGES="test bench sanitize" (default; also: sweep floor profile).
 #   test      tests/test_gemm_gpu (every W8A16 kernel forced in turn, float64 CPU reference)
 #   bench     tpsplit bench gemm for dense-bf16, native-fp8, w8a16 (K=5120, N=1792, T list, TP 2,4,8)
 #   sweep     w8a16 kernel choices per M (TPS_W8_KERNEL, TPS_W8_BT) against dense-bf16, 20 samples
@@ -14,7 +14,7 @@
 #   profile   ncu on the stream and wgmma kernels
 B=${1:-_build_kgemm/bin}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-STAGES=${STAGES:-"test bench sweep sanitize"}
+STAGES=${STAGES:-"test bench sanitize"}
 export NCCL_NVLS_ENABLE=0
 if ldd "$B/tpsplit" | grep -q "not found"; then
   for l in $(ldd "$B/tpsplit" | awk '/not found/ {print $1}'); do
@@ -25,7 +25,7 @@ fi
 {
   date -u; nvidia-smi; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
   ldd "$B/tpsplit"; echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-  command -v cuobjdump && cuobjdump --dump-resource-usage "$B/tpsplit" 2>&1 | grep -A1 -E "w8a16_kernel|w8s_kernel|w8g_kernel" | head -80
+  command -v cuobjdump && cuobjdump --dump-resource-usage "$B/tpsplit" 2>&1 | grep -A1 -E "w8a16_kernel|w8t_kernel|w8g_kernel|w8b_kernel|w8c_kernel" | head -120
 } >"$OUT/env.txt" 2>&1
 T="1,2,4,6,8,12,16,24,32,48,64,96,128,256,384,512,1024,2048,4096,8192,16384"
 G="$B/tpsplit bench gemm --k 5120 --n 1792"
