@@ -8,9 +8,11 @@
  *               W quantized once per tensor at plan creation; X quantized per tensor on
  *               every run by our own two small kernels (amax, then scale+convert), which
  *               are part of tps_gemm_run and can be enqueued alone (tps_gemm_run_part).
- *   w8a16       our mma.sync kernel in the role of Marlin W8A16: FP8 E4M3 weights with one
- *               UE8M0 (power-of-two, E8M0 byte) scale per 1x32 block along K, dequantized
- *               in registers, bf16 tensor-core MMA (m16n8k16), fp32 accumulation.
+ *   w8a16       our kernels in the role of Marlin W8A16: FP8 E4M3 weights with one UE8M0
+ *               (power-of-two, E8M0 byte) scale per 1x32 block along K, dequantized in
+ *               registers, bf16 tensor-core MMA, fp32 accumulation: on SM90 (sm_90a build)
+ *               wgmma kernels fed by TMA (gemm_w8a16_sm90.cu), elsewhere mma.sync tiles
+ *               (gemm_w8a16.cu); tps_w8_choose picks by M.
  *   w8a16-ref   the simplest correct W8A16 kernel (one thread per output, fp32), kept as the
  *               reference the fast one is checked against.
  * Shapes: K and N multiples of 64 (all paths); any M >= 0 (M = 0 enqueues nothing).

@@ -2,30 +2,22 @@
  *
  *   Y[M x N] = X[M x K] W[N x K]^T, X bf16, W FP8 E4M3 + one E8M0 scale per 1x32 block (k),
  *   fp32 accumulation, Y bf16.  Weights in the k64-permuted layout (tps_w8_prepare); the
- *   dequantization is w8_device.cuh's.  Both kernels compute Y^T = W X^T: the weights are
- *   the MMA's A operand (16 rows per warp), the tokens its N dimension.
+ *   dequantization is w8_device.cuh's.  Every kernel computes Y^T = W X^T: the weights are
+ *   the MMA's A operand (16 rows per warp, from registers), the tokens its N dimension.
  *
- * stream (small M, up to 128 tokens per launch): weight streaming with a deterministic
- *   split-K inside a thread-block cluster.  Grid: N/128 row blocks x 8 K splits, cluster
- *   (1, 8, 1).  A block (8 warps, 128 rows, one K range) issues every 16-byte weight load
- *   of its range (up to 10 chunks of 64 k) straight into registers at once, stages its
- *   tokens' X of that range in shared memory (cp.async), and multiplies with m16n8k16
- *   (tokens as the n8 columns; every weight dequantized once).  Each block leaves its fp32
- *   partial tile in its own shared memory; after a cluster barrier block r sums columns
- *   16r..16r+15 of the 8 partials through distributed shared memory, in rank order 0..7,
- *   and writes bf16.  No global workspace, no atomics, no second kernel; the result of a
- *   row does not depend on M.
- *
- * wgmma (larger M): 2 warpgroups (256 threads) = 128 weight rows x BT tokens (BT = 64,
- *   128 or 256).  Warpgroup w owns rows 64w..64w+63, its warp j rows 16j..16j+15 (the
- *   m64 A fragment, from registers).  K loop over 64-wide chunks with a STAGES-deep
- *   cp.async ring holding, per chunk, the X tile (BT rows of 128 bytes, 16-byte pieces
- *   XOR-swizzled by (row & 7) in 1024-byte atoms: the layout of wgmma's 128B-swizzle
- *   K-major descriptor), the 128 weight rows' fragment bytes and their scales.  While
- *   chunk c's four wgmma (k16 each) run asynchronously, the threads dequantize chunk c+1
- *   from shared memory into the other A register buffer, then wait for the MMAs
- *   (wait_group 0: see the note in the loop).  Epilogue: accumulators -> bf16 -> shared memory (Y's
- *   row-major order) -> 16-byte coalesced stores.  No split-K.
+ * w8t_kernel (the default): wgmma fed by TMA.  2 warpgroups = 128 weight rows x BT tokens.
+ *   Per 64-wide k chunk a stage holds the X tile (BT rows of 128 bytes, 128B swizzle: the
+ *   layout of wgmma's K-major descriptor), the 128 rows' fragment bytes and their scales;
+ *   an mbarrier per stage counts the bytes in ("full"), another counts the warps out
+ *   ("empty"); thread 0 issues the copies.  Chunk c+1 is dequantized into the second A
+ *   register buffer while chunk c's four wgmma run.  Large M: no split-K, results staged
+ *   through shared memory for coalesced stores.  Small M (SPLIT = 8, the "stream" kind):
+ *   the K range is split over a (1, 1, 8) cluster, every chunk of a block's range is
+ *   resident (10 stages for K = 5120) and its MMAs are issued as soon as it lands; the 8
+ *   fp32 partials are summed through distributed shared memory in rank order.
+ * w8g_kernel: the same MMA loop fed by per-thread cp.async (TPS_W8_TMA=0; kept to compare).
+ * w8c_kernel / w8b_kernel: mma.sync stream forms (weights straight to registers / by bulk
+ *   copies; TPS_W8_STREAM=reg|bulk; kept to compare: 1.17x dense-bf16 at best at M = 1).
  *
  * Elsewhere (no sm_90a code) the kernels are empty stubs and tps_w8g_prepare leaves
  * wgmma_ok = 0 (a probe kernel reports which body was built). */
@@ -331,8 +323,10 @@ w8g_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const uin
 #endif
 }
 
-/* ------------------------------------------------------------------ stream kernel */
+/* ------------------------------------------------------------------ mma.sync stream kernels (comparison forms) */
 enum { SC_S = TPS_W8C_SPLITS }; /* K splits = cluster size */
+/* register form (TPS_W8_STREAM=reg): each thread loads its 16-byte fragments of up to CH
+ * chunks straight into registers; X staged by cp.async; m16n8k16 with tokens as n8 */
 template <int NT> struct ScShape {
   static constexpr int CH = NT >= 16 ? 5 : 10;      /* chunks of 64 k whose weights sit in registers */
   static constexpr int XS = CH * 128 + 16;          /* bytes per staged X row (+16: conflict-free reads) */
@@ -441,7 +435,7 @@ w8c_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const uin
 #endif
 }
 
-/* The stream kernel, bulk-copy form (the default; TPS_W8_STREAM=reg selects the form above):
+/* The stream kernel, mma.sync bulk-copy form (TPS_W8_STREAM=bulk; reg selects the form above):
  * the same blocks, cluster split-K and reduction, but the block's weight rows and token rows
  * arrive by cp.async.bulk (the copy engine, completion counted on an mbarrier) instead of
  * per-thread loads, in two halves with one mbarrier each so the MMAs of the first half run
