@@ -919,7 +919,11 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   if (!encode_tiled) {
     cudaDriverEntryPointQueryResult q;
     void *fn = NULL;
+#if CUDART_VERSION >= 12050
     CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
+#else
+    CUDA_TRY(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &q));
+#endif
     if (q != cudaDriverEntryPointSuccess || !fn) {
       fprintf(stderr, "tpsplit: gemm: the driver has no cuTensorMapEncodeTiled\n");
       return TPS_K_ERR;
