@@ -637,13 +637,20 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
   const int kc0 = SPLIT > 1 ? (int)rank * kper < kall ? (int)rank * kper : kall : 0;
   const int nch = SPLIT > 1 ? (kc0 + kper < kall ? kper : kall - kc0) : kall;
   if (tid == 0) {
+    /* fetch the three tensor maps while the barriers are set up */
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmw)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tms)) : "memory");
     for (int s = 0; s < STAGES; s++) {
       mb_init(full0 + 8 * s, 1);
       mb_init(empty0 + 8 * s, 8 * CL);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  if (CL > 1 || SPLIT > 1) {
+  /* the multicast writes into the partner's stages and arrives on its barriers: both blocks
+   * must have initialized theirs.  Split-K blocks touch each other only after the
+   * cluster.sync before the partial sums, so a block barrier is enough for them. */
+  if (CL > 1) {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
   } else {
     __syncthreads();
