@@ -138,7 +138,7 @@ extern "C" void tps_gemm_destroy(tps_gemm *g) {
   if (!g) return;
   tps_lt_teardown(g);
   cudaFree(g->w_bf16); cudaFree(g->w_fp8); cudaFree(g->d_scales); cudaFree(g->x_fp8);
-  cudaFree(g->w_q); cudaFree(g->w_s); cudaFree(g->w_sn); cudaFree(g->part); cudaFree(g->counters);
+  cudaFree(g->w_q); cudaFree(g->w_s); cudaFree(g->part); cudaFree(g->counters);
   free(g->h_q); free(g->h_s);
   free(g);
 }
@@ -223,9 +223,8 @@ extern "C" int tps_gemm_config(const tps_gemm *g, int m, char *buf, size_t bufsz
                c.bt, c.splits, c.ntiles, c.splits);
       *id = ((uint64_t)TPS_W8K_STREAM << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.splits;
     } else if (c.kind == TPS_W8K_WGMMA) {
-      const char *tma = getenv("TPS_W8_TMA");
-      snprintf(buf, bufsz, "w8a16 wgmma (%s): tile 128 weight rows x %d tokens, %d stages, grid %dx%d",
-               tma && !strcmp(tma, "0") ? "cp.async" : "TMA", c.bt, c.stages, c.ntiles, c.mtiles);
+      snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d", c.bt, c.stages,
+               c.ntiles, c.mtiles);
       *id = ((uint64_t)TPS_W8K_WGMMA << 40) | ((uint64_t)c.bt << 32);
     } else {
       snprintf(buf, bufsz, "w8a16 mma: tile %dx%d, %d stages, %d threads, split-K %d, grid %dx%dx%d", c.bm, c.bn,

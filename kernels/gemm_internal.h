@@ -35,7 +35,6 @@ struct tps_gemm {
   /* w8a16 (both kernels) */
   uint8_t *w_q;                 /* N x K E4M3: plain layout (ref) or k64-permuted (fast) */
   uint8_t *w_s;                 /* ref: N x K/32 ; fast (mma, wgmma): transposed, K/32 x N */
-  uint8_t *w_sn;                /* fast (stream kernel): N x K/32 */
   int wgmma_ok;                 /* the sm_90a kernels (stream, wgmma) can run on this device */
   uint64_t tm_w[16], tm_s[16];  /* wgmma (TMA form): tensor maps (CUtensorMap, 128 bytes) of w_q and w_s */
   uint8_t *h_q, *h_s;           /* host copies in the plain 1x32 layout (for tps_gemm_weights) */
@@ -64,10 +63,10 @@ int tps_w8_prepare(tps_gemm *g);  /* upload weights in the fast layout, size wor
 int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c);
 int tps_w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 /* gemm_w8a16_sm90.cu */
-enum { TPS_W8C_SPLITS = 8, TPS_W8C_MAXTOK = 128 }; /* stream kernel: cluster split-K, tokens per launch */
+enum { TPS_W8C_SPLITS = 8, TPS_W8C_MAXTOK = 64 }; /* stream kernel: cluster split-K, tokens per launch */
 int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) */
 int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
-int tps_w8c_tokens(int m);        /* stream kernel: tokens per block for m rows (8, 16, ..., 128) */
+int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 32, 64) */
 int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 #ifdef __cplusplus
 }

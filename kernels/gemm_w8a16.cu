@@ -334,11 +334,9 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   c->kind = kind;
   c->bn = 128; c->threads = 256; c->ntiles = (g->n + 127) / 128;
   if (kind == TPS_W8K_STREAM) {
-    const char *form = getenv("TPS_W8_STREAM");
-    if (!form || !strcmp(form, "wgmma")) c->bt = c->bm = m <= 16 ? 16 : m <= 32 ? 32 : 64; /* wgmma N per launch */
-    else c->bt = c->bm = tps_w8c_tokens(m);
+    c->bt = c->bm = tps_w8c_tokens(m); /* wgmma N */
     c->splits = TPS_W8C_SPLITS;
-    c->mtiles = (m + 63) / 64; /* launches */
+    c->mtiles = (m + TPS_W8C_MAXTOK - 1) / TPS_W8C_MAXTOK; /* launches */
     c->stages = 1;
   } else {
     int bt = env_int("TPS_W8_BT", m <= 1024 ? 128 : 256);
@@ -378,10 +376,8 @@ extern "C" int tps_w8_prepare(tps_gemm *g) {
     for (int b = 0; b < kb; b++) ps[(size_t)b * n + r] = g->h_s[(size_t)r * kb + b];
   cudaError_t e = cudaMalloc(&g->w_q, nk);
   if (e == cudaSuccess) e = cudaMalloc(&g->w_s, nk / 32);
-  if (e == cudaSuccess) e = cudaMalloc(&g->w_sn, nk / 32);
   if (e == cudaSuccess) e = cudaMemcpy(g->w_q, pq, nk, cudaMemcpyHostToDevice);
   if (e == cudaSuccess) e = cudaMemcpy(g->w_s, ps, nk / 32, cudaMemcpyHostToDevice);
-  if (e == cudaSuccess) e = cudaMemcpy(g->w_sn, g->h_s, nk / 32, cudaMemcpyHostToDevice);
   free(pq); free(ps);
   CUDA_TRY(e);
   for (int v = 0; v < NVARIANTS; v++) {

@@ -15,9 +15,9 @@
  *   the K range is split over a (1, 1, 8) cluster, every chunk of a block's range is
  *   resident (10 stages for K = 5120) and its MMAs are issued as soon as it lands; the 8
  *   fp32 partials are summed through distributed shared memory in rank order.
- * w8g_kernel: the same MMA loop fed by per-thread cp.async (TPS_W8_TMA=0; kept to compare).
- * w8c_kernel / w8b_kernel: mma.sync stream forms (weights straight to registers / by bulk
- *   copies; TPS_W8_STREAM=reg|bulk; kept to compare: 1.17x dense-bf16 at best at M = 1).
+ * Earlier forms, measured and dropped (data/h200_gemm_tuning.txt): the same MMA loop fed by
+ * per-thread cp.async (1.21x slower at M = 4096: 160.1 vs 132.5 us), and mma.sync stream kernels with weights
+ * loaded straight into registers or by bulk copies (1.17x dense-bf16 at best at M = 1).
  *
  * Elsewhere (no sm_90a code) the kernels are empty stubs and tps_w8g_prepare leaves
  * wgmma_ok = 0 (a probe kernel reports which body was built). */
@@ -170,410 +170,10 @@ struct WgShape {
   static constexpr int SMEM = (MAIN > EPI ? MAIN : EPI) + 1024; /* + alignment slack */
 };
 
-template <int BT, int STAGES>
-__global__ void __launch_bounds__(256, 1)
-w8g_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const uint8_t *__restrict__ St,
-           bf16 *__restrict__ Y, int M, int N, int K) {
-#ifdef TPS_SM90
-  typedef WgShape<BT, STAGES> Sh;
-  /* chunks requested ahead: a pair of chunks it, it+1 refills the stages of chunks it-2 and
-   * it-1 (free once every thread has finished the previous pair) with chunks it+D, it+D+1 */
-  constexpr int D = STAGES - 2;
-  static_assert(D >= 3, "a pair starts with chunks it..it+2 landed");
-  extern __shared__ uint8_t smem_raw[];
-  const uint32_t sraw = (uint32_t)__cvta_generic_to_shared(smem_raw);
-  const uint32_t sbase = (sraw + 1023u) & ~1023u;
-  uint8_t *sptr = smem_raw + (sbase - sraw);
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int g = lane >> 2, c = lane & 3;
-  const int n0 = blockIdx.x * 128, t0 = blockIdx.y * BT;
-  const int nch = K / 64;
-  const int rl = warp * 16 + g; /* this thread's rows in the block: rl and rl + 8 */
-
-  /* Loader: every source pointer, shared offset and validity bit is computed once; a chunk
-   * only adds its k offset (ncu on the first version: the per-chunk index arithmetic made
-   * the kernel issue-bound).  X: rows xr0 + 32i (i < BT/32), piece tid & 7; W: rows
-   * (tid >> 2) + 64i (i < 2), piece tid & 3; scales: threads 0..15, block tid >> 3, piece tid & 7. */
-  constexpr int XI = BT / 32;
-  const int xr0 = tid >> 3, xp = tid & 7;
-  const bf16 *x_src = X + (size_t)(t0 + xr0) * K + xp * 8;
-  const size_t x_step = (size_t)32 * K;
-  const uint32_t x_dst = xr0 * 128 + ((xp ^ (xr0 & 7)) << 4);
-  uint32_t x_ok = 0;
-#pragma unroll
-  for (int i = 0; i < XI; i++) x_ok |= (uint32_t)(t0 + xr0 + 32 * i < M) << i;
-  const int wr0 = tid >> 2, wp = tid & 3;
-  const uint8_t *w_src = Wq + (size_t)(n0 + wr0) * K + wp * 16;
-  const size_t w_step = (size_t)64 * K;
-  const uint32_t w_dst = Sh::X_BYTES + wr0 * 64 + wp * 16;
-  const bool w_ok0 = n0 + wr0 < N, w_ok1 = n0 + wr0 + 64 < N;
-  const int sh = tid >> 3, sp = tid & 7;
-  const bool s_do = tid < 16, s_ok = s_do && n0 + sp * 16 < N;
-  const uint8_t *s_src = St + (size_t)sh * N + n0 + sp * 16;
-  const uint32_t s_dst = Sh::X_BYTES + Sh::W_BYTES + sh * 128 + sp * 16;
-
-  auto load = [&](int chunk, int stage) {
-    const uint32_t st = sbase + stage * Sh::STAGE_BYTES;
-    const bf16 *xs = x_src + (size_t)chunk * 64;
-#pragma unroll
-    for (int i = 0; i < XI; i++) {
-      const bool v = (x_ok >> i) & 1u;
-      cp_async16(st + x_dst + i * 4096, v ? xs + i * x_step : X, v ? 16 : 0);
-    }
-    const uint8_t *ws = w_src + (size_t)chunk * 64;
-    cp_async16(st + w_dst, w_ok0 ? ws : Wq, w_ok0 ? 16 : 0);
-    cp_async16(st + w_dst + 64 * 64, w_ok1 ? ws + w_step : Wq, w_ok1 ? 16 : 0);
-    if (s_do) cp_async16(st + s_dst, s_ok ? s_src + (size_t)chunk * 2 * N : St, s_ok ? 16 : 0);
-  };
-  uint32_t afr[2][4][4]; /* [buffer = chunk & 1][k16 step][m64k16 A fragment registers] */
-  auto dequant = [&](int stage, auto buf) {
-    constexpr int B = decltype(buf)::value;
-    const uint8_t *st = sptr + stage * Sh::STAGE_BYTES + Sh::X_BYTES;
-    const uint4 qa = *reinterpret_cast<const uint4 *>(st + rl * 64 + c * 16);
-    const uint4 qb = *reinterpret_cast<const uint4 *>(st + (rl + 8) * 64 + c * 16);
-    const uint8_t *ss = st + Sh::W_BYTES;
-    const uint32_t ma[2] = {e8m0_mul(ss[rl]), e8m0_mul(ss[128 + rl])};
-    const uint32_t mb[2] = {e8m0_mul(ss[rl + 8]), e8m0_mul(ss[128 + rl + 8])};
-    const uint32_t wa4[4] = {qa.x, qa.y, qa.z, qa.w}, wb4[4] = {qb.x, qb.y, qb.z, qb.w};
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-      /* fragment: a0 = (row g, k 2c..2c+1), a1 = (row g+8, k 2c..), a2 = (row g, k 2c+8..), a3 = (row g+8, k 2c+8..) */
-      uint32_t lo[2], hi[2];
-      dequant4(wa4[j], ma[j >> 1], lo);
-      dequant4(wb4[j], mb[j >> 1], hi);
-      afr[B][j][0] = lo[0]; afr[B][j][1] = hi[0]; afr[B][j][2] = lo[1]; afr[B][j][3] = hi[1];
-    }
-  };
-  using I0 = std::integral_constant<int, 0>;
-  using I1 = std::integral_constant<int, 1>;
-
-  float acc[BT / 2];
-  /* the four k16 wgmma of the chunk in `stage` with A buffer B */
-  auto mma_chunk = [&](int stage, auto buf) {
-    constexpr int B = decltype(buf)::value;
-    const uint32_t st = sbase + stage * Sh::STAGE_BYTES;
-    /* K-major B, 128-byte swizzle: start>>4, LBO 16 B (unused), SBO 1024 B (8-row group stride) */
-    const uint64_t desc0 = (uint64_t)((st & 0x3FFFFu) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
-#pragma unroll
-    for (int j = 0; j < 4; j++) WgOp<BT>::mma(acc, afr[B][j], desc0 + (uint64_t)(j * 2)); /* +32 bytes per k16 */
-  };
-#pragma unroll
-  for (int i = 0; i < BT / 2; i++) acc[i] = 0.f;
-
-#pragma unroll
-  for (int s = 0; s < D; s++) {
-    if (s < nch) load(s, s);
-    cp_async_commit();
-  }
-  cp_async_wait<D - 1>();
-  __syncthreads();
-  dequant(0, I0{});
-
-  /* Pairs of chunks: the MMAs of chunk it run while chunk it+1 is dequantized, those of
-   * it+1 while it+2 is, and the tensor pipe drains once per pair (wait_group 0 at the end:
-   * keeping MMAs in flight across loop iterations made ptxas serialize every wgmma, C7514).
-   * Invariant at the top: A buffer 0 holds chunk it. */
-  for (int it = 0; it < nch; it += 2) {
-    cp_async_wait<D - 3>(); /* chunks it, it+1, it+2 have landed */
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads(); /* ... for every thread; every thread is done with chunks it-2, it-1 */
-    const int s0 = it % STAGES, s1 = (it + 1) % STAGES, s2 = (it + 2) % STAGES;
-    wg_pin(acc);
-    wg_fence();
-    mma_chunk(s0, I0{});
-    wg_commit();
-    wg_pin(acc);
-    if (it + D < nch) load(it + D, (it + D) % STAGES); /* = stage of chunk it-2 */
-    cp_async_commit();
-    if (it + D + 1 < nch) load(it + D + 1, (it + D + 1) % STAGES); /* = stage of chunk it-1 */
-    cp_async_commit();
-    if (it + 1 < nch) {
-      dequant(s1, I1{});
-      wg_fence();
-      mma_chunk(s1, I1{});
-      wg_commit();
-      wg_pin(acc);
-      wg_wait<1>(); /* chunk it's MMAs are done: A buffer 0 is free */
-    }
-    if (it + 2 < nch) dequant(s2, I0{});
-    wg_wait<0>();
-    wg_pin(acc);
-  }
-  wg_wait<0>();
-  wg_pin(acc);
-  cp_async_wait<0>();
-  __syncthreads(); /* every thread is done with the ring: reuse it for Y */
-
-  /* accumulators: acc[4i + e] = (row rl, token 8i + 2c + e), acc[4i + 2 + e] = (row rl + 8, same) */
-  bf16 *ys = reinterpret_cast<bf16 *>(sptr);
-#pragma unroll
-  for (int i = 0; i < BT / 8; i++) {
-    const int t = 8 * i + 2 * c;
-    ys[t * Sh::YS + rl] = __float2bfloat16_rn(acc[4 * i + 0]);
-    ys[(t + 1) * Sh::YS + rl] = __float2bfloat16_rn(acc[4 * i + 1]);
-    ys[t * Sh::YS + rl + 8] = __float2bfloat16_rn(acc[4 * i + 2]);
-    ys[(t + 1) * Sh::YS + rl + 8] = __float2bfloat16_rn(acc[4 * i + 3]);
-  }
-  __syncthreads();
-  for (int i = tid; i < BT * 16; i += 256) {
-    const int r = i >> 4, p = i & 15, t = t0 + r, n = n0 + p * 8;
-    if (t < M && n < N)
-      *reinterpret_cast<uint4 *>(Y + (size_t)t * N + n) = *reinterpret_cast<const uint4 *>(ys + r * Sh::YS + p * 8);
-  }
-#endif
-}
-
-/* ------------------------------------------------------------------ mma.sync stream kernels (comparison forms) */
-enum { SC_S = TPS_W8C_SPLITS }; /* K splits = cluster size */
-/* register form (TPS_W8_STREAM=reg): each thread loads its 16-byte fragments of up to CH
- * chunks straight into registers; X staged by cp.async; m16n8k16 with tokens as n8 */
-template <int NT> struct ScShape {
-  static constexpr int CH = NT >= 16 ? 5 : 10;      /* chunks of 64 k whose weights sit in registers */
-  static constexpr int XS = CH * 128 + 16;          /* bytes per staged X row (+16: conflict-free reads) */
-  static constexpr int PS = 132;                     /* floats per partial row (128 + 4: conflict-free) */
-  static constexpr int XBYTES = 8 * NT * XS, PBYTES = 8 * NT * PS * 4;
-  static constexpr int SMEM = XBYTES > PBYTES ? XBYTES : PBYTES;
-};
-
-template <int NT> /* token tiles of 8: up to 8 * NT tokens */
-__global__ void __launch_bounds__(256, 1)
-w8c_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const uint8_t *__restrict__ Sn,
-           bf16 *__restrict__ Y, int M, int N, int K, int cps) {
-#ifdef TPS_SM90
-  typedef ScShape<NT> Sh;
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  extern __shared__ __align__(128) uint8_t smem_raw[];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, c = lane & 3;
-  const int n0 = blockIdx.x * 128, z = (int)cluster.block_rank();
-  const int nch = K / 64, kb = K / 32;
-  const int c0 = z * cps < nch ? z * cps : nch, c1 = c0 + cps < nch ? c0 + cps : nch;
-  const int row_a = n0 + warp * 16 + g; /* this thread's weight rows: row_a and row_a + 8 */
-  const int ra = row_a < N ? row_a : N - 1, rb = row_a + 8 < N ? row_a + 8 : N - 1;
-  const uint8_t *wa = Wq + (size_t)ra * K + c * 16, *wb = Wq + (size_t)rb * K + c * 16;
-  const uint16_t *sa = reinterpret_cast<const uint16_t *>(Sn + (size_t)ra * kb);
-  const uint16_t *sb = reinterpret_cast<const uint16_t *>(Sn + (size_t)rb * kb);
-  const uint32_t sbase = (uint32_t)__cvta_generic_to_shared(smem_raw);
-  float acc[NT][4];
-#pragma unroll
-  for (int t = 0; t < NT; t++)
-#pragma unroll
-    for (int v = 0; v < 4; v++) acc[t][v] = 0.f;
-
-  for (int cg0 = c0; cg0 < c1; cg0 += Sh::CH) {
-    const int nc = c1 - cg0 < Sh::CH ? c1 - cg0 : Sh::CH;
-    if (cg0 != c0) __syncthreads(); /* the previous group's X has been read */
-    for (int i = tid; i < 8 * NT * Sh::CH * 8; i += 256) {
-      const int r = i / (Sh::CH * 8), p = i % (Sh::CH * 8);
-      if (p >= nc * 8) continue;
-      const bool v = r < M;
-      cp_async16(sbase + r * Sh::XS + p * 16, v ? X + (size_t)r * K + (size_t)cg0 * 64 + p * 8 : X, v ? 16 : 0);
-    }
-    cp_async_commit();
-    uint4 qa[Sh::CH], qb[Sh::CH];
-    uint32_t ea[Sh::CH], eb[Sh::CH];
-#pragma unroll
-    for (int ch = 0; ch < Sh::CH; ch++)
-      if (ch < nc) {
-        qa[ch] = __ldg(reinterpret_cast<const uint4 *>(wa + (size_t)(cg0 + ch) * 64));
-        qb[ch] = __ldg(reinterpret_cast<const uint4 *>(wb + (size_t)(cg0 + ch) * 64));
-        ea[ch] = __ldg(sa + cg0 + ch);
-        eb[ch] = __ldg(sb + cg0 + ch);
-      }
-    cp_async_wait<0>();
-    __syncthreads();
-#pragma unroll
-    for (int ch = 0; ch < Sh::CH; ch++) {
-      if (ch < nc) {
-        const uint32_t wa4[4] = {qa[ch].x, qa[ch].y, qa[ch].z, qa[ch].w};
-        const uint32_t wb4[4] = {qb[ch].x, qb[ch].y, qb[ch].z, qb[ch].w};
-        const uint32_t ma[2] = {e8m0_mul(ea[ch] & 0xFFu), e8m0_mul(ea[ch] >> 8)};
-        const uint32_t mb[2] = {e8m0_mul(eb[ch] & 0xFFu), e8m0_mul(eb[ch] >> 8)};
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-          uint32_t lo[2], hi[2], a[4];
-          dequant4(wa4[j], ma[j >> 1], lo);
-          dequant4(wb4[j], mb[j >> 1], hi);
-          a[0] = lo[0]; a[1] = hi[0]; a[2] = lo[1]; a[3] = hi[1];
-#pragma unroll
-          for (int t = 0; t < NT; t++) {
-            const uint32_t *xr = reinterpret_cast<const uint32_t *>(smem_raw + (8 * t + g) * Sh::XS + ch * 128);
-            const uint32_t b[2] = {xr[8 * j + c], xr[8 * j + c + 4]};
-            mma_bf16(acc[t], a, b);
-          }
-        }
-      }
-    }
-  }
-  /* partial tile (tokens x 128 rows of W) into this block's shared memory */
-  __syncthreads(); /* X reads done */
-  float *ps = reinterpret_cast<float *>(smem_raw);
-#pragma unroll
-  for (int t = 0; t < NT; t++)
-#pragma unroll
-    for (int v = 0; v < 4; v++) ps[(8 * t + 2 * c + (v & 1)) * Sh::PS + warp * 16 + g + (v >> 1) * 8] = acc[t][v];
-  cluster.sync(); /* every block's partial is complete and visible to the cluster */
-  /* block z sums columns 16z..16z+15 of the 8 partials, rank order 0..7 */
-  const int rows = M < 8 * NT ? M : 8 * NT;
-  for (int i = tid; i < rows * 4; i += 256) {
-    const int t = i >> 2, col = z * 16 + (i & 3) * 4;
-    float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-    for (int r = 0; r < SC_S; r++) {
-      const float4 v = *reinterpret_cast<const float4 *>(cluster.map_shared_rank(ps, r) + t * Sh::PS + col);
-      s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
-    }
-    if (n0 + col < N) {
-      __nv_bfloat162 lo = __floats2bfloat162_rn(s.x, s.y), hi = __floats2bfloat162_rn(s.z, s.w);
-      uint2 out;
-      out.x = *reinterpret_cast<uint32_t *>(&lo);
-      out.y = *reinterpret_cast<uint32_t *>(&hi);
-      *reinterpret_cast<uint2 *>(Y + (size_t)t * N + n0 + col) = out;
-    }
-  }
-  cluster.sync(); /* no block leaves while another still reads its shared memory */
-#endif
-}
-
-/* The stream kernel, mma.sync bulk-copy form (TPS_W8_STREAM=bulk; reg selects the form above):
- * the same blocks, cluster split-K and reduction, but the block's weight rows and token rows
- * arrive by cp.async.bulk (the copy engine, completion counted on an mbarrier) instead of
- * per-thread loads, in two halves with one mbarrier each so the MMAs of the first half run
- * while the second lands.  Shared layout: weights [128 rows][WS bytes] (WS = 64 * chunks,
- * rounded to 64 mod 128: conflict-free 16-byte fragment reads), tokens [8 NT rows][XS].
- * Token rows past M are not loaded: their (garbage) columns only reach outputs not stored. */
-enum { SB_G = 10 }; /* chunks per group (one group for K = 5120 with 8 splits) */
-template <int NT> struct SbShape {
-  static constexpr int WS = SB_G * 64 + 64;         /* 704: 64 mod 128 */
-  static constexpr int XS = SB_G * 128 + 16;        /* 16 mod 128 */
-  static constexpr int PS = 132;
-  static constexpr int WBYTES = 128 * WS, XBYTES = 8 * NT * XS, PBYTES = 8 * NT * PS * 4;
-  static constexpr int SMEM = (WBYTES + XBYTES > PBYTES ? WBYTES + XBYTES : PBYTES) + 16; /* + 2 mbarriers */
-};
-
-__device__ __forceinline__ void bulk_g2s(uint32_t dst, const void *src, uint32_t bytes, uint32_t mbar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-               ::"r"(dst), "l"(src), "r"(bytes), "r"(mbar) : "memory");
-}
 __device__ __forceinline__ void mbar_wait(uint32_t mbar, uint32_t parity) {
   asm volatile("{\n.reg .pred p;\nWAIT_%=:\n"
                "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
                "@!p bra WAIT_%=;\n}\n" ::"r"(mbar), "r"(parity) : "memory");
-}
-
-template <int NT>
-__global__ void __launch_bounds__(256, 1)
-w8b_kernel(const bf16 *__restrict__ X, const uint8_t *__restrict__ Wq, const uint8_t *__restrict__ Sn,
-           bf16 *__restrict__ Y, int M, int N, int K, int cps) {
-#ifdef TPS_SM90
-  typedef SbShape<NT> Sh;
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  extern __shared__ __align__(128) uint8_t smem_raw[];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, c = lane & 3;
-  const int n0 = blockIdx.x * 128, z = (int)cluster.block_rank();
-  const int nch = K / 64, kb = K / 32;
-  const int c0 = z * cps < nch ? z * cps : nch, c1 = c0 + cps < nch ? c0 + cps : nch;
-  const int rl = warp * 16 + g, row_a = n0 + rl;
-  const int ra = row_a < N ? row_a : N - 1, rb = row_a + 8 < N ? row_a + 8 : N - 1;
-  const uint16_t *sa = reinterpret_cast<const uint16_t *>(Sn + (size_t)ra * kb);
-  const uint16_t *sb = reinterpret_cast<const uint16_t *>(Sn + (size_t)rb * kb);
-  const uint32_t sbase = (uint32_t)__cvta_generic_to_shared(smem_raw);
-  const uint32_t xbase = sbase + Sh::WBYTES;
-  const int pbar = Sh::WBYTES + Sh::XBYTES > Sh::PBYTES ? Sh::WBYTES + Sh::XBYTES : Sh::PBYTES;
-  const uint32_t bar0 = sbase + pbar, bar1 = bar0 + 8;
-  const int xrows = M < 8 * NT ? M : 8 * NT;
-  if (tid == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar0) : "memory");
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar1) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  __syncthreads();
-  float acc[NT][4];
-#pragma unroll
-  for (int t = 0; t < NT; t++)
-#pragma unroll
-    for (int v = 0; v < 4; v++) acc[t][v] = 0.f;
-
-  uint32_t parity = 0;
-  for (int cg0 = c0; cg0 < c1; cg0 += SB_G, parity ^= 1u) {
-    const int nc = c1 - cg0 < SB_G ? c1 - cg0 : SB_G, h = (nc + 1) / 2; /* halves [0,h), [h,nc) */
-    if (cg0 != c0) { /* the previous group's shared data has been read (generic) before the copy engine writes */
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-      __syncthreads();
-    }
-    if (tid == 0) {
-      const uint32_t b0 = 128u * h * 64 + (uint32_t)xrows * h * 128, b1 = 128u * (nc - h) * 64 + (uint32_t)xrows * (nc - h) * 128;
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar0), "r"(b0) : "memory");
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar1), "r"(b1) : "memory");
-    }
-    __syncthreads();
-    if (tid < 128) { /* weight row tid: two copies (the halves) */
-      const int n = n0 + tid < N ? n0 + tid : N - 1;
-      const uint8_t *src = Wq + (size_t)n * K + (size_t)cg0 * 64;
-      bulk_g2s(sbase + tid * Sh::WS, src, h * 64, bar0);
-      if (nc > h) bulk_g2s(sbase + tid * Sh::WS + h * 64, src + h * 64, (nc - h) * 64, bar1);
-    } else if (tid - 128 < xrows) { /* token row */
-      const int r = tid - 128;
-      const bf16 *src = X + (size_t)r * K + (size_t)cg0 * 64;
-      bulk_g2s(xbase + r * Sh::XS, src, h * 128, bar0);
-      if (nc > h) bulk_g2s(xbase + r * Sh::XS + h * 128, src + h * 64, (nc - h) * 128, bar1);
-    }
-    uint32_t ea[SB_G], eb[SB_G];
-#pragma unroll
-    for (int ch = 0; ch < SB_G; ch++)
-      if (ch < nc) { ea[ch] = __ldg(sa + cg0 + ch); eb[ch] = __ldg(sb + cg0 + ch); }
-#pragma unroll
-    for (int ch = 0; ch < SB_G; ch++) {
-      if (ch < nc) {
-        if (ch == 0) mbar_wait(bar0, parity);
-        if (ch == h) mbar_wait(bar1, parity);
-        const uint4 qa = *reinterpret_cast<const uint4 *>(smem_raw + rl * Sh::WS + ch * 64 + c * 16);
-        const uint4 qb = *reinterpret_cast<const uint4 *>(smem_raw + (rl + 8) * Sh::WS + ch * 64 + c * 16);
-        const uint32_t wa4[4] = {qa.x, qa.y, qa.z, qa.w}, wb4[4] = {qb.x, qb.y, qb.z, qb.w};
-        const uint32_t ma[2] = {e8m0_mul(ea[ch] & 0xFFu), e8m0_mul(ea[ch] >> 8)};
-        const uint32_t mb[2] = {e8m0_mul(eb[ch] & 0xFFu), e8m0_mul(eb[ch] >> 8)};
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-          uint32_t lo[2], hi[2], a[4];
-          dequant4(wa4[j], ma[j >> 1], lo);
-          dequant4(wb4[j], mb[j >> 1], hi);
-          a[0] = lo[0]; a[1] = hi[0]; a[2] = lo[1]; a[3] = hi[1];
-#pragma unroll
-          for (int t = 0; t < NT; t++) {
-            const uint32_t *xr = reinterpret_cast<const uint32_t *>(smem_raw + Sh::WBYTES + (8 * t + g) * Sh::XS + ch * 128);
-            const uint32_t b[2] = {xr[8 * j + c], xr[8 * j + c + 4]};
-            mma_bf16(acc[t], a, b);
-          }
-        }
-      }
-    }
-  }
-  __syncthreads(); /* shared reads done */
-  float *ps = reinterpret_cast<float *>(smem_raw);
-#pragma unroll
-  for (int t = 0; t < NT; t++)
-#pragma unroll
-    for (int v = 0; v < 4; v++) ps[(8 * t + 2 * c + (v & 1)) * Sh::PS + rl + (v >> 1) * 8] = acc[t][v];
-  cluster.sync();
-  for (int i = tid; i < xrows * 4; i += 256) {
-    const int t = i >> 2, col = z * 16 + (i & 3) * 4;
-    float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-    for (int r = 0; r < SC_S; r++) {
-      const float4 v = *reinterpret_cast<const float4 *>(cluster.map_shared_rank(ps, r) + t * Sh::PS + col);
-      s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
-    }
-    if (n0 + col < N) {
-      __nv_bfloat162 lo = __floats2bfloat162_rn(s.x, s.y), hi = __floats2bfloat162_rn(s.z, s.w);
-      uint2 out;
-      out.x = *reinterpret_cast<uint32_t *>(&lo);
-      out.y = *reinterpret_cast<uint32_t *>(&hi);
-      *reinterpret_cast<uint2 *>(Y + (size_t)t * N + n0 + col) = out;
-    }
-  }
-  cluster.sync();
-#endif
 }
 
 /* ------------------------------------------------------------------ wgmma kernel, TMA form */
@@ -853,11 +453,6 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 }
 
 /* ------------------------------------------------------------------ host side */
-typedef void (*w8g_fn)(const bf16 *, const uint8_t *, const uint8_t *, bf16 *, int, int, int);
-typedef struct { int bt, stages, smem; w8g_fn fn; } w8g_variant;
-#define W8G(BT, ST) { BT, ST, WgShape<BT, ST>::SMEM, w8g_kernel<BT, ST> }
-static const w8g_variant gvariants[] = {W8G(64, 8), W8G(128, 8), W8G(256, 5)};
-enum { NGVARIANTS = sizeof gvariants / sizeof gvariants[0] };
 
 typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, bf16 *, int, int, int);
 typedef struct { int bt, stages, cl, smem; w8t_fn fn; } w8t_variant;
@@ -890,14 +485,6 @@ static int make_map(CUtensorMap *m, CUtensorMapDataType dt, const void *base, ui
   return TPS_K_OK;
 }
 
-typedef void (*w8c_fn)(const bf16 *, const uint8_t *, const uint8_t *, bf16 *, int, int, int, int);
-typedef struct { int nt, smem; w8c_fn fn; } w8c_variant;
-#define W8C(NT) { NT, ScShape<NT>::SMEM, w8c_kernel<NT> }
-static const w8c_variant cvariants[] = {W8C(1), W8C(2), W8C(4), W8C(8), W8C(16)};
-#define W8B(NT) { NT, SbShape<NT>::SMEM, w8b_kernel<NT> }
-static const w8c_variant bvariants[] = {W8B(1), W8B(2), W8B(4), W8B(8), W8B(8)}; /* NT 16 runs as 2 x 8 */
-enum { NCVARIANTS = sizeof cvariants / sizeof cvariants[0] };
-
 extern "C" int tps_w8g_prepare(tps_gemm *g) {
   g->wgmma_ok = 0;
   int major = 0, minor = 0;
@@ -913,12 +500,6 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) { cudaGetLastError(); return TPS_K_OK; }
   CUDA_TRY(e);
   if (!h) return TPS_K_OK; /* built without sm_90a */
-  for (int v = 0; v < NGVARIANTS; v++)
-    CUDA_TRY(cudaFuncSetAttribute(gvariants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, gvariants[v].smem));
-  for (int v = 0; v < NCVARIANTS; v++) {
-    CUDA_TRY(cudaFuncSetAttribute(cvariants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, cvariants[v].smem));
-    CUDA_TRY(cudaFuncSetAttribute(bvariants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, bvariants[v].smem));
-  }
   for (int v = 0; v < NTVARIANTS; v++)
     CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
   for (int v = 0; v < NSVARIANTS; v++)
@@ -950,121 +531,66 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   return TPS_K_OK;
 }
 
-extern "C" int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s) {
-  const int v = bt <= 64 ? 0 : bt <= 128 ? 1 : 2;
-  if (!g->wgmma_ok) {
-    fprintf(stderr, "tpsplit: gemm: the SM90 W8A16 kernels need a compute capability 9.0 GPU and a build for sm_90a\n");
-    return TPS_K_ERR;
-  }
-  if (((uintptr_t)x & 15) || ((uintptr_t)y & 15)) {
-    fprintf(stderr, "tpsplit: gemm: w8a16 (wgmma) needs X and Y 16-byte aligned\n");
-    return TPS_K_ERR;
-  }
-  const char *tma = getenv("TPS_W8_TMA");
-  if (tma && !strcmp(tma, "0")) { /* the cp.async form */
-    const w8g_variant *w = &gvariants[v];
-    dim3 grid((g->n + 127) / 128, (m + w->bt - 1) / w->bt);
-    w->fn<<<grid, 256, w->smem, s>>>((const bf16 *)x, g->w_q, g->w_s, (bf16 *)y, m, g->n, g->k);
-    CUDA_LAUNCH_CHECK();
-    return TPS_K_OK;
-  }
-  /* TMA form; TPS_W8_CLUSTER=2 pairs row blocks to share X by multicast (measured slower on
-   * the H200: 133.8 vs 132.5 us at M=4096, so off by default) */
-  const int nblk = (g->n + 127) / 128, tb = gvariants[v].bt;
-  const char *cls = getenv("TPS_W8_CLUSTER");
-  const int cl = nblk % 2 == 0 && cls && !strcmp(cls, "2") ? 2 : 1;
-  const w8t_variant *w = &tvariants[v + (cl == 2 ? 3 : 0)];
+/* Launch variant w on rows of x (tensor map made here: it names the activation pointer) with
+ * grid (N/128, gy, gz) and cluster dims (cx, 1, cz). */
+static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y, int rows, unsigned gy, unsigned gz,
+                      unsigned cx, unsigned cz, cudaStream_t s) {
   CUtensorMap mx, mw, ms;
-  TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)m, (uint64_t)g->k * 2, 64,
-                   (uint32_t)(tb / cl), CU_TENSOR_MAP_SWIZZLE_128B));
+  TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)rows, (uint64_t)g->k * 2, 64,
+                   (uint32_t)(w->bt / w->cl), CU_TENSOR_MAP_SWIZZLE_128B));
   memcpy(&mw, g->tm_w, sizeof mw);
   memcpy(&ms, g->tm_s, sizeof ms);
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = (unsigned)cl;
+  attr[0].val.clusterDim.x = cx;
   attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.gridDim = dim3((unsigned)nblk, (unsigned)((m + tb - 1) / tb), 1);
+  attr[0].val.clusterDim.z = cz;
+  cfg.gridDim = dim3((unsigned)((g->n + 127) / 128), gy, gz);
   cfg.blockDim = dim3(256, 1, 1);
   cfg.dynamicSmemBytes = (size_t)w->smem;
   cfg.stream = s;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  CUDA_TRY(cudaLaunchKernelEx(&cfg, w->fn, mx, mw, ms, (bf16 *)y, m, g->n, g->k));
+  CUDA_TRY(cudaLaunchKernelEx(&cfg, w->fn, mx, mw, ms, (bf16 *)y, rows, g->n, g->k));
   CUDA_LAUNCH_CHECK();
   return TPS_K_OK;
 }
 
-extern "C" int tps_w8c_tokens(int m) {
-  int rows = m < TPS_W8C_MAXTOK ? m : TPS_W8C_MAXTOK, nt = 1;
-  while (8 * nt < rows) nt *= 2;
-  return 8 * nt;
-}
-
-extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s) {
+static int check_run(const tps_gemm *g, const void *x, const void *y) {
   if (!g->wgmma_ok) {
     fprintf(stderr, "tpsplit: gemm: the SM90 W8A16 kernels need a compute capability 9.0 GPU and a build for sm_90a\n");
     return TPS_K_ERR;
   }
-  if (((uintptr_t)x & 15) || ((uintptr_t)y & 7)) {
-    fprintf(stderr, "tpsplit: gemm: w8a16 (stream) needs X 16-byte and Y 8-byte aligned\n");
+  if (((uintptr_t)x & 15) || ((uintptr_t)y & 15)) {
+    fprintf(stderr, "tpsplit: gemm: the SM90 w8a16 kernels need X and Y 16-byte aligned\n");
     return TPS_K_ERR;
   }
-  const int nch = g->k / 64, cps = (nch + SC_S - 1) / SC_S;
-  const char *form = getenv("TPS_W8_STREAM");
-  if (!form || !strcmp(form, "wgmma")) { /* default: the TMA wgmma kernel with cluster split-K */
-    for (int r0 = 0; r0 < m; r0 += 64) {
-      /* token tile by M (not by the rows of this launch): every row of a call goes through
-       * the same tile, as tps_gemm_config says */
-      const int rows = m - r0 < 64 ? m - r0 : 64, v = m <= 16 ? 0 : m <= 32 ? 1 : 2;
-      const w8t_variant *w = &svariants[v];
-      const bf16 *xr = (const bf16 *)x + (size_t)r0 * g->k;
-      CUtensorMap mx, mw, ms;
-      TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, xr, (uint64_t)g->k, (uint64_t)rows, (uint64_t)g->k * 2, 64,
-                       (uint32_t)w->bt, CU_TENSOR_MAP_SWIZZLE_128B));
-      memcpy(&mw, g->tm_w, sizeof mw);
-      memcpy(&ms, g->tm_s, sizeof ms);
-      cudaLaunchConfig_t cfg = {};
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = 1;
-      attr[0].val.clusterDim.y = 1;
-      attr[0].val.clusterDim.z = TPS_W8C_SPLITS;
-      cfg.gridDim = dim3((unsigned)((g->n + 127) / 128), 1, TPS_W8C_SPLITS);
-      cfg.blockDim = dim3(256, 1, 1);
-      cfg.dynamicSmemBytes = (size_t)w->smem;
-      cfg.stream = s;
-      cfg.attrs = attr;
-      cfg.numAttrs = 1;
-      CUDA_TRY(cudaLaunchKernelEx(&cfg, w->fn, mx, mw, ms, (bf16 *)y + (size_t)r0 * g->n, rows, g->n, g->k));
-      CUDA_LAUNCH_CHECK();
-    }
-    return TPS_K_OK;
-  }
-  const int reg = !strcmp(form, "reg"), maxtok = reg ? TPS_W8C_MAXTOK : 64;
-  /* at most 64 (bulk form) or 128 (register form) tokens per launch; more only when forced
-   * by TPS_W8_KERNEL=stream */
-  for (int r0 = 0; r0 < m; r0 += maxtok) {
-    const int rows = m - r0 < maxtok ? m - r0 : maxtok, nt = tps_w8c_tokens(rows) / 8;
-    int v = 0;
-    while (cvariants[v].nt != nt) v++;
-    const w8c_variant *kv = reg ? &cvariants[v] : &bvariants[v];
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = SC_S;
-    attr[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3((g->n + 127) / 128, SC_S, 1);
-    cfg.blockDim = dim3(256, 1, 1);
-    cfg.dynamicSmemBytes = (size_t)kv->smem;
-    cfg.stream = s;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, kv->fn, (const bf16 *)x + (size_t)r0 * g->k, (const uint8_t *)g->w_q,
-                                (const uint8_t *)g->w_sn, (bf16 *)y + (size_t)r0 * g->n, rows, g->n, g->k, cps));
-    CUDA_LAUNCH_CHECK();
+  return TPS_K_OK;
+}
+
+extern "C" int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s) {
+  TPS_TRY(check_run(g, x, y));
+  /* TPS_W8_CLUSTER=2 pairs row blocks to share X by multicast (measured slower on the
+   * H200: 133.8 vs 132.5 us at M=4096, so off by default) */
+  const int nblk = (g->n + 127) / 128, v = bt <= 64 ? 0 : bt <= 128 ? 1 : 2;
+  const char *cls = getenv("TPS_W8_CLUSTER");
+  const int cl = nblk % 2 == 0 && cls && !strcmp(cls, "2") ? 2 : 1;
+  const w8t_variant *w = &tvariants[v + (cl == 2 ? 3 : 0)];
+  return launch_w8t(g, w, x, y, m, (unsigned)((m + w->bt - 1) / w->bt), 1, (unsigned)cl, 1, s);
+}
+
+extern "C" int tps_w8c_tokens(int m) { return m <= 16 ? 16 : m <= 32 ? 32 : 64; }
+
+extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s) {
+  TPS_TRY(check_run(g, x, y));
+  /* launches of 64 tokens; the token tile by M (not by the rows of a launch), so that every
+   * row of a call goes through the same tile, as tps_gemm_config says */
+  const int t = tps_w8c_tokens(m), v = t == 16 ? 0 : t == 32 ? 1 : 2;
+  for (int r0 = 0; r0 < m; r0 += TPS_W8C_MAXTOK) {
+    const int rows = m - r0 < TPS_W8C_MAXTOK ? m - r0 : TPS_W8C_MAXTOK;
+    TPS_TRY(launch_w8t(g, &svariants[v], (const bf16 *)x + (size_t)r0 * g->k, (bf16 *)y + (size_t)r0 * g->n, rows, 1,
+                       TPS_W8C_SPLITS, 1, TPS_W8C_SPLITS, s));
   }
   return TPS_K_OK;
 }

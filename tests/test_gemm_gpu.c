@@ -103,12 +103,6 @@ static int split_bitwise(tps_gemm *g, int t, int tp) {
 
 /* force a W8A16 kernel ("" = the default choice) and a wgmma tile ("" = by M) */
 static void set_kernel(const char *kind, const char *bt) {
-  int cpasync = !strcmp(kind, "wgmma-cpasync"); /* the wgmma kernel's cp.async form */
-  const char *form = !strcmp(kind, "stream-bulk") ? "bulk" : !strcmp(kind, "stream-reg") ? "reg" : NULL;
-  if (cpasync) kind = "wgmma";
-  if (form) kind = "stream";
-  if (cpasync) setenv("TPS_W8_TMA", "0", 1); else unsetenv("TPS_W8_TMA");
-  if (form) setenv("TPS_W8_STREAM", form, 1); else unsetenv("TPS_W8_STREAM"); /* mma.sync stream forms */
   if (*kind) setenv("TPS_W8_KERNEL", kind, 1); else unsetenv("TPS_W8_KERNEL");
   if (*bt) setenv("TPS_W8_BT", bt, 1); else unsetenv("TPS_W8_BT");
 }
@@ -176,9 +170,7 @@ int main(void) {
   int quick = getenv("TPS_TEST_QUICK") != NULL;
   static const int ms[] = {1, 17, 64, 100, 257, 3, 1000};
   size_t nms = quick ? 5 : sizeof ms / sizeof *ms;
-  static const char *const kinds[][2] = {{"", ""}, {"stream", ""}, {"mma", ""}, {"wgmma", "64"}, {"wgmma", "128"}, {"wgmma", "256"},
-                                             {"wgmma-cpasync", "128"}, {"wgmma-cpasync", "256"},
-                                             {"stream-bulk", ""}, {"stream-reg", ""}};
+  static const char *const kinds[][2] = {{"", ""}, {"stream", ""}, {"mma", ""}, {"wgmma", "64"}, {"wgmma", "128"}, {"wgmma", "256"}};
   for (size_t kk = 0; kk < sizeof kinds / sizeof *kinds; kk++) {
     set_kernel(kinds[kk][0], kinds[kk][1]);
     for (size_t i = 0; i < nms; i++) check(fast, ms[i], w, 1e-2, "all E4M3 codes");
