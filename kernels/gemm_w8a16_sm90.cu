@@ -214,6 +214,26 @@ __device__ __forceinline__ void tma2d_mc(uint32_t dst, const CUtensorMap *map, i
                ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask) : "memory");
 }
 
+/* The m64k16 A fragments of one 64-wide chunk for this thread's rows rl and rl + 8 (lane
+ * quad c), from the stage's weight bytes w ([128 rows][64]) and scales w + wbytes
+ * ([2 blocks][128 rows]): a[j] = {(rl, k 2c..), (rl+8, k 2c..), (rl, k 2c+8..), (rl+8, k 2c+8..)}
+ * for k16 step j. */
+__device__ __forceinline__ void dequant_chunk(const uint8_t *w, int wbytes, int rl, int c, uint32_t (&a)[4][4]) {
+  const uint4 qa = *reinterpret_cast<const uint4 *>(w + rl * 64 + c * 16);
+  const uint4 qb = *reinterpret_cast<const uint4 *>(w + (rl + 8) * 64 + c * 16);
+  const uint8_t *ss = w + wbytes;
+  const uint32_t ma[2] = {e8m0_mul(ss[rl]), e8m0_mul(ss[128 + rl])};
+  const uint32_t mb[2] = {e8m0_mul(ss[rl + 8]), e8m0_mul(ss[128 + rl + 8])};
+  const uint32_t wa4[4] = {qa.x, qa.y, qa.z, qa.w}, wb4[4] = {qb.x, qb.y, qb.z, qb.w};
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    uint32_t lo[2], hi[2];
+    dequant4(wa4[j], ma[j >> 1], lo);
+    dequant4(wb4[j], mb[j >> 1], hi);
+    a[j][0] = lo[0]; a[j][1] = hi[0]; a[j][2] = lo[1]; a[j][3] = hi[1];
+  }
+}
+
 template <int BT, int STAGES, int CL, int SPLIT, int NACC>
 __global__ void __launch_bounds__(256, 1)
 w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,
@@ -284,20 +304,7 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
   uint32_t afr[2][4][4];
   auto dequant = [&](int chunk, auto buf) {
     constexpr int B = decltype(buf)::value;
-    const uint8_t *st = sptr + (chunk % STAGES) * Sh::STAGE_BYTES + Sh::X_BYTES;
-    const uint4 qa = *reinterpret_cast<const uint4 *>(st + rl * 64 + c * 16);
-    const uint4 qb = *reinterpret_cast<const uint4 *>(st + (rl + 8) * 64 + c * 16);
-    const uint8_t *ss = st + Sh::W_BYTES;
-    const uint32_t ma[2] = {e8m0_mul(ss[rl]), e8m0_mul(ss[128 + rl])};
-    const uint32_t mb[2] = {e8m0_mul(ss[rl + 8]), e8m0_mul(ss[128 + rl + 8])};
-    const uint32_t wa4[4] = {qa.x, qa.y, qa.z, qa.w}, wb4[4] = {qb.x, qb.y, qb.z, qb.w};
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-      uint32_t lo[2], hi[2];
-      dequant4(wa4[j], ma[j >> 1], lo);
-      dequant4(wb4[j], mb[j >> 1], hi);
-      afr[B][j][0] = lo[0]; afr[B][j][1] = hi[0]; afr[B][j][2] = lo[1]; afr[B][j][3] = hi[1];
-    }
+    dequant_chunk(sptr + (chunk % STAGES) * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afr[B]);
   };
   using I0 = std::integral_constant<int, 0>;
   using I1 = std::integral_constant<int, 1>;
@@ -334,20 +341,7 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     for (int j = 0; j < STAGES; j++) {
       if (j < nch) {
         wait_full(j);
-        const uint8_t *st = sptr + j * Sh::STAGE_BYTES + Sh::X_BYTES;
-        const uint4 qa = *reinterpret_cast<const uint4 *>(st + rl * 64 + c * 16);
-        const uint4 qb = *reinterpret_cast<const uint4 *>(st + (rl + 8) * 64 + c * 16);
-        const uint8_t *ss = st + Sh::W_BYTES;
-        const uint32_t ma[2] = {e8m0_mul(ss[rl]), e8m0_mul(ss[128 + rl])};
-        const uint32_t mb[2] = {e8m0_mul(ss[rl + 8]), e8m0_mul(ss[128 + rl + 8])};
-        const uint32_t wa4[4] = {qa.x, qa.y, qa.z, qa.w}, wb4[4] = {qb.x, qb.y, qb.z, qb.w};
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-          uint32_t lo[2], hi[2];
-          dequant4(wa4[q], ma[q >> 1], lo);
-          dequant4(wb4[q], mb[q >> 1], hi);
-          afs[j][q][0] = lo[0]; afs[j][q][1] = hi[0]; afs[j][q][2] = lo[1]; afs[j][q][3] = hi[1];
-        }
+        dequant_chunk(sptr + j * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afs[j]);
         const uint32_t sx = sbase + j * Sh::STAGE_BYTES;
         const uint64_t desc0 = (uint64_t)((sx & 0x3FFFFu) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
         pin_all();

@@ -25,7 +25,7 @@ fi
 {
   date -u; nvidia-smi; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
   ldd "$B/tpsplit"; echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-  command -v cuobjdump && cuobjdump --dump-resource-usage "$B/tpsplit" 2>&1 | grep -A1 -E "w8a16_kernel|w8t_kernel|w8g_kernel|w8b_kernel|w8c_kernel" | head -120
+  command -v cuobjdump && cuobjdump --dump-resource-usage "$B/tpsplit" 2>&1 | grep -A1 -E "w8a16_kernel|w8t_kernel" | head -120
 } >"$OUT/env.txt" 2>&1
 T="1,2,4,6,8,12,16,24,32,48,64,96,128,256,384,512,1024,2048,4096,8192,16384"
 G="$B/tpsplit bench gemm --k 5120 --n 1792"
@@ -59,10 +59,10 @@ case " $STAGES " in *" bench "*)
 esac
 case " $STAGES " in *" profile "*)
   N="ncu --clock-control none --section SpeedOfLight --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section InstructionStats --launch-count 1"
-  timeout 120 $N -k regex:w8g_kernel $G --path w8a16 --tokens 4096 --tp 1 --check-only >"$OUT/ncu.txt" 2>&1
+  timeout 120 $N -k regex:w8t_kernel $G --path w8a16 --tokens 4096 --tp 1 --check-only >"$OUT/ncu.txt" 2>&1
   # check-only launch order: the checks of M = 1, 7, 64, 129 come first
-  timeout 120 $N -k regex:w8c_kernel --launch-skip 0 $G --path w8a16 --tokens 1 --tp 1 --check-only >>"$OUT/ncu.txt" 2>&1
-  timeout 120 $N -k regex:w8c_kernel --launch-skip 2 $G --path w8a16 --tokens 64 --tp 1 --check-only >>"$OUT/ncu.txt" 2>&1
+  timeout 120 $N -k regex:w8t_kernel --launch-skip 0 $G --path w8a16 --tokens 1 --tp 1 --check-only >>"$OUT/ncu.txt" 2>&1
+  timeout 120 $N -k regex:w8t_kernel --launch-skip 2 $G --path w8a16 --tokens 64 --tp 1 --check-only >>"$OUT/ncu.txt" 2>&1
   timeout 120 ${N/--launch-count 1/--launch-count 2} -k regex:'nvjet|gemm|xmma|cutlass|sm90' --launch-skip 0 $G --path dense-bf16 --tokens 1 --tp 1 --check-only >>"$OUT/ncu.txt" 2>&1
   grep -E "^  [a-zA-Z_].*\(|Duration|DRAM Throughput|Issue Slots|Achieved Occupancy|Registers Per" "$OUT/ncu.txt" | head -80;;
 esac
