@@ -17,7 +17,7 @@ for c in inspect fit predict crossover plot simulate decide bench validate; do
   expect_rc 0 "$TPSPLIT" "$c" --help
   expect_grep "Usage: tpsplit $c" "$tmp/out"
   expect_rc 0 "$TPSPLIT" "$c" --version
-  expect_grep "^tpsplit $c.* [0-9]+\.[0-9]+\.[0-9]+" "$tmp/out"
+  expect_grep "^tpsplit $c \(tpsplit\) [0-9]+\.[0-9]+\.[0-9]+$" "$tmp/out"
 done
 # a write error on stdout is an error (closeout), not silence
 if [ -w /dev/full ]; then
