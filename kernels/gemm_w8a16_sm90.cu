@@ -177,41 +177,25 @@ __device__ __forceinline__ void mbar_wait(uint32_t mbar, uint32_t parity) {
 }
 
 /* ------------------------------------------------------------------ wgmma kernel, TMA form */
-/* The default for large M.  Same tile, fragments and MMA loop as w8g_kernel above, but the
- * stages are filled by the tensor memory accelerator and the blocks work in pairs: a
- * cluster of CL = 2 blocks (neighbouring weight-row blocks, same token tile) shares each X
- * tile, every block loading half of it with a multicast copy into both.  Why: with
- * per-thread cp.async both 128- and 256-token tiles stalled at the same ~5 TB/s of L2 reads
- * (X is re-read by all N/128 row blocks); multicast halves those reads.  Per stage: X (BT
- * rows, 128B swizzle, rows past M filled with zeros), W (128 rows x 64 fragment bytes, rows
- * past N zeros), scales (2 x 128 bytes); a "full" mbarrier per stage counts the bytes in, an
- * "empty" mbarrier per stage counts the 8 warps of both blocks out (a block may refill a
- * stage only when its partner has finished with it too, since the refill writes into both).
- * Thread 0 of each block issues the copies. */
+/* Per stage: X (BT rows, 128B swizzle, rows past M filled with zeros by the TMA unit), W (128
+ * rows x 64 fragment bytes, rows past N zeros), scales (2 x 128 bytes); a "full" mbarrier per
+ * stage counts the bytes in, an "empty" mbarrier per stage counts the 8 warps out; thread 0
+ * issues the copies.  (A form in which two blocks shared each X tile by multicast, against
+ * L2 traffic, measured no faster once the arrivals stopped being memory barriers: dropped.) */
 __device__ __forceinline__ void mb_init(uint32_t bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
 __device__ __forceinline__ void mb_expect(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
-/* arrive on the mbarrier at the same shared offset in block `rank` of the cluster.  Default
- * (.release.cta) semantics, as CUTLASS's consumer release: the .release.cluster form made
- * every arrival a memory barrier (ncu: 39% of warp stalls on membar, ~1 us per chunk). */
-__device__ __forceinline__ void mb_arrive_cluster(uint32_t bar, uint32_t rank) {
-  asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
-               "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar), "r"(rank) : "memory");
-}
+/* Default (.release.cta) semantics, as CUTLASS's consumer release: a .release.cluster arrival
+ * made every release a memory barrier (ncu: 39% of warp stalls on membar, ~1 us per chunk). */
 __device__ __forceinline__ void mb_arrive_local(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 __device__ __forceinline__ void tma2d(uint32_t dst, const CUtensorMap *map, int x, int y, uint32_t bar) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
                ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar) : "memory");
-}
-__device__ __forceinline__ void tma2d_mc(uint32_t dst, const CUtensorMap *map, int x, int y, uint32_t bar, uint16_t mask) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-               " [%0], [%1, {%2, %3}], [%4], %5;\n"
-               ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask) : "memory");
 }
 
 /* The m64k16 A fragments of one 64-wide chunk for this thread's rows rl and rl + 8 (lane
@@ -234,7 +218,7 @@ __device__ __forceinline__ void dequant_chunk(const uint8_t *w, int wbytes, int 
   }
 }
 
-template <int BT, int STAGES, int CL, int SPLIT, int NACC>
+template <int BT, int STAGES, int SPLIT, int NACC>
 __global__ void __launch_bounds__(256, 1)
 w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,
            const __grid_constant__ CUtensorMap tms, bf16 *__restrict__ Y, int M, int N, int K) {
@@ -250,7 +234,7 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
   const int n0 = blockIdx.x * 128, t0 = blockIdx.y * BT;
   const int rl = warp * 16 + g;
   uint32_t rank = 0;
-  if (CL > 1 || SPLIT > 1) asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  if (SPLIT > 1) asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
   /* split-K (SPLIT > 1, small M): block `rank` of the (1, 1, SPLIT) cluster takes chunks
    * kc0 .. kc0 + nch - 1; the loop below counts chunks from 0 */
   const int kall = K / 64, kper = (kall + SPLIT - 1) / SPLIT;
@@ -263,41 +247,27 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tms)) : "memory");
     for (int s = 0; s < STAGES; s++) {
       mb_init(full0 + 8 * s, 1);
-      mb_init(empty0 + 8 * s, 8 * CL);
+      mb_init(empty0 + 8 * s, 8);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  /* the multicast writes into the partner's stages and arrives on its barriers: both blocks
-   * must have initialized theirs.  Split-K blocks touch each other only after the
-   * cluster.sync before the partial sums, so a block barrier is enough for them. */
-  if (CL > 1) {
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-  } else {
-    __syncthreads();
-  }
-  /* thread 0: fill chunk `chunk` into its stage (waiting until both blocks released it) */
+  /* split-K blocks touch each other only at the cluster.sync before the partial sums, so a
+   * block barrier is enough here */
+  __syncthreads();
+  /* thread 0: fill chunk `chunk` into its stage (waiting until every warp released it) */
   auto produce = [&](int chunk) {
     const int s = chunk % STAGES, round = chunk / STAGES;
     const uint32_t st = sbase + s * Sh::STAGE_BYTES, full = full0 + 8 * s;
     if (round > 0) mbar_wait(empty0 + 8 * s, (uint32_t)(round - 1) & 1u);
     mb_expect(full, Sh::X_BYTES + Sh::W_BYTES + Sh::S_BYTES);
-    if (CL > 1)
-      tma2d_mc(st + rank * (BT / CL) * 128, &tmx, chunk * 64, t0 + (int)rank * (BT / CL), full, (uint16_t)((1u << CL) - 1));
-    else
-      tma2d(st, &tmx, (kc0 + chunk) * 64, t0, full);
+    tma2d(st, &tmx, (kc0 + chunk) * 64, t0, full);
     tma2d(st + Sh::X_BYTES, &tmw, (kc0 + chunk) * 64, n0, full);
     tma2d(st + Sh::X_BYTES + Sh::W_BYTES, &tms, n0, 2 * (kc0 + chunk), full);
   };
-  /* every warp: done with chunk `chunk`'s stage, in this block and its partner */
+  /* every warp: done with chunk `chunk`'s stage */
   auto release = [&](int chunk) {
     __syncwarp();
-    if (lane == 0) {
-      const uint32_t e = empty0 + 8 * (chunk % STAGES);
-      if (CL == 1) mb_arrive_local(e);
-      else
-#pragma unroll
-        for (int r = 0; r < CL; r++) mb_arrive_cluster(e, (uint32_t)r);
-    }
+    if (lane == 0) mb_arrive_local(empty0 + 8 * (chunk % STAGES));
   };
   auto wait_full = [&](int chunk) { mbar_wait(full0 + 8 * (chunk % STAGES), (uint32_t)(chunk / STAGES) & 1u); };
 
@@ -360,7 +330,10 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     wait_full(0);
     dequant(0, I0{});
   }
-  /* pairs, as in w8g_kernel; thread 0 refills the stages of chunks it-2 and it-1 */
+  /* Pairs of chunks: the MMAs of chunk it run while chunk it+1 is dequantized, those of
+   * it+1 while it+2 is, and the tensor pipe drains once per pair (wait_group 0 at the end:
+   * keeping MMAs in flight across loop iterations made ptxas serialize every wgmma, C7514).
+   * A buffer 0 holds chunk it at the top.  Thread 0 refills the stages of chunks it-2, it-1. */
   for (int it = 0; it < nch; it += 2) {
     if (tid == 0 && it >= 2) {
       if (it - 2 + STAGES < nch) produce(it - 2 + STAGES);
@@ -441,22 +414,19 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     if (t < M && n < N)
       *reinterpret_cast<uint4 *>(Y + (size_t)t * N + n) = *reinterpret_cast<const uint4 *>(ys + r * Sh::YS + p * 8);
   }
-  /* the partner may still arrive on this block's barriers: leave together */
-  if (CL > 1) asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 #endif
 }
 
 /* ------------------------------------------------------------------ host side */
 
 typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, bf16 *, int, int, int);
-typedef struct { int bt, stages, cl, smem; w8t_fn fn; } w8t_variant;
-#define W8T(BT, ST, CL, SP, NA) { BT, ST, CL, WgShape<BT, ST>::SMEM + 256, w8t_kernel<BT, ST, CL, SP, NA> }
+typedef struct { int bt, stages, smem; w8t_fn fn; } w8t_variant;
+#define W8T(BT, ST, SP, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, w8t_kernel<BT, ST, SP, NA> }
 /* accumulator sets: 4 for 64-token tiles; 1 for 128 (2 sets measured 12% slower) and 256 */
-static const w8t_variant tvariants[] = {W8T(64, 8, 1, 1, 4), W8T(128, 8, 1, 1, 1), W8T(256, 5, 1, 1, 1),
-                                        W8T(64, 8, 2, 1, 4), W8T(128, 8, 2, 1, 1), W8T(256, 5, 2, 1, 1)};
+static const w8t_variant tvariants[] = {W8T(64, 8, 1, 4), W8T(128, 8, 1, 1), W8T(256, 5, 1, 1)};
 /* split-K over a cluster of TPS_W8C_SPLITS blocks, for small M: 16, 32, 64 tokens */
-static const w8t_variant svariants[] = {W8T(16, 10, 1, TPS_W8C_SPLITS, 1), W8T(32, 10, 1, TPS_W8C_SPLITS, 1),
-                                        W8T(64, 10, 1, TPS_W8C_SPLITS, 1)};
+static const w8t_variant svariants[] = {W8T(16, 10, TPS_W8C_SPLITS, 1), W8T(32, 10, TPS_W8C_SPLITS, 1),
+                                        W8T(64, 10, TPS_W8C_SPLITS, 1)};
 enum { NSVARIANTS = sizeof svariants / sizeof svariants[0] };
 enum { NTVARIANTS = sizeof tvariants / sizeof tvariants[0] };
 
@@ -531,7 +501,7 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
                       unsigned cx, unsigned cz, cudaStream_t s) {
   CUtensorMap mx, mw, ms;
   TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)rows, (uint64_t)g->k * 2, 64,
-                   (uint32_t)(w->bt / w->cl), CU_TENSOR_MAP_SWIZZLE_128B));
+                   (uint32_t)w->bt, CU_TENSOR_MAP_SWIZZLE_128B));
   memcpy(&mw, g->tm_w, sizeof mw);
   memcpy(&ms, g->tm_s, sizeof ms);
   cudaLaunchConfig_t cfg = {};
@@ -565,13 +535,8 @@ static int check_run(const tps_gemm *g, const void *x, const void *y) {
 
 extern "C" int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s) {
   TPS_TRY(check_run(g, x, y));
-  /* TPS_W8_CLUSTER=2 pairs row blocks to share X by multicast (measured slower on the
-   * H200: 133.8 vs 132.5 us at M=4096, so off by default) */
-  const int nblk = (g->n + 127) / 128, v = bt <= 64 ? 0 : bt <= 128 ? 1 : 2;
-  const char *cls = getenv("TPS_W8_CLUSTER");
-  const int cl = nblk % 2 == 0 && cls && !strcmp(cls, "2") ? 2 : 1;
-  const w8t_variant *w = &tvariants[v + (cl == 2 ? 3 : 0)];
-  return launch_w8t(g, w, x, y, m, (unsigned)((m + w->bt - 1) / w->bt), 1, (unsigned)cl, 1, s);
+  const w8t_variant *w = &tvariants[bt <= 64 ? 0 : bt <= 128 ? 1 : 2];
+  return launch_w8t(g, w, x, y, m, (unsigned)((m + w->bt - 1) / w->bt), 1, 1, 1, s);
 }
 
 extern "C" int tps_w8c_tokens(int m) { return m <= 16 ? 16 : m <= 32 ? 32 : 64; }
