@@ -573,6 +573,94 @@ static void scale_ag_bw(tps_ag_model *a, double f) {
   for (int i = 0; i < TPS_NPROTO; i++) a->busbw_gbps[i] *= f;
 }
 
+/* ------------------------------------------------------------------ draws */
+struct tps_pred_draws {
+  const tps_pred *p;
+  int fit_part, prior_part, np;
+  tps_fit *scratch;
+  gsl_matrix *L;
+  gsl_vector *mu, *x;
+  gsl_rng *r;
+};
+
+void tps_pred_draws_free(tps_pred_draws *d) {
+  if (!d) return;
+  free(d->scratch);
+  if (d->L) gsl_matrix_free(d->L);
+  if (d->mu) gsl_vector_free(d->mu);
+  if (d->x) gsl_vector_free(d->x);
+  if (d->r) gsl_rng_free(d->r);
+  free(d);
+}
+
+int tps_pred_draws_alloc(const tps_pred *p, unsigned long seed, tps_pred_draws **out) {
+  *out = NULL;
+  if (p->scaling == TPS_SCALING_PESSIMISTIC) return TPS_PRED_NA;
+  int fit_part = p->scaling == TPS_SCALING_MODEL && p->fit && p->fit->npar > 0;
+  int prior_part = p->compute_rsd > 0 || p->stream_rsd > 0 || p->gather_rsd > 0;
+  if (!fit_part && !prior_part) return TPS_PRED_NA;
+  tps_pred_draws *d = calloc(1, sizeof *d);
+  if (!d) return TPS_PRED_ENOMEM;
+  d->p = p;
+  d->fit_part = fit_part;
+  d->prior_part = prior_part;
+  d->r = gsl_rng_alloc(gsl_rng_mt19937);
+  if (!d->r) { tps_pred_draws_free(d); return TPS_PRED_ENOMEM; }
+  gsl_rng_set(d->r, seed);
+  if (fit_part) {
+    const int np = d->np = p->fit->npar;
+    d->scratch = malloc(sizeof *d->scratch);
+    d->L = gsl_matrix_alloc(np, np);
+    d->mu = gsl_vector_alloc(np);
+    d->x = gsl_vector_alloc(np);
+    if (!d->scratch || !d->L || !d->mu || !d->x) { tps_pred_draws_free(d); return TPS_PRED_ENOMEM; }
+    *d->scratch = *p->fit;
+    double dmax = 0;
+    for (int i = 0; i < np; i++) {
+      gsl_vector_set(d->mu, i, p->fit->theta[i]);
+      double v = p->fit->cov[i * np + i];
+      if (v > dmax) dmax = v;
+    }
+    /* Cholesky factor of the covariance; a tiny ridge when it is only semi-definite
+     * (a parameter held fixed has zero variance). */
+    int ok = 0;
+    for (int attempt = 0; attempt < 4 && !ok; attempt++) {
+      double ridge = attempt ? dmax * pow(10.0, -12 + 3 * attempt) : 0.0;
+      for (int i = 0; i < np; i++)
+        for (int j = 0; j < np; j++)
+          gsl_matrix_set(d->L, i, j, p->fit->cov[i * np + j] + (i == j ? ridge : 0.0)); /* packed, stride npar (fit.c) */
+      ok = gsl_linalg_cholesky_decomp1(d->L) == GSL_SUCCESS;
+    }
+    if (!ok) {
+      /* not a covariance at all: keep the standard errors only */
+      gsl_matrix_set_zero(d->L);
+      for (int i = 0; i < np; i++) {
+        double v = p->fit->cov[i * np + i];
+        gsl_matrix_set(d->L, i, i, v > 0 ? sqrt(v) : 0.0);
+      }
+    }
+  }
+  *out = d;
+  return TPS_PRED_OK;
+}
+
+int tps_pred_draws_next(tps_pred_draws *d, tps_pred *q) {
+  const tps_pred *p = d->p;
+  *q = *p;
+  q->ref_gemm = q->ref_gather = NULL; /* not owned by the copy (unused in these scalings) */
+  if (d->fit_part) {
+    gsl_ran_multivariate_gaussian(d->r, d->mu, d->L, d->x);
+    if (tps_fit_set_theta(d->scratch, d->x->data) != 0 || build_from_fit(q, d->scratch) != 0) return 1;
+  }
+  if (d->prior_part) {
+    q->gemm0.p[TPS_GP_TFLOPS] *= exp(p->compute_rsd * gsl_ran_gaussian(d->r, 1.0));
+    q->gemm0.p[TPS_GP_BW_GBPS] *= exp(p->stream_rsd * gsl_ran_gaussian(d->r, 1.0));
+    scale_ag_bw(&q->ag0, exp(p->gather_rsd * gsl_ran_gaussian(d->r, 1.0)));
+  }
+  apply_knobs(q);
+  return 0;
+}
+
 int tps_pred_interval(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_interval *iv) {
   return tps_pred_analyze(p, tmax, o, NULL, iv);
 }
@@ -597,16 +685,11 @@ int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_cr
     iv->lo = iv->hi = iv->median = c0.breakeven < 0 ? INFINITY : (double)c0.breakeven;
     return rc;
   }
-  int np = fit_part ? p->fit->npar : 0;
-  tps_fit *scratch = NULL;
-  gsl_matrix *L = NULL;
-  gsl_vector *mu = NULL, *x = NULL;
   double *bes = malloc((size_t)n * sizeof *bes);
-  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  tps_pred_draws *dr = NULL;
   gstruct *gs = gs_build(p, tmax);
   int rc = TPS_PRED_ENOMEM;
-  if (!bes || !r || !gs) goto out;
-  gsl_rng_set(r, seed);
+  if (!bes || !gs || tps_pred_draws_alloc(p, seed, &dr) != TPS_PRED_OK) goto out;
   /* Output-tiled paths: GEMM(m) is nondecreasing for any positive parameters (padded
    * rows and waves only grow), so samples need no table when the nominal one is; Marlin's
    * launch structure makes it dip (127 -> 128 rows) and keeps the table. */
@@ -619,55 +702,10 @@ int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_cr
   }
   gs->mono = p->path->slice_rows == 0;
   for (long m = 2; gs->mono && m <= tmax; m++) gs->mono = gs->g[m] >= gs->g[m - 1];
-  if (fit_part) {
-    scratch = malloc(sizeof *scratch);
-    L = gsl_matrix_alloc(np, np);
-    mu = gsl_vector_alloc(np);
-    x = gsl_vector_alloc(np);
-    if (!scratch || !L || !mu || !x) goto out;
-    *scratch = *p->fit;
-    double dmax = 0;
-    for (int i = 0; i < np; i++) {
-      gsl_vector_set(mu, i, p->fit->theta[i]);
-      double v = p->fit->cov[i * np + i];
-      if (v > dmax) dmax = v;
-    }
-    /* Cholesky factor of the covariance; a tiny ridge when it is only semi-definite
-     * (a parameter held fixed has zero variance). */
-    int ok = 0;
-    for (int attempt = 0; attempt < 4 && !ok; attempt++) {
-      double ridge = attempt ? dmax * pow(10.0, -12 + 3 * attempt) : 0.0;
-      for (int i = 0; i < np; i++)
-        for (int j = 0; j < np; j++)
-          gsl_matrix_set(L, i, j, p->fit->cov[i * np + j] + (i == j ? ridge : 0.0)); /* packed, stride npar (fit.c) */
-      ok = gsl_linalg_cholesky_decomp1(L) == GSL_SUCCESS;
-    }
-    if (!ok) {
-      /* not a covariance at all: keep the standard errors only */
-      gsl_matrix_set_zero(L);
-      for (int i = 0; i < np; i++) {
-        double v = p->fit->cov[i * np + i];
-        gsl_matrix_set(L, i, i, v > 0 ? sqrt(v) : 0.0);
-      }
-    }
-  }
-  tps_pred q = *p;
-  q.ref_gemm = q.ref_gather = NULL; /* not owned by the copy (unused in these scalings) */
+  tps_pred q;
   int got = 0, rejected = 0;
   while (got < n && rejected < 10 * n) {
-    if (fit_part) {
-      gsl_ran_multivariate_gaussian(r, mu, L, x);
-      if (tps_fit_set_theta(scratch, x->data) != 0 || build_from_fit(&q, scratch) != 0) { rejected++; continue; }
-    } else {
-      q.gemm0 = p->gemm0;
-      q.ag0 = p->ag0;
-    }
-    if (prior_part) {
-      q.gemm0.p[TPS_GP_TFLOPS] *= exp(p->compute_rsd * gsl_ran_gaussian(r, 1.0));
-      q.gemm0.p[TPS_GP_BW_GBPS] *= exp(p->stream_rsd * gsl_ran_gaussian(r, 1.0));
-      scale_ag_bw(&q.ag0, exp(p->gather_rsd * gsl_ran_gaussian(r, 1.0)));
-    }
-    apply_knobs(&q);
+    if (tps_pred_draws_next(dr, &q) != 0) { rejected++; continue; }
     long be;
     if (!sample_ok(&q, tmax) || breakeven_fast(&q, tmax, &be, gs) != 0) { rejected++; continue; }
     if (be < 0) iv->nnever++;
@@ -689,11 +727,7 @@ int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_cr
 out:
   gs_free(gs);
   free(bes);
-  free(scratch);
-  if (r) gsl_rng_free(r);
-  if (L) gsl_matrix_free(L);
-  if (mu) gsl_vector_free(mu);
-  if (x) gsl_vector_free(x);
+  tps_pred_draws_free(dr);
   return rc;
 }
 

@@ -203,6 +203,19 @@ typedef struct {
 } tps_interval;
 
 int tps_pred_interval(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_interval *iv);
+
+/* The draws behind the interval, for other statistics (the 90% bands of `tpsplit plot`):
+ * the fit's parameters theta ~ N(theta_hat, cov) (Cholesky of the covariance, a tiny ridge
+ * when only semi-definite), and for transferred or spec predictions the GEMM throughput,
+ * streaming bandwidth and gather bandwidths times lognormal factors exp(rsd z).
+ * tps_pred_draws_alloc: TPS_PRED_NA when the context has no uncertainty model
+ * (pessimistic, or nothing to sample).  tps_pred_draws_next fills *q with one drawn
+ * context (a copy of p: evaluate it, never free it); nonzero when the draw was rejected
+ * (unphysical parameters).  The same seed gives the same sequence as tps_pred_analyze. */
+typedef struct tps_pred_draws tps_pred_draws;
+int tps_pred_draws_alloc(const tps_pred *p, unsigned long seed, tps_pred_draws **d);
+int tps_pred_draws_next(tps_pred_draws *d, tps_pred *q);
+void tps_pred_draws_free(tps_pred_draws *d);
 /* Both at once (one launch table): the dense crossover *cx (may be NULL) and the interval. */
 int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_crossover *cx, tps_interval *iv);
 

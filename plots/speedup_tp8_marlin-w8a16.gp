@@ -13,7 +13,7 @@ set xtics 1, 2
 set mxtics default
 set xlabel 'tokens per step T'
 set ylabel 'speedup of the split = replicated / split'
-set yrange [0:6.248]
+set yrange [0:6.528]
 set style textbox opaque noborder
 set key outside right top vertical Left reverse samplen 3 spacing 1.2
 set style fill transparent solid 0.15 noborder

@@ -8,13 +8,10 @@
  *   break-even, its 90% interval and the threshold: tps_pred_breakeven, tps_pred_interval and
  *   tps_threshold (next power of two), exactly what `tpsplit crossover` reports.
  * 90% bands (latency and speedup, per T): the 5% and 95% quantiles over nsamples draws of the
- *   same parametric bootstrap as tps_pred_interval, rebuilt here from predict's public API:
- *   theta ~ N(theta_hat, cov) (gsl_ran_multivariate_gaussian, Cholesky of the fit's
- *   covariance) written into a copy of the fit, the target rebuilt from it
- *   (tps_pred_init_model), and, for transferred predictions, the GEMM throughput, streaming
- *   bandwidth and gather bandwidths multiplied by lognormal factors exp(rsd * z) through the
- *   knobs (tps_pred_set_knob), rsd from the context.  Spec-only: the factors alone.
- *   Pessimistic scaling is a rule: no band, no interval.
+ *   parametric bootstrap behind tps_pred_interval (tps_pred_draws_next: the fit's parameters
+ *   from their covariance and, for transferred or spec predictions, lognormal factors on the
+ *   GEMM throughput, streaming bandwidth and gather bandwidths).  Pessimistic scaling is a
+ *   rule: no band, no interval.
  * Units: tokens, microseconds. */
 #include "config.h"
 #include <math.h>
@@ -98,64 +95,18 @@ static void q90(double *v, size_t m, double *lo, double *hi) {
 /* The 90% bands of replicated, split and speedup on the grid (see the top comment). */
 static int pred_band(const tps_pred *p, const long *grid, size_t n, int S, unsigned long seed, curve_buf *b) {
   for (size_t i = 0; i < n; i++) b->rl[i] = b->rh[i] = b->sl[i] = b->sh[i] = b->spl[i] = b->sph[i] = NAN;
-  if (p->scaling == TPS_SCALING_PESSIMISTIC) return 0;
-  int fit_part = p->scaling == TPS_SCALING_MODEL && p->fit && p->fit->npar > 0;
-  int prior_part = p->compute_rsd > 0 || p->stream_rsd > 0 || p->gather_rsd > 0;
-  if (!fit_part && !prior_part) return 0;
-  int np = fit_part ? p->fit->npar : 0, rc = -1;
+  tps_pred_draws *d = NULL;
+  int st = tps_pred_draws_alloc(p, seed, &d);
+  if (st == TPS_PRED_NA) return 0; /* no uncertainty model: no band */
+  int rc = -1;
   double *R = malloc((size_t)S * n * sizeof *R), *Sp = malloc((size_t)S * n * sizeof *Sp);
   double *col = malloc((size_t)S * sizeof *col);
-  tps_fit *scratch = fit_part ? malloc(sizeof *scratch) : NULL;
-  gsl_matrix *L = fit_part ? gsl_matrix_alloc((size_t)np, (size_t)np) : NULL;
-  gsl_vector *mu = fit_part ? gsl_vector_alloc((size_t)np) : NULL, *x = fit_part ? gsl_vector_alloc((size_t)np) : NULL;
-  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-  if (!R || !Sp || !col || !r || (fit_part && (!scratch || !L || !mu || !x))) goto out;
-  gsl_rng_set(r, seed);
-  if (fit_part) {
-    *scratch = *p->fit;
-    int ok = 0;
-    double dmax = 0;
-    for (int i = 0; i < np; i++) {
-      gsl_vector_set(mu, (size_t)i, p->fit->theta[i]);
-      if (p->fit->cov[i * TPS_FIT_MAXPAR + i] > dmax) dmax = p->fit->cov[i * TPS_FIT_MAXPAR + i];
-    }
-    for (int a = 0; a < 4 && !ok; a++) { /* a tiny ridge when only semi-definite */
-      double ridge = a ? dmax * pow(10.0, -12 + 3 * a) : 0.0;
-      for (int i = 0; i < np; i++)
-        for (int j = 0; j < np; j++)
-          gsl_matrix_set(L, (size_t)i, (size_t)j, p->fit->cov[i * TPS_FIT_MAXPAR + j] + (i == j ? ridge : 0.0));
-      ok = gsl_linalg_cholesky_decomp1(L) == GSL_SUCCESS;
-    }
-    if (!ok) {
-      gsl_matrix_set_zero(L);
-      for (int i = 0; i < np; i++) {
-        double v = p->fit->cov[i * TPS_FIT_MAXPAR + i];
-        gsl_matrix_set(L, (size_t)i, (size_t)i, v > 0 ? sqrt(v) : 0.0);
-      }
-    }
-  }
+  if (st != TPS_PRED_OK || !R || !Sp || !col) goto out;
   int got = 0, tries = 0;
   while (got < S && tries < 10 * S) {
     tries++;
     tps_pred q;
-    int st;
-    if (fit_part) {
-      gsl_ran_multivariate_gaussian(r, mu, L, x);
-      if (tps_fit_set_theta(scratch, x->data) != 0) continue;
-      st = tps_pred_init_model(&q, scratch, &p->ref_gpu, &p->gpu, p->tp, p->path, &p->opts);
-    } else {
-      st = tps_pred_init_spec(&q, &p->gpu, p->tp, p->path, &p->shape, p->out_bytes_per_token, &p->opts);
-    }
-    if (st != TPS_PRED_OK) { tps_pred_free(&q); continue; }
-    if (prior_part) {
-      double zc = gsl_ran_gaussian(r, 1.0), zs = gsl_ran_gaussian(r, 1.0), zg = gsl_ran_gaussian(r, 1.0);
-      tps_pred_set_knob(&q, TPS_PK_GEMM_TFLOPS, exp(p->compute_rsd * zc));
-      tps_pred_set_knob(&q, TPS_PK_GEMM_BW, exp(p->stream_rsd * zs));
-      double fg = exp(p->gather_rsd * zg);
-      tps_pred_set_knob(&q, TPS_PK_AG_CUSTOM_BW, fg);
-      tps_pred_set_knob(&q, TPS_PK_AG_NCCL_BW, fg);
-      if (tps_pred_knob_used(&q, TPS_PK_AG_INTERNODE)) tps_pred_set_knob(&q, TPS_PK_AG_INTERNODE, fg);
-    }
+    if (tps_pred_draws_next(d, &q) != 0) continue;
     int bad = 0;
     for (size_t i = 0; i < n && !bad; i++) {
       double rv = tps_pred_replicated_us(&q, grid[i]), sv = tps_pred_split_us(&q, grid[i], NULL);
@@ -163,7 +114,6 @@ static int pred_band(const tps_pred *p, const long *grid, size_t n, int S, unsig
       R[(size_t)got * n + i] = rv;
       Sp[(size_t)got * n + i] = sv;
     }
-    tps_pred_free(&q);
     if (!bad) got++;
   }
   for (size_t i = 0; i < n; i++) {
@@ -176,11 +126,8 @@ static int pred_band(const tps_pred *p, const long *grid, size_t n, int S, unsig
   }
   rc = 0;
 out:
-  free(R); free(Sp); free(col); free(scratch);
-  if (L) gsl_matrix_free(L);
-  if (mu) gsl_vector_free(mu);
-  if (x) gsl_vector_free(x);
-  if (r) gsl_rng_free(r);
+  free(R); free(Sp); free(col);
+  tps_pred_draws_free(d);
   return rc;
 }
 
