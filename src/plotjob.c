@@ -75,15 +75,10 @@ static void curve_free(curve_buf *b) {
   memset(b, 0, sizeof *b);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* 5% / 95% quantiles of v[0..m) (sorted in place) into lo, hi; NaN when too few. */
 static void q90(double *v, size_t m, double *lo, double *hi) {
   if (m < 10) { *lo = *hi = NAN; return; }
-  qsort(v, m, sizeof *v, cmp_double);
+  gsl_sort(v, 1, m);
   *lo = gsl_stats_quantile_from_sorted_data(v, 1, m, 0.05);
   *hi = gsl_stats_quantile_from_sorted_data(v, 1, m, 0.95);
 }
