@@ -7,6 +7,8 @@
 #include <string.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include "predict.h"
 
 static int fails = 0, checks = 0;
@@ -401,6 +403,36 @@ static void test_model(void) {
   }
   gsl_rng_free(r);
   CHECK(mism == 0, "fast != dense in %d of 30 perturbed H200 models", mism);
+  /* the draws behind the interval (tps_pred_draws, also the plot bands): with the same seed,
+   * the dense break-even of every accepted draw, sorted, gives the interval's quantiles */
+  {
+    tps_unc_opts u2 = {60, 11, 0.90};
+    tps_interval iv2;
+    CHECK(tps_pred_interval(&p, 16384, &u2, &iv2) == 0, "H200 interval, 60 draws");
+    tps_pred_draws *dr = NULL;
+    CHECK(tps_pred_draws_alloc(&p, 11, &dr) == TPS_PRED_OK && dr, "draws alloc");
+    double bes[60];
+    int got = 0, rej = 0;
+    while (dr && got < 60 && rej < 600) {
+      tps_pred q;
+      long b;
+      if (tps_pred_draws_next(dr, &q) != 0 || tps_pred_breakeven(&q, 16384, &b) != 0) { rej++; continue; }
+      bes[got++] = b < 0 ? 16385.0 : (double)b;
+    }
+    tps_pred_draws_free(dr);
+    CHECK(got == 60 && iv2.nsamples == 60 && iv2.nrejected == rej, "draws: %d accepted (%d rejected), interval %d (%d)",
+          got, rej, iv2.nsamples, iv2.nrejected);
+    if (got == 60) {
+      gsl_sort(bes, 1, 60);
+      double lo = round(gsl_stats_quantile_from_sorted_data(bes, 1, 60, 0.05));
+      double hi = round(gsl_stats_quantile_from_sorted_data(bes, 1, 60, 0.95));
+      CHECK(lo == iv2.lo && hi == iv2.hi, "draws give [%g, %g], interval [%g, %g]", lo, hi, iv2.lo, iv2.hi);
+    }
+    tps_pred pess;
+    memset(&pess, 0, sizeof pess);
+    pess.scaling = TPS_SCALING_PESSIMISTIC;
+    CHECK(tps_pred_draws_alloc(&pess, 1, &dr) == TPS_PRED_NA && !dr, "a rule has no draws");
+  }
   tps_pred_free(&p);
 }
 
