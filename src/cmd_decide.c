@@ -65,6 +65,14 @@ typedef struct {
   char reason[640];
 } cond;
 
+/* A condition that holds while a feature is off; reason "off", or "on: <why it blocks>". */
+static void feature_off(cond *c, const char *name, int on, const char *why_on) {
+  c->name = name;
+  c->pass = !on;
+  if (on) snprintf(c->reason, sizeof c->reason, "on: %s", why_on);
+  else snprintf(c->reason, sizeof c->reason, "off");
+}
+
 int cmd_decide(int argc, char **argv) {
   enum { O_GPU = 256, O_TP, O_TOKENS, O_PATH, O_SP, O_LORA, O_MB, O_BI, O_CAR, O_FC, O_THR, O_SCALING,
          O_FIT, O_GPUS, O_JSON, O_HELP, O_VERSION };
@@ -173,22 +181,10 @@ int cmd_decide(int argc, char **argv) {
     snprintf(cs[nc].reason, sizeof cs[nc].reason, "%s is SM%d (compute capability %d.%d); the split is enabled on SM90 only (its Marlin W8A16 path)",
              gpu->name, cc, gpu->cc_major, gpu->cc_minor);
   nc++;
-  cs[nc].name = "sequence_parallel";
-  cs[nc].pass = !sp;
-  snprintf(cs[nc].reason, sizeof cs[nc].reason, "%s", sp ? "on: the hidden states are already sharded by token" : "off");
-  nc++;
-  cs[nc].name = "lora";
-  cs[nc].pass = !lora;
-  snprintf(cs[nc].reason, sizeof cs[nc].reason, "%s", lora ? "on: LoRA adapters are not applied on the split path" : "off");
-  nc++;
-  cs[nc].name = "micro_batching";
-  cs[nc].pass = !mb;
-  snprintf(cs[nc].reason, sizeof cs[nc].reason, "%s", mb ? "on: two micro-batches would share the custom all-gather buffer" : "off");
-  nc++;
-  cs[nc].name = "batch_invariance";
-  cs[nc].pass = !bi;
-  snprintf(cs[nc].reason, sizeof cs[nc].reason, "%s", bi ? "on: whether a token takes the split would depend on the batch size" : "off");
-  nc++;
+  feature_off(&cs[nc++], "sequence_parallel", sp, "the hidden states are already sharded by token");
+  feature_off(&cs[nc++], "lora", lora, "LoRA adapters are not applied on the split path");
+  feature_off(&cs[nc++], "micro_batching", mb, "two micro-batches would share the custom all-gather buffer");
+  feature_off(&cs[nc++], "batch_invariance", bi, "whether a token takes the split would depend on the batch size");
   int fc_auto = fc < 0;
   int fc_val = fc_auto ? (gpu->nvlink && tp <= 8) : fc;
   cs[nc].name = "custom_allreduce";
