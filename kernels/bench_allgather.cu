@@ -132,6 +132,25 @@ static int write_log(const ag_job *job, const tps_gb_prov *pv, int n, const char
   return ferror(fp) ? -1 : 0;
 }
 
+/* One placement's columns (out-of-place "oop" or in-place "ip"), nccl-tests' -J names:
+ * PRE_time_us, PRE_min_us, PRE_max_us, PRE_algbw_gbps, PRE_busbw_gbps (f = (n-1)/n), PRE_wrong. */
+static void json_placement(json_t *x, const char *pre, const tps_timing *t, size_t size, double f, long wrong) {
+  char key[32];
+  const double algbw = (double)size / t->median_us / 1e3;
+  snprintf(key, sizeof key, "%s_time_us", pre);
+  tps_json_set_num(x, key, t->median_us);
+  snprintf(key, sizeof key, "%s_min_us", pre);
+  tps_json_set_num(x, key, t->min_us);
+  snprintf(key, sizeof key, "%s_max_us", pre);
+  tps_json_set_num(x, key, t->max_us);
+  snprintf(key, sizeof key, "%s_algbw_gbps", pre);
+  tps_json_set_num(x, key, algbw);
+  snprintf(key, sizeof key, "%s_busbw_gbps", pre);
+  tps_json_set_num(x, key, algbw * f);
+  snprintf(key, sizeof key, "%s_wrong", pre);
+  json_object_set_new(x, key, json_integer(wrong));
+}
+
 static int print_json(const ag_job *job, const tps_gb_prov *pv, int n) {
   const ag_opts *o = &job->o;
   json_t *root = json_object(), *rows = json_array();
@@ -151,18 +170,8 @@ static int print_json(const ag_job *job, const tps_gb_prov *pv, int n) {
     json_object_set_new(x, "count", json_integer((json_int_t)r->count));
     json_object_set_new(x, "type", json_string("bfloat16"));
     json_object_set_new(x, "gather", json_string(r->used == TPS_GATHER_CUSTOM ? "custom" : "nccl"));
-    tps_json_set_num(x, "oop_time_us", r->oop.median_us);
-    tps_json_set_num(x, "oop_min_us", r->oop.min_us);
-    tps_json_set_num(x, "oop_max_us", r->oop.max_us);
-    tps_json_set_num(x, "oop_algbw_gbps", (double)r->size / r->oop.median_us / 1e3);
-    tps_json_set_num(x, "oop_busbw_gbps", (double)r->size / r->oop.median_us / 1e3 * f);
-    json_object_set_new(x, "oop_wrong", json_integer(r->wrong_oop));
-    tps_json_set_num(x, "ip_time_us", r->ip.median_us);
-    tps_json_set_num(x, "ip_min_us", r->ip.min_us);
-    tps_json_set_num(x, "ip_max_us", r->ip.max_us);
-    tps_json_set_num(x, "ip_algbw_gbps", (double)r->size / r->ip.median_us / 1e3);
-    tps_json_set_num(x, "ip_busbw_gbps", (double)r->size / r->ip.median_us / 1e3 * f);
-    json_object_set_new(x, "ip_wrong", json_integer(r->wrong_ip));
+    json_placement(x, "oop", &r->oop, r->size, f, r->wrong_oop);
+    json_placement(x, "ip", &r->ip, r->size, f, r->wrong_ip);
     json_array_append_new(rows, x);
   }
   json_object_set_new(root, "rows", rows);
