@@ -4,6 +4,7 @@
 #include <string.h>
 #include "tpsplit.h"
 #include "err.h"
+#include "util.h"
 #include "bench.h"
 
 static void usage(FILE *fp) {
@@ -21,7 +22,7 @@ int cmd_bench(int argc, char **argv) {
   if (argc < 2) { usage(stderr); return TPS_EXIT_USAGE; }
   const char *what = argv[1];
   if (!strcmp(what, "--help") || !strcmp(what, "-h")) { usage(stdout); return TPS_EXIT_OK; }
-  if (!strcmp(what, "--version")) { puts("tpsplit bench (" PACKAGE_NAME ") " PACKAGE_VERSION); return TPS_EXIT_OK; }
+  if (!strcmp(what, "--version")) return tps_print_version("bench");
   if (!strcmp(what, "gemm")) return tps_bench_gemm_main(argc - 1, argv + 1);
   if (!strcmp(what, "split")) return tps_bench_split_main(argc - 1, argv + 1);
   if (!strcmp(what, "allgather")) return tps_bench_allgather_main(argc - 1, argv + 1);

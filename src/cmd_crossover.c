@@ -69,7 +69,7 @@ int cmd_crossover(int argc, char **argv) {
     case OPT_GPUS_FILE: gpus_file = optarg; break;
     case OPT_JSON: json = 1; break;
     case OPT_HELP: usage(stdout); return TPS_EXIT_OK;
-    case OPT_VERSION: printf("tpsplit crossover (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return TPS_EXIT_OK;
+    case OPT_VERSION: return tps_print_version("crossover");
     default:
       if (c >= TPS_PCO_SCALING && c < TPS_PCO_END) {
         if (tps_pco_parse(&pco, "crossover", c, optarg)) return TPS_EXIT_USAGE;

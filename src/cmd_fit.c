@@ -168,7 +168,7 @@ int cmd_fit(int argc, char **argv) {
         fo.max_iter = (int)v;
         break;
       case 'h': usage(stdout); return TPS_EXIT_OK;
-      case 'V': printf("tpsplit fit (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return TPS_EXIT_OK;
+      case 'V': return tps_print_version("fit");
       default:
         tps_die_msg("fit: bad option '%s' (try 'tpsplit fit --help')", argv[optind - 1]);
         return TPS_EXIT_USAGE;

@@ -297,7 +297,7 @@ int cmd_inspect(int argc, char **argv) {
       case 'j': json = 1; break;
       case 'o': out = optarg; break;
       case 'h': usage(stdout); return TPS_EXIT_OK;
-      case 'V': printf("tpsplit inspect (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return TPS_EXIT_OK;
+      case 'V': return tps_print_version("inspect");
       default:
         tps_die_msg("inspect: bad option '%s' (try 'tpsplit inspect --help')", argv[optind - 1]);
         return TPS_EXIT_USAGE;

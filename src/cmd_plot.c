@@ -112,7 +112,7 @@ int cmd_plot(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
     switch (c) {
     case 'h': usage(stdout); return TPS_EXIT_OK;
-    case 'V': printf("tpsplit plot (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return TPS_EXIT_OK;
+    case 'V': return tps_print_version("plot");
     case 'o': outdir = optarg; break;
     case OPT_MEASURED:
       if (nmeas == MAXIN) { tps_die_msg("plot: at most %d --measured files", MAXIN); return TPS_EXIT_USAGE; }

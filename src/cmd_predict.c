@@ -95,7 +95,7 @@ int cmd_predict(int argc, char **argv) {
     case OPT_GPUS_FILE: gpus_file = optarg; break;
     case OPT_JSON: json = 1; break;
     case OPT_HELP: usage(stdout); return TPS_EXIT_OK;
-    case OPT_VERSION: printf("tpsplit predict (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return TPS_EXIT_OK;
+    case OPT_VERSION: return tps_print_version("predict");
     default:
       if (c >= TPS_PCO_SCALING && c < TPS_PCO_END) {
         if (tps_pco_parse(&pco, "predict", c, optarg)) return TPS_EXIT_USAGE;

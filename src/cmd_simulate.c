@@ -141,7 +141,7 @@ int cmd_simulate(int argc, char **argv) {
     case O_GPUS: gpus_file = optarg; break;
     case O_JSON: json = 1; break;
     case O_HELP: usage(); return TPS_EXIT_OK;
-    case O_VERSION: printf("tpsplit simulate (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return TPS_EXIT_OK;
+    case O_VERSION: return tps_print_version("simulate");
     default:
       tps_die_msg("simulate: unknown or incomplete option '%s' (try 'tpsplit simulate --help')", argv[optind - 1]);
       return TPS_EXIT_USAGE;

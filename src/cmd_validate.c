@@ -171,7 +171,7 @@ int cmd_validate(int argc, char **argv) {
       break;
     case 'j': json = 1; break;
     case 'h': usage(stdout); return TPS_EXIT_OK;
-    case 'V': printf("tpsplit validate (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return TPS_EXIT_OK;
+    case 'V': return tps_print_version("validate");
     case ':': tps_die_msg("validate: option '%s' needs a value", argv[optind - 1]); return TPS_EXIT_USAGE;
     default: tps_die_msg("validate: bad option '%s'", argv[optind - 1]); return TPS_EXIT_USAGE;
     }

@@ -1,7 +1,9 @@
 /* util.c: see util.h. */
 #include "config.h"
 #include "util.h"
+#include "tpsplit.h"
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,3 +212,8 @@ void tps_set_cmdline(int argc, char **argv) {
   }
 }
 const char *tps_cmdline(void) { return cmdline_buf; }
+
+int tps_print_version(const char *cmd) {
+  printf("tpsplit %s (%s) %s\n", cmd, PACKAGE_NAME, PACKAGE_VERSION);
+  return TPS_EXIT_OK;
+}

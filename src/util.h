@@ -52,6 +52,9 @@ int tps_mkdirs(const char *path, tps_err *e);
 /* Closeout: flush stdout and report a write error (e.g. to /dev/full) as exit 1. */
 int tps_close_stdout(void);
 
+/* `tpsplit CMD --version`: prints "tpsplit CMD (tpsplit) VERSION", returns TPS_EXIT_OK. */
+int tps_print_version(const char *cmd);
+
 /* The command line as one string, for provenance ("tpsplit fit data/x.tsv -o f"). */
 void tps_set_cmdline(int argc, char **argv);
 const char *tps_cmdline(void);
