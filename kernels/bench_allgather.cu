@@ -94,7 +94,8 @@ static void fmt_time(char *b, size_t n, double us) { /* nccl-tests getFloatStr, 
   else snprintf(b, n, "%7.1e", us);
 }
 
-static int write_log(const ag_job *job, const tps_gb_prov *pv, int n, const char (*busids)[32], FILE *fp) {
+static int write_log(const ag_job *job, const tps_gb_prov *pv, int n, const char (*busids)[32], const char *timer,
+                     FILE *fp) {
   const ag_opts *o = &job->o;
   fprintf(fp, "# tpsplit bench allgather %s (nccl-tests all_gather_perf layout; NCCL %s)\n", PACKAGE_VERSION, pv->nccl);
   fprintf(fp, "# Collective test starting: all_gather_perf\n");
@@ -105,6 +106,7 @@ static int write_log(const ag_job *job, const tps_gb_prov *pv, int n, const char
               "# not nccl-tests' mean.  Date: %s.  Driver %s, CUDA runtime %s.  Command: %s\n",
           o->gather == TPS_GATHER_CUSTOM ? "custom" : o->gather == TPS_GATHER_NCCL ? "nccl" : "auto", o->cap_bytes,
           o->samples, "(2x L2)", pv->date_utc, pv->driver, pv->cuda_runtime, tps_cmdline());
+  fprintf(fp, "# Timer: %s\n", timer);
   fprintf(fp, "#\n# Using devices\n");
   for (int r = 0; r < n; r++)
     fprintf(fp, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] %s\n", r, (int)getpid(), pv->host,
@@ -260,7 +262,7 @@ static int ag_rank(tps_world *w, void *arg) {
     }
     if (i < o->nsizes) { free(busids); break; }
     rc = TPS_K_OK;
-    if (me == 0 && of.fp && (write_log(job, &pv, n, busids, of.fp) != 0 || tps_out_commit(&of, &err) != 0)) {
+    if (me == 0 && of.fp && (write_log(job, &pv, n, busids, tps_harness_timer_text(h), of.fp) != 0 || tps_out_commit(&of, &err) != 0)) {
       if (err.set) tps_err_print(&err);
       else fprintf(stderr, "tpsplit: bench allgather: write error\n");
       rc = TPS_K_ERR;

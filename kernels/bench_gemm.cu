@@ -69,7 +69,10 @@ static void usage(FILE *fp) {
           "  -h, --help      this help;  --version  the version\n\n"
           "Table: '#' provenance lines, '#@ key: value' metadata, then columns rows, time_us\n"
           "(median), min_us, max_us, tflops, gbps (native-fp8 adds gemm_us and quant_us: the\n"
-          "FP8 GEMM and the activation quantization timed alone).\n"
+          "FP8 GEMM and the activation quantization timed alone; with the CUPTI timer, event_us:\n"
+          "the median of CUDA events around the same replays).  Time: the span of the replay's\n"
+          "kernels from CUPTI activity records where libcupti loads, else CUDA events\n"
+          "(TPS_TIMER=events forces events; TPS_CUPTI_LIB names the library).\n"
           "Exit: 0 ok, 1 a check failed or no GPU, 2 usage error.\n");
 }
 
@@ -113,6 +116,8 @@ typedef struct {
   char **lines; size_t nlines, caplines; /* '# check' lines */
   json_t *jchecks;
   int failed;
+  tps_timer timer;        /* what time_us is (kernels/harness.h) */
+  char timer_text[256];
 } bench_t;
 
 static void addline(bench_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -367,7 +372,7 @@ static int parse(int argc, char **argv, opts_t *o) {
   return 0;
 }
 
-static int bench(const opts_t *o, bench_t *b, int *rows, int nrows, tps_timing *tm, int nt_per_row) {
+static int bench(const opts_t *o, bench_t *b, int *rows, int nrows, tps_timing *tm, tps_timing *tme, int nt_per_row) {
   int n = o->n, k = o->k;
   int maxr = rows[nrows - 1];
   b->max_m = maxr > 129 ? maxr : 129;
@@ -397,7 +402,7 @@ static int bench(const opts_t *o, bench_t *b, int *rows, int nrows, tps_timing *
   for (int i = 0; i < nrows; i++) TPS_TRY(check_m(b, rows[i], 0));
   for (size_t i = 0; i < o->ntokens; i++)
     for (size_t j = 0; j < o->ntps; j++) TPS_TRY(check_split(b, (int)o->tokens[i], (int)o->tps[j]));
-  static const char *const envs[] = {"TPS_W8_KERNEL", "TPS_W8_BT", "TPS_W8_STREAM_MAX", "TPS_W8_VARIANT", "TPS_W8_LARGE", "TPS_W8_SPLITK", "TPS_FLUSH"};
+  static const char *const envs[] = {"TPS_W8_KERNEL", "TPS_W8_BT", "TPS_W8_STREAM_MAX", "TPS_W8_VARIANT", "TPS_W8_LARGE", "TPS_W8_SPLITK", "TPS_FLUSH", "TPS_TIMER", "TPS_CUPTI_LIB"};
   for (size_t i = 0; i < sizeof envs / sizeof *envs; i++)
     if (getenv(envs[i])) addline(b, "environment: %s=%s", envs[i], getenv(envs[i]));
   for (int i = 0; i < nrows; i++) {
@@ -428,7 +433,11 @@ static int bench(const opts_t *o, bench_t *b, int *rows, int nrows, tps_timing *
     }
   fprintf(stderr, "bench gemm: timing %d candidates, %d samples each (flush %zu bytes)\n", nops, o->samples,
           tps_harness_flush_bytes(h));
-  rc = tps_harness_time(h, ops, nops, o->samples, o->warmup, tm, NULL);
+  const char *why = NULL;
+  b->timer = tps_harness_timer(h, &why);
+  snprintf(b->timer_text, sizeof b->timer_text, "%s%s%s", tps_harness_timer_text(h), why ? ": " : "", why ? why : "");
+  fprintf(stderr, "bench gemm: timer: %s\n", b->timer_text);
+  rc = tps_harness_time(h, ops, nops, o->samples, o->warmup, tm, tme, NULL);
   tps_harness_destroy(h);
   free(ops); free(ctx); free(names);
   return rc;
@@ -481,7 +490,8 @@ extern "C" int tps_bench_gemm_main(int argc, char **argv) {
   b.jchecks = json_array();
   int per = o.path == TPS_GEMM_NATIVE_FP8 ? 3 : 1;
   tps_timing *tm = (tps_timing *)calloc((size_t)nrows * per, sizeof *tm);
-  int rc = bench(&o, &b, rows, nrows, tm, per);
+  tps_timing *tme = (tps_timing *)calloc((size_t)nrows * per, sizeof *tme);
+  int rc = bench(&o, &b, rows, nrows, tm, tme, per);
   int ret = TPS_EXIT_OK;
   if (rc != TPS_K_OK) ret = TPS_EXIT_FAIL;
   else if (b.failed) { tps_die_msg("bench gemm: a check failed (see above); nothing timed, no table written"); ret = TPS_EXIT_FAIL; }
@@ -518,14 +528,18 @@ extern "C" int tps_bench_gemm_main(int argc, char **argv) {
       for (size_t i = 0; i < o.ntokens; i++) fprintf(f, "%s%ld", i ? "," : " ", o.tokens[i]);
       fprintf(f, "; tp");
       for (size_t i = 0; i < o.ntps; i++) fprintf(f, "%s%ld", i ? "," : " ", o.tps[i]);
-      fprintf(f, "\n# method: CUDA graph per row, L2 flush (%zu-byte write%s) before every replay outside the events, "
+      fprintf(f, "\n# method: CUDA graph per row, L2 flush (%zu-byte write%s) before every replay outside the timed span, "
                  "median of %d samples (min, max), rows alternated in every round, seed %lu\n",
               (size_t)prop.l2CacheSize * 2, o.flush_write_only ? "" : ", then read back", o.samples, o.seed);
+      fprintf(f, "# timer: time_us, min_us, max_us = %s\n", b.timer_text);
       fprintf(f, "# tflops = 2 M N K / time; gbps = (weights %.0f bytes + 2 M K + 2 M N) / time\n", wbytes);
       if (per == 3) fprintf(f, "# native-fp8: time_us = quantization + FP8 GEMM in one graph; gemm_us and quant_us timed alone\n");
       for (size_t i = 0; i < b.nlines; i++) fprintf(f, "# %s\n", b.lines[i]);
-      fprintf(f, "#@ gpu: %s\n#@ k: %d\n#@ n: %d\n#@ path: %s\n", prop.name, o.k, o.n, tps_gemm_path_name(o.path));
-      fprintf(f, "rows\ttime_us\tmin_us\tmax_us\ttflops\tgbps%s\n", per == 3 ? "\tgemm_us\tquant_us" : "");
+      const int span = b.timer == TPS_TIMER_SPAN;
+      fprintf(f, "#@ gpu: %s\n#@ k: %d\n#@ n: %d\n#@ path: %s\n#@ timer: %s\n", prop.name, o.k, o.n,
+              tps_gemm_path_name(o.path), span ? "cupti-span" : "events");
+      fprintf(f, "rows\ttime_us\tmin_us\tmax_us\ttflops\tgbps%s%s\n", per == 3 ? "\tgemm_us\tquant_us" : "",
+              span ? "\tevent_us" : "");
       for (int i = 0; i < nrows; i++) {
         const tps_timing *t = &tm[i * per];
         double m = rows[i];
@@ -533,6 +547,7 @@ extern "C" int tps_bench_gemm_main(int argc, char **argv) {
         fprintf(f, "%d\t%.3f\t%.3f\t%.3f\t%.2f\t%.1f", rows[i], t->median_us, t->min_us, t->max_us,
                 fl / t->median_us / 1e6, by / t->median_us / 1e3);
         if (per == 3) fprintf(f, "\t%.3f\t%.3f", tm[i * per + 1].median_us, tm[i * per + 2].median_us);
+        if (span) fprintf(f, "\t%.3f", tme[i * per].median_us);
         fputc('\n', f);
       }
       if (tps_out_commit(&of, &e)) { tps_err_print(&e); tps_out_abort(&of); ret = TPS_EXIT_FAIL; }
@@ -545,6 +560,7 @@ extern "C" int tps_bench_gemm_main(int argc, char **argv) {
       json_object_set_new(root, "n", json_integer(o.n));
       json_object_set_new(root, "date", json_string(date));
       json_object_set_new(root, "samples", json_integer(o.samples));
+      json_object_set_new(root, "timer", json_string(b.timer == TPS_TIMER_SPAN ? "cupti-span" : "events"));
       json_t *jr = json_array();
       for (int i = 0; i < nrows; i++) {
         const tps_timing *t = &tm[i * per];
@@ -557,6 +573,7 @@ extern "C" int tps_bench_gemm_main(int argc, char **argv) {
         tps_json_set_num(r, "tflops", 2.0 * m * o.n * o.k / t->median_us / 1e6);
         tps_json_set_num(r, "gbps", (wbytes + 2.0 * m * o.k + 2.0 * m * o.n) / t->median_us / 1e3);
         if (per == 3) { tps_json_set_num(r, "gemm_us", tm[i * per + 1].median_us); tps_json_set_num(r, "quant_us", tm[i * per + 2].median_us); }
+        if (b.timer == TPS_TIMER_SPAN) tps_json_set_num(r, "event_us", tme[i * per].median_us);
         json_array_append_new(jr, r);
       }
       json_object_set_new(root, "rows", jr);
@@ -571,7 +588,7 @@ extern "C" int tps_bench_gemm_main(int argc, char **argv) {
     tps_json_print(root);
   }
   bench_free(&b);
-  free(tm); free(rows); free(o.tokens); free(o.tps);
+  free(tm); free(tme); free(rows); free(o.tokens); free(o.tps);
   cudaDeviceSynchronize();
   return ret;
 }

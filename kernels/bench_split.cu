@@ -66,26 +66,19 @@ extern "C" int tps_gb_time(tps_world *w, tps_gather *g, tps_harness *h, const cu
                            int nsamples, int nwarm, tps_timing *out) {
   if (nc < 1 || nc > TPS_GB_MAX_CAND || nsamples < 1 || nsamples * nc > 512) return TPS_K_ERR;
   cudaStream_t s = tps_harness_stream(h);
-  cudaEvent_t e0, e1;
-  CUDA_TRY(cudaEventCreate(&e0));
-  CUDA_TRY(cudaEventCreate(&e1));
   double samp[512];
   for (int r = 0; r < nwarm + nsamples; r++) {
     for (int j = 0; j < nc; j++) {
       const int c = (r + j) % nc; /* alternate: round r starts with candidate r mod nc */
       TPS_TRY(tps_harness_flush(h));
       TPS_TRY(tps_gather_device_barrier(g, s));
-      CUDA_TRY(cudaEventRecord(e0, s));
-      CUDA_TRY(cudaGraphLaunch(exec[c], s));
-      CUDA_TRY(cudaEventRecord(e1, s));
+      TPS_TRY(tps_harness_launch_timed(h, exec[c]));
       TPS_TRY(tps_gather_wait(g, s));
-      float ms = 0;
-      CUDA_TRY(cudaEventElapsedTime(&ms, e0, e1));
-      if (r >= nwarm) samp[c * nsamples + (r - nwarm)] = 1e3 * (double)ms;
+      double us = 0;
+      TPS_TRY(tps_harness_read_timed(h, &us, NULL)); /* kernel span (CUPTI) or events */
+      if (r >= nwarm) samp[c * nsamples + (r - nwarm)] = us;
     }
   }
-  CUDA_TRY(cudaEventDestroy(e0));
-  CUDA_TRY(cudaEventDestroy(e1));
   if (tps_world_max(w, samp, (size_t)(nc * nsamples)) != 0) return TPS_K_ERR; /* max over ranks */
   for (int c = 0; c < nc; c++) tps_timing_from_samples(samp + c * nsamples, nsamples, &out[c]);
   return TPS_K_OK;
@@ -219,7 +212,7 @@ static int enq_split(void *p, cudaStream_t s) {
 }
 
 static int write_table(const split_job *job, const tps_gb_prov *pv, int tp, size_t flush_bytes,
-                       double maxdiff_all, FILE *fp) {
+                       const char *timer, double maxdiff_all, FILE *fp) {
   const split_opts *o = &job->o;
   const char *nvls = getenv("NCCL_NVLS_ENABLE");
   fprintf(fp, "# Split vs replicated %s GEMM (K=%d -> N=%d, bf16 activations and output), measured by\n"
@@ -235,10 +228,10 @@ static int write_table(const split_job *job, const tps_gb_prov *pv, int tp, size
           tps_world_is_mpi() ? "MPI, one process per GPU" : "one thread per GPU in one process",
           nvls ? nvls : "(unset)");
   fprintf(fp, "# Timing: one CUDA graph per candidate; L2 flushed (%zu bytes written) and a device-side barrier of\n"
-              "# all ranks before each replay, outside the timed span; time = CUDA events around the graph launch;\n"
+              "# all ranks before each replay, outside the timed span; time = %s;\n"
               "# each sample = max over %d ranks; value = median of %d samples (after %d warm-up rounds);\n"
               "# candidates alternated; correctness checked before timing.\n",
-          flush_bytes, tp, o->samples, o->warmup);
+          flush_bytes, timer, tp, o->samples, o->warmup);
   fprintf(fp, "# replicated_us: every rank runs the GEMM on all tokens (rows = tokens).\n"
               "# split_us: each rank runs the GEMM on its ceil(tokens/%d) rows (the last ranks fewer), then an\n"
               "# all-gather of the bf16 output (%d bytes per token) rebuilds all rows.  Gather: %s (custom one-shot\n"
@@ -482,7 +475,7 @@ static int split_rank(tps_world *w, void *arg) {
     }
     rc = TPS_K_OK;
     if (rank == 0) {
-      if (of.fp && (write_table(job, &pv, tp, tps_harness_flush_bytes(h), maxdiff_all, of.fp) != 0 ||
+      if (of.fp && (write_table(job, &pv, tp, tps_harness_flush_bytes(h), tps_harness_timer_text(h), maxdiff_all, of.fp) != 0 ||
                     tps_out_commit(&of, &err) != 0)) {
         if (err.set) tps_err_print(&err);
         else fprintf(stderr, "tpsplit: bench split: write error\n");

@@ -3,8 +3,9 @@
  *
  * Timing (the brief's method, on every rank at once): one CUDA graph per candidate; per
  * sample: the L2 flush (kernels/harness.h, a write of 2x L2), a device-side barrier of all
- * ranks (tps_gather_device_barrier), both outside the timed span, then two CUDA events
- * around the graph launch; the waits poll for NCCL errors (tps_gather_wait).  Candidates
+ * ranks (tps_gather_device_barrier), both outside the timed span, then the harness's timed
+ * launch (kernel span from CUPTI where it loads, else CUDA events around the graph launch:
+ * kernels/harness.h); the waits poll for NCCL errors (tps_gather_wait).  Candidates
  * alternate inside every round (round r starts with candidate r mod nc).  After the rounds
  * each sample is replaced by its maximum over ranks (tps_world_max), then the median (GSL),
  * min and max of the nsamples are taken (tps_timing_from_samples). */

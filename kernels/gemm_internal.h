@@ -14,6 +14,7 @@ typedef struct {
   int bt;                      /* stream: tokens per block (8 * token tiles); wgmma: tokens per tile */
   int bm, bn, stages, threads; /* block tile, pipeline depth, threads per block */
   int splits;                  /* split-K factor (1: no split) */
+  int nacc;                    /* stream: accumulator sets (k16 steps alternate between them) */
   int mtiles, ntiles;
   int variant;                 /* index in the kernel table */
   size_t smem_bytes;
@@ -63,10 +64,11 @@ int tps_w8_prepare(tps_gemm *g);  /* upload weights in the fast layout, size wor
 int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c);
 int tps_w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 /* gemm_w8a16_sm90.cu */
-enum { TPS_W8C_SPLITS = 8, TPS_W8C_MAXTOK = 64 }; /* stream kernel: cluster split-K, tokens per launch */
+enum { TPS_W8C_SPLITS = 8 }; /* stream kernel: cluster split-K (one launch per token tile) */
 int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) */
 int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
-int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 32, 64) */
+int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 32, 48, 64) */
+int tps_w8c_nacc(int t);          /* stream kernel: accumulator sets for token tile t (1, 2) */
 int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 #ifdef __cplusplus
 }

@@ -69,6 +69,17 @@ __device__ __forceinline__ void wgmma_n32(float (&d)[16], const uint32_t (&a)[4]
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
 }
+/* D[64 x 48] += A[64 x 16] (registers) * B[16 x 48] (shared memory, descriptor) */
+__device__ __forceinline__ void wgmma_n48(float (&d)[24], const uint32_t (&a)[4], uint64_t desc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %29, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23}, "
+      "{%24,%25,%26,%27}, %28, p, 1, 1, 0;\n"
+      "}\n"
+      : "+f"(d[0]),"+f"(d[1]),"+f"(d[2]),"+f"(d[3]),"+f"(d[4]),"+f"(d[5]),"+f"(d[6]),"+f"(d[7]),"+f"(d[8]),"+f"(d[9]),"+f"(d[10]),"+f"(d[11]),"+f"(d[12]),"+f"(d[13]),"+f"(d[14]),"+f"(d[15]),"+f"(d[16]),"+f"(d[17]),"+f"(d[18]),"+f"(d[19]),"+f"(d[20]),"+f"(d[21]),"+f"(d[22]),"+f"(d[23])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
 /* D[64 x 64] += A[64 x 16] (registers) * B[16 x 64] (shared memory, descriptor) */
 __device__ __forceinline__ void wgmma_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc) {
   asm volatile(
@@ -152,6 +163,7 @@ template <int N> __device__ __forceinline__ void wg_pin(float (&d)[N]) {
 template <int BT> struct WgOp;
 template <> struct WgOp<16> { static __device__ __forceinline__ void mma(float (&d)[8], const uint32_t (&a)[4], uint64_t b) { wgmma_n16(d, a, b); } };
 template <> struct WgOp<32> { static __device__ __forceinline__ void mma(float (&d)[16], const uint32_t (&a)[4], uint64_t b) { wgmma_n32(d, a, b); } };
+template <> struct WgOp<48> { static __device__ __forceinline__ void mma(float (&d)[24], const uint32_t (&a)[4], uint64_t b) { wgmma_n48(d, a, b); } };
 template <> struct WgOp<64> { static __device__ __forceinline__ void mma(float (&d)[32], const uint32_t (&a)[4], uint64_t b) { wgmma_n64(d, a, b); } };
 template <> struct WgOp<128> { static __device__ __forceinline__ void mma(float (&d)[64], const uint32_t (&a)[4], uint64_t b) { wgmma_n128(d, a, b); } };
 template <> struct WgOp<256> { static __device__ __forceinline__ void mma(float (&d)[128], const uint32_t (&a)[4], uint64_t b) { wgmma_n256(d, a, b); } };
@@ -420,13 +432,16 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 /* ------------------------------------------------------------------ host side */
 
 typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, bf16 *, int, int, int);
-typedef struct { int bt, stages, smem; w8t_fn fn; } w8t_variant;
-#define W8T(BT, ST, SP, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, w8t_kernel<BT, ST, SP, NA> }
+typedef struct { int bt, stages, smem; w8t_fn fn; int nacc; } w8t_variant;
+#define W8T(BT, ST, SP, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, w8t_kernel<BT, ST, SP, NA>, NA }
 /* accumulator sets: 4 for 64-token tiles; 1 for 128 (2 sets measured 12% slower) and 256 */
 static const w8t_variant tvariants[] = {W8T(64, 8, 1, 4), W8T(128, 8, 1, 1), W8T(256, 5, 1, 1)};
-/* split-K over a cluster of TPS_W8C_SPLITS blocks, for small M: 16, 32, 64 tokens */
+/* split-K over a cluster of TPS_W8C_SPLITS blocks, for small M: 16, 32, 48, 64 tokens, with 1
+ * accumulator set (all k16 steps of a block chained into one) or 2 (steps alternate) */
 static const w8t_variant svariants[] = {W8T(16, 10, TPS_W8C_SPLITS, 1), W8T(32, 10, TPS_W8C_SPLITS, 1),
-                                        W8T(64, 10, TPS_W8C_SPLITS, 1)};
+                                        W8T(48, 10, TPS_W8C_SPLITS, 1), W8T(64, 10, TPS_W8C_SPLITS, 1),
+                                        W8T(16, 10, TPS_W8C_SPLITS, 2), W8T(32, 10, TPS_W8C_SPLITS, 2),
+                                        W8T(48, 10, TPS_W8C_SPLITS, 2), W8T(64, 10, TPS_W8C_SPLITS, 2)};
 enum { NSVARIANTS = sizeof svariants / sizeof svariants[0] };
 enum { NTVARIANTS = sizeof tvariants / sizeof tvariants[0] };
 
@@ -539,16 +554,45 @@ extern "C" int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
   return launch_w8t(g, w, x, y, m, (unsigned)((m + w->bt - 1) / w->bt), 1, 1, 1, s);
 }
 
-extern "C" int tps_w8c_tokens(int m) { return m <= 16 ? 16 : m <= 32 ? 32 : 64; }
+static int env_pos(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? atoi(v) : 0;
+}
+
+/* token tile by M; TPS_W8_SBT (16, 32, 48, 64) forces one for sweeps */
+extern "C" int tps_w8c_tokens(int m) {
+  const int o = env_pos("TPS_W8_SBT");
+  if (o == 16 || o == 32 || o == 48 || o == 64) return o;
+  return m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : 64;
+}
+
+/* accumulator sets of the stream kernel for token tile t; TPS_W8_SNACC (1, 2) forces one */
+extern "C" int tps_w8c_nacc(int t) {
+  const int o = env_pos("TPS_W8_SNACC");
+  (void)t;
+  return o == 2 ? 2 : 1;
+}
+
+static const w8t_variant *stream_variant(int t, int nacc) {
+  for (int v = 0; v < NSVARIANTS; v++)
+    if (svariants[v].bt == t && svariants[v].nacc == nacc) return &svariants[v];
+  return NULL;
+}
 
 extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s) {
   TPS_TRY(check_run(g, x, y));
-  /* launches of 64 tokens; the token tile by M (not by the rows of a launch), so that every
-   * row of a call goes through the same tile, as tps_gemm_config says */
-  const int t = tps_w8c_tokens(m), v = t == 16 ? 0 : t == 32 ? 1 : 2;
-  for (int r0 = 0; r0 < m; r0 += TPS_W8C_MAXTOK) {
-    const int rows = m - r0 < TPS_W8C_MAXTOK ? m - r0 : TPS_W8C_MAXTOK;
-    TPS_TRY(launch_w8t(g, &svariants[v], (const bf16 *)x + (size_t)r0 * g->k, (bf16 *)y + (size_t)r0 * g->n, rows, 1,
+  /* launches of one token tile each (64 tokens past 48 rows); the tile by M (not by the rows
+   * of a launch), so that every row of a call goes through the same tile, as
+   * tps_gemm_config says */
+  const int t = tps_w8c_tokens(m);
+  const w8t_variant *w = stream_variant(t, tps_w8c_nacc(t));
+  if (!w) {
+    fprintf(stderr, "tpsplit: gemm: no stream kernel for a %d-token tile\n", t);
+    return TPS_K_ERR;
+  }
+  for (int r0 = 0; r0 < m; r0 += t) {
+    const int rows = m - r0 < t ? m - r0 : t;
+    TPS_TRY(launch_w8t(g, w, (const bf16 *)x + (size_t)r0 * g->k, (bf16 *)y + (size_t)r0 * g->n, rows, 1,
                        TPS_W8C_SPLITS, 1, TPS_W8C_SPLITS, s));
   }
   return TPS_K_OK;

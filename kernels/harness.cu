@@ -11,6 +11,7 @@
 #include <gsl/gsl_statistics_double.h>
 #include "check.h"
 #include "harness.h"
+#include "kspan.h"
 
 struct tps_harness {
   cudaStream_t s;
@@ -21,6 +22,10 @@ struct tps_harness {
   cudaEvent_t e0, e1;
   int read_back;
   unsigned *sink;
+  int device;
+  tps_timer timer;
+  const char *why;  /* why CUPTI is not used (NULL: it is) */
+  uint64_t mark;    /* CUPTI timestamp before the last timed launch */
 };
 
 __global__ void flush_read_kernel(const uint4 *buf, size_t n, unsigned *sink) {
@@ -57,6 +62,8 @@ extern "C" int tps_harness_create(tps_harness **out, cudaStream_t s) {
   if (e == cudaSuccess) e = cudaEventCreate(&h->e0);
   if (e == cudaSuccess) e = cudaEventCreate(&h->e1);
   if (e == cudaSuccess) e = cudaMalloc(&h->sink, sizeof(unsigned));
+  h->device = dev;
+  h->timer = tps_kspan_open(&h->why) == 0 ? TPS_TIMER_SPAN : TPS_TIMER_EVENTS;
   const char *fm = getenv("TPS_FLUSH");
   h->read_back = !(fm && !strcmp(fm, "write"));
   if (e != cudaSuccess) {
@@ -112,17 +119,50 @@ extern "C" int tps_harness_capture(tps_harness *h, const tps_op *op, cudaGraphEx
   return TPS_K_OK;
 }
 
-extern "C" int tps_harness_replay_us(tps_harness *h, const tps_op *op, cudaGraphExec_t exec, float *us) {
-  TPS_TRY(tps_harness_flush(h));
-  if (op->before) TPS_TRY(op->before(op->ctx, h->s));
+extern "C" tps_timer tps_harness_timer(const tps_harness *h, const char **why) {
+  if (why) *why = h->why;
+  return h->timer;
+}
+
+extern "C" const char *tps_harness_timer_text(const tps_harness *h) {
+  return h->timer == TPS_TIMER_SPAN
+             ? "CUPTI kernel span (first kernel start to last kernel end of the replay's graph, activity records); "
+               "event_us: CUDA events around the graph launch (adds its launch latency)"
+             : "CUDA events around the graph launch (CUPTI not used: includes the graph's launch latency)";
+}
+
+extern "C" int tps_harness_launch_timed(tps_harness *h, cudaGraphExec_t exec) {
+  h->mark = tps_kspan_mark();
   CUDA_TRY(cudaEventRecord(h->e0, h->s));
   CUDA_TRY(cudaGraphLaunch(exec, h->s));
   CUDA_TRY(cudaEventRecord(h->e1, h->s));
-  CUDA_TRY(cudaEventSynchronize(h->e1));
-  float ms = 0;
-  CUDA_TRY(cudaEventElapsedTime(&ms, h->e0, h->e1));
-  *us = ms * 1000.0f;
   return TPS_K_OK;
+}
+
+extern "C" int tps_harness_read_timed(tps_harness *h, double *us, double *event_us) {
+  float ms = 0;
+  CUDA_TRY(cudaEventSynchronize(h->e1));
+  CUDA_TRY(cudaEventElapsedTime(&ms, h->e0, h->e1));
+  if (event_us) *event_us = 1e3 * (double)ms;
+  if (h->timer == TPS_TIMER_EVENTS) {
+    *us = 1e3 * (double)ms;
+    return TPS_K_OK;
+  }
+  int nk = 0;
+  if (tps_kspan_take(h->device, h->mark, us, &nk) != 0) {
+    fprintf(stderr, "tpsplit: harness: no CUPTI kernel record for a completed replay (device %d); "
+                    "TPS_TIMER=events times with CUDA events instead\n", h->device);
+    return TPS_K_ERR;
+  }
+  return TPS_K_OK;
+}
+
+extern "C" int tps_harness_replay_us(tps_harness *h, const tps_op *op, cudaGraphExec_t exec, double *us,
+                                     double *event_us) {
+  TPS_TRY(tps_harness_flush(h));
+  if (op->before) TPS_TRY(op->before(op->ctx, h->s));
+  TPS_TRY(tps_harness_launch_timed(h, exec));
+  return tps_harness_read_timed(h, us, event_us);
 }
 
 extern "C" void tps_timing_from_samples(double *us, int n, tps_timing *t) {
@@ -134,27 +174,35 @@ extern "C" void tps_timing_from_samples(double *us, int n, tps_timing *t) {
 }
 
 extern "C" int tps_harness_time(tps_harness *h, const tps_op *ops, int nops, int nsamples, int nwarmup,
-                                tps_timing *out, double *samples_us) {
+                                tps_timing *out, tps_timing *out_events, double *samples_us) {
   if (nops < 1 || nsamples < 1) return TPS_K_ERR;
   cudaGraphExec_t *ex = (cudaGraphExec_t *)calloc((size_t)nops, sizeof *ex);
   double *smp = (double *)malloc((size_t)nops * nsamples * sizeof *smp);
-  int rc = (ex && smp) ? TPS_K_OK : TPS_K_ERR;
+  double *esmp = (double *)malloc((size_t)nops * nsamples * sizeof *esmp);
+  int rc = (ex && smp && esmp) ? TPS_K_OK : TPS_K_ERR;
   for (int i = 0; i < nops && rc == TPS_K_OK; i++) rc = tps_harness_capture(h, &ops[i], &ex[i]);
   for (int r = -nwarmup; r < nsamples && rc == TPS_K_OK; r++) {
     int start = ((r % nops) + nops) % nops;
     for (int j = 0; j < nops && rc == TPS_K_OK; j++) {
       int i = (start + j) % nops;
-      float us;
-      rc = tps_harness_replay_us(h, &ops[i], ex[i], &us);
-      if (rc == TPS_K_OK && r >= 0) smp[(size_t)i * nsamples + r] = us;
+      double us, eus;
+      rc = tps_harness_replay_us(h, &ops[i], ex[i], &us, &eus);
+      if (rc == TPS_K_OK && r >= 0) {
+        smp[(size_t)i * nsamples + r] = us;
+        esmp[(size_t)i * nsamples + r] = eus;
+      }
     }
   }
   if (rc == TPS_K_OK) {
     if (samples_us) memcpy(samples_us, smp, (size_t)nops * nsamples * sizeof *smp);
-    for (int i = 0; i < nops; i++) tps_timing_from_samples(smp + (size_t)i * nsamples, nsamples, &out[i]);
+    for (int i = 0; i < nops; i++) {
+      tps_timing_from_samples(smp + (size_t)i * nsamples, nsamples, &out[i]);
+      if (out_events) tps_timing_from_samples(esmp + (size_t)i * nsamples, nsamples, &out_events[i]);
+    }
   }
   for (int i = 0; ex && i < nops; i++) if (ex[i]) cudaGraphExecDestroy(ex[i]);
   free(ex);
   free(smp);
+  free(esmp);
   return rc;
 }

@@ -4,9 +4,13 @@
  * flush (a kernel writes a buffer of twice the device's L2 size, by default then reads it
  * back, see tps_harness_set_flush_read), then the op's optional
  * `before` hook (e.g. a device-wide barrier across ranks), both outside the timed span.
- * The time of a replay is the cudaEventElapsedTime of two events recorded on the stream
- * right around the graph launch (microseconds).  Candidates alternate inside every round
- * (round r starts at candidate r mod n), so drifts (clocks, temperature) hit them alike.
+ * The time of a replay is the span of its kernels, first kernel start to last kernel end,
+ * from CUPTI activity records (kernels/kspan.h) where CUPTI can be loaded; otherwise (and
+ * with TPS_TIMER=events) the cudaEventElapsedTime of two events recorded on the stream right
+ * around the graph launch, which adds the graph's launch latency (about 4.4 us on the H200).
+ * Both are taken on every replay; tps_harness_timer says which one is the time.
+ * Candidates alternate inside every round (round r starts at candidate r mod n), so drifts
+ * (clocks, temperature) hit them alike.
  * Statistics: median (GSL, of the sorted samples), min and max.
  *
  * Modelled on nccl-tests: each measured op is a struct of function pointers and a context.
@@ -31,6 +35,9 @@ typedef struct {
   int nsamples;
 } tps_timing;
 
+/* What a replay's time is: TPS_TIMER_SPAN (CUPTI kernel span) or TPS_TIMER_EVENTS. */
+typedef enum { TPS_TIMER_EVENTS = 0, TPS_TIMER_SPAN = 1 } tps_timer;
+
 typedef struct tps_harness tps_harness;
 
 /* Create on the current device with its own stream (s = 0: create one) and a flush buffer
@@ -45,18 +52,28 @@ size_t tps_harness_flush_bytes(const tps_harness *h);
  * The environment variable TPS_FLUSH=write selects 0 at creation. */
 void tps_harness_set_flush_read(tps_harness *h, int read_back);
 int tps_harness_flush_read(const tps_harness *h);
+/* The timer of this harness; *why (may be NULL) says why CUPTI is not used (NULL if it is). */
+tps_timer tps_harness_timer(const tps_harness *h, const char **why);
+/* A one-line description of the timer for provenance lines (static text). */
+const char *tps_harness_timer_text(const tps_harness *h);
 /* Enqueue the L2 flush on the harness stream. */
 int tps_harness_flush(tps_harness *h);
 /* Capture op->enqueue into a graph and instantiate it; replays it once (warm-up). */
 int tps_harness_capture(tps_harness *h, const tps_op *op, cudaGraphExec_t *exec);
-/* One sample: flush, op->before, event, graph launch, event, synchronize; *us = span. */
-int tps_harness_replay_us(tps_harness *h, const tps_op *op, cudaGraphExec_t exec, float *us);
+/* One timed launch in two steps, for callers that wait for completion their own way:
+ * launch (CUPTI mark, event, graph launch, event), then, once the stream has completed,
+ * read: *us = the harness's time of it, *event_us (may be NULL) = the event time. */
+int tps_harness_launch_timed(tps_harness *h, cudaGraphExec_t exec);
+int tps_harness_read_timed(tps_harness *h, double *us, double *event_us);
+/* One sample: flush, op->before, launch_timed, synchronize, read_timed. */
+int tps_harness_replay_us(tps_harness *h, const tps_op *op, cudaGraphExec_t exec, double *us, double *event_us);
 
 /* The whole method for nops candidates: capture each, nwarmup untimed rounds, nsamples
- * rounds with the candidates alternated; out[i] for ops[i].  samples_us, if not NULL,
- * receives nops x nsamples raw samples (row i = op i, in round order). */
+ * rounds with the candidates alternated; out[i] for ops[i]; out_events[i] (may be NULL) the
+ * event-timed statistics of the same replays.  samples_us, if not NULL, receives nops x
+ * nsamples raw samples (row i = op i, in round order). */
 int tps_harness_time(tps_harness *h, const tps_op *ops, int nops, int nsamples, int nwarmup,
-                     tps_timing *out, double *samples_us);
+                     tps_timing *out, tps_timing *out_events, double *samples_us);
 
 /* Median (GSL), min, max of n samples; sorts us in place. */
 void tps_timing_from_samples(double *us, int n, tps_timing *t);

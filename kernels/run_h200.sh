@@ -12,6 +12,9 @@
 #   floor     the timing floor: w8a16 and dense-bf16 with K=64, N=64 (an almost empty kernel)
 #   sanitize  compute-sanitizer memcheck and racecheck on test_gemm_gpu (TPS_TEST_QUICK)
 #   profile   ncu on the stream and wgmma kernels
+#   stream    stream-kernel forms (TPS_W8_SBT token tile x TPS_W8_SNACC accumulator sets) at
+#             M <= 64 against dense-bf16, 20 samples, CUPTI span and event columns; the floor
+#             (K=64, N=64); ncu of the stream kernel at M=7 (tile 16) and M=64 (tile 64)
 B=${1:-_build_kgemm/bin}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 STAGES=${STAGES:-"test bench sanitize"}
@@ -23,7 +26,7 @@ if ldd "$B/tpsplit" | grep -q "not found"; then
   done
 fi
 {
-  date -u; nvidia-smi; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
+  date -u; nvidia-smi; find / -xdev -name 'libcupti.so*' 2>/dev/null | head; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
   ldd "$B/tpsplit"; echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
   command -v cuobjdump && cuobjdump --dump-resource-usage "$B/tpsplit" 2>&1 | grep -A1 -E "w8a16_kernel|w8t_kernel" | head -120
 } >"$OUT/env.txt" 2>&1
@@ -49,6 +52,21 @@ case " $STAGES " in *" sweep "*)
   for bt in ${SWEEP_BT:-64 128 256}; do x TPS_W8_KERNEL=wgmma TPS_W8_BT=$bt $S --path w8a16 --tokens ${SWEEP_LARGE:-96,128,256,512,1024,2048,4096,8192,16384}; done
   x TPS_W8_KERNEL=mma $S --path w8a16 --tokens ${SWEEP_LARGE:-96,128,256,512,1024,2048,4096,8192,16384}
   cat "$OUT/sweep.txt";;
+esac
+case " $STAGES " in *" stream "*)
+  y() { echo "== $*" >>"$OUT/stream.txt"; env "$@" 2>>"$OUT/log.txt" | grep -v '^#' >>"$OUT/stream.txt"; }
+  TS=${STREAM_TOKENS:-1,8,16,24,32,40,48,56,64}
+  S="$G --tp 1 --samples 20 --tokens $TS"
+  y $S --path dense-bf16
+  y $S --path w8a16
+  for f in "32 2" "48 1" "48 2" "64 1" "64 2"; do set -- $f; y TPS_W8_KERNEL=stream TPS_W8_SBT=$1 TPS_W8_SNACC=$2 $S --path w8a16; done
+  y $S --path dense-bf16
+  for p in dense-bf16 w8a16; do y $B/tpsplit bench gemm --k 64 --n 64 --path $p --tokens 1,64 --tp 1 --samples 20; done
+  N="ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --launch-count 1 -k regex:w8t_kernel"
+  timeout 100 $N --launch-skip 1 $G --path w8a16 --tokens 64 --tp 1 --check-only >"$OUT/ncu_stream.txt" 2>&1
+  timeout 100 $N --launch-skip 2 $G --path w8a16 --tokens 64 --tp 1 --check-only >>"$OUT/ncu_stream.txt" 2>&1
+  grep -E "w8t_kernel|Duration|DRAM Throughput|L2 Cache Throughput|Memory Throughput|Compute \(SM\)|Warp Cycles Per Issued|Stall" "$OUT/ncu_stream.txt" | head -40
+  cat "$OUT/stream.txt";;
 esac
 case " $STAGES " in *" bench "*)
   for p in dense-bf16 native-fp8 w8a16; do

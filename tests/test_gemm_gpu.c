@@ -175,6 +175,17 @@ int main(void) {
     set_kernel(kinds[kk][0], kinds[kk][1]);
     for (size_t i = 0; i < nms; i++) check(fast, ms[i], w, 1e-2, "all E4M3 codes");
   }
+  /* every stream-kernel form: token tiles 16..64 (TPS_W8_SBT) x 1 or 2 accumulator sets */
+  static const char *const sbt[] = {"16", "32", "48", "64"}, *const snacc[] = {"1", "2"};
+  set_kernel("stream", "");
+  for (size_t a = 0; a < 4; a++)
+    for (size_t b = 0; b < 2; b++) {
+      setenv("TPS_W8_SBT", sbt[a], 1);
+      setenv("TPS_W8_SNACC", snacc[b], 1);
+      for (size_t i = 0; i < (quick ? 3 : nms); i++) check(fast, ms[i], w, 1e-2, "all E4M3 codes, stream form");
+    }
+  unsetenv("TPS_W8_SBT");
+  unsetenv("TPS_W8_SNACC");
   set_kernel("", "");
   for (size_t i = 0; i < nms; i++) check(ref, ms[i], w, 1e-2, "all E4M3 codes");
   /* fast vs reference kernel, same inputs: the two must agree to bf16 rounding */
@@ -188,10 +199,18 @@ int main(void) {
     tps_harness *h;
     OK(tps_harness_create(&h, 0));
     tps_op op = {"w8a16 M=64", fast, enqueue, NULL};
-    tps_timing t;
-    OK(tps_harness_time(h, &op, 1, 5, 1, &t, NULL));
-    printf("harness: w8a16 M=64: median %.2f us (min %.2f, max %.2f)\n", t.median_us, t.min_us, t.max_us);
+    tps_timing t, te;
+    const char *why;
+    tps_timer tm = tps_harness_timer(h, &why);
+    OK(tps_harness_time(h, &op, 1, 5, 1, &t, &te, NULL));
+    printf("harness: w8a16 M=64: median %.2f us (min %.2f, max %.2f), timer %s%s; events: median %.2f us\n",
+           t.median_us, t.min_us, t.max_us, tm == TPS_TIMER_SPAN ? "CUPTI span" : "events: ", why ? why : "",
+           te.median_us);
     EXPECT(t.nsamples == 5 && t.min_us > 0 && t.min_us <= t.median_us && t.median_us <= t.max_us, "harness stats");
+    EXPECT(te.nsamples == 5 && te.min_us > 0 && te.min_us <= te.median_us, "harness event stats");
+    /* the kernel span lies inside the events' interval (0.5 us for the two clocks) */
+    if (tm == TPS_TIMER_SPAN) EXPECT(t.median_us <= te.median_us + 0.5 && t.max_us <= te.max_us + 0.5, "span within events");
+    else EXPECT(t.median_us == te.median_us, "event timer: time = event time");
     tps_harness_destroy(h);
   }
   tps_gemm_destroy(fast);
