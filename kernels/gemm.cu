@@ -138,7 +138,7 @@ extern "C" void tps_gemm_destroy(tps_gemm *g) {
   if (!g) return;
   tps_lt_teardown(g);
   cudaFree(g->w_bf16); cudaFree(g->w_fp8); cudaFree(g->d_scales); cudaFree(g->x_fp8);
-  cudaFree(g->w_q); cudaFree(g->w_s); cudaFree(g->part); cudaFree(g->counters);
+  cudaFree(g->w_q); cudaFree(g->w_s); cudaFree(g->w_rec); cudaFree(g->part); cudaFree(g->counters);
   free(g->h_q); free(g->h_s);
   free(g);
 }

@@ -21,6 +21,7 @@ typedef struct {
 } tps_w8_cfg;
 
 enum { TPS_SC_X = 64, TPS_SC_AMAX = 128, TPS_SC_LEN = 192 };
+enum { TPS_W8_REC_BYTES = 128 * 64 + 2 * 128 }; /* one packed record (w_rec) */
 
 struct tps_gemm {
   tps_gemm_path path;
@@ -38,6 +39,10 @@ struct tps_gemm {
   uint8_t *w_s;                 /* ref: N x K/32 ; fast (mma, wgmma): transposed, K/32 x N */
   int wgmma_ok;                 /* the sm_90a kernels (stream, wgmma) can run on this device */
   uint64_t tm_w[16], tm_s[16];  /* wgmma (TMA form): tensor maps (CUtensorMap, 128 bytes) of w_q and w_s */
+  uint8_t *w_rec;               /* SM90 kernels: packed records, one per 128-row block rb and 64-wide
+                                   chunk c at (rb * K/64 + c) * TPS_W8_REC_BYTES: the 128 rows' 64
+                                   k64-permuted bytes ([128][64]), then their 2 scale bytes ([2][128]);
+                                   rows past N are zeros */
   uint8_t *h_q, *h_s;           /* host copies in the plain 1x32 layout (for tps_gemm_weights) */
   float *part;                  /* split-K partial sums */
   size_t part_bytes;

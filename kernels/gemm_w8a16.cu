@@ -375,11 +375,29 @@ extern "C" int tps_w8_prepare(tps_gemm *g) {
         }
   for (int r = 0; r < n; r++)
     for (int b = 0; b < kb; b++) ps[(size_t)b * n + r] = g->h_s[(size_t)r * kb + b];
+  /* packed records for the SM90 kernels: every chunk's weights and scales contiguous, in the
+   * order a block reads them (rows past N: zero bytes, which dequantize to 0) */
+  const int nrb = (n + 127) / 128, kc = k / 64;
+  const size_t rec_bytes = (size_t)nrb * kc * TPS_W8_REC_BYTES;
+  uint8_t *pr = (uint8_t *)calloc(rec_bytes, 1);
+  if (!pr) { free(pq); free(ps); fprintf(stderr, "tpsplit: gemm: out of memory\n"); return TPS_K_ERR; }
+  for (int rb = 0; rb < nrb; rb++)
+    for (int c = 0; c < kc; c++) {
+      uint8_t *rec = pr + ((size_t)rb * kc + c) * TPS_W8_REC_BYTES;
+      for (int rl = 0; rl < 128 && rb * 128 + rl < n; rl++) {
+        const int r = rb * 128 + rl;
+        memcpy(rec + rl * 64, pq + (size_t)r * k + c * 64, 64);
+        rec[128 * 64 + rl] = ps[(size_t)(2 * c) * n + r];
+        rec[128 * 64 + 128 + rl] = ps[(size_t)(2 * c + 1) * n + r];
+      }
+    }
   cudaError_t e = cudaMalloc(&g->w_q, nk);
   if (e == cudaSuccess) e = cudaMalloc(&g->w_s, nk / 32);
   if (e == cudaSuccess) e = cudaMemcpy(g->w_q, pq, nk, cudaMemcpyHostToDevice);
   if (e == cudaSuccess) e = cudaMemcpy(g->w_s, ps, nk / 32, cudaMemcpyHostToDevice);
-  free(pq); free(ps);
+  if (e == cudaSuccess) e = cudaMalloc(&g->w_rec, rec_bytes);
+  if (e == cudaSuccess) e = cudaMemcpy(g->w_rec, pr, rec_bytes, cudaMemcpyHostToDevice);
+  free(pq); free(ps); free(pr);
   CUDA_TRY(e);
   for (int v = 0; v < NVARIANTS; v++) {
     CUDA_TRY(cudaFuncSetAttribute(variants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, variants[v].smem));

@@ -230,10 +230,21 @@ __device__ __forceinline__ void dequant_chunk(const uint8_t *w, int wbytes, int 
   }
 }
 
-template <int BT, int STAGES, int SPLIT, int NACC>
+/* one bulk copy (no tensor map) of `bytes` contiguous bytes, completing on mbarrier bar */
+__device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+               ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+
+/* PK = 1: the weights and scales of a chunk come from the packed records (tps_gemm.w_rec: one
+ * contiguous 8448-byte record per 128-row block and 64-wide chunk, in the stage's own layout)
+ * in one bulk copy; PK = 0: two TMA boxes of the row-major layouts (64 bytes of each of 128
+ * rows 5120 bytes apart, and 2 x 128 scale bytes). */
+template <int BT, int STAGES, int SPLIT, int NACC, int PK>
 __global__ void __launch_bounds__(256, 1)
 w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,
-           const __grid_constant__ CUtensorMap tms, bf16 *__restrict__ Y, int M, int N, int K) {
+           const __grid_constant__ CUtensorMap tms, const uint8_t *__restrict__ wrec, bf16 *__restrict__ Y, int M,
+           int N, int K) {
 #ifdef TPS_SM90
   typedef WgShape<BT, STAGES> Sh;
   extern __shared__ uint8_t smem_raw[];
@@ -255,8 +266,10 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
   if (tid == 0) {
     /* fetch the three tensor maps while the barriers are set up */
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmw)) : "memory");
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tms)) : "memory");
+    if (!PK) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmw)) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tms)) : "memory");
+    }
     for (int s = 0; s < STAGES; s++) {
       mb_init(full0 + 8 * s, 1);
       mb_init(empty0 + 8 * s, 8);
@@ -273,8 +286,13 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     if (round > 0) mbar_wait(empty0 + 8 * s, (uint32_t)(round - 1) & 1u);
     mb_expect(full, Sh::X_BYTES + Sh::W_BYTES + Sh::S_BYTES);
     tma2d(st, &tmx, (kc0 + chunk) * 64, t0, full);
-    tma2d(st + Sh::X_BYTES, &tmw, (kc0 + chunk) * 64, n0, full);
-    tma2d(st + Sh::X_BYTES + Sh::W_BYTES, &tms, n0, 2 * (kc0 + chunk), full);
+    if (PK) {
+      bulk_copy(st + Sh::X_BYTES, wrec + ((size_t)blockIdx.x * kall + kc0 + chunk) * (Sh::W_BYTES + Sh::S_BYTES),
+                Sh::W_BYTES + Sh::S_BYTES, full);
+    } else {
+      tma2d(st + Sh::X_BYTES, &tmw, (kc0 + chunk) * 64, n0, full);
+      tma2d(st + Sh::X_BYTES + Sh::W_BYTES, &tms, n0, 2 * (kc0 + chunk), full);
+    }
   };
   /* every warp: done with chunk `chunk`'s stage */
   auto release = [&](int chunk) {
@@ -431,9 +449,10 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 
 /* ------------------------------------------------------------------ host side */
 
-typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, bf16 *, int, int, int);
-typedef struct { int bt, stages, smem; w8t_fn fn; int nacc; } w8t_variant;
-#define W8T(BT, ST, SP, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, w8t_kernel<BT, ST, SP, NA>, NA }
+typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const uint8_t *, bf16 *, int, int, int);
+typedef struct { int bt, stages, smem; w8t_fn fn, fn_rowmajor; int nacc; } w8t_variant;
+#define W8T(BT, ST, SP, NA) \
+  { BT, ST, WgShape<BT, ST>::SMEM + 256, w8t_kernel<BT, ST, SP, NA, 1>, w8t_kernel<BT, ST, SP, NA, 0>, NA }
 /* accumulator sets: 4 for 64-token tiles; 1 for 128 (2 sets measured 12% slower) and 256 */
 static const w8t_variant tvariants[] = {W8T(64, 8, 1, 4), W8T(128, 8, 1, 1), W8T(256, 5, 1, 1)};
 /* split-K over a cluster of TPS_W8C_SPLITS blocks, for small M: 16, 32, 48, 64 tokens, with 1
@@ -479,10 +498,14 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) { cudaGetLastError(); return TPS_K_OK; }
   CUDA_TRY(e);
   if (!h) return TPS_K_OK; /* built without sm_90a */
-  for (int v = 0; v < NTVARIANTS; v++)
+  for (int v = 0; v < NTVARIANTS; v++) {
     CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
-  for (int v = 0; v < NSVARIANTS; v++)
+    CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn_rowmajor, cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
+  }
+  for (int v = 0; v < NSVARIANTS; v++) {
     CUDA_TRY(cudaFuncSetAttribute(svariants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
+    CUDA_TRY(cudaFuncSetAttribute(svariants[v].fn_rowmajor, cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
+  }
   if (!encode_tiled) {
     cudaDriverEntryPointQueryResult q;
     void *fn = NULL;
@@ -531,7 +554,10 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
   cfg.stream = s;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  CUDA_TRY(cudaLaunchKernelEx(&cfg, w->fn, mx, mw, ms, (bf16 *)y, rows, g->n, g->k));
+  /* TPS_W8_ROWMAJOR=1: the row-major form (two TMA boxes per chunk), for comparison */
+  const char *rm = getenv("TPS_W8_ROWMAJOR");
+  w8t_fn fn = rm && !strcmp(rm, "1") ? w->fn_rowmajor : w->fn;
+  CUDA_TRY(cudaLaunchKernelEx(&cfg, fn, mx, mw, ms, (const uint8_t *)g->w_rec, (bf16 *)y, rows, g->n, g->k));
   CUDA_LAUNCH_CHECK();
   return TPS_K_OK;
 }
