@@ -336,7 +336,6 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   if (kind == TPS_W8K_STREAM) {
     c->bt = c->bm = tps_w8c_tokens(m); /* wgmma N */
     c->splits = TPS_W8C_SPLITS;
-    c->nacc = tps_w8c_nacc(c->bt);
     c->mtiles = (m + c->bt - 1) / c->bt; /* launches */
     c->stages = 10; /* svariants in gemm_w8a16_sm90.cu: every chunk of a block resident */
   } else {

@@ -236,14 +236,20 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, uint32_
                ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
 }
 
-/* PK = 1: the weights and scales of a chunk come from the packed records (tps_gemm.w_rec: one
+/* The weights and scales of a chunk come from the packed records (tps_gemm.w_rec: one
  * contiguous 8448-byte record per 128-row block and 64-wide chunk, in the stage's own layout)
- * in one bulk copy; PK = 0: two TMA boxes of the row-major layouts (64 bytes of each of 128
- * rows 5120 bytes apart, and 2 x 128 scale bytes). */
-template <int BT, int STAGES, int SPLIT, int NACC, int PK>
+ * in one bulk copy (two TMA boxes of the row-major layouts, 64 bytes of each of 128 rows 5120
+ * bytes apart and 2 x 128 scale bytes, measured 0.2-0.3 us slower at M <= 64: run 2 of the
+ * third session, data/h200_gemm_tuning.txt).
+ * Split-K partial sums (SPLIT > 1): PUSH = 1, each block stores its fp32 partials straight
+ * from registers into the owner block's receive buffer (distributed shared memory), one
+ * cluster barrier, then every owner sums its tokens' SPLIT partials from its own shared memory
+ * in rank order; PUSH = 0 (the earlier form), partials to local shared memory, a cluster
+ * barrier, the owners read them remotely, a second cluster barrier.  Same sums, same order:
+ * bitwise the same results. */
+template <int BT, int STAGES, int SPLIT, int NACC, int PUSH>
 __global__ void __launch_bounds__(256, 1)
-w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,
-           const __grid_constant__ CUtensorMap tms, const uint8_t *__restrict__ wrec, bf16 *__restrict__ Y, int M,
+w8t_kernel(const __grid_constant__ CUtensorMap tmx, const uint8_t *__restrict__ wrec, bf16 *__restrict__ Y, int M,
            int N, int K) {
 #ifdef TPS_SM90
   typedef WgShape<BT, STAGES> Sh;
@@ -263,22 +269,6 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
   const int kall = K / 64, kper = (kall + SPLIT - 1) / SPLIT;
   const int kc0 = SPLIT > 1 ? (int)rank * kper < kall ? (int)rank * kper : kall : 0;
   const int nch = SPLIT > 1 ? (kc0 + kper < kall ? kper : kall - kc0) : kall;
-  if (tid == 0) {
-    /* fetch the three tensor maps while the barriers are set up */
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
-    if (!PK) {
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmw)) : "memory");
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tms)) : "memory");
-    }
-    for (int s = 0; s < STAGES; s++) {
-      mb_init(full0 + 8 * s, 1);
-      mb_init(empty0 + 8 * s, 8);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  /* split-K blocks touch each other only at the cluster.sync before the partial sums, so a
-   * block barrier is enough here */
-  __syncthreads();
   /* thread 0: fill chunk `chunk` into its stage (waiting until every warp released it) */
   auto produce = [&](int chunk) {
     const int s = chunk % STAGES, round = chunk / STAGES;
@@ -286,14 +276,24 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     if (round > 0) mbar_wait(empty0 + 8 * s, (uint32_t)(round - 1) & 1u);
     mb_expect(full, Sh::X_BYTES + Sh::W_BYTES + Sh::S_BYTES);
     tma2d(st, &tmx, (kc0 + chunk) * 64, t0, full);
-    if (PK) {
-      bulk_copy(st + Sh::X_BYTES, wrec + ((size_t)blockIdx.x * kall + kc0 + chunk) * (Sh::W_BYTES + Sh::S_BYTES),
-                Sh::W_BYTES + Sh::S_BYTES, full);
-    } else {
-      tma2d(st + Sh::X_BYTES, &tmw, (kc0 + chunk) * 64, n0, full);
-      tma2d(st + Sh::X_BYTES + Sh::W_BYTES, &tms, n0, 2 * (kc0 + chunk), full);
-    }
+    bulk_copy(st + Sh::X_BYTES, wrec + ((size_t)blockIdx.x * kall + kc0 + chunk) * (Sh::W_BYTES + Sh::S_BYTES),
+              Sh::W_BYTES + Sh::S_BYTES, full);
   };
+  if (SPLIT > 1 && PUSH) /* phase 1 of the cluster barrier: this block has started (waited for
+                            before the first store into another block's shared memory) */
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  if (tid == 0) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
+    for (int s = 0; s < STAGES; s++) {
+      mb_init(full0 + 8 * s, 1);
+      mb_init(empty0 + 8 * s, 8);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    /* the first stages' copies go out before the block barrier (only this thread has used
+     * the barriers so far; the others wait on them after it) */
+    for (int ch = 0; ch < STAGES && ch < nch; ch++) produce(ch);
+  }
+  __syncthreads();
   /* every warp: done with chunk `chunk`'s stage */
   auto release = [&](int chunk) {
     __syncwarp();
@@ -330,8 +330,6 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     for (int j = 0; j < 4; j++) WgOp<BT>::mma(accs[j % NACC], afr[B][j], desc0 + (uint64_t)(j * 2));
   };
 
-  if (tid == 0)
-    for (int ch = 0; ch < STAGES && ch < nch; ch++) produce(ch);
   if (SPLIT > 1 && nch <= STAGES) {
     /* split-K with every chunk resident: each chunk is dequantized into its own registers
      * and its MMAs issued at once, up to 4 chunks of MMAs in flight (waiting per chunk made
@@ -397,6 +395,37 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
   for (int q = 1; q < NACC; q++)
 #pragma unroll
     for (int i = 0; i < BT / 2; i++) acc[i] += accs[q][i];
+  if (SPLIT > 1 && PUSH) {
+    /* receive buffer after the stages and barriers: [source rank][128 rows][TPR tokens] fp32 */
+    constexpr int TPR = BT / SPLIT; /* tokens per rank: even, so a thread's token pair has one owner */
+    float *recv = reinterpret_cast<float *>(sptr + STAGES * Sh::STAGE_BYTES + 256);
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); /* every block has started */
+#pragma unroll
+    for (int i = 0; i < BT / 8; i++) {
+      const int t = 8 * i + 2 * c, owner = t / TPR, tl = t % TPR;
+      float *dst = cluster.map_shared_rank(recv, owner) + ((int)rank * 128 + rl) * TPR + tl;
+      *reinterpret_cast<float2 *>(dst) = make_float2(acc[4 * i + 0], acc[4 * i + 1]);
+      *reinterpret_cast<float2 *>(dst + 8 * TPR) = make_float2(acc[4 * i + 2], acc[4 * i + 3]);
+    }
+    cluster.sync(); /* every partial is in place; no remote access follows */
+    for (int i = tid; i < TPR * 32; i += 256) {
+      const int tl = i >> 5, col = (i & 31) * 4, t = t0 + (int)rank * TPR + tl, n = n0 + col;
+      float sum[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int r = 0; r < SPLIT; r++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) sum[q] += recv[(r * 128 + col + q) * TPR + tl];
+      if (t < M && n < N) {
+        __nv_bfloat162 lo = __floats2bfloat162_rn(sum[0], sum[1]), hi = __floats2bfloat162_rn(sum[2], sum[3]);
+        uint2 out;
+        out.x = *reinterpret_cast<uint32_t *>(&lo);
+        out.y = *reinterpret_cast<uint32_t *>(&hi);
+        *reinterpret_cast<uint2 *>(Y + (size_t)t * N + n) = out;
+      }
+    }
+    return;
+  }
   __syncthreads(); /* every warp is past its last MMA: reuse the stages */
   if (SPLIT > 1) {
     /* fp32 partial tile [BT tokens][128 rows (+4 pad)] in this block's shared memory; block
@@ -449,18 +478,20 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 
 /* ------------------------------------------------------------------ host side */
 
-typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const uint8_t *, bf16 *, int, int, int);
-typedef struct { int bt, stages, smem; w8t_fn fn, fn_rowmajor; int nacc; } w8t_variant;
-#define W8T(BT, ST, SP, NA) \
-  { BT, ST, WgShape<BT, ST>::SMEM + 256, w8t_kernel<BT, ST, SP, NA, 1>, w8t_kernel<BT, ST, SP, NA, 0>, NA }
+typedef void (*w8t_fn)(const CUtensorMap, const uint8_t *, bf16 *, int, int, int);
+typedef struct { int bt, stages, smem; w8t_fn fn, fn_pull; } w8t_variant;
+/* no split-K */
+#define W8T(BT, ST, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, w8t_kernel<BT, ST, 1, NA, 0>, NULL }
+/* split-K stream forms: push (fn) and pull (fn_pull); + the receive buffer of the push form */
+#define W8S(BT, ST) \
+  { BT, ST, WgShape<BT, ST>::SMEM + 256 + BT * 128 * 4, w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, 1>, \
+    w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, 0> }
 /* accumulator sets: 4 for 64-token tiles; 1 for 128 (2 sets measured 12% slower) and 256 */
-static const w8t_variant tvariants[] = {W8T(64, 8, 1, 4), W8T(128, 8, 1, 1), W8T(256, 5, 1, 1)};
-/* split-K over a cluster of TPS_W8C_SPLITS blocks, for small M: 16, 32, 48, 64 tokens, with 1
- * accumulator set (all k16 steps of a block chained into one) or 2 (steps alternate) */
-static const w8t_variant svariants[] = {W8T(16, 10, TPS_W8C_SPLITS, 1), W8T(32, 10, TPS_W8C_SPLITS, 1),
-                                        W8T(48, 10, TPS_W8C_SPLITS, 1), W8T(64, 10, TPS_W8C_SPLITS, 1),
-                                        W8T(16, 10, TPS_W8C_SPLITS, 2), W8T(32, 10, TPS_W8C_SPLITS, 2),
-                                        W8T(48, 10, TPS_W8C_SPLITS, 2), W8T(64, 10, TPS_W8C_SPLITS, 2)};
+static const w8t_variant tvariants[] = {W8T(64, 8, 4), W8T(128, 8, 1), W8T(256, 5, 1)};
+/* split-K over a cluster of TPS_W8C_SPLITS blocks, for small M: 16, 32, 48, 64 tokens, one
+ * accumulator set (2 sets, k16 steps alternating, measured no faster at any tile: run 1 of
+ * the third session) */
+static const w8t_variant svariants[] = {W8S(16, 10), W8S(32, 10), W8S(48, 10), W8S(64, 10)};
 enum { NSVARIANTS = sizeof svariants / sizeof svariants[0] };
 enum { NTVARIANTS = sizeof tvariants / sizeof tvariants[0] };
 
@@ -498,13 +529,11 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) { cudaGetLastError(); return TPS_K_OK; }
   CUDA_TRY(e);
   if (!h) return TPS_K_OK; /* built without sm_90a */
-  for (int v = 0; v < NTVARIANTS; v++) {
+  for (int v = 0; v < NTVARIANTS; v++)
     CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
-    CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn_rowmajor, cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
-  }
   for (int v = 0; v < NSVARIANTS; v++) {
     CUDA_TRY(cudaFuncSetAttribute(svariants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
-    CUDA_TRY(cudaFuncSetAttribute(svariants[v].fn_rowmajor, cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
+    CUDA_TRY(cudaFuncSetAttribute(svariants[v].fn_pull, cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
   }
   if (!encode_tiled) {
     cudaDriverEntryPointQueryResult q;
@@ -520,15 +549,6 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
     }
     encode_tiled = (encode_fn)fn;
   }
-  /* weight and scale maps (fixed for the plan): W [N rows][K bytes], box 128 x 64 bytes;
-   * scales St [K/32 rows][N bytes], box 2 x 128 */
-  CUtensorMap mw, ms;
-  TPS_TRY(make_map(&mw, CU_TENSOR_MAP_DATA_TYPE_UINT8, g->w_q, (uint64_t)g->k, (uint64_t)g->n, (uint64_t)g->k, 64, 128,
-                   CU_TENSOR_MAP_SWIZZLE_NONE));
-  TPS_TRY(make_map(&ms, CU_TENSOR_MAP_DATA_TYPE_UINT8, g->w_s, (uint64_t)g->n, (uint64_t)g->k / 32, (uint64_t)g->n, 128, 2,
-                   CU_TENSOR_MAP_SWIZZLE_NONE));
-  memcpy(g->tm_w, &mw, sizeof mw);
-  memcpy(g->tm_s, &ms, sizeof ms);
   g->wgmma_ok = 1;
   return TPS_K_OK;
 }
@@ -537,11 +557,9 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
  * grid (N/128, gy, gz) and cluster dims (cx, 1, cz). */
 static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y, int rows, unsigned gy, unsigned gz,
                       unsigned cx, unsigned cz, cudaStream_t s) {
-  CUtensorMap mx, mw, ms;
+  CUtensorMap mx;
   TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)rows, (uint64_t)g->k * 2, 64,
                    (uint32_t)w->bt, CU_TENSOR_MAP_SWIZZLE_128B));
-  memcpy(&mw, g->tm_w, sizeof mw);
-  memcpy(&ms, g->tm_s, sizeof ms);
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -554,10 +572,10 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
   cfg.stream = s;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  /* TPS_W8_ROWMAJOR=1: the row-major form (two TMA boxes per chunk), for comparison */
-  const char *rm = getenv("TPS_W8_ROWMAJOR");
-  w8t_fn fn = rm && !strcmp(rm, "1") ? w->fn_rowmajor : w->fn;
-  CUDA_TRY(cudaLaunchKernelEx(&cfg, fn, mx, mw, ms, (const uint8_t *)g->w_rec, (bf16 *)y, rows, g->n, g->k));
+  /* TPS_W8_PULL=1: the split-K stream kernel's earlier (pull) reduction, for comparison */
+  const char *pl = getenv("TPS_W8_PULL");
+  w8t_fn fn = w->fn_pull && pl && !strcmp(pl, "1") ? w->fn_pull : w->fn;
+  CUDA_TRY(cudaLaunchKernelEx(&cfg, fn, mx, (const uint8_t *)g->w_rec, (bf16 *)y, rows, g->n, g->k));
   CUDA_LAUNCH_CHECK();
   return TPS_K_OK;
 }
@@ -592,16 +610,9 @@ extern "C" int tps_w8c_tokens(int m) {
   return m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : 64;
 }
 
-/* accumulator sets of the stream kernel for token tile t; TPS_W8_SNACC (1, 2) forces one */
-extern "C" int tps_w8c_nacc(int t) {
-  const int o = env_pos("TPS_W8_SNACC");
-  (void)t;
-  return o == 2 ? 2 : 1;
-}
-
-static const w8t_variant *stream_variant(int t, int nacc) {
+static const w8t_variant *stream_variant(int t) {
   for (int v = 0; v < NSVARIANTS; v++)
-    if (svariants[v].bt == t && svariants[v].nacc == nacc) return &svariants[v];
+    if (svariants[v].bt == t) return &svariants[v];
   return NULL;
 }
 
@@ -611,7 +622,7 @@ extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStrea
    * of a launch), so that every row of a call goes through the same tile, as
    * tps_gemm_config says */
   const int t = tps_w8c_tokens(m);
-  const w8t_variant *w = stream_variant(t, tps_w8c_nacc(t));
+  const w8t_variant *w = stream_variant(t);
   if (!w) {
     fprintf(stderr, "tpsplit: gemm: no stream kernel for a %d-token tile\n", t);
     return TPS_K_ERR;

@@ -12,9 +12,9 @@
 #   floor     the timing floor: w8a16 and dense-bf16 with K=64, N=64 (an almost empty kernel)
 #   sanitize  compute-sanitizer memcheck and racecheck on test_gemm_gpu (TPS_TEST_QUICK)
 #   profile   ncu on the stream and wgmma kernels
-#   stream    w8a16 (packed records, and TPS_W8_ROWMAJOR=1) at M <= 64 and at large M against
-#             dense-bf16, 20 samples, CUPTI span and event columns; stream-kernel forms
-#             STREAM_FORMS="SBT/NACC ..." (token tile / accumulator sets); the floor
+#   stream    w8a16 (push partial sums, and TPS_W8_PULL=1) at M <= 64 and at large M against
+#             dense-bf16, 20 samples, CUPTI span and event columns; stream-kernel token tiles
+#             STREAM_FORMS="16 32 ..." (TPS_W8_SBT); the floor
 #             (K=64, N=64); ncu of the stream kernel at M=7 (tile 16) and M=64 (tile 64)
 B=${1:-_build_kgemm/bin}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -60,13 +60,12 @@ case " $STAGES " in *" stream "*)
   S="$G --tp 1 --samples 20 --tokens $TS"
   y $S --path dense-bf16
   y $S --path w8a16
-  y TPS_W8_ROWMAJOR=1 $S --path w8a16
-  for f in ${STREAM_FORMS:-}; do y TPS_W8_KERNEL=stream TPS_W8_SBT=${f%/*} TPS_W8_SNACC=${f#*/} $S --path w8a16; done
+  y TPS_W8_PULL=1 $S --path w8a16
+  for f in ${STREAM_FORMS:-}; do y TPS_W8_KERNEL=stream TPS_W8_SBT=$f $S --path w8a16; done
   y $S --path dense-bf16
   L="$G --tp 1 --samples 20 --tokens ${LARGE_TOKENS:-256,1024,4096,16384}"
   y $L --path dense-bf16
   y $L --path w8a16
-  y TPS_W8_ROWMAJOR=1 $L --path w8a16
   for p in dense-bf16 w8a16; do y $B/tpsplit bench gemm --k 64 --n 64 --path $p --tokens 1,64 --tp 1 --samples 20; done
   N="ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --launch-count 1 -k regex:w8t_kernel"
   timeout 100 $N --launch-skip 1 $G --path w8a16 --tokens 64 --tp 1 --check-only >"$OUT/ncu_stream.txt" 2>&1

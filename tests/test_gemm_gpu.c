@@ -134,6 +134,31 @@ static int fast_vs_ref(tps_gemm *fast, tps_gemm *ref, int m) {
   return 0;
 }
 
+/* the stream kernel's push and pull partial sums add the same values in the same order:
+ * bitwise equal outputs */
+static int push_vs_pull(tps_gemm *g, int m) {
+  int n = tps_gemm_n(g), k = tps_gemm_k(g);
+  make_x(m, k, NULL);
+  OK(cudaMemcpy(dx, hx, (size_t)m * k * 2, cudaMemcpyHostToDevice));
+  cudaMemset(dy, 0xFF, (size_t)m * n * 2);
+  cudaMemset(dy2, 0xFF, (size_t)m * n * 2);
+  setenv("TPS_W8_KERNEL", "stream", 1);
+  setenv("TPS_W8_PULL", "0", 1);
+  OK(tps_gemm_run(g, dx, dy, m, 0));
+  setenv("TPS_W8_PULL", "1", 1);
+  OK(tps_gemm_run(g, dx, dy2, m, 0));
+  unsetenv("TPS_W8_PULL");
+  unsetenv("TPS_W8_KERNEL");
+  OK(cudaDeviceSynchronize());
+  OK(cudaMemcpy(hy, dy, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
+  OK(cudaMemcpy(hy2, dy2, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
+  size_t diff = 0, nan = 0;
+  for (size_t i = 0; i < (size_t)m * n; i++) { diff += hy[i] != hy2[i]; nan += !isfinite(bf2d(hy[i])); }
+  printf("stream push vs pull M=%d: %zu of %zu elements differ, %zu non-finite\n", m, diff, (size_t)m * n, nan);
+  EXPECT(diff == 0 && nan == 0, "stream push vs pull M=%d: %zu differ, %zu non-finite", m, diff, nan);
+  return 0;
+}
+
 static int enqueue(void *ctx, cudaStream_t s) { return tps_gemm_run((tps_gemm *)ctx, dx, dy, 64, s); }
 
 int main(void) {
@@ -175,17 +200,22 @@ int main(void) {
     set_kernel(kinds[kk][0], kinds[kk][1]);
     for (size_t i = 0; i < nms; i++) check(fast, ms[i], w, 1e-2, "all E4M3 codes");
   }
-  /* every stream-kernel form: token tiles 16..64 (TPS_W8_SBT) x 1 or 2 accumulator sets */
-  static const char *const sbt[] = {"16", "32", "48", "64"}, *const snacc[] = {"1", "2"};
+  /* every stream-kernel form: token tiles 16..64 (TPS_W8_SBT) x push or pull partial sums
+   * (TPS_W8_PULL) */
+  static const char *const sbt[] = {"16", "32", "48", "64"}, *const pull[] = {"0", "1"};
   set_kernel("stream", "");
   for (size_t a = 0; a < 4; a++)
     for (size_t b = 0; b < 2; b++) {
       setenv("TPS_W8_SBT", sbt[a], 1);
-      setenv("TPS_W8_SNACC", snacc[b], 1);
-      for (size_t i = 0; i < (quick ? 3 : nms); i++) check(fast, ms[i], w, 1e-2, "all E4M3 codes, stream form");
+      setenv("TPS_W8_PULL", pull[b], 1);
+      for (size_t i = 0; i < (quick ? 3 : nms); i++) check(fast, ms[i], w, 1e-2, pull[b][0] == '1' ? "E4M3 codes, pull" : "E4M3 codes, push");
     }
   unsetenv("TPS_W8_SBT");
-  unsetenv("TPS_W8_SNACC");
+  unsetenv("TPS_W8_PULL");
+  set_kernel("", "");
+  push_vs_pull(fast, 5);
+  push_vs_pull(fast, 45);
+  push_vs_pull(fast, 64);
   set_kernel("", "");
   for (size_t i = 0; i < nms; i++) check(ref, ms[i], w, 1e-2, "all E4M3 codes");
   /* fast vs reference kernel, same inputs: the two must agree to bf16 rounding */
