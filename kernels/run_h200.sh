@@ -67,10 +67,11 @@ case " $STAGES " in *" stream "*)
   y $L --path dense-bf16
   y $L --path w8a16
   for p in dense-bf16 w8a16; do y $B/tpsplit bench gemm --k 64 --n 64 --path $p --tokens 1,64 --tp 1 --samples 20; done
+  [ "${NCU:-1}" = 1 ] && {
   N="ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --launch-count 1 -k regex:w8t_kernel"
   timeout 100 $N --launch-skip 1 $G --path w8a16 --tokens 64 --tp 1 --check-only >"$OUT/ncu_stream.txt" 2>&1
-  timeout 100 $N --launch-skip 2 $G --path w8a16 --tokens 64 --tp 1 --check-only >>"$OUT/ncu_stream.txt" 2>&1
-  grep -E "w8t_kernel|Duration|DRAM Throughput|L2 Cache Throughput|Memory Throughput|Compute \(SM\)|Warp Cycles Per Issued|Stall" "$OUT/ncu_stream.txt" | head -40
+  timeout 100 $N --launch-skip 2 $G --path w8a16 --tokens 64 --tp 1 --check-only >>"$OUT/ncu_stream.txt" 2>&1; }
+  [ -f "$OUT/ncu_stream.txt" ] && grep -E "w8t_kernel|Duration|DRAM Throughput|L2 Cache Throughput|Memory Throughput|Compute \(SM\)|Warp Cycles Per Issued|Stall" "$OUT/ncu_stream.txt" | head -40
   cat "$OUT/stream.txt";;
 esac
 case " $STAGES " in *" bench "*)
