@@ -458,15 +458,29 @@ extern "C" int tps_bench_gemm_main(int argc, char **argv) {
   opts_t o;
   int prc = parse(argc, argv, &o);
   if (prc) { free(o.tokens); free(o.tps); return prc < 0 ? TPS_EXIT_OK : prc; }
+  /* the output's temporary file is created first, so that a directory that does not exist
+   * or cannot be written fails at once (exit 2), not after the GPU work; renamed at the end */
+  tps_outfile of;
+  tps_err e;
+  tps_err_clear(&e);
+  memset(&of, 0, sizeof of);
+  const char *dest = o.check_only || (o.json && !strcmp(o.out, "-")) ? NULL : o.out;
+  if (dest && tps_out_open(&of, dest, &e)) {
+    tps_err_print(&e);
+    free(o.tokens); free(o.tps);
+    return TPS_EXIT_USAGE;
+  }
   int ndev = 0;
   cudaError_t ce = cudaGetDeviceCount(&ndev);
   if (ce != cudaSuccess || ndev == 0) {
     tps_die_msg("bench gemm: no GPU can be opened (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+    tps_out_abort(&of);
     free(o.tokens); free(o.tps);
     return TPS_EXIT_FAIL;
   }
   if (o.device >= ndev || cudaSetDevice(o.device) != cudaSuccess) {
     tps_die_msg("bench gemm: --device %d: only %d device(s)", o.device, ndev);
+    tps_out_abort(&of);
     free(o.tokens); free(o.tps);
     return TPS_EXIT_USAGE;
   }
@@ -507,13 +521,7 @@ extern "C" int tps_bench_gemm_main(int argc, char **argv) {
     char date[32];
     utc_now(date, sizeof date);
     double wbytes = tps_gemm_weight_bytes(b.g);
-    tps_outfile of;
-    tps_err e;
-    tps_err_clear(&e);
-    memset(&of, 0, sizeof of);
-    const char *dest = o.json && !strcmp(o.out, "-") ? NULL : o.out;
-    if (dest && tps_out_open(&of, dest, &e)) { tps_err_print(&e); ret = TPS_EXIT_USAGE; }
-    else if (dest) {
+    if (dest) {
       FILE *f = of.fp;
       fprintf(f, "# tpsplit bench gemm: GEMM times on one GPU, Y[M x N] = X[M x K] W[N x K]^T, bf16 in/out\n");
       fprintf(f, "# command: %s\n", tps_cmdline());
@@ -587,6 +595,7 @@ extern "C" int tps_bench_gemm_main(int argc, char **argv) {
     json_object_set(root, "checks", b.jchecks);
     tps_json_print(root);
   }
+  tps_out_abort(&of); /* no-op after a commit; otherwise removes the temporary file */
   bench_free(&b);
   free(tm); free(tme); free(rows); free(o.tokens); free(o.tps);
   cudaDeviceSynchronize();

@@ -10,6 +10,12 @@ expect_rc 2 "$TPSPLIT" bench gemm --tokens 1,2
 expect_rc 2 "$TPSPLIT" bench gemm --path w8a16 --k 100
 expect_rc 2 "$TPSPLIT" bench gemm --path w8a16 --tp 0
 expect_rc 2 "$TPSPLIT" bench gemm --path w8a16 --tokens 0,5
+# an output directory that does not exist fails at once (before any GPU work): exit 2, one
+# line naming the file, nothing left behind
+"$TPSPLIT" bench gemm --path w8a16 -o "$tmp/nodir/t.tsv" 2>"$tmp/err"; rc=$?
+[ "$rc" -eq 2 ] && ok || fail "missing output directory: exit $rc, want 2"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "$tmp/nodir/t.tsv" "$tmp/err" && ok || fail "missing directory message: $(cat "$tmp/err")"
+[ ! -e "$tmp/nodir" ] && ok || fail "missing directory: something was created"
 "$TPSPLIT" bench gemm --path w8a16 --k 256 --n 128 --tokens 3,12 --tp 2,8 --samples 5 \
   -o "$tmp/t.tsv" 2>"$tmp/err"; rc=$?
 if grep -q 'no GPU can be opened' "$tmp/err"; then
@@ -19,7 +25,14 @@ if grep -q 'no GPU can be opened' "$tmp/err"; then
 fi
 [ "$rc" -eq 0 ] && ok || fail "bench exited $rc: $(head -c 600 "$tmp/err")"
 # rows = {3, 12} and ceil(T/TP): 3/2->2, 3/8->1, 12/2->6, 12/8->2 => 1 2 3 6 12
-expect_grep '^rows	time_us	min_us	max_us	tflops	gbps$' "$tmp/t.tsv"
+expect_grep '^rows	time_us	min_us	max_us	tflops	gbps\(	event_us\)\{0,1\}$' "$tmp/t.tsv"
+# the timer is named; with the CUPTI span, the event time of the same replays is no shorter
+# (0.5 us for the two clocks)
+expect_grep '^#@ timer: \(cupti-span\|events\)$' "$tmp/t.tsv"
+if grep -q '^#@ timer: cupti-span$' "$tmp/t.tsv"; then
+  awk -F'\t' '!/^#/ && $1 != "rows" { if ($7 + 0.5 < $2) bad = 1 } END { exit bad }' "$tmp/t.tsv" \
+    && ok || fail "event_us below the kernel span"
+fi
 rows=$(awk -F'\t' '!/^#/ && $1 != "rows" {printf "%s ", $1}' "$tmp/t.tsv")
 [ "$rows" = "1 2 3 6 12 " ] && ok || fail "rows '$rows'"
 # tflops = 2 M N K / time_us / 1e6, checked on every row
