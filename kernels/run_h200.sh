@@ -61,12 +61,14 @@ case " $STAGES " in *" stream "*)
   y $S --path dense-bf16
   y $S --path w8a16
   y TPS_W8_PULL=1 $S --path w8a16
+  [ "${STREAM_QUICK:-0}" = 1 ] || {
   for f in ${STREAM_FORMS:-}; do y TPS_W8_KERNEL=stream TPS_W8_SBT=$f $S --path w8a16; done
   y $S --path dense-bf16
   L="$G --tp 1 --samples 20 --tokens ${LARGE_TOKENS:-256,1024,4096,16384}"
   y $L --path dense-bf16
   y $L --path w8a16
   for p in dense-bf16 w8a16; do y $B/tpsplit bench gemm --k 64 --n 64 --path $p --tokens 1,64 --tp 1 --samples 20; done
+  }
   [ "${NCU:-1}" = 1 ] && {
   N="ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --launch-count 1 -k regex:w8t_kernel"
   timeout 100 $N --launch-skip 1 $G --path w8a16 --tokens 64 --tp 1 --check-only >"$OUT/ncu_stream.txt" 2>&1
@@ -75,7 +77,7 @@ case " $STAGES " in *" stream "*)
   cat "$OUT/stream.txt";;
 esac
 case " $STAGES " in *" bench "*)
-  for p in dense-bf16 native-fp8 w8a16; do
+  for p in w8a16 dense-bf16 native-fp8; do
     echo "== $p" >>"$OUT/log.txt"
     timeout 200 $G --path "$p" --tokens "$T" --tp 2,4,8 -o "$OUT/h200_gemm_$p.tsv" 2>>"$OUT/log.txt"
     rc=$?; echo "bench $p exit $rc" | tee -a "$OUT/log.txt"
