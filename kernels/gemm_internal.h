@@ -37,6 +37,7 @@ struct tps_gemm {
   uint8_t *w_q;                 /* N x K E4M3: plain layout (ref) or k64-permuted (fast) */
   uint8_t *w_s;                 /* ref: N x K/32 ; fast (mma, wgmma): transposed, K/32 x N */
   int wgmma_ok;                 /* the sm_90a kernels (stream, wgmma) can run on this device */
+  uint64_t tm_rec[16];          /* SM90 kernels: w_rec as a 3D tensor map (CUtensorMap, 128 bytes) */
   uint8_t *w_rec;               /* SM90 kernels: packed records, one per 128-row block rb and 64-wide
                                    chunk c at (rb * K/64 + c) * TPS_W8_REC_BYTES: the 128 rows' 64
                                    k64-permuted bytes ([128][64]), then their 2 scale bytes ([2][128]);
@@ -71,6 +72,7 @@ enum { TPS_W8C_SPLITS = 8 }; /* stream kernel: cluster split-K (one launch per t
 int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) */
 int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
 int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 32, 48, 64) */
+int tps_w8c_pull(int t);          /* stream kernel: 1 if tile t sums partials by remote loads, 0 by remote stores */
 int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 #ifdef __cplusplus
 }

@@ -230,6 +230,10 @@ __device__ __forceinline__ void dequant_chunk(const uint8_t *w, int wbytes, int 
   }
 }
 
+__device__ __forceinline__ void tma3d(uint32_t dst, const CUtensorMap *map, int x, int y, int z, uint32_t bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+               ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar) : "memory");
+}
 /* one bulk copy (no tensor map) of `bytes` contiguous bytes, completing on mbarrier bar */
 __device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
@@ -249,8 +253,8 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, uint32_
  * bitwise the same results. */
 template <int BT, int STAGES, int SPLIT, int NACC, int PUSH>
 __global__ void __launch_bounds__(256, 1)
-w8t_kernel(const __grid_constant__ CUtensorMap tmx, const uint8_t *__restrict__ wrec, bf16 *__restrict__ Y, int M,
-           int N, int K) {
+w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmr,
+           const uint8_t *__restrict__ wrec, int rec_bulk, bf16 *__restrict__ Y, int M, int N, int K) {
 #ifdef TPS_SM90
   typedef WgShape<BT, STAGES> Sh;
   extern __shared__ uint8_t smem_raw[];
@@ -276,14 +280,18 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const uint8_t *__restrict__ 
     if (round > 0) mbar_wait(empty0 + 8 * s, (uint32_t)(round - 1) & 1u);
     mb_expect(full, Sh::X_BYTES + Sh::W_BYTES + Sh::S_BYTES);
     tma2d(st, &tmx, (kc0 + chunk) * 64, t0, full);
-    bulk_copy(st + Sh::X_BYTES, wrec + ((size_t)blockIdx.x * kall + kc0 + chunk) * (Sh::W_BYTES + Sh::S_BYTES),
-              Sh::W_BYTES + Sh::S_BYTES, full);
+    const int rec = (int)blockIdx.x * kall + kc0 + chunk;
+    if (rec_bulk)
+      bulk_copy(st + Sh::X_BYTES, wrec + (size_t)rec * (Sh::W_BYTES + Sh::S_BYTES), Sh::W_BYTES + Sh::S_BYTES, full);
+    else
+      tma3d(st + Sh::X_BYTES, &tmr, 0, 0, rec, full);
   };
   if (SPLIT > 1 && PUSH) /* phase 1 of the cluster barrier: this block has started (waited for
                             before the first store into another block's shared memory) */
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
   if (tid == 0) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
+    if (!rec_bulk) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmr)) : "memory");
     for (int s = 0; s < STAGES; s++) {
       mb_init(full0 + 8 * s, 1);
       mb_init(empty0 + 8 * s, 8);
@@ -478,7 +486,7 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const uint8_t *__restrict__ 
 
 /* ------------------------------------------------------------------ host side */
 
-typedef void (*w8t_fn)(const CUtensorMap, const uint8_t *, bf16 *, int, int, int);
+typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const uint8_t *, int, bf16 *, int, int, int);
 typedef struct { int bt, stages, smem; w8t_fn fn, fn_pull; } w8t_variant;
 /* no split-K */
 #define W8T(BT, ST, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, w8t_kernel<BT, ST, 1, NA, 0>, NULL }
@@ -549,6 +557,22 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
     }
     encode_tiled = (encode_fn)fn;
   }
+  /* the packed records as a 3D tensor map: 256 bytes x 33 rows (one 8448-byte record) x the
+   * records; box = one record, which lands contiguous in shared memory as a bulk copy would */
+  {
+    const int nrec = (g->n + 127) / 128 * (g->k / 64);
+    const cuuint64_t dim[3] = {256, TPS_W8_REC_BYTES / 256, (cuuint64_t)nrec}, stride[2] = {256, TPS_W8_REC_BYTES};
+    const cuuint32_t box[3] = {256, TPS_W8_REC_BYTES / 256, 1}, es[3] = {1, 1, 1};
+    CUtensorMap mr;
+    CUresult r = encode_tiled(&mr, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, g->w_rec, dim, stride, box, es,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+      fprintf(stderr, "tpsplit: gemm: cuTensorMapEncodeTiled (records) failed (%d)\n", (int)r);
+      return TPS_K_ERR;
+    }
+    memcpy(g->tm_rec, &mr, sizeof mr);
+  }
   g->wgmma_ok = 1;
   return TPS_K_OK;
 }
@@ -572,10 +596,19 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
   cfg.stream = s;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  /* TPS_W8_PULL=1: the split-K stream kernel's earlier (pull) reduction, for comparison */
-  const char *pl = getenv("TPS_W8_PULL");
-  w8t_fn fn = w->fn_pull && pl && !strcmp(pl, "1") ? w->fn_pull : w->fn;
-  CUDA_TRY(cudaLaunchKernelEx(&cfg, fn, mx, (const uint8_t *)g->w_rec, (bf16 *)y, rows, g->n, g->k));
+  /* split-K stream kernel: push partial sums for the 16-token tile, pull for the larger
+   * ones (measured, run 16 of the third session in data/h200_gemm_tuning.txt: push 6.08 vs
+   * pull 6.50 us at M = 16, but 11.07 vs 8.08 us at M = 64, where each thread makes 16
+   * remote 8-byte stores); TPS_W8_PULL=1 or 0 forces one */
+  w8t_fn fn = w->fn_pull && tps_w8c_pull(w->bt) ? w->fn_pull : w->fn;
+  /* records by the 3D tensor map (default) or, with TPS_W8_RECBULK=1, by a plain bulk copy
+   * (same bytes, same barrier; compute-sanitizer racecheck reports its writes as racing with
+   * the reads that wait on that barrier, run 16 of the third session) */
+  CUtensorMap mr;
+  memcpy(&mr, g->tm_rec, sizeof mr);
+  const char *rb = getenv("TPS_W8_RECBULK");
+  const int rec_bulk = rb && !strcmp(rb, "1");
+  CUDA_TRY(cudaLaunchKernelEx(&cfg, fn, mx, mr, (const uint8_t *)g->w_rec, rec_bulk, (bf16 *)y, rows, g->n, g->k));
   CUDA_LAUNCH_CHECK();
   return TPS_K_OK;
 }
@@ -608,6 +641,11 @@ extern "C" int tps_w8c_tokens(int m) {
   const int o = env_pos("TPS_W8_SBT");
   if (o == 16 || o == 32 || o == 48 || o == 64) return o;
   return m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : 64;
+}
+
+extern "C" int tps_w8c_pull(int t) {
+  const char *pl = getenv("TPS_W8_PULL");
+  return pl && *pl ? !strcmp(pl, "1") : t > 16;
 }
 
 static const w8t_variant *stream_variant(int t) {

@@ -134,28 +134,29 @@ static int fast_vs_ref(tps_gemm *fast, tps_gemm *ref, int m) {
   return 0;
 }
 
-/* the stream kernel's push and pull partial sums add the same values in the same order:
- * bitwise equal outputs */
-static int push_vs_pull(tps_gemm *g, int m) {
+/* two forms of one kernel that must give the same bits: kernel `kind` forced, environment
+ * variable `var` set to "0" then "1" (push vs pull partial sums; records by tensor map vs by
+ * bulk copy) */
+static int same_bits(tps_gemm *g, int m, const char *kind, const char *var) {
   int n = tps_gemm_n(g), k = tps_gemm_k(g);
   make_x(m, k, NULL);
   OK(cudaMemcpy(dx, hx, (size_t)m * k * 2, cudaMemcpyHostToDevice));
   cudaMemset(dy, 0xFF, (size_t)m * n * 2);
   cudaMemset(dy2, 0xFF, (size_t)m * n * 2);
-  setenv("TPS_W8_KERNEL", "stream", 1);
-  setenv("TPS_W8_PULL", "0", 1);
+  setenv("TPS_W8_KERNEL", kind, 1);
+  setenv(var, "0", 1);
   OK(tps_gemm_run(g, dx, dy, m, 0));
-  setenv("TPS_W8_PULL", "1", 1);
+  setenv(var, "1", 1);
   OK(tps_gemm_run(g, dx, dy2, m, 0));
-  unsetenv("TPS_W8_PULL");
+  unsetenv(var);
   unsetenv("TPS_W8_KERNEL");
   OK(cudaDeviceSynchronize());
   OK(cudaMemcpy(hy, dy, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
   OK(cudaMemcpy(hy2, dy2, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
   size_t diff = 0, nan = 0;
   for (size_t i = 0; i < (size_t)m * n; i++) { diff += hy[i] != hy2[i]; nan += !isfinite(bf2d(hy[i])); }
-  printf("stream push vs pull M=%d: %zu of %zu elements differ, %zu non-finite\n", m, diff, (size_t)m * n, nan);
-  EXPECT(diff == 0 && nan == 0, "stream push vs pull M=%d: %zu differ, %zu non-finite", m, diff, nan);
+  printf("%s %s=0 vs 1, M=%d: %zu of %zu elements differ, %zu non-finite\n", kind, var, m, diff, (size_t)m * n, nan);
+  EXPECT(diff == 0 && nan == 0, "%s %s=0 vs 1 M=%d: %zu differ, %zu non-finite", kind, var, m, diff, nan);
   return 0;
 }
 
@@ -213,9 +214,15 @@ int main(void) {
   unsetenv("TPS_W8_SBT");
   unsetenv("TPS_W8_PULL");
   set_kernel("", "");
-  push_vs_pull(fast, 5);
-  push_vs_pull(fast, 45);
-  push_vs_pull(fast, 64);
+  same_bits(fast, 5, "stream", "TPS_W8_PULL");
+  same_bits(fast, 45, "stream", "TPS_W8_PULL");
+  same_bits(fast, 64, "stream", "TPS_W8_PULL");
+  /* records by plain bulk copy (TPS_W8_RECBULK=1): not in the quick mode, which
+   * compute-sanitizer racecheck runs (it reports the bulk copy's writes as races) */
+  if (!quick) {
+    same_bits(fast, 7, "stream", "TPS_W8_RECBULK");
+    same_bits(fast, 300, "wgmma", "TPS_W8_RECBULK");
+  }
   set_kernel("", "");
   for (size_t i = 0; i < nms; i++) check(ref, ms[i], w, 1e-2, "all E4M3 codes");
   /* fast vs reference kernel, same inputs: the two must agree to bf16 rounding */
