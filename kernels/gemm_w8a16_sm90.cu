@@ -7,14 +7,16 @@
  *
  * w8t_kernel (the default): wgmma fed by TMA.  2 warpgroups = 128 weight rows x BT tokens.
  *   Per 64-wide k chunk a stage holds the X tile (BT rows of 128 bytes, 128B swizzle: the
- *   layout of wgmma's K-major descriptor), the 128 rows' fragment bytes and their scales;
- *   an mbarrier per stage counts the bytes in ("full"), another counts the warps out
- *   ("empty"); thread 0 issues the copies.  Chunk c+1 is dequantized into the second A
+ *   layout of wgmma's K-major descriptor), then the 128 rows' fragment bytes and their
+ *   scales, one packed 8448-byte record (tps_gemm.w_rec) brought by one TMA copy of a 3D
+ *   tensor map; an mbarrier per stage counts the bytes in ("full"), another counts the warps
+ *   out ("empty"); thread 0 issues the copies.  Chunk c+1 is dequantized into the second A
  *   register buffer while chunk c's four wgmma run.  Large M: no split-K, results staged
  *   through shared memory for coalesced stores.  Small M (SPLIT = 8, the "stream" kind):
  *   the K range is split over a (1, 1, 8) cluster, every chunk of a block's range is
  *   resident (10 stages for K = 5120) and its MMAs are issued as soon as it lands; the 8
- *   fp32 partials are summed through distributed shared memory in rank order.
+ *   fp32 partials are summed through distributed shared memory in rank order (pushed into
+ *   the owner for the 16-token tile, pulled by the owner for larger tiles: tps_w8c_pull).
  * Earlier forms, measured and dropped (data/h200_gemm_tuning.txt): the same MMA loop fed by
  * per-thread cp.async (1.21x slower at M = 4096: 160.1 vs 132.5 us), and mma.sync stream kernels with weights
  * loaded straight into registers or by bulk copies (1.17x dense-bf16 at best at M = 1).
