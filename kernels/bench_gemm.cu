@@ -117,6 +117,7 @@ typedef struct {
   json_t *jchecks;
   int failed;
   tps_timer timer;        /* what time_us is (kernels/harness.h) */
+  long fallbacks;         /* replays without a CUPTI record (their event time was used) */
   char timer_text[256];
 } bench_t;
 
@@ -438,6 +439,7 @@ static int bench(const opts_t *o, bench_t *b, int *rows, int nrows, tps_timing *
   snprintf(b->timer_text, sizeof b->timer_text, "%s%s%s", tps_harness_timer_text(h), why ? ": " : "", why ? why : "");
   fprintf(stderr, "bench gemm: timer: %s\n", b->timer_text);
   rc = tps_harness_time(h, ops, nops, o->samples, o->warmup, tm, tme, NULL);
+  b->fallbacks = tps_harness_fallbacks(h);
   tps_harness_destroy(h);
   free(ops); free(ctx); free(names);
   return rc;
@@ -540,6 +542,8 @@ extern "C" int tps_bench_gemm_main(int argc, char **argv) {
                  "median of %d samples (min, max), rows alternated in every round, seed %lu\n",
               (size_t)prop.l2CacheSize * 2, o.flush_write_only ? "" : ", then read back", o.samples, o.seed);
       fprintf(f, "# timer: time_us, min_us, max_us = %s\n", b.timer_text);
+      if (b.fallbacks)
+        fprintf(f, "# timer: %ld replays left no CUPTI record; their CUDA event times are among the samples\n", b.fallbacks);
       fprintf(f, "# tflops = 2 M N K / time; gbps = (weights %.0f bytes + 2 M K + 2 M N) / time\n", wbytes);
       if (per == 3) fprintf(f, "# native-fp8: time_us = quantization + FP8 GEMM in one graph; gemm_us and quant_us timed alone\n");
       for (size_t i = 0; i < b.nlines; i++) fprintf(f, "# %s\n", b.lines[i]);

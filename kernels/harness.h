@@ -54,6 +54,9 @@ void tps_harness_set_flush_read(tps_harness *h, int read_back);
 int tps_harness_flush_read(const tps_harness *h);
 /* The timer of this harness; *why (may be NULL) says why CUPTI is not used (NULL if it is). */
 tps_timer tps_harness_timer(const tps_harness *h, const char **why);
+/* Timed replays so far whose CUPTI span could not be taken (they ran no kernel, copy or
+ * memset): their event time was used. */
+long tps_harness_fallbacks(const tps_harness *h);
 /* A one-line description of the timer for provenance lines (static text). */
 const char *tps_harness_timer_text(const tps_harness *h);
 /* Enqueue the L2 flush on the harness stream. */

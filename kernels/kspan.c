@@ -39,7 +39,7 @@ static struct {
   dropped_fn dropped;
 } api;
 
-typedef struct { uint64_t start, end; uint32_t device, graph; } krec;
+typedef struct { uint64_t start, end; uint32_t device, graph; int kernel; } krec; /* kernel: 0 = memcpy/memset */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -63,8 +63,22 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream_id, uint8_t *b
   CUpti_Activity *r = NULL;
   pthread_mutex_lock(&lock);
   while (api.next(buffer, valid, &r) == CUPTI_SUCCESS) {
-    if (r->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && r->kind != CUPTI_ACTIVITY_KIND_KERNEL) continue;
-    const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
+    krec rec;
+    if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || r->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
+      rec = (krec){k->start, k->end, k->deviceId, k->graphId, 1};
+    } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)r;
+      rec = (krec){m->start, m->end, m->deviceId, m->graphId, 0};
+    } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY2) {
+      const CUpti_ActivityMemcpyPtoP4 *m = (const CUpti_ActivityMemcpyPtoP4 *)r;
+      rec = (krec){m->start, m->end, m->deviceId, m->graphId, 0};
+    } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)r;
+      rec = (krec){m->start, m->end, m->deviceId, m->graphId, 0};
+    } else {
+      continue;
+    }
     if (nstore == capstore) {
       size_t nc = capstore ? 2 * capstore : 1024;
       krec *ns = (krec *)realloc(store, nc * sizeof *ns);
@@ -72,11 +86,7 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream_id, uint8_t *b
       store = ns;
       capstore = nc;
     }
-    store[nstore].start = k->start;
-    store[nstore].end = k->end;
-    store[nstore].device = k->deviceId;
-    store[nstore].graph = k->graphId;
-    nstore++;
+    store[nstore++] = rec;
   }
   size_t d = 0;
   if (api.dropped && api.dropped(ctx, stream_id, &d) == CUPTI_SUCCESS) ndropped += d;
@@ -123,6 +133,10 @@ static void do_open(void) {
   }
   if (reg(buf_requested, buf_completed) != CUPTI_SUCCESS) { open_why = "cuptiActivityRegisterCallbacks failed (another profiler attached?)"; return; }
   if (en(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) { open_why = "cuptiActivityEnable(CONCURRENT_KERNEL) failed (another profiler attached?)"; return; }
+  /* copies and memsets: the span of a replay that runs no kernel (kspan.h) */
+  (void)en(CUPTI_ACTIVITY_KIND_MEMCPY);
+  (void)en(CUPTI_ACTIVITY_KIND_MEMCPY2);
+  (void)en(CUPTI_ACTIVITY_KIND_MEMSET);
   open_why = NULL;
   open_rc = 0;
 }
@@ -139,22 +153,30 @@ uint64_t tps_kspan_mark(void) {
   return t;
 }
 
-/* scan this device's records: span of the graph kernels started at/after mark; then remove
- * all records of this device (the replay is complete, nothing of it is still to come) */
+/* scan this device's records: span of the graph kernels started at/after mark (of its
+ * copies and memsets if it ran no kernel); then remove all records of this device (the
+ * replay is complete, nothing of it is still to come) */
 static int scan(int device, uint64_t mark, uint64_t *t0, uint64_t *t1) {
-  int n = 0;
+  int n[2] = {0, 0};
+  uint64_t a[2] = {0, 0}, b[2] = {0, 0};
   size_t w = 0;
   for (size_t i = 0; i < nstore; i++) {
     const krec *r = &store[i];
     if ((int)r->device != device) { store[w++] = *r; continue; }
     if (r->graph != 0 && r->start >= mark) {
-      if (n == 0 || r->start < *t0) *t0 = r->start;
-      if (n == 0 || r->end > *t1) *t1 = r->end;
-      n++;
+      const int k = r->kernel ? 1 : 0;
+      if (n[k] == 0 || r->start < a[k]) a[k] = r->start;
+      if (n[k] == 0 || r->end > b[k]) b[k] = r->end;
+      n[k]++;
     }
   }
-  if (n > 0) nstore = w;
-  return n;
+  const int k = n[1] > 0 ? 1 : 0;
+  if (n[k] > 0) {
+    nstore = w;
+    *t0 = a[k];
+    *t1 = b[k];
+  }
+  return n[k];
 }
 
 int tps_kspan_take(int device, uint64_t mark, double *span_us, int *nkernels) {
@@ -163,9 +185,9 @@ int tps_kspan_take(int device, uint64_t mark, double *span_us, int *nkernels) {
   if (open_rc != 0) return -1;
   uint64_t t0 = 0, t1 = 0;
   int n = 0;
-  /* the records of a completed kernel normally arrive with the first forced flush; allow
-   * a few more (1 ms apart) before giving up */
-  for (int tries = 0; tries < 50 && n == 0; tries++) {
+  /* the records of completed work arrive with the first forced flush; allow a few more
+   * (1 ms apart) before giving up (a replay with no kernel, copy or memset has none) */
+  for (int tries = 0; tries < 5 && n == 0; tries++) {
     if (tries) {
       struct timespec ts = {0, 1000000};
       nanosleep(&ts, NULL);

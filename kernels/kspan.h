@@ -13,10 +13,12 @@
  * The library's API version must equal the one of the headers built against (the record
  * layout, CUpti_ActivityKernel10 for CUDA 13, belongs to it).  TPS_TIMER=events disables it.
  *
- * Records: CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (does not serialize kernels).  A replay's
- * kernels are the records of its device with a graph id (kernels launched outside a graph,
- * such as the L2 flush, have none) that start after the timestamp taken by tps_kspan_mark
- * just before the launch.  One process-wide store, guarded by a mutex, so that one thread per
+ * Records: CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (does not serialize kernels), and memcpy
+ * and memset records.  A replay's kernels are the records of its device with a graph id
+ * (kernels launched outside a graph, such as the L2 flush, have none) that start after the
+ * timestamp taken by tps_kspan_mark just before the launch; a replay that runs no kernel
+ * (a one-rank in-place gather, a copy-only graph) is the span of its copies and memsets; one
+ * that runs nothing has no span, and the harness takes its event time (and counts it).  One process-wide store, guarded by a mutex, so that one thread per
  * GPU (bench split) can share it: each harness reads only its own device's records. */
 #ifndef TPS_KSPAN_H
 #define TPS_KSPAN_H
@@ -31,9 +33,9 @@ int tps_kspan_open(const char **why);
 /* A CUPTI timestamp (ns, the timebase of the records); 0 if not open. */
 uint64_t tps_kspan_mark(void);
 /* After the replay has completed (stream synchronized): flush the records, take the graph
- * kernels of `device` that started at or after `mark`, drop every other record of that device
- * older than them, and return their span in *span_us and their number in *nkernels.
- * 0 on success; -1 if none was found (*nkernels = 0). */
+ * kernels of `device` that started at or after `mark` (its copies and memsets if there is no
+ * kernel), drop every record of that device, and return their span in *span_us and their
+ * number in *nkernels.  0 on success; -1 if none was found (*nkernels = 0). */
 int tps_kspan_take(int device, uint64_t mark, double *span_us, int *nkernels);
 /* Records dropped by CUPTI for lack of buffer space (should stay 0). */
 uint64_t tps_kspan_dropped(void);
