@@ -244,9 +244,10 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, uint32_
 
 /* The weights and scales of a chunk come from the packed records (tps_gemm.w_rec: one
  * contiguous 8448-byte record per 128-row block and 64-wide chunk, in the stage's own layout)
- * in one bulk copy (two TMA boxes of the row-major layouts, 64 bytes of each of 128 rows 5120
- * bytes apart and 2 x 128 scale bytes, measured 0.2-0.3 us slower at M <= 64: run 2 of the
- * third session, data/h200_gemm_tuning.txt).
+ * in one TMA copy of a 3D tensor map over the records (tmr), or with rec_bulk in one plain
+ * bulk copy of the same bytes.  (Two TMA boxes of the row-major layouts, 64 bytes of each of
+ * 128 rows 5120 bytes apart and 2 x 128 scale bytes, measured 0.2-0.3 us slower at M <= 64:
+ * run 2 of the third session, data/h200_gemm_tuning.txt.)
  * Split-K partial sums (SPLIT > 1): PUSH = 1, each block stores its fp32 partials straight
  * from registers into the owner block's receive buffer (distributed shared memory), one
  * cluster barrier, then every owner sums its tokens' SPLIT partials from its own shared memory
