@@ -67,6 +67,9 @@ int tps_w8ref_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 int tps_w8_prepare(tps_gemm *g);  /* upload weights in the fast layout, size workspace */
 int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c);
 int tps_w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
+/* the integer value of environment variable `name` (a tuning override), dflt if unset or not
+ * an integer */
+int tps_w8_env_int(const char *name, int dflt);
 /* gemm_w8a16_sm90.cu */
 enum { TPS_W8C_SPLITS = 8 }; /* stream kernel: cluster split-K (one launch per token tile) */
 int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) */

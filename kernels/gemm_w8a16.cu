@@ -274,7 +274,7 @@ static const w8_variant variants[] = {
 enum { NVARIANTS = sizeof variants / sizeof variants[0] };
 static int occ_blocks[NVARIANTS]; /* resident blocks per SM, per variant (filled at prepare) */
 
-static int env_int(const char *name, int dflt) {
+extern "C" int tps_w8_env_int(const char *name, int dflt) {
   const char *s = getenv(name);
   if (!s || !*s) return dflt;
   char *end;
@@ -286,10 +286,10 @@ static int env_int(const char *name, int dflt) {
 static void choose_mma(const tps_gemm *g, int m, tps_w8_cfg *c) {
   memset(c, 0, sizeof *c);
   c->kind = TPS_W8K_MMA;
-  int large = env_int("TPS_W8_LARGE", 4);
+  int large = tps_w8_env_int("TPS_W8_LARGE", 4);
   if (large < 0 || large >= NVARIANTS) large = 4;
   int v = m <= 16 ? 0 : m <= 32 ? 1 : m <= 64 ? 2 : m <= 256 ? 3 : large;
-  int ov = env_int("TPS_W8_VARIANT", -1);
+  int ov = tps_w8_env_int("TPS_W8_VARIANT", -1);
   if (ov >= 0 && ov < NVARIANTS) v = ov;
   const w8_variant *w = &variants[v];
   c->variant = v;
@@ -308,7 +308,7 @@ static void choose_mma(const tps_gemm *g, int m, tps_w8_cfg *c) {
     if (s > smax) s = smax;
     if (s < 1) s = 1;
   }
-  int os = env_int("TPS_W8_SPLITK", 0);
+  int os = tps_w8_env_int("TPS_W8_SPLITK", 0);
   if (os > 0) s = os;
   if (s > kt / 2) s = kt / 2 > 0 ? kt / 2 : 1;
   if (s > 64) s = 64;
@@ -328,7 +328,7 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   else if (ks && !strcmp(ks, "stream") && g->wgmma_ok) kind = TPS_W8K_STREAM;
   else if (ks && !strcmp(ks, "wgmma") && g->wgmma_ok) kind = TPS_W8K_WGMMA;
   else if (!g->wgmma_ok) kind = TPS_W8K_MMA;
-  else kind = m <= env_int("TPS_W8_STREAM_MAX", 256) ? TPS_W8K_STREAM : TPS_W8K_WGMMA;
+  else kind = m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 256) ? TPS_W8K_STREAM : TPS_W8K_WGMMA;
   if (kind == TPS_W8K_MMA) { choose_mma(g, m, c); return TPS_K_OK; }
   memset(c, 0, sizeof *c);
   c->kind = kind;
@@ -339,7 +339,7 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     c->mtiles = (m + c->bt - 1) / c->bt; /* launches */
     c->stages = 10; /* svariants in gemm_w8a16_sm90.cu: every chunk of a block resident */
   } else {
-    int bt = env_int("TPS_W8_BT", m <= 1024 ? 128 : 256);
+    int bt = tps_w8_env_int("TPS_W8_BT", m <= 1024 ? 128 : 256);
     c->bt = c->bm = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;
     c->splits = 1;
     c->mtiles = (m + c->bt - 1) / c->bt;

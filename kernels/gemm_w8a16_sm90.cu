@@ -409,6 +409,7 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
   if (SPLIT > 1 && PUSH) {
     /* receive buffer after the stages and barriers: [source rank][128 rows][TPR tokens] fp32 */
     constexpr int TPR = BT / SPLIT; /* tokens per rank: even, so a thread's token pair has one owner */
+    static_assert(TPR % 2 == 0 && 16 * STAGES <= 256, "token pairs per owner; barriers fit before the buffer");
     float *recv = reinterpret_cast<float *>(sptr + STAGES * Sh::STAGE_BYTES + 256);
     cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
     asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); /* every block has started */
@@ -609,8 +610,7 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
    * the reads that wait on that barrier, run 16 of the third session) */
   CUtensorMap mr;
   memcpy(&mr, g->tm_rec, sizeof mr);
-  const char *rb = getenv("TPS_W8_RECBULK");
-  const int rec_bulk = rb && !strcmp(rb, "1");
+  const int rec_bulk = tps_w8_env_int("TPS_W8_RECBULK", 0) == 1;
   CUDA_TRY(cudaLaunchKernelEx(&cfg, fn, mx, mr, (const uint8_t *)g->w_rec, rec_bulk, (bf16 *)y, rows, g->n, g->k));
   CUDA_LAUNCH_CHECK();
   return TPS_K_OK;
@@ -634,21 +634,16 @@ extern "C" int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
   return launch_w8t(g, w, x, y, m, (unsigned)((m + w->bt - 1) / w->bt), 1, 1, 1, s);
 }
 
-static int env_pos(const char *name) {
-  const char *v = getenv(name);
-  return v && *v ? atoi(v) : 0;
-}
-
 /* token tile by M; TPS_W8_SBT (16, 32, 48, 64) forces one for sweeps */
 extern "C" int tps_w8c_tokens(int m) {
-  const int o = env_pos("TPS_W8_SBT");
+  const int o = tps_w8_env_int("TPS_W8_SBT", 0);
   if (o == 16 || o == 32 || o == 48 || o == 64) return o;
   return m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : 64;
 }
 
 extern "C" int tps_w8c_pull(int t) {
-  const char *pl = getenv("TPS_W8_PULL");
-  return pl && *pl ? !strcmp(pl, "1") : t > 16;
+  const int o = tps_w8_env_int("TPS_W8_PULL", -1);
+  return o == 0 || o == 1 ? o : t > 16;
 }
 
 static const w8t_variant *stream_variant(int t) {

@@ -23,8 +23,7 @@ struct tps_harness {
   int read_back;
   unsigned *sink;
   int device;
-  tps_timer timer;
-  const char *why;  /* why CUPTI is not used (NULL: it is) */
+  const char *why;  /* why CUPTI is not used; NULL: the CUPTI span is the time */
   uint64_t mark;    /* CUPTI timestamp before the last timed launch */
   long nfallback;   /* timed replays with no CUPTI record: their event time was taken */
 };
@@ -64,7 +63,7 @@ extern "C" int tps_harness_create(tps_harness **out, cudaStream_t s) {
   if (e == cudaSuccess) e = cudaEventCreate(&h->e1);
   if (e == cudaSuccess) e = cudaMalloc(&h->sink, sizeof(unsigned));
   h->device = dev;
-  h->timer = tps_kspan_open(&h->why) == 0 ? TPS_TIMER_SPAN : TPS_TIMER_EVENTS;
+  if (tps_kspan_open(&h->why) == 0) h->why = NULL;
   const char *fm = getenv("TPS_FLUSH");
   h->read_back = !(fm && !strcmp(fm, "write"));
   if (e != cudaSuccess) {
@@ -122,13 +121,13 @@ extern "C" int tps_harness_capture(tps_harness *h, const tps_op *op, cudaGraphEx
 
 extern "C" tps_timer tps_harness_timer(const tps_harness *h, const char **why) {
   if (why) *why = h->why;
-  return h->timer;
+  return h->why ? TPS_TIMER_EVENTS : TPS_TIMER_SPAN;
 }
 
 extern "C" long tps_harness_fallbacks(const tps_harness *h) { return h->nfallback; }
 
 extern "C" const char *tps_harness_timer_text(const tps_harness *h) {
-  return h->timer == TPS_TIMER_SPAN
+  return !h->why
              ? "CUPTI kernel span (first kernel start to last kernel end of the replay's graph, activity records); "
                "event_us: CUDA events around the graph launch (adds its launch latency)"
              : "CUDA events around the graph launch (CUPTI not used: includes the graph's launch latency)";
@@ -147,18 +146,13 @@ extern "C" int tps_harness_read_timed(tps_harness *h, double *us, double *event_
   CUDA_TRY(cudaEventSynchronize(h->e1));
   CUDA_TRY(cudaEventElapsedTime(&ms, h->e0, h->e1));
   if (event_us) *event_us = 1e3 * (double)ms;
-  if (h->timer == TPS_TIMER_EVENTS) {
-    *us = 1e3 * (double)ms;
-    return TPS_K_OK;
-  }
   int nk = 0;
-  if (tps_kspan_take(h->device, h->mark, us, &nk) != 0) {
-    /* the replay ran nothing CUPTI records (no kernel, copy or memset): its event time */
-    if (h->nfallback++ == 0)
-      fprintf(stderr, "tpsplit: harness: a replay on device %d left no CUPTI record; its CUDA event time is "
-                      "used (counted: tps_harness_fallbacks)\n", h->device);
-    *us = 1e3 * (double)ms;
-  }
+  if (!h->why && tps_kspan_take(h->device, h->mark, us, &nk) == 0) return TPS_K_OK;
+  /* the event timer, or a replay that ran nothing CUPTI records (no kernel, copy or memset) */
+  if (!h->why && h->nfallback++ == 0)
+    fprintf(stderr, "tpsplit: harness: a replay on device %d left no CUPTI record; its CUDA event time is "
+                    "used (counted: tps_harness_fallbacks)\n", h->device);
+  *us = 1e3 * (double)ms;
   return TPS_K_OK;
 }
 

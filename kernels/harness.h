@@ -7,7 +7,8 @@
  * The time of a replay is the span of its kernels, first kernel start to last kernel end,
  * from CUPTI activity records (kernels/kspan.h) where CUPTI can be loaded; otherwise (and
  * with TPS_TIMER=events) the cudaEventElapsedTime of two events recorded on the stream right
- * around the graph launch, which adds the graph's launch latency (about 4.4 us on the H200).
+ * around the graph launch, which adds the graph's launch latency (about 2.8 us on the H200:
+ * run 1 of the third session, data/h200_gemm_tuning.txt).
  * Both are taken on every replay; tps_harness_timer says which one is the time.
  * Candidates alternate inside every round (round r starts at candidate r mod n), so drifts
  * (clocks, temperature) hit them alike.

@@ -95,21 +95,27 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream_id, uint8_t *b
   free(buffer);
 }
 
-static void *load_lib(void) {
+/* libcupti.so.<major> in dir ("" = the loader path) */
+static void *try_dir(const char *dir) {
   char path[512];
+  snprintf(path, sizeof path, "%s%slibcupti.so.%d", dir, *dir ? "/" : "", CUPTI_API_VERSION / 10000);
+  return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+/* the search order of kspan.h */
+static void *load_lib(void) {
   const char *env = getenv("TPS_CUPTI_LIB");
   if (env && *env) return dlopen(env, RTLD_NOW | RTLD_LOCAL);
-  snprintf(path, sizeof path, "libcupti.so.%d", CUPTI_API_VERSION / 10000);
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  void *h = try_dir("");
   if (!h) h = dlopen("libcupti.so", RTLD_NOW | RTLD_LOCAL);
   const char *home = getenv("CUDA_HOME");
-  const char *dirs[] = {home, "/usr/local/cuda/extras/CUPTI/lib64", "/usr/local/cuda/lib64", "/usr/local/cuda/lib"};
-  for (size_t i = 0; !h && i < sizeof dirs / sizeof *dirs; i++) {
-    if (!dirs[i]) continue;
-    if (i == 0) snprintf(path, sizeof path, "%s/extras/CUPTI/lib64/libcupti.so.%d", dirs[i], CUPTI_API_VERSION / 10000);
-    else snprintf(path, sizeof path, "%s/libcupti.so.%d", dirs[i], CUPTI_API_VERSION / 10000);
-    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h && home && *home) {
+    char dir[480];
+    snprintf(dir, sizeof dir, "%s/extras/CUPTI/lib64", home);
+    h = try_dir(dir);
   }
+  static const char *const dirs[] = {"/usr/local/cuda/extras/CUPTI/lib64", "/usr/local/cuda/lib64", "/usr/local/cuda/lib"};
+  for (size_t i = 0; !h && i < sizeof dirs / sizeof *dirs; i++) h = try_dir(dirs[i]);
   return h;
 }
 

@@ -101,6 +101,6 @@ case " $STAGES " in *" sanitize "*)
   grep -E "^exit|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.txt";;
 esac
 for p in dense-bf16 native-fp8 w8a16; do
-  [ -f "$OUT/h200_gemm_$p.tsv" ] && { echo "== $p"; grep -v '^#' "$OUT/h200_gemm_$p.tsv" | cut -f1-6 | column -t; }
+  [ -f "$OUT/h200_gemm_$p.tsv" ] && { echo "== $p"; grep -v '^#' "$OUT/h200_gemm_$p.tsv" | cut -f1-6; }
 done
 grep -c FAIL "$OUT/log.txt" 2>/dev/null | sed 's/^/FAIL lines in log: /'
