@@ -77,6 +77,22 @@ int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t
 int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 32, 48, 64) */
 int tps_w8c_pull(int t);          /* stream kernel: 1 if tile t sums partials by remote loads, 0 by remote stores */
 int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
+/* Developer traces of the stream kernel (tests/w8trace.c): with buf != NULL, later launches
+ * use the traced forms, whose thread 0 of block b stores clock64 at phase boundaries to
+ * buf[b * TPS_W8_TR_STRIDE + TPS_W8_TR_*] (cycles; GT0/GT1 %globaltimer ns; 0 = not
+ * reached by that form); flags (TPS_W8_SKIP_*) leave phases out.  NULL: production forms. */
+enum {
+  TPS_W8_TR_GT0 = 0, TPS_W8_TR_C0 = 1, TPS_W8_TR_ISSUED = 2, TPS_W8_TR_SMID = 3,
+  TPS_W8_TR_CHUNK = 4, /* + j: chunk j of the block's K range has landed (up to 10) */
+  TPS_W8_TR_MMA = 14,  /* every MMA of the block's warp 0 done */
+  TPS_W8_TR_RED0 = 15, /* split-K sum starts (after the block / cluster barrier before it) */
+  TPS_W8_TR_RED1 = 16, /* partials exchanged (after the cluster barrier) */
+  TPS_W8_TR_RED2 = 17, /* sums stored */
+  TPS_W8_TR_END = 18,  /* past the last cluster barrier (pull form) */
+  TPS_W8_TR_GT1 = 19, TPS_W8_TR_SLOTS = 20, TPS_W8_TR_STRIDE = 32
+};
+enum { TPS_W8_SKIP_MMA = 1, TPS_W8_SKIP_SUM = 2, TPS_W8_SKIP_X = 4, TPS_W8_SKIP_DEQ = 8 };
+void tps_w8c_set_trace(unsigned long long *buf, int flags);
 #ifdef __cplusplus
 }
 #endif

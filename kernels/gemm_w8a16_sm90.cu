@@ -254,11 +254,40 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, uint32_
  * in rank order; PUSH = 0 (the earlier form), partials to local shared memory, a cluster
  * barrier, the owners read them remotely, a second cluster barrier.  Same sums, same order:
  * bitwise the same results. */
-template <int BT, int STAGES, int SPLIT, int NACC, int PUSH>
+template <int BT, int STAGES, int SPLIT, int NACC, int PUSH, int TRACE>
 __global__ void __launch_bounds__(256, 1)
 w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmr,
-           const uint8_t *__restrict__ wrec, int rec_bulk, bf16 *__restrict__ Y, int M, int N, int K) {
+           const uint8_t *__restrict__ wrec, int rec_bulk, bf16 *__restrict__ Y, int M, int N, int K,
+           unsigned long long *__restrict__ trace, int tflags) {
 #ifdef TPS_SM90
+  /* TRACE = 1 (developer forms, tps_w8c_set_trace): thread 0 of every block records clock64
+   * at the phase boundaries below and stores them to trace[block * 32 ..] (TPS_W8_TR_*);
+   * TRACE = 2 the same without the MMAs (TPS_W8_SKIP_MMA); tflags leave more phases out, to
+   * time them by difference (results are then wrong): TPS_W8_SKIP_SUM (the partial-sum
+   * exchange, barriers kept), _X (no X copy), _DEQ (fragments from the raw bytes).
+   * TRACE = 0: all of it compiles away. */
+  unsigned long long tr[TPS_W8_TR_SLOTS];
+  if (TRACE) {
+#pragma unroll
+    for (int i = 0; i < TPS_W8_TR_SLOTS; i++) tr[i] = 0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(tr[TPS_W8_TR_GT0]));
+    tr[TPS_W8_TR_C0] = clock64();
+  }
+  constexpr bool skip_mma = TRACE == 2; /* compile time: a branch around the wgmma serializes them */
+  const bool skip_sum = TRACE && (tflags & TPS_W8_SKIP_SUM);
+  const bool skip_x = TRACE && (tflags & TPS_W8_SKIP_X), skip_deq = TRACE && (tflags & TPS_W8_SKIP_DEQ);
+  auto stamp = [&](int i) { if (TRACE) tr[i] = clock64(); };
+  auto trace_out = [&]() {
+    if (TRACE && threadIdx.x == 0) {
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(tr[TPS_W8_TR_GT1]));
+      uint32_t smid;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+      tr[TPS_W8_TR_SMID] = smid;
+      const size_t b = ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+#pragma unroll
+      for (int i = 0; i < TPS_W8_TR_SLOTS; i++) trace[b * TPS_W8_TR_STRIDE + i] = tr[i];
+    }
+  };
   typedef WgShape<BT, STAGES> Sh;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t sraw = (uint32_t)__cvta_generic_to_shared(smem_raw);
@@ -281,8 +310,8 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     const int s = chunk % STAGES, round = chunk / STAGES;
     const uint32_t st = sbase + s * Sh::STAGE_BYTES, full = full0 + 8 * s;
     if (round > 0) mbar_wait(empty0 + 8 * s, (uint32_t)(round - 1) & 1u);
-    mb_expect(full, Sh::X_BYTES + Sh::W_BYTES + Sh::S_BYTES);
-    tma2d(st, &tmx, (kc0 + chunk) * 64, t0, full);
+    mb_expect(full, (skip_x ? 0 : Sh::X_BYTES) + Sh::W_BYTES + Sh::S_BYTES);
+    if (!skip_x) tma2d(st, &tmx, (kc0 + chunk) * 64, t0, full);
     const int rec = (int)blockIdx.x * kall + kc0 + chunk;
     if (rec_bulk)
       bulk_copy(st + Sh::X_BYTES, wrec + (size_t)rec * (Sh::W_BYTES + Sh::S_BYTES), Sh::W_BYTES + Sh::S_BYTES, full);
@@ -305,6 +334,7 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     for (int ch = 0; ch < STAGES && ch < nch; ch++) produce(ch);
   }
   __syncthreads();
+  stamp(TPS_W8_TR_ISSUED);
   /* every warp: done with chunk `chunk`'s stage */
   auto release = [&](int chunk) {
     __syncwarp();
@@ -350,13 +380,24 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     for (int j = 0; j < STAGES; j++) {
       if (j < nch) {
         wait_full(j);
-        dequant_chunk(sptr + j * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afs[j]);
+        stamp(TPS_W8_TR_CHUNK + j);
+        if (skip_deq) {
+          const uint4 *raw = reinterpret_cast<const uint4 *>(sptr + j * Sh::STAGE_BYTES + Sh::X_BYTES + rl * 64);
+#pragma unroll
+          for (int q = 0; q < 4; q++) {
+            const uint4 v = raw[q];
+            afs[j][q][0] = v.x; afs[j][q][1] = v.y; afs[j][q][2] = v.z; afs[j][q][3] = v.w;
+          }
+        } else
+          dequant_chunk(sptr + j * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afs[j]);
         const uint32_t sx = sbase + j * Sh::STAGE_BYTES;
         const uint64_t desc0 = (uint64_t)((sx & 0x3FFFFu) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
         pin_all();
         wg_fence();
+        if constexpr (!skip_mma) {
 #pragma unroll
-        for (int q = 0; q < 4; q++) WgOp<BT>::mma(accs[q % NACC], afs[j][q], desc0 + (uint64_t)(q * 2));
+          for (int q = 0; q < 4; q++) WgOp<BT>::mma(accs[q % NACC], afs[j][q], desc0 + (uint64_t)(q * 2));
+        }
         wg_commit();
         pin_all();
         if (j >= 3) wg_wait<3>();
@@ -364,6 +405,7 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     }
     wg_wait<0>();
     pin_all();
+    stamp(TPS_W8_TR_MMA);
   } else {
   if (nch > 0) {
     wait_full(0);
@@ -413,15 +455,18 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     float *recv = reinterpret_cast<float *>(sptr + STAGES * Sh::STAGE_BYTES + 256);
     cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
     asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); /* every block has started */
+    stamp(TPS_W8_TR_RED0);
 #pragma unroll
     for (int i = 0; i < BT / 8; i++) {
       const int t = 8 * i + 2 * c, owner = t / TPR, tl = t % TPR;
       float *dst = cluster.map_shared_rank(recv, owner) + ((int)rank * 128 + rl) * TPR + tl;
+      if (skip_sum) continue;
       *reinterpret_cast<float2 *>(dst) = make_float2(acc[4 * i + 0], acc[4 * i + 1]);
       *reinterpret_cast<float2 *>(dst + 8 * TPR) = make_float2(acc[4 * i + 2], acc[4 * i + 3]);
     }
     cluster.sync(); /* every partial is in place; no remote access follows */
-    for (int i = tid; i < TPR * 32; i += 256) {
+    stamp(TPS_W8_TR_RED1);
+    for (int i = skip_sum ? TPR * 32 : tid; i < TPR * 32; i += 256) {
       const int tl = i >> 5, col = (i & 31) * 4, t = t0 + (int)rank * TPR + tl, n = n0 + col;
       float sum[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
@@ -436,9 +481,12 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
         *reinterpret_cast<uint2 *>(Y + (size_t)t * N + n) = out;
       }
     }
+    stamp(TPS_W8_TR_RED2);
+    trace_out();
     return;
   }
   __syncthreads(); /* every warp is past its last MMA: reuse the stages */
+  stamp(TPS_W8_TR_RED0);
   if (SPLIT > 1) {
     /* fp32 partial tile [BT tokens][128 rows (+4 pad)] in this block's shared memory; block
      * r sums tokens r*BT/SPLIT .. of all SPLIT partials in rank order 0..SPLIT-1 */
@@ -447,11 +495,13 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 #pragma unroll
     for (int i = 0; i < BT / 8; i++)
 #pragma unroll
-      for (int v = 0; v < 4; v++) ps[(8 * i + 2 * c + (v & 1)) * PS + rl + (v >> 1) * 8] = acc[4 * i + v];
+      for (int v = 0; v < 4; v++)
+        if (!skip_sum) ps[(8 * i + 2 * c + (v & 1)) * PS + rl + (v >> 1) * 8] = acc[4 * i + v];
     cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
     cluster.sync();
+    stamp(TPS_W8_TR_RED1);
     constexpr int TPR = BT / SPLIT; /* tokens per rank */
-    for (int i = tid; i < TPR * 32; i += 256) {
+    for (int i = skip_sum ? TPR * 32 : tid; i < TPR * 32; i += 256) {
       const int tl = (int)rank * TPR + (i >> 5), col = (i & 31) * 4, t = t0 + tl, n = n0 + col;
       float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
@@ -467,7 +517,10 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
         *reinterpret_cast<uint2 *>(Y + (size_t)t * N + n) = out;
       }
     }
+    stamp(TPS_W8_TR_RED2);
     cluster.sync(); /* no block leaves while another reads its shared memory */
+    stamp(TPS_W8_TR_END);
+    trace_out();
     return;
   }
   bf16 *ys = reinterpret_cast<bf16 *>(sptr);
@@ -490,14 +543,18 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 
 /* ------------------------------------------------------------------ host side */
 
-typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const uint8_t *, int, bf16 *, int, int, int);
-typedef struct { int bt, stages, smem; w8t_fn fn, fn_pull; } w8t_variant;
+typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const uint8_t *, int, bf16 *, int, int, int,
+                       unsigned long long *, int);
+typedef struct { int bt, stages, smem; w8t_fn fn, fn_pull, fn_trace, fn_trace_nomma; } w8t_variant;
 /* no split-K */
-#define W8T(BT, ST, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, w8t_kernel<BT, ST, 1, NA, 0>, NULL }
-/* split-K stream forms: push (fn) and pull (fn_pull); + the receive buffer of the push form */
+#define W8T(BT, ST, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, w8t_kernel<BT, ST, 1, NA, 0, 0>, NULL, NULL, NULL }
+/* split-K stream forms: push (fn) and pull (fn_pull); traced forms (with and without MMAs)
+ * of the default sum (push for 16 tokens, pull above: tps_w8c_pull); + the receive buffer of
+ * the push form */
 #define W8S(BT, ST) \
-  { BT, ST, WgShape<BT, ST>::SMEM + 256 + BT * 128 * 4, w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, 1>, \
-    w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, 0> }
+  { BT, ST, WgShape<BT, ST>::SMEM + 256 + BT * 128 * 4, w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, 1, 0>, \
+    w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, 0, 0>, w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, BT == 16, 1>, \
+    w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, BT == 16, 2> }
 /* accumulator sets: 4 for 64-token tiles; 1 for 128 (2 sets measured 12% slower) and 256 */
 static const w8t_variant tvariants[] = {W8T(64, 8, 4), W8T(128, 8, 1), W8T(256, 5, 1)};
 /* split-K over a cluster of TPS_W8C_SPLITS blocks, for small M: 16, 32, 48, 64 tokens, one
@@ -544,8 +601,9 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   for (int v = 0; v < NTVARIANTS; v++)
     CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
   for (int v = 0; v < NSVARIANTS; v++) {
-    CUDA_TRY(cudaFuncSetAttribute(svariants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
-    CUDA_TRY(cudaFuncSetAttribute(svariants[v].fn_pull, cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
+    const w8t_fn fns[4] = {svariants[v].fn, svariants[v].fn_pull, svariants[v].fn_trace, svariants[v].fn_trace_nomma};
+    for (int i = 0; i < 4; i++)
+      CUDA_TRY(cudaFuncSetAttribute(fns[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
   }
   if (!encode_tiled) {
     cudaDriverEntryPointQueryResult q;
@@ -581,6 +639,14 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   return TPS_K_OK;
 }
 
+/* developer traces (tps_w8c_set_trace) */
+static unsigned long long *trace_buf;
+static int trace_flags;
+extern "C" void tps_w8c_set_trace(unsigned long long *buf, int flags) {
+  trace_buf = buf;
+  trace_flags = flags;
+}
+
 /* Launch variant w on rows of x (tensor map made here: it names the activation pointer) with
  * grid (N/128, gy, gz) and cluster dims (cx, 1, cz). */
 static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y, int rows, unsigned gy, unsigned gz,
@@ -604,14 +670,17 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
    * ones (measured, run 16 of the third session in data/h200_gemm_tuning.txt: push 6.08 vs
    * pull 6.50 us at M = 16, but 11.07 vs 8.08 us at M = 64, where each thread makes 16
    * remote 8-byte stores); TPS_W8_PULL=1 or 0 forces one */
-  w8t_fn fn = w->fn_pull && tps_w8c_pull(w->bt) ? w->fn_pull : w->fn;
+  const int pull = w->fn_pull && tps_w8c_pull(w->bt);
+  w8t_fn fn = pull ? w->fn_pull : w->fn;
+  if (trace_buf && w->fn_trace) fn = trace_flags & TPS_W8_SKIP_MMA ? w->fn_trace_nomma : w->fn_trace;
   /* records by the 3D tensor map (default) or, with TPS_W8_RECBULK=1, by a plain bulk copy
    * (same bytes, same barrier; compute-sanitizer racecheck reports its writes as racing with
    * the reads that wait on that barrier, run 16 of the third session) */
   CUtensorMap mr;
   memcpy(&mr, g->tm_rec, sizeof mr);
   const int rec_bulk = tps_w8_env_int("TPS_W8_RECBULK", 0) == 1;
-  CUDA_TRY(cudaLaunchKernelEx(&cfg, fn, mx, mr, (const uint8_t *)g->w_rec, rec_bulk, (bf16 *)y, rows, g->n, g->k));
+  CUDA_TRY(cudaLaunchKernelEx(&cfg, fn, mx, mr, (const uint8_t *)g->w_rec, rec_bulk, (bf16 *)y, rows, g->n, g->k,
+                              trace_buf, trace_flags));
   CUDA_LAUNCH_CHECK();
   return TPS_K_OK;
 }

@@ -2,7 +2,7 @@
 # run_h200.sh: one device call that checks and times the GEMM paths on the lent H200.
 # Built here (no GPU) with:  mkdir _build_kgemm && cd _build_kgemm &&
 #   ../configure --enable-static-deps && make && make tests/test_gemm_gpu &&
-#   mkdir -p bin && cp tpsplit tests/test_gemm_gpu bin/
+#   make tests/w8trace && mkdir -p bin && cp tpsplit tests/test_gemm_gpu tests/w8trace bin/
 # Run there (device tool):   bash kernels/run_h200.sh _build_kgemm/bin   (carry _build_kgemm/bin)
 # Writes under $OUT: env.txt, test.txt, sanitizer.txt, h200_gemm_<path>.tsv, sweep.txt, log.txt.
 # Stage selection: STAGES="test bench sanitize" (default; also: sweep floor profile).
@@ -12,6 +12,7 @@
 #   floor     the timing floor: w8a16 and dense-bf16 with K=64, N=64 (an almost empty kernel)
 #   sanitize  compute-sanitizer memcheck and racecheck on test_gemm_gpu (TPS_TEST_QUICK)
 #   profile   ncu on the stream and wgmma kernels
+#   trace     tests/w8trace: phase times of the stream kernel (TRACE_M, TRACE_FLAGS, TRACE_SAMPLES)
 #   stream    w8a16 (push partial sums, and TPS_W8_PULL=1) at M <= 64 and at large M against
 #             dense-bf16, 20 samples, CUPTI span and event columns; stream-kernel token tiles
 #             STREAM_FORMS="16 32 ..." (TPS_W8_SBT); the floor
@@ -75,6 +76,14 @@ case " $STAGES " in *" stream "*)
   timeout 100 $N --launch-skip 2 $G --path w8a16 --tokens 64 --tp 1 --check-only >>"$OUT/ncu_stream.txt" 2>&1; }
   [ -f "$OUT/ncu_stream.txt" ] && grep -E "w8t_kernel|Duration|DRAM Throughput|L2 Cache Throughput|Memory Throughput|Compute \(SM\)|Warp Cycles Per Issued|Stall" "$OUT/ncu_stream.txt" | head -40
   cat "$OUT/stream.txt";;
+esac
+case " $STAGES " in *" trace "*)
+  # phase times of the stream kernel (tests/w8trace: clock64 stamps per block, phases left out by flags)
+  timeout 150 "$B/w8trace" 5120 1792 ${TRACE_SAMPLES:-20} ${TRACE_FLAGS:-0,1,2,4,8,5} ${TRACE_M:-1,16,32,48,64} >"$OUT/trace.txt" 2>&1
+  echo "w8trace exit $?" >>"$OUT/trace.txt"
+  TPS_W8_SBT=64 timeout 60 "$B/w8trace" 5120 1792 ${TRACE_SAMPLES:-20} 0,1,5 1 >>"$OUT/trace.txt" 2>&1
+  echo "w8trace (tile 64) exit $?" >>"$OUT/trace.txt"
+  grep -E "^M=|exit|DIFF|same bits" "$OUT/trace.txt";;
 esac
 case " $STAGES " in *" bench "*)
   for p in w8a16 dense-bf16 native-fp8; do
