@@ -43,7 +43,9 @@ struct tps_gemm {
                                    k64-permuted bytes ([128][64]), then their 2 scale bytes ([2][128]);
                                    rows past N are zeros */
   uint8_t *h_q, *h_s;           /* host copies in the plain 1x32 layout (for tps_gemm_weights) */
-  float *part;                  /* split-K partial sums */
+  float *part;                  /* split-K partial sums (mma kernel) */
+  float *w8c_part;              /* SM90 stream kernel, L2 exchange: [N/128][8][64][128] fp32 */
+  size_t w8c_part_bytes;
   size_t part_bytes;
   int *counters;                /* split-K arrival counters, one per output tile (zeroed) */
   int ncounters;
@@ -75,7 +77,11 @@ enum { TPS_W8C_SPLITS = 8 }; /* stream kernel: cluster split-K (one launch per t
 int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) */
 int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
 int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 32, 48, 64) */
-int tps_w8c_pull(int t);          /* stream kernel: 1 if tile t sums partials by remote loads, 0 by remote stores */
+/* stream kernel: how tile t exchanges its split-K partials (TPS_W8_SUM=0|1|2 forces one):
+ * stored into the owner's shared memory (push), loaded from the others' (pull), or through
+ * L2 (l2); the sums are in the same order, so all three give the same bits */
+enum { TPS_W8C_SUM_PUSH = 0, TPS_W8C_SUM_PULL = 1, TPS_W8C_SUM_L2 = 2 };
+int tps_w8c_sum(int t);
 int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 /* Developer traces of the stream kernel (tests/w8trace.c): with buf != NULL, later launches
  * use the traced forms, whose thread 0 of block b stores clock64 at phase boundaries to

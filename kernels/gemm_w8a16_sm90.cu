@@ -258,7 +258,7 @@ template <int BT, int STAGES, int SPLIT, int NACC, int PUSH, int TRACE>
 __global__ void __launch_bounds__(256, 1)
 w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmr,
            const uint8_t *__restrict__ wrec, int rec_bulk, bf16 *__restrict__ Y, int M, int N, int K,
-           unsigned long long *__restrict__ trace, int tflags) {
+           float *gpart, unsigned long long *__restrict__ trace, int tflags) {
 #ifdef TPS_SM90
   /* TRACE = 1 (developer forms, tps_w8c_set_trace): thread 0 of every block records clock64
    * at the phase boundaries below and stores them to trace[block * 32 ..] (TPS_W8_TR_*);
@@ -318,7 +318,7 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     else
       tma3d(st + Sh::X_BYTES, &tmr, 0, 0, rec, full);
   };
-  if (SPLIT > 1 && PUSH) /* phase 1 of the cluster barrier: this block has started (waited for
+  if (SPLIT > 1 && PUSH == 1) /* phase 1 of the cluster barrier: this block has started (waited for
                             before the first store into another block's shared memory) */
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
   if (tid == 0) {
@@ -448,7 +448,44 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
   for (int q = 1; q < NACC; q++)
 #pragma unroll
     for (int i = 0; i < BT / 2; i++) acc[i] += accs[q][i];
-  if (SPLIT > 1 && PUSH) {
+  if (SPLIT > 1 && PUSH == 2) {
+    /* partials through L2: this block's fp32 partial tile [BT tokens][128 rows] to gpart
+     * (L2 only: st/ld .cg), one cluster barrier (release / acquire at cluster scope), then
+     * each owner sums its tokens' SPLIT partials in rank order 0..SPLIT-1 as the pull form
+     * does (same bits); no block reads another's shared memory, so no second barrier */
+    constexpr int TPR = BT / SPLIT;
+    float *mine = gpart + (size_t)(blockIdx.x * SPLIT + rank) * BT * 128;
+    stamp(TPS_W8_TR_RED0);
+    if (!skip_sum) {
+#pragma unroll
+      for (int i = 0; i < BT / 8; i++)
+#pragma unroll
+        for (int v = 0; v < 4; v++) __stcg(mine + (8 * i + 2 * c + (v & 1)) * 128 + rl + (v >> 1) * 8, acc[4 * i + v]);
+    }
+    cooperative_groups::this_cluster().sync();
+    stamp(TPS_W8_TR_RED1);
+    for (int i = skip_sum ? TPR * 32 : tid; i < TPR * 32; i += 256) {
+      const int tl = (int)rank * TPR + (i >> 5), col = (i & 31) * 4, t = t0 + tl, n = n0 + col;
+      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+      float4 v[SPLIT];
+#pragma unroll
+      for (int r = 0; r < SPLIT; r++)
+        v[r] = __ldcg(reinterpret_cast<const float4 *>(gpart + ((size_t)(blockIdx.x * SPLIT + r) * BT + tl) * 128 + col));
+#pragma unroll
+      for (int r = 0; r < SPLIT; r++) { sum.x += v[r].x; sum.y += v[r].y; sum.z += v[r].z; sum.w += v[r].w; }
+      if (t < M && n < N) {
+        __nv_bfloat162 lo = __floats2bfloat162_rn(sum.x, sum.y), hi = __floats2bfloat162_rn(sum.z, sum.w);
+        uint2 out;
+        out.x = *reinterpret_cast<uint32_t *>(&lo);
+        out.y = *reinterpret_cast<uint32_t *>(&hi);
+        *reinterpret_cast<uint2 *>(Y + (size_t)t * N + n) = out;
+      }
+    }
+    stamp(TPS_W8_TR_RED2);
+    trace_out();
+    return;
+  }
+  if (SPLIT > 1 && PUSH == 1) {
     /* receive buffer after the stages and barriers: [source rank][128 rows][TPR tokens] fp32 */
     constexpr int TPR = BT / SPLIT; /* tokens per rank: even, so a thread's token pair has one owner */
     static_assert(TPR % 2 == 0 && 16 * STAGES <= 256, "token pairs per owner; barriers fit before the buffer");
@@ -544,17 +581,20 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 /* ------------------------------------------------------------------ host side */
 
 typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const uint8_t *, int, bf16 *, int, int, int,
-                       unsigned long long *, int);
-typedef struct { int bt, stages, smem; w8t_fn fn, fn_pull, fn_trace, fn_trace_nomma; } w8t_variant;
+                       float *, unsigned long long *, int);
+/* fn[TPS_W8C_SUM_*]: the forms by partial-sum exchange; tr, tr_nomma: traced forms (with and
+ * without MMAs), indexed the same way */
+typedef struct { int bt, stages, smem; w8t_fn fn[3], tr[3], tr_nomma[3]; } w8t_variant;
 /* no split-K */
-#define W8T(BT, ST, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, w8t_kernel<BT, ST, 1, NA, 0, 0>, NULL, NULL, NULL }
-/* split-K stream forms: push (fn) and pull (fn_pull); traced forms (with and without MMAs)
- * of the default sum (push for 16 tokens, pull above: tps_w8c_pull); + the receive buffer of
+#define W8T(BT, ST, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, {w8t_kernel<BT, ST, 1, NA, 0, 0>, NULL, NULL}, {NULL}, {NULL} }
+/* split-K stream forms (kernel PUSH: 0 pull, 1 push, 2 through L2); + the receive buffer of
  * the push form */
+#define W8K(BT, ST, P, T) w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, P, T>
 #define W8S(BT, ST) \
-  { BT, ST, WgShape<BT, ST>::SMEM + 256 + BT * 128 * 4, w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, 1, 0>, \
-    w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, 0, 0>, w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, BT == 16, 1>, \
-    w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, BT == 16, 2> }
+  { BT, ST, WgShape<BT, ST>::SMEM + 256 + BT * 128 * 4, \
+    {W8K(BT, ST, 1, 0), W8K(BT, ST, 0, 0), W8K(BT, ST, 2, 0)}, \
+    {W8K(BT, ST, 1, 1), W8K(BT, ST, 0, 1), W8K(BT, ST, 2, 1)}, \
+    {W8K(BT, ST, 1, 2), W8K(BT, ST, 0, 2), W8K(BT, ST, 2, 2)} }
 /* accumulator sets: 4 for 64-token tiles; 1 for 128 (2 sets measured 12% slower) and 256 */
 static const w8t_variant tvariants[] = {W8T(64, 8, 4), W8T(128, 8, 1), W8T(256, 5, 1)};
 /* split-K over a cluster of TPS_W8C_SPLITS blocks, for small M: 16, 32, 48, 64 tokens, one
@@ -599,11 +639,17 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   CUDA_TRY(e);
   if (!h) return TPS_K_OK; /* built without sm_90a */
   for (int v = 0; v < NTVARIANTS; v++)
-    CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
-  for (int v = 0; v < NSVARIANTS; v++) {
-    const w8t_fn fns[4] = {svariants[v].fn, svariants[v].fn_pull, svariants[v].fn_trace, svariants[v].fn_trace_nomma};
-    for (int i = 0; i < 4; i++)
-      CUDA_TRY(cudaFuncSetAttribute(fns[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
+    CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn[0], cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
+  for (int v = 0; v < NSVARIANTS; v++)
+    for (int i = 0; i < 3; i++) {
+      CUDA_TRY(cudaFuncSetAttribute(svariants[v].fn[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
+      CUDA_TRY(cudaFuncSetAttribute(svariants[v].tr[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
+      CUDA_TRY(cudaFuncSetAttribute(svariants[v].tr_nomma[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
+    }
+  /* the L2 form's partials: [128-row block][rank][64 tokens][128 rows] fp32 */
+  if (!g->w8c_part) {
+    g->w8c_part_bytes = (size_t)((g->n + 127) / 128) * TPS_W8C_SPLITS * 64 * 128 * sizeof(float);
+    CUDA_TRY(cudaMalloc(&g->w8c_part, g->w8c_part_bytes));
   }
   if (!encode_tiled) {
     cudaDriverEntryPointQueryResult q;
@@ -669,10 +715,10 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
   /* split-K stream kernel: push partial sums for the 16-token tile, pull for the larger
    * ones (measured, run 16 of the third session in data/h200_gemm_tuning.txt: push 6.08 vs
    * pull 6.50 us at M = 16, but 11.07 vs 8.08 us at M = 64, where each thread makes 16
-   * remote 8-byte stores); TPS_W8_PULL=1 or 0 forces one */
-  const int pull = w->fn_pull && tps_w8c_pull(w->bt);
-  w8t_fn fn = pull ? w->fn_pull : w->fn;
-  if (trace_buf && w->fn_trace) fn = trace_flags & TPS_W8_SKIP_MMA ? w->fn_trace_nomma : w->fn_trace;
+   * remote 8-byte stores); TPS_W8_SUM=0|1|2 forces one */
+  const int sum = w->fn[1] ? tps_w8c_sum(w->bt) : 0;
+  w8t_fn fn = w->fn[sum];
+  if (trace_buf && w->tr[sum]) fn = trace_flags & TPS_W8_SKIP_MMA ? w->tr_nomma[sum] : w->tr[sum];
   /* records by the 3D tensor map (default) or, with TPS_W8_RECBULK=1, by a plain bulk copy
    * (same bytes, same barrier; compute-sanitizer racecheck reports its writes as racing with
    * the reads that wait on that barrier, run 16 of the third session) */
@@ -680,7 +726,7 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
   memcpy(&mr, g->tm_rec, sizeof mr);
   const int rec_bulk = tps_w8_env_int("TPS_W8_RECBULK", 0) == 1;
   CUDA_TRY(cudaLaunchKernelEx(&cfg, fn, mx, mr, (const uint8_t *)g->w_rec, rec_bulk, (bf16 *)y, rows, g->n, g->k,
-                              trace_buf, trace_flags));
+                              g->w8c_part, trace_buf, trace_flags));
   CUDA_LAUNCH_CHECK();
   return TPS_K_OK;
 }
@@ -710,9 +756,9 @@ extern "C" int tps_w8c_tokens(int m) {
   return m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : 64;
 }
 
-extern "C" int tps_w8c_pull(int t) {
-  const int o = tps_w8_env_int("TPS_W8_PULL", -1);
-  return o == 0 || o == 1 ? o : t > 16;
+extern "C" int tps_w8c_sum(int t) {
+  const int o = tps_w8_env_int("TPS_W8_SUM", -1);
+  return o >= TPS_W8C_SUM_PUSH && o <= TPS_W8C_SUM_L2 ? o : t > 16 ? TPS_W8C_SUM_PULL : TPS_W8C_SUM_PUSH;
 }
 
 static const w8t_variant *stream_variant(int t) {

@@ -135,9 +135,9 @@ static int fast_vs_ref(tps_gemm *fast, tps_gemm *ref, int m) {
 }
 
 /* two forms of one kernel that must give the same bits: kernel `kind` forced, environment
- * variable `var` set to "0" then "1" (push vs pull partial sums; records by tensor map vs by
- * bulk copy) */
-static int same_bits(tps_gemm *g, int m, const char *kind, const char *var) {
+ * variable `var` set to "0" then to `alt` (partial sums pushed vs pulled or through L2;
+ * records by tensor map vs by bulk copy) */
+static int same_bits(tps_gemm *g, int m, const char *kind, const char *var, const char *alt) {
   int n = tps_gemm_n(g), k = tps_gemm_k(g);
   make_x(m, k, NULL);
   OK(cudaMemcpy(dx, hx, (size_t)m * k * 2, cudaMemcpyHostToDevice));
@@ -146,7 +146,7 @@ static int same_bits(tps_gemm *g, int m, const char *kind, const char *var) {
   setenv("TPS_W8_KERNEL", kind, 1);
   setenv(var, "0", 1);
   OK(tps_gemm_run(g, dx, dy, m, 0));
-  setenv(var, "1", 1);
+  setenv(var, alt, 1);
   OK(tps_gemm_run(g, dx, dy2, m, 0));
   unsetenv(var);
   unsetenv("TPS_W8_KERNEL");
@@ -155,8 +155,8 @@ static int same_bits(tps_gemm *g, int m, const char *kind, const char *var) {
   OK(cudaMemcpy(hy2, dy2, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
   size_t diff = 0, nan = 0;
   for (size_t i = 0; i < (size_t)m * n; i++) { diff += hy[i] != hy2[i]; nan += !isfinite(bf2d(hy[i])); }
-  printf("%s %s=0 vs 1, M=%d: %zu of %zu elements differ, %zu non-finite\n", kind, var, m, diff, (size_t)m * n, nan);
-  EXPECT(diff == 0 && nan == 0, "%s %s=0 vs 1 M=%d: %zu differ, %zu non-finite", kind, var, m, diff, nan);
+  printf("%s %s=0 vs %s, M=%d: %zu of %zu elements differ, %zu non-finite\n", kind, var, alt, m, diff, (size_t)m * n, nan);
+  EXPECT(diff == 0 && nan == 0, "%s %s=0 vs %s M=%d: %zu differ, %zu non-finite", kind, var, alt, m, diff, nan);
   return 0;
 }
 
@@ -201,27 +201,30 @@ int main(void) {
     set_kernel(kinds[kk][0], kinds[kk][1]);
     for (size_t i = 0; i < nms; i++) check(fast, ms[i], w, 1e-2, "all E4M3 codes");
   }
-  /* every stream-kernel form: token tiles 16..64 (TPS_W8_SBT) x push or pull partial sums
-   * (TPS_W8_PULL) */
-  static const char *const sbt[] = {"16", "32", "48", "64"}, *const pull[] = {"0", "1"};
+  /* every stream-kernel form: token tiles 16..64 (TPS_W8_SBT) x partial sums pushed, pulled
+   * or through L2 (TPS_W8_SUM=0|1|2) */
+  static const char *const sbt[] = {"16", "32", "48", "64"}, *const sum[] = {"0", "1", "2"};
+  static const char *const sumname[] = {"E4M3 codes, push", "E4M3 codes, pull", "E4M3 codes, via L2"};
   set_kernel("stream", "");
   for (size_t a = 0; a < 4; a++)
-    for (size_t b = 0; b < 2; b++) {
+    for (size_t b = 0; b < 3; b++) {
       setenv("TPS_W8_SBT", sbt[a], 1);
-      setenv("TPS_W8_PULL", pull[b], 1);
-      for (size_t i = 0; i < (quick ? 3 : nms); i++) check(fast, ms[i], w, 1e-2, pull[b][0] == '1' ? "E4M3 codes, pull" : "E4M3 codes, push");
+      setenv("TPS_W8_SUM", sum[b], 1);
+      for (size_t i = 0; i < (quick ? 3 : nms); i++) check(fast, ms[i], w, 1e-2, sumname[b]);
     }
   unsetenv("TPS_W8_SBT");
-  unsetenv("TPS_W8_PULL");
+  unsetenv("TPS_W8_SUM");
   set_kernel("", "");
-  same_bits(fast, 5, "stream", "TPS_W8_PULL");
-  same_bits(fast, 45, "stream", "TPS_W8_PULL");
-  same_bits(fast, 64, "stream", "TPS_W8_PULL");
+  static const int sm[] = {5, 45, 64};
+  for (size_t i = 0; i < 3; i++) {
+    same_bits(fast, sm[i], "stream", "TPS_W8_SUM", "1");
+    same_bits(fast, sm[i], "stream", "TPS_W8_SUM", "2");
+  }
   /* records by plain bulk copy (TPS_W8_RECBULK=1): not in the quick mode, which
    * compute-sanitizer racecheck runs (it reports the bulk copy's writes as races) */
   if (!quick) {
-    same_bits(fast, 7, "stream", "TPS_W8_RECBULK");
-    same_bits(fast, 300, "wgmma", "TPS_W8_RECBULK");
+    same_bits(fast, 7, "stream", "TPS_W8_RECBULK", "1");
+    same_bits(fast, 300, "wgmma", "TPS_W8_RECBULK", "1");
   }
   set_kernel("", "");
   for (size_t i = 0; i < nms; i++) check(ref, ms[i], w, 1e-2, "all E4M3 codes");
