@@ -77,10 +77,11 @@ enum { TPS_W8C_SPLITS = 8 }; /* stream kernel: cluster split-K (one launch per t
 int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) */
 int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
 int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 32, 48, 64) */
-/* stream kernel: how tile t exchanges its split-K partials (TPS_W8_SUM=0|1|2 forces one):
- * stored into the owner's shared memory (push), loaded from the others' (pull), or through
- * L2 (l2); the sums are in the same order, so all three give the same bits */
-enum { TPS_W8C_SUM_PUSH = 0, TPS_W8C_SUM_PULL = 1, TPS_W8C_SUM_L2 = 2 };
+/* stream kernel: how tile t exchanges its split-K partials (TPS_W8_SUM=0..4 forces one):
+ * stored into the owner's shared memory by each thread (push), loaded from the others' (pull),
+ * through L2 (l2), staged and sent by one bulk copy per owner (bulk), or by st.async from the
+ * accumulators (async); the sums are in the same order, so all five give the same bits */
+enum { TPS_W8C_SUM_PUSH = 0, TPS_W8C_SUM_PULL = 1, TPS_W8C_SUM_L2 = 2, TPS_W8C_SUM_BULK = 3, TPS_W8C_SUM_ASYNC = 4 };
 int tps_w8c_sum(int t);
 int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 /* Developer traces of the stream kernel (tests/w8trace.c): with buf != NULL, later launches

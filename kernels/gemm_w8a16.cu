@@ -26,6 +26,7 @@
 #include "check.h"
 #include "gemm_internal.h"
 #include "w8_device.cuh"
+#include "w8quant.h"
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -385,7 +386,11 @@ extern "C" int tps_w8_prepare(tps_gemm *g) {
       uint8_t *rec = pr + ((size_t)rb * kc + c) * TPS_W8_REC_BYTES;
       for (int rl = 0; rl < 128 && rb * 128 + rl < n; rl++) {
         const int r = rb * 128 + rl;
-        memcpy(rec + rl * 64, pq + (size_t)r * k + c * 64, 64);
+        /* each 4-byte word of the k64-permuted bytes in the record encoding (w8quant.h) */
+        for (int w4 = 0; w4 < 16; w4++) {
+          const uint32_t e = tps_w8_rec_encode4(pq + (size_t)r * k + c * 64 + 4 * w4);
+          memcpy(rec + rl * 64 + 4 * w4, &e, 4); /* little-endian, as the kernels load it */
+        }
         rec[128 * 64 + rl] = ps[(size_t)(2 * c) * n + r];
         rec[128 * 64 + 128 + rl] = ps[(size_t)(2 * c + 1) * n + r];
       }

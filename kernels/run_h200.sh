@@ -13,7 +13,8 @@
 #   sanitize  compute-sanitizer memcheck and racecheck on test_gemm_gpu (TPS_TEST_QUICK)
 #   profile   ncu on the stream and wgmma kernels
 #   trace     tests/w8trace: phase times of the stream kernel (TRACE_M, TRACE_FLAGS, TRACE_SAMPLES)
-#   stream    w8a16 (default partial sums, and TPS_W8_SUM=each of STREAM_SUMS) at M <= 64 and at large M against
+#   stream    w8a16 (default, then with each of STREAM_ENVS: space-separated, each a comma list of
+#             VAR=value overrides, default TPS_W8_SUM=1) at M <= 64 and at large M against
 #             dense-bf16, 20 samples, CUPTI span and event columns; stream-kernel token tiles
 #             STREAM_FORMS="16 32 ..." (TPS_W8_SBT); the floor
 #             (K=64, N=64); ncu of the stream kernel at M=7 (tile 16) and M=64 (tile 64)
@@ -61,7 +62,7 @@ case " $STAGES " in *" stream "*)
   S="$G --tp 1 --samples 20 --tokens $TS"
   y $S --path dense-bf16
   y $S --path w8a16
-  for f in ${STREAM_SUMS:-1}; do y TPS_W8_SUM=$f $S --path w8a16; done
+  for f in ${STREAM_ENVS:-TPS_W8_SUM=1}; do y ${f//,/ } $S --path w8a16; done
   [ "${STREAM_QUICK:-0}" = 1 ] || {
   for f in ${STREAM_FORMS:-}; do y TPS_W8_KERNEL=stream TPS_W8_SBT=$f $S --path w8a16; done
   y $S --path dense-bf16
@@ -83,10 +84,10 @@ case " $STAGES " in *" trace "*)
   echo "w8trace exit $?" >>"$OUT/trace.txt"
   TPS_W8_SBT=64 timeout 60 "$B/w8trace" 5120 1792 ${TRACE_SAMPLES:-20} 0,1,5 1 >>"$OUT/trace.txt" 2>&1
   echo "w8trace (tile 64) exit $?" >>"$OUT/trace.txt"
-  for f in ${TRACE_SUMS:-}; do
-    echo "== TPS_W8_SUM=$f" >>"$OUT/trace.txt"
-    TPS_W8_SUM=$f timeout 60 "$B/w8trace" 5120 1792 ${TRACE_SAMPLES:-20} 0,2 ${TRACE_M:-1,16,32,48,64} >>"$OUT/trace.txt" 2>&1
-    echo "w8trace (sum $f) exit $?" >>"$OUT/trace.txt"
+  for f in ${TRACE_ENVS:-}; do
+    echo "== $f" >>"$OUT/trace.txt"
+    env ${f//,/ } timeout 60 "$B/w8trace" 5120 1792 ${TRACE_SAMPLES:-20} ${TRACE_ENV_FLAGS:-0,2} ${TRACE_M:-1,16,32,48,64} >>"$OUT/trace.txt" 2>&1
+    echo "w8trace ($f) exit $?" >>"$OUT/trace.txt"
   done
   grep -E "^M=|exit|DIFF|same bits" "$OUT/trace.txt";;
 esac

@@ -100,3 +100,18 @@ void tps_w8_dequant_1x32(const uint8_t *q, const uint8_t *s, int n, int k, doubl
       w[(size_t)r * k + c] =
           tps_e4m3_to_double(q[(size_t)r * k + c]) * tps_e8m0_to_double(s[(size_t)r * kb + c / 32]);
 }
+
+uint16_t tps_e4m3_bf16_place(uint8_t b) { return (uint16_t)(((b & 0x80u) << 8) | ((b & 0x7Fu) << 4)); }
+
+uint32_t tps_w8_rec_encode4(const uint8_t b[4]) {
+  /* lo: b0, b1 already in their bf16 places (bits 15, 10..4 and 31, 26..20) */
+  uint32_t e = (uint32_t)tps_e4m3_bf16_place(b[0]) | (uint32_t)tps_e4m3_bf16_place(b[1]) << 16;
+  /* hi, in the 16 bits left: b2's sign at 11, exponent bits e3..e1 at 14..12, e0 m2 m1 m0 at
+   * 3..0 (E << 4 moves the sign to 15 and the low nibble to 7..4; E >> 4 moves 14..12 to
+   * 10..8); b3 likewise 16 bits up */
+  for (int i = 0; i < 2; i++) {
+    const uint32_t v = b[2 + i], sh = 16u * (uint32_t)i;
+    e |= ((v >> 7) & 1u) << (11 + sh) | ((v >> 4) & 7u) << (12 + sh) | (v & 0xFu) << sh;
+  }
+  return e;
+}

@@ -39,6 +39,18 @@ void tps_w8_expand_32x32(const uint8_t *sb, int n, int k, uint8_t *s);
 /* Dequantize q with 1x32 scales s to double w[N x K] (the exact weights of the GEMM). */
 void tps_w8_dequant_1x32(const uint8_t *q, const uint8_t *s, int n, int k, double *w);
 
+/* The "bf16 placement" of an E4M3 byte b: the 16 bits (b & 0x80) << 8 | (b & 0x7F) << 4, a
+ * bf16 whose value is the E4M3 value times 2^-120 (normal and subnormal codes alike); the
+ * kernels multiply it by a power of two to apply the bias and the block scale, exactly. */
+uint16_t tps_e4m3_bf16_place(uint8_t b);
+/* The SM90 kernels' record encoding of four E4M3 bytes b[0..3] (one 32-bit word, the order
+ * of the k64-permuted layout): a bit permutation chosen so that two bf16x2 words of
+ * placements come out of it in four integer operations (w8_device.cuh, w8_decode4):
+ *   lo = E & 0x87F087F0                                  = {place(b0), place(b1)}
+ *   hi = ((E << 4) & 0x80F080F0) | ((E >> 4) & 0x07000700) = {place(b2), place(b3)}
+ * (the plain bytes need seven: two byte permutes and five shifts and masks per pair). */
+uint32_t tps_w8_rec_encode4(const uint8_t b[4]);
+
 #ifdef __cplusplus
 }
 #endif

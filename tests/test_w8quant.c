@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "../kernels/w8quant.h"
 
 static int fails = 0;
@@ -92,6 +93,47 @@ int main(void) {
       if (fabs(d[i] - w[i]) > ldexp(fabs(w[i]), -4) + ldexp(sc, -10)) bad++;
     }
     EXPECT(bad == 0, "%d elements outside the E4M3 rounding bound", bad);
+  }
+  /* bf16 placement: a bf16 (the top half of a float) worth the E4M3 value times 2^-120, for
+   * every finite code (0x38 = 1.0 -> 0x0380: exponent field 7, 2^(7-127)) */
+  EXPECT(tps_e4m3_bf16_place(0x38) == 0x0380, "place(0x38) = 0x%04X", tps_e4m3_bf16_place(0x38));
+  EXPECT(tps_e4m3_bf16_place(0xC0) == 0x8400, "place(0xC0) = 0x%04X", tps_e4m3_bf16_place(0xC0));
+  for (int b = 0; b < 256; b++) {
+    if ((b & 0x7F) == 0x7F) continue;
+    const uint32_t bits = (uint32_t)tps_e4m3_bf16_place((uint8_t)b) << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    EXPECT((double)f == ldexp(tps_e4m3_to_double((uint8_t)b), -120), "place(0x%02X) is %g", b, (double)f);
+  }
+  /* record encoding: the device's four operations (w8_device.cuh) give back the placements
+   * of all four bytes, for every byte value in every position (others random) */
+  {
+    int bad = 0;
+    srand(11);
+    for (int pos = 0; pos < 4; pos++)
+      for (int v = 0; v < 256; v++)
+        for (int rep = 0; rep < 8; rep++) {
+          uint8_t b[4];
+          for (int i = 0; i < 4; i++) b[i] = (uint8_t)(rand() & 0xFF);
+          b[pos] = (uint8_t)v;
+          const uint32_t e = tps_w8_rec_encode4(b);
+          const uint32_t lo = e & 0x87F087F0u, hi = ((e << 4) & 0x80F080F0u) | ((e >> 4) & 0x07000700u);
+          const uint32_t want_lo = tps_e4m3_bf16_place(b[0]) | (uint32_t)tps_e4m3_bf16_place(b[1]) << 16;
+          const uint32_t want_hi = tps_e4m3_bf16_place(b[2]) | (uint32_t)tps_e4m3_bf16_place(b[3]) << 16;
+          bad += lo != want_lo || hi != want_hi;
+        }
+    EXPECT(bad == 0, "record encoding: %d of 8192 words decode wrongly", bad);
+    /* and it is a permutation of the 32 bits: distinct words stay distinct (each single bit
+     * of the input maps to a single bit) */
+    uint32_t seen = 0;
+    for (int bit = 0; bit < 32; bit++) {
+      uint8_t b[4] = {0, 0, 0, 0};
+      b[bit / 8] = (uint8_t)(1u << (bit % 8));
+      const uint32_t e = tps_w8_rec_encode4(b);
+      EXPECT(e && !(e & (e - 1)) && !(e & seen), "input bit %d -> 0x%08X", bit, e);
+      seen |= e;
+    }
+    EXPECT(seen == 0xFFFFFFFFu, "the encoding covers 0x%08X", seen);
   }
   printf("%s\n", fails ? "test_w8quant: FAILED" : "test_w8quant: ok");
   return fails ? 1 : 0;
