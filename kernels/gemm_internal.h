@@ -44,8 +44,6 @@ struct tps_gemm {
                                    rows past N are zeros */
   uint8_t *h_q, *h_s;           /* host copies in the plain 1x32 layout (for tps_gemm_weights) */
   float *part;                  /* split-K partial sums (mma kernel) */
-  float *w8c_part;              /* SM90 stream kernel, L2 exchange: [N/128][8][64][128] fp32 */
-  size_t w8c_part_bytes;
   size_t part_bytes;
   int *counters;                /* split-K arrival counters, one per output tile (zeroed) */
   int ncounters;
@@ -77,11 +75,13 @@ enum { TPS_W8C_SPLITS = 8 }; /* stream kernel: cluster split-K (one launch per t
 int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) */
 int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
 int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 32, 48, 64) */
-/* stream kernel: how tile t exchanges its split-K partials (TPS_W8_SUM=0..4 forces one):
- * stored into the owner's shared memory by each thread (push), loaded from the others' (pull),
- * through L2 (l2), staged and sent by one bulk copy per owner (bulk), or by st.async from the
- * accumulators (async); the sums are in the same order, so all five give the same bits */
-enum { TPS_W8C_SUM_PUSH = 0, TPS_W8C_SUM_PULL = 1, TPS_W8C_SUM_L2 = 2, TPS_W8C_SUM_BULK = 3, TPS_W8C_SUM_ASYNC = 4 };
+/* stream kernel: how tile t exchanges its split-K partials (TPS_W8_SUM=0|1|4 forces one;
+ * default 4 for every tile): stored into the owner's shared memory by each thread with plain
+ * remote stores and a cluster barrier (push), loaded from the others' (pull), or sent by
+ * st.async from the accumulators, completing on the owner's mbarrier (async); the sums are in
+ * the same order, so all three give the same bits.  (2 and 3 were partials through L2 and by
+ * bulk copies, measured slower and removed: data/h200_gemm_tuning.txt, 2026-12-04.) */
+enum { TPS_W8C_SUM_PUSH = 0, TPS_W8C_SUM_PULL = 1, TPS_W8C_SUM_ASYNC = 4 }; /* 2, 3: removed forms */
 int tps_w8c_sum(int t);
 int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 /* Developer traces of the stream kernel (tests/w8trace.c): with buf != NULL, later launches

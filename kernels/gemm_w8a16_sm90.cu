@@ -15,11 +15,16 @@
  *   through shared memory for coalesced stores.  Small M (SPLIT = 8, the "stream" kind):
  *   the K range is split over a (1, 1, 8) cluster, every chunk of a block's range is
  *   resident (10 stages for K = 5120) and its MMAs are issued as soon as it lands; the 8
- *   fp32 partials are summed through distributed shared memory in rank order (pushed into
- *   the owner for the 16-token tile, pulled by the owner for larger tiles: tps_w8c_pull).
+ *   fp32 partials are summed through distributed shared memory in rank order (sent to
+ *   each token's owner block by st.async, straight from the accumulators: tps_w8c_sum).
+ *   Weights come from the packed records in a bit-permuted encoding (tps_w8_rec_encode4,
+ *   w8_decode4: four integer operations and two bf16x2 multiplies per four weights).
  * Earlier forms, measured and dropped (data/h200_gemm_tuning.txt): the same MMA loop fed by
  * per-thread cp.async (1.21x slower at M = 4096: 160.1 vs 132.5 us), and mma.sync stream kernels with weights
- * loaded straight into registers or by bulk copies (1.17x dense-bf16 at best at M = 1).
+ * loaded straight into registers or by bulk copies (1.17x dense-bf16 at best at M = 1);
+ * in the stream kernel (2026-12-04): X tiles by every thread's cp.async instead of the TMA
+ * unit (0.8-1.7 us slower), records and X tiles issued by two threads (slower), split-K
+ * partials through L2 or by bulk copies of staged tiles (slower than st.async).
  *
  * Elsewhere (no sm_90a code) the kernels are empty stubs and tps_w8g_prepare leaves
  * wgmma_ok = 0 (a probe kernel reports which body was built). */
@@ -254,13 +259,11 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, uint32_
  * in rank order; PUSH = 0 (the earlier form), partials to local shared memory, a cluster
  * barrier, the owners read them remotely, a second cluster barrier.  Same sums, same order:
  * bitwise the same results. */
-/* PUSH = 3: fp32 row stride of the staged and received partial tiles (128 rows + 4) */
-constexpr int B3_PS = 132;
 template <int BT, int STAGES, int SPLIT, int NACC, int PUSH, int TRACE>
 __global__ void __launch_bounds__(256, 1)
 w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmr,
            const uint8_t *__restrict__ wrec, int rec_bulk, bf16 *__restrict__ Y, int M, int N, int K,
-           float *gpart, unsigned long long *__restrict__ trace, int tflags) {
+           unsigned long long *__restrict__ trace, int tflags) {
 #ifdef TPS_SM90
   /* TRACE = 1 (developer forms, tps_w8c_set_trace): thread 0 of every block records clock64
    * at the phase boundaries below and stores them to trace[block * 32 ..] (TPS_W8_TR_*);
@@ -296,7 +299,7 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
   const uint32_t sbase = (sraw + 1023u) & ~1023u;
   uint8_t *sptr = smem_raw + (sbase - sraw);
   const uint32_t full0 = sbase + STAGES * Sh::STAGE_BYTES, empty0 = full0 + 8 * STAGES;
-  const uint32_t rbar = full0 + 16 * STAGES; /* PUSH = 3: receive barrier */
+  const uint32_t rbar = full0 + 16 * STAGES; /* PUSH = 4: receive barrier */
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, c = lane & 3;
   const int n0 = blockIdx.x * 128, t0 = blockIdx.y * BT;
@@ -309,8 +312,12 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
   const int kc0 = SPLIT > 1 ? (int)rank * kper < kall ? (int)rank * kper : kall : 0;
   const int nch = SPLIT > 1 ? (kc0 + kper < kall ? kper : kall - kc0) : kall;
   /* X rows a stage receives: split-K launches take one token tile of M <= BT rows and the
-   * host makes the X box M rows high (tps_w8c_run); the others a BT-row box (rows past M
-   * zero-filled by the TMA unit) */
+   * host makes the X box M rows high (launch_w8t); the others a BT-row box (rows past M
+   * zero-filled by the TMA unit).  Rows xrows..BT-1 of a split-K stage are left as they are:
+   * they feed only the MMA columns of tokens >= M, whose sums are never stored (columns of
+   * an MMA do not mix).  Measured (runs 2-4 of 2026-12-04, data/h200_gemm_tuning.txt): the
+   * out-of-bounds BT-row box and, with the exact box, zeroing those rows in shared memory
+   * (plus the proxy fence the MMAs then need) each cost 0.2-0.6 us at M = 1, 24, 40, 56. */
   const int xrows = SPLIT > 1 && M < BT ? M : BT;
   const uint32_t xbytes = skip_x ? 0u : (uint32_t)xrows * 128u;
   /* thread 0: fill chunk `chunk` into its stage (waiting until every warp released it) */
@@ -336,28 +343,18 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
       mb_init(full0 + 8 * s, 1);
       mb_init(empty0 + 8 * s, 8);
     }
-    if (SPLIT > 1 && PUSH >= 3) { /* the receive barrier: one arrival (here) and the bytes of
+    if (SPLIT > 1 && PUSH == 4) { /* the receive barrier: one arrival (here) and the bytes of
                                      the SPLIT - 1 other blocks' slices */
       mb_init(rbar, 1);
-      mb_expect(rbar, (SPLIT - 1) * BT / SPLIT * (PUSH == 3 ? B3_PS : 128) * 4);
+      mb_expect(rbar, (SPLIT - 1) * BT / SPLIT * 128 * 4);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     /* the first stages' copies go out before the block barrier (only this thread has used
      * the barriers so far; the others wait on them after it) */
     for (int ch = 0; ch < STAGES && ch < nch; ch++) produce(ch);
   }
-  if (SPLIT > 1 && xrows < BT && xbytes) {
-    /* a split-K launch of fewer rows than the tile: the X box had xrows rows (no
-     * out-of-bounds box: measured slow); rows xrows..BT-1 of each stage's X tile are zeroed
-     * here (whole 128-byte rows, so the swizzle does not matter), read by wgmma (async
-     * proxy) after the fence and the barrier */
-    const int per = SPLIT > 1 ? (BT - xrows) * 8 : 1;
-    for (int i = tid; i < nch * per; i += 256)
-      *reinterpret_cast<uint4 *>(sptr + (i / per) * Sh::STAGE_BYTES + xrows * 128 + (i % per) * 16) = make_uint4(0, 0, 0, 0);
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  }
   __syncthreads();
-  if (SPLIT > 1 && PUSH >= 3) /* phase 1 of the cluster barrier, after the barrier inits (their
+  if (SPLIT > 1 && PUSH == 4) /* phase 1 of the cluster barrier, after the barrier inits (their
                                  fence releases them to the cluster) */
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
   stamp(TPS_W8_TR_ISSUED);
@@ -480,8 +477,14 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
      * 16-byte st.async to position p of o's receive buffer [source rank][32 TPR][float4]
      * (plain st.shared for this block's own tokens), completing on o's receive barrier.
      * The owner sums position q over the SPLIT sources in rank order (same bits as the
-     * other forms) and maps q back to its two tokens and two rows.  Cluster barrier as in
-     * the bulk form. */
+     * other forms) and maps q back to its two tokens and two rows.  Cluster barrier:
+     * arrived at after the barrier inits, waited for before the first st.async (every
+     * receive barrier is initialized); arrived at again once this block has received
+     * everything, waited for at the end.
+     * Measured against the other forms (runs 1-4 of 2026-12-04, data/h200_gemm_tuning.txt;
+     * M = 64: 8.03 us pull, 7.54 through L2, 7.14 by bulk copies, 6.88 by st.async); the
+     * L2 and bulk-copy forms (TPS_W8_SUM=2, 3 in those runs) were removed. */
+    static_assert(16 * STAGES + 8 <= 256, "receive barrier before the receive buffer");
     constexpr int TPR = BT / SPLIT, HP = TPR / 2;
     float4 *recv = reinterpret_cast<float4 *>(sptr + STAGES * Sh::STAGE_BYTES + 256);
     stamp(TPS_W8_TR_RED0);
@@ -526,105 +529,6 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     stamp(TPS_W8_TR_RED2);
     asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
     stamp(TPS_W8_TR_END);
-    trace_out();
-    return;
-  }
-  if (SPLIT > 1 && PUSH == 3) {
-    /* partials by bulk copies (the TMA engine) into the owners' shared memory: each block
-     * stages its fp32 partial tile [BT tokens][B3_PS] (128 rows + 4 pad: conflict-free
-     * stores) over its stages, then sends owner o's TPR-token slice to o's receive buffer
-     * [source rank][TPR][B3_PS] with one cp.async.bulk per owner, completing on o's receive
-     * barrier; each owner waits for its SPLIT - 1 slices and sums the SPLIT partials of its
-     * tokens in rank order 0..SPLIT-1 (the pull form's order: same bits).  Cluster barrier:
-     * arrived at after the barrier inits, waited for before the first copy (every receive
-     * barrier is initialized); arrived at again once this block has received everything,
-     * waited for at the end (no block leaves while a copy may still read its shared memory). */
-    constexpr int TPR = BT / SPLIT;
-    constexpr uint32_t SLICE = TPR * B3_PS * 4;
-    static_assert(16 * STAGES + 8 <= 256 && BT * B3_PS * 4 <= Sh::MAIN, "receive barrier before the buffer; staging fits the stages");
-    float *stg = reinterpret_cast<float *>(sptr);
-    float *recv = reinterpret_cast<float *>(sptr + STAGES * Sh::STAGE_BYTES + 256);
-    __syncthreads(); /* every warp is past its last MMA: the stages are free */
-    stamp(TPS_W8_TR_RED0);
-    if (!skip_sum) {
-#pragma unroll
-      for (int i = 0; i < BT / 8; i++)
-#pragma unroll
-        for (int v = 0; v < 4; v++) stg[(8 * i + 2 * c + (v & 1)) * B3_PS + rl + (v >> 1) * 8] = acc[4 * i + v];
-    }
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* generic stores -> bulk-copy reads */
-    __syncthreads();
-    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
-    if (!skip_sum) {
-      if (tid < SPLIT && tid != (int)rank) {
-        const uint32_t src = (uint32_t)__cvta_generic_to_shared(stg + tid * TPR * B3_PS);
-        uint32_t dst = (uint32_t)__cvta_generic_to_shared(recv + rank * TPR * B3_PS), bar = rbar;
-        asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(dst) : "r"(tid));
-        asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(bar) : "r"(tid));
-        asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-                     ::"r"(dst), "r"(src), "r"(SLICE), "r"(bar) : "memory");
-      }
-      mbar_wait(rbar, 0);
-    }
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-    stamp(TPS_W8_TR_RED1);
-    for (int i = skip_sum ? TPR * 32 : tid; i < TPR * 32; i += 256) {
-      const int tl = i >> 5, col = (i & 31) * 4, t = t0 + (int)rank * TPR + tl, n = n0 + col;
-      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-      for (int r = 0; r < SPLIT; r++) {
-        const float *src = r == (int)rank ? stg + (r * TPR + tl) * B3_PS : recv + (r * TPR + tl) * B3_PS;
-        const float4 v = *reinterpret_cast<const float4 *>(src + col);
-        sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
-      }
-      if (t < M && n < N) {
-        __nv_bfloat162 lo = __floats2bfloat162_rn(sum.x, sum.y), hi = __floats2bfloat162_rn(sum.z, sum.w);
-        uint2 out;
-        out.x = *reinterpret_cast<uint32_t *>(&lo);
-        out.y = *reinterpret_cast<uint32_t *>(&hi);
-        *reinterpret_cast<uint2 *>(Y + (size_t)t * N + n) = out;
-      }
-    }
-    stamp(TPS_W8_TR_RED2);
-    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
-    stamp(TPS_W8_TR_END);
-    trace_out();
-    return;
-  }
-  if (SPLIT > 1 && PUSH == 2) {
-    /* partials through L2: this block's fp32 partial tile [BT tokens][128 rows] to gpart
-     * (L2 only: st/ld .cg), one cluster barrier (release / acquire at cluster scope), then
-     * each owner sums its tokens' SPLIT partials in rank order 0..SPLIT-1 as the pull form
-     * does (same bits); no block reads another's shared memory, so no second barrier */
-    constexpr int TPR = BT / SPLIT;
-    float *mine = gpart + (size_t)(blockIdx.x * SPLIT + rank) * BT * 128;
-    stamp(TPS_W8_TR_RED0);
-    if (!skip_sum) {
-#pragma unroll
-      for (int i = 0; i < BT / 8; i++)
-#pragma unroll
-        for (int v = 0; v < 4; v++) __stcg(mine + (8 * i + 2 * c + (v & 1)) * 128 + rl + (v >> 1) * 8, acc[4 * i + v]);
-    }
-    cooperative_groups::this_cluster().sync();
-    stamp(TPS_W8_TR_RED1);
-    for (int i = skip_sum ? TPR * 32 : tid; i < TPR * 32; i += 256) {
-      const int tl = (int)rank * TPR + (i >> 5), col = (i & 31) * 4, t = t0 + tl, n = n0 + col;
-      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-      float4 v[SPLIT];
-#pragma unroll
-      for (int r = 0; r < SPLIT; r++)
-        v[r] = __ldcg(reinterpret_cast<const float4 *>(gpart + ((size_t)(blockIdx.x * SPLIT + r) * BT + tl) * 128 + col));
-#pragma unroll
-      for (int r = 0; r < SPLIT; r++) { sum.x += v[r].x; sum.y += v[r].y; sum.z += v[r].z; sum.w += v[r].w; }
-      if (t < M && n < N) {
-        __nv_bfloat162 lo = __floats2bfloat162_rn(sum.x, sum.y), hi = __floats2bfloat162_rn(sum.z, sum.w);
-        uint2 out;
-        out.x = *reinterpret_cast<uint32_t *>(&lo);
-        out.y = *reinterpret_cast<uint32_t *>(&hi);
-        *reinterpret_cast<uint2 *>(Y + (size_t)t * N + n) = out;
-      }
-    }
-    stamp(TPS_W8_TR_RED2);
     trace_out();
     return;
   }
@@ -724,20 +628,20 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 /* ------------------------------------------------------------------ host side */
 
 typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const uint8_t *, int, bf16 *, int, int, int,
-                       float *, unsigned long long *, int);
+                       unsigned long long *, int);
 /* fn[TPS_W8C_SUM_*]: the forms by partial-sum exchange; tr, tr_nomma: traced forms (with and
  * without MMAs), indexed the same way */
-typedef struct { int bt, stages, smem; w8t_fn fn[5], tr[5], tr_nomma[5]; } w8t_variant;
+typedef struct { int bt, stages, smem; w8t_fn fn[3], tr[3], tr_nomma[3]; } w8t_variant;
 /* no split-K */
-#define W8T(BT, ST, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, {w8t_kernel<BT, ST, 1, NA, 0, 0>, NULL, NULL, NULL, NULL}, {NULL}, {NULL} }
+#define W8T(BT, ST, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, {w8t_kernel<BT, ST, 1, NA, 0, 0>, NULL, NULL}, {NULL}, {NULL} }
 /* split-K stream forms (kernel PUSH: 0 pull, 1 push, 2 through L2); + the receive buffer of
  * the push form */
 #define W8K(BT, ST, P, T) w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, P, T>
 #define W8S(BT, ST) \
-  { BT, ST, WgShape<BT, ST>::SMEM + 256 + BT * B3_PS * 4, \
-    {W8K(BT, ST, 1, 0), W8K(BT, ST, 0, 0), W8K(BT, ST, 2, 0), W8K(BT, ST, 3, 0), W8K(BT, ST, 4, 0)}, \
-    {W8K(BT, ST, 1, 1), W8K(BT, ST, 0, 1), W8K(BT, ST, 2, 1), W8K(BT, ST, 3, 1), W8K(BT, ST, 4, 1)}, \
-    {W8K(BT, ST, 1, 2), W8K(BT, ST, 0, 2), W8K(BT, ST, 2, 2), W8K(BT, ST, 3, 2), W8K(BT, ST, 4, 2)} }
+  { BT, ST, WgShape<BT, ST>::SMEM + 256 + BT * 128 * 4, \
+    {W8K(BT, ST, 1, 0), W8K(BT, ST, 0, 0), W8K(BT, ST, 4, 0)}, \
+    {W8K(BT, ST, 1, 1), W8K(BT, ST, 0, 1), W8K(BT, ST, 4, 1)}, \
+    {W8K(BT, ST, 1, 2), W8K(BT, ST, 0, 2), W8K(BT, ST, 4, 2)} }
 /* accumulator sets: 4 for 64-token tiles; 1 for 128 (2 sets measured 12% slower) and 256 */
 static const w8t_variant tvariants[] = {W8T(64, 8, 4), W8T(128, 8, 1), W8T(256, 5, 1)};
 /* split-K over a cluster of TPS_W8C_SPLITS blocks, for small M: 16, 32, 48, 64 tokens, one
@@ -784,16 +688,11 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   for (int v = 0; v < NTVARIANTS; v++)
     CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn[0], cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
   for (int v = 0; v < NSVARIANTS; v++)
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 3; i++) {
       CUDA_TRY(cudaFuncSetAttribute(svariants[v].fn[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
       CUDA_TRY(cudaFuncSetAttribute(svariants[v].tr[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
       CUDA_TRY(cudaFuncSetAttribute(svariants[v].tr_nomma[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
     }
-  /* the L2 form's partials: [128-row block][rank][64 tokens][128 rows] fp32 */
-  if (!g->w8c_part) {
-    g->w8c_part_bytes = (size_t)((g->n + 127) / 128) * TPS_W8C_SPLITS * 64 * 128 * sizeof(float);
-    CUDA_TRY(cudaMalloc(&g->w8c_part, g->w8c_part_bytes));
-  }
   if (!encode_tiled) {
     cudaDriverEntryPointQueryResult q;
     void *fn = NULL;
@@ -842,8 +741,8 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
                       unsigned cx, unsigned cz, cudaStream_t s) {
   CUtensorMap mx;
   /* split-K launches (one token tile, rows <= bt): a box of exactly `rows` rows (the kernel
-   * expects that many bytes and zeroes the rest: an out-of-bounds box, zero-filled by the
-   * TMA unit, measured up to 0.6 us slower at M = 56, run 2 of 2026-12-04) */
+   * expects that many bytes; an out-of-bounds box, zero-filled by the TMA unit, measured up
+   * to 0.6 us slower at M = 56, run 2 of 2026-12-04) */
   const uint32_t box_rows = gz > 1 && rows < w->bt ? (uint32_t)rows : (uint32_t)w->bt;
   TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)rows, (uint64_t)g->k * 2, 64,
                    box_rows, CU_TENSOR_MAP_SWIZZLE_128B));
@@ -859,11 +758,9 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
   cfg.stream = s;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  /* split-K stream kernel: push partial sums for the 16-token tile, pull for the larger
-   * ones (measured, run 16 of the third session in data/h200_gemm_tuning.txt: push 6.08 vs
-   * pull 6.50 us at M = 16, but 11.07 vs 8.08 us at M = 64, where each thread makes 16
-   * remote 8-byte stores); TPS_W8_SUM=0|1|2 forces one */
-  const int sum = w->fn[1] ? tps_w8c_sum(w->bt) : 0;
+  /* split-K stream kernel: partial sums by st.async for every tile (tps_w8c_sum; measured,
+   * runs 1-4 of 2026-12-04 in data/h200_gemm_tuning.txt); TPS_W8_SUM=0|1|4 forces one */
+  const int f = w->fn[1] ? tps_w8c_sum(w->bt) : TPS_W8C_SUM_PUSH, sum = f == TPS_W8C_SUM_ASYNC ? 2 : f;
   w8t_fn fn = w->fn[sum];
   if (trace_buf && w->tr[sum]) fn = trace_flags & TPS_W8_SKIP_MMA ? w->tr_nomma[sum] : w->tr[sum];
   /* records by the 3D tensor map (default) or, with TPS_W8_RECBULK=1, by a plain bulk copy
@@ -873,7 +770,7 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
   memcpy(&mr, g->tm_rec, sizeof mr);
   const int rec_bulk = tps_w8_env_int("TPS_W8_RECBULK", 0) == 1;
   CUDA_TRY(cudaLaunchKernelEx(&cfg, fn, mx, mr, (const uint8_t *)g->w_rec, rec_bulk, (bf16 *)y, rows, g->n, g->k,
-                              g->w8c_part, trace_buf, trace_flags));
+                              trace_buf, trace_flags));
   CUDA_LAUNCH_CHECK();
   return TPS_K_OK;
 }
@@ -905,7 +802,7 @@ extern "C" int tps_w8c_tokens(int m) {
 
 extern "C" int tps_w8c_sum(int t) {
   const int o = tps_w8_env_int("TPS_W8_SUM", -1);
-  return o >= TPS_W8C_SUM_PUSH && o <= TPS_W8C_SUM_ASYNC ? o : t > 16 ? TPS_W8C_SUM_PULL : TPS_W8C_SUM_PUSH;
+  return o == TPS_W8C_SUM_PUSH || o == TPS_W8C_SUM_PULL ? o : TPS_W8C_SUM_ASYNC;
 }
 
 static const w8t_variant *stream_variant(int t) {
