@@ -41,6 +41,7 @@
 #include "check.h"
 #include "gemm.h"
 #include "harness.h"
+#include "w8quant.h"
 
 typedef __nv_bfloat16 bf16;
 
@@ -370,6 +371,10 @@ static int parse(int argc, char **argv, opts_t *o) {
     if (o->tokens[i] > 65536) { tps_die_msg("bench gemm: token count %ld above 65536", o->tokens[i]); return TPS_EXIT_USAGE; }
   for (size_t i = 0; i < o->ntps; i++)
     if (o->tps[i] < 1 || o->tps[i] > 1024) { tps_die_msg("bench gemm: impossible TP %ld (1..1024)", o->tps[i]); return TPS_EXIT_USAGE; }
+  /* the W8A16 overrides the table would record: an unknown one or a value not allowed
+   * fails here, before any GPU work (the plan would refuse it too) */
+  char why[256];
+  if (tps_w8_check_env(why, sizeof why)) { tps_die_msg("bench gemm: %s", why); return TPS_EXIT_USAGE; }
   return 0;
 }
 

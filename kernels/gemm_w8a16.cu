@@ -273,6 +273,7 @@ static const w8_variant variants[] = {
     W8V(128, 128, 32, 64, 4),  /* 8: large M, 8 warps (4x2), 32x64 warp tiles */
 };
 enum { NVARIANTS = sizeof variants / sizeof variants[0] };
+static_assert((int)NVARIANTS == (int)TPS_W8_MMA_VARIANTS, "w8quant.h's count of the mma variants (the overrides' range)");
 static int occ_blocks[NVARIANTS]; /* resident blocks per SM, per variant (filled at prepare) */
 
 extern "C" int tps_w8_env_int(const char *name, int dflt) {
@@ -360,6 +361,13 @@ static void w8_workspace(const tps_gemm *g, int m, size_t *part, int *tiles) {
 }
 
 extern "C" int tps_w8_prepare(tps_gemm *g) {
+  {
+    char why[256];
+    if (tps_w8_check_env(why, sizeof why)) {
+      fprintf(stderr, "tpsplit: gemm: %s\n", why);
+      return TPS_K_ERR;
+    }
+  }
   const int n = g->n, k = g->k, kb = k / 32;
   size_t nk = (size_t)n * k;
   uint8_t *pq = (uint8_t *)malloc(nk), *ps = (uint8_t *)malloc(nk / 32);

@@ -1,4 +1,7 @@
 /* w8quant.c: see w8quant.h.  Pure C, no CUDA: also built into the GPU-free unit test. */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
 #include "w8quant.h"
 #include <math.h>
 
@@ -114,4 +117,64 @@ uint32_t tps_w8_rec_encode4(const uint8_t b[4]) {
     e |= ((v >> 7) & 1u) << (11 + sh) | ((v >> 4) & 7u) << (12 + sh) | (v & 0xFu) << sh;
   }
   return e;
+}
+
+/* allowed values: a '|' list of words, or an integer range */
+typedef struct { const char *name, *words; long lo, hi; } w8_override;
+static const w8_override w8_overrides[] = {
+    {"TPS_W8_KERNEL", "stream|wgmma|mma", 0, 0},
+    {"TPS_W8_BT", "64|128|256", 0, 0},
+    {"TPS_W8_SBT", "16|32|48|64", 0, 0},
+    {"TPS_W8_SUM", "0|1|4", 0, 0},
+    {"TPS_W8_RECBULK", "0|1", 0, 0},
+    {"TPS_W8_STREAM_MAX", NULL, 0, 1L << 30},
+    {"TPS_W8_VARIANT", NULL, 0, TPS_W8_MMA_VARIANTS - 1},
+    {"TPS_W8_LARGE", NULL, 0, TPS_W8_MMA_VARIANTS - 1},
+    {"TPS_W8_SPLITK", NULL, 0, 64},
+};
+
+static int w8_word_in(const char *v, const char *words) {
+  const size_t n = strlen(v);
+  for (const char *w = words; *w;) {
+    const char *e = strchr(w, '|');
+    const size_t len = e ? (size_t)(e - w) : strlen(w);
+    if (len == n && !strncmp(w, v, n)) return 1;
+    if (!e) break;
+    w = e + 1;
+  }
+  return 0;
+}
+
+extern char **environ;
+
+int tps_w8_check_env(char *msg, size_t msgsz) {
+  for (char **ep = environ; ep && *ep; ep++) {
+    if (strncmp(*ep, "TPS_W8_", 7)) continue;
+    const char *eq = strchr(*ep, '=');
+    if (!eq) continue;
+    const size_t nlen = (size_t)(eq - *ep);
+    const char *v = eq + 1;
+    const w8_override *o = NULL;
+    for (size_t i = 0; i < sizeof w8_overrides / sizeof *w8_overrides; i++)
+      if (strlen(w8_overrides[i].name) == nlen && !strncmp(w8_overrides[i].name, *ep, nlen)) o = &w8_overrides[i];
+    if (!o) {
+      snprintf(msg, msgsz, "%.*s: unknown W8A16 override (known: TPS_W8_KERNEL, _BT, _SBT, _SUM, _RECBULK, _STREAM_MAX, _VARIANT, _LARGE, _SPLITK)",
+               (int)nlen, *ep);
+      return -1;
+    }
+    if (o->words) {
+      if (!w8_word_in(v, o->words)) {
+        snprintf(msg, msgsz, "%s=%s: not one of %s", o->name, v, o->words);
+        return -1;
+      }
+    } else {
+      char *end;
+      const long x = strtol(v, &end, 10);
+      if (!*v || *end || x < o->lo || x > o->hi) {
+        snprintf(msg, msgsz, "%s=%s: not an integer in %ld..%ld", o->name, v, o->lo, o->hi);
+        return -1;
+      }
+    }
+  }
+  return 0;
 }

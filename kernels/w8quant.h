@@ -51,6 +51,14 @@ uint16_t tps_e4m3_bf16_place(uint8_t b);
  * (the plain bytes need seven: two byte permutes and five shifts and masks per pair). */
 uint32_t tps_w8_rec_encode4(const uint8_t b[4]);
 
+/* The W8A16 kernels' developer overrides (environment variables TPS_W8_*, README "GEMM
+ * paths"): 0 when every TPS_W8_* variable set is a known one with an allowed value; else -1
+ * and a one-line reason in msg (an unknown name, such as the removed TPS_W8_PULL, or a value
+ * not allowed, such as TPS_W8_SUM=2, whose form was removed), so that a sweep never runs the
+ * default while its table records the override.  Checked when a W8A16 plan is created. */
+enum { TPS_W8_MMA_VARIANTS = 9 }; /* mma.sync tile variants (TPS_W8_VARIANT, TPS_W8_LARGE) */
+int tps_w8_check_env(char *msg, size_t msgsz);
+
 #ifdef __cplusplus
 }
 #endif

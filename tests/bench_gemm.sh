@@ -10,6 +10,13 @@ expect_rc 2 "$TPSPLIT" bench gemm --tokens 1,2
 expect_rc 2 "$TPSPLIT" bench gemm --path w8a16 --k 100
 expect_rc 2 "$TPSPLIT" bench gemm --path w8a16 --tp 0
 expect_rc 2 "$TPSPLIT" bench gemm --path w8a16 --tokens 0,5
+# a W8A16 override that is unknown (TPS_W8_PULL, renamed) or not allowed (TPS_W8_SUM=2, a
+# removed form) fails at once: exit 2, one line naming it
+for ov in TPS_W8_SUM=2 TPS_W8_PULL=1 TPS_W8_SBT=40; do
+  env "$ov" "$TPSPLIT" bench gemm --path w8a16 2>"$tmp/err"; rc=$?
+  [ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "${ov%%=*}" "$tmp/err" && ok \
+    || fail "$ov: exit $rc, '$(cat "$tmp/err")'"
+done
 # an output directory that does not exist fails at once (before any GPU work): exit 2, one
 # line naming the file, nothing left behind
 "$TPSPLIT" bench gemm --path w8a16 -o "$tmp/nodir/t.tsv" 2>"$tmp/err"; rc=$?

@@ -1,5 +1,6 @@
 /* test_w8quant.c: E4M3 / E8M0 encodings and the W8A16 weight layouts (kernels/w8quant.h),
  * no GPU needed.  Expected values are worked out by hand in the comments. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,31 @@ int main(void) {
       seen |= e;
     }
     EXPECT(seen == 0xFFFFFFFFu, "the encoding covers 0x%08X", seen);
+  }
+  /* developer overrides: known names with allowed values pass, the rest fail with a reason
+   * that names the variable */
+  {
+    static const char *const all[] = {"TPS_W8_KERNEL", "TPS_W8_BT", "TPS_W8_SBT", "TPS_W8_SUM", "TPS_W8_RECBULK",
+                                      "TPS_W8_STREAM_MAX", "TPS_W8_VARIANT", "TPS_W8_LARGE", "TPS_W8_SPLITK", "TPS_W8_PULL"};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) unsetenv(all[i]);
+    char why[256] = "";
+    EXPECT(tps_w8_check_env(why, sizeof why) == 0, "no override: %s", why);
+    static const struct { const char *name, *value; int ok; const char *says; } cases[] = {
+        {"TPS_W8_SUM", "4", 1, ""},          {"TPS_W8_SUM", "2", 0, "TPS_W8_SUM=2: not one of 0|1|4"},
+        {"TPS_W8_SUM", "", 0, "TPS_W8_SUM="}, {"TPS_W8_KERNEL", "wgmma", 1, ""},
+        {"TPS_W8_KERNEL", "cublas", 0, "TPS_W8_KERNEL=cublas"}, {"TPS_W8_SBT", "48", 1, ""},
+        {"TPS_W8_SBT", "40", 0, "TPS_W8_SBT=40"}, {"TPS_W8_SPLITK", "8", 1, ""},
+        {"TPS_W8_SPLITK", "65", 0, "not an integer in 0..64"}, {"TPS_W8_SPLITK", "8x", 0, "TPS_W8_SPLITK=8x"},
+        {"TPS_W8_VARIANT", "8", 1, ""},      {"TPS_W8_VARIANT", "9", 0, "TPS_W8_VARIANT=9"},
+        {"TPS_W8_PULL", "1", 0, "TPS_W8_PULL: unknown"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+      setenv(cases[i].name, cases[i].value, 1);
+      why[0] = 0;
+      const int rc = tps_w8_check_env(why, sizeof why);
+      EXPECT((rc == 0) == cases[i].ok && strstr(why, cases[i].says), "%s=%s: rc %d, '%s'", cases[i].name, cases[i].value, rc, why);
+      unsetenv(cases[i].name);
+    }
   }
   printf("%s\n", fails ? "test_w8quant: FAILED" : "test_w8quant: ok");
   return fails ? 1 : 0;
