@@ -74,7 +74,7 @@ int tps_w8_env_int(const char *name, int dflt);
 enum { TPS_W8C_SPLITS = 8 }; /* stream kernel: cluster split-K (one launch per token tile) */
 int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) */
 int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
-int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 32, 48, 64) */
+int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 32, 48, 64, 128) */
 /* stream kernel: how tile t exchanges its split-K partials (TPS_W8_SUM=0|1|4 forces one;
  * default 4 for every tile): stored into the owner's shared memory by each thread with plain
  * remote stores and a cluster barrier (push), loaded from the others' (pull), or sent by

@@ -339,7 +339,7 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     c->bt = c->bm = tps_w8c_tokens(m); /* wgmma N */
     c->splits = TPS_W8C_SPLITS;
     c->mtiles = (m + c->bt - 1) / c->bt; /* launches */
-    c->stages = 10; /* svariants in gemm_w8a16_sm90.cu: every chunk of a block resident */
+    c->stages = c->bt == 128 ? 5 : 10; /* svariants in gemm_w8a16_sm90.cu */
   } else {
     int bt = tps_w8_env_int("TPS_W8_BT", m <= 1024 ? 128 : 256);
     c->bt = c->bm = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;

@@ -644,10 +644,12 @@ typedef struct { int bt, stages, smem; w8t_fn fn[3], tr[3], tr_nomma[3]; } w8t_v
     {W8K(BT, ST, 1, 2), W8K(BT, ST, 0, 2), W8K(BT, ST, 4, 2)} }
 /* accumulator sets: 4 for 64-token tiles; 1 for 128 (2 sets measured 12% slower) and 256 */
 static const w8t_variant tvariants[] = {W8T(64, 8, 4), W8T(128, 8, 1), W8T(256, 5, 1)};
-/* split-K over a cluster of TPS_W8C_SPLITS blocks, for small M: 16, 32, 48, 64 tokens, one
- * accumulator set (2 sets, k16 steps alternating, measured no faster at any tile: run 1 of
- * the third session) */
-static const w8t_variant svariants[] = {W8S(16, 10), W8S(32, 10), W8S(48, 10), W8S(64, 10)};
+/* split-K over a cluster of TPS_W8C_SPLITS blocks, for small M: 16, 32, 48, 64 tokens with
+ * every chunk of a block's K range resident (10 stages), one accumulator set (2 sets, k16
+ * steps alternating, measured no faster at any tile: run 1 of the third session); 128 tokens
+ * (65..256 rows) through a 5-stage ring (the resident form would need 64 accumulator and 160
+ * fragment registers per thread) */
+static const w8t_variant svariants[] = {W8S(16, 10), W8S(32, 10), W8S(48, 10), W8S(64, 10), W8S(128, 5)};
 enum { NSVARIANTS = sizeof svariants / sizeof svariants[0] };
 enum { NTVARIANTS = sizeof tvariants / sizeof tvariants[0] };
 
@@ -793,11 +795,11 @@ extern "C" int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
   return launch_w8t(g, w, x, y, m, (unsigned)((m + w->bt - 1) / w->bt), 1, 1, 1, s);
 }
 
-/* token tile by M; TPS_W8_SBT (16, 32, 48, 64) forces one for sweeps */
+/* token tile by M; TPS_W8_SBT (16, 32, 48, 64, 128) forces one for sweeps */
 extern "C" int tps_w8c_tokens(int m) {
   const int o = tps_w8_env_int("TPS_W8_SBT", 0);
-  if (o == 16 || o == 32 || o == 48 || o == 64) return o;
-  return m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : 64;
+  if (o == 16 || o == 32 || o == 48 || o == 64 || o == 128) return o;
+  return m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : m <= 64 ? 64 : 128;
 }
 
 extern "C" int tps_w8c_sum(int t) {
@@ -813,7 +815,7 @@ static const w8t_variant *stream_variant(int t) {
 
 extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s) {
   TPS_TRY(check_run(g, x, y));
-  /* launches of one token tile each (64 tokens past 48 rows); the tile by M (not by the rows
+  /* launches of one token tile each (64 tokens past 48 rows, 128 past 64); the tile by M (not by the rows
    * of a launch), so that every row of a call goes through the same tile, as
    * tps_gemm_config says */
   const int t = tps_w8c_tokens(m);

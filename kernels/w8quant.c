@@ -124,7 +124,7 @@ typedef struct { const char *name, *words; long lo, hi; } w8_override;
 static const w8_override w8_overrides[] = {
     {"TPS_W8_KERNEL", "stream|wgmma|mma", 0, 0},
     {"TPS_W8_BT", "64|128|256", 0, 0},
-    {"TPS_W8_SBT", "16|32|48|64", 0, 0},
+    {"TPS_W8_SBT", "16|32|48|64|128", 0, 0},
     {"TPS_W8_SUM", "0|1|4", 0, 0},
     {"TPS_W8_RECBULK", "0|1", 0, 0},
     {"TPS_W8_STREAM_MAX", NULL, 0, 1L << 30},

@@ -203,10 +203,10 @@ int main(void) {
   }
   /* every stream-kernel form: token tiles 16..64 (TPS_W8_SBT) x partial sums pushed, pulled
    * or by st.async (TPS_W8_SUM=0|1|4) */
-  static const char *const sbt[] = {"16", "32", "48", "64"}, *const sum[] = {"0", "1", "4"};
+  static const char *const sbt[] = {"16", "32", "48", "64", "128"}, *const sum[] = {"0", "1", "4"};
   static const char *const sumname[] = {"E4M3 codes, push", "E4M3 codes, pull", "E4M3 codes, st.async"};
   set_kernel("stream", "");
-  for (size_t a = 0; a < 4; a++)
+  for (size_t a = 0; a < 5; a++)
     for (size_t b = 0; b < 3; b++) {
       setenv("TPS_W8_SBT", sbt[a], 1);
       setenv("TPS_W8_SUM", sum[b], 1);
@@ -286,6 +286,36 @@ int main(void) {
     set_kernel("", "");
     tps_gemm_destroy(g2);
     free(q2); free(s2); free(w2);
+  }
+  /* 1c. K = 3072: 48 chunks, 6 per split, so the stream kernel's 128-token tile (5-stage
+   * ring) refills its stages while the 10-stage tiles keep every chunk resident; every
+   * exchange form of the 128-token tile gives the same bits */
+  {
+    enum { N3 = 256, K3 = 3072 };
+    uint8_t *q3 = malloc((size_t)N3 * K3), *s3 = malloc((size_t)N3 * K3 / 32);
+    double *w3 = malloc((size_t)N3 * K3 * sizeof *w3);
+    for (size_t i = 0; i < (size_t)N3 * K3; i++) {
+      int c = rand() % 254;
+      q3[i] = (uint8_t)(c < 127 ? c : c + 1);
+    }
+    for (size_t i = 0; i < (size_t)N3 * K3 / 32; i++) s3[i] = (uint8_t)(112 + rand() % 10);
+    tps_w8_dequant_1x32(q3, s3, N3, K3, w3);
+    tps_gemm *g3;
+    OK(tps_gemm_create_w8(&g3, TPS_GEMM_W8A16, N3, K3, MAXM, q3, s3));
+    static const int m3[] = {1, 65, 100, 128, 200};
+    static const char *const sbt3[] = {"", "64", "128"};
+    set_kernel("stream", "");
+    for (size_t a = 0; a < 3; a++) {
+      if (*sbt3[a]) setenv("TPS_W8_SBT", sbt3[a], 1); else unsetenv("TPS_W8_SBT");
+      for (size_t i = 0; i < (quick ? 3 : sizeof m3 / sizeof *m3); i++) check(g3, m3[i], w3, 1e-2, "N=256 K=3072");
+    }
+    setenv("TPS_W8_SBT", "128", 1);
+    same_bits(g3, 100, "stream", "TPS_W8_SUM", "1");
+    same_bits(g3, 100, "stream", "TPS_W8_SUM", "4");
+    unsetenv("TPS_W8_SBT");
+    set_kernel("", "");
+    tps_gemm_destroy(g3);
+    free(q3); free(s3); free(w3);
   }
   /* 3. cuBLASLt paths */
   for (int p = TPS_GEMM_DENSE_BF16; p <= TPS_GEMM_NATIVE_FP8; p++) {
