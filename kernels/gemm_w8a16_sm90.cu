@@ -13,8 +13,9 @@
  *   out ("empty"); thread 0 issues the copies.  Chunk c+1 is dequantized into the second A
  *   register buffer while chunk c's four wgmma run.  Large M: no split-K, results staged
  *   through shared memory for coalesced stores.  Small M (SPLIT = 8, the "stream" kind):
- *   the K range is split over a (1, 1, 8) cluster, every chunk of a block's range is
- *   resident (10 stages for K = 5120) and its MMAs are issued as soon as it lands; the 8
+ *   the K range is split over a (1, 1, 8) cluster; with token tiles of up to 64 every
+ *   chunk of a block's range is resident (10 stages for K = 5120) and its MMAs are issued as
+ *   soon as it lands (the 128-token tile, 65..256 rows, runs the 5-stage ring); the 8
  *   fp32 partials are summed through distributed shared memory in rank order (sent to
  *   each token's owner block by st.async, straight from the accumulators: tps_w8c_sum).
  *   Weights come from the packed records in a bit-permuted encoding (tps_w8_rec_encode4,
@@ -629,13 +630,13 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 
 typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const uint8_t *, int, bf16 *, int, int, int,
                        unsigned long long *, int);
-/* fn[TPS_W8C_SUM_*]: the forms by partial-sum exchange; tr, tr_nomma: traced forms (with and
- * without MMAs), indexed the same way */
+/* fn: the forms by partial-sum exchange, [0] push, [1] pull, [2] st.async (TPS_W8C_SUM_PUSH,
+ * _PULL, _ASYNC); tr, tr_nomma: traced forms (with and without MMAs), indexed the same way */
 typedef struct { int bt, stages, smem; w8t_fn fn[3], tr[3], tr_nomma[3]; } w8t_variant;
 /* no split-K */
 #define W8T(BT, ST, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, {w8t_kernel<BT, ST, 1, NA, 0, 0>, NULL, NULL}, {NULL}, {NULL} }
-/* split-K stream forms (kernel PUSH: 0 pull, 1 push, 2 through L2); + the receive buffer of
- * the push form */
+/* split-K stream forms (kernel PUSH: 1 push, 0 pull, 4 st.async); + the receive buffer
+ * (BT x 128 fp32) of the push and st.async forms */
 #define W8K(BT, ST, P, T) w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, P, T>
 #define W8S(BT, ST) \
   { BT, ST, WgShape<BT, ST>::SMEM + 256 + BT * 128 * 4, \
@@ -815,7 +816,7 @@ static const w8t_variant *stream_variant(int t) {
 
 extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s) {
   TPS_TRY(check_run(g, x, y));
-  /* launches of one token tile each (64 tokens past 48 rows, 128 past 64); the tile by M (not by the rows
+  /* launches of one token tile each (16, 32, 48, 64 or 128 tokens); the tile by M (not by the rows
    * of a launch), so that every row of a call goes through the same tile, as
    * tps_gemm_config says */
   const int t = tps_w8c_tokens(m);
