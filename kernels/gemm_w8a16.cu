@@ -2,7 +2,7 @@
  * W FP8 E4M3 (N x K) with one E8M0 scale per 1x32 block along K, Y bf16, fp32 accumulation.
  * Three kernels share one weight layout and one dequantization (w8_device.cuh);
  * tps_w8_choose picks by M and GPU:
- *  - stream (M <= 256, SM90): split-K over a thread-block cluster (gemm_w8a16_sm90.cu);
+ *  - stream (M <= 384, SM90): split-K over a thread-block cluster (gemm_w8a16_sm90.cu);
  *  - wgmma (M > 256, SM90): warpgroup MMA, weights dequantized into registers (same file);
  *  - mma (every M on other GPUs; this file): block tile BM x BN, K step 64, STAGES-deep
  *    cp.async pipeline; X tile in shared memory with a 16-byte-chunk XOR swizzle read by
@@ -318,7 +318,7 @@ static void choose_mma(const tps_gemm *g, int m, tps_w8_cfg *c) {
 }
 
 /* Configuration for m rows.  Defaults (SM90 with an sm_90a build), from the H200 sweeps
- * (README): the stream kernel for M <= 256 (launches of up to 64 tokens), the wgmma kernel
+ * (README): the stream kernel for M <= 384 (launches of up to 128 tokens), the wgmma kernel
  * above (tile 128 tokens up to M = 1024, 256 beyond); other GPUs: the mma kernel.  Environment overrides for tuning sweeps:
  * TPS_W8_KERNEL=stream|mma|wgmma (stream and wgmma only where they can run),
  * TPS_W8_STREAM_MAX (largest M for the stream kernel), TPS_W8_BT (wgmma tile),
@@ -330,7 +330,7 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   else if (ks && !strcmp(ks, "stream") && g->wgmma_ok) kind = TPS_W8K_STREAM;
   else if (ks && !strcmp(ks, "wgmma") && g->wgmma_ok) kind = TPS_W8K_WGMMA;
   else if (!g->wgmma_ok) kind = TPS_W8K_MMA;
-  else kind = m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 256) ? TPS_W8K_STREAM : TPS_W8K_WGMMA;
+  else kind = m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 384) ? TPS_W8K_STREAM : TPS_W8K_WGMMA;
   if (kind == TPS_W8K_MMA) { choose_mma(g, m, c); return TPS_K_OK; }
   memset(c, 0, sizeof *c);
   c->kind = kind;
