@@ -408,7 +408,11 @@ static int bench(const opts_t *o, bench_t *b, int *rows, int nrows, tps_timing *
   for (int i = 0; i < nrows; i++) TPS_TRY(check_m(b, rows[i], 0));
   for (size_t i = 0; i < o->ntokens; i++)
     for (size_t j = 0; j < o->ntps; j++) TPS_TRY(check_split(b, (int)o->tokens[i], (int)o->tps[j]));
-  static const char *const envs[] = {"TPS_W8_KERNEL", "TPS_W8_BT", "TPS_W8_STREAM_MAX", "TPS_W8_VARIANT", "TPS_W8_LARGE", "TPS_W8_SPLITK", "TPS_W8_SBT", "TPS_W8_SUM", "TPS_W8_RECBULK", "TPS_FLUSH", "TPS_TIMER", "TPS_CUPTI_LIB"};
+  /* every override that was set: the W8A16 ones (kernels/w8quant.h), then the harness's */
+  const char *e;
+  for (size_t i = 0; (e = tps_w8_override_name(i)) != NULL; i++)
+    if (getenv(e)) addline(b, "environment: %s=%s", e, getenv(e));
+  static const char *const envs[] = {"TPS_FLUSH", "TPS_TIMER", "TPS_CUPTI_LIB"};
   for (size_t i = 0; i < sizeof envs / sizeof *envs; i++)
     if (getenv(envs[i])) addline(b, "environment: %s=%s", envs[i], getenv(envs[i]));
   for (int i = 0; i < nrows; i++) {

@@ -220,7 +220,7 @@ extern "C" int tps_gemm_config(const tps_gemm *g, int m, char *buf, size_t bufsz
     TPS_TRY(tps_w8_choose(g, m, &c));
     if (c.kind == TPS_W8K_STREAM) {
       snprintf(buf, bufsz, "w8a16 stream: 128 weight rows x %d tokens per block, cluster split-K %d (partials %s), grid %dx%d",
-               c.bt, c.splits, tps_w8c_sum(c.bt) == TPS_W8C_SUM_PUSH ? "pushed" : tps_w8c_sum(c.bt) == TPS_W8C_SUM_PULL ? "pulled" : "by st.async", c.ntiles, c.splits);
+               c.bt, c.splits, tps_w8c_sum_name[tps_w8c_sum()], c.ntiles, c.splits);
       *id = ((uint64_t)TPS_W8K_STREAM << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.splits;
     } else if (c.kind == TPS_W8K_WGMMA) {
       snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d", c.bt, c.stages,

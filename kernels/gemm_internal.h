@@ -40,7 +40,8 @@ struct tps_gemm {
   uint64_t tm_rec[16];          /* SM90 kernels: w_rec as a 3D tensor map (CUtensorMap, 128 bytes) */
   uint8_t *w_rec;               /* SM90 kernels: packed records, one per 128-row block rb and 64-wide
                                    chunk c at (rb * K/64 + c) * TPS_W8_REC_BYTES: the 128 rows' 64
-                                   k64-permuted bytes ([128][64]), then their 2 scale bytes ([2][128]);
+                                   k64-permuted bytes ([128][64]), each 4-byte word in the record
+                                   encoding (tps_w8_rec_encode4), then their 2 scale bytes ([2][128]);
                                    rows past N are zeros */
   uint8_t *h_q, *h_s;           /* host copies in the plain 1x32 layout (for tps_gemm_weights) */
   float *part;                  /* split-K partial sums (mma kernel) */
@@ -75,14 +76,16 @@ enum { TPS_W8C_SPLITS = 8 }; /* stream kernel: cluster split-K (one launch per t
 int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) */
 int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
 int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 32, 48, 64, 128) */
-/* stream kernel: how tile t exchanges its split-K partials (TPS_W8_SUM=0|1|4 forces one;
- * default 4 for every tile): stored into the owner's shared memory by each thread with plain
+/* stream kernel: how every tile exchanges its split-K partials (TPS_W8_SUM=0|1|4 forces one;
+ * default 4, st.async): stored into the owner's shared memory by each thread with plain
  * remote stores and a cluster barrier (push), loaded from the others' (pull), or sent by
  * st.async from the accumulators, completing on the owner's mbarrier (async); the sums are in
  * the same order, so all three give the same bits.  (2 and 3 were partials through L2 and by
  * bulk copies, measured slower and removed: data/h200_gemm_tuning.txt, 2026-12-04.) */
-enum { TPS_W8C_SUM_PUSH = 0, TPS_W8C_SUM_PULL = 1, TPS_W8C_SUM_ASYNC = 4 }; /* 2, 3: removed forms */
-int tps_w8c_sum(int t);
+/* the forms, as indices of the kernel tables; TPS_W8_SUM takes 0, 1 and 4 for them */
+enum { TPS_W8C_SUM_PUSH = 0, TPS_W8C_SUM_PULL = 1, TPS_W8C_SUM_ASYNC = 2, TPS_W8C_NSUM = 3 };
+extern const char *const tps_w8c_sum_name[TPS_W8C_NSUM]; /* "pushed", "pulled", "by st.async" */
+int tps_w8c_sum(void);
 int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 /* Developer traces of the stream kernel (tests/w8trace.c): with buf != NULL, later launches
  * use the traced forms, whose thread 0 of block b stores clock64 at phase boundaries to

@@ -630,9 +630,8 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 
 typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const uint8_t *, int, bf16 *, int, int, int,
                        unsigned long long *, int);
-/* fn: the forms by partial-sum exchange, [0] push, [1] pull, [2] st.async (TPS_W8C_SUM_PUSH,
- * _PULL, _ASYNC); tr, tr_nomma: traced forms (with and without MMAs), indexed the same way */
-typedef struct { int bt, stages, smem; w8t_fn fn[3], tr[3], tr_nomma[3]; } w8t_variant;
+/* fn: the forms by partial-sum exchange, indexed by TPS_W8C_SUM_* (push, pull, st.async); tr, tr_nomma: traced forms (with and without MMAs), indexed the same way */
+typedef struct { int bt, stages, smem; w8t_fn fn[TPS_W8C_NSUM], tr[TPS_W8C_NSUM], tr_nomma[TPS_W8C_NSUM]; } w8t_variant;
 /* no split-K */
 #define W8T(BT, ST, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, {w8t_kernel<BT, ST, 1, NA, 0, 0>, NULL, NULL}, {NULL}, {NULL} }
 /* split-K stream forms (kernel PUSH: 1 push, 0 pull, 4 st.async); + the receive buffer
@@ -691,7 +690,7 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   for (int v = 0; v < NTVARIANTS; v++)
     CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn[0], cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
   for (int v = 0; v < NSVARIANTS; v++)
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < TPS_W8C_NSUM; i++) {
       CUDA_TRY(cudaFuncSetAttribute(svariants[v].fn[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
       CUDA_TRY(cudaFuncSetAttribute(svariants[v].tr[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
       CUDA_TRY(cudaFuncSetAttribute(svariants[v].tr_nomma[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
@@ -763,7 +762,7 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
   cfg.numAttrs = 1;
   /* split-K stream kernel: partial sums by st.async for every tile (tps_w8c_sum; measured,
    * runs 1-4 of 2026-12-04 in data/h200_gemm_tuning.txt); TPS_W8_SUM=0|1|4 forces one */
-  const int f = w->fn[1] ? tps_w8c_sum(w->bt) : TPS_W8C_SUM_PUSH, sum = f == TPS_W8C_SUM_ASYNC ? 2 : f;
+  const int sum = w->fn[1] ? tps_w8c_sum() : 0; /* the wgmma kernel has one form */
   w8t_fn fn = w->fn[sum];
   if (trace_buf && w->tr[sum]) fn = trace_flags & TPS_W8_SKIP_MMA ? w->tr_nomma[sum] : w->tr[sum];
   /* records by the 3D tensor map (default) or, with TPS_W8_RECBULK=1, by a plain bulk copy
@@ -803,9 +802,11 @@ extern "C" int tps_w8c_tokens(int m) {
   return m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : m <= 64 ? 64 : 128;
 }
 
-extern "C" int tps_w8c_sum(int t) {
-  const int o = tps_w8_env_int("TPS_W8_SUM", -1);
-  return o == TPS_W8C_SUM_PUSH || o == TPS_W8C_SUM_PULL ? o : TPS_W8C_SUM_ASYNC;
+extern "C" const char *const tps_w8c_sum_name[TPS_W8C_NSUM] = {"pushed", "pulled", "by st.async"};
+
+extern "C" int tps_w8c_sum(void) {
+  const int o = tps_w8_env_int("TPS_W8_SUM", 4);
+  return o == 0 ? TPS_W8C_SUM_PUSH : o == 1 ? TPS_W8C_SUM_PULL : TPS_W8C_SUM_ASYNC;
 }
 
 static const w8t_variant *stream_variant(int t) {

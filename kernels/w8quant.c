@@ -147,6 +147,10 @@ static int w8_word_in(const char *v, const char *words) {
 
 extern char **environ;
 
+#define W8_NOVERRIDES (sizeof w8_overrides / sizeof *w8_overrides)
+
+const char *tps_w8_override_name(size_t i) { return i < W8_NOVERRIDES ? w8_overrides[i].name : NULL; }
+
 int tps_w8_check_env(char *msg, size_t msgsz) {
   for (char **ep = environ; ep && *ep; ep++) {
     if (strncmp(*ep, "TPS_W8_", 7)) continue;
@@ -155,11 +159,13 @@ int tps_w8_check_env(char *msg, size_t msgsz) {
     const size_t nlen = (size_t)(eq - *ep);
     const char *v = eq + 1;
     const w8_override *o = NULL;
-    for (size_t i = 0; i < sizeof w8_overrides / sizeof *w8_overrides; i++)
+    for (size_t i = 0; i < W8_NOVERRIDES; i++)
       if (strlen(w8_overrides[i].name) == nlen && !strncmp(w8_overrides[i].name, *ep, nlen)) o = &w8_overrides[i];
     if (!o) {
-      snprintf(msg, msgsz, "%.*s: unknown W8A16 override (known: TPS_W8_KERNEL, _BT, _SBT, _SUM, _RECBULK, _STREAM_MAX, _VARIANT, _LARGE, _SPLITK)",
-               (int)nlen, *ep);
+      int at = snprintf(msg, msgsz, "%.*s: unknown W8A16 override (known:", (int)nlen, *ep);
+      for (size_t i = 0; i < W8_NOVERRIDES && at > 0 && (size_t)at < msgsz; i++)
+        at += snprintf(msg + at, msgsz - (size_t)at, " %s", w8_overrides[i].name);
+      if (at > 0 && (size_t)at < msgsz) snprintf(msg + at, msgsz - (size_t)at, ")");
       return -1;
     }
     if (o->words) {

@@ -58,6 +58,9 @@ uint32_t tps_w8_rec_encode4(const uint8_t b[4]);
  * default while its table records the override.  Checked when a W8A16 plan is created. */
 enum { TPS_W8_MMA_VARIANTS = 9 }; /* mma.sync tile variants (TPS_W8_VARIANT, TPS_W8_LARGE) */
 int tps_w8_check_env(char *msg, size_t msgsz);
+/* The names of those overrides, i = 0, 1, ...; NULL past the last (bench gemm records the
+ * ones that are set). */
+const char *tps_w8_override_name(size_t i);
 
 #ifdef __cplusplus
 }

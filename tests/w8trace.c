@@ -11,7 +11,7 @@
  * replays is printed.  With FLAGS 0 the traced form's output is compared with the
  * production form's, bit for bit (the stamps must not change what is computed).
  * The token tile follows M as in production (TPS_W8_SBT forces one); the traced forms sum
- * partials as production does (tps_w8c_sum: by tile, or TPS_W8_SUM).  With a flag set the kernel leaves a phase out and its results are wrong: only times are kept. */
+ * partials as production does (tps_w8c_sum: TPS_W8_SUM, default st.async).  With a flag set the kernel leaves a phase out and its results are wrong: only times are kept. */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include <stdio.h>
 #include <stdlib.h>
