@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cuda_runtime.h>
+#include "allgather.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -81,7 +82,7 @@ int tps_world_max(tps_world *w, double *v, size_t n);
 void tps_world_fail(tps_world *w);
 
 /* ---------------------------------------------------------------- gather (kernels/gather_*.cu) */
-enum { TPS_GATHER_NCCL = 0, TPS_GATHER_CUSTOM = 1, TPS_GATHER_AUTO = 2 }; /* = TPS_AG_* */
+/* backend ids: tps_gather_id of model/allgather.h */
 
 typedef struct {
   size_t cap_bytes;   /* per-rank input cap of the custom backend (0: 2 MiB) */

@@ -1,10 +1,38 @@
 /* allgather.c: all-gather latency model (see allgather.h for the equations). */
 #include "allgather.h"
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 const char *const tps_proto_names[TPS_NPROTO] = {"LL", "LL128", "Simple"};
-const char *const tps_ag_backend_names[3] = {"nccl", "custom", "auto"};
+const tps_gather_backend tps_gathers[TPS_NGATHERS] = {
+    [TPS_GATHER_NCCL] = {TPS_GATHER_NCCL, "nccl", "NCCL all-gather (ncclAllGather)", 0},
+    [TPS_GATHER_CUSTOM] = {TPS_GATHER_CUSTOM, "custom",
+                           "one-shot NVLink all-gather: each rank pulls every shard between two barriers", 0},
+    [TPS_GATHER_AUTO] = {TPS_GATHER_AUTO, "auto", "custom while the per-rank input <= cap, else nccl", 1},
+};
+
+int tps_gather_parse(const char *name) {
+  if (!name) return -1;
+  for (int i = 0; i < TPS_NGATHERS; i++)
+    if (strcasecmp(name, tps_gathers[i].name) == 0) return i;
+  return -1;
+}
+
+const char *tps_gather_name(int id) { return id >= 0 && id < TPS_NGATHERS ? tps_gathers[id].name : "-"; }
+
+const char *tps_gather_names(char *buf, unsigned long bufsz) {
+  if (!buf || !bufsz) return buf;
+  buf[0] = 0;
+  size_t used = 0;
+  for (int i = 0; i < TPS_NGATHERS; i++) {
+    int w = snprintf(buf + used, bufsz - used, "%s%s", used ? ", " : "", tps_gathers[i].name);
+    if (w < 0 || (size_t)w >= bufsz - used) break;
+    used += (size_t)w;
+  }
+  return buf;
+}
 
 static int crosses_nodes(const tps_ag_model *a, int n) { return a->ranks_per_node > 0 && n > a->ranks_per_node; }
 
@@ -22,17 +50,17 @@ double tps_ag_nccl_proto_us(const tps_ag_model *a, double total_bytes, int n, in
 }
 
 double tps_ag_time_us(const tps_ag_model *a, double total_bytes, int n, int backend, int *used, int *proto) {
-  if (used) *used = TPS_AG_NCCL;
+  if (used) *used = TPS_GATHER_NCCL;
   if (proto) *proto = -1;
   if (n < 1 || !(total_bytes >= 0)) return NAN;
   if (n == 1) return 0.0;
   int custom_ok = a->custom_cap_bytes > 0 && a->custom_gbps > 0 && !crosses_nodes(a, n) &&
                   total_bytes / n <= a->custom_cap_bytes;
-  if (backend == TPS_AG_CUSTOM || (backend == TPS_AG_AUTO && custom_ok)) {
+  if (backend == TPS_GATHER_CUSTOM || (backend == TPS_GATHER_AUTO && custom_ok)) {
     if (!custom_ok) {
       /* custom requested above its cap (or unavailable): the backend falls back to NCCL. */
     } else {
-      if (used) *used = TPS_AG_CUSTOM;
+      if (used) *used = TPS_GATHER_CUSTOM;
       return a->custom_floor_us + total_bytes * (n - 1) / n / (a->custom_gbps * 1e3);
     }
   }
@@ -65,7 +93,7 @@ int tps_ag_from_spec(tps_ag_model *a, const tps_gpu *gpu, int n) {
   if (gpu->nvlink) {
     a->custom_floor_us = 6.0;
     a->custom_gbps = 0.75 * line;
-    a->custom_cap_bytes = TPS_AG_DEFAULT_CAP_BYTES;
+    a->custom_cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
   }
   return 0;
 }

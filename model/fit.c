@@ -157,7 +157,7 @@ int tps_fit_set_theta(tps_fit *f, const double *theta) {
 /* ------------------------------------------------------------------ model of one point */
 
 static int split_backend(const tps_fit *f) {
-  return f->gather_mode == 1 ? TPS_AG_CUSTOM : f->gather_mode == 2 ? TPS_AG_NCCL : TPS_AG_AUTO;
+  return f->gather_mode == 1 ? TPS_GATHER_CUSTOM : f->gather_mode == 2 ? TPS_GATHER_NCCL : TPS_GATHER_AUTO;
 }
 
 static long rows_per_rank(const tps_fit *f, long tokens) { return (tokens + f->tp - 1) / f->tp; }
@@ -184,7 +184,7 @@ static double point_model(const tps_fit *f, const tps_gemm_model *g, const tps_a
   case TPS_FIT_GEMM:
     return tps_gemm_time_us(g, &f->shape, (long)pt->x);
   case TPS_FIT_ALLGATHER:
-    return tps_ag_time_us(a, pt->x, f->tp, f->gather_mode == 1 ? TPS_AG_CUSTOM : TPS_AG_NCCL, NULL, NULL);
+    return tps_ag_time_us(a, pt->x, f->tp, f->gather_mode == 1 ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL, NULL, NULL);
   }
   return NAN;
 }
@@ -550,7 +550,7 @@ int tps_fit_split(const tps_split_data *d, const tps_fit_opts *o, tps_fit *f, ch
     f->ag.custom_floor_us = tmp.custom_floor_us;
     f->ag.custom_gbps = tmp.custom_gbps;
   }
-  f->ag.custom_cap_bytes = d->gather_mode == 1 ? 1e300 : d->gather_cap_bytes > 0 ? d->gather_cap_bytes : TPS_AG_DEFAULT_CAP_BYTES;
+  f->ag.custom_cap_bytes = d->gather_mode == 1 ? 1e300 : d->gather_cap_bytes > 0 ? d->gather_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
   for (int p = 0; p < TPS_NPROTO; p++) f->nccl_busbw_ref[p] = f->ag.busbw_gbps[p];
   /* points: replicated column, then split column */
   f->npts = 2 * d->n;
@@ -572,7 +572,7 @@ int tps_fit_split(const tps_split_data *d, const tps_fit_opts *o, tps_fit *f, ch
   for (size_t i = 0; i < d->n; i++) {
     int b = -1;
     gather_of(f, &f->ag, d->tokens[i], &b);
-    if (b == TPS_AG_CUSTOM) ncustom++; else nnccl++;
+    if (b == TPS_GATHER_CUSTOM) ncustom++; else nnccl++;
   }
   pri.v[TPS_FT_AG_CUSTOM_FLOOR] = f->ag.custom_floor_us;
   pri.v[TPS_FT_AG_CUSTOM_GBPS] = f->ag.custom_gbps;
@@ -692,7 +692,7 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
   tps_gpu gg = d->gpu ? *d->gpu : generic_gpu();
   snprintf(f->gpu, sizeof f->gpu, "%s", gg.name);
   f->tp = d->ranks;
-  f->gather_mode = d->backend == TPS_AG_CUSTOM ? 1 : 2;
+  f->gather_mode = d->backend == TPS_GATHER_CUSTOM ? 1 : 2;
   tps_ag_from_spec(&f->ag, &gg, d->ranks);
   f->ag.custom_cap_bytes = 1e300; /* a custom table measures the custom kernel at every size */
   f->gemm.kind = TPS_GEMM_PARAMETRIC;
@@ -711,7 +711,7 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
   for (size_t i = 0; i < d->n; i++)
     if (d->time_us[i] < tmin) tmin = d->time_us[i];
   double big_bus = d->bytes[d->n - 1] * (n - 1) / n / (d->time_us[d->n - 1] * 1e3); /* GB/s */
-  if (d->backend == TPS_AG_CUSTOM) {
+  if (d->backend == TPS_GATHER_CUSTOM) {
     f->ag.custom_floor_us = 0.8 * tmin;
     f->ag.custom_gbps = big_bus * 1.1;
     add_par(f, TPS_FT_AG_CUSTOM_FLOOR, 0.8 * tmin, x0);
@@ -756,7 +756,7 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
       int wins[TPS_NPROTO] = {0, 0, 0}, ok = 1;
       for (size_t i = 0; i < d->n; i++) {
         int pr = -1;
-        tps_ag_time_us(&cand.ag, d->bytes[i], d->ranks, TPS_AG_NCCL, NULL, &pr);
+        tps_ag_time_us(&cand.ag, d->bytes[i], d->ranks, TPS_GATHER_NCCL, NULL, &pr);
         if (pr >= 0) wins[pr]++;
       }
       for (int p = 0; p < TPS_NPROTO; p++)

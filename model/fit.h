@@ -136,7 +136,7 @@ typedef struct {
   const double *bytes;       /* whole gathered buffer */
   const double *time_us;
   int ranks;
-  int backend;               /* TPS_AG_NCCL or TPS_AG_CUSTOM */
+  int backend;               /* TPS_GATHER_NCCL or TPS_GATHER_CUSTOM */
   const tps_gpu *gpu;        /* added: for priors; NULL = generic NVLink4 */
 } tps_ag_data;
 
@@ -169,7 +169,7 @@ int tps_fit_sample_theta(const tps_fit *f, const gsl_rng *r, double *theta);
 /* Model values of a split fit at tokens T (any fit kind with a gemm/ag model works):
  * replicated = GEMM(T), split = GEMM(ceil(T/tp)) + gather(tp*ceil(T/tp)*out_bytes_per_token)
  * (each rank contributes ceil(T/tp) rows; = T*out_bytes_per_token when tp divides T), the
- * gather with f's backend rule (auto: custom while ceil(T/tp)*out_bytes_per_token <= cap); *backend (may be NULL) gets TPS_AG_CUSTOM or TPS_AG_NCCL.
+ * gather with f's backend rule (auto: custom while ceil(T/tp)*out_bytes_per_token <= cap); *backend (may be NULL) gets TPS_GATHER_CUSTOM or TPS_GATHER_NCCL.
  * Each returns the value in us and, when se_us is not NULL, its standard error from the
  * fit's covariance (delta method).  NaN when f cannot evaluate it. */
 double tps_fit_replicated_us(const tps_fit *f, long tokens, double *se_us);

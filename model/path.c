@@ -22,10 +22,15 @@
  *  [A] our assumption, stated where used. */
 #include "path.h"
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 const tps_path tps_path_marlin_w8a16 = {
+  .id = TPS_PATH_MARLIN_W8A16,
+  .flags = TPS_PATH_F_MODEL,
   .name = "marlin-w8a16",
+  .aliases = "marlin",
   .desc = "FP8 E4M3 weights with one E8M0 scale per 1x32 block, dequantized in an mma.sync kernel, bf16 activations",
   .weight_bytes = 1.0 + 1.0 / 32.0, /* [FMT] */
   .act_bytes = 2.0,                 /* bf16 activations (brief) */
@@ -47,7 +52,10 @@ const tps_path tps_path_marlin_w8a16 = {
 };
 
 const tps_path tps_path_dense_bf16 = {
+  .id = TPS_PATH_DENSE_BF16,
+  .flags = TPS_PATH_F_MODEL | TPS_PATH_F_BENCH,
   .name = "dense-bf16",
+  .aliases = "bf16",
   .desc = "vendor bf16 GEMM (cuBLASLt), bf16 weights and activations",
   .weight_bytes = 2.0,              /* [FMT] bf16 */
   .act_bytes = 2.0,
@@ -64,7 +72,10 @@ const tps_path tps_path_dense_bf16 = {
 };
 
 const tps_path tps_path_native_fp8 = {
+  .id = TPS_PATH_NATIVE_FP8,
+  .flags = TPS_PATH_F_MODEL | TPS_PATH_F_BENCH,
   .name = "native-fp8",
+  .aliases = "fp8",
   .desc = "FP8 tensor-core GEMM (SM100 MXFP8, SM90 cuBLASLt FP8), activations quantized to FP8",
   .weight_bytes = 1.0 + 1.0 / 32.0, /* [FMT] */
   .act_bytes = 1.0,                 /* activations quantized to FP8 */
@@ -80,12 +91,91 @@ const tps_path tps_path_native_fp8 = {
   .source = "fp8 GEMMs reach less of their peak than bf16 (assumed 70%); weight streaming as dense (brief); floor includes the activation quantization kernel",
 };
 
-const tps_path *const tps_paths[] = {&tps_path_marlin_w8a16, &tps_path_dense_bf16, &tps_path_native_fp8, NULL};
+/* Our W8A16 kernels (kernels/gemm_w8a16*.cu): same weight format as Marlin, different
+ * dispatch (a split-K stream kernel up to 384 rows, wgmma tiles above on SM90).  The priors
+ * are [A] placeholders until the path's own model is fitted to data/h200_gemm_w8a16.tsv;
+ * they are NOT Marlin's (nothing aliases one to the other). */
+const tps_path tps_path_w8a16 = {
+  .id = TPS_PATH_W8A16,
+  .flags = TPS_PATH_F_BENCH, /* no model yet: predict refuses it rather than guess */
+  .name = "w8a16",
+  .aliases = "",
+  .desc = "our W8A16 kernels: FP8 E4M3 weights with E8M0 1x32 scales, bf16 activations (stream-K up to 384 rows, wgmma above)",
+  .weight_bytes = 1.0 + 1.0 / 32.0, /* [FMT] */
+  .act_bytes = 2.0,
+  .fp8_peak = 0,
+  .row_tile = 64,                   /* [A] wgmma tile rows */
+  .col_tile = 128,                  /* [A] */
+  .min_cc = 80,                     /* mma.sync form runs on SM80+ (kernels/gemm_w8a16.cu) */
+  .compute_eff = 0.60,              /* [A] 0.82-0.88x of dense-bf16 at M >= 4096 on H200 (data/h200_gemm_w8a16.tsv) */
+  .compute_eff_rsd = 0.20,
+  .stream_eff = 0.80,               /* [A] */
+  .stream_eff_rsd = 0.15,
+  .floor_us = 4.0,                  /* [A] */
+  .source = "assumed priors (placeholders until fitted to data/h200_gemm_w8a16.tsv)",
+};
 
-const tps_path *tps_path_find(const char *name) {
+/* The reference W8A16 kernel: bench and tests only, no model. */
+const tps_path tps_path_w8a16_ref = {
+  .id = TPS_PATH_W8A16_REF,
+  .flags = TPS_PATH_F_BENCH,
+  .name = "w8a16-ref",
+  .aliases = "",
+  .desc = "reference W8A16 kernel (one thread per output, fp32): the check of the fast one",
+  .weight_bytes = 1.0 + 1.0 / 32.0,
+  .act_bytes = 2.0,
+  .row_tile = 1,
+  .col_tile = 1,
+  .min_cc = 70,
+  .source = "bench only",
+};
+
+const tps_path *const tps_paths[TPS_NPATHS + 1] = {
+  [TPS_PATH_MARLIN_W8A16] = &tps_path_marlin_w8a16, [TPS_PATH_DENSE_BF16] = &tps_path_dense_bf16,
+  [TPS_PATH_NATIVE_FP8] = &tps_path_native_fp8, [TPS_PATH_W8A16] = &tps_path_w8a16,
+  [TPS_PATH_W8A16_REF] = &tps_path_w8a16_ref, [TPS_NPATHS] = NULL};
+
+static int has_alias(const char *aliases, const char *name) {
+  size_t n = strlen(name);
+  for (const char *a = aliases; a && *a;) {
+    while (*a == ' ') a++;
+    size_t l = strcspn(a, " ");
+    if (l && l == n && strncasecmp(a, name, n) == 0) return 1;
+    a += l;
+  }
+  return 0;
+}
+
+const tps_path *tps_path_find(const char *name) { return tps_path_find_for(name, 0); }
+
+const tps_path *tps_path_find_for(const char *name, unsigned flags) {
   if (!name) return NULL;
   for (size_t i = 0; tps_paths[i]; i++)
-    if (strcasecmp(tps_paths[i]->name, name) == 0) return tps_paths[i];
-  if (strcasecmp(name, "w8a16") == 0 || strcasecmp(name, "marlin") == 0) return &tps_path_marlin_w8a16;
+    if (strcasecmp(tps_paths[i]->name, name) == 0 || has_alias(tps_paths[i]->aliases, name))
+      return (tps_paths[i]->flags & flags) == flags ? tps_paths[i] : NULL;
   return NULL;
+}
+
+const tps_path *tps_path_get(int id) { return id >= 0 && id < TPS_NPATHS ? tps_paths[id] : NULL; }
+
+const char *tps_path_name(int id) { return id >= 0 && id < TPS_NPATHS ? tps_paths[id]->name : "?"; }
+
+unsigned long tps_path_select(unsigned flags, const tps_path **out, unsigned long max) {
+  unsigned long n = 0;
+  for (size_t i = 0; tps_paths[i] && n < max; i++)
+    if ((tps_paths[i]->flags & flags) == flags) out[n++] = tps_paths[i];
+  return n;
+}
+
+const char *tps_path_names(unsigned flags, char *buf, unsigned long bufsz) {
+  if (!buf || !bufsz) return buf;
+  buf[0] = 0;
+  size_t used = 0;
+  for (size_t i = 0; tps_paths[i]; i++) {
+    if ((tps_paths[i]->flags & flags) != flags) continue;
+    int w = snprintf(buf + used, bufsz - used, "%s%s", used ? ", " : "", tps_paths[i]->name);
+    if (w < 0 || (size_t)w >= bufsz - used) break;
+    used += (size_t)w;
+  }
+  return buf;
 }

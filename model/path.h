@@ -4,14 +4,35 @@
  * compute, its tiling, and the efficiency priors used when no measurement of that path
  * exists (spec-only predictions).  The priors and their sources are documented in
  * path.c next to each value. */
-#ifndef TPS_PATH_H
-#define TPS_PATH_H
+#ifndef TPS_MODEL_PATH_H
+#define TPS_MODEL_PATH_H
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* The one list of kernel paths: every name list, option check and message derives from
+ * tps_paths[] (ids index it).  Adding a path: a row here (path.c), its kernel in kernels/
+ * (when benchable) and its dispatch case in kernels/gemm.cu. */
+typedef enum {
+  TPS_PATH_MARLIN_W8A16 = 0, /* vLLM's Marlin W8A16 of the seed PR (model only) */
+  TPS_PATH_DENSE_BF16,       /* cuBLASLt bf16 */
+  TPS_PATH_NATIVE_FP8,       /* cuBLASLt FP8 per-tensor */
+  TPS_PATH_W8A16,            /* our W8A16 kernels (kernels/gemm_w8a16*.cu) */
+  TPS_PATH_W8A16_REF,        /* our one-thread-per-output reference W8A16 kernel (bench only) */
+  TPS_NPATHS
+} tps_path_id;
+
+/* What a path can be used for (tps_path.flags). */
+enum {
+  TPS_PATH_F_MODEL = 1u << 0, /* has priors: predict/crossover/plot/simulate/decide take it */
+  TPS_PATH_F_BENCH = 1u << 1  /* kernels/ can run it: bench gemm/split, GPU tests */
+};
+
 typedef struct tps_path {
-  const char *name;        /* "marlin-w8a16", "dense-bf16", "native-fp8" */
+  tps_path_id id;
+  unsigned flags;          /* TPS_PATH_F_* */
+  const char *name;        /* canonical name, as on the command line and in files */
+  const char *aliases;     /* other accepted spellings, space separated ("" = none) */
   const char *desc;        /* one line */
   double weight_bytes;     /* bytes per weight element read from HBM, scales included */
   double act_bytes;        /* bytes per activation element read by the GEMM */
@@ -36,11 +57,24 @@ typedef struct tps_path {
 extern const tps_path tps_path_marlin_w8a16;
 extern const tps_path tps_path_dense_bf16;
 extern const tps_path tps_path_native_fp8;
-/* NULL-terminated list of all paths. */
+extern const tps_path tps_path_w8a16;
+extern const tps_path tps_path_w8a16_ref;
+/* All paths, indexed by id, NULL-terminated (tps_paths[TPS_NPATHS] == NULL). */
 extern const tps_path *const tps_paths[];
 
-/* Find a path by name (case-insensitive). NULL when unknown. */
+/* Find a path by name or alias (case-insensitive). NULL when unknown. */
 const tps_path *tps_path_find(const char *name);
+/* Find a path that has every flag in `flags` (0 = any); NULL when unknown or lacking one. */
+const tps_path *tps_path_find_for(const char *name, unsigned flags);
+/* The path of an id; NULL when out of range. */
+const tps_path *tps_path_get(int id);
+/* The paths with every flag in `flags`, in table order, into out[0..max); returns how many. */
+unsigned long tps_path_select(unsigned flags, const tps_path **out, unsigned long max);
+/* Canonical name of an id, "?" when out of range. */
+const char *tps_path_name(int id);
+/* The names of every path with all of `flags`, joined by ", " (for --help and messages).
+ * Returns buf (always NUL-terminated). */
+const char *tps_path_names(unsigned flags, char *buf, unsigned long bufsz);
 
 #ifdef __cplusplus
 }

@@ -29,7 +29,7 @@ int tps_scaling_find(const char *name) {
 
 void tps_pred_opts_default(tps_pred_opts *o) {
   memset(o, 0, sizeof *o);
-  o->backend = TPS_AG_AUTO;
+  o->backend = TPS_GATHER_AUTO;
   o->cap_bytes = 0;
   o->ib_gbps = TPS_PRED_DEFAULT_IB_GBPS;
   o->node_gpus = TPS_PRED_DEFAULT_NODE_GPUS;
@@ -76,11 +76,11 @@ static int cap_tokens_ok(const tps_pred *p, long tokens, double cap) {
 }
 
 double tps_pred_gather_us(const tps_pred *p, long tokens, int *backend) {
-  if (backend) *backend = TPS_AG_NCCL;
+  if (backend) *backend = TPS_GATHER_NCCL;
   if (!p->applicable || tokens < 1) return NAN;
   if (p->tp == 1) return 0.0;
   if (p->scaling == TPS_SCALING_PESSIMISTIC) {
-    if (backend && cap_tokens_ok(p, tokens, p->ag.custom_cap_bytes)) *backend = TPS_AG_CUSTOM;
+    if (backend && cap_tokens_ok(p, tokens, p->ag.custom_cap_bytes)) *backend = TPS_GATHER_CUSTOM;
     return curve_eval(p->ref_gather, tokens) * p->gather_mul;
   }
   return tps_ag_time_us(&p->ag, gathered_bytes(p, tokens), p->tp, p->backend, backend, NULL);
@@ -134,7 +134,7 @@ int tps_pred_set_knob(tps_pred *p, int knob, double value) {
 }
 
 static int custom_possible(const tps_pred *p) {
-  return p->backend != TPS_AG_NCCL && p->ag0.custom_gbps > 0 && p->ag0.custom_cap_bytes > 0 &&
+  return p->backend != TPS_GATHER_NCCL && p->ag0.custom_gbps > 0 && p->ag0.custom_cap_bytes > 0 &&
          p->tp <= p->opts.node_gpus;
 }
 
@@ -146,7 +146,7 @@ int tps_pred_knob_used(const tps_pred *p, int knob) {
   case TPS_PK_AG_FLOOR: case TPS_PK_AG_CUSTOM_BW:
     return p->tp > 1 && custom_possible(p);
   case TPS_PK_AG_NCCL_LAT: case TPS_PK_AG_NCCL_BW:
-    return p->tp > 1 && p->backend != TPS_AG_CUSTOM;
+    return p->tp > 1 && p->backend != TPS_GATHER_CUSTOM;
   case TPS_PK_AG_INTERNODE:
     return p->tp > p->opts.node_gpus;
   default:
@@ -181,14 +181,14 @@ static int init_common(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *
   p->gemm_div = p->gather_mul = 1.0;
   p->applicable = 1;
   if (tp < 1 || tp > 64 || (tp > p->opts.node_gpus && tp % p->opts.node_gpus != 0)) return TPS_PRED_EINVAL;
-  if (p->backend < TPS_AG_NCCL || p->backend > TPS_AG_AUTO) return TPS_PRED_EINVAL;
+  if (p->backend < TPS_GATHER_NCCL || p->backend > TPS_GATHER_AUTO) return TPS_PRED_EINVAL;
   int cc = gpu->cc_major * 10 + gpu->cc_minor;
   if (cc == 0)
     return na(p, "%s is not a CUDA GPU (the three paths are CUDA kernels)", gpu->name);
   if (path->fp8_peak && !(gpu->fp8_tflops > 0)) return na(p, "%s has no fp8 tensor cores", gpu->name);
   if (cc < path->min_cc) return na(p, "%s needs compute capability >= %.1f", path->name, path->min_cc / 10.0);
-  if (p->backend == TPS_AG_CUSTOM && !gpu->nvlink) return na(p, "%s has no NVLink: no custom one-shot gather", gpu->name);
-  if (p->backend == TPS_AG_CUSTOM && tp > p->opts.node_gpus)
+  if (p->backend == TPS_GATHER_CUSTOM && !gpu->nvlink) return na(p, "%s has no NVLink: no custom one-shot gather", gpu->name);
+  if (p->backend == TPS_GATHER_CUSTOM && tp > p->opts.node_gpus)
     return na(p, "%s: the custom one-shot gather does not cross nodes (TP %d)", gpu->name, tp);
   return TPS_PRED_OK;
 }
@@ -200,7 +200,7 @@ static void ag_system(tps_ag_model *a, const tps_pred *p, double cap_default) {
   a->internode_gbps = p->opts.ib_gbps / 8.0; /* Gb/s -> GB/s */
   a->internode_lat_us = p->opts.internode_lat_us;
   if (p->gpu.nvlink && a->custom_gbps > 0) {
-    a->custom_cap_bytes = p->opts.cap_bytes > 0 ? p->opts.cap_bytes : cap_default > 0 ? cap_default : TPS_AG_DEFAULT_CAP_BYTES;
+    a->custom_cap_bytes = p->opts.cap_bytes > 0 ? p->opts.cap_bytes : cap_default > 0 ? cap_default : TPS_GATHER_CUSTOM_CAP_BYTES;
   } else {
     a->custom_gbps = 0;
     a->custom_cap_bytes = 0;
@@ -294,7 +294,7 @@ int tps_pred_init_pessimistic(tps_pred *p, const tps_split_data *d, const tps_gp
   if (tp != d->tp) return na(p, "the pessimistic rule scales the TP%d table: no gather measured at TP %d", d->tp, tp);
   if (gpu->cc_major != 9 || strcmp(gpu->name, table_gpu->name) == 0)
     return na(p, "the pessimistic rule was made for H100/H200 from H20 (SM90 targets other than %s)", table_gpu->name);
-  if (p->backend != TPS_AG_AUTO) return na(p, "the pessimistic rule keeps the measured gather (auto)");
+  if (p->backend != TPS_GATHER_AUTO) return na(p, "the pessimistic rule keeps the measured gather (auto)");
   /* H20 GEMM: the replicated column (rows = tokens). */
   p->ref_gemm = tps_gemm_curve_alloc(d->tokens, d->replicated_us, d->n);
   if (!p->ref_gemm) return TPS_PRED_EINVAL;
@@ -309,7 +309,7 @@ int tps_pred_init_pessimistic(tps_pred *p, const tps_split_data *d, const tps_gp
   p->ref_gather = tps_gemm_curve_alloc(d->tokens, g, d->n);
   free(g);
   if (!p->ref_gather) return TPS_PRED_EINVAL;
-  p->ag.custom_cap_bytes = d->gather_cap_bytes > 0 ? d->gather_cap_bytes : TPS_AG_DEFAULT_CAP_BYTES;
+  p->ag.custom_cap_bytes = d->gather_cap_bytes > 0 ? d->gather_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
   p->ag0 = p->ag;
   apply_knobs(p);
   return TPS_PRED_OK;
@@ -542,7 +542,7 @@ static int breakeven_fast(const tps_pred *p, long tmax, long *be, gstruct *gs) {
   /* Monotone pieces of the gather: the custom gather runs up to tc tokens, NCCL above. */
   long cuts[2];
   int nc = 0;
-  if (custom_possible(p) || p->backend == TPS_AG_CUSTOM) {
+  if (custom_possible(p) || p->backend == TPS_GATHER_CUSTOM) {
     double x = p->tp * floor(p->ag.custom_cap_bytes / p->out_bytes_per_token); /* ceil(T/tp) rows <= cap */
     if (x >= 1 && x < (double)tmax) cuts[nc++] = (long)x;
   }

@@ -69,7 +69,7 @@ int tps_scaling_find(const char *name);
 #define TPS_PRED_MAX_TMAX 65536L          /* largest T of a scan (8x the brief's 8192-token steps) */
 
 typedef struct {
-  int backend;             /* TPS_AG_AUTO (default), TPS_AG_NCCL, TPS_AG_CUSTOM */
+  int backend;             /* TPS_GATHER_AUTO (default), TPS_GATHER_NCCL, TPS_GATHER_CUSTOM */
   double cap_bytes;        /* per-rank cap of the custom gather; 0 = the fit's, else 2 MiB */
   double ib_gbps;          /* per-GPU inter-node bandwidth, Gb/s (bits); 0 = 400 */
   int node_gpus;           /* GPUs per NVLink domain; 0 = 8 */

@@ -104,9 +104,8 @@ int cmd_crossover(int argc, char **argv) {
     tps_free_list(names, nnames);
     names = NULL;
   } else {
-    for (npath = 0; tps_paths[npath]; npath++) {}
-    paths = calloc(npath, sizeof *paths);
-    for (size_t i = 0; paths && i < npath; i++) paths[i] = tps_paths[i];
+    paths = calloc(TPS_NPATHS, sizeof *paths);
+    if (paths) npath = tps_path_select(TPS_PATH_F_MODEL, paths, TPS_NPATHS);
   }
   if (!paths) goto done;
   if (tps_predref_load(&ref, scaling, fit_file, gpus_file, &fit_failed, &e) != 0) {

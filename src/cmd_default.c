@@ -70,15 +70,15 @@ int cmd_default(int argc, char **argv) {
   }
   /* 2. the grid */
   static const int tps[] = {2, 4, 8, 16};
-  size_t npath = 0;
-  while (tps_paths[npath]) npath++;
+  const tps_path *paths[TPS_NPATHS];
+  size_t npath = tps_path_select(TPS_PATH_F_MODEL, paths, TPS_NPATHS);
   gpus = calloc(ref.gpus.n, sizeof *gpus);
   if (!gpus) goto done;
   for (size_t i = 0; i < ref.gpus.n; i++) gpus[i] = &ref.gpus.gpu[i];
   tps_pred_opts po;
   tps_pred_opts_default(&po);
   tps_unc_opts uo = {(int)samples, (unsigned long)seed, 0.90};
-  if (tps_grid_run(&ref, TPS_SCALING_MODEL, gpus, ref.gpus.n, tps, 4, (const tps_path *const *)tps_paths, npath, &po, &uo,
+  if (tps_grid_run(&ref, TPS_SCALING_MODEL, gpus, ref.gpus.n, tps, 4, paths, npath, &po, &uo,
                    TPS_PRED_DEFAULT_TMAX, 0, &g, &e) != 0) {
     tps_err_print(&e);
     rc = TPS_EXIT_FAIL;

@@ -45,7 +45,7 @@ static void usage(FILE *fp) {
 }
 
 static const char *backend_str(int b) {
-  return b == TPS_AG_CUSTOM ? "custom" : b == TPS_AG_NCCL ? "nccl" : "-";
+  return b == TPS_GATHER_CUSTOM ? "custom" : b == TPS_GATHER_NCCL ? "nccl" : "-";
 }
 
 static void print_text(const char *file, const tps_fit *f, int loo) {

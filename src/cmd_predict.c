@@ -54,7 +54,7 @@ static void usage(FILE *fp) {
 enum { OPT_GPU = 256, OPT_TP, OPT_PATH, OPT_FIT, OPT_SCALING, OPT_GATHER, OPT_CAP, OPT_IB, OPT_TOKENS, OPT_ROUND,
        OPT_AT, OPT_SAMPLES, OPT_SEED, OPT_GPUS_FILE, OPT_JSON, OPT_HELP, OPT_VERSION };
 
-static const char *backend_name(int b) { return b == TPS_AG_CUSTOM ? "custom" : "nccl"; }
+static const char *backend_name(int b) { return b == TPS_GATHER_CUSTOM ? "custom" : "nccl"; }
 
 static json_t *jtok(long x) { return x < 0 ? json_null() : json_integer(x); }
 static json_t *jtokd(double x) { return isfinite(x) ? json_integer((json_int_t)x) : json_null(); }
@@ -186,7 +186,7 @@ int cmd_predict(int argc, char **argv) {
     json_object_set_new(root, "tp", json_integer(tp));
     json_object_set_new(root, "path", json_string(path->name));
     json_object_set_new(root, "scaling", json_string(tps_scaling_names[scaling]));
-    json_object_set_new(root, "gather", json_string(tps_ag_backend_names[po.backend]));
+    json_object_set_new(root, "gather", json_string(tps_gather_name(po.backend)));
     json_object_set_new(root, "source", json_string(desc));
     json_object_set_new(root, "max_tokens", json_integer(tmax));
     json_object_set_new(root, "breakeven_tokens", jtok(cx.breakeven));
@@ -231,7 +231,7 @@ int cmd_predict(int argc, char **argv) {
     goto done;
   }
 
-  printf("# %s TP%ld %s, gather %s", gpu->name, tp, path->name, tps_ag_backend_names[po.backend]);
+  printf("# %s TP%ld %s, gather %s", gpu->name, tp, path->name, tps_gather_name(po.backend));
   if (p.ag.custom_cap_bytes > 0 && scaling != TPS_SCALING_PESSIMISTIC) printf(" (custom while the per-rank input <= %.0f B)", p.ag.custom_cap_bytes);
   printf("\n# %s\n", desc);
   if (scaling != TPS_SCALING_PESSIMISTIC)

@@ -228,7 +228,7 @@ int cmd_validate(int argc, char **argv) {
       } else {
         tps_pred_opts po;
         tps_pred_opts_default(&po);
-        po.backend = !strcmp(meas.gather, "nccl") ? TPS_AG_NCCL : !strcmp(meas.gather, "custom") ? TPS_AG_CUSTOM : TPS_AG_AUTO;
+        po.backend = !strcmp(meas.gather, "nccl") ? TPS_GATHER_NCCL : !strcmp(meas.gather, "custom") ? TPS_GATHER_CUSTOM : TPS_GATHER_AUTO;
         po.cap_bytes = meas.gather_cap_bytes;
         int st = tps_pred_init_model(&pred, fit, fg, mg, meas.tp, mp, &po);
         have_pred = 1;
@@ -352,7 +352,7 @@ int cmd_validate(int argc, char **argv) {
         tps_json_set_num(r, "predicted_split_se_us", se_split[i]);
         tps_json_set_num(r, "err_split", err_split[i]);
         json_object_set_new(r, "predicted_gather",
-                            backend[i] < 0 ? json_null() : json_string(tps_ag_backend_names[backend[i]]));
+                            backend[i] < 0 ? json_null() : json_string(tps_gather_name(backend[i])));
         json_array_append_new(rows, r);
       }
       json_object_set_new(root, "rows", rows);
@@ -387,7 +387,7 @@ int cmd_validate(int argc, char **argv) {
       for (size_t i = 0; i < n; i++)
         printf("%8ld %6ld %12.2f %12.2f %+7.1f%% %12.2f %12.2f %+7.1f%% %7s\n", meas.tokens[i], meas.rows_per_rank[i],
                meas.replicated_us[i], prep[i], 100 * err_rep[i], meas.split_us[i], psplit[i], 100 * err_split[i],
-               backend[i] < 0 ? "-" : tps_ag_backend_names[backend[i]]);
+               backend[i] < 0 ? "-" : tps_gather_name(backend[i]));
       printf("break-even on [%ld, %ld] tokens (split - replicated interpolated in log T): measured ", tmin, tmax);
       if (be_m > 0) printf("%ld", be_m); else printf("never");
       printf(", predicted ");

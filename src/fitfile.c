@@ -27,7 +27,7 @@ const char *tps_fit_gather_mode_name(int mode) {
 }
 
 static const char *backend_name(int b) {
-  return b == TPS_AG_CUSTOM ? "custom" : b == TPS_AG_NCCL ? "nccl" : "-";
+  return b == TPS_GATHER_CUSTOM ? "custom" : b == TPS_GATHER_NCCL ? "nccl" : "-";
 }
 
 /* All-gather fields by name, for both directions. */
@@ -265,7 +265,7 @@ int tps_fitfile_read(const char *path, tps_fit *f, tps_err *e) {
       double *dst[7] = {&p->x, &p->measured_us, &p->model_us, &p->rel_resid, &p->loo_rel, &p->gather_us, &p->gather_se_us};
       for (int k = 0; k < 7; k++)
         if (num(fl[2 + k], dst[k], k >= 3) != 0) BADNUM(fl[2 + k]);
-      p->backend = strcmp(fl[9], "custom") == 0 ? TPS_AG_CUSTOM : strcmp(fl[9], "nccl") == 0 ? TPS_AG_NCCL : -1;
+      p->backend = strcmp(fl[9], "custom") == 0 ? TPS_GATHER_CUSTOM : strcmp(fl[9], "nccl") == 0 ? TPS_GATHER_NCCL : -1;
       f->npts++;
     } else if (strcmp(key, "stat") == 0) {
       NEED(3);
@@ -397,7 +397,7 @@ int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, 
     tps_ag_data d;
     memset(&d, 0, sizeof d);
     d.n = t.nrows; d.bytes = t.bytes; d.time_us = t.time_us; d.ranks = ranks; d.gpu = gpu;
-    d.backend = strcmp(t.gather, "custom") == 0 ? TPS_AG_CUSTOM : TPS_AG_NCCL;
+    d.backend = strcmp(t.gather, "custom") == 0 ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
     *status = tps_fit_allgather(&d, o, f, msg, sizeof msg);
     if (!gpu && t.gpu[0]) snprintf(f->gpu, sizeof f->gpu, "%s", t.gpu);
   }

@@ -357,7 +357,7 @@ static long backend_switch(const tps_plot_curve *c, int *from, int *to) {
   return 0;
 }
 
-static const char *backend_name(int b) { return b >= 0 && b <= 2 ? tps_ag_backend_names[b] : "-"; }
+static const char *backend_name(int b) { return b >= 0 && b <= 2 ? tps_gather_name(b) : "-"; }
 
 /* Model-curve block: tokens, rep, band, split, band, speedup, band, backend. */
 static void write_curve_block(fig *F, int idx, const tps_plot_curve *c) {

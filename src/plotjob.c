@@ -632,7 +632,7 @@ int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files 
   size_t npa = 0;
   if (!ga) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
   for (size_t i = 0; i < r->gpus.n; i++) ga[i] = &r->gpus.gpu[i];
-  for (size_t i = 0; tps_paths[i] && npa < 8; i++) pa[npa++] = tps_paths[i];
+  npa = tps_path_select(TPS_PATH_F_MODEL, pa, 8);
   int tp4[4] = {2, 4, 8, 16};
   tps_pred_opts po;
   tps_pred_opts_default(&po);

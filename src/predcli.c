@@ -14,7 +14,7 @@
 
 int tps_parse_gather(const char *s) {
   for (int i = 0; i < 3; i++)
-    if (strcasecmp(s, tps_ag_backend_names[i]) == 0) return i;
+    if (strcasecmp(s, tps_gather_name(i)) == 0) return i;
   return -1;
 }
 

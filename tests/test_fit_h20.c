@@ -67,7 +67,7 @@ int main(void) {
   int jt = tps_fit_par_index(&f, "tflops");
   CHECK(jt >= 0 && f.theta[jt] > 70 && f.theta[jt] < 100, "tflops");
   for (size_t i = 11; i < 22; i++) {
-    int want = f.pt[i].x <= 4096 ? TPS_AG_CUSTOM : TPS_AG_NCCL;
+    int want = f.pt[i].x <= 4096 ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
     CHECK(f.pt[i].backend == want, "backend at %g tokens: %d", f.pt[i].x, f.pt[i].backend);
     CHECK(isfinite(f.pt[i].gather_se_us) && f.pt[i].gather_se_us > 0, "gather se at %g", f.pt[i].x);
   }

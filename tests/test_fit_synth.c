@@ -63,7 +63,7 @@ int main(void) {
   for (int i = 0; i < NT; i++) {
     long r = (tok[i] + 7) / 8;
     rep0[i] = tps_gemm_time_us(&g, &sh, tok[i]);
-    spl0[i] = tps_gemm_time_us(&g, &sh, r) + tps_ag_time_us(&a, 8.0 * r * 3584, 8, TPS_AG_AUTO, NULL, NULL);
+    spl0[i] = tps_gemm_time_us(&g, &sh, r) + tps_ag_time_us(&a, 8.0 * r * 3584, 8, TPS_GATHER_AUTO, NULL, NULL);
   }
   tps_split_data d;
   memset(&d, 0, sizeof d);
@@ -158,9 +158,9 @@ int main(void) {
     double by[NA], t0[NA], t[NA];
     for (int i = 0; i < NA; i++) {
       by[i] = 1024.0 * pow(2, i);
-      t0[i] = tps_ag_time_us(&at, by[i], 8, TPS_AG_NCCL, NULL, NULL);
+      t0[i] = tps_ag_time_us(&at, by[i], 8, TPS_GATHER_NCCL, NULL, NULL);
     }
-    tps_ag_data ad = {NA, by, t, 8, TPS_AG_NCCL, &h20};
+    tps_ag_data ad = {NA, by, t, 8, TPS_GATHER_NCCL, &h20};
     const char *an[] = {"ag_lat_LL_us", "ag_busbw_LL_gbps", "ag_lat_Simple_us", "ag_busbw_Simple_gbps"};
     const double atr[] = {10, 100, 25, 350};
     int ac[4] = {0}, af[4] = {0}, aok = 0, right = 0;

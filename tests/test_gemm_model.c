@@ -111,18 +111,18 @@ int main(void) {
   tps_ag_from_spec(&a, &h20, 8);
   int used, proto;
   double bytes8 = 8.0 * 1048576;
-  double ct = tps_ag_time_us(&a, bytes8, 8, TPS_AG_AUTO, &used, &proto);
-  CHECK(used == TPS_AG_CUSTOM && proto == -1 && NEAR(ct, a.custom_floor_us + bytes8 * 7 / 8 / (a.custom_gbps * 1e3), 1e-12), "custom");
-  double at_cap = tps_ag_time_us(&a, 8 * a.custom_cap_bytes, 8, TPS_AG_AUTO, &used, NULL);
-  CHECK(used == TPS_AG_CUSTOM && isfinite(at_cap), "exactly at the cap: custom");
-  tps_ag_time_us(&a, 8 * a.custom_cap_bytes + 8, 8, TPS_AG_AUTO, &used, NULL);
-  CHECK(used == TPS_AG_NCCL, "above the cap: NCCL");
+  double ct = tps_ag_time_us(&a, bytes8, 8, TPS_GATHER_AUTO, &used, &proto);
+  CHECK(used == TPS_GATHER_CUSTOM && proto == -1 && NEAR(ct, a.custom_floor_us + bytes8 * 7 / 8 / (a.custom_gbps * 1e3), 1e-12), "custom");
+  double at_cap = tps_ag_time_us(&a, 8 * a.custom_cap_bytes, 8, TPS_GATHER_AUTO, &used, NULL);
+  CHECK(used == TPS_GATHER_CUSTOM && isfinite(at_cap), "exactly at the cap: custom");
+  tps_ag_time_us(&a, 8 * a.custom_cap_bytes + 8, 8, TPS_GATHER_AUTO, &used, NULL);
+  CHECK(used == TPS_GATHER_NCCL, "above the cap: NCCL");
   /* NCCL: the fastest protocol; tiny messages LL (lowest latency), huge ones Simple */
-  tps_ag_time_us(&a, 1024, 8, TPS_AG_NCCL, &used, &proto);
+  tps_ag_time_us(&a, 1024, 8, TPS_GATHER_NCCL, &used, &proto);
   CHECK(proto == TPS_PROTO_LL, "1 KiB: LL, got %d", proto);
-  double big = 1e9, tb = tps_ag_time_us(&a, big, 8, TPS_AG_NCCL, &used, &proto);
+  double big = 1e9, tb = tps_ag_time_us(&a, big, 8, TPS_GATHER_NCCL, &used, &proto);
   CHECK(proto == TPS_PROTO_SIMPLE && NEAR(tb, a.lat_us[2] + big * 7 / 8 / (a.busbw_gbps[2] * 1e3), 1e-12), "1 GB: Simple");
-  CHECK(tps_ag_time_us(&a, 1e6, 1, TPS_AG_AUTO, NULL, NULL) == 0, "one rank: no gather");
+  CHECK(tps_ag_time_us(&a, 1e6, 1, TPS_GATHER_AUTO, NULL, NULL) == 0, "one rank: no gather");
   printf("%s\n", fails ? "FAILED" : "ok");
   return fails ? 1 : 0;
 }

@@ -121,7 +121,7 @@ static void test_options(void) {
 /* ---------------------------------------------------------------- writers on synthetic data */
 static const long T3[3] = {1, 8, 64};
 static const double REP3[3] = {10, 20, 40}, SPL3[3] = {20, 20, 20};
-static const int BK3[3] = {TPS_AG_CUSTOM, TPS_AG_CUSTOM, TPS_AG_NCCL};
+static const int BK3[3] = {TPS_GATHER_CUSTOM, TPS_GATHER_CUSTOM, TPS_GATHER_NCCL};
 
 static tps_plot_curve synth_curve(const char *gpu) {
   tps_plot_curve c;
@@ -232,7 +232,7 @@ static double rep_model(const tps_fit *f, long T) { return tps_gemm_time_us(&f->
 static double split_model(const tps_fit *f, long T, int *used) {
   long rows = (T + f->tp - 1) / f->tp;
   return tps_gemm_time_us(&f->gemm, &f->shape, rows) +
-         tps_ag_time_us(&f->ag, (double)f->tp * rows * f->out_bytes_per_token, f->tp, TPS_AG_AUTO, used, NULL);
+         tps_ag_time_us(&f->ag, (double)f->tp * rows * f->out_bytes_per_token, f->tp, TPS_GATHER_AUTO, used, NULL);
 }
 
 static void test_fit_curves(void) {

@@ -101,10 +101,10 @@ static void test_spec(void) {
   tps_pred_free(&p);
   CHECK(tps_pred_init_spec(&p, &h100, 12, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_PRED_EINVAL, "TP 12 invalid");
   tps_pred_free(&p);
-  o.backend = TPS_AG_CUSTOM;
+  o.backend = TPS_GATHER_CUSTOM;
   CHECK(tps_pred_init_spec(&p, &l40s, 4, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_PRED_NA, "L40S custom n/a");
   tps_pred_free(&p);
-  o.backend = TPS_AG_AUTO;
+  o.backend = TPS_GATHER_AUTO;
 
   /* plumbing: split = GEMM(ceil(T/8)) + gather(T*3584) with the library models directly */
   CHECK(tps_pred_init_spec(&p, &h100, 8, &tps_path_marlin_w8a16, &sh, 3584, &o) == 0, "H100 spec");
@@ -116,13 +116,13 @@ static void test_spec(void) {
     int used;
     double want_rep = tps_gemm_time_us(&g, &sh, t);
     /* the gathered buffer is 8 shards of ceil(t/8) rows of 3584 bytes */
-    double want_split = tps_gemm_time_us(&g, &sh, rows) + tps_ag_time_us(&p.ag, 8.0 * rows * 3584.0, 8, TPS_AG_AUTO, &used, NULL);
+    double want_split = tps_gemm_time_us(&g, &sh, rows) + tps_ag_time_us(&p.ag, 8.0 * rows * 3584.0, 8, TPS_GATHER_AUTO, &used, NULL);
     int b;
     CHECK(near(tps_pred_replicated_us(&p, t), want_rep, 1e-12), "rep %ld", t);
     CHECK(near(tps_pred_split_us(&p, t, &b), want_split, 1e-12), "split %ld", t);
     /* custom while the per-rank input ceil(t/8)*3584 <= 2 MiB: 585 rows (2096640 B) fit,
      * 586 (2100224 B) do not, so t <= 8*585 = 4680 */
-    CHECK(b == (t <= 4680 ? TPS_AG_CUSTOM : TPS_AG_NCCL), "backend at %ld: %d", t, b);
+    CHECK(b == (t <= 4680 ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL), "backend at %ld: %d", t, b);
   }
   /* another shape: the GEMM of 5120 -> 1024 fp32 rows equals the library model's */
   tps_gemm_shape sh2 = {5120, 1024, 4.0};
@@ -134,7 +134,7 @@ static void test_spec(void) {
   CHECK(tps_pred_init_spec(&p, &l40s, 8, &tps_path_dense_bf16, &sh, 3584, &o) == 0, "L40S spec");
   int b;
   tps_pred_gather_us(&p, 6, &b);
-  CHECK(b == TPS_AG_NCCL, "L40S small gather is NCCL");
+  CHECK(b == TPS_GATHER_NCCL, "L40S small gather is NCCL");
   CHECK(!tps_pred_knob_used(&p, TPS_PK_AG_CUSTOM_BW), "L40S has no custom knob");
   tps_pred_free(&p);
 
@@ -142,7 +142,7 @@ static void test_spec(void) {
   CHECK(tps_pred_init_spec(&p, &h100, 16, &tps_path_marlin_w8a16, &sh, 3584, &o) == 0, "H100 TP16");
   double t16 = tps_pred_gather_us(&p, 8192, &b);
   double bound = 8192.0 * 3584 * 15 / 16 / (50.0 * 1e3);
-  CHECK(b == TPS_AG_NCCL && t16 >= bound, "TP16 gather %.1f us >= %.1f us (IB bound), backend %d", t16, bound, b);
+  CHECK(b == TPS_GATHER_NCCL && t16 >= bound, "TP16 gather %.1f us >= %.1f us (IB bound), backend %d", t16, bound, b);
   CHECK(tps_pred_knob_used(&p, TPS_PK_AG_INTERNODE), "TP16 has the inter-node knob");
   /* halving the IB bandwidth cannot make the gather faster */
   tps_pred q;

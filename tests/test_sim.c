@@ -225,7 +225,7 @@ static void test_models_cost(void) {
   tps_sim_proj_model *q = &mg.p[0];
   CHECK(tps_gemm_from_spec(&q->gemm, &tps_path_dense_bf16, &gpu) == 0, "gemm from spec");
   q->shape.k = 1000; q->shape.n = 100; q->shape.out_bytes = 2;
-  q->ag = &ag; q->gather_backend = TPS_AG_NCCL;
+  q->ag = &ag; q->gather_backend = TPS_GATHER_NCCL;
   CHECK(tps_sim_models_cost(&mg, 0, 801, &rep, &split) == 0, "gemm+ag cost");
   NEAR(rep, tps_gemm_time_us(&q->gemm, &q->shape, 801), 1e-12);
   NEAR(split, tps_gemm_time_us(&q->gemm, &q->shape, 101) + 21.40175, 1e-9);
