@@ -1,7 +1,7 @@
-/* gemm_internal.h: the plan behind tps_gemm (kernels/gemm.h), shared by the kernels/gemm_*.cu
- * files only. */
-#ifndef TPS_GEMM_INTERNAL_H
-#define TPS_GEMM_INTERNAL_H
+/* gemm_internal.h: the plan behind tps_gemm (kernels/gemm.h) and the table of operations each
+ * kernel path fills (tps_gemm_ops), shared by the kernels/gemm*.cu files only. */
+#ifndef TPS_KERNELS_GEMM_INTERNAL_H
+#define TPS_KERNELS_GEMM_INTERNAL_H
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include <cublasLt.h>
@@ -22,8 +22,11 @@ typedef struct {
 enum { TPS_SC_X = 64, TPS_SC_AMAX = 128, TPS_SC_LEN = 192 };
 enum { TPS_W8_REC_BYTES = 128 * 64 + 2 * 128 }; /* one packed record (w_rec) */
 
+typedef struct tps_gemm_ops tps_gemm_ops;
+
 struct tps_gemm {
-  tps_gemm_path path;
+  tps_path_id path;
+  const tps_gemm_ops *ops;      /* the path's operations */
   int n, k, max_m, device, num_sms;
   /* dense-bf16 */
   void *w_bf16;                 /* N x K bf16 */
@@ -54,20 +57,37 @@ struct tps_gemm {
   size_t lt_ws_bytes;
 };
 
+/* One kernel path: what kernels/gemm.cu calls for a plan of that path.  The file of the path
+ * defines one and registers it with TPS_GEMM_PATH_OPS; gemm.cu finds it by id.  (The
+ * kernels/ objects are linked directly, not from an archive, so every registration runs.) */
+struct tps_gemm_ops {
+  tps_path_id id;
+  tps_gemm_traits traits;
+  double weight_bytes;   /* bytes per weight element read from HBM, scales included */
+  /* Weights: exactly one of the two.  upload: quantize float w[N x K] per the path and
+   * upload; upload_w8: the path takes E4M3 + E8M0 1x32 weights, in g->h_q and g->h_s. */
+  int (*upload)(tps_gemm *g, const float *w);
+  int (*upload_w8)(tps_gemm *g);
+  /* Enqueue the parts (TPS_GEMM_PART_*) of Y = X W^T for 1 <= m <= max_m rows. */
+  int (*run)(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts);
+  int (*config)(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *id);
+  /* The weights as used, w[N x K]; NULL: dequantize the 1x32 host copy (upload_w8 paths). */
+  int (*weights)(const tps_gemm *g, double *w);
+  /* Activations as the last run used them, elements off..off+mk of x (the device is
+   * synchronized); NULL: x itself, bf16. */
+  int (*activations)(const tps_gemm *g, const void *x, size_t off, size_t mk, double *xd);
+  void (*release)(tps_gemm *g); /* frees what upload made beyond the plan's fields; may be NULL */
+};
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* gemm_cublaslt.cu */
-int tps_lt_setup(tps_gemm *g);
-void tps_lt_teardown(tps_gemm *g);
-int tps_lt_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts);
-int tps_lt_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *id);
-/* gemm_w8a16_ref.cu */
-int tps_w8ref_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
+/* gemm.cu: make ops the operations of its path (at load time, through TPS_GEMM_PATH_OPS). */
+int tps_gemm_register(const tps_gemm_ops *ops);
+#define TPS_GEMM_PATH_OPS(ops) \
+  static const int ops##_registered_ __attribute__((used)) = tps_gemm_register(&(ops))
 /* gemm_w8a16.cu */
-int tps_w8_prepare(tps_gemm *g);  /* upload weights in the fast layout, size workspace */
 int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c);
-int tps_w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 /* the integer value of environment variable `name` (a tuning override), dflt if unset or not
  * an integer */
 int tps_w8_env_int(const char *name, int dflt);

@@ -1,8 +1,8 @@
 /* gemm_w8a16_sm90.cu: the W8A16 kernels that need SM90 (H100/H200/H20), built for sm_90a.
  *
  *   Y[M x N] = X[M x K] W[N x K]^T, X bf16, W FP8 E4M3 + one E8M0 scale per 1x32 block (k),
- *   fp32 accumulation, Y bf16.  Weights in the k64-permuted layout (tps_w8_prepare); the
- *   dequantization is w8_device.cuh's.  Every kernel computes Y^T = W X^T: the weights are
+ *   fp32 accumulation, Y bf16.  Weights in the k64-permuted layout (made at plan creation by
+ *   gemm_w8a16.cu); the dequantization is w8_device.cuh's.  Every kernel computes Y^T = W X^T: the weights are
  *   the MMA's A operand (16 rows per warp, from registers), the tokens its N dimension.
  *
  * w8t_kernel (the default): wgmma fed by TMA.  2 warpgroups = 128 weight rows x BT tokens.
@@ -667,9 +667,9 @@ static int make_map(CUtensorMap *m, CUtensorMapDataType dt, const void *base, ui
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     fprintf(stderr, "tpsplit: gemm: cuTensorMapEncodeTiled failed (%d)\n", (int)r);
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 extern "C" int tps_w8g_prepare(tps_gemm *g) {
@@ -677,16 +677,16 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   int major = 0, minor = 0;
   CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, g->device));
   CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, g->device));
-  if (major != 9 || minor != 0) return TPS_K_OK;
+  if (major != 9 || minor != 0) return TPS_OK;
   int *d, h = 0;
   CUDA_TRY(cudaMalloc(&d, sizeof *d));
   w8g_probe<<<1, 1>>>(d);
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) e = cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
   cudaFree(d);
-  if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) { cudaGetLastError(); return TPS_K_OK; }
+  if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) { cudaGetLastError(); return TPS_OK; }
   CUDA_TRY(e);
-  if (!h) return TPS_K_OK; /* built without sm_90a */
+  if (!h) return TPS_OK; /* built without sm_90a */
   for (int v = 0; v < NTVARIANTS; v++)
     CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn[0], cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
   for (int v = 0; v < NSVARIANTS; v++)
@@ -705,7 +705,7 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
 #endif
     if (q != cudaDriverEntryPointSuccess || !fn) {
       fprintf(stderr, "tpsplit: gemm: the driver has no cuTensorMapEncodeTiled\n");
-      return TPS_K_ERR;
+      return TPS_ERR;
     }
     encode_tiled = (encode_fn)fn;
   }
@@ -721,12 +721,12 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
       fprintf(stderr, "tpsplit: gemm: cuTensorMapEncodeTiled (records) failed (%d)\n", (int)r);
-      return TPS_K_ERR;
+      return TPS_ERR;
     }
     memcpy(g->tm_rec, &mr, sizeof mr);
   }
   g->wgmma_ok = 1;
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 /* developer traces (tps_w8c_set_trace) */
@@ -774,19 +774,19 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
   CUDA_TRY(cudaLaunchKernelEx(&cfg, fn, mx, mr, (const uint8_t *)g->w_rec, rec_bulk, (bf16 *)y, rows, g->n, g->k,
                               trace_buf, trace_flags));
   CUDA_LAUNCH_CHECK();
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 static int check_run(const tps_gemm *g, const void *x, const void *y) {
   if (!g->wgmma_ok) {
     fprintf(stderr, "tpsplit: gemm: the SM90 W8A16 kernels need a compute capability 9.0 GPU and a build for sm_90a\n");
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   if (((uintptr_t)x & 15) || ((uintptr_t)y & 15)) {
     fprintf(stderr, "tpsplit: gemm: the SM90 w8a16 kernels need X and Y 16-byte aligned\n");
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 extern "C" int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s) {
@@ -824,12 +824,12 @@ extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStrea
   const w8t_variant *w = stream_variant(t);
   if (!w) {
     fprintf(stderr, "tpsplit: gemm: no stream kernel for a %d-token tile\n", t);
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   for (int r0 = 0; r0 < m; r0 += t) {
     const int rows = m - r0 < t ? m - r0 : t;
     TPS_TRY(launch_w8t(g, w, (const bf16 *)x + (size_t)r0 * g->k, (bf16 *)y + (size_t)r0 * g->n, rows, 1,
                        TPS_W8C_SPLITS, 1, TPS_W8C_SPLITS, s));
   }
-  return TPS_K_OK;
+  return TPS_OK;
 }
