@@ -110,6 +110,14 @@ typedef struct {
   int failed;
 } bench_t;
 
+static tps_bench_gemm_check new_check(int kind, int m) {
+  tps_bench_gemm_check c;
+  memset(&c, 0, sizeof c);
+  c.kind = kind;
+  c.m = m;
+  return c;
+}
+
 static void report(bench_t *b, tps_bench_gemm_check *c) {
   if (!c->ok) b->failed = 1;
   if (b->o->on_check) b->o->on_check(b->o->arg, c);
@@ -159,10 +167,7 @@ static int check_reference(bench_t *b, int m, const int *rows, int nrows, int al
     }
   }
   free(xd);
-  tps_bench_gemm_check c;
-  memset(&c, 0, sizeof c);
-  c.kind = TPS_BENCH_CHECK_REFERENCE;
-  c.m = m;
+  tps_bench_gemm_check c = new_check(TPS_BENCH_CHECK_REFERENCE, m);
   c.all_rows = all_rows;
   c.rows_checked = nrows;
   c.rel = den > 0 ? sqrt(num / den) : NAN;
@@ -205,10 +210,7 @@ static int check_m(bench_t *b, int m, int full) {
   if (b->ref) { /* fast vs reference kernel, same X */
     memcpy(b->hy2, b->hy, (size_t)m * n * sizeof(bf16));
     TPS_TRY(run_fresh(b, b->ref, m, 0));
-    tps_bench_gemm_check c;
-    memset(&c, 0, sizeof c);
-    c.kind = TPS_BENCH_CHECK_FAST_VS_REF;
-    c.m = m;
+    tps_bench_gemm_check c = new_check(TPS_BENCH_CHECK_FAST_VS_REF, m);
     c.reference = tps_gemm_get_path(b->ref);
     c.elements = (long)m * n;
     diff_stats(b->hy2, b->hy, (size_t)m * n, &c.rel, &c.max_abs_diff, &c.differing);
@@ -239,10 +241,7 @@ static int check_split(bench_t *b, int t, int tp) {
   }
   CUDA_TRY(cudaDeviceSynchronize());
   CUDA_TRY(cudaMemcpy(b->hy2, b->y2, (size_t)t * n * sizeof(bf16), cudaMemcpyDeviceToHost));
-  tps_bench_gemm_check ck;
-  memset(&ck, 0, sizeof ck);
-  ck.kind = TPS_BENCH_CHECK_SPLIT;
-  ck.m = t;
+  tps_bench_gemm_check ck = new_check(TPS_BENCH_CHECK_SPLIT, t);
   ck.tp = tp;
   ck.shard_rows = c;
   ck.same_config = same;

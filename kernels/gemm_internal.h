@@ -51,6 +51,7 @@ struct tps_gemm {
   size_t part_bytes;
   int *counters;                /* split-K arrival counters, one per output tile (zeroed) */
   int ncounters;
+  void *priv;                   /* a path's own state beyond these fields (its release frees it) */
   /* cuBLASLt */
   cublasLtHandle_t lt;
   void *lt_ws;
@@ -100,8 +101,8 @@ int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 3
  * default 4, st.async): stored into the owner's shared memory by each thread with plain
  * remote stores and a cluster barrier (push), loaded from the others' (pull), or sent by
  * st.async from the accumulators, completing on the owner's mbarrier (async); the sums are in
- * the same order, so all three give the same bits.  (2 and 3 were partials through L2 and by
- * bulk copies, measured slower and removed: data/h200_gemm_tuning.txt, 2026-12-04.) */
+ * the same order, so all three give the same bits.  (TPS_W8_SUM=2 and 3 name no form:
+ * partials through L2 and by bulk copies are slower, data/h200_gemm_tuning.txt.) */
 /* the forms, as indices of the kernel tables; TPS_W8_SUM takes 0, 1 and 4 for them */
 enum { TPS_W8C_SUM_PUSH = 0, TPS_W8C_SUM_PULL = 1, TPS_W8C_SUM_ASYNC = 2, TPS_W8C_NSUM = 3 };
 extern const char *const tps_w8c_sum_name[TPS_W8C_NSUM]; /* "pushed", "pulled", "by st.async" */

@@ -7,8 +7,8 @@
 #include <string.h>
 #include "bench.h"
 
-#define NO_CUDA "this tpsplit was built without CUDA: no GPU support (configure --with-cuda)"
-#define NO_NCCL "this tpsplit was built without NCCL: no multi-GPU bench (configure --with-nccl)"
+#define NO_CUDA "this tpsplit was built without CUDA, so without GPU support (configure --with-cuda)"
+#define NO_NCCL "this tpsplit was built without NCCL, so without multi-GPU benches (configure --with-nccl)"
 
 __attribute__((weak)) int tps_bench_gpus(int *n, char *why, size_t whysz) {
   *n = 0;

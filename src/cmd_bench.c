@@ -200,7 +200,7 @@ int tps_bench_cmd_main(tps_bench_cmd *c, int argc, char **argv) {
     char why[TPS_BENCH_WHY];
     int ndev = 0;
     if (tps_bench_gpus(&ndev, why, sizeof why) != TPS_OK) {
-      tps_die_msg("bench %s: no GPU can be opened (%s)", c->name, why);
+      tps_die_msg("bench %s: no GPU can be opened: %s", c->name, why);
       return TPS_EXIT_FAIL;
     }
     if (ndev < c->w.tp) {

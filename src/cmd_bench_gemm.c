@@ -393,7 +393,7 @@ int cmd_bench_gemm(int argc, char **argv) {
   char why[TPS_BENCH_WHY];
   int ndev = 0;
   if (ret == TPS_EXIT_OK && tps_bench_gpus(&ndev, why, sizeof why) != TPS_OK) {
-    tps_die_msg("bench gemm: no GPU can be opened (%s)", why);
+    tps_die_msg("bench gemm: no GPU can be opened: %s", why);
     ret = TPS_EXIT_FAIL;
   }
   if (ret == TPS_EXIT_OK && g.k.device >= ndev) {

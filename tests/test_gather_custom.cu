@@ -99,8 +99,8 @@ static int test_emulated(int quick) {
       tps_gather_emul *e;
       TPS_TRY(tps_gather_emul_create(&e, n, &o));
       /* 3584 B/row = fused_wqa_wkv bf16 output; 2 MiB cap = 585 rows per rank. Token counts:
-       * fewer than ranks (some hold none), one more than a multiple, the brief's 4096 at
-       * TP8 (512 rows), the largest under the cap (585 n), odd ones. */
+       * fewer than ranks (some hold none), one more than a multiple, a 4096-token prefill
+       * chunk at TP8 (512 rows), the largest under the cap (585 n), odd ones. */
       const long toks[] = {1, (long)n + 1, 2L * n - 1, 7, 48, 1000, 4097 < 585L * n ? 4097 : 585L * n - 3, 585L * n};
       for (size_t t = 0; t < sizeof toks / sizeof toks[0]; t++)
         if (toks[t] >= 1 && toks[t] <= 585L * n) TPS_TRY(emul_case(e, n, toks[t], 3584, 2));
