@@ -9,11 +9,11 @@
 #include <cuda_runtime.h>
 #include "status.h"
 
-/* When `failed`: one line "FILE:LINE: <call> failed: <fmt with arg>", then return TPS_ERR. */
-#define TPS_CHECK_(failed, call, fmt, arg)                                                   \
+/* When `failed`: one line "FILE:LINE: <what> failed: <fmt with arg>", then return TPS_ERR. */
+#define TPS_CHECK_(failed, what, fmt, arg)                                                   \
   do {                                                                                       \
     if (failed) {                                                                            \
-      fprintf(stderr, "tpsplit: %s:%d: %s failed: " fmt "\n", __FILE__, __LINE__, #call, arg); \
+      fprintf(stderr, "tpsplit: %s:%d: %s failed: " fmt "\n", __FILE__, __LINE__, what, arg); \
       return TPS_ERR;                                                                        \
     }                                                                                        \
   } while (0)
@@ -21,7 +21,7 @@
 #define CUDA_TRY(call)                                                                       \
   do {                                                                                       \
     cudaError_t e_ = (call);                                                                 \
-    TPS_CHECK_(e_ != cudaSuccess, call, "%s", cudaGetErrorString(e_));                       \
+    TPS_CHECK_(e_ != cudaSuccess, #call, "%s", cudaGetErrorString(e_));                       \
   } while (0)
 
 /* After every kernel launch. */
@@ -30,7 +30,7 @@
 #define CUBLAS_TRY(call)                                                                     \
   do {                                                                                       \
     cublasStatus_t s_ = (call);                                                              \
-    TPS_CHECK_(s_ != CUBLAS_STATUS_SUCCESS, call, "cuBLAS status %d", (int)s_);              \
+    TPS_CHECK_(s_ != CUBLAS_STATUS_SUCCESS, #call, "cuBLAS status %d", (int)s_);              \
   } while (0)
 
 #define TPS_TRY(call)                                                                        \
