@@ -23,7 +23,6 @@
  *     for the shards and the whole batch and the path's rows are independent (w8a16,
  *     w8a16-ref; reported for cuBLASLt).
  * Timing: kernels/harness.h, every row (and part) a candidate. */
-#include "config.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
