@@ -237,7 +237,7 @@ static int print_json(tps_bench_cmd *c) {
 }
 
 int cmd_bench_allgather(int argc, char **argv) {
-  static ag_cmd a; /* one command per process */
+  ag_cmd a;
   memset(&a, 0, sizeof a);
   a.c = (tps_bench_cmd){.name = "allgather", .usage = usage, .own = own_options, .option = option,
                         .validate = validate, .run = run, .on_row = on_row, .write = write_log,

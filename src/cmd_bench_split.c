@@ -246,7 +246,7 @@ static int print_json(tps_bench_cmd *c) {
 }
 
 int cmd_bench_split(int argc, char **argv) {
-  static split_cmd s; /* zeroed; one command per process */
+  split_cmd s;
   memset(&s, 0, sizeof s);
   s.c = (tps_bench_cmd){.name = "split", .usage = usage, .own = own_options, .option = option,
                         .validate = validate, .run = run, .on_row = on_row, .stopped = stopped,
