@@ -1,6 +1,6 @@
 /* gather_custom.cu: the one-shot NVLink all-gather (the "custom" backend of gather.h), its
- * peer buffers (CUDA IPC between processes, peer access between threads), and the
- * emulation of several ranks on one GPU used by the tests.
+ * peer buffers (CUDA IPC between processes, peer access between threads), its tps_gather_ops,
+ * and the emulation of several ranks on one GPU used by the tests.
  *
  * One call on rank `me` of n ranks (stride = S*row_bytes bytes per rank slot, total =
  * T*row_bytes bytes, see gather.h for the layout and the padding):
@@ -31,11 +31,28 @@
 #include <string.h>
 #include "check.h"
 #include "gather.h"
-#include "gather_priv.h"
 
-#define DEFAULT_CAP_BYTES ((size_t)2 << 20)
 #define DEFAULT_BLOCKS 32
 #define DEFAULT_THREADS 512
+
+/* Signal area of one rank, at the end of its buffer (zeroed at creation). */
+typedef struct {
+  uint32_t start[TPS_GATHER_MAX_BLOCKS][TPS_GATHER_MAX_RANKS];
+  uint32_t end[TPS_GATHER_MAX_BLOCKS][TPS_GATHER_MAX_RANKS];
+  uint32_t counter[TPS_GATHER_MAX_BLOCKS]; /* calls made by each block of this rank */
+  uint32_t error;                          /* nonzero: a spin wait timed out */
+} tps_gather_signal;
+
+/* The kernel's arguments: grid.y = i runs rank rank0 + i (i > 0 in the emulation only). */
+typedef struct {
+  int nranks;
+  int rank0;                                  /* rank of grid.y == 0 */
+  size_t stride_bytes, total_bytes;
+  const char *buf[TPS_GATHER_MAX_RANKS];      /* every rank's shard buffer, by rank */
+  tps_gather_signal *sig[TPS_GATHER_MAX_RANKS]; /* every rank's signal area, by rank */
+  char *out[TPS_GATHER_MAX_RANKS];            /* output of grid.y = i */
+  unsigned long long timeout_ns;
+} tps_gather_kargs;
 
 static __device__ __forceinline__ uint32_t ld_acquire_sys(const uint32_t *p) {
   uint32_t v;
@@ -107,26 +124,28 @@ __global__ void __launch_bounds__(1024) tps_gather_one_shot(tps_gather_kargs a) 
   if (threadIdx.x == 0) a.sig[me]->counter[b] = flag;
 }
 
-/* Step 1: shard -> own peer-readable buffer (cudaMemcpyAsync, device to device; a copy kernel
- * of the same launch size measured slower on the H200, see the README). */
+/* Step 1: shard -> own peer-readable buffer (cudaMemcpyAsync, device to device: faster on the
+ * H200 than a copy kernel of the same launch size, see the README). */
 static int copy_in(char *dst, const void *src, size_t bytes, cudaStream_t s) {
   if (bytes) CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
-extern "C" int tps_gather_custom_launch(const tps_gather_kargs *a, int blocks, int threads, int ny,
-                                        int cooperative, cudaStream_t s) {
+/* Launch the one-shot kernel: grid (blocks, ny).  cooperative != 0 uses a cooperative
+ * launch (emulation: all ranks' blocks must be co-resident). */
+static int custom_launch(const tps_gather_kargs *a, int blocks, int threads, int ny, int cooperative,
+                         cudaStream_t s) {
   if (blocks < 1 || blocks > TPS_GATHER_MAX_BLOCKS || threads < 32 || threads > 1024 ||
       threads < a->nranks || a->nranks < 1 || a->nranks > TPS_GATHER_MAX_RANKS || ny < 1 ||
       a->rank0 + ny > a->nranks) {
     fprintf(stderr, "tpsplit: custom gather: bad launch (%d blocks x %d threads, %d ranks)\n",
             blocks, threads, a->nranks);
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   if (a->stride_bytes % 16 != 0) {
     fprintf(stderr, "tpsplit: custom gather: stride %zu bytes is not a multiple of 16\n",
             a->stride_bytes);
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   dim3 grid((unsigned)blocks, (unsigned)ny), block((unsigned)threads);
   if (cooperative) {
@@ -137,7 +156,7 @@ extern "C" int tps_gather_custom_launch(const tps_gather_kargs *a, int blocks, i
     if ((long)blocks * ny > (long)per_sm * sms) {
       fprintf(stderr, "tpsplit: custom gather: %d x %d blocks cannot be co-resident (%d per SM x %d SMs)\n",
               blocks, ny, per_sm, sms);
-      return TPS_K_ERR;
+      return TPS_ERR;
     }
     tps_gather_kargs copy = *a;
     void *args[] = {&copy};
@@ -146,11 +165,25 @@ extern "C" int tps_gather_custom_launch(const tps_gather_kargs *a, int blocks, i
     tps_gather_one_shot<<<grid, block, 0, s>>>(*a);
   }
   CUDA_LAUNCH_CHECK();
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 /* ---------------------------------------------------------------- peer buffers */
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+/* The buffers of one rank: its own (cap_bytes of data, then its signal area) and every
+ * peer's, mapped into this process. */
+typedef struct {
+  tps_world *w;
+  int n, rank;
+  size_t cap_bytes;                            /* data bytes per buffer (rounded to 256) */
+  int blocks, threads;
+  double timeout_s;
+  char *base;                                  /* own allocation: cap_bytes data + signal */
+  const char *buf[TPS_GATHER_MAX_RANKS];       /* every rank's buffer, in this process */
+  tps_gather_signal *sig[TPS_GATHER_MAX_RANKS];
+  int opened[TPS_GATHER_MAX_RANKS];            /* 1: mapped with cudaIpcOpenMemHandle */
+} tps_gather_peers;
 
 typedef struct {
   char host[64];
@@ -160,14 +193,12 @@ typedef struct {
   int ok;                 /* this rank can set up the custom backend */
 } peer_info;
 
-extern "C" int tps_gather_peers_open(tps_gather_peers *p, tps_world *w, size_t cap_bytes) {
-  memset(p, 0, sizeof *p);
-  const int n = tps_world_size(w), me = tps_world_rank(w);
+/* Collective.  TPS_OK: ready; TPS_SKIP: some pair of ranks cannot reach each other
+ * (another host, no peer access, too many ranks); TPS_ERR: failure. */
+static int peers_map(tps_gather_peers *p, tps_world *w) {
+  const int n = p->n, me = p->rank;
   const int mpi = tps_world_is_mpi();
-  p->n = n;
-  p->rank = me;
-  p->cap_bytes = round_up(cap_bytes ? cap_bytes : DEFAULT_CAP_BYTES, 256);
-  if (n > TPS_GATHER_MAX_RANKS) return TPS_K_SKIP;
+  if (n > TPS_GATHER_MAX_RANKS) return TPS_SKIP;
   int dev;
   CUDA_TRY(cudaGetDevice(&dev));
   const size_t bytes = p->cap_bytes + sizeof(tps_gather_signal);
@@ -176,7 +207,7 @@ extern "C" int tps_gather_peers_open(tps_gather_peers *p, tps_world *w, size_t c
   CUDA_TRY(cudaDeviceSynchronize());
 
   peer_info mine, *all = (peer_info *)calloc((size_t)n, sizeof(peer_info));
-  if (!all) return TPS_K_ERR;
+  if (!all) return TPS_ERR;
   memset(&mine, 0, sizeof mine);
   snprintf(mine.host, sizeof mine.host, "%s", tps_world_host(w));
   mine.device = dev;
@@ -186,7 +217,7 @@ extern "C" int tps_gather_peers_open(tps_gather_peers *p, tps_world *w, size_t c
     (void)cudaGetLastError();
     mine.ok = 0;
   }
-  if (tps_world_allgather(w, &mine, all, sizeof mine) != 0) { free(all); return TPS_K_ERR; }
+  if (tps_world_allgather(w, &mine, all, sizeof mine) != 0) { free(all); return TPS_ERR; }
   /* Every peer on this host and reachable: each rank decides for itself, then all agree. */
   for (int q = 0; q < n && mine.ok; q++) {
     if (q == me) continue;
@@ -196,7 +227,7 @@ extern "C" int tps_gather_peers_open(tps_gather_peers *p, tps_world *w, size_t c
     (void)cudaGetLastError();
   }
   int *oks = (int *)calloc((size_t)n, sizeof(int));
-  if (!oks || tps_world_allgather(w, &mine.ok, oks, sizeof(int)) != 0) { free(all); free(oks); return TPS_K_ERR; }
+  if (!oks || tps_world_allgather(w, &mine.ok, oks, sizeof(int)) != 0) { free(all); free(oks); return TPS_ERR; }
   int ok_all = 1;
   for (int q = 0; q < n; q++) ok_all &= oks[q];
   free(oks);
@@ -204,7 +235,7 @@ extern "C" int tps_gather_peers_open(tps_gather_peers *p, tps_world *w, size_t c
     free(all);
     cudaFree(p->base);
     p->base = NULL;
-    return TPS_K_SKIP;
+    return TPS_SKIP;
   }
   for (int q = 0; q < n; q++) {
     char *b;
@@ -224,34 +255,53 @@ extern "C" int tps_gather_peers_open(tps_gather_peers *p, tps_world *w, size_t c
   }
   free(all);
   /* Nobody starts a gather before every rank has zeroed its signals and mapped the peers. */
-  if (tps_world_barrier(w) != 0) return TPS_K_ERR;
-  p->ready = 1;
-  return TPS_K_OK;
+  return tps_world_barrier(w) != 0 ? TPS_ERR : TPS_OK;
 }
 
-extern "C" void tps_gather_peers_close(tps_gather_peers *p) {
+static void custom_close(void *st, int abort) {
+  tps_gather_peers *p = (tps_gather_peers *)st;
+  if (!p) return;
+  if (!abort && p->n > 1) (void)tps_world_barrier(p->w); /* no peer still reads our buffer */
   for (int q = 0; q < p->n && q < TPS_GATHER_MAX_RANKS; q++)
     if (p->opened[q]) (void)cudaIpcCloseMemHandle((void *)p->buf[q]);
   if (p->base) (void)cudaFree(p->base);
   (void)cudaGetLastError();
-  memset(p, 0, sizeof *p);
+  free(p);
 }
 
-extern "C" int tps_gather_peers_enqueue(tps_gather_peers *p, const void *shard, void *out,
-                                        size_t stride_bytes, size_t total_bytes, int blocks,
-                                        int threads, double timeout_s, cudaStream_t s) {
-  if (!p->ready) {
-    fprintf(stderr, "tpsplit: rank %d: custom gather: not available\n", p->rank);
-    return TPS_K_ERR;
+static int custom_open(void **st, tps_world *w, const tps_gather_opts *o) {
+  *st = NULL;
+  tps_gather_peers *p = (tps_gather_peers *)calloc(1, sizeof *p);
+  if (!p) return TPS_ERR;
+  p->w = w;
+  p->n = tps_world_size(w);
+  p->rank = tps_world_rank(w);
+  p->cap_bytes = round_up(o->cap_bytes ? o->cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES, 256);
+  p->blocks = o->blocks ? o->blocks : DEFAULT_BLOCKS;
+  p->threads = o->threads ? o->threads : DEFAULT_THREADS;
+  p->timeout_s = o->timeout_s > 0 ? o->timeout_s : 10.0;
+  const int rc = peers_map(p, w);
+  if (rc != TPS_OK) {
+    custom_close(p, 1);
+    return rc;
   }
-  if (stride_bytes > p->cap_bytes) {
-    fprintf(stderr, "tpsplit: rank %d: custom gather: %zu bytes per rank over the cap of %zu\n",
-            p->rank, stride_bytes, p->cap_bytes);
-    return TPS_K_ERR;
-  }
+  *st = p;
+  return TPS_OK;
+}
+
+static const char *custom_refuses(const void *st, size_t stride_bytes) {
+  const tps_gather_peers *p = (const tps_gather_peers *)st;
+  if (stride_bytes % 16) return "not a multiple of 16 bytes";
+  if (stride_bytes > p->cap_bytes) return "over the cap";
+  return NULL;
+}
+
+/* One call on this rank: its real rows into its buffer, then the kernel (blocks x threads;
+ * with nothing to copy the kernel is exactly its two barriers). */
+static int custom_run(tps_gather_peers *p, const void *shard, void *out, size_t stride_bytes,
+                      size_t total_bytes, int blocks, int threads, cudaStream_t s) {
   const size_t off = (size_t)p->rank * stride_bytes;
   const size_t mine = off >= total_bytes ? 0 : (total_bytes - off < stride_bytes ? total_bytes - off : stride_bytes);
-  const int nb = blocks ? blocks : DEFAULT_BLOCKS, nt = threads ? threads : DEFAULT_THREADS;
   TPS_TRY(copy_in(p->base, shard, mine, s));
   tps_gather_kargs a;
   memset(&a, 0, sizeof a);
@@ -264,16 +314,36 @@ extern "C" int tps_gather_peers_enqueue(tps_gather_peers *p, const void *shard, 
     a.sig[q] = p->sig[q];
   }
   a.out[0] = (char *)out;
-  a.timeout_ns = (unsigned long long)((timeout_s > 0 ? timeout_s : 10.0) * 1e9);
-  return tps_gather_custom_launch(&a, nb, nt, 1, 0, s);
+  a.timeout_ns = (unsigned long long)(p->timeout_s * 1e9);
+  return custom_launch(&a, blocks, threads, 1, 0, s);
 }
 
-extern "C" int tps_gather_peers_error(const tps_gather_peers *p, uint32_t *err) {
-  *err = 0;
-  if (!p->ready) return TPS_K_OK;
-  CUDA_TRY(cudaMemcpy(err, &p->sig[p->rank]->error, sizeof *err, cudaMemcpyDeviceToHost));
-  return TPS_K_OK;
+static int custom_enqueue(void *st, const void *shard, void *out, size_t stride_bytes, size_t total_bytes,
+                          cudaStream_t s) {
+  tps_gather_peers *p = (tps_gather_peers *)st;
+  return custom_run(p, shard, out, stride_bytes, total_bytes, p->blocks, p->threads, s);
 }
+
+static int custom_barrier(void *st, cudaStream_t s) {
+  return custom_run((tps_gather_peers *)st, NULL, NULL, 0, 0, 1, 32, s);
+}
+
+/* The error flag of this rank's signal area (synchronous read). */
+static int custom_check(void *st) {
+  const tps_gather_peers *p = (const tps_gather_peers *)st;
+  uint32_t err = 0;
+  CUDA_TRY(cudaMemcpy(&err, &p->sig[p->rank]->error, sizeof err, cudaMemcpyDeviceToHost));
+  if (err) {
+    fprintf(stderr, "tpsplit: rank %d: custom gather: a device barrier timed out (a peer did not arrive)\n", p->rank);
+    return TPS_ERR;
+  }
+  return TPS_OK;
+}
+
+static const tps_gather_ops custom_ops = {
+    TPS_GATHER_CUSTOM, 0, custom_open, custom_close, NULL, custom_refuses, custom_enqueue,
+    custom_barrier, NULL, NULL, custom_check};
+TPS_GATHER_BACKEND(custom_ops);
 
 /* ---------------------------------------------------------------- emulation on one GPU */
 struct tps_gather_emul {
@@ -287,12 +357,12 @@ extern "C" int tps_gather_emul_create(tps_gather_emul **out, int nranks, const t
   *out = NULL;
   if (nranks < 1 || nranks > TPS_GATHER_MAX_RANKS) {
     fprintf(stderr, "tpsplit: custom gather emulation: %d ranks (1..%d)\n", nranks, TPS_GATHER_MAX_RANKS);
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   tps_gather_emul *e = (tps_gather_emul *)calloc(1, sizeof *e);
-  if (!e) return TPS_K_ERR;
+  if (!e) return TPS_ERR;
   e->n = nranks;
-  e->cap_bytes = round_up(o && o->cap_bytes ? o->cap_bytes : DEFAULT_CAP_BYTES, 256);
+  e->cap_bytes = round_up(o && o->cap_bytes ? o->cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES, 256);
   e->blocks = o && o->blocks ? o->blocks : 8;
   e->threads = o && o->threads ? o->threads : DEFAULT_THREADS;
   e->timeout_s = o && o->timeout_s > 0 ? o->timeout_s : 10.0;
@@ -303,7 +373,7 @@ extern "C" int tps_gather_emul_create(tps_gather_emul **out, int nranks, const t
     CUDA_TRY(cudaMemset(e->base[r], 0, bytes));
   }
   CUDA_TRY(cudaDeviceSynchronize());
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 extern "C" void tps_gather_emul_destroy(tps_gather_emul *e) {
@@ -318,7 +388,7 @@ extern "C" int tps_gather_emul_run(tps_gather_emul *e, const void *const *shards
   if (stride_bytes > e->cap_bytes) {
     fprintf(stderr, "tpsplit: custom gather emulation: %zu bytes per rank over the cap of %zu\n",
             stride_bytes, e->cap_bytes);
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   tps_gather_kargs a;
   memset(&a, 0, sizeof a);
@@ -335,7 +405,7 @@ extern "C" int tps_gather_emul_run(tps_gather_emul *e, const void *const *shards
     a.sig[r] = (tps_gather_signal *)(e->base[r] + e->cap_bytes);
     a.out[r] = (char *)outs[r];
   }
-  return tps_gather_custom_launch(&a, e->blocks, e->threads, e->n, 1, s);
+  return custom_launch(&a, e->blocks, e->threads, e->n, 1, s);
 }
 
 extern "C" int tps_gather_emul_check(tps_gather_emul *e) {
@@ -345,8 +415,8 @@ extern "C" int tps_gather_emul_check(tps_gather_emul *e) {
                         cudaMemcpyDeviceToHost));
     if (err) {
       fprintf(stderr, "tpsplit: custom gather emulation: rank %d: a device barrier timed out\n", r);
-      return TPS_K_ERR;
+      return TPS_ERR;
     }
   }
-  return TPS_K_OK;
+  return TPS_OK;
 }

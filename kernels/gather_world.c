@@ -58,7 +58,6 @@ int tps_world_is_mpi(void) {
 
 int tps_world_rank(const tps_world *w) { return w->rank; }
 int tps_world_size(const tps_world *w) { return w->size; }
-int tps_world_device(const tps_world *w) { return w->device; }
 const char *tps_world_host(const tps_world *w) { return w->host; }
 
 /* Threads: wait until all n arrived at this generation; -1 when a rank failed or timed out. */
@@ -160,18 +159,18 @@ static void *thread_main(void *p) {
   if (!w->nodev && cudaSetDevice(w->device) != cudaSuccess) {
     fprintf(stderr, "tpsplit: rank %d: cudaSetDevice(%d) failed: %s\n", w->rank, w->device,
             cudaGetErrorString(cudaGetLastError()));
-    w->rc = TPS_K_ERR;
+    w->rc = TPS_ERR;
   } else {
     w->rc = w->fn(w, w->arg);
   }
-  if (w->rc != TPS_K_OK && w->rc != TPS_K_SKIP) tps_world_fail(w);
+  if (w->rc != TPS_OK && w->rc != TPS_SKIP) tps_world_fail(w);
   return NULL;
 }
 
 static int combine(int a, int b) {
-  if (a != TPS_K_OK && a != TPS_K_SKIP) return a;
-  if (b != TPS_K_OK && b != TPS_K_SKIP) return b;
-  return a == TPS_K_SKIP ? a : b;
+  if (a != TPS_OK && a != TPS_SKIP) return a;
+  if (b != TPS_OK && b != TPS_SKIP) return b;
+  return a == TPS_SKIP ? a : b;
 }
 
 static int run_threads(int nranks, tps_world_fn fn, void *arg, int nodev, const char *host);
@@ -188,7 +187,7 @@ int tps_world_run(int nranks, tps_world_fn fn, void *arg) {
 #ifdef HAVE_MPI
   if (tps_world_is_mpi()) {
     int size, rank, lrank;
-    if (MPI_Init(NULL, NULL) != MPI_SUCCESS) { fprintf(stderr, "tpsplit: MPI_Init failed\n"); return TPS_K_ERR; }
+    if (MPI_Init(NULL, NULL) != MPI_SUCCESS) { fprintf(stderr, "tpsplit: MPI_Init failed\n"); return TPS_ERR; }
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm local;
@@ -198,7 +197,7 @@ int tps_world_run(int nranks, tps_world_fn fn, void *arg) {
     if (size != nranks) {
       if (rank == 0) fprintf(stderr, "tpsplit: --tp %d but %d MPI processes: start one process per rank\n", nranks, size);
       MPI_Finalize();
-      return TPS_K_ERR;
+      return TPS_ERR;
     }
     /* local rank -> GPU; modulo the visible GPUs (one GPU per process when the launcher
      * sets CUDA_VISIBLE_DEVICES per rank: then device 0, and no custom backend, since peer
@@ -207,17 +206,17 @@ int tps_world_run(int nranks, tps_world_fn fn, void *arg) {
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) ndev = 1;
     tps_world w = {rank, size, lrank % ndev, 1, 0, "", NULL, fn, arg, 0};
     snprintf(w.host, sizeof w.host, "%s", host);
-    int rc = TPS_K_ERR;
+    int rc = TPS_ERR;
     if (cudaSetDevice(w.device) != cudaSuccess)
       fprintf(stderr, "tpsplit: rank %d: cudaSetDevice(%d) failed: %s\n", rank, w.device, cudaGetErrorString(cudaGetLastError()));
     else
       rc = fn(&w, arg);
-    if (rc != TPS_K_OK && rc != TPS_K_SKIP) tps_world_fail(&w); /* MPI_Abort: nobody hangs */
+    if (rc != TPS_OK && rc != TPS_SKIP) tps_world_fail(&w); /* MPI_Abort: nobody hangs */
     /* worst over ranks: error > skip > ok */
-    int code = rc == TPS_K_OK ? 0 : rc == TPS_K_SKIP ? 1 : 2, worst = code;
+    int code = rc == TPS_OK ? 0 : rc == TPS_SKIP ? 1 : 2, worst = code;
     MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();
-    return worst == 0 ? TPS_K_OK : worst == 1 ? TPS_K_SKIP : TPS_K_ERR;
+    return worst == 0 ? TPS_OK : worst == 1 ? TPS_SKIP : TPS_ERR;
   }
 #endif
   return run_threads(nranks, fn, arg, 0, host);
@@ -226,16 +225,16 @@ int tps_world_run(int nranks, tps_world_fn fn, void *arg) {
 static int run_threads(int nranks, tps_world_fn fn, void *arg, int nodev, const char *host) {
   if (nranks < 1 || nranks > TPS_GATHER_MAX_RANKS) {
     fprintf(stderr, "tpsplit: %d ranks: 1 to %d in one process\n", nranks, TPS_GATHER_MAX_RANKS);
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   shared_t *sh = (shared_t *)calloc(1, sizeof *sh);
   tps_world *ws = (tps_world *)calloc((size_t)nranks, sizeof *ws);
   pthread_t *th = (pthread_t *)calloc((size_t)nranks, sizeof *th);
-  if (!sh || !ws || !th) { free(sh); free(ws); free(th); return TPS_K_ERR; }
+  if (!sh || !ws || !th) { free(sh); free(ws); free(th); return TPS_ERR; }
   pthread_mutex_init(&sh->mu, NULL);
   pthread_cond_init(&sh->cv, NULL);
   sh->n = nranks;
-  int started = 0, rc = TPS_K_OK;
+  int started = 0, rc = TPS_OK;
   for (int r = 0; r < nranks; r++) {
     ws[r] = (tps_world){r, nranks, r, 0, nodev, "", sh, fn, arg, 0};
     snprintf(ws[r].host, sizeof ws[r].host, "%s", host);
@@ -248,7 +247,7 @@ static int run_threads(int nranks, tps_world_fn fn, void *arg, int nodev, const 
       if (pthread_create(&th[r], NULL, thread_main, &ws[r]) != 0) {
         fprintf(stderr, "tpsplit: cannot start the thread of rank %d\n", r);
         tps_world_fail(&ws[0]);
-        rc = TPS_K_ERR;
+        rc = TPS_ERR;
         break;
       }
       started++;

@@ -2,7 +2,7 @@
  *
  *   Y[M x N] = X[M x K] * W[N x K]^T      X, Y: bf16 row-major on the device; fp32 accumulation.
  *
- * Paths (names as on the command line):
+ * Paths (model/path.h ids; names as on the command line):
  *   dense-bf16  cuBLASLt bf16 x bf16 -> bf16.
  *   native-fp8  cuBLASLt FP8 E4M3 x E4M3 -> bf16 (the SM90 stand-in for a native FP8 path).
  *               W quantized once per tensor at plan creation; X quantized per tensor on
@@ -17,40 +17,44 @@
  *               reference the fast one is checked against.
  * Shapes: K and N multiples of 64 (all paths); any M >= 0 (M = 0 enqueues nothing).
  *
- * Everything returns TPS_K_OK (0) or TPS_K_ERR (kernels/check.h) after printing one line.
+ * Everything returns TPS_OK (0) or TPS_ERR (model/status.h) after printing one line.
  * A plan belongs to the device that was current at creation; run it with that device
  * current.  tps_gemm_run only enqueues on the stream: it is CUDA-graph capturable and
  * allocates nothing (all workspace is sized for max_m at creation). */
-#ifndef TPS_GEMM_H
-#define TPS_GEMM_H
+#ifndef TPS_KERNELS_GEMM_H
+#define TPS_KERNELS_GEMM_H
 #include <stddef.h>
 #include <stdint.h>
 #include <cuda_runtime.h>
+#include "path.h"
+#include "status.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum {
-  TPS_GEMM_DENSE_BF16 = 0,
-  TPS_GEMM_NATIVE_FP8 = 1,
-  TPS_GEMM_W8A16 = 2,
-  TPS_GEMM_W8A16_REF = 3
-} tps_gemm_path;
-#define TPS_GEMM_NPATHS 4
+/* Paths are the model's (model/path.h): tps_path_id, named by tps_path_name; the ones
+ * kernels/ can run carry TPS_PATH_F_BENCH (tps_path_find_for(name, TPS_PATH_F_BENCH)). */
 
-/* "dense-bf16", "native-fp8", "w8a16", "w8a16-ref". */
-const char *tps_gemm_path_name(tps_gemm_path p);
-/* Parse a path name (also "bf16", "fp8", "marlin-w8a16"). 0 ok, -1 unknown. */
-int tps_gemm_path_parse(const char *s, tps_gemm_path *p);
+/* What the checks may expect of a path's kernel (bench gemm, bench split, tests). */
+typedef struct {
+  int quant_part;        /* 1: TPS_GEMM_PART_QUANT enqueues work (activation quantization) */
+  int rows_independent;  /* 1: with the same configuration (tps_gemm_config id) a row's bits do
+                          * not depend on the other rows of the batch: split == replicated bitwise */
+  double split_rel_diff; /* split vs replicated relative Frobenius difference allowed */
+  int reference;         /* tps_path_id of the kernel this one is checked against, -1: none */
+} tps_gemm_traits;
+
+/* The traits of path p; NULL when kernels/ has no kernel for p. */
+const tps_gemm_traits *tps_gemm_traits_of(int p);
 
 typedef struct tps_gemm tps_gemm; /* opaque plan: weights on the device, workspace, handles */
 
 /* Create a plan for path p from float weights w_host[N x K] (row-major, host): quantized per
  * the path (bf16; per-tensor E4M3; E4M3 + E8M0 per 1x32) and uploaded. max_m bounds M. */
-int tps_gemm_create(tps_gemm **g, tps_gemm_path p, int n, int k, int max_m, const float *w_host);
+int tps_gemm_create(tps_gemm **g, tps_path_id p, int n, int k, int max_m, const float *w_host);
 /* Same for the W8A16 paths from already quantized weights: q[N x K] E4M3 bytes, scales
  * s[N x K/32] E8M0 bytes (1x32 layout; see w8quant.h to expand a 32x32 checkpoint). */
-int tps_gemm_create_w8(tps_gemm **g, tps_gemm_path p, int n, int k, int max_m,
+int tps_gemm_create_w8(tps_gemm **g, tps_path_id p, int n, int k, int max_m,
                        const uint8_t *q, const uint8_t *s);
 void tps_gemm_destroy(tps_gemm *g);
 
@@ -79,7 +83,7 @@ int tps_gemm_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t 
 /* Shape and path of a plan. */
 int tps_gemm_n(const tps_gemm *g);
 int tps_gemm_k(const tps_gemm *g);
-tps_gemm_path tps_gemm_get_path(const tps_gemm *g);
+tps_path_id tps_gemm_get_path(const tps_gemm *g);
 /* Bytes of weights (incl. scales) the GEMM reads from HBM; FLOPs for m rows = 2 m N K. */
 double tps_gemm_weight_bytes(const tps_gemm *g);
 

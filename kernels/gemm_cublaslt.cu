@@ -1,5 +1,5 @@
-/* gemm_cublaslt.cu: the dense-bf16 and native-fp8 paths through cuBLASLt, and our activation
- * quantization for native-fp8.
+/* gemm_cublaslt.cu: the dense-bf16 and native-fp8 paths through cuBLASLt (their weight
+ * upload, runs and tps_gemm_ops), and our activation quantization for native-fp8.
  *
  * Row-major Y[M x N] = X[M x K] W[N x K]^T is, in cuBLASLt's column-major terms,
  * Y^T (N x M, ld N) = op(A) B with A = W seen as K x N (ld K), op = T, and B = X^T seen as
@@ -12,25 +12,28 @@
  * TPS_GEMM_PART_QUANT / _MATMUL enqueue one side only, for timing them separately.
  * Per-tensor scaling makes the result depend on the other rows of the batch (a split's
  * shards see other amax values): bench gemm reports the size of that effect. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 #include "check.h"
 #include "gemm_internal.h"
+#include "w8quant.h"
 
 enum { LT_WS_BYTES = 32 << 20 };
 
 extern "C" size_t tps_gemm_cublaslt_version(void) { return cublasLtGetVersion(); }
 
-extern "C" int tps_lt_setup(tps_gemm *g) {
+static int lt_setup(tps_gemm *g) {
   CUBLAS_TRY(cublasLtCreate(&g->lt));
   g->lt_ws_bytes = LT_WS_BYTES;
   CUDA_TRY(cudaMalloc(&g->lt_ws, g->lt_ws_bytes));
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
-extern "C" void tps_lt_teardown(tps_gemm *g) {
+static void lt_release(tps_gemm *g) {
   if (g->lt) cublasLtDestroy(g->lt);
   cudaFree(g->lt_ws);
   g->lt = NULL; g->lt_ws = NULL;
@@ -53,7 +56,7 @@ static void lt_free(lt_plan *p) {
 
 static int lt_make(const tps_gemm *g, int m, lt_plan *p) {
   memset(p, 0, sizeof *p);
-  int fp8 = g->path == TPS_GEMM_NATIVE_FP8;
+  int fp8 = g->path == TPS_PATH_NATIVE_FP8;
   cudaDataType_t ab = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
   cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
   CUBLAS_TRY(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -77,13 +80,13 @@ static int lt_make(const tps_gemm *g, int m, lt_plan *p) {
   cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS || nres == 0) {
     fprintf(stderr, "tpsplit: gemm: cuBLASLt has no algorithm for %s M=%d N=%d K=%d (status %d)\n",
-            tps_gemm_path_name(g->path), m, g->n, g->k, (int)st);
+            tps_path_name(g->path), m, g->n, g->k, (int)st);
     lt_free(p);
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   for (int i = 0; i < nres; i++) p->algo[i] = res[i].algo;
   p->nalgo = nres;
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 /* ---- activation quantization (native-fp8) ---- */
@@ -133,13 +136,13 @@ static int quantize(tps_gemm *g, const void *x, int m, cudaStream_t s) {
   CUDA_LAUNCH_CHECK();
   quant_kernel<<<blocks, threads, 0, s>>>((const __nv_bfloat16 *)x, n8, g->d_scales, g->x_fp8);
   CUDA_LAUNCH_CHECK();
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
-extern "C" int tps_lt_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts) {
-  int fp8 = g->path == TPS_GEMM_NATIVE_FP8;
+static int lt_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts) {
+  int fp8 = g->path == TPS_PATH_NATIVE_FP8;
   if (fp8 && (parts & TPS_GEMM_PART_QUANT)) TPS_TRY(quantize(g, x, m, s));
-  if (!(parts & TPS_GEMM_PART_MATMUL)) return TPS_K_OK;
+  if (!(parts & TPS_GEMM_PART_MATMUL)) return TPS_OK;
   lt_plan p;
   TPS_TRY(lt_make(g, m, &p));
   float alpha = 1.f, beta = 0.f;
@@ -153,10 +156,10 @@ extern "C" int tps_lt_run(tps_gemm *g, const void *x, void *y, int m, cudaStream
   lt_free(&p);
   CUBLAS_TRY(st);
   CUDA_LAUNCH_CHECK();
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
-extern "C" int tps_lt_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *id) {
+static int lt_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *id) {
   lt_plan p;
   TPS_TRY(lt_make(g, m, &p));
   int algo_id = -1, tile = -1, splitk = -1, stages = -1;
@@ -172,5 +175,87 @@ extern "C" int tps_lt_config(const tps_gemm *g, int m, char *buf, size_t bufsz, 
   for (size_t i = 0; i < sizeof p.algo[0]; i++) { h ^= bytes[i]; h *= 1099511628211ull; }
   *id = h;
   lt_free(&p);
-  return TPS_K_OK;
+  return TPS_OK;
 }
+
+/* ---- weights ---- */
+static int upload(void **dst, const void *src, size_t bytes) {
+  cudaError_t e = cudaMalloc(dst, bytes);
+  if (e == cudaSuccess) e = cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "tpsplit: gemm: weight upload: %s\n", cudaGetErrorString(e));
+    return TPS_ERR;
+  }
+  return TPS_OK;
+}
+
+static int dense_upload(tps_gemm *g, const float *w) {
+  const size_t nk = (size_t)g->n * g->k;
+  __nv_bfloat16 *h = (__nv_bfloat16 *)malloc(nk * sizeof *h);
+  if (!h) { fprintf(stderr, "tpsplit: gemm: out of memory\n"); return TPS_ERR; }
+  for (size_t i = 0; i < nk; i++) h[i] = __float2bfloat16_rn(w[i]);
+  int rc = upload(&g->w_bf16, h, nk * sizeof *h);
+  free(h);
+  return rc == TPS_OK ? lt_setup(g) : rc;
+}
+
+static int dense_weights(const tps_gemm *g, double *w) {
+  const size_t nk = (size_t)g->n * g->k;
+  __nv_bfloat16 *h = (__nv_bfloat16 *)malloc(nk * sizeof *h);
+  if (!h) return TPS_ERR;
+  cudaError_t e = cudaMemcpy(h, g->w_bf16, nk * sizeof *h, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) { free(h); CUDA_TRY(e); }
+  for (size_t i = 0; i < nk; i++) w[i] = (double)__bfloat162float(h[i]);
+  free(h);
+  return TPS_OK;
+}
+
+/* native-fp8: one scale for the whole tensor, amax / 448 (the largest E4M3 value) */
+static int fp8_upload(tps_gemm *g, const float *w) {
+  const size_t nk = (size_t)g->n * g->k;
+  double amax = 0;
+  for (size_t i = 0; i < nk; i++) if (fabs((double)w[i]) > amax) amax = fabs((double)w[i]);
+  g->w_scale_host = amax > 0 ? (float)(amax / 448.0) : 1.0f;
+  g->h_q = (uint8_t *)malloc(nk); /* kept for tps_gemm_weights */
+  if (!g->h_q) { fprintf(stderr, "tpsplit: gemm: out of memory\n"); return TPS_ERR; }
+  for (size_t i = 0; i < nk; i++) g->h_q[i] = tps_e4m3_from_float(w[i] / g->w_scale_host);
+  float sc[TPS_SC_LEN] = {0};
+  sc[0] = g->w_scale_host;
+  sc[TPS_SC_X] = 1.0f;
+  TPS_TRY(upload((void **)&g->w_fp8, g->h_q, nk));
+  TPS_TRY(upload((void **)&g->d_scales, sc, sizeof sc));
+  CUDA_TRY(cudaMalloc(&g->x_fp8, (size_t)g->max_m * g->k));
+  return lt_setup(g);
+}
+
+static int fp8_weights(const tps_gemm *g, double *w) {
+  const size_t nk = (size_t)g->n * g->k;
+  for (size_t i = 0; i < nk; i++) w[i] = tps_e4m3_to_double(g->h_q[i]) * (double)g->w_scale_host;
+  return TPS_OK;
+}
+
+/* the FP8 activations of the last run, dequantized with their per-tensor scale */
+static int fp8_activations(const tps_gemm *g, const void *x, size_t off, size_t mk, double *xd) {
+  (void)x;
+  uint8_t *h = (uint8_t *)malloc(mk);
+  float sc;
+  if (!h) return TPS_ERR;
+  cudaError_t e = cudaMemcpy(h, g->x_fp8 + off, mk, cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess) e = cudaMemcpy(&sc, g->d_scales + TPS_SC_X, sizeof sc, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) { free(h); CUDA_TRY(e); }
+  for (size_t i = 0; i < mk; i++) xd[i] = tps_e4m3_to_double(h[i]) * (double)sc;
+  free(h);
+  return TPS_OK;
+}
+
+/* dense-bf16: the same algorithm gives the same row bits, but the split check does not ask
+ * for it (cuBLASLt's choice may depend on M); native-fp8: the activation scale is the batch's
+ * amax, so a shard's rows differ from the whole batch's by up to an E4M3 step (1e-1). */
+static const tps_gemm_ops dense_ops = {
+    TPS_PATH_DENSE_BF16, {0, 0, 1e-2, -1}, 2.0,
+    dense_upload, NULL, lt_run, lt_config, dense_weights, NULL, lt_release};
+static const tps_gemm_ops fp8_ops = {
+    TPS_PATH_NATIVE_FP8, {1, 0, 1e-1, -1}, 1.0,
+    fp8_upload, NULL, lt_run, lt_config, fp8_weights, fp8_activations, lt_release};
+TPS_GEMM_PATH_OPS(dense_ops);
+TPS_GEMM_PATH_OPS(fp8_ops);

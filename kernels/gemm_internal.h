@@ -1,7 +1,7 @@
-/* gemm_internal.h: the plan behind tps_gemm (kernels/gemm.h), shared by the kernels/gemm_*.cu
- * files only. */
-#ifndef TPS_GEMM_INTERNAL_H
-#define TPS_GEMM_INTERNAL_H
+/* gemm_internal.h: the plan behind tps_gemm (kernels/gemm.h) and the table of operations each
+ * kernel path fills (tps_gemm_ops), shared by the kernels/gemm*.cu files only. */
+#ifndef TPS_KERNELS_GEMM_INTERNAL_H
+#define TPS_KERNELS_GEMM_INTERNAL_H
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include <cublasLt.h>
@@ -22,8 +22,11 @@ typedef struct {
 enum { TPS_SC_X = 64, TPS_SC_AMAX = 128, TPS_SC_LEN = 192 };
 enum { TPS_W8_REC_BYTES = 128 * 64 + 2 * 128 }; /* one packed record (w_rec) */
 
+typedef struct tps_gemm_ops tps_gemm_ops;
+
 struct tps_gemm {
-  tps_gemm_path path;
+  tps_path_id path;
+  const tps_gemm_ops *ops;      /* the path's operations */
   int n, k, max_m, device, num_sms;
   /* dense-bf16 */
   void *w_bf16;                 /* N x K bf16 */
@@ -48,26 +51,44 @@ struct tps_gemm {
   size_t part_bytes;
   int *counters;                /* split-K arrival counters, one per output tile (zeroed) */
   int ncounters;
+  void *priv;                   /* a path's own state beyond these fields (its release frees it) */
   /* cuBLASLt */
   cublasLtHandle_t lt;
   void *lt_ws;
   size_t lt_ws_bytes;
 };
 
+/* One kernel path: what kernels/gemm.cu calls for a plan of that path.  The file of the path
+ * defines one and registers it with TPS_GEMM_PATH_OPS; gemm.cu finds it by id.  (The
+ * kernels/ objects are linked directly, not from an archive, so every registration runs.) */
+struct tps_gemm_ops {
+  tps_path_id id;
+  tps_gemm_traits traits;
+  double weight_bytes;   /* bytes per weight element read from HBM, scales included */
+  /* Weights: exactly one of the two.  upload: quantize float w[N x K] per the path and
+   * upload; upload_w8: the path takes E4M3 + E8M0 1x32 weights, in g->h_q and g->h_s. */
+  int (*upload)(tps_gemm *g, const float *w);
+  int (*upload_w8)(tps_gemm *g);
+  /* Enqueue the parts (TPS_GEMM_PART_*) of Y = X W^T for 1 <= m <= max_m rows. */
+  int (*run)(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts);
+  int (*config)(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *id);
+  /* The weights as used, w[N x K]; NULL: dequantize the 1x32 host copy (upload_w8 paths). */
+  int (*weights)(const tps_gemm *g, double *w);
+  /* Activations as the last run used them, elements off..off+mk of x (the device is
+   * synchronized); NULL: x itself, bf16. */
+  int (*activations)(const tps_gemm *g, const void *x, size_t off, size_t mk, double *xd);
+  void (*release)(tps_gemm *g); /* frees what upload made beyond the plan's fields; may be NULL */
+};
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* gemm_cublaslt.cu */
-int tps_lt_setup(tps_gemm *g);
-void tps_lt_teardown(tps_gemm *g);
-int tps_lt_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts);
-int tps_lt_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *id);
-/* gemm_w8a16_ref.cu */
-int tps_w8ref_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
+/* gemm.cu: make ops the operations of its path (at load time, through TPS_GEMM_PATH_OPS). */
+int tps_gemm_register(const tps_gemm_ops *ops);
+#define TPS_GEMM_PATH_OPS(ops) \
+  static const int ops##_registered_ __attribute__((used)) = tps_gemm_register(&(ops))
 /* gemm_w8a16.cu */
-int tps_w8_prepare(tps_gemm *g);  /* upload weights in the fast layout, size workspace */
 int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c);
-int tps_w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 /* the integer value of environment variable `name` (a tuning override), dflt if unset or not
  * an integer */
 int tps_w8_env_int(const char *name, int dflt);
@@ -80,8 +101,8 @@ int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 3
  * default 4, st.async): stored into the owner's shared memory by each thread with plain
  * remote stores and a cluster barrier (push), loaded from the others' (pull), or sent by
  * st.async from the accumulators, completing on the owner's mbarrier (async); the sums are in
- * the same order, so all three give the same bits.  (2 and 3 were partials through L2 and by
- * bulk copies, measured slower and removed: data/h200_gemm_tuning.txt, 2026-12-04.) */
+ * the same order, so all three give the same bits.  (TPS_W8_SUM=2 and 3 name no form:
+ * partials through L2 and by bulk copies are slower, data/h200_gemm_tuning.txt.) */
 /* the forms, as indices of the kernel tables; TPS_W8_SUM takes 0, 1 and 4 for them */
 enum { TPS_W8C_SUM_PUSH = 0, TPS_W8C_SUM_PULL = 1, TPS_W8C_SUM_ASYNC = 2, TPS_W8C_NSUM = 3 };
 extern const char *const tps_w8c_sum_name[TPS_W8C_NSUM]; /* "pushed", "pulled", "by st.async" */

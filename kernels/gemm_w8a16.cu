@@ -331,7 +331,7 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   else if (ks && !strcmp(ks, "wgmma") && g->wgmma_ok) kind = TPS_W8K_WGMMA;
   else if (!g->wgmma_ok) kind = TPS_W8K_MMA;
   else kind = m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 384) ? TPS_W8K_STREAM : TPS_W8K_WGMMA;
-  if (kind == TPS_W8K_MMA) { choose_mma(g, m, c); return TPS_K_OK; }
+  if (kind == TPS_W8K_MMA) { choose_mma(g, m, c); return TPS_OK; }
   memset(c, 0, sizeof *c);
   c->kind = kind;
   c->bn = 128; c->threads = 256; c->ntiles = (g->n + 127) / 128;
@@ -347,7 +347,7 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     c->mtiles = (m + c->bt - 1) / c->bt;
     c->stages = c->bt == 256 ? 5 : 8;
   }
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 /* bytes of split-K partials and tiles (counters) the mma kernel needs for m rows */
@@ -360,18 +360,18 @@ static void w8_workspace(const tps_gemm *g, int m, size_t *part, int *tiles) {
   *tiles = c.mtiles * c.ntiles;
 }
 
-extern "C" int tps_w8_prepare(tps_gemm *g) {
+static int w8_upload_w8(tps_gemm *g) {
   {
     char why[256];
     if (tps_w8_check_env(why, sizeof why)) {
       fprintf(stderr, "tpsplit: gemm: %s\n", why);
-      return TPS_K_ERR;
+      return TPS_ERR;
     }
   }
   const int n = g->n, k = g->k, kb = k / 32;
   size_t nk = (size_t)n * k;
   uint8_t *pq = (uint8_t *)malloc(nk), *ps = (uint8_t *)malloc(nk / 32);
-  if (!pq || !ps) { free(pq); free(ps); fprintf(stderr, "tpsplit: gemm: out of memory\n"); return TPS_K_ERR; }
+  if (!pq || !ps) { free(pq); free(ps); fprintf(stderr, "tpsplit: gemm: out of memory\n"); return TPS_ERR; }
   /* k64 permutation: byte 16q + 4j + e of a chunk holds k = 16j + {2q, 2q+1, 2q+8, 2q+9}[e] */
   for (int r = 0; r < n; r++)
     for (int c64 = 0; c64 < k; c64 += 64)
@@ -388,7 +388,7 @@ extern "C" int tps_w8_prepare(tps_gemm *g) {
   const int nrb = (n + 127) / 128, kc = k / 64;
   const size_t rec_bytes = (size_t)nrb * kc * TPS_W8_REC_BYTES;
   uint8_t *pr = (uint8_t *)calloc(rec_bytes, 1);
-  if (!pr) { free(pq); free(ps); fprintf(stderr, "tpsplit: gemm: out of memory\n"); return TPS_K_ERR; }
+  if (!pr) { free(pq); free(ps); fprintf(stderr, "tpsplit: gemm: out of memory\n"); return TPS_ERR; }
   for (int rb = 0; rb < nrb; rb++)
     for (int c = 0; c < kc; c++) {
       uint8_t *rec = pr + ((size_t)rb * kc + c) * TPS_W8_REC_BYTES;
@@ -435,13 +435,14 @@ extern "C" int tps_w8_prepare(tps_gemm *g) {
     CUDA_TRY(cudaMalloc(&g->counters, (size_t)ntile_max * sizeof(int)));
     CUDA_TRY(cudaMemset(g->counters, 0, (size_t)ntile_max * sizeof(int)));
   }
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
-extern "C" int tps_w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s) {
+static int w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts) {
+  if (!(parts & TPS_GEMM_PART_MATMUL)) return TPS_OK;
   if (((uintptr_t)x & 15) || ((uintptr_t)y & 7)) {
     fprintf(stderr, "tpsplit: gemm: w8a16 needs X 16-byte and Y 8-byte aligned\n");
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   tps_w8_cfg c;
   TPS_TRY(tps_w8_choose(g, m, &c));
@@ -450,7 +451,7 @@ extern "C" int tps_w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream
   w8_workspace(g, m, &need, &tiles);
   if (need > g->part_bytes || tiles > g->ncounters) {
     fprintf(stderr, "tpsplit: gemm: w8a16 split-K workspace too small for M=%d (plan made for %d)\n", m, g->max_m);
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   if (c.kind == TPS_W8K_WGMMA) return tps_w8g_run(g, x, y, m, c.bt, s);
   if (c.kind == TPS_W8K_STREAM) return tps_w8c_run(g, x, y, m, s);
@@ -459,5 +460,30 @@ extern "C" int tps_w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream
   w->fn<<<grid, w->threads, w->smem, s>>>((const bf16 *)x, g->w_q, g->w_s, (bf16 *)y, g->part, g->counters, m,
                                           g->n, g->k);
   CUDA_LAUNCH_CHECK();
-  return TPS_K_OK;
+  return TPS_OK;
 }
+
+static int w8_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *id) {
+  tps_w8_cfg c;
+  TPS_TRY(tps_w8_choose(g, m, &c));
+  if (c.kind == TPS_W8K_STREAM) {
+    snprintf(buf, bufsz, "w8a16 stream: 128 weight rows x %d tokens per block, cluster split-K %d (partials %s), grid %dx%d",
+             c.bt, c.splits, tps_w8c_sum_name[tps_w8c_sum()], c.ntiles, c.splits);
+    *id = ((uint64_t)TPS_W8K_STREAM << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.splits;
+  } else if (c.kind == TPS_W8K_WGMMA) {
+    snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d", c.bt, c.stages,
+             c.ntiles, c.mtiles);
+    *id = ((uint64_t)TPS_W8K_WGMMA << 40) | ((uint64_t)c.bt << 32);
+  } else {
+    snprintf(buf, bufsz, "w8a16 mma: tile %dx%d, %d stages, %d threads, split-K %d, grid %dx%dx%d", c.bm, c.bn,
+             c.stages, c.threads, c.splits, c.ntiles, c.mtiles, c.splits);
+    *id = ((uint64_t)TPS_W8K_MMA << 40) | ((uint64_t)c.variant << 32) | (uint64_t)c.splits;
+  }
+  return TPS_OK;
+}
+
+/* rows are independent (see the top of this file); checked against the reference kernel */
+static const tps_gemm_ops w8_ops = {
+    TPS_PATH_W8A16, {0, 1, 1e-2, TPS_PATH_W8A16_REF}, 1.0 + 1.0 / 32,
+    NULL, w8_upload_w8, w8_run, w8_config, NULL, NULL, NULL};
+TPS_GEMM_PATH_OPS(w8_ops);

@@ -30,10 +30,34 @@ __global__ void w8a16_ref_kernel(const __nv_bfloat16 *__restrict__ x, const uint
   y[(size_t)row * n + col] = __float2bfloat16_rn(acc);
 }
 
-extern "C" int tps_w8ref_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s) {
+static int ref_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts) {
+  if (!(parts & TPS_GEMM_PART_MATMUL)) return TPS_OK;
   dim3 block(16, 16), grid((g->n + 15) / 16, (m + 15) / 16);
   w8a16_ref_kernel<<<grid, block, 0, s>>>((const __nv_bfloat16 *)x, g->w_q, g->w_s,
                                           (__nv_bfloat16 *)y, m, g->n, g->k);
   CUDA_LAUNCH_CHECK();
-  return TPS_K_OK;
+  return TPS_OK;
 }
+
+/* the plain 1x32 layout, as given */
+static int ref_upload_w8(tps_gemm *g) {
+  const size_t nk = (size_t)g->n * g->k, ns = nk / 32;
+  CUDA_TRY(cudaMalloc(&g->w_q, nk));
+  CUDA_TRY(cudaMalloc(&g->w_s, ns));
+  CUDA_TRY(cudaMemcpy(g->w_q, g->h_q, nk, cudaMemcpyHostToDevice));
+  CUDA_TRY(cudaMemcpy(g->w_s, g->h_s, ns, cudaMemcpyHostToDevice));
+  return TPS_OK;
+}
+
+static int ref_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *id) {
+  (void)g; (void)m;
+  snprintf(buf, bufsz, "w8a16-ref: 1 thread per output, 16x16 blocks");
+  *id = 1;
+  return TPS_OK;
+}
+
+/* one thread per output, in k order: every row's bits are independent of the batch */
+static const tps_gemm_ops ref_ops = {
+    TPS_PATH_W8A16_REF, {0, 1, 1e-2, -1}, 1.0 + 1.0 / 32,
+    NULL, ref_upload_w8, ref_run, ref_config, NULL, NULL, NULL};
+TPS_GEMM_PATH_OPS(ref_ops);

@@ -1,8 +1,8 @@
 /* gemm_w8a16_sm90.cu: the W8A16 kernels that need SM90 (H100/H200/H20), built for sm_90a.
  *
  *   Y[M x N] = X[M x K] W[N x K]^T, X bf16, W FP8 E4M3 + one E8M0 scale per 1x32 block (k),
- *   fp32 accumulation, Y bf16.  Weights in the k64-permuted layout (tps_w8_prepare); the
- *   dequantization is w8_device.cuh's.  Every kernel computes Y^T = W X^T: the weights are
+ *   fp32 accumulation, Y bf16.  Weights in the k64-permuted layout (made at plan creation by
+ *   gemm_w8a16.cu); the dequantization is w8_device.cuh's.  Every kernel computes Y^T = W X^T: the weights are
  *   the MMA's A operand (16 rows per warp, from registers), the tokens its N dimension.
  *
  * w8t_kernel (the default): wgmma fed by TMA.  2 warpgroups = 128 weight rows x BT tokens.
@@ -20,12 +20,12 @@
  *   each token's owner block by st.async, straight from the accumulators: tps_w8c_sum).
  *   Weights come from the packed records in a bit-permuted encoding (tps_w8_rec_encode4,
  *   w8_decode4: four integer operations and two bf16x2 multiplies per four weights).
- * Earlier forms, measured and dropped (data/h200_gemm_tuning.txt): the same MMA loop fed by
- * per-thread cp.async (1.21x slower at M = 4096: 160.1 vs 132.5 us), and mma.sync stream kernels with weights
- * loaded straight into registers or by bulk copies (1.17x dense-bf16 at best at M = 1);
- * in the stream kernel (2026-12-04): X tiles by every thread's cp.async instead of the TMA
- * unit (0.8-1.7 us slower), records and X tiles issued by two threads (slower), split-K
- * partials through L2 or by bulk copies of staged tiles (slower than st.async).
+ * Why these forms (data/h200_gemm_tuning.txt measures the alternatives): the same MMA loop
+ * fed by per-thread cp.async is 1.21x slower at M = 4096 (160.1 vs 132.5 us); mma.sync
+ * stream kernels with weights loaded straight into registers or by bulk copies reach 1.17x
+ * dense-bf16 at best at M = 1; in the stream kernel, X tiles by every thread's cp.async
+ * instead of the TMA unit are 0.8-1.7 us slower, records and X tiles issued by two threads
+ * slower, split-K partials through L2 or by bulk copies of staged tiles slower than st.async.
  *
  * Elsewhere (no sm_90a code) the kernels are empty stubs and tps_w8g_prepare leaves
  * wgmma_ok = 0 (a probe kernel reports which body was built). */
@@ -252,12 +252,12 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, uint32_
  * contiguous 8448-byte record per 128-row block and 64-wide chunk, in the stage's own layout)
  * in one TMA copy of a 3D tensor map over the records (tmr), or with rec_bulk in one plain
  * bulk copy of the same bytes.  (Two TMA boxes of the row-major layouts, 64 bytes of each of
- * 128 rows 5120 bytes apart and 2 x 128 scale bytes, measured 0.2-0.3 us slower at M <= 64:
- * run 2 of the third session, data/h200_gemm_tuning.txt.)
+ * 128 rows 5120 bytes apart and 2 x 128 scale bytes, are 0.2-0.3 us slower at M <= 64,
+ * data/h200_gemm_tuning.txt.)
  * Split-K partial sums (SPLIT > 1): PUSH = 1, each block stores its fp32 partials straight
  * from registers into the owner block's receive buffer (distributed shared memory), one
  * cluster barrier, then every owner sums its tokens' SPLIT partials from its own shared memory
- * in rank order; PUSH = 0 (the earlier form), partials to local shared memory, a cluster
+ * in rank order; PUSH = 0: partials to local shared memory, a cluster
  * barrier, the owners read them remotely, a second cluster barrier.  Same sums, same order:
  * bitwise the same results. */
 template <int BT, int STAGES, int SPLIT, int NACC, int PUSH, int TRACE>
@@ -316,7 +316,7 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
    * host makes the X box M rows high (launch_w8t); the others a BT-row box (rows past M
    * zero-filled by the TMA unit).  Rows xrows..BT-1 of a split-K stage are left as they are:
    * they feed only the MMA columns of tokens >= M, whose sums are never stored (columns of
-   * an MMA do not mix).  Measured (runs 2-4 of 2026-12-04, data/h200_gemm_tuning.txt): the
+   * an MMA do not mix).  Measured (data/h200_gemm_tuning.txt): the
    * out-of-bounds BT-row box and, with the exact box, zeroing those rows in shared memory
    * (plus the proxy fence the MMAs then need) each cost 0.2-0.6 us at M = 1, 24, 40, 56. */
   const int xrows = SPLIT > 1 && M < BT ? M : BT;
@@ -482,9 +482,8 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
      * arrived at after the barrier inits, waited for before the first st.async (every
      * receive barrier is initialized); arrived at again once this block has received
      * everything, waited for at the end.
-     * Measured against the other forms (runs 1-4 of 2026-12-04, data/h200_gemm_tuning.txt;
-     * M = 64: 8.03 us pull, 7.54 through L2, 7.14 by bulk copies, 6.88 by st.async); the
-     * L2 and bulk-copy forms (TPS_W8_SUM=2, 3 in those runs) were removed. */
+     * Why st.async (data/h200_gemm_tuning.txt, M = 64): 6.88 us, against 8.03 pulled, 7.54
+     * through L2 and 7.14 by bulk copies (the last two are not kept). */
     static_assert(16 * STAGES + 8 <= 256, "receive barrier before the receive buffer");
     constexpr int TPR = BT / SPLIT, HP = TPR / 2;
     float4 *recv = reinterpret_cast<float4 *>(sptr + STAGES * Sh::STAGE_BYTES + 256);
@@ -646,7 +645,7 @@ typedef struct { int bt, stages, smem; w8t_fn fn[TPS_W8C_NSUM], tr[TPS_W8C_NSUM]
 static const w8t_variant tvariants[] = {W8T(64, 8, 4), W8T(128, 8, 1), W8T(256, 5, 1)};
 /* split-K over a cluster of TPS_W8C_SPLITS blocks, for small M: 16, 32, 48, 64 tokens with
  * every chunk of a block's K range resident (10 stages), one accumulator set (2 sets, k16
- * steps alternating, measured no faster at any tile: run 1 of the third session); 128 tokens
+ * steps alternating, are no faster at any tile: data/h200_gemm_tuning.txt); 128 tokens
  * (65..256 rows) through a 5-stage ring (the resident form would need 64 accumulator and 160
  * fragment registers per thread) */
 static const w8t_variant svariants[] = {W8S(16, 10), W8S(32, 10), W8S(48, 10), W8S(64, 10), W8S(128, 5)};
@@ -667,9 +666,9 @@ static int make_map(CUtensorMap *m, CUtensorMapDataType dt, const void *base, ui
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     fprintf(stderr, "tpsplit: gemm: cuTensorMapEncodeTiled failed (%d)\n", (int)r);
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 extern "C" int tps_w8g_prepare(tps_gemm *g) {
@@ -677,16 +676,16 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   int major = 0, minor = 0;
   CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, g->device));
   CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, g->device));
-  if (major != 9 || minor != 0) return TPS_K_OK;
+  if (major != 9 || minor != 0) return TPS_OK;
   int *d, h = 0;
   CUDA_TRY(cudaMalloc(&d, sizeof *d));
   w8g_probe<<<1, 1>>>(d);
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) e = cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
   cudaFree(d);
-  if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) { cudaGetLastError(); return TPS_K_OK; }
+  if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) { cudaGetLastError(); return TPS_OK; }
   CUDA_TRY(e);
-  if (!h) return TPS_K_OK; /* built without sm_90a */
+  if (!h) return TPS_OK; /* built without sm_90a */
   for (int v = 0; v < NTVARIANTS; v++)
     CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn[0], cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
   for (int v = 0; v < NSVARIANTS; v++)
@@ -705,7 +704,7 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
 #endif
     if (q != cudaDriverEntryPointSuccess || !fn) {
       fprintf(stderr, "tpsplit: gemm: the driver has no cuTensorMapEncodeTiled\n");
-      return TPS_K_ERR;
+      return TPS_ERR;
     }
     encode_tiled = (encode_fn)fn;
   }
@@ -721,12 +720,12 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
       fprintf(stderr, "tpsplit: gemm: cuTensorMapEncodeTiled (records) failed (%d)\n", (int)r);
-      return TPS_K_ERR;
+      return TPS_ERR;
     }
     memcpy(g->tm_rec, &mr, sizeof mr);
   }
   g->wgmma_ok = 1;
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 /* developer traces (tps_w8c_set_trace) */
@@ -743,8 +742,8 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
                       unsigned cx, unsigned cz, cudaStream_t s) {
   CUtensorMap mx;
   /* split-K launches (one token tile, rows <= bt): a box of exactly `rows` rows (the kernel
-   * expects that many bytes; an out-of-bounds box, zero-filled by the TMA unit, measured up
-   * to 0.6 us slower at M = 56, run 2 of 2026-12-04) */
+   * expects that many bytes; an out-of-bounds box, zero-filled by the TMA unit, is up to
+   * 0.6 us slower at M = 56, data/h200_gemm_tuning.txt) */
   const uint32_t box_rows = gz > 1 && rows < w->bt ? (uint32_t)rows : (uint32_t)w->bt;
   TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)rows, (uint64_t)g->k * 2, 64,
                    box_rows, CU_TENSOR_MAP_SWIZZLE_128B));
@@ -760,33 +759,33 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
   cfg.stream = s;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  /* split-K stream kernel: partial sums by st.async for every tile (tps_w8c_sum; measured,
-   * runs 1-4 of 2026-12-04 in data/h200_gemm_tuning.txt); TPS_W8_SUM=0|1|4 forces one */
+  /* split-K stream kernel: partial sums by st.async for every tile (tps_w8c_sum: the fastest
+   * form, data/h200_gemm_tuning.txt); TPS_W8_SUM=0|1|4 forces one */
   const int sum = w->fn[1] ? tps_w8c_sum() : 0; /* the wgmma kernel has one form */
   w8t_fn fn = w->fn[sum];
   if (trace_buf && w->tr[sum]) fn = trace_flags & TPS_W8_SKIP_MMA ? w->tr_nomma[sum] : w->tr[sum];
   /* records by the 3D tensor map (default) or, with TPS_W8_RECBULK=1, by a plain bulk copy
    * (same bytes, same barrier; compute-sanitizer racecheck reports its writes as racing with
-   * the reads that wait on that barrier, run 16 of the third session) */
+   * the reads that wait on that barrier) */
   CUtensorMap mr;
   memcpy(&mr, g->tm_rec, sizeof mr);
   const int rec_bulk = tps_w8_env_int("TPS_W8_RECBULK", 0) == 1;
   CUDA_TRY(cudaLaunchKernelEx(&cfg, fn, mx, mr, (const uint8_t *)g->w_rec, rec_bulk, (bf16 *)y, rows, g->n, g->k,
                               trace_buf, trace_flags));
   CUDA_LAUNCH_CHECK();
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 static int check_run(const tps_gemm *g, const void *x, const void *y) {
   if (!g->wgmma_ok) {
     fprintf(stderr, "tpsplit: gemm: the SM90 W8A16 kernels need a compute capability 9.0 GPU and a build for sm_90a\n");
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   if (((uintptr_t)x & 15) || ((uintptr_t)y & 15)) {
     fprintf(stderr, "tpsplit: gemm: the SM90 w8a16 kernels need X and Y 16-byte aligned\n");
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 extern "C" int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s) {
@@ -824,12 +823,12 @@ extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStrea
   const w8t_variant *w = stream_variant(t);
   if (!w) {
     fprintf(stderr, "tpsplit: gemm: no stream kernel for a %d-token tile\n", t);
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   for (int r0 = 0; r0 < m; r0 += t) {
     const int rows = m - r0 < t ? m - r0 : t;
     TPS_TRY(launch_w8t(g, w, (const bf16 *)x + (size_t)r0 * g->k, (bf16 *)y + (size_t)r0 * g->n, rows, 1,
                        TPS_W8C_SPLITS, 1, TPS_W8C_SPLITS, s));
   }
-  return TPS_K_OK;
+  return TPS_OK;
 }

@@ -1,5 +1,5 @@
 /* harness.cu: see harness.h.  The L2 flush is a kernel that writes 2x the L2 size with
- * 16-byte stores (a write from the device, as the brief's method asks), enqueued on the same
+ * 16-byte stores (every line of the measured op's data is evicted), enqueued on the same
  * stream before the start event, so it is never inside the timed span.  In the default mode
  * a second kernel then reads the buffer back: the write leaves the L2 full of dirty lines,
  * whose write-back to HBM would otherwise overlap the measured kernel (on the H200 it
@@ -38,7 +38,6 @@ __global__ void flush_read_kernel(const uint4 *buf, size_t n, unsigned *sink) {
 }
 
 extern "C" void tps_harness_set_flush_read(tps_harness *h, int read_back) { h->read_back = read_back; }
-extern "C" int tps_harness_flush_read(const tps_harness *h) { return h->read_back; }
 
 __global__ void flush_kernel(uint4 *buf, size_t n, unsigned salt) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
@@ -48,7 +47,7 @@ __global__ void flush_kernel(uint4 *buf, size_t n, unsigned salt) {
 extern "C" int tps_harness_create(tps_harness **out, cudaStream_t s) {
   *out = NULL;
   tps_harness *h = (tps_harness *)calloc(1, sizeof *h);
-  if (!h) return TPS_K_ERR;
+  if (!h) return TPS_ERR;
   int dev, l2 = 0, sms = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
@@ -69,10 +68,10 @@ extern "C" int tps_harness_create(tps_harness **out, cudaStream_t s) {
   if (e != cudaSuccess) {
     fprintf(stderr, "tpsplit: harness: %s\n", cudaGetErrorString(e));
     tps_harness_destroy(h);
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   *out = h;
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 extern "C" void tps_harness_destroy(tps_harness *h) {
@@ -96,7 +95,7 @@ extern "C" int tps_harness_flush(tps_harness *h) {
     flush_read_kernel<<<h->flush_blocks, 256, 0, h->s>>>(h->flush, h->flush_bytes / 16, h->sink);
     CUDA_LAUNCH_CHECK();
   }
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 extern "C" int tps_harness_capture(tps_harness *h, const tps_op *op, cudaGraphExec_t *exec) {
@@ -105,10 +104,10 @@ extern "C" int tps_harness_capture(tps_harness *h, const tps_op *op, cudaGraphEx
   CUDA_TRY(cudaStreamBeginCapture(h->s, cudaStreamCaptureModeRelaxed));
   int rc = op->enqueue(op->ctx, h->s);
   cudaError_t e = cudaStreamEndCapture(h->s, &graph);
-  if (rc != TPS_K_OK) {
+  if (rc != TPS_OK) {
     if (e == cudaSuccess) cudaGraphDestroy(graph);
     fprintf(stderr, "tpsplit: harness: capturing '%s' failed\n", op->name);
-    return TPS_K_ERR;
+    return TPS_ERR;
   }
   CUDA_TRY(e);
   e = cudaGraphInstantiate(exec, graph, 0);
@@ -116,7 +115,7 @@ extern "C" int tps_harness_capture(tps_harness *h, const tps_op *op, cudaGraphEx
   CUDA_TRY(e);
   CUDA_TRY(cudaGraphLaunch(*exec, h->s));
   CUDA_TRY(cudaStreamSynchronize(h->s));
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 extern "C" tps_timer tps_harness_timer(const tps_harness *h, const char **why) {
@@ -138,7 +137,7 @@ extern "C" int tps_harness_launch_timed(tps_harness *h, cudaGraphExec_t exec) {
   CUDA_TRY(cudaEventRecord(h->e0, h->s));
   CUDA_TRY(cudaGraphLaunch(exec, h->s));
   CUDA_TRY(cudaEventRecord(h->e1, h->s));
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 extern "C" int tps_harness_read_timed(tps_harness *h, double *us, double *event_us) {
@@ -147,13 +146,13 @@ extern "C" int tps_harness_read_timed(tps_harness *h, double *us, double *event_
   CUDA_TRY(cudaEventElapsedTime(&ms, h->e0, h->e1));
   if (event_us) *event_us = 1e3 * (double)ms;
   int nk = 0;
-  if (!h->why && tps_kspan_take(h->device, h->mark, us, &nk) == 0) return TPS_K_OK;
+  if (!h->why && tps_kspan_take(h->device, h->mark, us, &nk) == 0) return TPS_OK;
   /* the event timer, or a replay that ran nothing CUPTI records (no kernel, copy or memset) */
   if (!h->why && h->nfallback++ == 0)
     fprintf(stderr, "tpsplit: harness: a replay on device %d left no CUPTI record; its CUDA event time is "
                     "used (counted: tps_harness_fallbacks)\n", h->device);
   *us = 1e3 * (double)ms;
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 extern "C" int tps_harness_replay_us(tps_harness *h, const tps_op *op, cudaGraphExec_t exec, double *us,
@@ -174,25 +173,25 @@ extern "C" void tps_timing_from_samples(double *us, int n, tps_timing *t) {
 
 extern "C" int tps_harness_time(tps_harness *h, const tps_op *ops, int nops, int nsamples, int nwarmup,
                                 tps_timing *out, tps_timing *out_events, double *samples_us) {
-  if (nops < 1 || nsamples < 1) return TPS_K_ERR;
+  if (nops < 1 || nsamples < 1) return TPS_ERR;
   cudaGraphExec_t *ex = (cudaGraphExec_t *)calloc((size_t)nops, sizeof *ex);
   double *smp = (double *)malloc((size_t)nops * nsamples * sizeof *smp);
   double *esmp = (double *)malloc((size_t)nops * nsamples * sizeof *esmp);
-  int rc = (ex && smp && esmp) ? TPS_K_OK : TPS_K_ERR;
-  for (int i = 0; i < nops && rc == TPS_K_OK; i++) rc = tps_harness_capture(h, &ops[i], &ex[i]);
-  for (int r = -nwarmup; r < nsamples && rc == TPS_K_OK; r++) {
+  int rc = (ex && smp && esmp) ? TPS_OK : TPS_ERR;
+  for (int i = 0; i < nops && rc == TPS_OK; i++) rc = tps_harness_capture(h, &ops[i], &ex[i]);
+  for (int r = -nwarmup; r < nsamples && rc == TPS_OK; r++) {
     int start = ((r % nops) + nops) % nops;
-    for (int j = 0; j < nops && rc == TPS_K_OK; j++) {
+    for (int j = 0; j < nops && rc == TPS_OK; j++) {
       int i = (start + j) % nops;
       double us, eus;
       rc = tps_harness_replay_us(h, &ops[i], ex[i], &us, &eus);
-      if (rc == TPS_K_OK && r >= 0) {
+      if (rc == TPS_OK && r >= 0) {
         smp[(size_t)i * nsamples + r] = us;
         esmp[(size_t)i * nsamples + r] = eus;
       }
     }
   }
-  if (rc == TPS_K_OK) {
+  if (rc == TPS_OK) {
     if (samples_us) memcpy(samples_us, smp, (size_t)nops * nsamples * sizeof *smp);
     for (int i = 0; i < nops; i++) {
       tps_timing_from_samples(smp + (size_t)i * nsamples, nsamples, &out[i]);

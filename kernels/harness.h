@@ -1,4 +1,4 @@
-/* harness.h: timing of GPU operations with the method of the brief, C-callable.
+/* harness.h: timing of GPU operations, C-callable.
  *
  * One CUDA graph per measured operation (candidate).  Before every measured replay: an L2
  * flush (a kernel writes a buffer of twice the device's L2 size, by default then reads it
@@ -7,8 +7,8 @@
  * The time of a replay is the span of its kernels, first kernel start to last kernel end,
  * from CUPTI activity records (kernels/kspan.h) where CUPTI can be loaded; otherwise (and
  * with TPS_TIMER=events) the cudaEventElapsedTime of two events recorded on the stream right
- * around the graph launch, which adds the graph's launch latency (about 2.8 us on the H200:
- * run 1 of the third session, data/h200_gemm_tuning.txt).
+ * around the graph launch, which adds the graph's launch latency (about 2.8 us on the H200,
+ * data/h200_gemm_tuning.txt).
  * Both are taken on every replay; tps_harness_timer says which one is the time.
  * Candidates alternate inside every round (round r starts at candidate r mod n), so drifts
  * (clocks, temperature) hit them alike.
@@ -17,9 +17,10 @@
  * Modelled on nccl-tests: each measured op is a struct of function pointers and a context.
  * Lower-level calls (flush, capture, one timed replay) are exposed for benches that
  * combine samples across ranks (maximum over ranks) before taking the median. */
-#ifndef TPS_HARNESS_H
-#define TPS_HARNESS_H
+#ifndef TPS_KERNELS_HARNESS_H
+#define TPS_KERNELS_HARNESS_H
 #include <cuda_runtime.h>
+#include "timing.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,13 +32,6 @@ typedef struct tps_op {
   int (*before)(void *ctx, cudaStream_t s);   /* optional, before each timed replay (untimed) */
 } tps_op;
 
-typedef struct {
-  double median_us, min_us, max_us;
-  int nsamples;
-} tps_timing;
-
-/* What a replay's time is: TPS_TIMER_SPAN (CUPTI kernel span) or TPS_TIMER_EVENTS. */
-typedef enum { TPS_TIMER_EVENTS = 0, TPS_TIMER_SPAN = 1 } tps_timer;
 
 typedef struct tps_harness tps_harness;
 
@@ -49,10 +43,9 @@ cudaStream_t tps_harness_stream(const tps_harness *h);
 size_t tps_harness_flush_bytes(const tps_harness *h);
 
 /* Flush mode: 1 (default) = write 2x L2, then read it back (leaves clean lines: no dirty
- * write-back overlaps the measured kernel); 0 = the write alone (the brief's literal method).
+ * write-back overlaps the measured kernel); 0 = the write alone.
  * The environment variable TPS_FLUSH=write selects 0 at creation. */
 void tps_harness_set_flush_read(tps_harness *h, int read_back);
-int tps_harness_flush_read(const tps_harness *h);
 /* The timer of this harness; *why (may be NULL) says why CUPTI is not used (NULL if it is). */
 tps_timer tps_harness_timer(const tps_harness *h, const char **why);
 /* Timed replays so far whose CUPTI span could not be taken (they ran no kernel, copy or
@@ -79,8 +72,6 @@ int tps_harness_replay_us(tps_harness *h, const tps_op *op, cudaGraphExec_t exec
 int tps_harness_time(tps_harness *h, const tps_op *ops, int nops, int nsamples, int nwarmup,
                      tps_timing *out, tps_timing *out_events, double *samples_us);
 
-/* Median (GSL), min, max of n samples; sorts us in place. */
-void tps_timing_from_samples(double *us, int n, tps_timing *t);
 
 #ifdef __cplusplus
 }

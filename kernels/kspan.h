@@ -1,7 +1,7 @@
 /* kspan.h: the span of a graph replay's kernels from CUPTI activity records.
  *
- * The brief's method times a replay as "the span of its kernels": first kernel start to last
- * kernel end, as recorded by the GPU.  CUDA events around cudaGraphLaunch measure that span
+ * A replay's time is the span of its kernels: first kernel start to last kernel end, as
+ * recorded by the GPU.  CUDA events around cudaGraphLaunch measure that span
  * plus the graph's launch latency on the stream (about 4.4 us on the lent H200 for an almost
  * empty kernel, data/h200_gemm_tuning.txt), which is not GEMM time and which the bundled H20
  * table (CUPTI span) does not hold.
@@ -20,8 +20,8 @@
  * (a one-rank in-place gather, a copy-only graph) is the span of its copies and memsets; one
  * that runs nothing has no span, and the harness takes its event time (and counts it).  One process-wide store, guarded by a mutex, so that one thread per
  * GPU (bench split) can share it: each harness reads only its own device's records. */
-#ifndef TPS_KSPAN_H
-#define TPS_KSPAN_H
+#ifndef TPS_KERNELS_KSPAN_H
+#define TPS_KERNELS_KSPAN_H
 #include <stdint.h>
 #ifdef __cplusplus
 extern "C" {

@@ -1,12 +1,20 @@
 #!/bin/bash
-# run_h200.sh: one device call that checks and times the GEMM paths on the lent H200.
+# run_h200.sh: one device call that checks and times the GEMM paths (and, stage gather, the
+# all-gathers and the split bench on one rank) on one H200.
 # Built here (no GPU) with:  mkdir _build_kgemm && cd _build_kgemm &&
-#   ../configure --enable-static-deps && make && make tests/test_gemm_gpu &&
-#   make tests/w8trace && mkdir -p bin && cp tpsplit tests/test_gemm_gpu tests/w8trace bin/
+#   ../configure --enable-static-deps && make && make tests/test_gemm_gpu tests/w8trace \
+#   tests/test_gather_custom tests/test_kspan && mkdir -p bin &&
+#   cp tpsplit tests/test_gemm_gpu tests/w8trace tests/test_gather_custom tests/test_kspan bin/
 # Run there (device tool):   bash kernels/run_h200.sh _build_kgemm/bin   (carry _build_kgemm/bin)
-# Writes under $OUT: env.txt, test.txt, sanitizer.txt, h200_gemm_<path>.tsv, sweep.txt, log.txt.
-# Stage selection: STAGES="test bench sanitize" (default; also: sweep floor profile).
-#   test      tests/test_gemm_gpu (every W8A16 kernel forced in turn, float64 CPU reference)
+# Writes under $OUT: env.txt, test.txt, sanitizer.txt, h200_gemm_<path>.tsv, sweep.txt, log.txt,
+# gather.txt, split_h200_tp1_<path>.tsv, allgather_h200_tp1_<gather>.txt.
+# Stage selection: STAGES="test bench sanitize" (default; also: gather sweep floor profile
+# trace stream).
+#   test      tests/test_gemm_gpu (every W8A16 kernel forced in turn, float64 CPU reference),
+#             tests/test_kspan
+#   gather    tests/test_gather_custom (1..8 ranks emulated, the real one-rank path: every
+#             backend, graphs), bench split --tp 1 for every bench path, bench allgather
+#             --tp 1 with each gather backend
 #   bench     tpsplit bench gemm for dense-bf16, native-fp8, w8a16 (K=5120, N=1792, T list, TP 2,4,8)
 #   sweep     w8a16 kernel choices per M (TPS_W8_KERNEL, TPS_W8_BT) against dense-bf16, 20 samples
 #   floor     the timing floor: w8a16 and dense-bf16 with K=64, N=64 (an almost empty kernel)
@@ -37,7 +45,21 @@ T="1,2,4,6,8,12,16,24,32,48,64,96,128,256,384,512,1024,2048,4096,8192,16384"
 G="$B/tpsplit bench gemm --k 5120 --n 1792"
 case " $STAGES " in *" test "*)
   timeout 150 "$B/test_gemm_gpu" >"$OUT/test.txt" 2>&1; echo "test_gemm_gpu exit $?" | tee -a "$OUT/test.txt"
+  timeout 30 "$B/test_kspan" >>"$OUT/test.txt" 2>&1; echo "test_kspan exit $?" | tee -a "$OUT/test.txt"
   grep -E "FAIL|fast vs|split T" "$OUT/test.txt" | head -30;;
+esac
+case " $STAGES " in *" gather "*)
+  timeout 90 "$B/test_gather_custom" >"$OUT/gather.txt" 2>&1; echo "test_gather_custom exit $?" | tee -a "$OUT/gather.txt"
+  for p in w8a16 dense-bf16 native-fp8 w8a16-ref; do
+    timeout 90 "$B/tpsplit" bench split --path "$p" --tp 1 -o "$OUT/split_h200_tp1_$p.tsv" 2>>"$OUT/gather.txt"
+    echo "bench split $p exit $?" | tee -a "$OUT/gather.txt"
+  done
+  timeout 60 "$B/tpsplit" bench allgather --tp 1 --bytes 1K..64M -o "$OUT/allgather_h200_tp1_nccl.txt" 2>>"$OUT/gather.txt"
+  echo "bench allgather nccl exit $?" | tee -a "$OUT/gather.txt"
+  timeout 60 "$B/tpsplit" bench allgather --tp 1 --gather custom --bytes 1K..2M -o "$OUT/allgather_h200_tp1_custom.txt" 2>>"$OUT/gather.txt"
+  echo "bench allgather custom exit $?" | tee -a "$OUT/gather.txt"
+  grep -E "FAIL|checks|exit" "$OUT/gather.txt"
+  grep -h "^#@ path" "$OUT"/split_h200_tp1_*.tsv 2>/dev/null;;
 esac
 case " $STAGES " in *" floor "*)
   echo "== timing floor: K=64 N=64 (tokens 1,64)" >>"$OUT/sweep.txt"

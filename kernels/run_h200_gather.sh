@@ -1,5 +1,5 @@
 #!/bin/sh
-# kernels/run_h200_gather.sh: what ran on the lent H200 for the gather area (issue 8).
+# kernels/run_h200_gather.sh: the gather tests and benches on one H200 (one rank).
 # Binaries are built on the development machine (configure --enable-static-deps, in the
 # git-ignored _build_gdev_gather/) and carried in _build_gdev_gather/bin; this script only
 # runs them and writes logs and tables to $OUT (default ./out), at most 8 files:
@@ -8,7 +8,7 @@
 #                           GPU, uneven T, + the real one-rank path (NCCL and custom, graphs)
 #   sanitizer.log           compute-sanitizer memcheck and racecheck, quick emulated subset
 #   split_h200_tp1_*.tsv    bench split --tp 1 (the N=1 path: GEMM(T) vs GEMM(T) + a one-rank
-#                           gather), w8a16, dense-bf16, native-fp8, the brief's token counts
+#                           gather), w8a16, dense-bf16, native-fp8, the default token counts
 #   allgather_h200_tp1_*.log  bench allgather --tp 1 (one rank: a local copy, the floor)
 # Steps run in order of importance, each under `timeout`.  NVLink multicast stays off.
 set -u

@@ -6,8 +6,8 @@
  * multiply by 2^(e - 127 + 120) (E8M0 byte e: exponent field e + 120) applies the bias
  * correction and the block scale at once.  Both factors are powers of two, so the result is
  * exact (needs e <= 134, i.e. scales <= 2^7). */
-#ifndef TPS_W8_DEVICE_CUH
-#define TPS_W8_DEVICE_CUH
+#ifndef TPS_KERNELS_W8_DEVICE_CUH
+#define TPS_KERNELS_W8_DEVICE_CUH
 #include <stdint.h>
 #include <cuda_bf16.h>
 

@@ -12,8 +12,8 @@
  * Quantization of a block: scale = 2^ceil(log2(amax / 448)) (the smallest power of two that
  * keeps every |w|/scale <= 448), q = round-to-nearest-even E4M3(w / scale); an all-zero block
  * gets scale 2^0. */
-#ifndef TPS_W8QUANT_H
-#define TPS_W8QUANT_H
+#ifndef TPS_KERNELS_W8QUANT_H
+#define TPS_KERNELS_W8QUANT_H
 #include <stdint.h>
 #include <stddef.h>
 #ifdef __cplusplus
@@ -53,9 +53,10 @@ uint32_t tps_w8_rec_encode4(const uint8_t b[4]);
 
 /* The W8A16 kernels' developer overrides (environment variables TPS_W8_*, README "GEMM
  * paths"): 0 when every TPS_W8_* variable set is a known one with an allowed value; else -1
- * and a one-line reason in msg (an unknown name, such as the removed TPS_W8_PULL, or a value
- * not allowed, such as TPS_W8_SUM=2, whose form was removed), so that a sweep never runs the
- * default while its table records the override.  Checked when a W8A16 plan is created. */
+ * and a one-line reason in msg (an unknown name, such as TPS_W8_PULL, or a value not
+ * allowed, such as TPS_W8_SUM=2: no such form), so that a sweep never runs the default
+ * while its table records the override.  Checked by bench gemm before any GPU work and
+ * when a W8A16 plan is created. */
 enum { TPS_W8_MMA_VARIANTS = 9 }; /* mma.sync tile variants (TPS_W8_VARIANT, TPS_W8_LARGE) */
 int tps_w8_check_env(char *msg, size_t msgsz);
 /* The names of those overrides, i = 0, 1, ...; NULL past the last (bench gemm records the

@@ -9,7 +9,8 @@
  *    several block/thread counts.  Refusals: a slot over the cap, a stride not a multiple
  *    of 16 bytes.
  * 2. The real path with a world of one rank (this GPU): tps_gather_create (NCCL
- *    communicator + custom buffers), both backends, also replayed from a CUDA graph.
+ *    communicator + custom buffers), every backend, also replayed from a CUDA graph.
+ * 0. (no GPU needed) every backend of model/allgather.h is registered by its kernels/ file.
  * TPS_TEST_QUICK=1 runs 2, 3 and 8 emulated ranks with one launch configuration and no NCCL
  * (for compute-sanitizer runs).
  * Expected values are computed on the host from the inputs (memcpy of the rows), not by
@@ -42,13 +43,13 @@ static uint8_t next_byte(void) {
   return (uint8_t)(rng >> 24);
 }
 
-/* One emulated case; returns TPS_K_ERR only on a CUDA failure (mismatches count as fails). */
+/* One emulated case; returns TPS_ERR only on a CUDA failure (mismatches count as fails). */
 static int emul_case(tps_gather_emul *e, int n, long T, size_t row_bytes, int reps) {
   const long S = (T + n - 1) / n;
   const size_t stride = (size_t)S * row_bytes, total = (size_t)T * row_bytes, outsz = (size_t)n * stride;
   uint8_t *h_in = (uint8_t *)malloc(outsz ? outsz : 1), *h_out = (uint8_t *)malloc(outsz ? outsz : 1);
   void *d_shard[TPS_GATHER_MAX_RANKS], *d_out[TPS_GATHER_MAX_RANKS];
-  if (!h_in || !h_out) return TPS_K_ERR;
+  if (!h_in || !h_out) return TPS_ERR;
   for (int r = 0; r < n; r++) {
     CUDA_TRY(cudaMalloc(&d_shard[r], stride ? stride : 16));
     CUDA_TRY(cudaMalloc(&d_out[r], outsz ? outsz : 16));
@@ -80,7 +81,7 @@ static int emul_case(tps_gather_emul *e, int n, long T, size_t row_bytes, int re
   }
   free(h_in);
   free(h_out);
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 static int test_emulated(int quick) {
@@ -98,8 +99,8 @@ static int test_emulated(int quick) {
       tps_gather_emul *e;
       TPS_TRY(tps_gather_emul_create(&e, n, &o));
       /* 3584 B/row = fused_wqa_wkv bf16 output; 2 MiB cap = 585 rows per rank. Token counts:
-       * fewer than ranks (some hold none), one more than a multiple, the brief's 4096 at
-       * TP8 (512 rows), the largest under the cap (585 n), odd ones. */
+       * fewer than ranks (some hold none), one more than a multiple, a 4096-token prefill
+       * chunk at TP8 (512 rows), the largest under the cap (585 n), odd ones. */
       const long toks[] = {1, (long)n + 1, 2L * n - 1, 7, 48, 1000, 4097 < 585L * n ? 4097 : 585L * n - 3, 585L * n};
       for (size_t t = 0; t < sizeof toks / sizeof toks[0]; t++)
         if (toks[t] >= 1 && toks[t] <= 585L * n) TPS_TRY(emul_case(e, n, toks[t], 3584, 2));
@@ -120,15 +121,15 @@ static int test_emulated(int quick) {
     CUDA_TRY(cudaMalloc(&d[0], 16384));
     CUDA_TRY(cudaMalloc(&d[1], 16384));
     printf("(two refusals expected next)\n");
-    EXPECT(tps_gather_emul_run(e, (const void *const *)d, (void *const *)d, 4112, 8224, 0) == TPS_K_ERR,
+    EXPECT(tps_gather_emul_run(e, (const void *const *)d, (void *const *)d, 4112, 8224, 0) == TPS_ERR,
            "a 4112-byte slot over a 4096-byte cap was accepted");
-    EXPECT(tps_gather_emul_run(e, (const void *const *)d, (void *const *)d, 24, 48, 0) == TPS_K_ERR,
+    EXPECT(tps_gather_emul_run(e, (const void *const *)d, (void *const *)d, 24, 48, 0) == TPS_ERR,
            "a 24-byte stride was accepted");
     CUDA_TRY(cudaFree(d[0]));
     CUDA_TRY(cudaFree(d[1]));
     tps_gather_emul_destroy(e);
   }
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 /* ---- the real path, a world of one rank ---- */
@@ -136,11 +137,10 @@ static int one_rank(tps_world *w, void *arg) {
   (void)arg;
   tps_gather_opts o;
   memset(&o, 0, sizeof o);
-  o.want_custom = 1;
   tps_gather *g;
   int rc = tps_gather_create(&g, w, &o);
-  if (rc != TPS_K_OK) { tps_gather_destroy(g, 1); return rc; }
-  EXPECT(tps_gather_has_custom(g), "one rank: custom backend not set up");
+  if (rc != TPS_OK) { tps_gather_destroy(g, 1); return rc; }
+  EXPECT(tps_gather_has(g, TPS_GATHER_CUSTOM), "one rank: custom backend not set up");
   EXPECT(tps_gather_resolve(g, TPS_GATHER_AUTO, 2u << 20) == TPS_GATHER_CUSTOM, "auto at the cap is not custom");
   EXPECT(tps_gather_resolve(g, TPS_GATHER_AUTO, (2u << 20) + 16) == TPS_GATHER_NCCL, "auto over the cap is not nccl");
   EXPECT(tps_gather_resolve(g, TPS_GATHER_CUSTOM, (2u << 20) + 16) == -1, "custom over the cap accepted");
@@ -152,7 +152,8 @@ static int one_rank(tps_world *w, void *arg) {
   CUDA_TRY(cudaMalloc(&out, bytes));
   cudaStream_t s;
   CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  for (int backend = 0; backend < 2; backend++) {
+  for (int backend = 0; backend < TPS_NGATHERS; backend++) {
+    if (tps_gathers[backend].rule) continue;
     for (int graph = 0; graph < 2; graph++) {
       cudaGraphExec_t exec = NULL;
       for (int rep = 0; rep < 3; rep++) {
@@ -174,7 +175,7 @@ static int one_rank(tps_world *w, void *arg) {
         TPS_TRY(tps_gather_wait(g, s));
         CUDA_TRY(cudaMemcpy(o2, out, bytes, cudaMemcpyDeviceToHost));
         EXPECT(memcmp(o2, h, bytes) == 0, "one rank, %s, graph %d, rep %d: output differs",
-               backend ? "custom" : "nccl", graph, rep);
+               tps_gather_name(backend), graph, rep);
         if (used >= 0) EXPECT(used == backend, "backend %d ran as %d", backend, used);
       }
       if (exec) CUDA_TRY(cudaGraphExecDestroy(exec));
@@ -188,10 +189,13 @@ static int one_rank(tps_world *w, void *arg) {
   free(h);
   free(o2);
   tps_gather_destroy(g, 0);
-  return TPS_K_OK;
+  return TPS_OK;
 }
 
 int main(void) {
+  for (int b = 0; b < TPS_NGATHERS; b++)
+    EXPECT(tps_gathers[b].rule || tps_gather_ops_of(b), "backend %s: no tps_gather_ops registered", tps_gather_name(b));
+  if (fails) return 1;
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
     printf("no GPU: skipped\n");
@@ -199,8 +203,8 @@ int main(void) {
   }
   /* TPS_TEST_QUICK=1: fewer cases (for compute-sanitizer runs) */
   const char *q = getenv("TPS_TEST_QUICK");
-  if (test_emulated(q && *q == '1') != TPS_K_OK) return 1;
-  if (!(q && *q == '1') && tps_world_run(1, one_rank, NULL) != TPS_K_OK) return 1;
+  if (test_emulated(q && *q == '1') != TPS_OK) return 1;
+  if (!(q && *q == '1') && tps_world_run(1, one_rank, NULL) != TPS_OK) return 1;
   printf("%d checks, %d failed (NCCL %s)\n", checks, fails, tps_gather_nccl_version());
   return fails ? 1 : 0;
 }

@@ -12,6 +12,7 @@
  *     shards of 6: stream kernel; T=1024 in two of 512: wgmma tile 128
  *     on SM90, mma split-K elsewhere);
  *  5. the harness: 5 samples, 0 < min <= median <= max.
+ *  0. (before the GPU is opened) the paths with TPS_PATH_F_BENCH are those with a kernel.
  * Inputs: X values (j - 127) / 128 for j uniform in 0..254: exact in bf16 (7 fraction bits),
  * so the CPU reference sees exactly the GPU's inputs.  Outputs poisoned (0xFF) before runs. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
@@ -68,8 +69,8 @@ static int check(tps_gemm *g, int m, const double *w, double tol, const char *wh
   char desc[160];
   uint64_t id;
   if (tps_gemm_config(g, m, desc, sizeof desc, &id)) snprintf(desc, sizeof desc, "?");
-  printf("%-10s %-22s M=%-5d rel_err %.3g non-finite %zu  [%s]\n", tps_gemm_path_name(tps_gemm_get_path(g)), what, m, rel, nan, desc);
-  EXPECT(nan == 0 && rel <= tol, "%s %s M=%d: rel_err %g (tol %g), %zu non-finite", tps_gemm_path_name(tps_gemm_get_path(g)), what, m, rel, tol, nan);
+  printf("%-10s %-22s M=%-5d rel_err %.3g non-finite %zu  [%s]\n", tps_path_name(tps_gemm_get_path(g)), what, m, rel, nan, desc);
+  EXPECT(nan == 0 && rel <= tol, "%s %s M=%d: rel_err %g (tol %g), %zu non-finite", tps_path_name(tps_gemm_get_path(g)), what, m, rel, tol, nan);
   free(xd);
   return 0;
 }
@@ -172,7 +173,7 @@ static tps_gemm *random_w8(int n, int k, int s_lo, int s_span, double **w) {
   for (size_t i = 0; i < (size_t)n * k / 32; i++) sc[i] = (uint8_t)(s_lo + rand() % s_span);
   tps_w8_dequant_1x32(q, sc, n, k, *w);
   tps_gemm *g = NULL;
-  if (tps_gemm_create_w8(&g, TPS_GEMM_W8A16, n, k, MAXM, q, sc)) {
+  if (tps_gemm_create_w8(&g, TPS_PATH_W8A16, n, k, MAXM, q, sc)) {
     fails++;
     printf("FAIL %s:%d: W8A16 plan %d x %d\n", __FILE__, __LINE__, n, k);
     g = NULL;
@@ -185,6 +186,13 @@ static tps_gemm *random_w8(int n, int k, int s_lo, int s_span, double **w) {
 static int enqueue(void *ctx, cudaStream_t s) { return tps_gemm_run((tps_gemm *)ctx, dx, dy, 64, s); }
 
 int main(void) {
+  /* 0. (no GPU needed) every path the model marks benchable has a kernel (its tps_gemm_ops
+   * registered), and no other path has one */
+  for (int p = 0; p < TPS_NPATHS; p++) {
+    const int bench = (tps_path_get(p)->flags & TPS_PATH_F_BENCH) != 0;
+    EXPECT((tps_gemm_traits_of(p) != NULL) == bench, "path %s: kernel %s", tps_path_name(p), bench ? "missing" : "unexpected");
+  }
+  if (fails) return 1;
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     printf("test_gemm_gpu: no GPU can be opened: skipped\n");
@@ -209,8 +217,8 @@ int main(void) {
   for (size_t i = 0; i < (size_t)N * K / 32; i++) s[i] = (uint8_t)(113 + rand() % 13);
   tps_w8_dequant_1x32(q, s, N, K, w);
   tps_gemm *fast, *ref;
-  OK(tps_gemm_create_w8(&fast, TPS_GEMM_W8A16, N, K, MAXM, q, s));
-  OK(tps_gemm_create_w8(&ref, TPS_GEMM_W8A16_REF, N, K, MAXM, q, s));
+  OK(tps_gemm_create_w8(&fast, TPS_PATH_W8A16, N, K, MAXM, q, s));
+  OK(tps_gemm_create_w8(&ref, TPS_PATH_W8A16_REF, N, K, MAXM, q, s));
   /* TPS_TEST_QUICK (for compute-sanitizer): fewer M, no harness.  Every W8A16 kernel is
    * forced in turn (TPS_W8_KERNEL; "wgmma" falls back to the default where it cannot run),
    * the wgmma tiles through TPS_W8_BT; the stream kernel forced past 128 rows runs in
@@ -284,7 +292,7 @@ int main(void) {
   tps_w8_quantize_32x32(wf, N, K, q, sb);
   tps_w8_expand_32x32(sb, N, K, s);
   tps_w8_dequant_1x32(q, s, N, K, w);
-  OK(tps_gemm_create_w8(&fast, TPS_GEMM_W8A16, N, K, MAXM, q, s));
+  OK(tps_gemm_create_w8(&fast, TPS_PATH_W8A16, N, K, MAXM, q, s));
   check(fast, 33, w, 1e-2, "32x32 checkpoint, expanded");
   tps_gemm_destroy(fast);
   /* 1b. a second shape: N = 320 (not a multiple of the 128-row blocks), K = 1024, every kernel */
@@ -324,9 +332,10 @@ int main(void) {
     free(w3);
   }
   /* 3. cuBLASLt paths */
-  for (int p = TPS_GEMM_DENSE_BF16; p <= TPS_GEMM_NATIVE_FP8; p++) {
+  static const tps_path_id lt_paths[] = {TPS_PATH_DENSE_BF16, TPS_PATH_NATIVE_FP8};
+  for (size_t p = 0; p < sizeof lt_paths / sizeof *lt_paths; p++) {
     tps_gemm *g;
-    OK(tps_gemm_create(&g, (tps_gemm_path)p, N, K, MAXM, wf));
+    OK(tps_gemm_create(&g, lt_paths[p], N, K, MAXM, wf));
     OK(tps_gemm_weights(g, w));
     check(g, 1, w, 1e-2, "float weights");
     check(g, 77, w, 1e-2, "float weights");

@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
   srand(12345);
   for (size_t i = 0; i < (size_t)n * k; i++) w[i] = (float)rand() / RAND_MAX * 2.f - 1.f;
   tps_gemm *g;
-  if (tps_gemm_create(&g, TPS_GEMM_W8A16, n, k, 64, w)) return 1;
+  if (tps_gemm_create(&g, TPS_PATH_W8A16, n, k, 64, w)) return 1;
   free(w);
   uint16_t *hx = (uint16_t *)malloc((size_t)64 * k * 2);
   for (size_t i = 0; i < (size_t)64 * k; i++) {
