@@ -228,3 +228,87 @@ int tps_xg_fit(tps_xg_model *m, const tps_xg_point *pts, size_t npts, int max_it
   if (!flushed) m->p[TPS_XG_FLOOR_BENCH_US] = m->p[TPS_XG_FLOOR_US];
   return st;
 }
+
+/* ------------------------------------------------------------------ our W8A16 kernels */
+
+const char *const tps_xw8_par_names[TPS_XW8_NPAR] = {"stream_us",  "stream_gbps", "stream_tflops",
+                                                     "wgmma_us",   "block_us",    "block_tflops_sm"};
+
+/* tps_w8c_tokens (kernels/gemm_w8a16_sm90.cu) */
+static long w8_stream_tile(long m) { return m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : m <= 64 ? 64 : 128; }
+
+/* Priors: streaming at 85% of HBM (brief: skinny GEMMs 85-90%), mma at half the bf16 peak,
+ * a 3 us launch; the fit moves them. */
+void tps_xw8_prior(tps_xw8_model *m, const tps_gpu *gpu) {
+  double hbm = gpu && gpu->hbm_gbps > 0 ? gpu->hbm_gbps : 3000;
+  double peak = gpu && gpu->bf16_tflops > 0 ? gpu->bf16_tflops : 500;
+  double sms = gpu && gpu->sms > 0 ? gpu->sms : 100;
+  m->p[TPS_XW8_STREAM_US] = 3.0;
+  m->p[TPS_XW8_STREAM_GBPS] = 0.85 * hbm;
+  m->p[TPS_XW8_STREAM_TFLOPS] = 0.3 * peak;
+  m->p[TPS_XW8_WGMMA_US] = 3.0;
+  m->p[TPS_XW8_BLOCK_US] = 10.0;
+  m->p[TPS_XW8_BLOCK_TFLOPS_SM] = 0.5 * peak / sms;
+}
+
+double tps_xw8_time_us(const tps_xw8_model *m, const tps_gpu *gpu, long rows, long n, long k, int *kind) {
+  if (kind) *kind = -1;
+  if (!m || !gpu || gpu->sms < 1 || rows < 1 || n < 1 || k < 1) return NAN;
+  const double *p = m->p;
+  double N = (double)n, K = (double)k;
+  if (rows <= TPS_XW8_STREAM_MAX) {
+    if (kind) *kind = 0;
+    double bt = (double)w8_stream_tile(rows), L = ceil((double)rows / bt);
+    double W = K * N * (1.0 + 1.0 / 32.0);
+    double ts = W / (p[TPS_XW8_STREAM_GBPS] * 1e3), tc = 2.0 * bt * N * K / (p[TPS_XW8_STREAM_TFLOPS] * 1e6);
+    return L * (p[TPS_XW8_STREAM_US] + qnorm(ts, tc, 4.0));
+  }
+  if (kind) *kind = 1;
+  double bt = rows <= 1024 ? 128 : 256;
+  double blocks = ceil(N / 128.0) * ceil((double)rows / bt);
+  double waves = ceil(blocks / gpu->sms);
+  return p[TPS_XW8_WGMMA_US] + waves * (p[TPS_XW8_BLOCK_US] + 2.0 * 128.0 * bt * K / (p[TPS_XW8_BLOCK_TFLOPS_SM] * 1e6));
+}
+
+typedef struct {
+  tps_xw8_model *m;
+  const tps_gpu *gpu;
+  long n, k;
+  const long *rows;
+  const double *t;
+  size_t npts;
+  long skip;
+} w8ctx;
+
+static int w8_resid(const double *x, double *r, double *w, void *vc) {
+  w8ctx *c = vc;
+  for (int j = 0; j < TPS_XW8_NPAR; j++) c->m->p[j] = exp(x[j]);
+  /* weights come from HBM (L2 flushed): no faster than its bandwidth */
+  if (c->m->p[TPS_XW8_STREAM_GBPS] > c->gpu->hbm_gbps) c->m->p[TPS_XW8_STREAM_GBPS] = c->gpu->hbm_gbps;
+  for (size_t i = 0; i < c->npts; i++) {
+    double t = tps_xw8_time_us(c->m, c->gpu, c->rows[i], c->n, c->k, NULL);
+    r[i] = isfinite(t) && t > 0 ? log(t / c->t[i]) : 10.0;
+    w[i] = (long)i == c->skip ? 0.0 : 1.0;
+  }
+  return 0;
+}
+
+int tps_xw8_fit(tps_xw8_model *m, const tps_gpu *gpu, long n, long k, const long *rows, const double *t_us,
+                size_t npts, long skip) {
+  size_t used = 0, nstream = 0, nwg = 0;
+  for (size_t i = 0; i < npts; i++) {
+    if ((long)i == skip) continue;
+    if (!(t_us[i] > 0) || rows[i] < 1) return TPS_EBADDATA;
+    used++;
+    if (rows[i] <= TPS_XW8_STREAM_MAX) nstream++; else nwg++;
+  }
+  if (!gpu || used < TPS_XW8_NPAR + 1 || nstream < 3 || nwg < 3) return TPS_ETOOFEW;
+  tps_xw8_prior(m, gpu);
+  w8ctx c = {m, gpu, n, k, rows, t_us, npts, skip};
+  double x[TPS_XW8_NPAR];
+  for (int j = 0; j < TPS_XW8_NPAR; j++) x[j] = log(m->p[j]);
+  int st = tps_robust_fit(x, TPS_XW8_NPAR, npts, w8_resid, &c, TPS_LOO_LOSS_SCALE, 200, 2, NULL);
+  for (int j = 0; j < TPS_XW8_NPAR; j++) m->p[j] = exp(x[j]);
+  if (m->p[TPS_XW8_STREAM_GBPS] > gpu->hbm_gbps) m->p[TPS_XW8_STREAM_GBPS] = gpu->hbm_gbps;
+  return st;
+}

@@ -24,6 +24,7 @@
 #include "table.h"
 #include "tpsplit.h"
 #include "util.h"
+#include "xgather.h"
 #include "xgemm.h"
 
 int cmd_fit_loo_gpu(int argc, char **argv);
@@ -218,6 +219,7 @@ static void predict_set(const tps_xg_model *m, const gset *s, double *out) {
 typedef struct {
   int ngpu, grp[MAXSETS];
   tps_xg_model fold[MAXSETS]; /* per GPU: the fit without it */
+  tps_xg_model nest[MAXSETS][MAXSETS]; /* per GPU pair (g, h): the fit without both */
   double sigma[MAXSETS];      /* per GPU: 90% interval log half-width (nested) */
   tps_loo_err err[MAXSETS];   /* per set */
   double cover[MAXSETS];      /* per set: share of its points inside the 90% interval */
@@ -253,9 +255,11 @@ static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, int n
       if (h == g) continue;
       memset(skipg, 0, sizeof skipg);
       skipg[g] = skipg[h] = 1;
-      tps_xg_model m;
-      int st = fit_except(path, sets, ns, r->grp, skipg, &m, &r->fold[g]);
+      tps_xg_model *mp = &r->nest[g][h], m;
+      int st = fit_except(path, sets, ns, r->grp, skipg, mp, &r->fold[g]);
       if (st != TPS_OK) { free(lr); return st; }
+      r->nest[h][g] = *mp;
+      m = *mp;
       for (int i = 0; i < ns; i++) {
         if (r->grp[i] != h) continue;
         pr = malloc(sets[i].n * sizeof *pr);
@@ -282,34 +286,371 @@ static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, int n
   return TPS_OK;
 }
 
+/* ------------------------------------------------------------------ all-gather */
+
+/* The NCCL all_gather points of one GPU (2, 4, 8 ranks; half and int8 rows). */
+typedef struct {
+  const tps_gpu *gpu;
+  char file[512];
+  char version[16];
+  size_t n;
+  int *ranks;
+  double *bytes, *t, *pred;
+  char *eval;          /* 8 ranks, 64 KiB .. 64 MiB */
+  size_t neval;
+} aset;
+
+static const char *const aic_nccl[] = {"a100_sxm", "h100_sxm", "b200_sxm", "l40s", "rtx_pro_6000_server"};
+#define NNCCL (sizeof aic_nccl / sizeof aic_nccl[0])
+#define AG_EVAL_N 8
+#define AG_EVAL_LO (64.0 * 1024)
+#define AG_EVAL_HI (64.0 * 1024 * 1024)
+
+static void aset_free(aset *a) {
+  free(a->ranks); free(a->bytes); free(a->t); free(a->pred); free(a->eval);
+  memset(a, 0, sizeof *a);
+}
+
+static int load_aic_nccl(const char *stem, const tps_gpu_table *gt, aset *s, tps_err *e) {
+  char rel[256], file[512], gname[64];
+  snprintf(rel, sizeof rel, "aic/nccl_%s.tsv.gz", stem);
+  if (tps_data_path(rel, file, sizeof file, e)) return -1;
+  tps_aic_filter f;
+  memset(&f, 0, sizeof f);
+  snprintf(f.op, sizeof f.op, "all_gather");
+  tps_aic_file a;
+  if (tps_aic_read(file, &f, &a, e)) return -1;
+  memset(s, 0, sizeof *s);
+  if (!(s->gpu = tps_gpus_find(gt, tps_aic_gpu_name(a.gpu, gname, sizeof gname), e))) { tps_aic_free(&a); return -1; }
+  snprintf(s->file, sizeof s->file, "%s", file);
+  snprintf(s->version, sizeof s->version, "%s", a.c[0].nccl_version);
+  size_t n = a.nrows;
+  s->ranks = calloc(n, sizeof *s->ranks);
+  s->bytes = calloc(n, sizeof *s->bytes);
+  s->t = calloc(n, sizeof *s->t);
+  s->pred = calloc(n, sizeof *s->pred);
+  s->eval = calloc(n, sizeof *s->eval);
+  if (!s->ranks || !s->bytes || !s->t || !s->pred || !s->eval) { tps_aic_free(&a); aset_free(s); return tps_err_set(e, file, 0, "out of memory"); }
+  for (size_t i = 0; i < n; i++) {
+    s->ranks[s->n] = a.c[i].num_gpus;
+    s->bytes[s->n] = a.c[i].bytes;
+    s->t[s->n] = a.c[i].latency_us;
+    s->eval[s->n] = a.c[i].num_gpus == AG_EVAL_N && a.c[i].bytes >= AG_EVAL_LO && a.c[i].bytes <= AG_EVAL_HI;
+    s->neval += (size_t)s->eval[s->n];
+    s->n++;
+  }
+  tps_aic_free(&a);
+  return 0;
+}
+
+static int fit_gather_except(const aset *sets, int ns, const int *skip, int pcie, tps_xga_model *m) {
+  size_t n = 0;
+  int ng = 0;
+  for (int i = 0; i < ns; i++)
+    if (!skip[i] && (sets[i].gpu->nvlink == 0) == pcie) { n += sets[i].n; ng++; }
+  tps_xga_prior(m, pcie);
+  if (!ng) return TPS_ETOOFEW;
+  tps_xga_point *p = calloc(n, sizeof *p);
+  if (!p) return TPS_ENOMEM;
+  size_t k = 0;
+  for (int i = 0; i < ns; i++) {
+    if (skip[i] || (sets[i].gpu->nvlink == 0) != pcie) continue;
+    for (size_t j = 0; j < sets[i].n; j++)
+      p[k++] = (tps_xga_point){sets[i].gpu, sets[i].ranks[j], sets[i].bytes[j], sets[i].t[j], 1.0 / (double)sets[i].n};
+  }
+  int st = tps_xga_fit(m, p, k);
+  free(p);
+  return st;
+}
+
+typedef struct {
+  tps_xga_model fold[MAXSETS];
+  tps_xga_model nest[MAXSETS][MAXSETS];
+  int nest_ok[MAXSETS][MAXSETS];
+  int fold_ok[MAXSETS];
+  tps_loo_err err[MAXSETS], err_n[MAXSETS][3]; /* eval points; 64 KiB..64 MiB at 2, 4, 8 ranks */
+  double hw[MAXSETS], cover[MAXSETS];
+  int hw_ok[MAXSETS];
+} gather_loo;
+
+static const int ag_ranks[3] = {2, 4, 8};
+
+static int run_gather_loo(aset *sets, int ns, gather_loo *r) {
+  int skip[MAXSETS];
+  for (int g = 0; g < ns; g++) {
+    memset(skip, 0, sizeof skip);
+    skip[g] = 1;
+    int pcie = sets[g].gpu->nvlink == 0;
+    int st = fit_gather_except(sets, ns, skip, pcie, &r->fold[g]);
+    r->fold_ok[g] = st == TPS_OK;
+    if (st != TPS_OK && st != TPS_ETOOFEW) return st;
+    double *rel = malloc(sets[g].n * sizeof *rel);
+    if (!rel) return TPS_ENOMEM;
+    for (size_t j = 0; j < sets[g].n; j++)
+      sets[g].pred[j] = r->fold_ok[g] ? tps_xga_time_us(&r->fold[g], sets[g].gpu, sets[g].bytes[j], sets[g].ranks[j], TPS_XGA_NCCL, NULL) : NAN;
+    for (int q = 0; q < 4; q++) {
+      size_t ne = 0;
+      for (size_t j = 0; j < sets[g].n; j++) {
+        int in = q == 3 ? sets[g].eval[j]
+                        : sets[g].ranks[j] == ag_ranks[q] && sets[g].bytes[j] >= AG_EVAL_LO && sets[g].bytes[j] <= AG_EVAL_HI;
+        if (in) rel[ne++] = sets[g].pred[j] / sets[g].t[j] - 1.0;
+      }
+      if (q == 3) r->err[g] = tps_loo_summary(rel, ne);
+      else r->err_n[g][q] = tps_loo_summary(rel, ne);
+    }
+    free(rel);
+  }
+  /* nested: interval half-width of g from the other GPUs of its fabric, each predicted
+   * without g and itself */
+  for (int g = 0; g < ns; g++) {
+    int pcie = sets[g].gpu->nvlink == 0;
+    double *lr = NULL;
+    size_t k = 0, cap = 0;
+    for (int h = 0; h < ns; h++) {
+      if (h == g || (sets[h].gpu->nvlink == 0) != pcie) continue;
+      memset(skip, 0, sizeof skip);
+      skip[g] = skip[h] = 1;
+      int st = fit_gather_except(sets, ns, skip, pcie, &r->nest[g][h]);
+      r->nest_ok[g][h] = st == TPS_OK;
+      if (st != TPS_OK) continue;
+      double *nl = realloc(lr, (cap + sets[h].n) * sizeof *lr);
+      if (!nl) { free(lr); return TPS_ENOMEM; }
+      lr = nl;
+      cap += sets[h].n;
+      for (size_t j = 0; j < sets[h].n; j++)
+        if (sets[h].eval[j])
+          lr[k++] = log(tps_xga_time_us(&r->nest[g][h], sets[h].gpu, sets[h].bytes[j], sets[h].ranks[j], TPS_XGA_NCCL, NULL) / sets[h].t[j]);
+    }
+    r->hw_ok[g] = k > 0;
+    r->hw[g] = k ? tps_loo_quantile_abs(lr, k, 0.9, HW_FLOOR) : NAN;
+    free(lr);
+    size_t in = 0;
+    for (size_t j = 0; j < sets[g].n && r->hw_ok[g]; j++)
+      if (sets[g].eval[j] && fabs(log(sets[g].pred[j] / sets[g].t[j])) <= r->hw[g]) in++;
+    r->cover[g] = r->hw_ok[g] && sets[g].neval ? (double)in / (double)sets[g].neval : NAN;
+  }
+  return TPS_OK;
+}
+
+/* ------------------------------------------------------------------ break-even */
+
+#define OUT_BYTES_PER_TOKEN 3584.0 /* fused_wqa_wkv: 1792 bf16 outputs per token */
+#define BE_N 1792
+#define BE_TMAX 16384.0
+#define BE_NONE 32768.0 /* "never below 16384": counted as twice the grid's end */
+
+typedef struct { const tps_xg_model *m; const tps_gpu *gpu; tps_xg_harness h; } gemm_fn_ctx;
+typedef struct { const tps_xga_model *m; const tps_gpu *gpu; int n; } gather_fn_ctx;
+
+static double gemm_fn(double x, void *vc) {
+  gemm_fn_ctx *c = vc;
+  return tps_xg_time_us(c->m, c->gpu, &c->h, (long)ceil(x), BE_N, GEMM_K, NULL);
+}
+static double gather_fn(double x, void *vc) {
+  gather_fn_ctx *c = vc;
+  return tps_xga_time_us(c->m, c->gpu, x, c->n, TPS_XGA_NCCL, NULL);
+}
+
+/* The measured GEMM at N = 1792: log-linear in N between the measured 1536 and 2048 at
+ * every M measured at both. */
+static tps_loo_curve *measured_gemm_1792(const gset *s) {
+  double w = log((double)BE_N / aic_n[0]) / log((double)aic_n[1] / aic_n[0]);
+  double *x = malloc(s->n * sizeof *x), *t = malloc(s->n * sizeof *t);
+  size_t k = 0;
+  if (!x || !t) { free(x); free(t); return NULL; }
+  for (size_t i = 0; i < s->n; i++) {
+    if (s->nn[i] != aic_n[0]) continue;
+    for (size_t j = 0; j < s->n; j++)
+      if (s->nn[j] == aic_n[1] && s->m[j] == s->m[i]) {
+        x[k] = (double)s->m[i];
+        t[k] = exp(log(s->t[i]) + w * (log(s->t[j]) - log(s->t[i])));
+        k++;
+        break;
+      }
+  }
+  /* M ascending (the file's order is by M within an N, but be sure) */
+  for (size_t i = 1; i < k; i++)
+    for (size_t j = i; j > 0 && x[j] < x[j - 1]; j--) {
+      double a = x[j]; x[j] = x[j - 1]; x[j - 1] = a;
+      a = t[j]; t[j] = t[j - 1]; t[j - 1] = a;
+    }
+  tps_loo_curve *c = tps_loo_curve_measured(x, t, k);
+  free(x);
+  free(t);
+  return c;
+}
+
+static tps_loo_curve *measured_gather(const aset *a, int n) {
+  double *x = malloc(a->n * sizeof *x), *t = malloc(a->n * sizeof *t);
+  size_t k = 0;
+  if (!x || !t) { free(x); free(t); return NULL; }
+  /* both dtypes measure the same sizes: their mean per size */
+  for (size_t i = 0; i < a->n; i++) {
+    if (a->ranks[i] != n) continue;
+    size_t j = 0;
+    while (j < k && x[j] != a->bytes[i]) j++;
+    if (j == k) { x[k] = a->bytes[i]; t[k] = 0; k++; }
+  }
+  for (size_t j = 0; j < k; j++) {
+    double s = 0;
+    int c = 0;
+    for (size_t i = 0; i < a->n; i++) if (a->ranks[i] == n && a->bytes[i] == x[j]) { s += log(a->t[i]); c++; }
+    t[j] = exp(s / c);
+  }
+  for (size_t i = 1; i < k; i++)
+    for (size_t j = i; j > 0 && x[j] < x[j - 1]; j--) {
+      double v = x[j]; x[j] = x[j - 1]; x[j - 1] = v;
+      v = t[j]; t[j] = t[j - 1]; t[j - 1] = v;
+    }
+  tps_loo_curve *c = tps_loo_curve_measured(x, t, k);
+  free(x);
+  free(t);
+  return c;
+}
+
+#define BE_MAXROWS 64
+typedef struct {
+  const tps_gpu *gpu;
+  int path, tp;
+  double meas, pred, lo, hi; /* break-even tokens; BE_NONE for none */
+  int agree, grid;           /* decisions that agree at T = 1, 2, 4 .. 16384 */
+  int covered, has_interval;
+} be_row;
+
+static double be_or_none(double b) { return b > 0 ? b : BE_NONE; }
+
+static double be_model(const tps_xg_model *gm, const tps_xga_model *am, const tps_gpu *gpu, int tp, int *dec) {
+  gemm_fn_ctx gc = {gm, gpu, {TPS_XG_AIC}};
+  gather_fn_ctx ac = {am, gpu, tp};
+  tps_loo_curve *g = tps_loo_curve_fn(gemm_fn, &gc), *a = tps_loo_curve_fn(gather_fn, &ac);
+  double b = g && a ? tps_loo_breakeven(g, a, tp, OUT_BYTES_PER_TOKEN, BE_TMAX) : NAN;
+  for (int i = 0; dec && i < 15; i++) dec[i] = g && a ? tps_loo_split_wins(g, a, tp, OUT_BYTES_PER_TOKEN, (double)(1 << i)) : -1;
+  tps_loo_curve_free(g);
+  tps_loo_curve_free(a);
+  return b;
+}
+
+/* ------------------------------------------------------------------ our w8a16 kernels */
+
+typedef struct {
+  const tps_gpu *gpu;
+  char file[512];
+  long n, k;
+  size_t npts;
+  long rows[64];
+  double t[64], fit_us[64], loo_us[64];
+  tps_xw8_model m;
+  tps_loo_err in, loo;
+  int loo_failed;
+} w8_part;
+
+static int run_w8(const tps_gpu_table *gt, w8_part *w, tps_err *e) {
+  tps_table t;
+  memset(w, 0, sizeof *w);
+  if (tps_data_path("h200_gemm_w8a16.tsv", w->file, sizeof w->file, e) || tps_table_read(w->file, &t, e)) return TPS_EINVAL;
+  int st = TPS_EINVAL;
+  if (t.kind != TPS_TABLE_GEMM || t.k < 1 || t.n < 1 || t.nrows < 8 || t.nrows > 64 || strcmp(t.kpath, "w8a16")) {
+    tps_err_set(e, w->file, 0, "not a w8a16 GEMM table with k, n and 8..64 rows");
+    goto done;
+  }
+  if (!(w->gpu = tps_gpus_find(gt, t.gpu, e))) goto done;
+  w->n = t.n;
+  w->k = t.k;
+  w->npts = t.nrows;
+  for (size_t i = 0; i < t.nrows; i++) { w->rows[i] = t.rows[i]; w->t[i] = t.time_us[i]; }
+  double rel[64], lrel[64];
+  if ((st = tps_xw8_fit(&w->m, w->gpu, w->n, w->k, w->rows, w->t, w->npts, -1)) != TPS_OK) {
+    tps_err_set(e, w->file, 0, "w8a16 fit: %s", tps_strstatus(st));
+    goto done;
+  }
+  for (size_t i = 0; i < w->npts; i++) {
+    w->fit_us[i] = tps_xw8_time_us(&w->m, w->gpu, w->rows[i], w->n, w->k, NULL);
+    rel[i] = w->fit_us[i] / w->t[i] - 1.0;
+    tps_xw8_model mo;
+    if (tps_xw8_fit(&mo, w->gpu, w->n, w->k, w->rows, w->t, w->npts, (long)i) == TPS_OK)
+      w->loo_us[i] = tps_xw8_time_us(&mo, w->gpu, w->rows[i], w->n, w->k, NULL);
+    else { w->loo_us[i] = NAN; w->loo_failed++; }
+    lrel[i] = w->loo_us[i] / w->t[i] - 1.0;
+  }
+  w->in = tps_loo_summary(rel, w->npts);
+  w->loo = tps_loo_summary(lrel, w->npts);
+  st = TPS_OK;
+done:
+  tps_table_free(&t);
+  return st;
+}
+
 static void usage(FILE *fp) {
   fprintf(fp,
-          "Usage: tpsplit fit --loo-gpu [--json] [--only gemm] [--no-nested] [--gpus FILE]\n"
+          "Usage: tpsplit fit --loo-gpu [--json] [--only PART] [--gpus FILE]\n"
           "Leave-one-GPU-out evaluation of the cross-GPU models on the bundled measurements\n"
           "(data/aic/ AIConfigurator tables, data/h200_gemm_*.tsv): every GPU is predicted by\n"
-          "a fit on the others; prints per GPU and path the median and max |relative error|,\n"
-          "the coverage of the 90%% interval, and the break-even table (doc/loo.md).\n");
+          "fits on the other GPUs only.  Prints, per GPU: the GEMM model's median and max\n"
+          "|relative error| per path (K 5120, N 1536 and 2048, our H200 N 1792, M 1..16384), the\n"
+          "all-gather model's (8 GPUs, 64 KiB..64 MiB; NVLink and PCIe GPUs fitted apart), the\n"
+          "coverage of their 90%% intervals (calibrated on the training GPUs' own leave-one-out\n"
+          "residuals), and the break-even table: the split's break-even (N 1792, 3584 output\n"
+          "bytes per token, TP 2/4/8) from the held-out GPU's measured GEMM and gather curves\n"
+          "vs from the models fitted without it, and the split decision at T = 1, 2, 4 .. 16384.\n"
+          "Deterministic.  doc/loo.md holds the output.\n\n"
+          "Options:\n"
+          "  --only=PART   gemm, gather, breakeven or w8a16 (our W8A16 kernels fitted to\n"
+          "                data/h200_gemm_w8a16.tsv, in sample and leaving one M out)\n"
+          "  --json        print JSON\n"
+          "  --gpus=FILE   GPU table (default: the bundled gpus.tsv)\n"
+          "  -h, --help    print this help and exit\n\n"
+          "Exit status: 0 ok, 1 a fit failed, 2 usage or input error.\n");
+}
+
+typedef struct {
+  int path;
+  int ns;
+  gset sets[MAXSETS];
+  gemm_loo r;
+} gemm_part;
+
+static int gemm_group_of(const gemm_part *gp, const tps_gpu *gpu, int *set) {
+  for (int i = 0; i < gp->ns; i++)
+    if (gp->sets[i].gpu == gpu) { if (set) *set = i; return gp->r.grp[i]; }
+  return -1;
+}
+
+static json_t *err_json(const tps_loo_err *e) {
+  json_t *o = json_object();
+  json_object_set_new(o, "n", json_integer((json_int_t)e->n));
+  tps_json_set_num(o, "median_abs_rel", e->med_abs);
+  tps_json_set_num(o, "max_abs_rel", e->max_abs);
+  return o;
+}
+
+static void print_be(double v) {
+  if (v >= BE_NONE) printf(" %9s", "none");
+  else printf(" %9.0f", v);
 }
 
 int cmd_fit_loo_gpu(int argc, char **argv) {
-  enum { OPT_JSON = 256, OPT_LOOGPU, OPT_ONLY, OPT_GPUS, OPT_NONESTED };
+  enum { OPT_JSON = 256, OPT_LOOGPU, OPT_ONLY, OPT_GPUS };
   static const struct option opts[] = {{"json", no_argument, NULL, OPT_JSON},
                                        {"loo-gpu", no_argument, NULL, OPT_LOOGPU},
                                        {"only", required_argument, NULL, OPT_ONLY},
-                                       {"no-nested", no_argument, NULL, OPT_NONESTED},
                                        {"gpus", required_argument, NULL, OPT_GPUS},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
-  int json = 0, nested = 1, c;
-  const char *only = NULL, *gpus = NULL;
+  int json = 0, c, do_gemm = 1, do_gather = 1, do_be = 1, do_w8 = 1;
+  const char *gpus = NULL;
   opterr = 0;
   optind = 0;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
       case OPT_JSON: json = 1; break;
       case OPT_LOOGPU: break;
-      case OPT_ONLY: only = optarg; break;
-      case OPT_NONESTED: nested = 0; break;
+      case OPT_ONLY:
+        if (!strcmp(optarg, "gemm")) { do_gather = 0; do_be = 0; do_w8 = 0; }
+        else if (!strcmp(optarg, "w8a16")) { do_gemm = 0; do_gather = 0; do_be = 0; }
+        else if (!strcmp(optarg, "gather")) { do_gemm = 0; do_be = 0; do_w8 = 0; }
+        else if (!strcmp(optarg, "breakeven")) { do_gemm = 0; do_gather = 0; do_w8 = 0; }
+        else { tps_die_msg("fit --loo-gpu: --only '%s': expected gemm, gather, breakeven or w8a16", optarg); return TPS_EXIT_USAGE; }
+        break;
       case OPT_GPUS: gpus = optarg; break;
       case 'h': usage(stdout); return TPS_EXIT_OK;
       default:
@@ -321,53 +662,242 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
     tps_die_msg("fit --loo-gpu: takes no FILE (it uses the bundled data), got '%s'", argv[optind]);
     return TPS_EXIT_USAGE;
   }
-  (void)only;
-  (void)json;
   tps_err e;
   tps_err_clear(&e);
   tps_gpu_table gt;
   if (tps_gpus_load(gpus, &gt, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
-  int rc = TPS_EXIT_OK;
-  for (int path = 0; path < TPS_XG_NPATH && rc == TPS_EXIT_OK; path++) {
-    gset sets[MAXSETS];
-    int ns = 0;
-    memset(sets, 0, sizeof sets);
-    for (size_t i = 0; i < NAIC && rc == TPS_EXIT_OK; i++) {
+  int rc = TPS_EXIT_OK, st;
+  static gemm_part gp[TPS_XG_NPATH];
+  static aset as[MAXSETS];
+  static gather_loo ar;
+  static be_row be[BE_MAXROWS];
+  int nas = 0, nbe = 0;
+  memset(gp, 0, sizeof gp);
+  memset(as, 0, sizeof as);
+  memset(&ar, 0, sizeof ar);
+  /* ---- read everything first: a bad file gives one error and no output */
+  for (int path = 0; path < TPS_XG_NPATH && (do_gemm || do_be) && rc == TPS_EXIT_OK; path++) {
+    gemm_part *g = &gp[path];
+    g->path = path;
+    for (size_t i = 0; i < NAIC; i++) {
       if (path == TPS_XG_FP8 && !strcmp(aic_gemm[i].aic_gpu, "a100_sxm")) continue; /* no fp8 tensor cores */
-      if (load_aic_gemm(&aic_gemm[i], (tps_xg_path)path, &gt, &sets[ns], &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; break; }
-      ns++;
+      if (load_aic_gemm(&aic_gemm[i], (tps_xg_path)path, &gt, &g->sets[g->ns], &e)) { rc = TPS_EXIT_USAGE; break; }
+      g->ns++;
     }
-    if (rc == TPS_EXIT_OK) {
-      const char *rel = path == TPS_XG_FP8 ? "h200_gemm_native-fp8.tsv" : "h200_gemm_dense-bf16.tsv";
-      if (load_bench_gemm(rel, &gt, &sets[ns], &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; }
-      else ns++;
-    }
-    if (rc == TPS_EXIT_OK) {
-      static gemm_loo r;
-      memset(&r, 0, sizeof r);
-      int st = run_gemm_loo((tps_xg_path)path, sets, ns, &r, nested);
-      if (st != TPS_OK) { tps_die_msg("fit --loo-gpu: %s fit failed: %s", tps_xg_path_names[path], tps_strstatus(st)); rc = TPS_EXIT_FAIL; }
-      else {
-        printf("# GEMM %s, K %d, leave one GPU out\n", tps_xg_path_names[path], GEMM_K);
-        printf("%-22s %-34s %5s %8s %8s %8s %8s\n", "gpu", "data", "n", "med_err", "max_err", "cover90", "width90");
-        for (int g = 0; g < ns; g++)
-          printf("%-22s %-34s %5zu %7.1f%% %7.1f%% %7.1f%% %7.1f%%\n", sets[g].gpu->name, sets[g].what, sets[g].neval,
-                 100 * r.err[g].med_abs, 100 * r.err[g].max_abs, 100 * r.cover[g], 100 * r.width[g]);
-        for (int g = 0; g < r.ngpu; g++) {
-          int i0 = 0;
-          while (r.grp[i0] != g) i0++;
-          printf("# fold without %s:", sets[i0].gpu->name);
-          for (int j = 0; j < TPS_XG_NPAR; j++) if (tps_xg_par_free((tps_xg_path)path, j)) printf(" %s=%.4g", tps_xg_par_names[j], r.fold[g].p[j]);
-          printf("\n");
+    if (rc != TPS_EXIT_OK) break;
+    const char *rel = path == TPS_XG_FP8 ? "h200_gemm_native-fp8.tsv" : "h200_gemm_dense-bf16.tsv";
+    if (load_bench_gemm(rel, &gt, &g->sets[g->ns], &e)) { rc = TPS_EXIT_USAGE; break; }
+    g->ns++;
+  }
+  for (size_t i = 0; i < NNCCL && (do_gather || do_be) && rc == TPS_EXIT_OK; i++) {
+    if (load_aic_nccl(aic_nccl[i], &gt, &as[nas], &e)) { rc = TPS_EXIT_USAGE; break; }
+    nas++;
+  }
+  static w8_part w8;
+  if (rc == TPS_EXIT_OK && do_w8 && run_w8(&gt, &w8, &e) != TPS_OK) rc = TPS_EXIT_USAGE;
+  if (rc != TPS_EXIT_OK) tps_err_print(&e);
+  /* ---- fits */
+  if (rc == TPS_EXIT_OK && (do_gemm || do_be))
+    for (int path = 0; path < TPS_XG_NPATH; path++)
+      if ((st = run_gemm_loo((tps_xg_path)path, gp[path].sets, gp[path].ns, &gp[path].r, 1)) != TPS_OK) {
+        tps_die_msg("fit --loo-gpu: %s GEMM fit failed: %s", tps_xg_path_names[path], tps_strstatus(st));
+        rc = TPS_EXIT_FAIL;
+        break;
+      }
+  if (rc == TPS_EXIT_OK && (do_gather || do_be) && (st = run_gather_loo(as, nas, &ar)) != TPS_OK) {
+    tps_die_msg("fit --loo-gpu: all-gather fit failed: %s", tps_strstatus(st));
+    rc = TPS_EXIT_FAIL;
+  }
+  /* ---- break-even: every GPU with a measured GEMM and a measured gather */
+  if (rc == TPS_EXIT_OK && do_be) {
+    for (int path = 0; path < TPS_XG_NPATH; path++) {
+      gemm_part *g = &gp[path];
+      for (int a = 0; a < nas; a++) {
+        int si, gg = gemm_group_of(g, as[a].gpu, &si);
+        if (gg < 0 || g->sets[si].harness.kind != TPS_XG_AIC || !ar.fold_ok[a]) continue;
+        tps_loo_curve *mg = measured_gemm_1792(&g->sets[si]);
+        for (int q = 0; q < 3 && nbe < BE_MAXROWS; q++) {
+          int tp = ag_ranks[q], dm[15], dp[15];
+          tps_loo_curve *ma = measured_gather(&as[a], tp);
+          be_row *b = &be[nbe++];
+          memset(b, 0, sizeof *b);
+          b->gpu = as[a].gpu;
+          b->path = path;
+          b->tp = tp;
+          b->meas = mg && ma ? be_or_none(tps_loo_breakeven(mg, ma, tp, OUT_BYTES_PER_TOKEN, BE_TMAX)) : NAN;
+          for (int i = 0; i < 15; i++) dm[i] = mg && ma ? tps_loo_split_wins(mg, ma, tp, OUT_BYTES_PER_TOKEN, (double)(1 << i)) : -1;
+          b->pred = be_or_none(be_model(&g->r.fold[gg], &ar.fold[a], as[a].gpu, tp, dp));
+          for (int i = 0; i < 15; i++) { b->grid++; b->agree += dm[i] == dp[i]; }
+          tps_loo_curve_free(ma);
+          /* interval: break-even errors of the other GPUs of the fabric, each predicted by
+           * fits without this GPU and itself (both paths, all TP) */
+          double lr[2 * 3 * MAXSETS];
+          size_t k = 0;
+          for (int h = 0; h < nas; h++) {
+            if (h == a || (as[h].gpu->nvlink == 0) != (as[a].gpu->nvlink == 0) || !ar.nest_ok[a][h]) continue;
+            for (int p2 = 0; p2 < TPS_XG_NPATH; p2++) {
+              int sh = 0, gh = gemm_group_of(&gp[p2], as[h].gpu, &sh), ga = gemm_group_of(&gp[p2], as[a].gpu, NULL);
+              if (gh < 0 || ga < 0 || gp[p2].sets[sh].harness.kind != TPS_XG_AIC) continue;
+              tps_loo_curve *hg = measured_gemm_1792(&gp[p2].sets[sh]);
+              for (int q2 = 0; q2 < 3; q2++) {
+                tps_loo_curve *ha = measured_gather(&as[h], ag_ranks[q2]);
+                if (hg && ha) {
+                  double mh = be_or_none(tps_loo_breakeven(hg, ha, ag_ranks[q2], OUT_BYTES_PER_TOKEN, BE_TMAX));
+                  double ph = be_or_none(be_model(&gp[p2].r.nest[ga][gh], &ar.nest[a][h], as[h].gpu, ag_ranks[q2], NULL));
+                  lr[k++] = log(ph / mh);
+                }
+                tps_loo_curve_free(ha);
+              }
+              tps_loo_curve_free(hg);
+            }
+          }
+          b->has_interval = k > 0;
+          if (k) {
+            double hw = tps_loo_quantile_abs(lr, k, 0.9, HW_FLOOR);
+            b->lo = b->pred * exp(-hw);
+            b->hi = b->pred * exp(hw);
+            b->covered = b->meas >= b->lo && b->meas <= b->hi;
+          }
         }
-        if (getenv("TPS_LOO_DUMP"))
-          for (int g = 0; g < ns; g++)
-            for (size_t j = 0; j < sets[g].n; j++)
-              if (sets[g].eval[j]) printf("pt %s %ld %ld %.4g %.4g %+.3f\n", sets[g].gpu->name, sets[g].nn[j], sets[g].m[j], sets[g].t[j], sets[g].pred[j], sets[g].pred[j] / sets[g].t[j] - 1);
+        tps_loo_curve_free(mg);
       }
     }
-    for (int i = 0; i < ns; i++) gset_free(&sets[i]);
   }
+  /* ---- output */
+  if (rc == TPS_EXIT_OK && !json) {
+    size_t cin = 0, ctot = 0;
+    for (int path = 0; path < TPS_XG_NPATH && do_gemm; path++) {
+      gemm_part *g = &gp[path];
+      printf("# GEMM %s, K %d, leave one GPU out (fit on the other GPUs, predict this one)\n", tps_xg_path_names[path], GEMM_K);
+      printf("%-20s %-34s %5s %8s %8s %8s %9s\n", "gpu", "data", "n", "med_err", "max_err", "cover90", "width90");
+      for (int i = 0; i < g->ns; i++) {
+        const gset *s = &g->sets[i];
+        printf("%-20s %-34s %5zu %7.1f%% %7.1f%% %7.1f%% %8.1f%%\n", s->gpu->name, s->what, s->neval, 100 * g->r.err[i].med_abs,
+               100 * g->r.err[i].max_abs, 100 * g->r.cover[i], 100 * g->r.width[i]);
+        cin += (size_t)(g->r.cover[i] * (double)s->neval + 0.5);
+        ctot += s->neval;
+      }
+      printf("\n");
+    }
+    if (do_gemm) printf("# GEMM 90%% interval coverage, all GPUs and paths: %.1f%% of %zu points\n\n", 100.0 * (double)cin / (double)ctot, ctot);
+    if (do_gather) {
+      printf("# all-gather (NCCL), leave one GPU out among the GPUs of the same fabric (NVLink, PCIe)\n");
+      printf("# med/max_err: 8 GPUs, 64 KiB..64 MiB; med2/med4: 2 and 4 GPUs, same sizes\n");
+      printf("%-20s %-7s %-6s %5s %8s %8s %8s %8s %8s\n", "gpu", "fabric", "nccl", "n", "med_err", "max_err", "med2", "med4", "cover90");
+      for (int a = 0; a < nas; a++) {
+        printf("%-20s %-7s %-6s %5zu", as[a].gpu->name, as[a].gpu->nvlink ? "NVLink" : "PCIe", as[a].version, as[a].neval);
+        if (!ar.fold_ok[a]) { printf(" %8s\n", "no fit"); continue; }
+        printf(" %7.1f%% %7.1f%% %7.1f%% %7.1f%%", 100 * ar.err[a].med_abs, 100 * ar.err[a].max_abs, 100 * ar.err_n[a][0].med_abs,
+               100 * ar.err_n[a][1].med_abs);
+        if (ar.hw_ok[a]) printf(" %7.1f%%\n", 100 * ar.cover[a]);
+        else printf(" %8s\n", "-");
+      }
+      printf("\n");
+    }
+    if (do_w8) {
+      printf("# our w8a16 kernels (%s), %s, K %ld N %ld: fitted on this table (one GPU)\n", w8.file, w8.gpu->name, w8.k, w8.n);
+      printf("# in sample: median |err| %.1f%%, max %.1f%%; leave one M out: median %.1f%%, max %.1f%% (%d refits failed)\n",
+             100 * w8.in.med_abs, 100 * w8.in.max_abs, 100 * w8.loo.med_abs, 100 * w8.loo.max_abs, w8.loo_failed);
+      printf("#");
+      for (int j = 0; j < TPS_XW8_NPAR; j++) printf(" %s=%.4g", tps_xw8_par_names[j], w8.m.p[j]);
+      printf("\n%8s %7s %11s %9s %8s %9s %8s\n", "rows", "kernel", "measured_us", "model_us", "rel_err", "loo_us", "loo_err");
+      for (size_t i = 0; i < w8.npts; i++) {
+        int kind;
+        tps_xw8_time_us(&w8.m, w8.gpu, w8.rows[i], w8.n, w8.k, &kind);
+        printf("%8ld %7s %11.3f %9.3f %+7.1f%% %9.3f %+7.1f%%\n", w8.rows[i], kind ? "wgmma" : "stream", w8.t[i], w8.fit_us[i],
+               100 * (w8.fit_us[i] / w8.t[i] - 1), w8.loo_us[i], 100 * (w8.loo_us[i] / w8.t[i] - 1));
+      }
+      printf("\n");
+    }
+    if (do_be && nbe) {
+      int agree = 0, grid = 0, within = 0, cov = 0, ncov = 0;
+      printf("# break-even tokens (N %d, %.0f bytes per token): from the GPU's measured GEMM and gather\n", BE_N, OUT_BYTES_PER_TOKEN);
+      printf("# (Steffen in log-log) vs from the models fitted without it; 'none': the split does not win\n");
+      printf("# for good below %.0f tokens; decisions at T = 1, 2, 4 .. 16384\n", BE_TMAX);
+      printf("%-20s %-10s %3s %9s %9s %8s %9s %9s %7s %9s\n", "gpu", "path", "tp", "measured", "predicted", "rel_err", "lo90", "hi90",
+             "covered", "decisions");
+      for (int i = 0; i < nbe; i++) {
+        const be_row *b = &be[i];
+        double rel = b->pred / b->meas - 1.0;
+        printf("%-20s %-10s %3d", b->gpu->name, tps_xg_path_names[b->path], b->tp);
+        print_be(b->meas);
+        print_be(b->pred);
+        if (b->meas >= BE_NONE && b->pred >= BE_NONE) printf(" %8s", "both");
+        else printf(" %+7.1f%%", 100 * rel);
+        if (b->has_interval) { print_be(b->lo); print_be(b->hi); printf(" %7s", b->covered ? "yes" : "no"); }
+        else printf(" %9s %9s %7s", "-", "-", "-");
+        printf(" %6d/%d\n", b->agree, b->grid);
+        agree += b->agree;
+        grid += b->grid;
+        within += fabs(rel) <= 0.15 || (b->meas >= BE_NONE && b->pred >= BE_NONE);
+        if (b->has_interval) { ncov++; cov += b->covered; }
+      }
+      printf("# break-even within 15%%: %d of %d; decisions agree: %d of %d (%.1f%%); 90%% interval covers: %d of %d\n",
+             within, nbe, agree, grid, 100.0 * agree / grid, cov, ncov);
+    }
+  }
+  if (rc == TPS_EXIT_OK && json) {
+    json_t *root = json_object(), *jg = json_array(), *ja = json_array(), *jb = json_array();
+    for (int path = 0; path < TPS_XG_NPATH && do_gemm; path++)
+      for (int i = 0; i < gp[path].ns; i++) {
+        const gset *s = &gp[path].sets[i];
+        json_t *o = err_json(&gp[path].r.err[i]);
+        json_object_set_new(o, "gpu", json_string(s->gpu->name));
+        json_object_set_new(o, "path", json_string(tps_xg_path_names[path]));
+        json_object_set_new(o, "data", json_string(s->what));
+        json_object_set_new(o, "file", json_string(s->file));
+        tps_json_set_num(o, "coverage90", gp[path].r.cover[i]);
+        tps_json_set_num(o, "width90", gp[path].r.width[i]);
+        json_array_append_new(jg, o);
+      }
+    for (int a = 0; a < nas && do_gather; a++) {
+      json_t *o = err_json(&ar.err[a]);
+      json_object_set_new(o, "gpu", json_string(as[a].gpu->name));
+      json_object_set_new(o, "fabric", json_string(as[a].gpu->nvlink ? "nvlink" : "pcie"));
+      json_object_set_new(o, "file", json_string(as[a].file));
+      tps_json_set_num(o, "median_abs_rel_2", ar.err_n[a][0].med_abs);
+      tps_json_set_num(o, "median_abs_rel_4", ar.err_n[a][1].med_abs);
+      tps_json_set_num(o, "coverage90", ar.hw_ok[a] ? ar.cover[a] : NAN);
+      json_array_append_new(ja, o);
+    }
+    for (int i = 0; i < nbe && do_be; i++) {
+      json_t *o = json_object();
+      json_object_set_new(o, "gpu", json_string(be[i].gpu->name));
+      json_object_set_new(o, "path", json_string(tps_xg_path_names[be[i].path]));
+      json_object_set_new(o, "tp", json_integer(be[i].tp));
+      tps_json_set_num(o, "measured", be[i].meas >= BE_NONE ? NAN : be[i].meas);
+      tps_json_set_num(o, "predicted", be[i].pred >= BE_NONE ? NAN : be[i].pred);
+      tps_json_set_num(o, "lo90", be[i].has_interval ? be[i].lo : NAN);
+      tps_json_set_num(o, "hi90", be[i].has_interval ? be[i].hi : NAN);
+      json_object_set_new(o, "decisions_agree", json_integer(be[i].agree));
+      json_object_set_new(o, "decisions", json_integer(be[i].grid));
+      json_array_append_new(jb, o);
+    }
+    if (do_w8) {
+      json_t *o = json_object(), *pts = json_array();
+      json_object_set_new(o, "gpu", json_string(w8.gpu->name));
+      json_object_set_new(o, "file", json_string(w8.file));
+      json_object_set_new(o, "in_sample", err_json(&w8.in));
+      json_object_set_new(o, "leave_one_m_out", err_json(&w8.loo));
+      for (size_t i = 0; i < w8.npts; i++) {
+        json_t *q = json_object();
+        json_object_set_new(q, "rows", json_integer(w8.rows[i]));
+        tps_json_set_num(q, "measured_us", w8.t[i]);
+        tps_json_set_num(q, "model_us", w8.fit_us[i]);
+        tps_json_set_num(q, "loo_us", w8.loo_us[i]);
+        json_array_append_new(pts, q);
+      }
+      json_object_set_new(o, "points", pts);
+      json_object_set_new(root, "w8a16", o);
+    }
+    json_object_set_new(root, "gemm", jg);
+    json_object_set_new(root, "gather", ja);
+    json_object_set_new(root, "breakeven", jb);
+    if (tps_json_print(root)) rc = TPS_EXIT_FAIL;
+  }
+  for (int path = 0; path < TPS_XG_NPATH; path++)
+    for (int i = 0; i < gp[path].ns; i++) gset_free(&gp[path].sets[i]);
+  for (int a = 0; a < nas; a++) aset_free(&as[a]);
   tps_gpus_free(&gt);
   return rc;
 }
