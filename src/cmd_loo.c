@@ -101,7 +101,7 @@ static int load_aic_gemm(const aic_src *src, tps_xg_path path, const tps_gpu_tab
   memset(s, 0, sizeof *s);
   if (!(s->gpu = tps_gpus_find(gt, tps_aic_gpu_name(a.gpu, gname, sizeof gname), e))) { tps_aic_free(&a); return -1; }
   s->harness.kind = TPS_XG_AIC;
-  snprintf(s->file, sizeof s->file, "%s", file);
+  snprintf(s->file, sizeof s->file, "data/%s", rel);
   size_t cnt = 0;
   int ev;
   for (size_t i = 0; i < a.nrows; i++)
@@ -145,7 +145,7 @@ static int load_bench_gemm(const char *rel, const tps_gpu_table *gt, gset *s, tp
   }
   if (!(s->gpu = tps_gpus_find(gt, t.gpu, e))) goto done;
   s->harness.kind = TPS_XG_FLUSHED;
-  snprintf(s->file, sizeof s->file, "%s", file);
+  snprintf(s->file, sizeof s->file, "data/%s", rel);
   if (gset_alloc(s, t.nrows)) { tps_err_set(e, file, 0, "out of memory"); goto done; }
   for (size_t i = 0; i < t.nrows; i++) {
     if (t.rows[i] > GEMM_MMAX) continue;
@@ -219,6 +219,7 @@ static void predict_set(const tps_xg_model *m, const gset *s, double *out) {
 typedef struct {
   int ngpu, grp[MAXSETS];
   tps_xg_model fold[MAXSETS]; /* per GPU: the fit without it */
+  int fold_ok[MAXSETS];       /* fitted (all, or the --hold-out GPU) */
   tps_xg_model nest[MAXSETS][MAXSETS]; /* per GPU pair (g, h): the fit without both */
   double sigma[MAXSETS];      /* per GPU: 90% interval log half-width (nested) */
   tps_loo_err err[MAXSETS];   /* per set */
@@ -226,16 +227,23 @@ typedef struct {
   double width[MAXSETS];      /* per set: full width of the interval, relative */
 } gemm_loo;
 
-static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, int nested) {
-  int skipg[MAXSETS];
+/* only (may be NULL): hold out that GPU alone (no nested fits, no intervals). */
+static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const tps_gpu *only) {
+  int skipg[MAXSETS], nested = only == NULL;
   r->ngpu = group_sets(sets, ns, r->grp);
   for (int g = 0; g < r->ngpu; g++) {
+    int i0 = 0;
+    while (r->grp[i0] != g) i0++;
+    r->fold_ok[g] = 0;
+    if (only && sets[i0].gpu != only) continue;
+    r->fold_ok[g] = 1;
     memset(skipg, 0, sizeof skipg);
     skipg[g] = 1;
     int st = fit_except(path, sets, ns, r->grp, skipg, &r->fold[g], NULL);
     if (st != TPS_OK) return st;
   }
   for (int i = 0; i < ns; i++) {
+    if (!r->fold_ok[r->grp[i]]) { r->err[i] = (tps_loo_err){0, NAN, NAN, NAN}; continue; }
     predict_set(&r->fold[r->grp[i]], &sets[i], sets[i].pred);
     double *rel = malloc(sets[i].n * sizeof *rel);
     size_t ne = 0;
@@ -322,7 +330,7 @@ static int load_aic_nccl(const char *stem, const tps_gpu_table *gt, aset *s, tps
   if (tps_aic_read(file, &f, &a, e)) return -1;
   memset(s, 0, sizeof *s);
   if (!(s->gpu = tps_gpus_find(gt, tps_aic_gpu_name(a.gpu, gname, sizeof gname), e))) { tps_aic_free(&a); return -1; }
-  snprintf(s->file, sizeof s->file, "%s", file);
+  snprintf(s->file, sizeof s->file, "data/%s", rel);
   snprintf(s->version, sizeof s->version, "%s", a.c[0].nccl_version);
   size_t n = a.nrows;
   s->ranks = calloc(n, sizeof *s->ranks);
@@ -513,11 +521,19 @@ typedef struct {
   const tps_gpu *gpu;
   int path, tp;
   double meas, pred, lo, hi; /* break-even tokens; BE_NONE for none */
+  double meas_ag10;          /* the measured break-even with the measured gather 10% slower */
   int agree, grid;           /* decisions that agree at T = 1, 2, 4 .. 16384 */
   int covered, has_interval;
 } be_row;
 
 static double be_or_none(double b) { return b > 0 ? b : BE_NONE; }
+
+/* A measured curve scaled by a factor (the break-even's sensitivity to the gather). */
+typedef struct { const tps_loo_curve *c; double f; } scaled_ctx;
+static double scaled_fn(double x, void *vc) {
+  scaled_ctx *s = vc;
+  return s->f * tps_loo_curve_eval(s->c, x);
+}
 
 static double be_model(const tps_xg_model *gm, const tps_xga_model *am, const tps_gpu *gpu, int tp, int *dec) {
   gemm_fn_ctx gc = {gm, gpu, {TPS_XG_AIC}};
@@ -547,10 +563,12 @@ typedef struct {
 static int run_w8(const tps_gpu_table *gt, w8_part *w, tps_err *e) {
   tps_table t;
   memset(w, 0, sizeof *w);
-  if (tps_data_path("h200_gemm_w8a16.tsv", w->file, sizeof w->file, e) || tps_table_read(w->file, &t, e)) return TPS_EINVAL;
+  char path[512];
+  snprintf(w->file, sizeof w->file, "data/h200_gemm_w8a16.tsv");
+  if (tps_data_path("h200_gemm_w8a16.tsv", path, sizeof path, e) || tps_table_read(path, &t, e)) return TPS_EINVAL;
   int st = TPS_EINVAL;
   if (t.kind != TPS_TABLE_GEMM || t.k < 1 || t.n < 1 || t.nrows < 8 || t.nrows > 64 || strcmp(t.kpath, "w8a16")) {
-    tps_err_set(e, w->file, 0, "not a w8a16 GEMM table with k, n and 8..64 rows");
+    tps_err_set(e, path, 0, "not a w8a16 GEMM table with k, n and 8..64 rows");
     goto done;
   }
   if (!(w->gpu = tps_gpus_find(gt, t.gpu, e))) goto done;
@@ -560,7 +578,7 @@ static int run_w8(const tps_gpu_table *gt, w8_part *w, tps_err *e) {
   for (size_t i = 0; i < t.nrows; i++) { w->rows[i] = t.rows[i]; w->t[i] = t.time_us[i]; }
   double rel[64], lrel[64];
   if ((st = tps_xw8_fit(&w->m, w->gpu, w->n, w->k, w->rows, w->t, w->npts, -1)) != TPS_OK) {
-    tps_err_set(e, w->file, 0, "w8a16 fit: %s", tps_strstatus(st));
+    tps_err_set(e, path, 0, "w8a16 fit: %s", tps_strstatus(st));
     goto done;
   }
   for (size_t i = 0; i < w->npts; i++) {
@@ -597,6 +615,7 @@ static void usage(FILE *fp) {
           "  --only=PART   gemm, gather, breakeven or w8a16 (our W8A16 kernels fitted to\n"
           "                data/h200_gemm_w8a16.tsv, in sample and leaving one M out)\n"
           "  --json        print JSON\n"
+          "  --hold-out=GPU  GEMM only, one fold: fit without GPU and predict it (no intervals)\n"
           "  --gpus=FILE   GPU table (default: the bundled gpus.tsv)\n"
           "  -h, --help    print this help and exit\n\n"
           "Exit status: 0 ok, 1 a fit failed, 2 usage or input error.\n");
@@ -629,15 +648,16 @@ static void print_be(double v) {
 }
 
 int cmd_fit_loo_gpu(int argc, char **argv) {
-  enum { OPT_JSON = 256, OPT_LOOGPU, OPT_ONLY, OPT_GPUS };
+  enum { OPT_JSON = 256, OPT_LOOGPU, OPT_ONLY, OPT_GPUS, OPT_HOLD };
   static const struct option opts[] = {{"json", no_argument, NULL, OPT_JSON},
                                        {"loo-gpu", no_argument, NULL, OPT_LOOGPU},
                                        {"only", required_argument, NULL, OPT_ONLY},
                                        {"gpus", required_argument, NULL, OPT_GPUS},
+                                       {"hold-out", required_argument, NULL, OPT_HOLD},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   int json = 0, c, do_gemm = 1, do_gather = 1, do_be = 1, do_w8 = 1;
-  const char *gpus = NULL;
+  const char *gpus = NULL, *hold_name = NULL;
   opterr = 0;
   optind = 0;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -652,6 +672,7 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
         else { tps_die_msg("fit --loo-gpu: --only '%s': expected gemm, gather, breakeven or w8a16", optarg); return TPS_EXIT_USAGE; }
         break;
       case OPT_GPUS: gpus = optarg; break;
+      case OPT_HOLD: hold_name = optarg; break;
       case 'h': usage(stdout); return TPS_EXIT_OK;
       default:
         tps_die_msg("fit --loo-gpu: bad option '%s' (try 'tpsplit fit --loo-gpu --help')", argv[optind - 1]);
@@ -666,6 +687,11 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
   tps_err_clear(&e);
   tps_gpu_table gt;
   if (tps_gpus_load(gpus, &gt, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
+  const tps_gpu *hold = NULL;
+  if (hold_name) {
+    if (!(hold = tps_gpus_find(&gt, hold_name, &e))) { tps_err_print(&e); tps_gpus_free(&gt); return TPS_EXIT_USAGE; }
+    do_gather = do_be = do_w8 = 0; /* one GEMM fold: a quick look, and the leakage test */
+  }
   int rc = TPS_EXIT_OK, st;
   static gemm_part gp[TPS_XG_NPATH];
   static aset as[MAXSETS];
@@ -699,7 +725,7 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
   /* ---- fits */
   if (rc == TPS_EXIT_OK && (do_gemm || do_be))
     for (int path = 0; path < TPS_XG_NPATH; path++)
-      if ((st = run_gemm_loo((tps_xg_path)path, gp[path].sets, gp[path].ns, &gp[path].r, 1)) != TPS_OK) {
+      if ((st = run_gemm_loo((tps_xg_path)path, gp[path].sets, gp[path].ns, &gp[path].r, hold)) != TPS_OK) {
         tps_die_msg("fit --loo-gpu: %s GEMM fit failed: %s", tps_xg_path_names[path], tps_strstatus(st));
         rc = TPS_EXIT_FAIL;
         break;
@@ -726,6 +752,10 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
           b->tp = tp;
           b->meas = mg && ma ? be_or_none(tps_loo_breakeven(mg, ma, tp, OUT_BYTES_PER_TOKEN, BE_TMAX)) : NAN;
           for (int i = 0; i < 15; i++) dm[i] = mg && ma ? tps_loo_split_wins(mg, ma, tp, OUT_BYTES_PER_TOKEN, (double)(1 << i)) : -1;
+          scaled_ctx sc = {ma, 1.1};
+          tps_loo_curve *ma10 = tps_loo_curve_fn(scaled_fn, &sc);
+          b->meas_ag10 = mg && ma && ma10 ? be_or_none(tps_loo_breakeven(mg, ma10, tp, OUT_BYTES_PER_TOKEN, BE_TMAX)) : NAN;
+          tps_loo_curve_free(ma10);
           b->pred = be_or_none(be_model(&g->r.fold[gg], &ar.fold[a], as[a].gpu, tp, dp));
           for (int i = 0; i < 15; i++) { b->grid++; b->agree += dm[i] == dp[i]; }
           tps_loo_curve_free(ma);
@@ -772,6 +802,12 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
       printf("%-20s %-34s %5s %8s %8s %8s %9s\n", "gpu", "data", "n", "med_err", "max_err", "cover90", "width90");
       for (int i = 0; i < g->ns; i++) {
         const gset *s = &g->sets[i];
+        if (!g->r.fold_ok[g->r.grp[i]]) continue;
+        if (hold) {
+          printf("%-20s %-34s %5zu %7.1f%% %7.1f%% %8s %9s\n", s->gpu->name, s->what, s->neval, 100 * g->r.err[i].med_abs,
+                 100 * g->r.err[i].max_abs, "-", "-");
+          continue;
+        }
         printf("%-20s %-34s %5zu %7.1f%% %7.1f%% %7.1f%% %8.1f%%\n", s->gpu->name, s->what, s->neval, 100 * g->r.err[i].med_abs,
                100 * g->r.err[i].max_abs, 100 * g->r.cover[i], 100 * g->r.width[i]);
         cin += (size_t)(g->r.cover[i] * (double)s->neval + 0.5);
@@ -779,7 +815,7 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
       }
       printf("\n");
     }
-    if (do_gemm) printf("# GEMM 90%% interval coverage, all GPUs and paths: %.1f%% of %zu points\n\n", 100.0 * (double)cin / (double)ctot, ctot);
+    if (do_gemm && !hold) printf("# GEMM 90%% interval coverage, all GPUs and paths: %.1f%% of %zu points\n\n", 100.0 * (double)cin / (double)ctot, ctot);
     if (do_gather) {
       printf("# all-gather (NCCL), leave one GPU out among the GPUs of the same fabric (NVLink, PCIe)\n");
       printf("# med/max_err: 8 GPUs, 64 KiB..64 MiB; med2/med4: 2 and 4 GPUs, same sizes\n");
@@ -813,9 +849,10 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
       int agree = 0, grid = 0, within = 0, cov = 0, ncov = 0;
       printf("# break-even tokens (N %d, %.0f bytes per token): from the GPU's measured GEMM and gather\n", BE_N, OUT_BYTES_PER_TOKEN);
       printf("# (Steffen in log-log) vs from the models fitted without it; 'none': the split does not win\n");
-      printf("# for good below %.0f tokens; decisions at T = 1, 2, 4 .. 16384\n", BE_TMAX);
-      printf("%-20s %-10s %3s %9s %9s %8s %9s %9s %7s %9s\n", "gpu", "path", "tp", "measured", "predicted", "rel_err", "lo90", "hi90",
-             "covered", "decisions");
+      printf("# for good below %.0f tokens; decisions at T = 1, 2, 4 .. 16384; ag+10%%: the measured break-even\n", BE_TMAX);
+      printf("# with the measured gather 10%% slower (how much a gather error moves the answer)\n");
+      printf("%-20s %-10s %3s %9s %9s %8s %9s %9s %7s %9s %9s\n", "gpu", "path", "tp", "measured", "predicted", "rel_err", "lo90",
+             "hi90", "covered", "decisions", "ag+10%");
       for (int i = 0; i < nbe; i++) {
         const be_row *b = &be[i];
         double rel = b->pred / b->meas - 1.0;
@@ -826,7 +863,9 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
         else printf(" %+7.1f%%", 100 * rel);
         if (b->has_interval) { print_be(b->lo); print_be(b->hi); printf(" %7s", b->covered ? "yes" : "no"); }
         else printf(" %9s %9s %7s", "-", "-", "-");
-        printf(" %6d/%d\n", b->agree, b->grid);
+        printf(" %6d/%d", b->agree, b->grid);
+        print_be(b->meas_ag10);
+        printf("\n");
         agree += b->agree;
         grid += b->grid;
         within += fabs(rel) <= 0.15 || (b->meas >= BE_NONE && b->pred >= BE_NONE);
@@ -841,13 +880,27 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
     for (int path = 0; path < TPS_XG_NPATH && do_gemm; path++)
       for (int i = 0; i < gp[path].ns; i++) {
         const gset *s = &gp[path].sets[i];
-        json_t *o = err_json(&gp[path].r.err[i]);
+        if (!gp[path].r.fold_ok[gp[path].r.grp[i]]) continue;
+        json_t *o = err_json(&gp[path].r.err[i]), *pts = json_array();
+        for (size_t j = 0; j < s->n; j++) {
+          if (!s->eval[j]) continue;
+          json_t *q = json_object();
+          json_object_set_new(q, "m", json_integer(s->m[j]));
+          json_object_set_new(q, "n", json_integer(s->nn[j]));
+          json_object_set_new(q, "line", json_integer(s->line[j]));
+          tps_json_set_num(q, "measured_us", s->t[j]);
+          tps_json_set_num(q, "predicted_us", s->pred[j]);
+          tps_json_set_num(q, "lo90_us", hold ? NAN : s->pred[j] * exp(-s->sigma_pred[j]));
+          tps_json_set_num(q, "hi90_us", hold ? NAN : s->pred[j] * exp(s->sigma_pred[j]));
+          json_array_append_new(pts, q);
+        }
+        json_object_set_new(o, "points", pts);
         json_object_set_new(o, "gpu", json_string(s->gpu->name));
         json_object_set_new(o, "path", json_string(tps_xg_path_names[path]));
         json_object_set_new(o, "data", json_string(s->what));
         json_object_set_new(o, "file", json_string(s->file));
-        tps_json_set_num(o, "coverage90", gp[path].r.cover[i]);
-        tps_json_set_num(o, "width90", gp[path].r.width[i]);
+        tps_json_set_num(o, "coverage90", hold ? NAN : gp[path].r.cover[i]);
+        tps_json_set_num(o, "width90", hold ? NAN : gp[path].r.width[i]);
         json_array_append_new(jg, o);
       }
     for (int a = 0; a < nas && do_gather; a++) {
