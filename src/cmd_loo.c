@@ -815,7 +815,18 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
       }
       printf("\n");
     }
-    if (do_gemm && !hold) printf("# GEMM 90%% interval coverage, all GPUs and paths: %.1f%% of %zu points\n\n", 100.0 * (double)cin / (double)ctot, ctot);
+    if (do_gemm && !hold) {
+      double *all = malloc((ctot ? ctot : 1) * sizeof *all);
+      size_t na = 0;
+      for (int path = 0; path < TPS_XG_NPATH && all; path++)
+        for (int i = 0; i < gp[path].ns; i++)
+          for (size_t j = 0; j < gp[path].sets[i].n; j++)
+            if (gp[path].sets[i].eval[j]) all[na++] = gp[path].sets[i].pred[j] / gp[path].sets[i].t[j] - 1.0;
+      tps_loo_err pe = tps_loo_summary(all, na);
+      free(all);
+      printf("# GEMM 90%% interval coverage, all GPUs and paths: %.1f%% of %zu points\n", 100.0 * (double)cin / (double)ctot, ctot);
+      printf("# GEMM held-out error, all GPUs and paths pooled: median %.1f%%, max %.1f%%\n\n", 100 * pe.med_abs, 100 * pe.max_abs);
+    }
     if (do_gather) {
       printf("# all-gather (NCCL), leave one GPU out among the GPUs of the same fabric (NVLink, PCIe)\n");
       printf("# med/max_err: 8 GPUs, 64 KiB..64 MiB; med2/med4: 2 and 4 GPUs, same sizes\n");
