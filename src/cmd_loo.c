@@ -1,15 +1,22 @@
-/* cmd_loo.c: `tpsplit fit --loo-gpu [--json] [--only PART]`: leave-one-GPU-out evaluation
- * of the cross-GPU models on the bundled measurements (doc/loo.md holds its output).
+/* cmd_loo.c: `tpsplit fit --loo-gpu [--json] [--only PART] [--hold-out GPU]`: leave-one-
+ * GPU-out evaluation of the cross-GPU models on the bundled measurements (doc/loo.md holds
+ * its output).  Reached from cmd_fit (one hook line there).
  *
  * GEMM (model/xgemm.h), paths dense-bf16 and native-fp8, K = 5120:
- *   AIConfigurator tables data/aic/gemm_<gpu>_k5120.tsv.gz, N = 1536 and 2048 (the measured
- *   N either side of 1792), M = 1..16384 (a100_sxm: the sglang rows, 74 M values);
- *   our H200 tables data/h200_gemm_{dense-bf16,native-fp8}.tsv, N = 1792.
- * For every GPU g: fit on the other GPUs, predict every point of g; report median and max
- * |relative error| per GPU and path.  The 90% interval of a prediction is lognormal with
- * sigma from the training GPUs' own leave-one-out residuals (nested: each training GPU h
- * predicted by a fit without g and h); its coverage is the share of g's points inside.
- * Output is deterministic (fixed starts, no random numbers). */
+ *   AIConfigurator tables data/aic/gemm_<gpu>_k5120.tsv.gz: N = 1536 and 2048 scored (the
+ *   measured N either side of 1792), N = 512, 1024, 3072, 4096 fitted only; M = 1..16384
+ *   (a100_sxm: its sglang and trtllm rows, one GPU); our H200 tables, N = 1792.
+ *   For every GPU g: fit on the other GPUs, predict every point of g; the 90% interval's
+ *   log half-width is the 90% quantile of the training GPUs' nested leave-one-out |log
+ *   residuals| (each training GPU h predicted by a fit without g and h).
+ * All-gather (model/xgather.h): AIC nccl-tests all_gather tables, NVLink and PCIe GPUs
+ *   fitted apart; scored at 8 GPUs, 64 KiB..64 MiB; intervals as for the GEMM.
+ * Break-even: every GPU with a measured GEMM and gather, TP 2/4/8: from its measured parts
+ *   vs from the models fitted without it; decisions at T = 1, 2, 4 .. 16384.
+ * w8a16 (model/xgemm.h, tps_xw8): our kernels on data/h200_gemm_w8a16.tsv, in sample and
+ *   leaving one M out.
+ * Everything is read before anything is printed; output is deterministic (fixed starts, no
+ * random numbers). */
 #include "config.h"
 #include <getopt.h>
 #include <math.h>
