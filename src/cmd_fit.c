@@ -33,6 +33,8 @@ static void usage(FILE *fp) {
           "Options:\n"
           "  -o, --output=FIT  save the fit (text format, see README 'fit'); one FILE only\n"
           "  --loo             also refit without each point and report its prediction error\n"
+          "  --loo-gpu         leave-one-GPU-out table of the cross-GPU models (no FILE; see\n"
+          "                    `tpsplit fit --loo-gpu --help`)\n"
           "  --json            print JSON: parameters, points, summary (NaN as null)\n"
           "  --gpu=NAME        the measured GPU (default: the file's '#@ gpu')\n"
           "  --gpus=FILE       GPU table (default: the bundled gpus.tsv)\n"
@@ -135,7 +137,10 @@ static json_t *to_json(const char *file, const tps_fit *f, int loo) {
   return o;
 }
 
+int cmd_fit_loo_gpu(int argc, char **argv); /* src/cmd_loo.c */
+
 int cmd_fit(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) if (strcmp(argv[i], "--loo-gpu") == 0) return cmd_fit_loo_gpu(argc, argv);
   enum { OPT_JSON = 256, OPT_LOO, OPT_GPU, OPT_GPUS, OPT_MAXIT, OPT_TIME };
   static const struct option opts[] = {{"json", no_argument, NULL, OPT_JSON},
                                        {"loo", no_argument, NULL, OPT_LOO},

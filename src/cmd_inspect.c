@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "aic.h"
 #include "jsonout.h"
 #include "path.h"
 #include "table.h"
@@ -283,6 +284,12 @@ static json_t *to_json(const tps_table *t, const derived *d) {
 
 /* ------------------------------------------------------------------ command */
 
+/* AIConfigurator GEMM/NCCL tables (src/aic.h: gzipped or plain, "FILE:dtype=fp8,n=2048"). */
+static int inspect_aic(char *const *files, int nfiles, int json, const char *out) {
+  if (out) { tps_die_msg("inspect: -o does not take an AIConfigurator table"); return TPS_EXIT_USAGE; }
+  return tps_aic_inspect(files, nfiles, json);
+}
+
 int cmd_inspect(int argc, char **argv) {
   static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
                                        {"output", required_argument, NULL, 'o'},
@@ -312,6 +319,7 @@ int cmd_inspect(int argc, char **argv) {
     tps_die_msg("inspect: -o takes exactly one FILE, got %d", nfiles);
     return TPS_EXIT_USAGE;
   }
+  if (tps_aic_is(argv[optind])) return inspect_aic(argv + optind, nfiles, json, out);
   tps_table *t = calloc((size_t)nfiles, sizeof *t);
   derived *d = calloc((size_t)nfiles, sizeof *d);
   int rc = TPS_EXIT_OK, nread = 0;

@@ -269,8 +269,8 @@ static void test_gpus(void) {
   int rc = tps_gpus_load(NULL, &g, &e);
   CHECK(rc == 0);
   if (rc) { fprintf(stderr, "%s\n", e.msg); return; }
-  /* data/gpus.tsv: 10 GPUs */
-  CHECK(g.n == 10);
+  /* data/gpus.tsv: 11 GPUs */
+  CHECK(g.n == 11);
   const tps_gpu *h200 = tps_gpus_find(&g, "H200-SXM", &e);
   CHECK(h200 && strcmp(h200->name, "H200-SXM") == 0);
   CHECK(tps_gpus_find(&g, "H200", &e) == h200);
