@@ -56,23 +56,6 @@ int tps_fit_par_index(const tps_fit *f, const char *name) {
   return -1;
 }
 
-const char *tps_fit_strerror(int status) {
-  switch (status) {
-  case TPS_FIT_OK: return "ok";
-  case TPS_FIT_EBADDATA: return "bad data";
-  case TPS_FIT_ETOOFEW: return "too few points for the parameters";
-  case TPS_FIT_ENOCONV: return "the fit did not converge";
-  case TPS_FIT_ESINGULAR: return "the parameters are not identifiable from these data";
-  default: return "unknown fit status";
-  }
-}
-
-int tps_fit_exit_code(int status) {
-  if (status == TPS_FIT_OK) return 0;
-  if (status == TPS_FIT_EBADDATA || status == TPS_FIT_ETOOFEW) return 2;
-  return 1;
-}
-
 static int fail(char *msg, size_t msgsz, int status, const char *fmt, ...) {
   if (msg && msgsz) {
     va_list ap;
@@ -156,10 +139,6 @@ int tps_fit_set_theta(tps_fit *f, const double *theta) {
 
 /* ------------------------------------------------------------------ model of one point */
 
-static int split_backend(const tps_fit *f) {
-  return f->gather_mode == 1 ? TPS_GATHER_CUSTOM : f->gather_mode == 2 ? TPS_GATHER_NCCL : TPS_GATHER_AUTO;
-}
-
 static long rows_per_rank(const tps_fit *f, long tokens) { return (tokens + f->tp - 1) / f->tp; }
 
 /* The gather of a split of T tokens: every rank contributes its ceil(T/tp) rows, so the
@@ -168,7 +147,7 @@ static long rows_per_rank(const tps_fit *f, long tokens) { return (tokens + f->t
 static double gather_of(const tps_fit *f, const tps_ag_model *a, long tokens, int *backend) {
   int used = -1;
   double total = (double)f->tp * (double)rows_per_rank(f, tokens) * f->out_bytes_per_token;
-  double t = tps_ag_time_us(a, total, f->tp, split_backend(f), &used, NULL);
+  double t = tps_ag_time_us(a, total, f->tp, f->gather, &used, NULL);
   if (backend) *backend = used;
   return t;
 }
@@ -184,7 +163,7 @@ static double point_model(const tps_fit *f, const tps_gemm_model *g, const tps_a
   case TPS_FIT_GEMM:
     return tps_gemm_time_us(g, &f->shape, (long)pt->x);
   case TPS_FIT_ALLGATHER:
-    return tps_ag_time_us(a, pt->x, f->tp, f->gather_mode == 1 ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL, NULL, NULL);
+    return tps_ag_time_us(a, pt->x, f->tp, f->gather, NULL, NULL);
   }
   return NAN;
 }
@@ -234,7 +213,7 @@ static int run_nls(const tps_fit *f, const size_t *idx, size_t n, const double *
   gsl_multifit_nlinear_parameters prm = gsl_multifit_nlinear_default_parameters();
   prm.fdtype = GSL_MULTIFIT_NLINEAR_CTRDIFF;
   gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &prm, n, p);
-  if (!w) return res->status = TPS_FIT_ENOCONV;
+  if (!w) return res->status = TPS_ENOCONV;
   gsl_vector_const_view xv = gsl_vector_const_view_array(x0, p);
   int info = 0, st = gsl_multifit_nlinear_init(&xv.vector, &fdf, w);
   if (st == GSL_SUCCESS) st = gsl_multifit_nlinear_driver((size_t)max_iter, 1e-10, 1e-10, 0.0, NULL, NULL, &info, w);
@@ -249,9 +228,9 @@ static int run_nls(const tps_fit *f, const size_t *idx, size_t n, const double *
   gsl_blas_ddot(r, r, &chi2);
   res->chi2 = chi2;
   for (size_t j = 0; j < p; j++) res->theta[j] = gsl_vector_get(x, j);
-  res->status = TPS_FIT_OK;
-  if (st != GSL_SUCCESS || !isfinite(chi2) || chi2 >= BAD_RESID * BAD_RESID * 0.5) res->status = TPS_FIT_ENOCONV;
-  if (res->status == TPS_FIT_OK && want_cov) {
+  res->status = TPS_OK;
+  if (st != GSL_SUCCESS || !isfinite(chi2) || chi2 >= BAD_RESID * BAD_RESID * 0.5) res->status = TPS_ENOCONV;
+  if (res->status == TPS_OK && want_cov) {
     gsl_matrix *J = gsl_multifit_nlinear_jac(w);
     gsl_matrix *C = gsl_matrix_alloc(p, p);
     gsl_multifit_nlinear_covar(J, 1e-10, C);
@@ -351,11 +330,11 @@ static int fit_engine(tps_fit *f, double *x0, const priors *pri, const int *prun
   nls_result best;
   for (;;) {
     if ((int)f->npts <= f->npar)
-      return fail(msg, msgsz, TPS_FIT_ETOOFEW, "%zu points cannot fit %d parameters (need at least %d)",
+      return fail(msg, msgsz, TPS_ETOOFEW, "%zu points cannot fit %d parameters (need at least %d)",
                   f->npts, f->npar, f->npar + 1);
     /* starts: the data-driven guess, and the time-like parameters halved and doubled */
     static const double scale[3] = {1.0, 0.5, 2.0};
-    best.status = TPS_FIT_ENOCONV;
+    best.status = TPS_ENOCONV;
     best.chi2 = INFINITY;
     for (int s = 0; s < 3; s++) {
       double xs[TPS_FIT_MAXPAR];
@@ -366,11 +345,11 @@ static int fit_engine(tps_fit *f, double *x0, const priors *pri, const int *prun
         xs[j] = timelike ? x0[j] * scale[s] : x0[j];
       }
       nls_result r;
-      if (run_nls(f, idx, f->npts, xs, max_iter, 1, &r) == TPS_FIT_OK && r.chi2 < best.chi2 * (1 - 1e-9))
+      if (run_nls(f, idx, f->npts, xs, max_iter, 1, &r) == TPS_OK && r.chi2 < best.chi2 * (1 - 1e-9))
         best = r;
     }
-    if (best.status != TPS_FIT_OK)
-      return fail(msg, msgsz, TPS_FIT_ENOCONV, "the fit did not converge from any of 3 starting points "
+    if (best.status != TPS_OK)
+      return fail(msg, msgsz, TPS_ENOCONV, "the fit did not converge from any of 3 starting points "
                   "(%d parameters, %zu points)", f->npar, f->npts);
     /* identifiability: when a parameter's 95% interval includes 0 (or its variance is 0),
      * fix one prunable parameter at its prior and refit: the first in priority order
@@ -399,7 +378,7 @@ static int fit_engine(tps_fit *f, double *x0, const priors *pri, const int *prun
     if (worst < 0) {
       if (singular) {
         tps_fit_set_theta(f, best.theta); /* callers may look at the model that failed */
-        return fail(msg, msgsz, TPS_FIT_ESINGULAR, "the covariance is singular: these data do not identify "
+        return fail(msg, msgsz, TPS_ESINGULAR, "the covariance is singular: these data do not identify "
                     "all %d parameters", f->npar);
       }
       break;
@@ -426,7 +405,7 @@ static int fit_engine(tps_fit *f, double *x0, const priors *pri, const int *prun
         if (i != k) idx[m++] = i;
       if ((int)m <= f->npar) { f->loo_failed++; continue; }
       nls_result r;
-      if (run_nls(f, idx, m, f->theta, max_iter, 0, &r) != TPS_FIT_OK) { f->loo_failed++; continue; }
+      if (run_nls(f, idx, m, f->theta, max_iter, 0, &r) != TPS_OK) { f->loo_failed++; continue; }
       tps_gemm_model g;
       tps_ag_model a;
       if (apply_theta(f, r.theta, &g, &a) != 0) { f->loo_failed++; continue; }
@@ -440,13 +419,13 @@ static int fit_engine(tps_fit *f, double *x0, const priors *pri, const int *prun
       f->loo_max_abs = mx;
     }
   }
-  return TPS_FIT_OK;
+  return TPS_OK;
 }
 
 static int check_times(const double *t, size_t n, const char *what, char *msg, size_t msgsz) {
   for (size_t i = 0; i < n; i++)
     if (!isfinite(t[i]) || !(t[i] > 0))
-      return fail(msg, msgsz, TPS_FIT_EBADDATA, "%s[%zu] = %g: latencies must be finite and > 0", what, i, t[i]);
+      return fail(msg, msgsz, TPS_EBADDATA, "%s[%zu] = %g: latencies must be finite and > 0", what, i, t[i]);
   return 0;
 }
 
@@ -510,10 +489,10 @@ static void gemm_setup(tps_fit *f, const long *m, const double *t, size_t n, con
 }
 
 static int check_shape(const tps_gemm_shape *s, const tps_path *path, int sms, char *msg, size_t msgsz) {
-  if (!path) return fail(msg, msgsz, TPS_FIT_EBADDATA, "no kernel path given");
+  if (!path) return fail(msg, msgsz, TPS_EBADDATA, "no kernel path given");
   if (s->k < 1 || s->n < 1 || !(s->out_bytes > 0))
-    return fail(msg, msgsz, TPS_FIT_EBADDATA, "GEMM shape k=%ld n=%ld out_bytes=%g is not valid", s->k, s->n, s->out_bytes);
-  if (sms < 1) return fail(msg, msgsz, TPS_FIT_EBADDATA, "the number of SMs (%d) must be >= 1", sms);
+    return fail(msg, msgsz, TPS_EBADDATA, "GEMM shape k=%ld n=%ld out_bytes=%g is not valid", s->k, s->n, s->out_bytes);
+  if (sms < 1) return fail(msg, msgsz, TPS_EBADDATA, "the number of SMs (%d) must be >= 1", sms);
   return 0;
 }
 
@@ -522,14 +501,16 @@ static int check_shape(const tps_gemm_shape *s, const tps_path *path, int sms, c
 int tps_fit_split(const tps_split_data *d, const tps_fit_opts *o, tps_fit *f, char *msg, size_t msgsz) {
   init_common(f, TPS_FIT_SPLIT);
   int st;
-  if (!d || d->n < 1) return fail(msg, msgsz, TPS_FIT_ETOOFEW, "no points");
+  if (!d || d->n < 1) return fail(msg, msgsz, TPS_ETOOFEW, "no points");
   if ((st = check_shape(&d->shape, d->path, d->sms, msg, msgsz))) return st;
-  if (d->tp < 2) return fail(msg, msgsz, TPS_FIT_EBADDATA, "TP must be >= 2 for a split table (got %d)", d->tp);
-  if (!(d->out_bytes_per_token > 0)) return fail(msg, msgsz, TPS_FIT_EBADDATA, "out_bytes_per_token must be > 0");
-  if (2 * d->n > TPS_FIT_MAXPTS) return fail(msg, msgsz, TPS_FIT_EBADDATA, "more than %d points", TPS_FIT_MAXPTS / 2);
+  if (d->tp < 2) return fail(msg, msgsz, TPS_EBADDATA, "TP must be >= 2 for a split table (got %d)", d->tp);
+  if (!(d->out_bytes_per_token > 0)) return fail(msg, msgsz, TPS_EBADDATA, "out_bytes_per_token must be > 0");
+  if (d->gather < 0 || d->gather >= TPS_NGATHERS)
+    return fail(msg, msgsz, TPS_EINVAL, "gather backend %d is not a tps_gather_id", d->gather);
+  if (2 * d->n > TPS_FIT_MAXPTS) return fail(msg, msgsz, TPS_EBADDATA, "more than %d points", TPS_FIT_MAXPTS / 2);
   for (size_t i = 0; i < d->n; i++)
     if (d->tokens[i] < 1 || (i && d->tokens[i] <= d->tokens[i - 1]))
-      return fail(msg, msgsz, TPS_FIT_EBADDATA, "tokens[%zu] = %ld: tokens must be >= 1 and strictly increasing", i, d->tokens[i]);
+      return fail(msg, msgsz, TPS_EBADDATA, "tokens[%zu] = %ld: tokens must be >= 1 and strictly increasing", i, d->tokens[i]);
   if ((st = check_times(d->replicated_us, d->n, "replicated_us", msg, msgsz))) return st;
   if ((st = check_times(d->split_us, d->n, "split_us", msg, msgsz))) return st;
   tps_gpu gg = d->gpu ? *d->gpu : generic_gpu();
@@ -537,7 +518,7 @@ int tps_fit_split(const tps_split_data *d, const tps_fit_opts *o, tps_fit *f, ch
   f->tp = d->tp;
   f->shape = d->shape;
   f->out_bytes_per_token = d->out_bytes_per_token;
-  f->gather_mode = d->gather_mode;
+  f->gather = d->gather;
   f->gemm.path = d->path;
   f->gemm.sms = d->sms;
   tps_ag_from_spec(&f->ag, &gg, d->tp);
@@ -550,7 +531,7 @@ int tps_fit_split(const tps_split_data *d, const tps_fit_opts *o, tps_fit *f, ch
     f->ag.custom_floor_us = tmp.custom_floor_us;
     f->ag.custom_gbps = tmp.custom_gbps;
   }
-  f->ag.custom_cap_bytes = d->gather_mode == 1 ? 1e300 : d->gather_cap_bytes > 0 ? d->gather_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
+  f->ag.custom_cap_bytes = d->gather == TPS_GATHER_CUSTOM ? 1e300 : d->gather_cap_bytes > 0 ? d->gather_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
   for (int p = 0; p < TPS_NPROTO; p++) f->nccl_busbw_ref[p] = f->ag.busbw_gbps[p];
   /* points: replicated column, then split column */
   f->npts = 2 * d->n;
@@ -591,12 +572,12 @@ int tps_fit_split(const tps_split_data *d, const tps_fit_opts *o, tps_fit *f, ch
 int tps_fit_gemm(const tps_gemm_data *d, const tps_fit_opts *o, tps_fit *f, char *msg, size_t msgsz) {
   init_common(f, TPS_FIT_GEMM);
   int st;
-  if (!d || d->n < 1) return fail(msg, msgsz, TPS_FIT_ETOOFEW, "no points");
+  if (!d || d->n < 1) return fail(msg, msgsz, TPS_ETOOFEW, "no points");
   if ((st = check_shape(&d->shape, d->path, d->sms, msg, msgsz))) return st;
-  if (d->n > TPS_FIT_MAXPTS) return fail(msg, msgsz, TPS_FIT_EBADDATA, "more than %d points", TPS_FIT_MAXPTS);
+  if (d->n > TPS_FIT_MAXPTS) return fail(msg, msgsz, TPS_EBADDATA, "more than %d points", TPS_FIT_MAXPTS);
   for (size_t i = 0; i < d->n; i++)
     if (d->rows[i] < 1 || (i && d->rows[i] <= d->rows[i - 1]))
-      return fail(msg, msgsz, TPS_FIT_EBADDATA, "rows[%zu] = %ld: rows must be >= 1 and strictly increasing", i, d->rows[i]);
+      return fail(msg, msgsz, TPS_EBADDATA, "rows[%zu] = %ld: rows must be >= 1 and strictly increasing", i, d->rows[i]);
   if ((st = check_times(d->time_us, d->n, "time_us", msg, msgsz))) return st;
   snprintf(f->gpu, sizeof f->gpu, "%s", d->gpu ? d->gpu->name : "generic");
   f->tp = 1;
@@ -682,17 +663,17 @@ static void name_regimes(tps_fit *f, const priors *pri) {
 int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, char *msg, size_t msgsz) {
   init_common(f, TPS_FIT_ALLGATHER);
   int st;
-  if (!d || d->n < 1) return fail(msg, msgsz, TPS_FIT_ETOOFEW, "no points");
-  if (d->ranks < 2) return fail(msg, msgsz, TPS_FIT_EBADDATA, "an all-gather needs >= 2 ranks (got %d)", d->ranks);
-  if (d->n > TPS_FIT_MAXPTS) return fail(msg, msgsz, TPS_FIT_EBADDATA, "more than %d points", TPS_FIT_MAXPTS);
+  if (!d || d->n < 1) return fail(msg, msgsz, TPS_ETOOFEW, "no points");
+  if (d->ranks < 2) return fail(msg, msgsz, TPS_EBADDATA, "an all-gather needs >= 2 ranks (got %d)", d->ranks);
+  if (d->n > TPS_FIT_MAXPTS) return fail(msg, msgsz, TPS_EBADDATA, "more than %d points", TPS_FIT_MAXPTS);
   for (size_t i = 0; i < d->n; i++)
     if (!(d->bytes[i] > 0) || !isfinite(d->bytes[i]) || (i && d->bytes[i] <= d->bytes[i - 1]))
-      return fail(msg, msgsz, TPS_FIT_EBADDATA, "bytes[%zu] = %g: sizes must be > 0 and strictly increasing", i, d->bytes[i]);
+      return fail(msg, msgsz, TPS_EBADDATA, "bytes[%zu] = %g: sizes must be > 0 and strictly increasing", i, d->bytes[i]);
   if ((st = check_times(d->time_us, d->n, "time_us", msg, msgsz))) return st;
   tps_gpu gg = d->gpu ? *d->gpu : generic_gpu();
   snprintf(f->gpu, sizeof f->gpu, "%s", gg.name);
   f->tp = d->ranks;
-  f->gather_mode = d->backend == TPS_GATHER_CUSTOM ? 1 : 2;
+  f->gather = d->backend == TPS_GATHER_CUSTOM ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
   tps_ag_from_spec(&f->ag, &gg, d->ranks);
   f->ag.custom_cap_bytes = 1e300; /* a custom table measures the custom kernel at every size */
   f->gemm.kind = TPS_GEMM_PARAMETRIC;
@@ -731,7 +712,7 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
       pri.v[TPS_FT_AG_BW0 + p] = f->ag.busbw_gbps[p];
     }
     tps_fit *both = malloc(2 * sizeof *both);
-    if (!both) return fail(msg, msgsz, TPS_FIT_ENOCONV, "out of memory");
+    if (!both) return fail(msg, msgsz, TPS_ENOMEM, "out of memory");
     tps_fit *base = &both[0], *candp = &both[1];
 #define cand (*candp)
     *base = *f;
@@ -752,7 +733,7 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
           add_par(&cand, TPS_FT_AG_BW0 + p, bw0[p], x0);
         }
       }
-      if (fit_engine(&cand, x0, &pri, prunable, &quick, NULL, 0) != TPS_FIT_OK) continue;
+      if (fit_engine(&cand, x0, &pri, prunable, &quick, NULL, 0) != TPS_OK) continue;
       int wins[TPS_NPROTO] = {0, 0, 0}, ok = 1;
       for (size_t i = 0; i < d->n; i++) {
         int pr = -1;
@@ -770,7 +751,7 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
 #undef cand
     free(both);
     if (!best_mask)
-      return fail(msg, msgsz, TPS_FIT_ENOCONV, "no subset of the NCCL protocols (LL, LL128, Simple) fits these "
+      return fail(msg, msgsz, TPS_ENOCONV, "no subset of the NCCL protocols (LL, LL128, Simple) fits these "
                   "data with identified parameters");
     for (int p = 0; p < TPS_NPROTO; p++) {
       int on = (best_mask >> p) & 1;
@@ -783,7 +764,7 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
       }
     }
     st = fit_engine(f, x0, &pri, prunable, o, msg, msgsz);
-    if (st == TPS_FIT_OK) name_regimes(f, &pri);
+    if (st == TPS_OK) name_regimes(f, &pri);
     return st;
   }
   return fit_engine(f, x0, &pri, prunable, o, msg, msgsz);

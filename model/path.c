@@ -179,3 +179,19 @@ const char *tps_path_names(unsigned flags, char *buf, unsigned long bufsz) {
   }
   return buf;
 }
+
+const char *tps_path_unknown(const char *name, unsigned flags, char *buf, unsigned long bufsz) {
+  if (!buf || !bufsz) return buf;
+  char names[256];
+  tps_path_names(flags, names, sizeof names);
+  const tps_path *p = tps_path_find_for(name, 0);
+  if (!p) {
+    snprintf(buf, bufsz, "unknown kernel path '%s' (one of: %s)", name ? name : "", names);
+  } else {
+    unsigned lack = flags & ~p->flags;
+    const char *what = lack & TPS_PATH_F_MODEL ? "has no model" : "cannot be benchmarked";
+    const char *has = p->flags & TPS_PATH_F_MODEL ? "model only" : p->flags & TPS_PATH_F_BENCH ? "bench only" : "listed only";
+    snprintf(buf, bufsz, "kernel path '%s' %s (%s; one of: %s)", p->name, what, has, names);
+  }
+  return buf;
+}

@@ -117,20 +117,20 @@ static void apply_knobs(tps_pred *p) {
 }
 
 int tps_pred_set_shape(tps_pred *p, const tps_gemm_shape *s, double out_bytes_per_token) {
-  if (!s || s->k < 1 || s->n < 1 || !(s->out_bytes > 0)) return TPS_PRED_EINVAL;
+  if (!s || s->k < 1 || s->n < 1 || !(s->out_bytes > 0)) return TPS_EINVAL;
   if (p->scaling == TPS_SCALING_PESSIMISTIC &&
       (s->k != p->shape.k || s->n != p->shape.n || s->out_bytes != p->shape.out_bytes))
-    return TPS_PRED_EINVAL; /* the rule scales the measured curve of one shape */
+    return TPS_EINVAL; /* the rule scales the measured curve of one shape */
   p->shape = *s;
   p->out_bytes_per_token = out_bytes_per_token > 0 ? out_bytes_per_token : s->n * s->out_bytes;
-  return TPS_PRED_OK;
+  return TPS_OK;
 }
 
 int tps_pred_set_knob(tps_pred *p, int knob, double value) {
-  if (knob < 0 || knob >= TPS_PK_N || !(value > 0) || !isfinite(value)) return TPS_PRED_EINVAL;
+  if (knob < 0 || knob >= TPS_PK_N || !(value > 0) || !isfinite(value)) return TPS_EINVAL;
   p->knob[knob] = value;
   apply_knobs(p);
-  return TPS_PRED_OK;
+  return TPS_OK;
 }
 
 static int custom_possible(const tps_pred *p) {
@@ -162,13 +162,13 @@ static int na(tps_pred *p, const char *fmt, ...) {
   vsnprintf(p->why, sizeof p->why, fmt, ap);
   va_end(ap);
   p->applicable = 0;
-  return TPS_PRED_NA;
+  return TPS_NA;
 }
 
 /* Common part: check target, TP, path; fill opts and identity. */
 static int init_common(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *path, const tps_pred_opts *o) {
   memset(p, 0, sizeof *p);
-  if (!gpu || !path) return TPS_PRED_EINVAL;
+  if (!gpu || !path) return TPS_EINVAL;
   if (o) p->opts = *o; else tps_pred_opts_default(&p->opts);
   if (p->opts.node_gpus < 1) p->opts.node_gpus = TPS_PRED_DEFAULT_NODE_GPUS;
   if (!(p->opts.ib_gbps > 0)) p->opts.ib_gbps = TPS_PRED_DEFAULT_IB_GBPS;
@@ -180,8 +180,9 @@ static int init_common(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *
   for (int i = 0; i < TPS_PK_N; i++) p->knob[i] = 1.0;
   p->gemm_div = p->gather_mul = 1.0;
   p->applicable = 1;
-  if (tp < 1 || tp > 64 || (tp > p->opts.node_gpus && tp % p->opts.node_gpus != 0)) return TPS_PRED_EINVAL;
-  if (p->backend < TPS_GATHER_NCCL || p->backend > TPS_GATHER_AUTO) return TPS_PRED_EINVAL;
+  if (tp < 1 || tp > 64 || (tp > p->opts.node_gpus && tp % p->opts.node_gpus != 0)) return TPS_EINVAL;
+  if (p->backend < TPS_GATHER_NCCL || p->backend > TPS_GATHER_AUTO) return TPS_EINVAL;
+  if (!(path->flags & TPS_PATH_F_MODEL)) return na(p, "%s has no model (bench only)", path->name);
   int cc = gpu->cc_major * 10 + gpu->cc_minor;
   if (cc == 0)
     return na(p, "%s is not a CUDA GPU (the three paths are CUDA kernels)", gpu->name);
@@ -190,7 +191,7 @@ static int init_common(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *
   if (p->backend == TPS_GATHER_CUSTOM && !gpu->nvlink) return na(p, "%s has no NVLink: no custom one-shot gather", gpu->name);
   if (p->backend == TPS_GATHER_CUSTOM && tp > p->opts.node_gpus)
     return na(p, "%s: the custom one-shot gather does not cross nodes (TP %d)", gpu->name, tp);
-  return TPS_PRED_OK;
+  return TPS_OK;
 }
 
 /* System-level gather settings on top of a model for n ranks. */
@@ -237,14 +238,14 @@ static int build_from_fit(tps_pred *p, const tps_fit *f) {
 int tps_pred_init_model(tps_pred *p, const tps_fit *fit, const tps_gpu *ref_gpu, const tps_gpu *gpu, int tp,
                         const tps_path *path, const tps_pred_opts *o) {
   int rc = init_common(p, gpu, tp, path, o);
-  if (rc != TPS_PRED_OK) return rc;
-  if (!fit || !ref_gpu || fit->gemm.kind != TPS_GEMM_PARAMETRIC || !fit->gemm.path) return TPS_PRED_EINVAL;
+  if (rc != TPS_OK) return rc;
+  if (!fit || !ref_gpu || fit->gemm.kind != TPS_GEMM_PARAMETRIC || !fit->gemm.path) return TPS_EINVAL;
   p->scaling = TPS_SCALING_MODEL;
   p->ref_gpu = *ref_gpu;
   p->fit = fit;
   p->shape = fit->shape;
   p->out_bytes_per_token = fit->out_bytes_per_token;
-  if (!(p->out_bytes_per_token > 0) || p->shape.k < 1 || p->shape.n < 1) return TPS_PRED_EINVAL;
+  if (!(p->out_bytes_per_token > 0) || p->shape.k < 1 || p->shape.n < 1) return TPS_EINVAL;
   if (build_from_fit(p, fit) != 0) return na(p, "%s cannot be transferred to %s", path->name, gpu->name);
   int same_gpu = strcmp(ref_gpu->name, gpu->name) == 0, same_path = path == fit->gemm.path;
   int sn = fit->ag.ranks > 0 ? fit->ag.ranks : fit->tp;
@@ -252,7 +253,7 @@ int tps_pred_init_model(tps_pred *p, const tps_fit *fit, const tps_gpu *ref_gpu,
   p->stream_rsd = same_gpu && same_path ? 0.0 : path->stream_eff_rsd;
   p->gather_rsd = same_gpu && tp == sn ? 0.0 : TPS_PRED_GATHER_RSD;
   apply_knobs(p);
-  return TPS_PRED_OK;
+  return TPS_OK;
 }
 
 static int build_spec(tps_pred *p) {
@@ -265,26 +266,26 @@ static int build_spec(tps_pred *p) {
 int tps_pred_init_spec(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *path, const tps_gemm_shape *shape,
                        double out_bytes_per_token, const tps_pred_opts *o) {
   int rc = init_common(p, gpu, tp, path, o);
-  if (rc != TPS_PRED_OK) return rc;
+  if (rc != TPS_OK) return rc;
   p->scaling = TPS_SCALING_SPEC;
   p->ref_gpu = *gpu;
   if (shape) p->shape = *shape;
   else { p->shape.k = TPS_PRED_DEFAULT_K; p->shape.n = TPS_PRED_DEFAULT_N; p->shape.out_bytes = TPS_PRED_DEFAULT_OUT_BYTES; }
   p->out_bytes_per_token = out_bytes_per_token > 0 ? out_bytes_per_token : p->shape.n * p->shape.out_bytes;
-  if (p->shape.k < 1 || p->shape.n < 1 || !(p->shape.out_bytes > 0)) return TPS_PRED_EINVAL;
+  if (p->shape.k < 1 || p->shape.n < 1 || !(p->shape.out_bytes > 0)) return TPS_EINVAL;
   if (build_spec(p) != 0) return na(p, "%s cannot run on %s", path->name, gpu->name);
   p->compute_rsd = path->compute_eff_rsd;
   p->stream_rsd = path->stream_eff_rsd;
   p->gather_rsd = TPS_PRED_GATHER_RSD;
   apply_knobs(p);
-  return TPS_PRED_OK;
+  return TPS_OK;
 }
 
 int tps_pred_init_pessimistic(tps_pred *p, const tps_split_data *d, const tps_gpu *table_gpu, const tps_gpu *gpu, int tp,
                               const tps_path *path, const tps_pred_opts *o) {
   int rc = init_common(p, gpu, tp, path, o);
-  if (rc != TPS_PRED_OK) return rc;
-  if (!d || !table_gpu || d->n < 2 || d->tp < 1 || !(d->out_bytes_per_token > 0)) return TPS_PRED_EINVAL;
+  if (rc != TPS_OK) return rc;
+  if (!d || !table_gpu || d->n < 2 || d->tp < 1 || !(d->out_bytes_per_token > 0)) return TPS_EINVAL;
   p->scaling = TPS_SCALING_PESSIMISTIC;
   p->ref_gpu = *table_gpu;
   p->table_tp = d->tp;
@@ -297,22 +298,22 @@ int tps_pred_init_pessimistic(tps_pred *p, const tps_split_data *d, const tps_gp
   if (p->backend != TPS_GATHER_AUTO) return na(p, "the pessimistic rule keeps the measured gather (auto)");
   /* H20 GEMM: the replicated column (rows = tokens). */
   p->ref_gemm = tps_gemm_curve_alloc(d->tokens, d->replicated_us, d->n);
-  if (!p->ref_gemm) return TPS_PRED_EINVAL;
+  if (!p->ref_gemm) return TPS_EINVAL;
   /* H20 gather at the measured T: split(T) - GEMM(ceil(T/tp)). */
   double *g = malloc(d->n * sizeof *g);
-  if (!g) return TPS_PRED_ENOMEM;
+  if (!g) return TPS_ENOMEM;
   for (size_t i = 0; i < d->n; i++) {
     long rows = (d->tokens[i] + d->tp - 1) / d->tp;
     g[i] = d->split_us[i] - curve_eval(p->ref_gemm, rows);
-    if (!(g[i] > 0)) { free(g); return TPS_PRED_EINVAL; }
+    if (!(g[i] > 0)) { free(g); return TPS_EINVAL; }
   }
   p->ref_gather = tps_gemm_curve_alloc(d->tokens, g, d->n);
   free(g);
-  if (!p->ref_gather) return TPS_PRED_EINVAL;
+  if (!p->ref_gather) return TPS_EINVAL;
   p->ag.custom_cap_bytes = d->gather_cap_bytes > 0 ? d->gather_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
   p->ag0 = p->ag;
   apply_knobs(p);
-  return TPS_PRED_OK;
+  return TPS_OK;
 }
 
 void tps_pred_free(tps_pred *p) {
@@ -336,12 +337,12 @@ int tps_crossover_find(double (*diff)(long t, void *arg), void *arg, long tmin, 
   c->tmin = tmin;
   c->tmax = tmax;
   c->breakeven = -1;
-  if (tmin < 1 || tmin > tmax) return TPS_PRED_EINVAL;
+  if (tmin < 1 || tmin > tmax) return TPS_EINVAL;
   int prev = 0;
   long start = -1; /* first T of the current winning run */
   for (long t = tmin; t <= tmax; t++) {
     double d = diff(t, arg);
-    if (isnan(d)) return TPS_PRED_EINVAL;
+    if (isnan(d)) return TPS_EINVAL;
     int win = d < 0;
     if (t == tmin) {
       if (win) start = t;
@@ -353,7 +354,7 @@ int tps_crossover_find(double (*diff)(long t, void *arg), void *arg, long tmin, 
     prev = win;
   }
   c->breakeven = prev ? start : -1;
-  return TPS_PRED_OK;
+  return TPS_OK;
 }
 
 /* The GEMM on the whole grid, fast.  gemm.h's model is additive over launches:
@@ -496,9 +497,9 @@ static int check_tmax(const tps_pred *p, long tmax) {
 static int crossover_dense(const tps_pred *p, long tmax, tps_crossover *c, gstruct *gs) {
   memset(c, 0, sizeof *c);
   c->breakeven = -1;
-  if (!check_tmax(p, tmax)) return p->applicable ? TPS_PRED_EINVAL : TPS_PRED_NA;
+  if (!check_tmax(p, tmax)) return p->applicable ? TPS_EINVAL : TPS_NA;
   gstruct *mc = gs ? gs : gs_build(p, tmax);
-  if (!mc) return TPS_PRED_ENOMEM;
+  if (!mc) return TPS_ENOMEM;
   gs_load(mc, p, 1);
   int rc = tps_crossover_find(dense_diff, mc, 1, tmax, c);
   if (!gs) gs_free(mc);
@@ -534,10 +535,10 @@ static long last_nonwin(gstruct *c, long a, long b) {
 
 static int breakeven_fast(const tps_pred *p, long tmax, long *be, gstruct *gs) {
   *be = -1;
-  if (!check_tmax(p, tmax)) return p->applicable ? TPS_PRED_EINVAL : TPS_PRED_NA;
+  if (!check_tmax(p, tmax)) return p->applicable ? TPS_EINVAL : TPS_NA;
   if (p->scaling == TPS_SCALING_PESSIMISTIC) return tps_pred_breakeven(p, tmax, be);
   gstruct *mc = gs ? gs : gs_build(p, tmax);
-  if (!mc) return TPS_PRED_ENOMEM;
+  if (!mc) return TPS_ENOMEM;
   gs_load(mc, p, 0);
   /* Monotone pieces of the gather: the custom gather runs up to tc tokens, NCCL above. */
   long cuts[2];
@@ -551,7 +552,7 @@ static int breakeven_fast(const tps_pred *p, long tmax, long *be, gstruct *gs) {
   for (int i = nc - 1; i >= 0 && !t; i--) t = last_nonwin(mc, i ? cuts[i - 1] + 1 : 1, cuts[i]);
   if (!gs) gs_free(mc);
   *be = t == tmax ? -1 : t + 1;
-  return TPS_PRED_OK;
+  return TPS_OK;
 }
 
 int tps_pred_breakeven_fast(const tps_pred *p, long tmax, long *be) { return breakeven_fast(p, tmax, be, NULL); }
@@ -595,17 +596,17 @@ void tps_pred_draws_free(tps_pred_draws *d) {
 
 int tps_pred_draws_alloc(const tps_pred *p, unsigned long seed, tps_pred_draws **out) {
   *out = NULL;
-  if (p->scaling == TPS_SCALING_PESSIMISTIC) return TPS_PRED_NA;
+  if (p->scaling == TPS_SCALING_PESSIMISTIC) return TPS_NA;
   int fit_part = p->scaling == TPS_SCALING_MODEL && p->fit && p->fit->npar > 0;
   int prior_part = p->compute_rsd > 0 || p->stream_rsd > 0 || p->gather_rsd > 0;
-  if (!fit_part && !prior_part) return TPS_PRED_NA;
+  if (!fit_part && !prior_part) return TPS_NA;
   tps_pred_draws *d = calloc(1, sizeof *d);
-  if (!d) return TPS_PRED_ENOMEM;
+  if (!d) return TPS_ENOMEM;
   d->p = p;
   d->fit_part = fit_part;
   d->prior_part = prior_part;
   d->r = gsl_rng_alloc(gsl_rng_mt19937);
-  if (!d->r) { tps_pred_draws_free(d); return TPS_PRED_ENOMEM; }
+  if (!d->r) { tps_pred_draws_free(d); return TPS_ENOMEM; }
   gsl_rng_set(d->r, seed);
   if (fit_part) {
     const int np = d->np = p->fit->npar;
@@ -613,7 +614,7 @@ int tps_pred_draws_alloc(const tps_pred *p, unsigned long seed, tps_pred_draws *
     d->L = gsl_matrix_alloc(np, np);
     d->mu = gsl_vector_alloc(np);
     d->x = gsl_vector_alloc(np);
-    if (!d->scratch || !d->L || !d->mu || !d->x) { tps_pred_draws_free(d); return TPS_PRED_ENOMEM; }
+    if (!d->scratch || !d->L || !d->mu || !d->x) { tps_pred_draws_free(d); return TPS_ENOMEM; }
     *d->scratch = *p->fit;
     double dmax = 0;
     for (int i = 0; i < np; i++) {
@@ -641,7 +642,7 @@ int tps_pred_draws_alloc(const tps_pred *p, unsigned long seed, tps_pred_draws *
     }
   }
   *out = d;
-  return TPS_PRED_OK;
+  return TPS_OK;
 }
 
 int tps_pred_draws_next(tps_pred_draws *d, tps_pred *q) {
@@ -669,8 +670,8 @@ int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_cr
   memset(iv, 0, sizeof *iv);
   iv->lo = iv->hi = iv->median = NAN;
   if (cx) { memset(cx, 0, sizeof *cx); cx->breakeven = -1; }
-  if (!check_tmax(p, tmax)) return p->applicable ? TPS_PRED_EINVAL : TPS_PRED_NA;
-  if (p->scaling == TPS_SCALING_PESSIMISTIC) return cx ? tps_pred_crossover(p, tmax, cx) : TPS_PRED_OK;
+  if (!check_tmax(p, tmax)) return p->applicable ? TPS_EINVAL : TPS_NA;
+  if (p->scaling == TPS_SCALING_PESSIMISTIC) return cx ? tps_pred_crossover(p, tmax, cx) : TPS_OK;
   int n = o && o->nsamples > 0 ? o->nsamples : TPS_PRED_DEFAULT_SAMPLES;
   double level = o && o->level > 0 && o->level < 1 ? o->level : 0.90;
   unsigned long seed = o ? o->seed : 0;
@@ -688,15 +689,15 @@ int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_cr
   double *bes = malloc((size_t)n * sizeof *bes);
   tps_pred_draws *dr = NULL;
   gstruct *gs = gs_build(p, tmax);
-  int rc = TPS_PRED_ENOMEM;
-  if (!bes || !gs || tps_pred_draws_alloc(p, seed, &dr) != TPS_PRED_OK) goto out;
+  int rc = TPS_ENOMEM;
+  if (!bes || !gs || tps_pred_draws_alloc(p, seed, &dr) != TPS_OK) goto out;
   /* Output-tiled paths: GEMM(m) is nondecreasing for any positive parameters (padded
    * rows and waves only grow), so samples need no table when the nominal one is; Marlin's
    * launch structure makes it dip (127 -> 128 rows) and keeps the table. */
   if (cx) {
     rc = crossover_dense(p, tmax, cx, gs);
     if (rc) goto out;
-    rc = TPS_PRED_ENOMEM;
+    rc = TPS_ENOMEM;
   } else {
     gs_load(gs, p, 1);
   }
@@ -713,7 +714,7 @@ int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_cr
   }
   iv->nsamples = got;
   iv->nrejected = rejected;
-  if (got < 2) { rc = TPS_PRED_EINVAL; goto out; }
+  if (got < 2) { rc = TPS_EINVAL; goto out; }
   gsl_sort(bes, 1, got);
   double a = (1.0 - level) / 2.0;
   double qv[3] = {gsl_stats_quantile_from_sorted_data(bes, 1, got, a),
@@ -723,7 +724,7 @@ int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_cr
   iv->lo = qv[0];
   iv->hi = qv[1];
   iv->median = qv[2];
-  rc = TPS_PRED_OK;
+  rc = TPS_OK;
 out:
   gs_free(gs);
   free(bes);
@@ -734,10 +735,10 @@ out:
 /* ------------------------------------------------------------------ sensitivity */
 int tps_pred_sensitivity(const tps_pred *p, long tmax, tps_sens *s, int *ns) {
   *ns = 0;
-  if (!check_tmax(p, tmax)) return p->applicable ? TPS_PRED_EINVAL : TPS_PRED_NA;
+  if (!check_tmax(p, tmax)) return p->applicable ? TPS_EINVAL : TPS_NA;
   tps_pred q = *p;
   gstruct *gs = gs_build(p, tmax);
-  if (!gs) return TPS_PRED_ENOMEM;
+  if (!gs) return TPS_ENOMEM;
   for (int k = 0; k < TPS_PK_N; k++) {
     if (!tps_pred_knob_used(p, k)) continue;
     s[*ns].knob = k;
@@ -757,7 +758,7 @@ int tps_pred_sensitivity(const tps_pred *p, long tmax, tps_sens *s, int *ns) {
     (*ns)++;
   }
   gs_free(gs);
-  return TPS_PRED_OK;
+  return TPS_OK;
 }
 
 /* ------------------------------------------------------------------ inverse questions */
@@ -785,7 +786,7 @@ static void inv_set(inv_arg *a, double x) {
 }
 
 int tps_pred_inverse_apply(tps_pred *p, int what, double x) {
-  if (!(x > 0) || !isfinite(x) || (what != TPS_INV_LINK && what != TPS_INV_GEMM)) return TPS_PRED_EINVAL;
+  if (!(x > 0) || !isfinite(x) || (what != TPS_INV_LINK && what != TPS_INV_GEMM)) return TPS_EINVAL;
   inv_arg a;
   a.q = *p;
   a.p = p;
@@ -794,7 +795,7 @@ int tps_pred_inverse_apply(tps_pred *p, int what, double x) {
   inv_set(&a, x);
   memcpy(p->knob, a.q.knob, sizeof p->knob);
   apply_knobs(p);
-  return TPS_PRED_OK;
+  return TPS_OK;
 }
 
 /* Whether, with the inverse knob at x, the split wins on every T in [tokens, tmax]. */
@@ -807,22 +808,22 @@ static int pays_from(const tps_pred *p, int what, double x, long tokens, long tm
 
 int tps_pred_inverse_from(const tps_pred *p, int what, long tokens, long tmax, double *x) {
   *x = NAN;
-  if (!p->applicable) return TPS_PRED_NA;
+  if (!p->applicable) return TPS_NA;
   if (tokens < 1 || tokens > tmax || !check_tmax(p, tmax) || (what != TPS_INV_LINK && what != TPS_INV_GEMM) ||
       (what == TPS_INV_LINK && p->tp == 1))
-    return TPS_PRED_EINVAL;
+    return TPS_EINVAL;
   gstruct *gs = gs_build(p, tmax);
-  if (!gs) return TPS_PRED_ENOMEM;
+  if (!gs) return TPS_ENOMEM;
   gs->mono = p->scaling != TPS_SCALING_PESSIMISTIC && p->path->slice_rows == 0;
   double lo = log(1e-3), hi = log(1e3);
   /* LINK: the condition holds from some x up; GEMM: up to some x */
   int up = what == TPS_INV_LINK;
   int clo = pays_from(p, what, exp(lo), tokens, tmax, gs), chi = pays_from(p, what, exp(hi), tokens, tmax, gs);
-  int rc = TPS_PRED_OK;
-  if (up && !chi) { *x = INFINITY; rc = TPS_PRED_NA; }
-  else if (up && clo) { *x = 0; rc = TPS_PRED_NA; }
-  else if (!up && chi) { *x = INFINITY; rc = TPS_PRED_NA; }
-  else if (!up && !clo) { *x = 0; rc = TPS_PRED_NA; }
+  int rc = TPS_OK;
+  if (up && !chi) { *x = INFINITY; rc = TPS_NA; }
+  else if (up && clo) { *x = 0; rc = TPS_NA; }
+  else if (!up && chi) { *x = INFINITY; rc = TPS_NA; }
+  else if (!up && !clo) { *x = 0; rc = TPS_NA; }
   else {
     /* bisection in log x on the boundary of the condition (kept: lo fails, hi holds for LINK) */
     for (int it = 0; it < 60 && hi - lo > 1e-6; it++) {
@@ -844,32 +845,32 @@ static double inv_f(double lx, void *arg) {
 
 int tps_pred_inverse(const tps_pred *p, int what, long tokens, double *x) {
   *x = NAN;
-  if (!p->applicable) return TPS_PRED_NA;
-  if (tokens < 1 || (what != TPS_INV_LINK && what != TPS_INV_GEMM)) return TPS_PRED_EINVAL;
-  if (what == TPS_INV_LINK && p->tp == 1) return TPS_PRED_EINVAL;
+  if (!p->applicable) return TPS_NA;
+  if (tokens < 1 || (what != TPS_INV_LINK && what != TPS_INV_GEMM)) return TPS_EINVAL;
+  if (what == TPS_INV_LINK && p->tp == 1) return TPS_EINVAL;
   inv_arg *a = malloc(sizeof *a);
-  if (!a) return TPS_PRED_ENOMEM;
+  if (!a) return TPS_ENOMEM;
   a->q = *p;
   a->p = p;
   a->what = what;
   a->tokens = tokens;
   double lo = log(1e-3), hi = log(1e3);
   double flo = inv_f(lo, a), fhi = inv_f(hi, a);
-  int rc = TPS_PRED_OK;
+  int rc = TPS_OK;
   if (isnan(flo) || isnan(fhi)) {
-    rc = TPS_PRED_EINVAL;
+    rc = TPS_EINVAL;
   } else if (what == TPS_INV_LINK && !(fhi < 0)) {
-    *x = INFINITY; rc = TPS_PRED_NA;   /* even 1000x the bandwidth: floors exceed the saving */
+    *x = INFINITY; rc = TPS_NA;   /* even 1000x the bandwidth: floors exceed the saving */
   } else if (what == TPS_INV_LINK && flo < 0) {
-    *x = 0; rc = TPS_PRED_NA;          /* pays even at 1/1000 of the bandwidth */
+    *x = 0; rc = TPS_NA;          /* pays even at 1/1000 of the bandwidth */
   } else if (what == TPS_INV_GEMM && fhi < 0) {
-    *x = INFINITY; rc = TPS_PRED_NA;   /* pays at any GEMM speed in the bracket */
+    *x = INFINITY; rc = TPS_NA;   /* pays at any GEMM speed in the bracket */
   } else if (what == TPS_INV_GEMM && !(flo < 0)) {
-    *x = 0; rc = TPS_PRED_NA;          /* never pays, even with a 1000x slower GEMM */
+    *x = 0; rc = TPS_NA;          /* never pays, even with a 1000x slower GEMM */
   } else {
     gsl_function F = {inv_f, a};
     gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
-    if (!s) { free(a); return TPS_PRED_ENOMEM; }
+    if (!s) { free(a); return TPS_ENOMEM; }
     gsl_root_fsolver_set(s, &F, lo, hi);
     int status = GSL_CONTINUE;
     for (int it = 0; it < 200 && status == GSL_CONTINUE; it++) {
@@ -878,7 +879,7 @@ int tps_pred_inverse(const tps_pred *p, int what, long tokens, double *x) {
     }
     *x = exp(gsl_root_fsolver_root(s));
     gsl_root_fsolver_free(s);
-    if (status != GSL_SUCCESS) rc = TPS_PRED_EINVAL;
+    if (status != GSL_SUCCESS) rc = TPS_EINVAL;
   }
   free(a);
   return rc;

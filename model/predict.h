@@ -46,6 +46,7 @@
 #include "gemm.h"
 #include "allgather.h"
 #include "fit.h"
+#include "status.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -118,10 +119,8 @@ typedef struct {
   char why[160];
 } tps_pred;
 
-/* Status codes. */
-enum { TPS_PRED_OK = 0, TPS_PRED_NA = 1, TPS_PRED_EINVAL = 2, TPS_PRED_ENOMEM = 3 };
-
-/* Build a context.  TPS_PRED_NA (with p->why) when the path cannot run on the GPU, the
+/* Functions returning int return a tps_status (model/status.h). */
+/* Build a context.  TPS_NA (with p->why) when the path cannot run on the GPU, the
  * TP is impossible for the scaling, etc.; the context is then not usable but may be
  * freed.  msg may be NULL. */
 int tps_pred_init_model(tps_pred *p, const tps_fit *fit, const tps_gpu *ref_gpu,
@@ -168,7 +167,7 @@ typedef struct {
 } tps_crossover;
 
 /* Generic: diff(T) = split(T) - replicated(T) (< 0: split wins) on T = tmin..tmax.
- * Returns TPS_PRED_EINVAL when diff is NaN somewhere or tmin > tmax. */
+ * Returns TPS_EINVAL when diff is NaN somewhere or tmin > tmax. */
 int tps_crossover_find(double (*diff)(long t, void *arg), void *arg, long tmin, long tmax,
                        tps_crossover *c);
 /* The same on a prediction (dense scan, every integer T). */
@@ -208,7 +207,7 @@ int tps_pred_interval(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_i
  * the fit's parameters theta ~ N(theta_hat, cov) (Cholesky of the covariance, a tiny ridge
  * when only semi-definite), and for transferred or spec predictions the GEMM throughput,
  * streaming bandwidth and gather bandwidths times lognormal factors exp(rsd z).
- * tps_pred_draws_alloc: TPS_PRED_NA when the context has no uncertainty model
+ * tps_pred_draws_alloc: TPS_NA when the context has no uncertainty model
  * (pessimistic, or nothing to sample).  tps_pred_draws_next fills *q with one drawn
  * context (a copy of p: evaluate it, never free it); nonzero when the draw was rejected
  * (unphysical parameters).  The same seed gives the same sequence as tps_pred_analyze. */
@@ -231,14 +230,14 @@ enum { TPS_INV_LINK = 0, TPS_INV_GEMM = 1 };
 /* The scale x of all gather bandwidths (TPS_INV_LINK) or of the GEMM compute throughput
  * (TPS_INV_GEMM) at which split(T) = replicated(T) (gsl_root_fsolver_brent in log x on
  * [1e-3, 1e3]).  The split pays at T for gather bandwidths >= x times nominal (LINK), or
- * for GEMM throughputs <= x times nominal (GEMM).  Returns TPS_PRED_NA when no x in the
+ * for GEMM throughputs <= x times nominal (GEMM).  Returns TPS_NA when no x in the
  * bracket works (*x = +inf: the floors alone exceed the saving; LINK) or every x works
  * (*x = 0 for LINK, +inf for GEMM). */
 int tps_pred_inverse(const tps_pred *p, int what, long tokens, double *x);
 /* "From T on": the scale x (same knobs as tps_pred_inverse) beyond which the break-even is
  * at most tokens, i.e. the split wins on every T in [tokens, tmax]: the smallest gather
  * bandwidth scale (LINK) or the largest GEMM throughput scale (GEMM), by bisection in log x
- * on [1e-3, 1e3] to 1e-6.  TPS_PRED_NA with *x = +inf or 0 as tps_pred_inverse. */
+ * on [1e-3, 1e3] to 1e-6.  TPS_NA with *x = +inf or 0 as tps_pred_inverse. */
 int tps_pred_inverse_from(const tps_pred *p, int what, long tokens, long tmax, double *x);
 /* Set the knobs of p as tps_pred_inverse's x does (then e.g. tps_pred_breakeven tells
  * whether the split pays from those tokens on, not only at them). */

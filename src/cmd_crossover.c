@@ -100,7 +100,11 @@ int cmd_crossover(int argc, char **argv) {
     if (tps_parse_list(paths_arg, &names, &nnames) != 0 || !nnames) { tps_die_msg("crossover: bad --paths '%s'", paths_arg); goto done; }
     paths = calloc(nnames, sizeof *paths);
     for (size_t i = 0; paths && i < nnames; i++)
-      if (!(paths[npath++] = tps_path_find(names[i]))) { tps_die_msg("crossover: unknown path '%s' (marlin-w8a16, dense-bf16, native-fp8)", names[i]); goto done; }
+      if (!(paths[npath++] = tps_path_find_for(names[i], TPS_PATH_F_MODEL))) {
+        char why[320];
+        tps_die_msg("crossover: --paths: %s", tps_path_unknown(names[i], TPS_PATH_F_MODEL, why, sizeof why));
+        goto done;
+      }
     tps_free_list(names, nnames);
     names = NULL;
   } else {

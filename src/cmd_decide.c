@@ -130,8 +130,12 @@ int cmd_decide(int argc, char **argv) {
     tps_die_msg("decide: --gpu, --tp and --tokens are required (try 'tpsplit decide --help')");
     return TPS_EXIT_USAGE;
   }
-  const tps_path *path = tps_path_find(path_name);
-  if (!path) { tps_die_msg("decide: unknown kernel path '%s' (marlin-w8a16, dense-bf16, native-fp8)", path_name); return TPS_EXIT_USAGE; }
+  const tps_path *path = tps_path_find_for(path_name, TPS_PATH_F_MODEL);
+  if (!path) {
+    char why[320];
+    tps_die_msg("decide: --path: %s", tps_path_unknown(path_name, TPS_PATH_F_MODEL, why, sizeof why));
+    return TPS_EXIT_USAGE;
+  }
 
   tps_err e;
   tps_err_clear(&e);

@@ -138,7 +138,7 @@ int cmd_default(int argc, char **argv) {
   tps_grid_print(&g);
   for (size_t i = 0; i < pg.n; i++) {
     const tps_gridcell *cc = &pg.cell[i];
-    if (cc->status == TPS_PRED_OK && cc->cx.breakeven > 0)
+    if (cc->status == TPS_OK && cc->cx.breakeven > 0)
       printf("# the brief's pessimistic rule on the H20 table: %s TP8 marlin-w8a16 break-even %ld, threshold %ld\n", cc->gpu->name,
              cc->cx.breakeven, cc->threshold);
   }

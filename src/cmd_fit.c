@@ -44,10 +44,6 @@ static void usage(FILE *fp) {
           "identifiable), 2 usage or input error (bad file, too few points).\n");
 }
 
-static const char *backend_str(int b) {
-  return b == TPS_GATHER_CUSTOM ? "custom" : b == TPS_GATHER_NCCL ? "nccl" : "-";
-}
-
 static void print_text(const char *file, const tps_fit *f, int loo) {
   printf("# fit of %s: %s", file, tps_fit_kind_name(f->kind));
   if (f->kind != TPS_FIT_ALLGATHER)
@@ -73,7 +69,7 @@ static void print_text(const char *file, const tps_fit *f, int loo) {
            p->model_us, p->rel_resid);
     if (loo) printf(" %+10.4f", p->loo_rel);
     if (split) {
-      if (p->series == 1) printf(" %10.4g %12.3g %8s", p->gather_us, p->gather_se_us, backend_str(p->backend));
+      if (p->series == 1) printf(" %10.4g %12.3g %8s", p->gather_us, p->gather_se_us, tps_gather_name(p->backend));
       else printf(" %10s %12s %8s", "-", "-", "-");
     }
     printf("\n");
@@ -113,7 +109,7 @@ static json_t *to_json(const char *file, const tps_fit *f, int loo) {
     tps_json_set_num(q, "loo_rel", p->loo_rel);
     tps_json_set_num(q, "gather_us", p->gather_us);
     tps_json_set_num(q, "gather_se_us", p->gather_se_us);
-    json_object_set_new(q, "backend", p->backend >= 0 ? json_string(backend_str(p->backend)) : json_null());
+    json_object_set_new(q, "backend", p->backend >= 0 ? json_string(tps_gather_name(p->backend)) : json_null());
     json_array_append_new(pts, q);
   }
   json_object_set_new(sum, "n_points", json_integer((json_int_t)f->npts));
@@ -194,7 +190,7 @@ int cmd_fit(int argc, char **argv) {
     int status;
     if (tps_fit_file(argv[optind + i], gpu, gpus, &fo, &f[i], &status, &e) != 0) {
       tps_err_print(&e);
-      rc = tps_fit_exit_code(status);
+      rc = tps_status_exit(status);
     }
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -199,11 +199,11 @@ int cmd_plot(int argc, char **argv) {
   tps_fit_opts fo = {1, 0}; /* fits made here include leave-one-out errors */
   for (size_t i = 0; i < nin; i++) {
     const char *file = i < nmeas ? measured[i] : fitfiles[i - nmeas];
-    int status = TPS_FIT_OK;
+    int status = TPS_OK;
     if (i < nmeas ? tps_fit_file(file, NULL, gpus_file, &fo, &fits[i], &status, &e)
                   : tps_fitfile_read(file, &fits[i], &e)) {
       tps_err_print(&e);
-      rc = i < nmeas ? tps_fit_exit_code(status) : TPS_EXIT_USAGE;
+      rc = i < nmeas ? tps_status_exit(status) : TPS_EXIT_USAGE;
       goto cleanup;
     }
     const tps_gpu *g = tps_gpus_find(&gt, fits[i].gpu, &e);
@@ -224,7 +224,11 @@ int cmd_plot(int argc, char **argv) {
   if (paths_arg) {
     if (tps_parse_list(paths_arg, &pl, &npl)) { tps_die_msg("plot: bad --paths '%s'", paths_arg); goto cleanup; }
     for (size_t i = 0; i < npl; i++)
-      if (!tps_path_find(pl[i])) { tps_die_msg("plot: unknown kernel path '%s' (marlin-w8a16, dense-bf16, native-fp8)", pl[i]); goto cleanup; }
+      if (!tps_path_find_for(pl[i], TPS_PATH_F_MODEL)) {
+        char why[320];
+        tps_die_msg("plot: --paths: %s", tps_path_unknown(pl[i], TPS_PATH_F_MODEL, why, sizeof why));
+        goto cleanup;
+      }
   }
   if (nin == 0 && (!gpus_arg || !tp_arg || !paths_arg)) {
     tps_die_msg("plot: without --measured or --fit, give --gpus, --tp and --paths (spec-only predictions)");

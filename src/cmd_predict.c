@@ -54,8 +54,6 @@ static void usage(FILE *fp) {
 enum { OPT_GPU = 256, OPT_TP, OPT_PATH, OPT_FIT, OPT_SCALING, OPT_GATHER, OPT_CAP, OPT_IB, OPT_TOKENS, OPT_ROUND,
        OPT_AT, OPT_SAMPLES, OPT_SEED, OPT_GPUS_FILE, OPT_JSON, OPT_HELP, OPT_VERSION };
 
-static const char *backend_name(int b) { return b == TPS_GATHER_CUSTOM ? "custom" : "nccl"; }
-
 static json_t *jtok(long x) { return x < 0 ? json_null() : json_integer(x); }
 static json_t *jtokd(double x) { return isfinite(x) ? json_integer((json_int_t)x) : json_null(); }
 
@@ -85,7 +83,11 @@ int cmd_predict(int argc, char **argv) {
       if (tps_parse_long(optarg, &tp) || tp < 1 || tp > 64) { tps_die_msg("predict: bad --tp '%s' (1..64)", optarg); return TPS_EXIT_USAGE; }
       break;
     case OPT_PATH:
-      if (!(path = tps_path_find(optarg))) { tps_die_msg("predict: unknown --path '%s' (marlin-w8a16, dense-bf16, native-fp8)", optarg); return TPS_EXIT_USAGE; }
+      if (!(path = tps_path_find_for(optarg, TPS_PATH_F_MODEL))) {
+        char why[320];
+        tps_die_msg("predict: --path: %s", tps_path_unknown(optarg, TPS_PATH_F_MODEL, why, sizeof why));
+        return TPS_EXIT_USAGE;
+      }
       break;
     case OPT_FIT: fit_file = optarg; break;
     case OPT_TOKENS: tokens_arg = optarg; break;
@@ -137,27 +139,27 @@ int cmd_predict(int argc, char **argv) {
   const tps_gpu *gpu = tps_gpus_find(&ref.gpus, gpu_name, &e);
   if (!gpu) { tps_err_print(&e); goto done; }
   int st = tps_predref_context(&ref, scaling, gpu, (int)tp, path, &po, &p);
-  if (st == TPS_PRED_NA) { tps_die_msg("predict: %s on %s at TP %ld: n/a: %s", path->name, gpu->name, tp, p.why); goto done; }
-  if (st != TPS_PRED_OK) { tps_die_msg("predict: impossible configuration (%s, TP %ld, %s)", gpu->name, tp, path->name); goto done; }
+  if (st == TPS_NA) { tps_die_msg("predict: %s on %s at TP %ld: n/a: %s", path->name, gpu->name, tp, p.why); goto done; }
+  if (st != TPS_OK) { tps_die_msg("predict: impossible configuration (%s, TP %ld, %s)", gpu->name, tp, path->name); goto done; }
 
   tps_unc_opts uo = {(int)samples, (unsigned long)seed, 0.90};
   tps_crossover cx;
   tps_interval iv;
   tps_sens sens[TPS_PK_N];
   int ns = 0;
-  if (tps_pred_analyze(&p, tmax, &uo, &cx, &iv) != TPS_PRED_OK || tps_pred_sensitivity(&p, tmax, sens, &ns) != TPS_PRED_OK) {
+  if (tps_pred_analyze(&p, tmax, &uo, &cx, &iv) != TPS_OK || tps_pred_sensitivity(&p, tmax, sens, &ns) != TPS_OK) {
     tps_die_msg("predict: the model gives no usable values for %s TP %ld %s", gpu->name, tp, path->name);
     rc = TPS_EXIT_FAIL;
     goto done;
   }
   long threshold = tps_threshold(cx.breakeven, rounding);
   double inv_link = NAN, inv_gemm = NAN;
-  int inv_link_rc = tp > 1 ? tps_pred_inverse(&p, TPS_INV_LINK, at, &inv_link) : TPS_PRED_EINVAL;
+  int inv_link_rc = tp > 1 ? tps_pred_inverse(&p, TPS_INV_LINK, at, &inv_link) : TPS_EINVAL;
   int inv_gemm_rc = tps_pred_inverse(&p, TPS_INV_GEMM, at, &inv_gemm);
   /* "from T on": the split wins on every T in [at, tmax] */
   double from_link = NAN, from_gemm = NAN;
-  int from_link_rc = tp > 1 && at <= tmax ? tps_pred_inverse_from(&p, TPS_INV_LINK, at, tmax, &from_link) : TPS_PRED_EINVAL;
-  int from_gemm_rc = at <= tmax ? tps_pred_inverse_from(&p, TPS_INV_GEMM, at, tmax, &from_gemm) : TPS_PRED_EINVAL;
+  int from_link_rc = tp > 1 && at <= tmax ? tps_pred_inverse_from(&p, TPS_INV_LINK, at, tmax, &from_link) : TPS_EINVAL;
+  int from_gemm_rc = at <= tmax ? tps_pred_inverse_from(&p, TPS_INV_GEMM, at, tmax, &from_gemm) : TPS_EINVAL;
   double peak = path->fp8_peak ? gpu->fp8_tflops : gpu->bf16_tflops;
   char desc[4400];
   tps_predref_describe(&ref, scaling, desc, sizeof desc);
@@ -178,7 +180,7 @@ int cmd_predict(int argc, char **argv) {
       tps_json_set_num(o, "replicated_us", r);
       tps_json_set_num(o, "split_us", s);
       tps_json_set_num(o, "speedup", r / s);
-      json_object_set_new(o, "gather_backend", json_string(tp > 1 ? backend_name(b) : "none"));
+      json_object_set_new(o, "gather_backend", json_string(tp > 1 ? tps_gather_name(b) : "none"));
       json_array_append_new(rows, o);
     }
     json_object_set_new(root, "rows", rows);
@@ -216,16 +218,16 @@ int cmd_predict(int argc, char **argv) {
     json_object_set_new(root, "sensitivity", sj);
     json_t *inv = json_object();
     json_object_set_new(inv, "tokens", json_integer(at));
-    tps_json_set_num(inv, "gather_bw_scale", inv_link_rc == TPS_PRED_OK ? inv_link : NAN);
-    tps_json_set_num(inv, "link_gbps", inv_link_rc == TPS_PRED_OK ? inv_link * gpu->link_gbps : NAN);
-    tps_json_set_num(inv, "gemm_tflops_scale", inv_gemm_rc == TPS_PRED_OK ? inv_gemm : NAN);
+    tps_json_set_num(inv, "gather_bw_scale", inv_link_rc == TPS_OK ? inv_link : NAN);
+    tps_json_set_num(inv, "link_gbps", inv_link_rc == TPS_OK ? inv_link * gpu->link_gbps : NAN);
+    tps_json_set_num(inv, "gemm_tflops_scale", inv_gemm_rc == TPS_OK ? inv_gemm : NAN);
     tps_json_set_num(inv, "gemm_peak_fraction",
-                     inv_gemm_rc == TPS_PRED_OK && scaling != TPS_SCALING_PESSIMISTIC ? inv_gemm * p.gemm.p[TPS_GP_TFLOPS] / peak : NAN);
-    tps_json_set_num(inv, "gather_bw_scale_from", from_link_rc == TPS_PRED_OK ? from_link : NAN);
-    tps_json_set_num(inv, "link_gbps_from", from_link_rc == TPS_PRED_OK ? from_link * gpu->link_gbps : NAN);
-    tps_json_set_num(inv, "gemm_tflops_scale_from", from_gemm_rc == TPS_PRED_OK ? from_gemm : NAN);
+                     inv_gemm_rc == TPS_OK && scaling != TPS_SCALING_PESSIMISTIC ? inv_gemm * p.gemm.p[TPS_GP_TFLOPS] / peak : NAN);
+    tps_json_set_num(inv, "gather_bw_scale_from", from_link_rc == TPS_OK ? from_link : NAN);
+    tps_json_set_num(inv, "link_gbps_from", from_link_rc == TPS_OK ? from_link * gpu->link_gbps : NAN);
+    tps_json_set_num(inv, "gemm_tflops_scale_from", from_gemm_rc == TPS_OK ? from_gemm : NAN);
     tps_json_set_num(inv, "gemm_peak_fraction_from",
-                     from_gemm_rc == TPS_PRED_OK && scaling != TPS_SCALING_PESSIMISTIC ? from_gemm * p.gemm.p[TPS_GP_TFLOPS] / peak : NAN);
+                     from_gemm_rc == TPS_OK && scaling != TPS_SCALING_PESSIMISTIC ? from_gemm * p.gemm.p[TPS_GP_TFLOPS] / peak : NAN);
     json_object_set_new(root, "inverse", inv);
     if (tps_json_print(root) != 0) rc = TPS_EXIT_FAIL; else rc = TPS_EXIT_OK;
     goto done;
@@ -242,7 +244,7 @@ int cmd_predict(int argc, char **argv) {
     long t = tokens[i];
     int b;
     double r = tps_pred_replicated_us(&p, t), s = tps_pred_split_us(&p, t, &b);
-    printf("%8ld %13ld %13.1f %10.1f %8.2f %14s\n", t, tps_pred_rows_per_rank(&p, t), r, s, r / s, tp > 1 ? backend_name(b) : "none");
+    printf("%8ld %13ld %13.1f %10.1f %8.2f %14s\n", t, tps_pred_rows_per_rank(&p, t), r, s, r / s, tp > 1 ? tps_gather_name(b) : "none");
   }
   char lo[32], hi[32];
   snprintf(lo, sizeof lo, isfinite(iv.lo) ? "%.0f" : "never", iv.lo);
@@ -271,20 +273,20 @@ int cmd_predict(int argc, char **argv) {
   /* inverse questions: at T (split = replicated there) and from T on (wins on [T, tmax]) */
   char s_at[160], s_from[160];
   if (tp > 1) {
-    if (inv_link_rc == TPS_PRED_OK) snprintf(s_at, sizeof s_at, ">= %.2fx (a %.0f GB/s link)", inv_link, inv_link * gpu->link_gbps);
+    if (inv_link_rc == TPS_OK) snprintf(s_at, sizeof s_at, ">= %.2fx (a %.0f GB/s link)", inv_link, inv_link * gpu->link_gbps);
     else snprintf(s_at, sizeof s_at, "%s", isinf(inv_link) ? "none up to 1000x" : inv_link == 0 ? "any down to 1/1000" : "-");
-    if (from_link_rc == TPS_PRED_OK) snprintf(s_from, sizeof s_from, ">= %.2fx (a %.0f GB/s link)", from_link, from_link * gpu->link_gbps);
+    if (from_link_rc == TPS_OK) snprintf(s_from, sizeof s_from, ">= %.2fx (a %.0f GB/s link)", from_link, from_link * gpu->link_gbps);
     else snprintf(s_from, sizeof s_from, "%s", isinf(from_link) ? "none up to 1000x" : from_link == 0 ? "any down to 1/1000" : "-");
     printf("inverse, gather bandwidth for the split to pay: at %ld tokens %s; from %ld tokens on %s (this GPU: %.0f GB/s)\n", at, s_at, at,
            s_from, gpu->link_gbps);
   }
   int frac = scaling != TPS_SCALING_PESSIMISTIC;
   double tf = p.gemm.p[TPS_GP_TFLOPS];
-  if (inv_gemm_rc == TPS_PRED_OK) {
+  if (inv_gemm_rc == TPS_OK) {
     if (frac) snprintf(s_at, sizeof s_at, "<= %.2fx (%.0f%% of peak)", inv_gemm, 100 * inv_gemm * tf / peak);
     else snprintf(s_at, sizeof s_at, "<= %.2fx", inv_gemm);
   } else snprintf(s_at, sizeof s_at, "%s", isinf(inv_gemm) ? "any up to 1000x" : inv_gemm == 0 ? "none down to 1/1000" : "-");
-  if (from_gemm_rc == TPS_PRED_OK) {
+  if (from_gemm_rc == TPS_OK) {
     if (frac) snprintf(s_from, sizeof s_from, "<= %.2fx (%.0f%% of peak)", from_gemm, 100 * from_gemm * tf / peak);
     else snprintf(s_from, sizeof s_from, "<= %.2fx", from_gemm);
   } else snprintf(s_from, sizeof s_from, "%s", isinf(from_gemm) ? "any up to 1000x" : from_gemm == 0 ? "none down to 1/1000" : "-");

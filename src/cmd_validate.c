@@ -228,11 +228,12 @@ int cmd_validate(int argc, char **argv) {
       } else {
         tps_pred_opts po;
         tps_pred_opts_default(&po);
-        po.backend = !strcmp(meas.gather, "nccl") ? TPS_GATHER_NCCL : !strcmp(meas.gather, "custom") ? TPS_GATHER_CUSTOM : TPS_GATHER_AUTO;
+        po.backend = tps_gather_parse(meas.gather);
+        if (po.backend < 0) po.backend = TPS_GATHER_AUTO; /* no '#@ gather' metadata */
         po.cap_bytes = meas.gather_cap_bytes;
         int st = tps_pred_init_model(&pred, fit, fg, mg, meas.tp, mp, &po);
         have_pred = 1;
-        if (st != TPS_PRED_OK) {
+        if (st != TPS_OK) {
           tps_err_set(&e, pred_path, 0, "cannot predict %s TP%d %s from this fit: %s", mg->name, meas.tp, mp->name,
                       pred.why[0] ? pred.why : "invalid input");
           break;

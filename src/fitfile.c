@@ -22,14 +22,6 @@ const char *tps_fit_series_name(const tps_fit *f, int series) {
   return f->kind == TPS_FIT_GEMM ? "gemm" : "allgather";
 }
 
-const char *tps_fit_gather_mode_name(int mode) {
-  return mode == 1 ? "custom" : mode == 2 ? "nccl" : "auto";
-}
-
-static const char *backend_name(int b) {
-  return b == TPS_GATHER_CUSTOM ? "custom" : b == TPS_GATHER_NCCL ? "nccl" : "-";
-}
-
 /* All-gather fields by name, for both directions. */
 typedef struct {
   char name[32];
@@ -70,7 +62,7 @@ int tps_fitfile_write(FILE *fp, const tps_fit *fc, const char *const *sources, s
   fprintf(fp, "k\t%ld\nn\t%ld\n", f->shape.k, f->shape.n);
   fprintf(fp, "out_bytes\t%.17g\n", f->shape.out_bytes);
   fprintf(fp, "out_bytes_per_token\t%.17g\n", f->out_bytes_per_token);
-  fprintf(fp, "gather_mode\t%s\n", tps_fit_gather_mode_name(f->gather_mode));
+  fprintf(fp, "gather_mode\t%s\n", tps_gather_name(f->gather));
   for (size_t i = 0; i < nsources; i++) fprintf(fp, "source\t%s\n", sources[i]);
   fprintf(fp, "# the complete models (fitted and fixed values)\n");
   for (int j = 0; j < TPS_GEMM_NPAR; j++) fprintf(fp, "gemm\t%s\t%.17g\n", tps_gemm_par_names[j], f->gemm.p[j]);
@@ -94,7 +86,7 @@ int tps_fitfile_write(FILE *fp, const tps_fit *fc, const char *const *sources, s
     const tps_fit_point *p = &f->pt[i];
     fprintf(fp, "point\t%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\n", tps_fit_series_name(f, p->series),
             p->x, p->measured_us, p->model_us, p->rel_resid, p->loo_rel, p->gather_us, p->gather_se_us,
-            backend_name(p->backend));
+            tps_gather_name(p->backend));
   }
   fprintf(fp, "stat\tdof\t%d\n", f->dof);
   fprintf(fp, "stat\tchi2\t%.17g\n", f->chi2);
@@ -137,6 +129,7 @@ int tps_fitfile_read(const char *path, tps_fit *f, tps_err *e) {
   if (tps_text_read(path, &tx, e) != 0) return -1;
   memset(f, 0, sizeof *f);
   f->loo_med_abs = f->loo_max_abs = NAN;
+  f->gather = TPS_GATHER_AUTO; /* a file without a gather_mode line */
   int have_format = 0, have_kind = 0, ncov = 0, rc = -1;
   unsigned char gemm_seen[TPS_GEMM_NPAR] = {0};
   ag_field af[32];
@@ -200,10 +193,11 @@ int tps_fitfile_read(const char *path, tps_fit *f, tps_err *e) {
       if (strcmp(key, "out_bytes") == 0) f->shape.out_bytes = dv; else f->out_bytes_per_token = dv;
     } else if (strcmp(key, "gather_mode") == 0) {
       NEED(2);
-      if (strcmp(fl[1], "auto") == 0) f->gather_mode = 0;
-      else if (strcmp(fl[1], "custom") == 0) f->gather_mode = 1;
-      else if (strcmp(fl[1], "nccl") == 0) f->gather_mode = 2;
-      else { tps_err_set(e, path, ln, "unknown gather_mode '%s' (auto, custom, nccl)", fl[1]); goto out; }
+      if ((f->gather = tps_gather_parse(fl[1])) < 0) {
+        char names[64];
+        tps_err_set(e, path, ln, "unknown gather_mode '%s' (%s)", fl[1], tps_gather_names(names, sizeof names));
+        goto out;
+      }
     } else if (strcmp(key, "source") == 0) {
       /* provenance only */
     } else if (strcmp(key, "fixed") == 0) {
@@ -265,7 +259,8 @@ int tps_fitfile_read(const char *path, tps_fit *f, tps_err *e) {
       double *dst[7] = {&p->x, &p->measured_us, &p->model_us, &p->rel_resid, &p->loo_rel, &p->gather_us, &p->gather_se_us};
       for (int k = 0; k < 7; k++)
         if (num(fl[2 + k], dst[k], k >= 3) != 0) BADNUM(fl[2 + k]);
-      p->backend = strcmp(fl[9], "custom") == 0 ? TPS_GATHER_CUSTOM : strcmp(fl[9], "nccl") == 0 ? TPS_GATHER_NCCL : -1;
+      p->backend = tps_gather_parse(fl[9]);
+      if (p->backend >= 0 && tps_gathers[p->backend].rule) p->backend = -1; /* a point ran one backend */
       f->npts++;
     } else if (strcmp(key, "stat") == 0) {
       NEED(3);
@@ -334,7 +329,7 @@ int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, 
   tps_table t;
   tps_gpu_table gt;
   int rc = -1;
-  *status = TPS_FIT_EBADDATA;
+  *status = TPS_EBADDATA;
   memset(&gt, 0, sizeof gt);
   if (tps_table_read(path, &t, e) != 0) return -1;
   if (tps_gpus_load(gpus_file, &gt, e) != 0) { tps_table_free(&t); return -1; }
@@ -351,8 +346,9 @@ int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, 
     }
     const tps_path *kp = tps_path_find(t.kpath);
     if (!kp) {
-      tps_err_set(e, path, 0, t.kpath[0] ? "unknown kernel path '%s' (marlin-w8a16, dense-bf16, native-fp8)"
-                                          : "no '#@ path' metadata: the fit needs the kernel path%s", t.kpath);
+      char why[320];
+      if (t.kpath[0]) tps_err_set(e, path, 0, "%s", tps_path_unknown(t.kpath, 0, why, sizeof why));
+      else tps_err_set(e, path, 0, "no '#@ path' metadata: the fit needs the kernel path");
       goto out;
     }
     if (t.k < 1 || t.n < 1) { tps_err_set(e, path, 0, "no '#@ k' and '#@ n' metadata: the fit needs the GEMM shape"); goto out; }
@@ -364,7 +360,7 @@ int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, 
       memset(&d, 0, sizeof d);
       d.n = t.nrows; d.rows = t.tokens; d.time_us = t.replicated_us; d.shape = sh; d.path = kp; d.sms = gpu->sms; d.gpu = gpu;
       *status = tps_fit_gemm(&d, o, f, msg, sizeof msg);
-      if (*status == TPS_FIT_OK) {
+      if (*status == TPS_OK) {
         static const char head[] = "TP 1 split table: its replicated column fitted as a GEMM table";
         char note[sizeof f->fixed_note + sizeof head + 2];
         snprintf(note, sizeof note, "%s%s%s", head, f->fixed_note[0] ? "; " : "", f->fixed_note);
@@ -379,7 +375,8 @@ int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, 
       d.n = t.nrows; d.tokens = t.tokens; d.replicated_us = t.replicated_us; d.split_us = t.split_us;
       d.tp = t.tp; d.shape = sh; d.out_bytes_per_token = t.out_bytes_per_token;
       d.gather_cap_bytes = t.gather_cap_bytes; d.path = kp; d.sms = gpu->sms; d.gpu = gpu;
-      d.gather_mode = strcmp(t.gather, "custom") == 0 ? 1 : strcmp(t.gather, "nccl") == 0 ? 2 : 0;
+      d.gather = tps_gather_parse(t.gather);
+      if (d.gather < 0) d.gather = TPS_GATHER_AUTO; /* no '#@ gather' metadata */
       *status = tps_fit_split(&d, o, f, msg, sizeof msg);
     } else {
       tps_gemm_data d;
@@ -397,11 +394,11 @@ int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, 
     tps_ag_data d;
     memset(&d, 0, sizeof d);
     d.n = t.nrows; d.bytes = t.bytes; d.time_us = t.time_us; d.ranks = ranks; d.gpu = gpu;
-    d.backend = strcmp(t.gather, "custom") == 0 ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
+    d.backend = tps_gather_parse(t.gather) == TPS_GATHER_CUSTOM ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
     *status = tps_fit_allgather(&d, o, f, msg, sizeof msg);
     if (!gpu && t.gpu[0]) snprintf(f->gpu, sizeof f->gpu, "%s", t.gpu);
   }
-  if (*status != TPS_FIT_OK) { tps_err_set(e, path, 0, "fit: %s: %s", tps_fit_strerror(*status), msg); goto out; }
+  if (*status != TPS_OK) { tps_err_set(e, path, 0, "fit: %s: %s", tps_strstatus(*status), msg); goto out; }
   rc = 0;
 out:
   tps_gpus_free(&gt);

@@ -9,14 +9,9 @@
 #include <strings.h>
 #include <unistd.h>
 #include "fitfile.h"
+#include "tpsplit.h"
 #include "jsonout.h"
 #include "util.h"
-
-int tps_parse_gather(const char *s) {
-  for (int i = 0; i < 3; i++)
-    if (strcasecmp(s, tps_gather_name(i)) == 0) return i;
-  return -1;
-}
 
 int tps_parse_tp_list(const char *s, int **out, size_t *n) {
   char **v;
@@ -53,7 +48,7 @@ int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const ch
       tps_fit_opts fo = {0, 0};
       int status;
       if (tps_fit_file(bundled, NULL, gpus_file, &fo, &r->fit, &status, e) != 0) {
-        *fit_failed = tps_fit_exit_code(status) == 1;
+        *fit_failed = tps_status_exit(status) == TPS_EXIT_FAIL;
         return -1;
       }
       snprintf(r->fit_source, sizeof r->fit_source, "fit of %s", bundled);
@@ -88,6 +83,7 @@ int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const ch
     d->out_bytes_per_token = t->out_bytes_per_token;
     d->gather_cap_bytes = t->gather_cap_bytes;
     d->path = tps_path_find(t->kpath);
+    d->gather = tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : TPS_GATHER_AUTO;
     d->sms = r->table_gpu->sms;
     d->gpu = r->table_gpu;
     snprintf(r->fit_source, sizeof r->fit_source, "%s", bundled);
@@ -147,10 +143,10 @@ typedef struct {
 static void grid_cell(grid_job *j, tps_gridcell *c) {
   tps_pred p;
   c->status = tps_predref_context(j->r, j->scaling, c->gpu, c->tp, c->path, j->po, &p);
-  if (c->status == TPS_PRED_OK) c->status = tps_pred_analyze(&p, j->tmax, j->uo, &c->cx, &c->iv);
-  if (c->status == TPS_PRED_NA) snprintf(c->why, sizeof c->why, "%s", p.why);
+  if (c->status == TPS_OK) c->status = tps_pred_analyze(&p, j->tmax, j->uo, &c->cx, &c->iv);
+  if (c->status == TPS_NA) snprintf(c->why, sizeof c->why, "%s", p.why);
   tps_pred_free(&p);
-  if (c->status == TPS_PRED_OK) c->threshold = tps_threshold(c->cx.breakeven, j->rounding);
+  if (c->status == TPS_OK) c->threshold = tps_threshold(c->cx.breakeven, j->rounding);
 }
 
 static void *grid_worker(void *arg) {
@@ -202,9 +198,9 @@ int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, 
   for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
   for (size_t i = 0; i < g->n; i++) {
     const tps_gridcell *c = &g->cell[i];
-    if (c->status != TPS_PRED_OK && c->status != TPS_PRED_NA)
-      return tps_err_set(e, NULL, 0, "%s TP%d %s: the prediction failed (status %d)", c->gpu->name, c->tp, c->path->name,
-                         c->status);
+    if (c->status != TPS_OK && c->status != TPS_NA)
+      return tps_err_set(e, NULL, 0, "%s TP%d %s: the prediction failed: %s", c->gpu->name, c->tp, c->path->name,
+                         tps_strstatus(c->status));
   }
   return 0;
 }
@@ -224,7 +220,7 @@ void tps_grid_print(const tps_grid *g) {
   printf("%-14s %3s  %-13s %10s  %-16s %9s\n", "gpu", "tp", "path", "breakeven", "interval90", "threshold");
   for (size_t i = 0; i < g->n; i++) {
     const tps_gridcell *c = &g->cell[i];
-    if (c->status == TPS_PRED_NA) {
+    if (c->status == TPS_NA) {
       printf("%-14s %3d  %-13s %10s  n/a: %s\n", c->gpu->name, c->tp, c->path->name, "n/a", c->why);
       continue;
     }
@@ -251,7 +247,7 @@ json_t *tps_grid_json(const tps_grid *g) {
     json_object_set_new(o, "gpu", json_string(c->gpu->name));
     json_object_set_new(o, "tp", json_integer(c->tp));
     json_object_set_new(o, "path", json_string(c->path->name));
-    if (c->status == TPS_PRED_NA) {
+    if (c->status == TPS_NA) {
       json_object_set_new(o, "reason", json_string(c->why));
       json_array_append_new(na, o);
       continue;
@@ -278,7 +274,11 @@ int tps_pco_parse(tps_pco *p, const char *cmd, int c, const char *arg) {
     if ((p->scaling = tps_scaling_find(arg)) < 0) { tps_die_msg("%s: unknown --scaling '%s' (model, spec, pessimistic)", cmd, arg); return -1; }
     return 0;
   case TPS_PCO_GATHER:
-    if ((p->po->backend = tps_parse_gather(arg)) < 0) { tps_die_msg("%s: unknown --gather '%s' (auto, nccl, custom)", cmd, arg); return -1; }
+    if ((p->po->backend = tps_gather_parse(arg)) < 0) {
+      char names[64];
+      tps_die_msg("%s: unknown --gather '%s' (%s)", cmd, arg, tps_gather_names(names, sizeof names));
+      return -1;
+    }
     return 0;
   case TPS_PCO_CAP:
     if (tps_parse_double(arg, &x) || !(x > 0)) { tps_die_msg("%s: bad --cap-bytes '%s'", cmd, arg); return -1; }

@@ -49,7 +49,7 @@ typedef struct {
   const tps_gpu *gpu;
   int tp;
   const tps_path *path;
-  int status;               /* TPS_PRED_OK, TPS_PRED_NA (why), other = error */
+  int status;               /* TPS_OK, TPS_NA (why), other = error */
   char why[160];
   tps_crossover cx;
   tps_interval iv;
@@ -90,8 +90,6 @@ int tps_pco_parse(tps_pco *p, const char *cmd, int c, const char *arg);
 
 /* Parse "2,4,8,16" into ints (each 1..64). 0 or -1. */
 int tps_parse_tp_list(const char *s, int **out, size_t *n);
-/* "auto|nccl|custom" -> TPS_AG_*, -1 unknown. */
-int tps_parse_gather(const char *s);
 
 #ifdef __cplusplus
 }

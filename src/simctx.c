@@ -70,13 +70,13 @@ int tps_simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_gpu
   } else if (scaling == TPS_SCALING_MODEL) {
     rc = tps_pred_init_model(p, r->fit, r->ref_gpu, gpu, tp, path, &o);
     /* The transferred efficiencies, for this projection's own shape and gathered bytes. */
-    if (rc == TPS_PRED_OK) rc = tps_pred_set_shape(p, shape, obpt);
+    if (rc == TPS_OK) rc = tps_pred_set_shape(p, shape, obpt);
   } else {
     return tps_err_set(e, NULL, 0, "scaling '%s' is not supported here (model or spec)",
                        scaling >= 0 && scaling < 3 ? tps_scaling_names[scaling] : "?");
   }
-  if (rc == TPS_PRED_NA) return tps_err_set(e, NULL, 0, "%s on %s: %s", path->name, gpu->name, p->why);
-  if (rc != TPS_PRED_OK)
+  if (rc == TPS_NA) return tps_err_set(e, NULL, 0, "%s on %s: %s", path->name, gpu->name, p->why);
+  if (rc != TPS_OK)
     return tps_err_set(e, NULL, 0, "cannot predict %s on %s at TP %d (TP must be 1..64, a multiple of 8 beyond one node)",
                        path->name, gpu->name, tp);
   return 0;
@@ -92,7 +92,7 @@ int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, i
   long be = -1;
   int rc = tps_pred_breakeven(&p, tmax, &be);
   tps_pred_free(&p);
-  if (rc != TPS_PRED_OK) return tps_err_set(e, NULL, 0, "break-even of %s on %s TP%d could not be computed", path->name, gpu->name, tp);
+  if (rc != TPS_OK) return tps_err_set(e, NULL, 0, "break-even of %s on %s TP%d could not be computed", path->name, gpu->name, tp);
   t->breakeven = be;
   if (be < 1) {
     snprintf(t->source, sizeof t->source, "%s prediction: the split never wins up to %ld tokens on %s TP%d %s",
