@@ -673,7 +673,7 @@ int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_cr
   if (!check_tmax(p, tmax)) return p->applicable ? TPS_EINVAL : TPS_NA;
   if (p->scaling == TPS_SCALING_PESSIMISTIC) return cx ? tps_pred_crossover(p, tmax, cx) : TPS_OK;
   int n = o && o->nsamples > 0 ? o->nsamples : TPS_PRED_DEFAULT_SAMPLES;
-  double level = o && o->level > 0 && o->level < 1 ? o->level : 0.90;
+  double level = o && o->level > 0 && o->level < 1 ? o->level : TPS_INTERVAL_LEVEL;
   unsigned long seed = o ? o->seed : 0;
   int fit_part = p->scaling == TPS_SCALING_MODEL && p->fit && p->fit->npar > 0;
   int prior_part = p->compute_rsd > 0 || p->stream_rsd > 0 || p->gather_rsd > 0;

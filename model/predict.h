@@ -68,6 +68,9 @@ int tps_scaling_find(const char *name);
 #define TPS_PRED_DEFAULT_TMAX 16384
 #define TPS_PRED_DEFAULT_SAMPLES 200
 #define TPS_PRED_MAX_TMAX 65536L          /* largest T of a scan (8x the brief's 8192-token steps) */
+/* Level of every interval and band tpsplit reports (break-even, latency, savings): the
+ * central 90% of the draws.  The one place this number is written. */
+#define TPS_INTERVAL_LEVEL 0.90
 
 typedef struct {
   int backend;             /* TPS_GATHER_AUTO (default), TPS_GATHER_NCCL, TPS_GATHER_CUSTOM */
@@ -189,7 +192,7 @@ long tps_threshold(long be, long rounding);
 typedef struct {
   int nsamples;        /* 0 = TPS_PRED_DEFAULT_SAMPLES */
   unsigned long seed;  /* gsl_rng seed (mt19937) */
-  double level;        /* 0 = 0.90 */
+  double level;        /* 0 = TPS_INTERVAL_LEVEL */
 } tps_unc_opts;
 
 typedef struct {

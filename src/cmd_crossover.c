@@ -127,7 +127,7 @@ int cmd_crossover(int argc, char **argv) {
     for (size_t i = 0; gpus && i < ref.gpus.n; i++) gpus[ngpu++] = &ref.gpus.gpu[i];
   }
   if (!gpus) goto done;
-  tps_unc_opts uo = {(int)samples, (unsigned long)seed, 0.90};
+  tps_unc_opts uo = {(int)samples, (unsigned long)seed, TPS_INTERVAL_LEVEL};
   if (tps_grid_run(&ref, scaling, gpus, ngpu, tps, ntp, paths, npath, &po, &uo, tmax, rounding, &g, &e) != 0) {
     tps_err_print(&e);
     rc = TPS_EXIT_FAIL;
@@ -138,7 +138,7 @@ int cmd_crossover(int argc, char **argv) {
   } else {
     char desc[4400];
     tps_predref_describe(&ref, scaling, desc, sizeof desc);
-    printf("# %s\n# break-even on T = 1..%ld; interval: 90%%, %s\n", desc, tmax,
+    printf("# %s\n# break-even on T = 1..%ld; interval: %.0f%%, %s\n", desc, tmax, 100 * uo.level,
            scaling == TPS_SCALING_PESSIMISTIC ? "none (a rule)" : scaling == TPS_SCALING_MODEL
                ? "parametric bootstrap of the fit (+ path priors when transferred)" : "priors' lognormal spread");
     tps_grid_print(&g);

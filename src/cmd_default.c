@@ -77,7 +77,7 @@ int cmd_default(int argc, char **argv) {
   for (size_t i = 0; i < ref.gpus.n; i++) gpus[i] = &ref.gpus.gpu[i];
   tps_pred_opts po;
   tps_pred_opts_default(&po);
-  tps_unc_opts uo = {(int)samples, (unsigned long)seed, 0.90};
+  tps_unc_opts uo = {(int)samples, (unsigned long)seed, TPS_INTERVAL_LEVEL};
   if (tps_grid_run(&ref, TPS_SCALING_MODEL, gpus, ref.gpus.n, tps, 4, paths, npath, &po, &uo,
                    TPS_PRED_DEFAULT_TMAX, 0, &g, &e) != 0) {
     tps_err_print(&e);
@@ -133,8 +133,8 @@ int cmd_default(int argc, char **argv) {
   printf("tpsplit: when to split fused_wqa_wkv by token (replicated = GEMM(T); split = GEMM(ceil(T/TP)) + all-gather)\n");
   printf("# reference: %s: %zu points, median |relative residual| %.1f%%, max %.1f%%\n", ref.fit_source, ref.fit.npts,
          100 * ref.fit.med_abs_rel, 100 * ref.fit.max_abs_rel);
-  printf("# break-even on T = 1..%d; 90%% interval: parametric bootstrap of the fit (+ path priors when transferred), %d samples\n",
-         TPS_PRED_DEFAULT_TMAX, g.nsamples);
+  printf("# break-even on T = 1..%d; %.0f%% interval: parametric bootstrap of the fit (+ path priors when transferred), %d samples\n",
+         TPS_PRED_DEFAULT_TMAX, 100 * uo.level, g.nsamples);
   tps_grid_print(&g);
   for (size_t i = 0; i < pg.n; i++) {
     const tps_gridcell *cc = &pg.cell[i];

@@ -142,7 +142,7 @@ int cmd_predict(int argc, char **argv) {
   if (st == TPS_NA) { tps_die_msg("predict: %s on %s at TP %ld: n/a: %s", path->name, gpu->name, tp, p.why); goto done; }
   if (st != TPS_OK) { tps_die_msg("predict: impossible configuration (%s, TP %ld, %s)", gpu->name, tp, path->name); goto done; }
 
-  tps_unc_opts uo = {(int)samples, (unsigned long)seed, 0.90};
+  tps_unc_opts uo = {(int)samples, (unsigned long)seed, TPS_INTERVAL_LEVEL};
   tps_crossover cx;
   tps_interval iv;
   tps_sens sens[TPS_PK_N];
@@ -251,11 +251,11 @@ int cmd_predict(int argc, char **argv) {
   snprintf(hi, sizeof hi, isfinite(iv.hi) ? "%.0f" : "never", iv.hi);
   if (cx.breakeven > 0) {
     printf("break-even: %ld tokens (the split wins on every T from %ld to %ld)", cx.breakeven, cx.breakeven, tmax);
-    if (!isnan(iv.lo)) printf("; 90%% interval %s..%s (%s, %d samples)", lo, hi, method, iv.nsamples);
+    if (!isnan(iv.lo)) printf("; %.0f%% interval %s..%s (%s, %d samples)", 100 * uo.level, lo, hi, method, iv.nsamples);
     printf("\nthreshold: %ld tokens (%s)\n", threshold, rounding ? "next multiple of --round" : "next power of two");
   } else {
     printf("break-even: none: the split does not win at %ld tokens", tmax);
-    if (!isnan(iv.lo)) printf("; 90%% interval %s..%s (%s, %d samples)", lo, hi, method, iv.nsamples);
+    if (!isnan(iv.lo)) printf("; %.0f%% interval %s..%s (%s, %d samples)", 100 * uo.level, lo, hi, method, iv.nsamples);
     printf("\n");
   }
   printf("sign changes:");

@@ -29,7 +29,6 @@
 
 #define DEFAULT_PROMPTS "8192,32768,131072"
 #define MAXCHUNKS 64
-#define INTERVAL_LEVEL 0.90
 #define INTERVAL_SAMPLES 2000
 #define INTERVAL_SEED 20261202UL
 
@@ -247,7 +246,7 @@ int cmd_simulate(int argc, char **argv) {
       }
       src[j].have_pred = 1;
       src[j].source = scaling + 1;
-      if (tps_sim_pred_interval(&src[j].pred, chunk, INTERVAL_LEVEL, INTERVAL_SAMPLES, INTERVAL_SEED, src[j].lo, src[j].hi)) {
+      if (tps_sim_pred_interval(&src[j].pred, chunk, TPS_INTERVAL_LEVEL, INTERVAL_SAMPLES, INTERVAL_SEED, src[j].lo, src[j].hi)) {
         tps_err_set(&e, mpath, 0, "projection %s: no interval could be computed", p->name);
         goto err;
       }
@@ -336,7 +335,7 @@ int cmd_simulate(int argc, char **argv) {
   }
   for (size_t k = 0; k < ns; k++) {
     memcpy(tmpv, samp + k * INTERVAL_SAMPLES, INTERVAL_SAMPLES * sizeof *tmpv);
-    tps_sim_interval(tmpv, INTERVAL_SAMPLES, INTERVAL_LEVEL, &ch_lo[k], &ch_hi[k]);
+    tps_sim_interval(tmpv, INTERVAL_SAMPLES, TPS_INTERVAL_LEVEL, &ch_lo[k], &ch_hi[k]);
   }
   for (size_t i = 0; i < nprompt; i++) {
     size_t kf = 0, kl = 0;
@@ -346,7 +345,7 @@ int cmd_simulate(int argc, char **argv) {
     }
     for (size_t q = 0; q < INTERVAL_SAMPLES; q++)
       tmpv[q] = ((double)(pr[i].nchunks - 1) * samp[kf * INTERVAL_SAMPLES + q] + samp[kl * INTERVAL_SAMPLES + q]) * 1e-3;
-    tps_sim_interval(tmpv, INTERVAL_SAMPLES, INTERVAL_LEVEL, &pr_lo[i], &pr_hi[i]);
+    tps_sim_interval(tmpv, INTERVAL_SAMPLES, TPS_INTERVAL_LEVEL, &pr_lo[i], &pr_hi[i]);
   }
   free(samp);
   free(tmpv);
@@ -462,7 +461,7 @@ int cmd_simulate(int argc, char **argv) {
     else
       printf("streams: all projections of a layer run one after another\n");
     printf("reference: %s\n\nprojections at %ld tokens (us; interval: %.0f%% from the priors' spread, predictions only):\n",
-           ref.fit_desc, chunk, INTERVAL_LEVEL * 100);
+           ref.fit_desc, chunk, TPS_INTERVAL_LEVEL * 100);
     printf("%-18s %6s %-13s %-5s %-4s %-5s %-9s %10s %-21s %10s %s\n", "projection", "N", "path", "out", "strm",
            "split", "source", "repl_us", "  interval", "split_us", "  interval");
     const tps_sim_chunk *cc = NULL;

@@ -11,7 +11,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "table.h"
+#include "text.h"
 #include "util.h"
 
 static const char *const columns[] = {"name", "out_features", "path", "out_dtype", "layers", "split", "stream"};

@@ -75,12 +75,14 @@ static void curve_free(curve_buf *b) {
   memset(b, 0, sizeof *b);
 }
 
-/* 5% / 95% quantiles of v[0..m) (sorted in place) into lo, hi; NaN when too few. */
-static void q90(double *v, size_t m, double *lo, double *hi) {
+/* The central TPS_INTERVAL_LEVEL quantiles of v[0..m) (sorted in place) into lo, hi; NaN
+ * when too few. */
+static void central_quantiles(double *v, size_t m, double *lo, double *hi) {
+  const double tail = (1.0 - TPS_INTERVAL_LEVEL) / 2.0;
   if (m < 10) { *lo = *hi = NAN; return; }
   gsl_sort(v, 1, m);
-  *lo = gsl_stats_quantile_from_sorted_data(v, 1, m, 0.05);
-  *hi = gsl_stats_quantile_from_sorted_data(v, 1, m, 0.95);
+  *lo = gsl_stats_quantile_from_sorted_data(v, 1, m, tail);
+  *hi = gsl_stats_quantile_from_sorted_data(v, 1, m, 1.0 - tail);
 }
 
 /* The 90% bands of replicated, split and speedup on the grid (see the top comment). */
@@ -109,11 +111,11 @@ static int pred_band(const tps_pred *p, const long *grid, size_t n, int S, unsig
   }
   for (size_t i = 0; i < n; i++) {
     for (int s = 0; s < got; s++) col[s] = R[(size_t)s * n + i];
-    q90(col, (size_t)got, &b->rl[i], &b->rh[i]);
+    central_quantiles(col, (size_t)got, &b->rl[i], &b->rh[i]);
     for (int s = 0; s < got; s++) col[s] = Sp[(size_t)s * n + i];
-    q90(col, (size_t)got, &b->sl[i], &b->sh[i]);
+    central_quantiles(col, (size_t)got, &b->sl[i], &b->sh[i]);
     for (int s = 0; s < got; s++) col[s] = R[(size_t)s * n + i] / Sp[(size_t)s * n + i];
-    q90(col, (size_t)got, &b->spl[i], &b->sph[i]);
+    central_quantiles(col, (size_t)got, &b->spl[i], &b->sph[i]);
   }
   rc = 0;
 out:
@@ -137,7 +139,7 @@ static void cell_values(const tps_crossover *cx, const tps_interval *iv, double 
 
 static void pred_breakeven(const tps_pred *p, long tmax, int S, unsigned long seed, double *be, double *lo,
                            double *hi, double *thr) {
-  tps_unc_opts u = {S, seed, 0.90};
+  tps_unc_opts u = {S, seed, TPS_INTERVAL_LEVEL};
   tps_crossover cx;
   tps_interval iv;
   *be = *lo = *hi = *thr = NAN;
@@ -637,7 +639,7 @@ int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files 
   int tp4[4] = {2, 4, 8, 16};
   tps_pred_opts po;
   tps_pred_opts_default(&po);
-  tps_unc_opts uo = {oo.nsamples, oo.seed, 0.90};
+  tps_unc_opts uo = {oo.nsamples, oo.seed, TPS_INTERVAL_LEVEL};
   int r3 = tps_grid_run(r, TPS_SCALING_MODEL, ga, r->gpus.n, tp4, 4, pa, npa, &po, &uo, TPS_PRED_DEFAULT_TMAX, 0, &g, e);
   free(ga);
   if (r3 || grid_figure(&g, outdir, &oo, w, e)) goto out;

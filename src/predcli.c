@@ -175,7 +175,7 @@ int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, 
   g->tmax = tmax;
   g->scaling = scaling;
   g->nsamples = uo && uo->nsamples > 0 ? uo->nsamples : TPS_PRED_DEFAULT_SAMPLES;
-  g->level = uo && uo->level > 0 ? uo->level : 0.90;
+  g->level = uo && uo->level > 0 ? uo->level : TPS_INTERVAL_LEVEL;
   g->cell = calloc(ngpu * ntp * npath + 1, sizeof *g->cell);
   if (!g->cell) return tps_err_set(e, NULL, 0, "out of memory");
   for (size_t i = 0; i < ngpu; i++)
@@ -217,7 +217,9 @@ static void fmt_tokens(char *buf, size_t n, double x) {
 }
 
 void tps_grid_print(const tps_grid *g) {
-  printf("%-14s %3s  %-13s %10s  %-16s %9s\n", "gpu", "tp", "path", "breakeven", "interval90", "threshold");
+  char ivname[32];
+  snprintf(ivname, sizeof ivname, "interval%.0f", 100 * g->level);
+  printf("%-14s %3s  %-13s %10s  %-16s %9s\n", "gpu", "tp", "path", "breakeven", ivname, "threshold");
   for (size_t i = 0; i < g->n; i++) {
     const tps_gridcell *c = &g->cell[i];
     if (c->status == TPS_NA) {
