@@ -16,13 +16,18 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
-const char *const tps_scaling_names[3] = {"model", "pessimistic", "spec"};
+const char *const tps_scaling_names[TPS_NSCALINGS] = {"model", "pessimistic", "spec"};
+const char *const tps_scaling_desc[TPS_NSCALINGS] = {
+  "a reference fit transferred to the target by peak x efficiency, HBM and link bandwidth",
+  "the seed vLLM pull request's rule on the H20 table (GEMM 2x/3.7x/6.7x faster at <=256/512/>=1024 "
+  "rows, gather as measured), for TP8 marlin-w8a16 on SM90 targets",
+  "datasheet x path priors, no measurement"};
 const char *const tps_pk_names[TPS_PK_N] = {
   "gemm_floor_us", "gemm_bw_gbps", "gemm_tflops", "gemm_sharp", "gather_floor_us",
   "gather_custom_gbps", "nccl_lat_us", "nccl_busbw_gbps", "internode_gbps", "gather_time"};
 
 int tps_scaling_find(const char *name) {
-  for (int i = 0; name && i < 3; i++)
+  for (int i = 0; name && i < TPS_NSCALINGS; i++)
     if (strcasecmp(name, tps_scaling_names[i]) == 0) return i;
   return -1;
 }

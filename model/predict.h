@@ -51,8 +51,9 @@
 extern "C" {
 #endif
 
-enum { TPS_SCALING_MODEL = 0, TPS_SCALING_PESSIMISTIC = 1, TPS_SCALING_SPEC = 2 };
-extern const char *const tps_scaling_names[3]; /* "model", "pessimistic", "spec" */
+enum { TPS_SCALING_MODEL = 0, TPS_SCALING_PESSIMISTIC = 1, TPS_SCALING_SPEC = 2, TPS_NSCALINGS };
+extern const char *const tps_scaling_names[TPS_NSCALINGS]; /* "model", "pessimistic", "spec" */
+extern const char *const tps_scaling_desc[TPS_NSCALINGS];  /* one line each, for --help */
 /* Index of a scaling name, or -1. */
 int tps_scaling_find(const char *name);
 

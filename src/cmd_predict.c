@@ -3,12 +3,12 @@
  * interval, the threshold, every sign change, the sensitivity to +-10% in each parameter
  * and the inverse questions (see model/predict.h for the model). */
 #include "config.h"
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tpsplit.h"
+#include "cmdopt.h"
 #include "err.h"
 #include "jsonout.h"
 #include "predcli.h"
@@ -17,100 +17,46 @@
 /* The tokens of the seed table (data/h20_tp8_fused_wqa_wkv.tsv). */
 static const long seed_tokens[] = {6, 12, 24, 48, 96, 384, 1024, 2048, 4096, 8192, 16384};
 
-static void usage(FILE *fp) {
-  fprintf(fp,
-          "Usage: tpsplit predict --gpu G [--tp N] [--path P] [options]\n"
-          "Predict replicated(T) = GEMM(T rows) and split(T) = GEMM(ceil(T/TP) rows) +\n"
-          "ALLGATHER(T tokens) for a GPU, TP size and kernel path; print them at the asked\n"
-          "tokens, the break-even (smallest T from which the split always wins up to the\n"
-          "largest T asked, on every integer T), its 90%% interval, the threshold, every sign\n"
-          "change, the break-even's moves for +-10%% in each parameter, and the link bandwidth\n"
-          "or GEMM throughput that would make the split pay at --at tokens.\n\n"
-          "Options:\n"
-          "  --gpu G            target GPU (name or alias in the GPU table)\n"
-          "  --tp N             TP size (default 8; 2, 4, 8 in one NVLink domain, 16 across two nodes)\n"
-          "  --path P           kernel path: marlin-w8a16 (default), dense-bf16, native-fp8\n"
-          "  --fit FIT          reference fit (tpsplit fit -o FIT); default: fit the bundled H20 table\n"
-          "  --scaling S        model (default: transfer the fit), spec (datasheet x priors),\n"
-          "                     pessimistic (the brief's rule on the H20 table: TP8 marlin, SM90)\n"
-          "  --gather B         auto (default: custom while the per-rank input <= cap, else NCCL),\n"
-          "                     nccl, custom\n"
-          "  --cap-bytes B      per-rank cap of the custom gather (default 2097152)\n"
-          "  --ib-gbps X        per-GPU inter-node bandwidth for TP beyond 8, Gb/s (default 400)\n"
-          "  --tokens LIST      rows of the table: 6,12,48 | A..B (powers of two) | A..B:STEP\n"
-          "                     (default: the seed table's tokens); the break-even is searched\n"
-          "                     on 1..max(LIST)\n"
-          "  --round R          threshold = next multiple of R (default: next power of two)\n"
-          "  --at T             tokens of the inverse questions (default 2048, the brief's threshold)\n"
-          "  --samples N        bootstrap samples of the interval (default 200)\n"
-          "  --seed S           random seed (default 1)\n"
-          "  --gpus-file F      GPU table (default: the bundled data/gpus.tsv)\n"
-          "  --json             JSON output\n"
-          "  --help, --version\n\n"
-          "Exit status: 0 ok; 1 the reference fit failed; 2 usage or input error (unknown GPU,\n"
-          "impossible TP, a path that cannot run on the GPU).\n");
-}
-
-enum { OPT_GPU = 256, OPT_TP, OPT_PATH, OPT_FIT, OPT_SCALING, OPT_GATHER, OPT_CAP, OPT_IB, OPT_TOKENS, OPT_ROUND,
-       OPT_AT, OPT_SAMPLES, OPT_SEED, OPT_GPUS_FILE, OPT_JSON, OPT_HELP, OPT_VERSION };
-
 static json_t *jtok(long x) { return x < 0 ? json_null() : json_integer(x); }
 static json_t *jtokd(double x) { return isfinite(x) ? json_integer((json_int_t)x) : json_null(); }
 
 int cmd_predict(int argc, char **argv) {
-  static const struct option opts[] = {
-    {"gpu", required_argument, 0, OPT_GPU}, {"tp", required_argument, 0, OPT_TP},
-    {"path", required_argument, 0, OPT_PATH}, {"fit", required_argument, 0, OPT_FIT},
-    {"scaling", required_argument, 0, TPS_PCO_SCALING}, {"gather", required_argument, 0, TPS_PCO_GATHER},
-    {"cap-bytes", required_argument, 0, TPS_PCO_CAP}, {"ib-gbps", required_argument, 0, TPS_PCO_IB},
-    {"tokens", required_argument, 0, OPT_TOKENS}, {"round", required_argument, 0, TPS_PCO_ROUND},
-    {"at", required_argument, 0, OPT_AT}, {"samples", required_argument, 0, TPS_PCO_SAMPLES},
-    {"seed", required_argument, 0, TPS_PCO_SEED}, {"gpus-file", required_argument, 0, OPT_GPUS_FILE},
-    {"json", no_argument, 0, OPT_JSON}, {"help", no_argument, 0, OPT_HELP},
-    {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0}};
-  const char *gpu_name = NULL, *fit_file = NULL, *gpus_file = NULL, *tokens_arg = NULL;
-  const tps_path *path = &tps_path_marlin_w8a16;
-  long tp = 8, rounding = 0, at = 2048, samples = 0, seed = 1;
-  int scaling = TPS_SCALING_MODEL, json = 0;
-  tps_pred_opts po;
-  tps_pred_opts_default(&po);
-  tps_pco pco = {scaling, &po, rounding, samples, seed};
-  int c;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    switch (c) {
-    case OPT_GPU: gpu_name = optarg; break;
-    case OPT_TP:
-      if (tps_parse_long(optarg, &tp) || tp < 1 || tp > 64) { tps_die_msg("predict: bad --tp '%s' (1..64)", optarg); return TPS_EXIT_USAGE; }
-      break;
-    case OPT_PATH:
-      if (!(path = tps_path_find_for(optarg, TPS_PATH_F_MODEL))) {
-        char why[320];
-        tps_die_msg("predict: --path: %s", tps_path_unknown(optarg, TPS_PATH_F_MODEL, why, sizeof why));
-        return TPS_EXIT_USAGE;
-      }
-      break;
-    case OPT_FIT: fit_file = optarg; break;
-    case OPT_TOKENS: tokens_arg = optarg; break;
-    case OPT_AT:
-      if (tps_parse_long(optarg, &at) || at < 1) { tps_die_msg("predict: bad --at '%s'", optarg); return TPS_EXIT_USAGE; }
-      break;
-    case OPT_GPUS_FILE: gpus_file = optarg; break;
-    case OPT_JSON: json = 1; break;
-    case OPT_HELP: usage(stdout); return TPS_EXIT_OK;
-    case OPT_VERSION: return tps_print_version("predict");
-    default:
-      if (c >= TPS_PCO_SCALING && c < TPS_PCO_END) {
-        if (tps_pco_parse(&pco, "predict", c, optarg)) return TPS_EXIT_USAGE;
-        break;
-      }
-      usage(stderr);
-      return TPS_EXIT_USAGE;
-    }
-  }
-  scaling = pco.scaling; rounding = pco.rounding; samples = pco.samples; seed = pco.seed;
-  if (optind < argc) { tps_die_msg("predict: unexpected argument '%s'", argv[optind]); return TPS_EXIT_USAGE; }
-  if (!gpu_name) { tps_die_msg("predict: --gpu is required (try 'tpsplit predict --help')"); return TPS_EXIT_USAGE; }
-  if (fit_file && scaling != TPS_SCALING_MODEL) { tps_die_msg("predict: --fit goes with --scaling model"); return TPS_EXIT_USAGE; }
+  const char *tokens_arg = NULL;
+  long at = 2048;
+  const tps_cmdopt own[] = {
+    {.name = "tokens", .kind = TPS_ARG_STR, .metavar = "LIST", .dst = &tokens_arg,
+     .help = "rows of the table: 6,12,48 | A..B (powers of two) | A..B:STEP (default: the seed table's tokens); "
+             "the break-even is searched on 1..max(LIST)"},
+    {.name = "at", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &at, .min = 1, .max = TPS_PRED_MAX_TMAX,
+     .help = "tokens of the inverse questions, e.g. the seed pull request's threshold"},
+  };
+  const tps_cmdspec spec = {
+    .name = "predict",
+    .synopsis = "--gpu G [--tp N] [--path P] [options]",
+    .about = "Predict replicated(T) = GEMM(T rows) and split(T) = GEMM(ceil(T/TP) rows) +\n"
+             "ALLGATHER(T tokens) for a GPU, TP size and kernel path; print them at the asked\n"
+             "tokens, the break-even (smallest T from which the split always wins up to the\n"
+             "largest T asked, on every integer T), its bootstrap interval, the threshold, every\n"
+             "sign change, the break-even's moves for +-10% in each parameter, and the link\n"
+             "bandwidth or GEMM throughput that would make the split pay at --at tokens.",
+    .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPT(TPS_OI_PATH) | TPS_OPTS_BREAKEVEN,
+    .required = TPS_OPT(TPS_OI_GPU),
+    .fit_model_only = 1,
+    .opts = own,
+    .nopts = sizeof own / sizeof own[0],
+    .exit_status = "0 ok; 1 the reference fit failed; 2 usage or input error (unknown GPU, impossible TP, "
+                   "a path that cannot run on the GPU).",
+  };
+  tps_cmdopt_values v;
+  tps_cmdopt_init(&v);
+  v.tp = 8;
+  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  if (prc >= 0) return prc;
+  const char *fit_file = v.fits.n ? v.fits.v[0] : NULL;
+  const tps_path *path = v.path;
+  const long tp = v.tp, rounding = v.rounding;
+  const int scaling = v.scaling, json = v.json;
+  const tps_pred_opts po = v.po;
 
   tps_err e;
   tps_err_clear(&e);
@@ -131,18 +77,18 @@ int cmd_predict(int argc, char **argv) {
   tps_predref ref;
   tps_pred p;
   memset(&p, 0, sizeof p);
-  if (tps_predref_load(&ref, scaling, fit_file, gpus_file, &fit_failed, &e) != 0) {
+  if (tps_predref_load(&ref, scaling, fit_file, v.gpus_file, &fit_failed, &e) != 0) {
     tps_err_print(&e);
     rc = fit_failed ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
     goto done;
   }
-  const tps_gpu *gpu = tps_gpus_find(&ref.gpus, gpu_name, &e);
+  const tps_gpu *gpu = tps_gpus_find(&ref.gpus, v.gpu, &e);
   if (!gpu) { tps_err_print(&e); goto done; }
   int st = tps_predref_context(&ref, scaling, gpu, (int)tp, path, &po, &p);
   if (st == TPS_NA) { tps_die_msg("predict: %s on %s at TP %ld: n/a: %s", path->name, gpu->name, tp, p.why); goto done; }
   if (st != TPS_OK) { tps_die_msg("predict: impossible configuration (%s, TP %ld, %s)", gpu->name, tp, path->name); goto done; }
 
-  tps_unc_opts uo = {(int)samples, (unsigned long)seed, TPS_INTERVAL_LEVEL};
+  tps_unc_opts uo = {(int)v.samples, (unsigned long)v.seed, TPS_INTERVAL_LEVEL};
   tps_crossover cx;
   tps_interval iv;
   tps_sens sens[TPS_PK_N];
@@ -299,6 +245,7 @@ int cmd_predict(int argc, char **argv) {
 done:
   tps_pred_free(&p);
   tps_predref_free(&ref);
+  tps_cmdopt_free(&v);
   free(tokens);
   return rc;
 }

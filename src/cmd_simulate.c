@@ -11,7 +11,6 @@
  *    split), the total saving and, with baseline TTFTs, the predicted TTFT and its change.
  * Units: us per layer and per chunk, ms per prompt. */
 #include "config.h"
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 #include "tpsplit.h"
+#include "cmdopt.h"
 #include "err.h"
 #include "util.h"
 #include "jsonout.h"
@@ -31,32 +31,6 @@
 #define MAXCHUNKS 64
 #define INTERVAL_SAMPLES 2000
 #define INTERVAL_SEED 20261202UL
-
-static void usage(void) {
-  printf("Usage: tpsplit simulate --model M --gpu G --tp N [options]\n"
-         "Simulate the input-projection stage of a model's chunked prefill, replicated vs split by\n"
-         "token: per layer kind, per chunk and per prompt, and the time to first token.\n\n"
-         "Options:\n"
-         "  --model M                model description: a file, or a bundled name\n"
-         "                           (deepseek-v4.1-flash, deepseek-v3)\n"
-         "  --gpu G                  GPU name or alias from the GPU table (required)\n"
-         "  --tp N                   tensor-parallel size (required)\n"
-         "  --chunk C                tokens per prefill chunk (default 8192)\n"
-         "  --prompt LIST            prompt lengths in tokens (default " DEFAULT_PROMPTS ")\n"
-         "  --baseline-ttft-ms LIST  unsplit time to first token of each prompt, ms\n"
-         "  --split S                what is split: none, all, or a comma list of projection\n"
-         "                           names (default: the model file's split column)\n"
-         "  --threshold T            split only chunks of at least T tokens (default: the\n"
-         "                           predicted threshold of the first split projection)\n"
-         "  --scaling S              predictions: model (default: the fit transferred) or spec\n"
-         "  --fit FILE               fit file to transfer from (default: fit the bundled table)\n"
-         "  --table FILE             measured split-vs-replicated table used where it matches\n"
-         "                           (default: the bundled H20 TP8 fused_wqa_wkv table)\n"
-         "  --gpus-file FILE         GPU table (default: the bundled data/gpus.tsv)\n"
-         "  --json                   JSON output\n"
-         "  --help, --version\n\n"
-         "Exit status: 0 ok, 2 usage or input error.\n");
-}
 
 /* A comma list in the order given (not sorted): positive longs or positive doubles. */
 static int parse_list_d(const char *s, double **out, size_t *n, int integers) {
@@ -102,60 +76,44 @@ typedef struct {
 } proj_src;
 
 int cmd_simulate(int argc, char **argv) {
-  enum { O_MODEL = 256, O_GPU, O_TP, O_CHUNK, O_PROMPT, O_BASE, O_SPLIT, O_THR, O_SCALING, O_FIT, O_TABLE,
-         O_GPUS, O_JSON, O_HELP, O_VERSION };
-  static const struct option opts[] = {
-    {"model", required_argument, 0, O_MODEL}, {"gpu", required_argument, 0, O_GPU},
-    {"tp", required_argument, 0, O_TP}, {"chunk", required_argument, 0, O_CHUNK},
-    {"prompt", required_argument, 0, O_PROMPT}, {"baseline-ttft-ms", required_argument, 0, O_BASE},
-    {"split", required_argument, 0, O_SPLIT}, {"threshold", required_argument, 0, O_THR},
-    {"scaling", required_argument, 0, O_SCALING}, {"fit", required_argument, 0, O_FIT},
-    {"table", required_argument, 0, O_TABLE}, {"gpus-file", required_argument, 0, O_GPUS},
-    {"json", no_argument, 0, O_JSON}, {"help", no_argument, 0, O_HELP},
-    {"version", no_argument, 0, O_VERSION}, {0, 0, 0, 0}};
-  const char *model_name = NULL, *gpu_name = NULL, *prompt_s = DEFAULT_PROMPTS, *base_s = NULL;
-  const char *split_s = NULL, *scaling_s = "model", *fit_file = NULL, *table_file = NULL, *gpus_file = NULL;
-  long tp = 0, chunk = 8192, thr_given = 0;
-  int json = 0, c;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    switch (c) {
-    case O_MODEL: model_name = optarg; break;
-    case O_GPU: gpu_name = optarg; break;
-    case O_TP:
-      if (tps_parse_long(optarg, &tp) || tp < 1) { tps_die_msg("simulate: --tp wants a positive integer, got '%s'", optarg); return TPS_EXIT_USAGE; }
-      break;
-    case O_CHUNK:
-      if (tps_parse_long(optarg, &chunk) || chunk < 1 || chunk > 100000000L) { tps_die_msg("simulate: --chunk wants a positive integer, got '%s'", optarg); return TPS_EXIT_USAGE; }
-      break;
-    case O_PROMPT: prompt_s = optarg; break;
-    case O_BASE: base_s = optarg; break;
-    case O_SPLIT: split_s = optarg; break;
-    case O_THR:
-      if (tps_parse_long(optarg, &thr_given) || thr_given < 1) { tps_die_msg("simulate: --threshold wants a positive integer, got '%s'", optarg); return TPS_EXIT_USAGE; }
-      break;
-    case O_SCALING: scaling_s = optarg; break;
-    case O_FIT: fit_file = optarg; break;
-    case O_TABLE: table_file = optarg; break;
-    case O_GPUS: gpus_file = optarg; break;
-    case O_JSON: json = 1; break;
-    case O_HELP: usage(); return TPS_EXIT_OK;
-    case O_VERSION: return tps_print_version("simulate");
-    default:
-      tps_die_msg("simulate: unknown or incomplete option '%s' (try 'tpsplit simulate --help')", argv[optind - 1]);
-      return TPS_EXIT_USAGE;
-    }
-  }
-  if (optind < argc) { tps_die_msg("simulate: unexpected argument '%s'", argv[optind]); return TPS_EXIT_USAGE; }
-  if (!model_name || !gpu_name || !tp) {
-    tps_die_msg("simulate: --model, --gpu and --tp are required (try 'tpsplit simulate --help')");
-    return TPS_EXIT_USAGE;
-  }
-  int scaling = tps_scaling_find(scaling_s);
-  if (scaling != TPS_SCALING_MODEL && scaling != TPS_SCALING_SPEC) {
-    tps_die_msg("simulate: --scaling wants model or spec, got '%s'", scaling_s);
-    return TPS_EXIT_USAGE;
-  }
+  const char *model_name = NULL, *prompt_s = DEFAULT_PROMPTS, *base_s = NULL, *split_s = NULL, *table_file = NULL;
+  long chunk = 8192, thr_given = 0;
+  const tps_cmdopt own[] = {
+    {.name = "model", .kind = TPS_ARG_STR, .metavar = "M", .dst = &model_name, .required = 1,
+     .help = "model description: a file, or the name of a bundled one (data/models/NAME.tsv)"},
+    {.name = "chunk", .kind = TPS_ARG_LONG, .metavar = "C", .dst = &chunk, .min = 1, .max = 100000000,
+     .help = "tokens per prefill chunk"},
+    {.name = "prompt", .kind = TPS_ARG_STR, .metavar = "LIST", .dst = &prompt_s, .help = "prompt lengths in tokens"},
+    {.name = "baseline-ttft-ms", .kind = TPS_ARG_STR, .metavar = "LIST", .dst = &base_s,
+     .help = "unsplit time to first token of each prompt, ms"},
+    {.name = "split", .kind = TPS_ARG_STR, .metavar = "S", .dst = &split_s,
+     .help = "what is split: none, all, or a comma list of projection names (default: the model file's split column)"},
+    {.name = "threshold", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &thr_given, .min = 1, .max = TPS_CMDOPT_BIG,
+     .help = "split only chunks of at least T tokens (default: the predicted threshold of the first split projection)"},
+    {.name = "table", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &table_file,
+     .help = "measured split-vs-replicated table used where it matches (default: the bundled H20 TP8 fused_wqa_wkv "
+             "table)"},
+  };
+  const tps_cmdspec spec = {
+    .name = "simulate",
+    .synopsis = "--model M --gpu G --tp N [options]",
+    .about = "Simulate the input-projection stage of a model's chunked prefill, replicated vs split by\n"
+             "token: per layer kind, per chunk and per prompt, and the time to first token.",
+    .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPTS_REF,
+    .required = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP),
+    .scalings = 1u << TPS_SCALING_MODEL | 1u << TPS_SCALING_SPEC,
+    .opts = own,
+    .nopts = sizeof own / sizeof own[0],
+    .dflt = {[TPS_OI_FIT] = "a fit of --table made on the spot"},
+    .exit_status = "0 ok, 2 usage or input error.",
+  };
+  tps_cmdopt_values v;
+  tps_cmdopt_init(&v);
+  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  if (prc >= 0) return prc;
+  const char *gpu_name = v.gpu, *fit_file = v.fits.n ? v.fits.v[0] : NULL, *gpus_file = v.gpus_file;
+  const long tp = v.tp;
+  const int json = v.json, scaling = v.scaling;
   double *prompts_d = NULL, *base = NULL;
   size_t nprompt = 0, nbase = 0;
   if (parse_list_d(prompt_s, &prompts_d, &nprompt, 1)) {

@@ -21,7 +21,6 @@
  * when the median |err| over both series is <= --tolerance (default 0.25): exit 0, else 1.
  * Units: us; errors are fractions (text output prints percent). */
 #include "config.h"
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include "tpsplit.h"
+#include "cmdopt.h"
 #include "err.h"
 #include "util.h"
 #include "jsonout.h"
@@ -123,61 +123,43 @@ static int is_fit_file(const char *path) {
   return fit;
 }
 
-static void usage(FILE *fp) {
-  fputs("Usage: tpsplit validate --predicted FIT_OR_PREDICTION --measured FILE [--gpus FILE]\n"
-        "                        [--tolerance F] [--round N] [--json]\n"
-        "Compare a prediction with a measured split-vs-replicated table: per token count the\n"
-        "predicted and measured replicated and split times and their errors (predicted/measured\n"
-        "- 1), the predicted and measured break-even, the retuned threshold, and summary errors.\n\n"
-        "  --predicted P   a fit file (tpsplit fit -o), evaluated on the measured GPU, TP and path\n"
-        "                  (directly when they are the fit's, else transferred with predict's model\n"
-        "                  scaling), or a split table of predicted times holding every measured\n"
-        "                  token count\n"
-        "  --measured F    split table (tokens rows_per_rank replicated_us split_us, '#@' metadata\n"
-        "                  gpu, tp, path), e.g. from tpsplit bench split\n"
-        "  --gpus FILE     GPU table (default: the bundled gpus.tsv)\n"
-        "  --tolerance F   pass when the median |error| over both series is <= F (default 0.25)\n"
-        "  --round N       threshold = next multiple of N >= break-even (default: next power of 2)\n"
-        "  --json          JSON on stdout (errors as fractions, times in us, NaN as null)\n\n"
-        "Break-even: smallest T from which the split wins up to the largest measured T, with\n"
-        "split - replicated interpolated linearly in log T between measured rows; -1 (never)\n"
-        "when the split does not win there.\n"
-        "Exit status: 0 within tolerance, 1 outside it, 2 usage or input error.\n",
-        fp);
-}
-
 int cmd_validate(int argc, char **argv) {
-  static const struct option lo[] = {{"predicted", required_argument, 0, 'p'}, {"measured", required_argument, 0, 'm'},
-                                     {"gpus", required_argument, 0, 'g'},      {"tolerance", required_argument, 0, 't'},
-                                     {"round", required_argument, 0, 'r'},     {"json", no_argument, 0, 'j'},
-                                     {"help", no_argument, 0, 'h'},            {"version", no_argument, 0, 'V'},
-                                     {0, 0, 0, 0}};
   const char *pred_path = NULL, *meas_path = NULL, *gpus_path = NULL;
   double tol = 0.25;
-  long rounding = 0;
-  int json = 0, c;
-  optind = 0;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-    switch (c) {
-    case 'p': pred_path = optarg; break;
-    case 'm': meas_path = optarg; break;
-    case 'g': gpus_path = optarg; break;
-    case 't':
-      if (tps_parse_double(optarg, &tol) || !(tol > 0)) { tps_die_msg("validate: --tolerance '%s': a number > 0", optarg); return TPS_EXIT_USAGE; }
-      break;
-    case 'r':
-      if (tps_parse_long(optarg, &rounding) || rounding < 1) { tps_die_msg("validate: --round '%s': an integer >= 1", optarg); return TPS_EXIT_USAGE; }
-      break;
-    case 'j': json = 1; break;
-    case 'h': usage(stdout); return TPS_EXIT_OK;
-    case 'V': return tps_print_version("validate");
-    case ':': tps_die_msg("validate: option '%s' needs a value", argv[optind - 1]); return TPS_EXIT_USAGE;
-    default: tps_die_msg("validate: bad option '%s'", argv[optind - 1]); return TPS_EXIT_USAGE;
-    }
-  }
-  if (optind < argc) { tps_die_msg("validate: unexpected argument '%s'", argv[optind]); return TPS_EXIT_USAGE; }
-  if (!pred_path || !meas_path) { tps_die_msg("validate: --predicted and --measured are required"); return TPS_EXIT_USAGE; }
+  const tps_cmdopt own[] = {
+    {.name = "predicted", .kind = TPS_ARG_STR, .metavar = "P", .dst = &pred_path, .required = 1,
+     .help = "a fit file (tpsplit fit -o), evaluated on the measured GPU, TP and path (directly when they are the "
+             "fit's, else transferred with predict's model scaling), or a split table of predicted times holding "
+             "every measured token count"},
+    {.name = "measured", .kind = TPS_ARG_STR, .metavar = "F", .dst = &meas_path, .required = 1,
+     .help = "split table (tokens rows_per_rank replicated_us split_us, '#@' metadata gpu, tp, path), e.g. from "
+             "tpsplit bench split"},
+    {.name = "gpus", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &gpus_path,
+     .help = "GPU table (default: the bundled gpus.tsv)"},
+    {.name = "tolerance", .kind = TPS_ARG_DOUBLE, .metavar = "F", .dst = &tol, .min = 0,
+     .help = "pass when the median |error| over both series is <= F"},
+  };
+  const tps_cmdspec spec = {
+    .name = "validate",
+    .synopsis = "--predicted FIT_OR_PREDICTION --measured FILE [--gpus FILE] [--tolerance F] [--round N] [--json]",
+    .about = "Compare a prediction with a measured split-vs-replicated table: per token count the\n"
+             "predicted and measured replicated and split times and their errors (predicted/measured\n"
+             "- 1), the predicted and measured break-even, the retuned threshold, and summary errors.",
+    .common = TPS_OPT(TPS_OI_ROUND) | TPS_OPT(TPS_OI_JSON),
+    .opts = own,
+    .nopts = sizeof own / sizeof own[0],
+    .text = {[TPS_OI_JSON] = "JSON on stdout (errors as fractions, times in us, NaN as null)"},
+    .notes = "Break-even: smallest T from which the split wins up to the largest measured T, with\n"
+             "split - replicated interpolated linearly in log T between measured rows; -1 (never)\n"
+             "when the split does not win there.",
+    .exit_status = "0 within tolerance, 1 outside it, 2 usage or input error.",
+  };
+  tps_cmdopt_values v;
+  tps_cmdopt_init(&v);
+  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  if (prc >= 0) return prc;
+  const long rounding = v.rounding;
+  const int json = v.json;
 
   int rc = TPS_EXIT_USAGE;
   tps_err e;

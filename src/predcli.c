@@ -6,32 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 #include "fitfile.h"
 #include "tpsplit.h"
 #include "jsonout.h"
 #include "util.h"
-
-int tps_parse_tp_list(const char *s, int **out, size_t *n) {
-  char **v;
-  size_t nv;
-  *out = NULL;
-  *n = 0;
-  if (tps_parse_list(s, &v, &nv) != 0 || nv == 0) return -1;
-  int *t = malloc(nv * sizeof *t);
-  int ok = t != NULL;
-  for (size_t i = 0; ok && i < nv; i++) {
-    long x;
-    ok = tps_parse_long(v[i], &x) == 0 && x >= 1 && x <= 64;
-    if (ok) t[i] = (int)x;
-  }
-  tps_free_list(v, nv);
-  if (!ok) { free(t); return -1; }
-  *out = t;
-  *n = nv;
-  return 0;
-}
 
 int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
                      tps_err *e) {
@@ -267,38 +246,4 @@ json_t *tps_grid_json(const tps_grid *g) {
   json_object_set_new(root, "samples", json_integer(g->scaling == TPS_SCALING_PESSIMISTIC ? 0 : g->nsamples));
   tps_json_set_num(root, "level", g->level);
   return root;
-}
-
-int tps_pco_parse(tps_pco *p, const char *cmd, int c, const char *arg) {
-  double x;
-  switch (c) {
-  case TPS_PCO_SCALING:
-    if ((p->scaling = tps_scaling_find(arg)) < 0) { tps_die_msg("%s: unknown --scaling '%s' (model, spec, pessimistic)", cmd, arg); return -1; }
-    return 0;
-  case TPS_PCO_GATHER:
-    if ((p->po->backend = tps_gather_parse(arg)) < 0) {
-      char names[64];
-      tps_die_msg("%s: unknown --gather '%s' (%s)", cmd, arg, tps_gather_names(names, sizeof names));
-      return -1;
-    }
-    return 0;
-  case TPS_PCO_CAP:
-    if (tps_parse_double(arg, &x) || !(x > 0)) { tps_die_msg("%s: bad --cap-bytes '%s'", cmd, arg); return -1; }
-    p->po->cap_bytes = x;
-    return 0;
-  case TPS_PCO_IB:
-    if (tps_parse_double(arg, &x) || !(x > 0)) { tps_die_msg("%s: bad --ib-gbps '%s'", cmd, arg); return -1; }
-    p->po->ib_gbps = x;
-    return 0;
-  case TPS_PCO_ROUND:
-    if (tps_parse_long(arg, &p->rounding) || p->rounding < 1) { tps_die_msg("%s: bad --round '%s'", cmd, arg); return -1; }
-    return 0;
-  case TPS_PCO_SAMPLES:
-    if (tps_parse_long(arg, &p->samples) || p->samples < 2 || p->samples > 100000) { tps_die_msg("%s: bad --samples '%s' (2..100000)", cmd, arg); return -1; }
-    return 0;
-  case TPS_PCO_SEED:
-    if (tps_parse_long(arg, &p->seed) || p->seed < 0) { tps_die_msg("%s: bad --seed '%s'", cmd, arg); return -1; }
-    return 0;
-  }
-  return -1;
 }
