@@ -18,6 +18,7 @@
 #include <time.h>
 #include "cmdopt.h"
 #include "fitfile.h"
+#include "fitload.h"
 #include "jsonout.h"
 #include "tpsplit.h"
 #include "util.h"

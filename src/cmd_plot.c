@@ -13,6 +13,7 @@
 #include <string.h>
 #include "cmdopt.h"
 #include "fitfile.h"
+#include "fitload.h"
 #include "gpus.h"
 #include "jsonout.h"
 #include "plot.h"

@@ -106,7 +106,7 @@ int cmd_predict(int argc, char **argv) {
   double from_link = NAN, from_gemm = NAN;
   int from_link_rc = tp > 1 && at <= tmax ? tps_pred_inverse_from(&p, TPS_INV_LINK, at, tmax, &from_link) : TPS_EINVAL;
   int from_gemm_rc = at <= tmax ? tps_pred_inverse_from(&p, TPS_INV_GEMM, at, tmax, &from_gemm) : TPS_EINVAL;
-  double peak = path->fp8_peak ? gpu->fp8_tflops : gpu->bf16_tflops;
+  const double peak = tps_gemm_peak_tflops(gpu, path);
   char desc[4400];
   tps_predref_describe(&ref, scaling, desc, sizeof desc);
   const char *method = scaling == TPS_SCALING_PESSIMISTIC ? "none (a rule)"

@@ -8,25 +8,13 @@
  *     elsewhere it is transferred with predict's model scaling (tps_pred_init_model);
  *   - a split table of predicted times (same columns as a measured one, e.g. written by
  *     `tpsplit predict`), which must hold every measured token count.
- * Per measured token count T:  err = predicted / measured - 1, for replicated and split.
- *
- * Break-even (the same rule for both sides, so they compare): on the measured range
- * [Tmin, Tmax], d(T) = split(T) - replicated(T) (measured: interpolated linearly in log T
- * between the measured rows; fit: the model at every integer T; table: interpolated like
- * the measurement), and tps_crossover_find gives the smallest T0 with d < 0 on all of
- * [T0, Tmax] (-1: the split does not win at Tmax).  Also reported: the first measured row
- * from which the split keeps winning.  Retuned threshold: tps_threshold (next power of two
- * >= the measured break-even, or --round N).
- * Summary: median, maximum and RMS of |err| per series and over both; the verdict passes
- * when the median |err| over both series is <= --tolerance (default 0.25): exit 0, else 1.
- * Units: us; errors are fractions (text output prints percent). */
+ * The comparison (errors, break-evens, thresholds, verdict) is model/validate.h; this file
+ * reads the inputs and prints the result. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include "tpsplit.h"
 #include "cmdopt.h"
 #include "err.h"
@@ -38,69 +26,9 @@
 #include "fit.h"
 #include "predict.h"
 #include "allgather.h"
+#include "validate.h"
 
-typedef struct {
-  const long *t;
-  const double *d; /* split - replicated at t */
-  size_t n;
-} interp_t;
-
-/* d(T) interpolated linearly in log T between the rows (T inside [t0, t_last]). */
-static double interp_diff(long T, void *arg) {
-  const interp_t *a = (const interp_t *)arg;
-  if (T <= a->t[0]) return a->d[0];
-  for (size_t i = 1; i < a->n; i++) {
-    if (T <= a->t[i]) {
-      const double f = log((double)T / (double)a->t[i - 1]) / log((double)a->t[i] / (double)a->t[i - 1]);
-      return a->d[i - 1] + f * (a->d[i] - a->d[i - 1]);
-    }
-  }
-  return a->d[a->n - 1];
-}
-
-typedef struct {
-  const tps_fit *fit; /* direct */
-  const tps_pred *pred; /* transferred */
-} model_t;
-
-static double model_rep(const model_t *m, long T, double *se) {
-  if (m->fit) return tps_fit_replicated_us(m->fit, T, se);
-  if (se) *se = NAN;
-  return tps_pred_replicated_us(m->pred, T);
-}
-static double model_split(const model_t *m, long T, double *se, int *backend) {
-  if (m->fit) return tps_fit_split_us(m->fit, T, se, backend);
-  if (se) *se = NAN;
-  return tps_pred_split_us(m->pred, T, backend);
-}
-static double model_diff(long T, void *arg) {
-  const model_t *m = (const model_t *)arg;
-  return model_split(m, T, NULL, NULL) - model_rep(m, T, NULL);
-}
-
-typedef struct {
-  double median, max, rms;
-} errsum;
-
-static errsum summarize(const double *err, size_t n) {
-  errsum s = {NAN, NAN, NAN};
-  if (!n) return s;
-  double *a = (double *)malloc(n * sizeof *a);
-  if (!a) return s;
-  double ss = 0;
-  for (size_t i = 0; i < n; i++) {
-    a[i] = fabs(err[i]);
-    ss += err[i] * err[i];
-  }
-  gsl_sort(a, 1, n);
-  s.median = gsl_stats_median_from_sorted_data(a, 1, n);
-  s.max = a[n - 1];
-  s.rms = sqrt(ss / (double)n);
-  free(a);
-  return s;
-}
-
-static json_t *errsum_json(errsum s) {
+static json_t *errsum_json(tps_errsum s) {
   json_t *o = json_object();
   tps_json_set_num(o, "median_abs", s.median);
   tps_json_set_num(o, "max_abs", s.max);
@@ -169,10 +97,11 @@ int cmd_validate(int argc, char **argv) {
   tps_fit *fit = NULL;
   tps_pred pred;
   int have_pred = 0, have_ptab = 0, have_gt = 0;
-  double *err_rep = NULL, *err_split = NULL, *err_all = NULL, *dmeas = NULL, *dpred = NULL;
+  tps_validation r;
   memset(&meas, 0, sizeof meas);
   memset(&ptab, 0, sizeof ptab);
   memset(&pred, 0, sizeof pred);
+  memset(&r, 0, sizeof r);
   json_t *root = NULL;
 
   if (tps_table_read(meas_path, &meas, &e) != 0) { tps_err_print(&e); return TPS_EXIT_USAGE; }
@@ -185,7 +114,7 @@ int cmd_validate(int argc, char **argv) {
     if (meas.tp < 1) { tps_err_set(&e, meas_path, 0, "no '#@ tp:' metadata line"); break; }
     if (meas.nrows < 2) { tps_err_set(&e, meas_path, 0, "%zu row: at least 2 token counts are needed", meas.nrows); break; }
     const size_t n = meas.nrows;
-    model_t model = {NULL, NULL};
+    struct { const tps_fit *fit; const tps_pred *pred; } model = {NULL, NULL};
     char desc[512];
     if (is_fit_file(pred_path)) {
       fit = (tps_fit *)calloc(1, sizeof *fit);
@@ -235,83 +164,29 @@ int cmd_validate(int argc, char **argv) {
       snprintf(desc, sizeof desc, "table %s (%s, TP%d)", pred_path, ptab.gpu[0] ? ptab.gpu : "?", ptab.tp);
     }
 
-    /* per token count */
-    err_rep = (double *)calloc(n, sizeof(double));
-    err_split = (double *)calloc(n, sizeof(double));
-    err_all = (double *)calloc(2 * n, sizeof(double));
-    dmeas = (double *)calloc(n, sizeof(double));
-    double *prep = (double *)calloc(n, sizeof(double)), *psplit = (double *)calloc(n, sizeof(double));
-    double *se_rep = (double *)calloc(n, sizeof(double)), *se_split = (double *)calloc(n, sizeof(double));
-    int *backend = (int *)calloc(n, sizeof(int));
-    if (!err_rep || !err_split || !err_all || !dmeas || !prep || !psplit || !se_rep || !se_split || !backend) {
-      free(prep); free(psplit); free(se_rep); free(se_split); free(backend);
-      rc = TPS_EXIT_FAIL;
+    tps_split_series ms = {n, meas.tokens, meas.replicated_us, meas.split_us};
+    tps_val_prediction vp = {model.fit, model.pred, {0, NULL, NULL, NULL}};
+    if (have_ptab) vp.table = (tps_split_series){ptab.nrows, ptab.tokens, ptab.replicated_us, ptab.split_us};
+    int st = tps_validate(&ms, &vp, rounding, tol, &r);
+    if (st == TPS_EBADDATA && have_ptab) {
+      size_t i = 0;
+      while (i < n && meas.tokens[i] != r.bad_tokens) i++;
+      tps_err_set(&e, pred_path, 0, "no prediction for %ld tokens (measured in %s line %ld)", r.bad_tokens, meas_path,
+                  i < n ? meas.line[i] : 0L);
       break;
     }
-    int bad = 0;
-    for (size_t i = 0; i < n && !bad; i++) {
-      const long T = meas.tokens[i];
-      backend[i] = -1;
-      if (have_ptab) {
-        size_t j;
-        for (j = 0; j < ptab.nrows && ptab.tokens[j] != T; j++) {}
-        if (j == ptab.nrows) {
-          tps_err_set(&e, pred_path, 0, "no prediction for %ld tokens (measured in %s line %ld)", T, meas_path, meas.line[i]);
-          bad = 1;
-          break;
-        }
-        prep[i] = ptab.replicated_us[j];
-        psplit[i] = ptab.split_us[j];
-        se_rep[i] = se_split[i] = NAN;
-      } else {
-        prep[i] = model_rep(&model, T, &se_rep[i]);
-        psplit[i] = model_split(&model, T, &se_split[i], &backend[i]);
-        if (!isfinite(prep[i]) || !isfinite(psplit[i])) {
-          tps_err_set(&e, pred_path, 0, "the model gives no value at %ld tokens", T);
-          bad = 1;
-        }
-      }
-      err_rep[i] = prep[i] / meas.replicated_us[i] - 1;
-      err_split[i] = psplit[i] / meas.split_us[i] - 1;
-      err_all[2 * i] = err_rep[i];
-      err_all[2 * i + 1] = err_split[i];
-      dmeas[i] = meas.split_us[i] - meas.replicated_us[i];
-    }
-    if (bad) { free(prep); free(psplit); free(se_rep); free(se_split); free(backend); break; }
-
-    /* break-even on [Tmin, Tmax] */
-    const long tmin = meas.tokens[0], tmax = meas.tokens[n - 1];
-    interp_t im = {meas.tokens, dmeas, n};
-    tps_crossover cm, cp;
-    int st = tps_crossover_find(interp_diff, &im, tmin, tmax, &cm);
-    if (st == 0) {
-      if (have_ptab) {
-        dpred = (double *)calloc(ptab.nrows, sizeof(double));
-        if (!dpred) { st = -1; }
-        else {
-          for (size_t j = 0; j < ptab.nrows; j++) dpred[j] = ptab.split_us[j] - ptab.replicated_us[j];
-          interp_t ip = {ptab.tokens, dpred, ptab.nrows};
-          st = tps_crossover_find(interp_diff, &ip, tmin, tmax, &cp);
-        }
-      } else {
-        st = tps_crossover_find(model_diff, &model, tmin, tmax, &cp);
-      }
-    }
-    if (st != 0) {
-      tps_err_set(&e, pred_path, 0, "break-even: the prediction is not a number somewhere in [%ld, %ld]", tmin, tmax);
-      free(prep); free(psplit); free(se_rep); free(se_split); free(backend);
+    if (st == TPS_EBADDATA) { tps_err_set(&e, pred_path, 0, "the model gives no value at %ld tokens", r.bad_tokens); break; }
+    if (st == TPS_ENOMEM) { tps_err_set(&e, NULL, 0, "out of memory"); rc = TPS_EXIT_FAIL; break; }
+    if (st != TPS_OK) {
+      tps_err_set(&e, pred_path, 0, "break-even: the prediction is not a number somewhere in [%ld, %ld]",
+                  meas.tokens[0], meas.tokens[n - 1]);
       break;
     }
-    long first_row = -1; /* first measured row from which the split keeps winning */
-    for (size_t i = n; i-- > 0;) {
-      if (dmeas[i] < 0) first_row = meas.tokens[i];
-      else break;
-    }
-    const long be_m = cm.breakeven, be_p = cp.breakeven;
-    const long thr_m = be_m > 0 ? tps_threshold(be_m, rounding) : -1, thr_p = be_p > 0 ? tps_threshold(be_p, rounding) : -1;
-    const double be_err = be_m > 0 && be_p > 0 ? (double)be_p / (double)be_m - 1 : NAN;
-    const errsum s_rep = summarize(err_rep, n), s_split = summarize(err_split, n), s_all = summarize(err_all, 2 * n);
-    const int pass = s_all.median <= tol;
+    const tps_errsum s_rep = r.rep, s_split = r.split, s_all = r.all;
+    const long be_m = r.breakeven_meas, be_p = r.breakeven_pred, thr_m = r.threshold_meas, thr_p = r.threshold_pred;
+    const long first_row = r.first_winning_row, tmin = r.tmin, tmax = r.tmax;
+    const double be_err = r.breakeven_err;
+    const int pass = r.pass;
 
     if (json) {
       root = json_object();
@@ -323,20 +198,20 @@ int cmd_validate(int argc, char **argv) {
       json_object_set_new(root, "path", json_string(meas.kpath));
       json_t *rows = json_array();
       for (size_t i = 0; i < n; i++) {
-        json_t *r = json_object();
-        json_object_set_new(r, "tokens", json_integer(meas.tokens[i]));
-        json_object_set_new(r, "rows_per_rank", json_integer(meas.rows_per_rank[i]));
-        tps_json_set_num(r, "measured_replicated_us", meas.replicated_us[i]);
-        tps_json_set_num(r, "predicted_replicated_us", prep[i]);
-        tps_json_set_num(r, "predicted_replicated_se_us", se_rep[i]);
-        tps_json_set_num(r, "err_replicated", err_rep[i]);
-        tps_json_set_num(r, "measured_split_us", meas.split_us[i]);
-        tps_json_set_num(r, "predicted_split_us", psplit[i]);
-        tps_json_set_num(r, "predicted_split_se_us", se_split[i]);
-        tps_json_set_num(r, "err_split", err_split[i]);
-        json_object_set_new(r, "predicted_gather",
-                            backend[i] < 0 ? json_null() : json_string(tps_gather_name(backend[i])));
-        json_array_append_new(rows, r);
+        json_t *row = json_object();
+        json_object_set_new(row, "tokens", json_integer(meas.tokens[i]));
+        json_object_set_new(row, "rows_per_rank", json_integer(meas.rows_per_rank[i]));
+        tps_json_set_num(row, "measured_replicated_us", meas.replicated_us[i]);
+        tps_json_set_num(row, "predicted_replicated_us", r.pred_rep_us[i]);
+        tps_json_set_num(row, "predicted_replicated_se_us", r.se_rep_us[i]);
+        tps_json_set_num(row, "err_replicated", r.err_rep[i]);
+        tps_json_set_num(row, "measured_split_us", meas.split_us[i]);
+        tps_json_set_num(row, "predicted_split_us", r.pred_split_us[i]);
+        tps_json_set_num(row, "predicted_split_se_us", r.se_split_us[i]);
+        tps_json_set_num(row, "err_split", r.err_split[i]);
+        json_object_set_new(row, "predicted_gather",
+                            r.backend[i] < 0 ? json_null() : json_string(tps_gather_name(r.backend[i])));
+        json_array_append_new(rows, row);
       }
       json_object_set_new(root, "rows", rows);
       json_t *be = json_object();
@@ -369,8 +244,8 @@ int cmd_validate(int argc, char **argv) {
              "pred_split", "err_spl", "gather");
       for (size_t i = 0; i < n; i++)
         printf("%8ld %6ld %12.2f %12.2f %+7.1f%% %12.2f %12.2f %+7.1f%% %7s\n", meas.tokens[i], meas.rows_per_rank[i],
-               meas.replicated_us[i], prep[i], 100 * err_rep[i], meas.split_us[i], psplit[i], 100 * err_split[i],
-               backend[i] < 0 ? "-" : tps_gather_name(backend[i]));
+               meas.replicated_us[i], r.pred_rep_us[i], 100 * r.err_rep[i], meas.split_us[i], r.pred_split_us[i], 100 * r.err_split[i],
+               r.backend[i] < 0 ? "-" : tps_gather_name(r.backend[i]));
       printf("break-even on [%ld, %ld] tokens (split - replicated interpolated in log T): measured ", tmin, tmax);
       if (be_m > 0) printf("%ld", be_m); else printf("never");
       printf(", predicted ");
@@ -391,15 +266,10 @@ int cmd_validate(int argc, char **argv) {
              100 * s_all.median, pass ? "<=" : ">", 100 * tol);
       rc = pass ? TPS_EXIT_OK : TPS_EXIT_FAIL;
     }
-    free(prep); free(psplit); free(se_rep); free(se_split); free(backend);
   } while (0);
   if (e.set) tps_err_print(&e);
   if (root) json_decref(root);
-  free(err_rep);
-  free(err_split);
-  free(err_all);
-  free(dmeas);
-  free(dpred);
+  tps_validation_free(&r);
   if (have_pred) tps_pred_free(&pred);
   free(fit);
   if (have_ptab) tps_table_free(&ptab);

@@ -27,6 +27,7 @@
 #include "predict.h"
 #include "sim.h"
 #include "fitfile.h"
+#include "fitload.h"
 #include "util.h"
 
 #define DEFAULT_TMAX 16384L

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "fitfile.h"
+#include "fitload.h"
 #include "tpsplit.h"
 #include "jsonout.h"
 #include "util.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include "fitfile.h"
+#include "fitload.h"
 #include "util.h"
 
 #define BUNDLED_TABLE "h20_tp8_fused_wqa_wkv.tsv"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <gsl/gsl_errno.h>
 #include "fitfile.h"
+#include "fitload.h"
 #include "fit.h"
 
 static int fails = 0;
