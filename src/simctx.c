@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <strings.h>
 #include "fitfile.h"
 #include "fitload.h"
@@ -103,5 +104,46 @@ int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, i
   t->threshold = tps_threshold(be, 0);
   snprintf(t->source, sizeof t->source, "%s prediction: break-even %ld tokens on %s TP%d %s, next power of two",
            tps_scaling_names[scaling], be, gpu->name, tp, path->name);
+  return 0;
+}
+
+const char *tps_simsrc_name(int source) {
+  return source == 0 ? "measured" : source > 0 && source <= TPS_NSCALINGS ? tps_scaling_names[source - 1] : "?";
+}
+
+void tps_simsrc_free(tps_simsrc *s) {
+  for (size_t j = 0; j < TPS_SIM_MAXPROJ; j++) {
+    tps_gemm_curve_free(s->rep[j]);
+    tps_gemm_curve_free(s->split[j]);
+    if (s->have_pred[j]) tps_pred_free(&s->pred[j]);
+  }
+  memset(s, 0, sizeof *s);
+}
+
+int tps_simref_sources(const tps_simref *r, const tps_sim_model *m, const char *mpath, int scaling, const tps_gpu *gpu,
+                       int tp, tps_simsrc *s, tps_err *e) {
+  memset(s, 0, sizeof *s);
+  s->models.nproj = m->nproj;
+  for (size_t j = 0; j < m->nproj; j++) {
+    const tps_sim_proj *p = &m->proj[j];
+    tps_gemm_shape shape = {m->hidden, p->n, p->out_bytes};
+    if (tps_simref_measured(r, gpu, tp, &shape, p->path)) {
+      s->rep[j] = tps_gemm_curve_alloc(r->table.tokens, r->table.replicated_us, r->table.nrows);
+      s->split[j] = tps_gemm_curve_alloc(r->table.tokens, r->table.split_us, r->table.nrows);
+      if (!s->rep[j] || !s->split[j]) return tps_err_set(e, r->table.path, 0, "cannot interpolate the measured columns");
+    } else {
+      if (tps_simref_pred(r, &s->pred[j], scaling, gpu, tp, p->path, &shape, e)) {
+        char msg[sizeof e->msg];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        tps_pred_free(&s->pred[j]);
+        return tps_err_set(e, mpath, 0, "projection %s: %s", p->name, msg);
+      }
+      s->have_pred[j] = 1;
+      s->source[j] = scaling + 1;
+    }
+    s->models.p[j].rep_curve = s->rep[j];
+    s->models.p[j].split_curve = s->split[j];
+    s->models.p[j].pred = s->have_pred[j] ? &s->pred[j] : NULL;
+  }
   return 0;
 }
