@@ -3,7 +3,7 @@
  * The priors are used where nothing of that path was measured on that GPU: spec-only
  * predictions take them as they are (tps_gemm_from_spec); transfers keep the fitted
  * efficiency within a path and scale it by the ratio of the priors across paths
- * (tps_gemm_transfer); their rsd set the spread of the bootstrap (model/predict.c).
+ * (tps_gemm_transfer); their rsd set the spread of the bootstrap (model/uncertainty.c).
  * Every value below names its source.  Sources:
  *  [B1] brief, rules of thumb: mma.sync kernels on Hopper reach at best ~75% of the bf16
  *       peak;                  [B2] large bf16 GEMMs reach ~80% of peak on Hopper;

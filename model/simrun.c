@@ -1,5 +1,6 @@
 /* simrun.c: one simulation run (see simrun.h). */
 #include "simrun.h"
+#include "uncertainty.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include "sim.h"
 #include "status.h"
+#include "uncertainty.h"
 #ifdef __cplusplus
 extern "C" {
 #endif

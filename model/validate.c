@@ -1,5 +1,6 @@
 /* validate.c: a prediction against a measured split table (see validate.h). */
 #include "validate.h"
+#include "crossover.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

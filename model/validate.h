@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include "fit.h"
 #include "predict.h"
+#include "crossover.h"
 #include "status.h"
 #ifdef __cplusplus
 extern "C" {

@@ -14,6 +14,7 @@
 #include "plot.h"
 #include "predcli.h"
 #include "util.h"
+#include "uncertainty.h"
 
 int cmd_default(int argc, char **argv) {
   int no_plots = 0;

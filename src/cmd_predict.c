@@ -12,6 +12,7 @@
 #include "err.h"
 #include "jsonout.h"
 #include "predcli.h"
+#include "sensitivity.h"
 #include "util.h"
 
 /* The tokens of the seed table (data/h20_tp8_fused_wqa_wkv.tsv). */

@@ -26,6 +26,7 @@
 #include "modeldesc.h"
 #include "simctx.h"
 #include "simrun.h"
+#include "uncertainty.h"
 
 #define DEFAULT_PROMPTS "8192,32768,131072"
 

@@ -10,6 +10,7 @@
 #include "envvars.h"
 #include "tpsplit.h"
 #include "util.h"
+#include "uncertainty.h"
 
 #define SAMPLES_MAX 100000
 #define HELP_COL 24  /* column of the help text in the options list */

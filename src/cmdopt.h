@@ -16,6 +16,7 @@
 #include "gpus.h"
 #include "path.h"
 #include "predict.h"
+#include "uncertainty.h"
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -25,6 +25,8 @@
 #include "plot.h"
 #include "predcli.h"
 #include "predict.h"
+#include "crossover.h"
+#include "uncertainty.h"
 #include "sim.h"
 #include "fitfile.h"
 #include "fitload.h"

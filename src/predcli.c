@@ -12,6 +12,8 @@
 #include "tpsplit.h"
 #include "jsonout.h"
 #include "util.h"
+#include "crossover.h"
+#include "uncertainty.h"
 
 int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
                      tps_err *e) {

@@ -10,6 +10,8 @@
 #include "table.h"
 #include "fit.h"
 #include "predict.h"
+#include "crossover.h"
+#include "uncertainty.h"
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -10,6 +10,7 @@
 #include "fitfile.h"
 #include "fitload.h"
 #include "util.h"
+#include "crossover.h"
 
 #define BUNDLED_TABLE "h20_tp8_fused_wqa_wkv.tsv"
 

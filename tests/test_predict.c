@@ -10,6 +10,9 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include "predict.h"
+#include "crossover.h"
+#include "uncertainty.h"
+#include "sensitivity.h"
 
 static int fails = 0, checks = 0;
 #define CHECK(cond, ...)                                                     \
