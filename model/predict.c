@@ -65,7 +65,7 @@ double tps_pred_gemm_us(const tps_pred *p, long rows) {
 }
 
 /* The gathered buffer: TP equal shards of ceil(T/TP) rows (an all-gather moves equal
- * shards; the rows past T are padding), as in the fit (model/fit.c). */
+ * shards; the rows past T are padding), as in the fit (model/fit_core.c). */
 static double gathered_bytes(const tps_pred *p, long tokens) {
   return (double)p->tp * (double)tps_pred_rows_per_rank(p, tokens) * p->out_bytes_per_token;
 }

@@ -82,7 +82,7 @@ int tps_pred_draws_alloc(const tps_pred *p, unsigned long seed, tps_pred_draws *
       double ridge = attempt ? dmax * pow(10.0, -12 + 3 * attempt) : 0.0;
       for (int i = 0; i < np; i++)
         for (int j = 0; j < np; j++)
-          gsl_matrix_set(d->L, i, j, p->fit->cov[i * np + j] + (i == j ? ridge : 0.0)); /* packed, stride npar (fit.c) */
+          gsl_matrix_set(d->L, i, j, p->fit->cov[i * np + j] + (i == j ? ridge : 0.0)); /* packed, stride npar (fit.h) */
       ok = gsl_linalg_cholesky_decomp1(d->L) == GSL_SUCCESS;
     }
     if (!ok) {

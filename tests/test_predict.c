@@ -371,7 +371,7 @@ static void test_model(void) {
   if (st) return;
   tps_pred p;
   CHECK(tps_pred_init_model(&p, &f, &h20, &h20, 8, &tps_path_marlin_w8a16, NULL) == 0, "init model H20");
-  /* on the measured GPU, TP and path the context is the fit itself (fit.c's own evaluation) */
+  /* on the measured GPU, TP and path the context is the fit itself (the fit's own evaluation, model/fit_core.c) */
   for (int i = 0; i < 11; i++) {
     long t = h20_t[i];
     CHECK(near(tps_pred_replicated_us(&p, t), tps_fit_replicated_us(&f, t, NULL), 1e-9), "rep = fit at %ld", t);
