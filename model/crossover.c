@@ -5,6 +5,8 @@
 #include <string.h>
 #include "pred_impl.h"
 
+const int tps_grid_tp[TPS_GRID_NTP] = {2, 4, 8, 16};
+
 long tps_threshold(long be, long rounding) {
   if (be < 1) return -1;
   if (rounding > 0) return (be + rounding - 1) / rounding * rounding;

@@ -13,6 +13,11 @@
 extern "C" {
 #endif
 
+/* The TP sizes of the crossover grid by default (crossover, the main job, its figures):
+ * TP 2, 4, 8 in one 8-GPU NVLink domain, 16 across two. */
+#define TPS_GRID_NTP 4
+extern const int tps_grid_tp[TPS_GRID_NTP];
+
 #define TPS_CROSS_MAXCHG 32
 typedef struct {
   long tmin, tmax;

@@ -80,7 +80,7 @@ typedef struct {
   double loo_med_abs, loo_max_abs;           /* NaN when --loo not asked */
   int iterations;
   double rcond;
-  /* added by the fit area */
+  /* parameter bookkeeping and fit statistics */
   int par_target[TPS_FIT_MAXPAR];    /* what each theta_j sets (TPS_FT_*) */
   double nccl_busbw_ref[TPS_NPROTO]; /* bus bandwidths that ag_nccl_bw_scale multiplies */
   int gather;                        /* tps_gather_id of the measured gather: split fits any,
@@ -117,7 +117,6 @@ typedef struct {
   double gather_cap_bytes;   /* custom backend cap per rank (0 = default 2 MiB) */
   const tps_path *path;
   int sms;                   /* SMs of the measured GPU */
-  /* added by the fit area (zero = default) */
   const tps_gpu *gpu;        /* measured GPU (priors: HBM, links); NULL = generic NVLink4 */
   int gather;                /* tps_gather_id of the measurement: TPS_GATHER_AUTO (custom while
                               * the per-rank input <= cap, else NCCL), _CUSTOM or _NCCL */
@@ -130,7 +129,7 @@ typedef struct {
   tps_gemm_shape shape;
   const tps_path *path;
   int sms;
-  const tps_gpu *gpu;        /* added: measured GPU for the bw prior; NULL = none */
+  const tps_gpu *gpu;        /* measured GPU for the bandwidth prior; NULL = none */
 } tps_gemm_data;
 
 typedef struct {
@@ -139,7 +138,7 @@ typedef struct {
   const double *time_us;
   int ranks;
   int backend;               /* TPS_GATHER_NCCL or TPS_GATHER_CUSTOM */
-  const tps_gpu *gpu;        /* added: for priors; NULL = generic NVLink4 */
+  const tps_gpu *gpu;        /* measured GPU for the priors; NULL = generic NVLink4 */
 } tps_ag_data;
 
 typedef struct {

@@ -89,7 +89,7 @@ int tps_fit_apply_theta(const tps_fit *f, const double *th, tps_gemm_model *g, t
 }
 
 /* Current value of a target in (g, a). */
-double tps_fit_target_value(const tps_fit *f, int t, const tps_gemm_model *g, const tps_ag_model *a) {
+static double target_value(const tps_fit *f, int t, const tps_gemm_model *g, const tps_ag_model *a) {
   if (t >= 0 && t < TPS_GEMM_NPAR) return g->p[t];
   if (t == TPS_FT_AG_CUSTOM_FLOOR) return a->custom_floor_us;
   if (t == TPS_FT_AG_CUSTOM_GBPS) return a->custom_gbps;
@@ -125,14 +125,14 @@ int tps_fit_set_theta(tps_fit *f, const double *theta) {
 
 /* ------------------------------------------------------------------ model of one point */
 
-long tps_fit_rows_per_rank(const tps_fit *f, long tokens) { return (tokens + f->tp - 1) / f->tp; }
+static long rows_per_rank(const tps_fit *f, long tokens) { return (tokens + f->tp - 1) / f->tp; }
 
 /* The gather of a split of T tokens: every rank contributes its ceil(T/tp) rows, so the
  * gathered buffer is tp * ceil(T/tp) * out_bytes_per_token (= T * out_bytes_per_token
  * when tp divides T) and the custom backend's cap applies to ceil(T/tp) rows. */
 double tps_fit_gather_of(const tps_fit *f, const tps_ag_model *a, long tokens, int *backend) {
   int used = -1;
-  double total = (double)f->tp * (double)tps_fit_rows_per_rank(f, tokens) * f->out_bytes_per_token;
+  double total = (double)f->tp * (double)rows_per_rank(f, tokens) * f->out_bytes_per_token;
   double t = tps_ag_time_us(a, total, f->tp, f->gather, &used, NULL);
   if (backend) *backend = used;
   return t;
@@ -144,7 +144,7 @@ double tps_fit_point_model(const tps_fit *f, const tps_gemm_model *g, const tps_
   case TPS_FIT_SPLIT: {
     long T = (long)pt->x;
     if (pt->series == 0) return tps_gemm_time_us(g, &f->shape, T);
-    return tps_gemm_time_us(g, &f->shape, tps_fit_rows_per_rank(f, T)) + tps_fit_gather_of(f, a, T, NULL);
+    return tps_gemm_time_us(g, &f->shape, rows_per_rank(f, T)) + tps_fit_gather_of(f, a, T, NULL);
   }
   case TPS_FIT_GEMM:
     return tps_gemm_time_us(g, &f->shape, (long)pt->x);
@@ -224,7 +224,7 @@ static double eval_gather(const tps_fit *f, const tps_gemm_model *g, const tps_a
   return tps_fit_gather_of(f, a, T, b);
 }
 static double eval_split(const tps_fit *f, const tps_gemm_model *g, const tps_ag_model *a, long T, int *b) {
-  return tps_gemm_time_us(g, &f->shape, tps_fit_rows_per_rank(f, T)) + tps_fit_gather_of(f, a, T, b);
+  return tps_gemm_time_us(g, &f->shape, rows_per_rank(f, T)) + tps_fit_gather_of(f, a, T, b);
 }
 
 /* Value at f's current models; se by the delta method around them (central differences). */
@@ -235,7 +235,7 @@ static double delta(const tps_fit *f, eval_fn fn, long T, double *se, int *backe
   if (!isfinite(v) || f->npar < 1) return v;
   int p = f->npar;
   double th[TPS_FIT_MAXPAR], grad[TPS_FIT_MAXPAR];
-  for (int j = 0; j < p; j++) th[j] = tps_fit_target_value(f, f->par_target[j], &f->gemm, &f->ag);
+  for (int j = 0; j < p; j++) th[j] = target_value(f, f->par_target[j], &f->gemm, &f->ag);
   for (int j = 0; j < p; j++) {
     double h = 1e-5 * (fabs(th[j]) > 1e-3 ? fabs(th[j]) : 1e-3);
     double tp_[TPS_FIT_MAXPAR], tm[TPS_FIT_MAXPAR];

@@ -18,12 +18,8 @@ typedef struct {
 int tps_fit_fail(char *msg, size_t msgsz, int status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Copy f's models into g, a and write theta into them; -1 when a value is outside its domain. */
 int tps_fit_apply_theta(const tps_fit *f, const double *th, tps_gemm_model *g, tps_ag_model *a);
-/* The current value of target t in (g, a). */
-double tps_fit_target_value(const tps_fit *f, int t, const tps_gemm_model *g, const tps_ag_model *a);
 /* Write one value into f's models (fixing a parameter at its prior). */
 void tps_fit_set_target(tps_fit *f, int t, double v);
-/* ceil(tokens / f->tp). */
-long tps_fit_rows_per_rank(const tps_fit *f, long tokens);
 /* The gather of a split of tokens with a's parameters; *backend (may be NULL) the one used. */
 double tps_fit_gather_of(const tps_fit *f, const tps_ag_model *a, long tokens, int *backend);
 /* The model value of a point with the models g, a. */

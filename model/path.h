@@ -46,7 +46,7 @@ typedef struct tps_path {
   double stream_eff_rsd;
   double floor_us;         /* prior: fixed cost in a CUDA graph (launch, fill, drain) */
   const char *source;      /* where the priors come from */
-  /* Fields added by the fit area (model/gemm.c reads them): */
+  /* The launch structure of sliced stream-K kernels (model/gemm.c): */
   int slice_rows;          /* >0: the kernel splits M into slices of at most this many rows,
                             * each a separate pass over the weights, with K split across SMs
                             * (stream-K, serial reduction); 0: one output-tiled launch */

@@ -16,7 +16,7 @@
  *                spec-only NCCL/custom models of target and reference (link bandwidth,
  *                NCCL's ring latency in n-1 steps), so the fitted gather calibrates it;
  *   spec         datasheet x path priors only (tps_gemm_from_spec, tps_ag_from_spec);
- *   pessimistic  the rule of the brief applied to the H20 table: a GEMM of >= 1024 rows
+ *   pessimistic  the seed vLLM pull request's rule (project brief) applied to the H20 table: a GEMM of >= 1024 rows
  *                runs 6.7x faster than on H20, one of 512 rows 3.7x, one of <= 256 rows
  *                2x (the factor is linear in log2(rows) in between), the gather no faster.
  *                The H20 GEMM is the measured replicated column interpolated with

@@ -8,7 +8,8 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
-tps_errsum tps_errsum_of(const double *err, size_t n) {
+/* median, max and RMS of |err[0..n)| (NaN for n = 0). */
+static tps_errsum errsum_of(const double *err, size_t n) {
   tps_errsum s = {NAN, NAN, NAN};
   double *a = n ? malloc(n * sizeof *a) : NULL;
   if (!a) return s;
@@ -131,9 +132,9 @@ int tps_validate(const tps_split_series *m, const tps_val_prediction *p, long ro
     both[2 * i] = v->err_rep[i];
     both[2 * i + 1] = v->err_split[i];
   }
-  v->rep = tps_errsum_of(v->err_rep, n);
-  v->split = tps_errsum_of(v->err_split, n);
-  v->all = tps_errsum_of(both, 2 * n);
+  v->rep = errsum_of(v->err_rep, n);
+  v->split = errsum_of(v->err_split, n);
+  v->all = errsum_of(both, 2 * n);
   v->pass = v->all.median <= tolerance;
 
   v->tmin = m->tokens[0];

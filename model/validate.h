@@ -66,8 +66,6 @@ int tps_validate(const tps_split_series *m, const tps_val_prediction *p, long ro
                  tps_validation *v);
 void tps_validation_free(tps_validation *v);
 
-/* median, max and RMS of |err[0..n)| (NaN for n = 0). */
-tps_errsum tps_errsum_of(const double *err, size_t n);
 
 #ifdef __cplusplus
 }

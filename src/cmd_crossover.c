@@ -31,11 +31,10 @@ int cmd_crossover(int argc, char **argv) {
                              "breakeven_hi, threshold_tokens}], \"not_applicable\": [{gpu, tp, path, reason}]}"},
     .exit_status = "0 ok; 1 the reference fit failed; 2 usage or input error.",
   };
-  static const int tps_default[] = {2, 4, 8, 16};
   tps_cmdopt_values v;
   tps_cmdopt_init(&v);
-  memcpy(v.tps, tps_default, sizeof tps_default);
-  v.ntps = sizeof tps_default / sizeof tps_default[0];
+  memcpy(v.tps, tps_grid_tp, sizeof tps_grid_tp);
+  v.ntps = TPS_GRID_NTP;
   v.npaths = tps_path_select(TPS_PATH_F_MODEL, v.paths, TPS_NPATHS);
   int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
   if (prc >= 0) return prc;

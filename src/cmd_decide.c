@@ -144,7 +144,7 @@ int cmd_decide(int argc, char **argv) {
   cs[nc].name = "custom_allreduce";
   cs[nc].pass = car && fc_val;
   if (!car)
-    snprintf(cs[nc].reason, sizeof cs[nc].reason, "custom all-reduce disabled (the PR's proxy for NVLink between all ranks)");
+    snprintf(cs[nc].reason, sizeof cs[nc].reason, "custom all-reduce disabled (the seed vLLM pull request's proxy for NVLink between all ranks)");
   else if (!fc_val && fc_auto && !gpu->nvlink)
     snprintf(cs[nc].reason, sizeof cs[nc].reason, "not fully connected: %s has no NVLink (auto)", gpu->name);
   else if (!fc_val && fc_auto)

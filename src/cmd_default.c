@@ -1,6 +1,6 @@
 /* cmd_default.c: `tpsplit` with no command, the main job: fit the bundled H20 table,
  * print the crossover grid of the bundled GPUs x TP 2,4,8,16 x kernel paths with 90%
- * intervals (and the brief's pessimistic rule next to it for H100/H200 TP8), then write
+ * intervals (and the seed pull request's pessimistic rule next to it for H100/H200 TP8), then write
  * the figures (src/plot.h, tps_plot_default).  The last line names the output folder. */
 #include "config.h"
 #include <math.h>
@@ -60,7 +60,6 @@ int cmd_default(int argc, char **argv) {
     goto done;
   }
   /* 2. the grid */
-  static const int tps[] = {2, 4, 8, 16};
   const tps_path *paths[TPS_NPATHS];
   size_t npath = tps_path_select(TPS_PATH_F_MODEL, paths, TPS_NPATHS);
   gpus = calloc(ref.gpus.n, sizeof *gpus);
@@ -69,13 +68,13 @@ int cmd_default(int argc, char **argv) {
   tps_pred_opts po;
   tps_pred_opts_default(&po);
   tps_unc_opts uo = {(int)v.samples, (unsigned long)v.seed, TPS_INTERVAL_LEVEL};
-  if (tps_grid_run(&ref, TPS_SCALING_MODEL, gpus, ref.gpus.n, tps, 4, paths, npath, &po, &uo,
+  if (tps_grid_run(&ref, TPS_SCALING_MODEL, gpus, ref.gpus.n, tps_grid_tp, TPS_GRID_NTP, paths, npath, &po, &uo,
                    TPS_PRED_DEFAULT_TMAX, 0, &g, &e) != 0) {
     tps_err_print(&e);
     rc = TPS_EXIT_FAIL;
     goto done;
   }
-  /* the brief's pessimistic rule, for comparison: H100/H200 at TP8 */
+  /* the seed pull request's pessimistic rule, for comparison: H100/H200 at TP8 */
   const tps_gpu *pgpus[2];
   size_t npg = 0;
   const char *pnames[2] = {"H100", "H200"};
@@ -130,7 +129,7 @@ int cmd_default(int argc, char **argv) {
   for (size_t i = 0; i < pg.n; i++) {
     const tps_gridcell *cc = &pg.cell[i];
     if (cc->status == TPS_OK && cc->cx.breakeven > 0)
-      printf("# the brief's pessimistic rule on the H20 table: %s TP8 marlin-w8a16 break-even %ld, threshold %ld\n", cc->gpu->name,
+      printf("# the seed vLLM pull request's pessimistic rule on the H20 table: %s TP8 marlin-w8a16 break-even %ld, threshold %ld\n", cc->gpu->name,
              cc->cx.breakeven, cc->threshold);
   }
   if (!plots) {

@@ -228,7 +228,8 @@ void tps_cmdopt_env_help(FILE *fp, const char *cmd) {
   }
 }
 
-void tps_cmdopt_help(const tps_cmdspec *s, const tps_cmdopt_values *v, FILE *fp) {
+/* The --help text. */
+static void cmdopt_help(const tps_cmdspec *s, const tps_cmdopt_values *v, FILE *fp) {
   fprintf(fp, "Usage: tpsplit%s%s %s\n", s->name ? " " : "", s->name ? s->name : "", s->synopsis);
   if (s->about) fprintf(fp, "%s\n", s->about);
   fprintf(fp, "\nOptions:\n");
@@ -466,7 +467,7 @@ int tps_cmdopt_parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_val
   optind = 0;
   while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
     char why[512];
-    if (c == 'h' || c == KEY_HELP) { tps_cmdopt_help(s, v, stdout); return TPS_EXIT_OK; }
+    if (c == 'h' || c == KEY_HELP) { cmdopt_help(s, v, stdout); return TPS_EXIT_OK; }
     if ((c == 'V' || c == KEY_VERSION) && s->name) return tps_print_version(s->name);
     if (c == 'V' || c == KEY_VERSION) { printf("tpsplit (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return TPS_EXIT_OK; }
     if (c == ':') return usage_error(s, "option '%s' needs a value", argv[optind - 1]);

@@ -140,8 +140,6 @@ void tps_cmdopt_free(tps_cmdopt_values *v);
  * the exit code to return at once: TPS_EXIT_OK after --help or --version, TPS_EXIT_USAGE
  * after a usage error (one line on stderr). */
 int tps_cmdopt_parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values *v);
-/* The --help text. */
-void tps_cmdopt_help(const tps_cmdspec *s, const tps_cmdopt_values *v, FILE *fp);
 /* "Environment:" and the variables read by cmd ("main": the main job; NULL: all of them),
  * from src/envvars.h; nothing when cmd reads none. */
 void tps_cmdopt_env_help(FILE *fp, const char *cmd);

@@ -48,7 +48,8 @@ static size_t ag_fields(tps_fit *f, ag_field *out) {
   return n;
 }
 
-int tps_fitfile_write(FILE *fp, const tps_fit *fc, const char *const *sources, size_t nsources) {
+/* Write f to fp (sources: the measurement files, may be NULL/0). 0, or -1 on write error. */
+static int fitfile_write(FILE *fp, const tps_fit *fc, const char *const *sources, size_t nsources) {
   tps_fit *f = (tps_fit *)fc; /* ag_fields takes pointers; nothing is written through them here */
   fprintf(fp, "# tpsplit fit file: see src/fitfile.h or the README (section 'fit') for the format.\n");
   fprintf(fp, "# written by: %s\n", tps_cmdline()[0] ? tps_cmdline() : "tpsplit");
@@ -104,7 +105,7 @@ int tps_fitfile_write(FILE *fp, const tps_fit *fc, const char *const *sources, s
 int tps_fitfile_save(const char *path, const tps_fit *f, const char *const *sources, size_t nsources, tps_err *e) {
   tps_outfile o;
   if (tps_out_open(&o, path, e) != 0) return -1;
-  if (tps_fitfile_write(o.fp, f, sources, nsources) != 0) {
+  if (fitfile_write(o.fp, f, sources, nsources) != 0) {
     tps_out_abort(&o);
     return tps_err_set(e, path, 0, "write error");
   }

@@ -49,8 +49,6 @@ extern "C" {
 
 #define TPS_FITFILE_VERSION 1
 
-/* Write f to fp (sources: the measurement files, may be NULL/0). 0, or -1 on write error. */
-int tps_fitfile_write(FILE *fp, const tps_fit *f, const char *const *sources, size_t nsources);
 /* Write atomically to path (temp file + rename; "-" = stdout). 0, or -1 with e. */
 int tps_fitfile_save(const char *path, const tps_fit *f, const char *const *sources, size_t nsources, tps_err *e);
 /* Read a fit file into f (f->gemm.path points at the static path). 0, or -1 with

@@ -629,7 +629,7 @@ int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files 
   j.ngpu = 3; j.gpu = g3; j.ntp = 1; j.tp = tp1; j.npath = 1; j.path = fpath;
   j.figures = TPS_PLOT_FIG_LATENCY | TPS_PLOT_FIG_SPEEDUP;
   if (tps_plot_run(&j, w, e)) goto out;
-  /* 2b. the model's H100/H200 curves next to the brief's pessimistic rule (the rule scales
+  /* 2b. the model's H100/H200 curves next to the seed pull request's pessimistic rule (the rule scales
    * H20 the same way for both, so one grey curve) */
   if (rule_figure(&j, h100, h200, outdir, &oo, w, e)) goto out;
   /* 3. the crossover map: every bundled GPU x TP 2, 4, 8, 16 x every path (tps_grid_run) */
@@ -638,12 +638,11 @@ int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files 
   size_t npa = 0;
   if (!ga) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
   for (size_t i = 0; i < r->gpus.n; i++) ga[i] = &r->gpus.gpu[i];
-  npa = tps_path_select(TPS_PATH_F_MODEL, pa, 8);
-  int tp4[4] = {2, 4, 8, 16};
+  npa = tps_path_select(TPS_PATH_F_MODEL, pa, sizeof pa / sizeof pa[0]);
   tps_pred_opts po;
   tps_pred_opts_default(&po);
   tps_unc_opts uo = {oo.nsamples, oo.seed, TPS_INTERVAL_LEVEL};
-  int r3 = tps_grid_run(r, TPS_SCALING_MODEL, ga, r->gpus.n, tp4, 4, pa, npa, &po, &uo, TPS_PRED_DEFAULT_TMAX, 0, &g, e);
+  int r3 = tps_grid_run(r, TPS_SCALING_MODEL, ga, r->gpus.n, tps_grid_tp, TPS_GRID_NTP, pa, npa, &po, &uo, TPS_PRED_DEFAULT_TMAX, 0, &g, e);
   free(ga);
   if (r3 || grid_figure(&g, outdir, &oo, w, e)) goto out;
   /* 4. the per-layer stage of DeepSeek-V4.1-Flash on H200 at TP8 (an 8192-token chunk) */

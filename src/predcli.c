@@ -98,8 +98,8 @@ void tps_predref_describe(const tps_predref *r, int scaling, char *buf, size_t b
              r->fit.gpu);
     break;
   case TPS_SCALING_PESSIMISTIC:
-    snprintf(buf, bufsz, "scaling pessimistic: the brief's rule on %s (GEMM 2x/3.7x/6.7x faster at <=256/512/>=1024 rows, gather as measured)",
-             r->fit_source);
+    snprintf(buf, bufsz, "scaling pessimistic: the seed vLLM pull request's rule on %s (GEMM 2x/3.7x/6.7x faster at "
+             "<=256/512/>=1024 rows, gather as measured)", r->fit_source);
     break;
   default:
     snprintf(buf, bufsz, "scaling spec: datasheet x path priors (no measurement)");

@@ -53,7 +53,8 @@ void tps_simref_free(tps_simref *r) {
   memset(r, 0, sizeof *r);
 }
 
-int tps_simref_measured(const tps_simref *r, const tps_gpu *gpu, int tp, const tps_gemm_shape *shape,
+/* The measured table matches this projection on this target. */
+static int simref_measured(const tps_simref *r, const tps_gpu *gpu, int tp, const tps_gemm_shape *shape,
                         const tps_path *path) {
   const tps_table *t = &r->table;
   if (!r->have_table || t->kind != TPS_TABLE_SPLIT || !r->table_gpu || t->nrows < 2) return 0;
@@ -61,7 +62,9 @@ int tps_simref_measured(const tps_simref *r, const tps_gpu *gpu, int tp, const t
          tps_path_find(t->kpath) == path && fabs(t->out_bytes_per_token - shape->n * shape->out_bytes) < 1e-9;
 }
 
-int tps_simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_gpu *gpu, int tp,
+/* A prediction context (TPS_SCALING_MODEL or TPS_SCALING_SPEC) for one projection; 0, or -1
+ * with e (impossible TP, a path that cannot run there). */
+static int simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_gpu *gpu, int tp,
                     const tps_path *path, const tps_gemm_shape *shape, tps_err *e) {
   tps_pred_opts o;
   memset(p, 0, sizeof *p);
@@ -91,7 +94,7 @@ int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, i
   t->threshold = t->breakeven = -1;
   tps_pred p;
   if (tmax < 1) tmax = TPS_PRED_DEFAULT_TMAX;
-  if (tps_simref_pred(r, &p, scaling, gpu, tp, path, shape, e)) { tps_pred_free(&p); return -1; }
+  if (simref_pred(r, &p, scaling, gpu, tp, path, shape, e)) { tps_pred_free(&p); return -1; }
   long be = -1;
   int rc = tps_pred_breakeven(&p, tmax, &be);
   tps_pred_free(&p);
@@ -128,12 +131,12 @@ int tps_simref_sources(const tps_simref *r, const tps_sim_model *m, const char *
   for (size_t j = 0; j < m->nproj; j++) {
     const tps_sim_proj *p = &m->proj[j];
     tps_gemm_shape shape = {m->hidden, p->n, p->out_bytes};
-    if (tps_simref_measured(r, gpu, tp, &shape, p->path)) {
+    if (simref_measured(r, gpu, tp, &shape, p->path)) {
       s->rep[j] = tps_gemm_curve_alloc(r->table.tokens, r->table.replicated_us, r->table.nrows);
       s->split[j] = tps_gemm_curve_alloc(r->table.tokens, r->table.split_us, r->table.nrows);
       if (!s->rep[j] || !s->split[j]) return tps_err_set(e, r->table.path, 0, "cannot interpolate the measured columns");
     } else {
-      if (tps_simref_pred(r, &s->pred[j], scaling, gpu, tp, p->path, &shape, e)) {
+      if (simref_pred(r, &s->pred[j], scaling, gpu, tp, p->path, &shape, e)) {
         char msg[sizeof e->msg];
         snprintf(msg, sizeof msg, "%s", e->msg);
         tps_pred_free(&s->pred[j]);

@@ -39,15 +39,6 @@ int tps_simref_load(tps_simref *r, const tps_gpu_table *gt, const char *fit_file
                     const char *gpus_file, tps_err *e);
 void tps_simref_free(tps_simref *r);
 
-/* The measured table matches this projection on this target. */
-int tps_simref_measured(const tps_simref *r, const tps_gpu *gpu, int tp, const tps_gemm_shape *shape,
-                        const tps_path *path);
-
-/* A prediction context (scaling TPS_SCALING_MODEL or TPS_SCALING_SPEC) for one projection.
- * Returns 0, or -1 with e (impossible TP, path that cannot run there: why in the message). */
-int tps_simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_gpu *gpu, int tp,
-                    const tps_path *path, const tps_gemm_shape *shape, tps_err *e);
-
 typedef struct {
   long threshold;     /* recommended threshold (next power of two >= break-even); -1 never */
   long breakeven;     /* -1 when the split never wins up to tmax, or not computed */
@@ -60,7 +51,7 @@ int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, i
                          const tps_gemm_shape *shape, long tmax, tps_simctx_thr *t, tps_err *e);
 
 /* The source of every projection of a model on a target: measured where the table matches
- * (tps_simref_measured), else a prediction of the scaling; models holds the costs
+ * (its GPU, TP, K, N, path and output bytes), else a prediction of the scaling; models holds the costs
  * (tps_sim_models) pointing at the curves and contexts here. */
 typedef struct {
   int source[TPS_SIM_MAXPROJ];          /* 0 measured, else TPS_SCALING_* + 1 */

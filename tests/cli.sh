@@ -26,6 +26,7 @@ for c in inspect fit predict crossover plot simulate decide validate; do
   expect_grep "^Usage: tpsplit $c" "$tmp/out"
   expect_grep '^  -h, --help ' "$tmp/out"
   expect_grep '^Exit status: 0 ' "$tmp/out"
+  expect_nogrep "brief|the PR|PR's" "$tmp/out"
   expect_rc 0 "$TPSPLIT" "$c" -V
   expect_grep "^tpsplit $c \(tpsplit\) [0-9]+\.[0-9]+\.[0-9]+$" "$tmp/out"
   expect_rc 2 "$TPSPLIT" "$c" --no-such-option

@@ -134,7 +134,9 @@ expect_grep "^H20 +8 +marlin-w8a16 +$be +[^ ]+ +$(awk -v b="$be" 'BEGIN { print 
 # --- the main job: grid, then the figures; the last line names the folder
 TPSPLIT_GNUPLOT= expect_rc 0 "$TPSPLIT" -o "$tmp/figs" --samples 20
 expect_grep '^H200-SXM +8 +marlin-w8a16' "$tmp/out"
-expect_grep 'pessimistic rule' "$tmp/out"
+expect_grep "^# the seed vLLM pull request's pessimistic rule on the H20 table: H200-SXM TP8" "$tmp/out"
+# output names its sources self-contained: no undefined "the brief" or "the PR"
+expect_nogrep "brief|the PR|PR's" "$tmp/out"
 if tail -n 1 "$tmp/out" | grep -q "$tmp/figs\$"; then ok; else fail "last line does not name the folder: $(tail -n 1 "$tmp/out")"; fi
 expect_rc 0 "$TPSPLIT" --no-plots --samples 20 --json
 expect_grep '"cells"' "$tmp/out"

@@ -1,6 +1,6 @@
 /* test_fit_h20.c: the joint split-vs-replicated fit on the bundled H20 TP8 table.
  *
- * Acceptance (issue 3): median |relative residual| <= 5% over all 22 values, median
+ * Acceptance: median |relative residual| <= 5% over all 22 values, median
  * leave-one-out error <= 12%.  Also checks, from the data by hand:
  *  - the large-M throughput: replicated 16384 tokens at 3570.8 us is
  *    2*16384*5120*1792/3570.8e-6 = 84.2 TFLOPS; the fitted tflops must lie in 70..100;

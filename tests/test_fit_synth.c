@@ -4,7 +4,7 @@
  * Marlin GEMM of K=5120, N=1792 on 78 SMs; custom gather up to the 2 MiB cap, NCCL above),
  * evaluated at 16 token counts from 4 to 32768.  Each of 200 seeds (gsl_rng mt19937) draws
  * multiplicative noise, measured = model * (1 + 0.03 z), z ~ N(0,1) (gsl_ran_gaussian),
- * for both columns, then fits.  Acceptance (issue 3): every fitted parameter's reported 95%
+ * for both columns, then fits.  Acceptance: every fitted parameter's reported 95%
  * interval contains the true value in at least 90% of the seeds (expected ~95%).
  * Parameters the fit fixes at their priors are fixed at the truth here (bw_gbps and
  * floor_us priors are the true values), so they cannot spoil the count; the test also
