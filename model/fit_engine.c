@@ -146,8 +146,10 @@ static void finish_fit(tps_fit *f, const nls_result *res, size_t n) {
 
 /* The fit proper: several starts, keep the best; then fix unidentified parameters and
  * repeat; then leave-one-out. x0 holds starting values of f's parameters. */
-int tps_fit_engine(tps_fit *f, double *x0, const tps_fit_priors *pri, const int *prunable,
-                      const tps_fit_opts *o, char *msg, size_t msgsz) {
+int tps_fit_engine(tps_fit *f, tps_fit_start *start, const tps_fit_opts *o, char *msg, size_t msgsz) {
+  double *x0 = start->x0;
+  const tps_fit_priors *pri = &start->pri;
+  const int *prunable = start->prunable;
   int max_iter = o && o->max_iter > 0 ? o->max_iter : DEFAULT_MAX_ITER;
   size_t idx[TPS_FIT_MAXPTS];
   for (size_t i = 0; i < f->npts; i++) idx[i] = i;

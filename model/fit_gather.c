@@ -91,11 +91,8 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
     f->pt[i].x = d->bytes[i];
     f->pt[i].measured_us = d->time_us[i];
   }
-  double x0[TPS_FIT_MAXPAR];
-  tps_fit_priors pri;
-  int prunable[TPS_FT_END];
-  memset(&pri, 0, sizeof pri);
-  memset(prunable, 0, sizeof prunable);
+  tps_fit_start start;
+  memset(&start, 0, sizeof start);
   double n = d->ranks, tmin = d->time_us[0];
   for (size_t i = 0; i < d->n; i++)
     if (d->time_us[i] < tmin) tmin = d->time_us[i];
@@ -103,8 +100,8 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
   if (d->backend == TPS_GATHER_CUSTOM) {
     f->ag.custom_floor_us = 0.8 * tmin;
     f->ag.custom_gbps = big_bus * 1.1;
-    tps_fit_add_par(f, TPS_FT_AG_CUSTOM_FLOOR, 0.8 * tmin, x0);
-    tps_fit_add_par(f, TPS_FT_AG_CUSTOM_GBPS, big_bus * 1.1, x0);
+    tps_fit_add_par(f, TPS_FT_AG_CUSTOM_FLOOR, 0.8 * tmin, start.x0);
+    tps_fit_add_par(f, TPS_FT_AG_CUSTOM_GBPS, big_bus * 1.1, start.x0);
   } else {
     /* The fastest protocol wins, so a protocol's parameters are seen only by the sizes
      * it wins.  Model selection: every non-empty subset of the protocols is fitted (the
@@ -116,8 +113,8 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
     double bw0[TPS_NPROTO] = {0.4 * big_bus * 1.1, 0.92 * big_bus * 1.1, big_bus * 1.1};
     double lat0[TPS_NPROTO] = {0.9 * tmin, 1.2 * tmin, 1.6 * tmin};
     for (int p = 0; p < TPS_NPROTO; p++) {
-      pri.v[TPS_FT_AG_LAT0 + p] = f->ag.lat_us[p];
-      pri.v[TPS_FT_AG_BW0 + p] = f->ag.busbw_gbps[p];
+      start.pri.v[TPS_FT_AG_LAT0 + p] = f->ag.lat_us[p];
+      start.pri.v[TPS_FT_AG_BW0 + p] = f->ag.busbw_gbps[p];
     }
     tps_fit *both = malloc(2 * sizeof *both);
     if (!both) return tps_fit_fail(msg, msgsz, TPS_ENOMEM, "out of memory");
@@ -137,11 +134,11 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
         cand.ag.lat_us[p] = lat0[p];
         cand.nccl_busbw_ref[p] = bw0[p];
         if (on) {
-          tps_fit_add_par(&cand, TPS_FT_AG_LAT0 + p, lat0[p], x0);
-          tps_fit_add_par(&cand, TPS_FT_AG_BW0 + p, bw0[p], x0);
+          tps_fit_add_par(&cand, TPS_FT_AG_LAT0 + p, lat0[p], start.x0);
+          tps_fit_add_par(&cand, TPS_FT_AG_BW0 + p, bw0[p], start.x0);
         }
       }
-      if (tps_fit_engine(&cand, x0, &pri, prunable, &quick, NULL, 0) != TPS_OK) continue;
+      if (tps_fit_engine(&cand, &start, &quick, NULL, 0) != TPS_OK) continue;
       int wins[TPS_NPROTO] = {0, 0, 0}, ok = 1;
       for (size_t i = 0; i < d->n; i++) {
         int pr = -1;
@@ -167,13 +164,13 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
       f->ag.lat_us[p] = lat0[p];
       f->nccl_busbw_ref[p] = bw0[p];
       if (on) {
-        tps_fit_add_par(f, TPS_FT_AG_LAT0 + p, lat0[p], x0);
-        tps_fit_add_par(f, TPS_FT_AG_BW0 + p, bw0[p], x0);
+        tps_fit_add_par(f, TPS_FT_AG_LAT0 + p, lat0[p], start.x0);
+        tps_fit_add_par(f, TPS_FT_AG_BW0 + p, bw0[p], start.x0);
       }
     }
-    st = tps_fit_engine(f, x0, &pri, prunable, o, msg, msgsz);
-    if (st == TPS_OK) name_regimes(f, &pri);
+    st = tps_fit_engine(f, &start, o, msg, msgsz);
+    if (st == TPS_OK) name_regimes(f, &start.pri);
     return st;
   }
-  return tps_fit_engine(f, x0, &pri, prunable, o, msg, msgsz);
+  return tps_fit_engine(f, &start, o, msg, msgsz);
 }

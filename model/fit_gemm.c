@@ -4,8 +4,10 @@
 #include <string.h>
 #include "fit_impl.h"
 
-void tps_fit_gemm_setup(tps_fit *f, const long *m, const double *t, size_t n, const tps_gpu *gpu,
-                       double *x0, tps_fit_priors *pri, int *prunable) {
+void tps_fit_gemm_setup(tps_fit *f, const long *m, const double *t, size_t n, const tps_gpu *gpu, tps_fit_start *start) {
+  double *x0 = start->x0;
+  tps_fit_priors *pri = &start->pri;
+  int *prunable = start->prunable;
   const tps_path *path = f->gemm.path;
   double K = (double)f->shape.k, N = (double)f->shape.n;
   size_t imax = 0, imin = 0;
@@ -67,11 +69,8 @@ int tps_fit_gemm(const tps_gemm_data *d, const tps_fit_opts *o, tps_fit *f, char
     f->pt[i].x = (double)d->rows[i];
     f->pt[i].measured_us = d->time_us[i];
   }
-  double x0[TPS_FIT_MAXPAR];
-  tps_fit_priors pri;
-  int prunable[TPS_FT_END];
-  memset(&pri, 0, sizeof pri);
-  memset(prunable, 0, sizeof prunable);
-  tps_fit_gemm_setup(f, d->rows, d->time_us, d->n, d->gpu, x0, &pri, prunable);
-  return tps_fit_engine(f, x0, &pri, prunable, o, msg, msgsz);
+  tps_fit_start start;
+  memset(&start, 0, sizeof start);
+  tps_fit_gemm_setup(f, d->rows, d->time_us, d->n, d->gpu, &start);
+  return tps_fit_engine(f, &start, o, msg, msgsz);
 }

@@ -13,6 +13,14 @@ typedef struct {
   double v[TPS_FT_END];
 } tps_fit_priors;
 
+/* What a fit starts from: starting values of theta, the priors, the pruning order
+ * (prunable[target] = 1 + rank, 0: never fixed). */
+typedef struct {
+  double x0[TPS_FIT_MAXPAR];
+  tps_fit_priors pri;
+  int prunable[TPS_FT_END];
+} tps_fit_start;
+
 /* fit_core.c */
 /* One line into msg (may be NULL); returns status. */
 int tps_fit_fail(char *msg, size_t msgsz, int status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -37,15 +45,13 @@ void tps_fit_init(tps_fit *f, tps_fit_kind kind);
 /* An NVLink4 GPU for the priors when none is given. */
 tps_gpu tps_fit_generic_gpu(void);
 
-/* fit_gemm.c: the GEMM parameters, their starting values (x0), priors and pruning order
- * from the GEMM points (rows m[], times t[]). */
-void tps_fit_gemm_setup(tps_fit *f, const long *m, const double *t, size_t n, const tps_gpu *gpu, double *x0,
-                        tps_fit_priors *pri, int *prunable);
+/* fit_gemm.c: the GEMM parameters of f and their starting values, priors and pruning order
+ * (in start) from the GEMM points (rows m[], times t[]). */
+void tps_fit_gemm_setup(tps_fit *f, const long *m, const double *t, size_t n, const tps_gpu *gpu, tps_fit_start *start);
 
-/* fit_engine.c: the fit of f's parameters from starting values x0 (several starts; then
+/* fit_engine.c: the fit of f's parameters from start (several starting points; then
  * unidentified parameters fixed at their priors in prunable order and the fit repeated;
  * then leave-one-out when o asks).  A tps_status, msg on failure. */
-int tps_fit_engine(tps_fit *f, double *x0, const tps_fit_priors *pri, const int *prunable, const tps_fit_opts *o,
-                   char *msg, size_t msgsz);
+int tps_fit_engine(tps_fit *f, tps_fit_start *start, const tps_fit_opts *o, char *msg, size_t msgsz);
 
 #endif

@@ -48,12 +48,9 @@ int tps_fit_split(const tps_split_data *d, const tps_fit_opts *o, tps_fit *f, ch
       pt->x = (double)d->tokens[i];
       pt->measured_us = s ? d->split_us[i] : d->replicated_us[i];
     }
-  double x0[TPS_FIT_MAXPAR];
-  tps_fit_priors pri;
-  int prunable[TPS_FT_END];
-  memset(&pri, 0, sizeof pri);
-  memset(prunable, 0, sizeof prunable);
-  tps_fit_gemm_setup(f, d->tokens, d->replicated_us, d->n, d->gpu, x0, &pri, prunable);
+  tps_fit_start start;
+  memset(&start, 0, sizeof start);
+  tps_fit_gemm_setup(f, d->tokens, d->replicated_us, d->n, d->gpu, &start);
   /* gather parameters: which backends do the split points use? */
   size_t ncustom = 0, nnccl = 0;
   for (size_t i = 0; i < d->n; i++) {
@@ -61,16 +58,16 @@ int tps_fit_split(const tps_split_data *d, const tps_fit_opts *o, tps_fit *f, ch
     tps_fit_gather_of(f, &f->ag, d->tokens[i], &b);
     if (b == TPS_GATHER_CUSTOM) ncustom++; else nnccl++;
   }
-  pri.v[TPS_FT_AG_CUSTOM_FLOOR] = f->ag.custom_floor_us;
-  pri.v[TPS_FT_AG_CUSTOM_GBPS] = f->ag.custom_gbps;
-  pri.v[TPS_FT_AG_NCCL_SCALE] = 1.0;
-  prunable[TPS_FT_AG_CUSTOM_FLOOR] = 5;
-  prunable[TPS_FT_AG_CUSTOM_GBPS] = 6;
-  prunable[TPS_FT_AG_NCCL_SCALE] = 7;
+  start.pri.v[TPS_FT_AG_CUSTOM_FLOOR] = f->ag.custom_floor_us;
+  start.pri.v[TPS_FT_AG_CUSTOM_GBPS] = f->ag.custom_gbps;
+  start.pri.v[TPS_FT_AG_NCCL_SCALE] = 1.0;
+  start.prunable[TPS_FT_AG_CUSTOM_FLOOR] = 5;
+  start.prunable[TPS_FT_AG_CUSTOM_GBPS] = 6;
+  start.prunable[TPS_FT_AG_NCCL_SCALE] = 7;
   if (ncustom) {
-    tps_fit_add_par(f, TPS_FT_AG_CUSTOM_FLOOR, f->ag.custom_floor_us, x0);
-    tps_fit_add_par(f, TPS_FT_AG_CUSTOM_GBPS, f->ag.custom_gbps, x0);
+    tps_fit_add_par(f, TPS_FT_AG_CUSTOM_FLOOR, f->ag.custom_floor_us, start.x0);
+    tps_fit_add_par(f, TPS_FT_AG_CUSTOM_GBPS, f->ag.custom_gbps, start.x0);
   }
-  if (nnccl) tps_fit_add_par(f, TPS_FT_AG_NCCL_SCALE, 1.0, x0);
-  return tps_fit_engine(f, x0, &pri, prunable, o, msg, msgsz);
+  if (nnccl) tps_fit_add_par(f, TPS_FT_AG_NCCL_SCALE, 1.0, start.x0);
+  return tps_fit_engine(f, &start, o, msg, msgsz);
 }

@@ -12,6 +12,7 @@
  * The run itself is model/simrun.h; this file reads the inputs and prints.
  * Units: us per layer and per chunk, ms per prompt. */
 #include "config.h"
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,30 +37,15 @@ typedef struct {
   size_t n;
 } num_list;
 
-static int parse_nums(num_list *l, const char *arg, int integers) {
-  char **w;
-  size_t n;
-  if (tps_parse_list(arg, &w, &n) != 0 || n > TPS_SIMRUN_MAXCHUNKS) {
-    if (w) tps_free_list(w, n);
-    return -1;
-  }
-  int ok = 1;
-  for (size_t i = 0; ok && i < n; i++) {
-    long t;
-    if (integers) ok = tps_parse_long(w[i], &t) == 0 && t >= 1 && t <= 100000000L, l->v[i] = (double)t;
-    else ok = tps_parse_double(w[i], &l->v[i]) == 0 && l->v[i] > 0;
-  }
-  tps_free_list(w, n);
-  if (ok) l->n = n;
-  return ok ? 0 : -1;
-}
 static int parse_prompts(void *dst, const char *arg, char *why, size_t whysz) {
-  if (parse_nums(dst, arg, 1) == 0) return 0;
+  num_list *l = dst;
+  if (tps_cmdopt_numbers(arg, l->v, TPS_SIMRUN_MAXCHUNKS, &l->n, 1, 1e8, 1) == 0) return 0;
   snprintf(why, whysz, "a comma list of at most %d integers in 1..100000000", TPS_SIMRUN_MAXCHUNKS);
   return -1;
 }
 static int parse_ttfts(void *dst, const char *arg, char *why, size_t whysz) {
-  if (parse_nums(dst, arg, 0) == 0) return 0;
+  num_list *l = dst;
+  if (tps_cmdopt_numbers(arg, l->v, TPS_SIMRUN_MAXCHUNKS, &l->n, DBL_MIN, DBL_MAX, 0) == 0) return 0;
   snprintf(why, whysz, "a comma list of positive numbers");
   return -1;
 }
