@@ -51,6 +51,162 @@ static int is_fit_file(const char *path) {
   return fit;
 }
 
+/* The prediction to validate and the measurement, as read. */
+typedef struct {
+  const char *pred_path, *meas_path;
+  tps_table meas, ptab;
+  int have_ptab, have_gt, have_pred;
+  tps_gpu_table gt;
+  tps_fit *fit;
+  tps_pred pred;
+  const tps_fit *direct;        /* the fit, evaluated on its own GPU, TP and path */
+  const tps_pred *transferred;  /* the fit transferred to the measured GPU, TP or path */
+  char desc[512];               /* what the prediction is, for the header line */
+} vinput;
+
+static void vinput_free(vinput *in) {
+  if (in->have_pred) tps_pred_free(&in->pred);
+  free(in->fit);
+  if (in->have_ptab) tps_table_free(&in->ptab);
+  if (in->have_gt) tps_gpus_free(&in->gt);
+  tps_table_free(&in->meas);
+}
+
+/* The prediction is a fit file: evaluated directly or transferred.  0, or -1 with e. */
+static int load_fit(vinput *in, const char *gpus_path, tps_err *e) {
+  in->fit = (tps_fit *)calloc(1, sizeof *in->fit);
+  if (!in->fit) return tps_err_set(e, NULL, 0, "out of memory");
+  if (tps_fitfile_read(in->pred_path, in->fit, e) != 0) return -1;
+  if (in->fit->shape.k != in->meas.k || in->fit->shape.n != in->meas.n) {
+    tps_err_set(e, in->pred_path, 0, "fit of K=%ld N=%ld, measured %s is K=%ld N=%ld", in->fit->shape.k, in->fit->shape.n,
+                in->meas_path, in->meas.k, in->meas.n);
+    return -1;
+  }
+  if (tps_gpus_load(gpus_path, &in->gt, e) != 0) return -1;
+  in->have_gt = 1;
+  const tps_gpu *fg = tps_gpus_find(&in->gt, in->fit->gpu, e);
+  if (!fg) return -1;
+  const tps_gpu *mg = tps_gpus_find(&in->gt, in->meas.gpu, e);
+  if (!mg) { tps_err_set(e, in->meas_path, 0, "unknown GPU '%s' in '#@ gpu:'", in->meas.gpu); return -1; }
+  const tps_path *mp = in->meas.kpath[0] ? tps_path_find(in->meas.kpath) : in->fit->gemm.path;
+  if (!mp) { tps_err_set(e, in->meas_path, 0, "unknown kernel path '%s' in '#@ path:'", in->meas.kpath); return -1; }
+  if (fg == mg && in->fit->tp == in->meas.tp && mp == in->fit->gemm.path) {
+    in->direct = in->fit;
+    snprintf(in->desc, sizeof in->desc, "fit %s (%s, TP%d, %s), evaluated directly", in->pred_path, in->fit->gpu, in->fit->tp, mp->name);
+  } else {
+    tps_pred_opts po;
+    tps_pred_opts_default(&po);
+    po.backend = tps_gather_parse(in->meas.gather);
+    if (po.backend < 0) po.backend = TPS_GATHER_AUTO; /* no '#@ gather' metadata */
+    po.cap_bytes = in->meas.gather_cap_bytes;
+    int st = tps_pred_init_model(&in->pred, in->fit, fg, mg, in->meas.tp, mp, &po);
+    in->have_pred = 1;
+    if (st != TPS_OK) {
+      tps_err_set(e, in->pred_path, 0, "cannot predict %s TP%d %s from this fit: %s", mg->name, in->meas.tp, mp->name,
+                  in->pred.why[0] ? in->pred.why : "invalid input");
+      return -1;
+    }
+    in->transferred = &in->pred;
+    snprintf(in->desc, sizeof in->desc, "fit %s (%s, TP%d, %s) transferred to %s TP%d %s (model scaling)", in->pred_path, in->fit->gpu,
+             in->fit->tp, in->fit->gemm.path ? in->fit->gemm.path->name : "?", mg->name, in->meas.tp, mp->name);
+  }
+  return 0;
+}
+
+/* The prediction is a split table of predicted times.  0, or -1 with e. */
+static int load_table(vinput *in, tps_err *e) {
+  if (tps_table_read(in->pred_path, &in->ptab, e) != 0) return -1;
+  in->have_ptab = 1;
+  if (in->ptab.kind != TPS_TABLE_SPLIT) {
+    tps_err_set(e, in->pred_path, 0, "neither a fit file nor a split table (a %s table)", tps_table_kind_names[in->ptab.kind]);
+    return -1;
+  }
+  if (in->ptab.tp != in->meas.tp) { tps_err_set(e, in->pred_path, 0, "predicted for TP%d, measured %s is TP%d", in->ptab.tp, in->meas_path, in->meas.tp); return -1; }
+  snprintf(in->desc, sizeof in->desc, "table %s (%s, TP%d)", in->pred_path, in->ptab.gpu[0] ? in->ptab.gpu : "?", in->ptab.tp);
+  return 0;
+}
+
+static int print_json(const vinput *in, const tps_validation *r, double tol, long rounding) {
+  const tps_table *meas = &in->meas;
+  json_t *root = json_object();
+  json_object_set_new(root, "predicted", json_string(in->pred_path));
+  json_object_set_new(root, "predicted_kind", json_string(in->have_ptab ? "table" : in->direct ? "fit" : "fit-transferred"));
+  json_object_set_new(root, "measured", json_string(in->meas_path));
+  json_object_set_new(root, "gpu", json_string(meas->gpu));
+  json_object_set_new(root, "tp", json_integer(meas->tp));
+  json_object_set_new(root, "path", json_string(meas->kpath));
+  json_t *rows = json_array();
+  for (size_t i = 0; i < r->n; i++) {
+    json_t *row = json_object();
+    json_object_set_new(row, "tokens", json_integer(meas->tokens[i]));
+    json_object_set_new(row, "rows_per_rank", json_integer(meas->rows_per_rank[i]));
+    tps_json_set_num(row, "measured_replicated_us", meas->replicated_us[i]);
+    tps_json_set_num(row, "predicted_replicated_us", r->pred_rep_us[i]);
+    tps_json_set_num(row, "predicted_replicated_se_us", r->se_rep_us[i]);
+    tps_json_set_num(row, "err_replicated", r->err_rep[i]);
+    tps_json_set_num(row, "measured_split_us", meas->split_us[i]);
+    tps_json_set_num(row, "predicted_split_us", r->pred_split_us[i]);
+    tps_json_set_num(row, "predicted_split_se_us", r->se_split_us[i]);
+    tps_json_set_num(row, "err_split", r->err_split[i]);
+    json_object_set_new(row, "predicted_gather",
+                        r->backend[i] < 0 ? json_null() : json_string(tps_gather_name(r->backend[i])));
+    json_array_append_new(rows, row);
+  }
+  json_object_set_new(root, "rows", rows);
+  json_t *be = json_object();
+  json_object_set_new(be, "measured", json_integer(r->breakeven_meas));
+  json_object_set_new(be, "predicted", json_integer(r->breakeven_pred));
+  tps_json_set_num(be, "err", r->breakeven_err);
+  json_object_set_new(be, "first_winning_measured_row", json_integer(r->first_winning_row));
+  json_object_set_new(be, "tmin", json_integer(r->tmin));
+  json_object_set_new(be, "tmax", json_integer(r->tmax));
+  json_object_set_new(root, "breakeven", be);
+  json_t *th = json_object();
+  json_object_set_new(th, "measured", json_integer(r->threshold_meas));
+  json_object_set_new(th, "predicted", json_integer(r->threshold_pred));
+  json_object_set_new(th, "rounding", json_integer(rounding));
+  json_object_set_new(root, "threshold", th);
+  json_t *sm = json_object();
+  json_object_set_new(sm, "replicated", errsum_json(r->rep));
+  json_object_set_new(sm, "split", errsum_json(r->split));
+  json_object_set_new(sm, "all", errsum_json(r->all));
+  json_object_set_new(root, "summary", sm);
+  tps_json_set_num(root, "tolerance", tol);
+  json_object_set_new(root, "pass", json_boolean(r->pass));
+  return tps_json_print(root) == 0 ? (r->pass ? TPS_EXIT_OK : TPS_EXIT_FAIL) : TPS_EXIT_FAIL;
+}
+
+static void print_text(const vinput *in, const tps_validation *r, double tol, long rounding) {
+  const tps_table *meas = &in->meas;
+  printf("# predicted: %s\n# measured:  %s (%s, TP%d, %s, gather %s)\n", in->desc, in->meas_path, meas->gpu[0] ? meas->gpu : "?",
+         meas->tp, meas->kpath[0] ? meas->kpath : "?", meas->gather[0] ? meas->gather : "?");
+  printf("# err = predicted / measured - 1; times in us\n");
+  printf("%8s %6s %12s %12s %8s %12s %12s %8s %7s\n", "tokens", "rows", "meas_rep", "pred_rep", "err_rep", "meas_split",
+         "pred_split", "err_spl", "gather");
+  for (size_t i = 0; i < r->n; i++)
+    printf("%8ld %6ld %12.2f %12.2f %+7.1f%% %12.2f %12.2f %+7.1f%% %7s\n", meas->tokens[i], meas->rows_per_rank[i],
+           meas->replicated_us[i], r->pred_rep_us[i], 100 * r->err_rep[i], meas->split_us[i], r->pred_split_us[i], 100 * r->err_split[i],
+           r->backend[i] < 0 ? "-" : tps_gather_name(r->backend[i]));
+  printf("break-even on [%ld, %ld] tokens (split - replicated interpolated in log T): measured ", r->tmin, r->tmax);
+  if (r->breakeven_meas > 0) printf("%ld", r->breakeven_meas); else printf("never");
+  printf(", predicted ");
+  if (r->breakeven_pred > 0) printf("%ld", r->breakeven_pred); else printf("never");
+  if (isfinite(r->breakeven_err)) printf(" (%+.1f%%)", 100 * r->breakeven_err);
+  printf("\n");
+  if (r->first_winning_row > 0) printf("first measured row from which the split keeps winning: %ld tokens\n", r->first_winning_row);
+  else printf("the split does not win at the largest measured row\n");
+  char tm[32] = "none", tpd[32] = "none";
+  if (r->threshold_meas > 0) snprintf(tm, sizeof tm, "%ld", r->threshold_meas);
+  if (r->threshold_pred > 0) snprintf(tpd, sizeof tpd, "%ld", r->threshold_pred);
+  printf("threshold (%s >= break-even): measured %s, predicted %s%s\n",
+         rounding ? "next multiple" : "next power of two", tm, tpd, r->threshold_meas == r->threshold_pred ? " (agree)" : " (differ)");
+  printf("|err| replicated: median %.1f%%, max %.1f%%, rms %.1f%%\n", 100 * r->rep.median, 100 * r->rep.max, 100 * r->rep.rms);
+  printf("|err| split:      median %.1f%%, max %.1f%%, rms %.1f%%\n", 100 * r->split.median, 100 * r->split.max, 100 * r->split.rms);
+  printf("|err| both:       median %.1f%%, max %.1f%%, rms %.1f%%\n", 100 * r->all.median, 100 * r->all.max, 100 * r->all.rms);
+  printf("verdict: %s (median |err| %.1f%% %s tolerance %.1f%%)\n", r->pass ? "within tolerance" : "OUTSIDE tolerance",
+         100 * r->all.median, r->pass ? "<=" : ">", 100 * tol);
+}
+
 int cmd_validate(int argc, char **argv) {
   const char *pred_path = NULL, *meas_path = NULL, *gpus_path = NULL;
   double tol = 0.25;
@@ -86,194 +242,52 @@ int cmd_validate(int argc, char **argv) {
   tps_cmdopt_init(&v);
   int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
   if (prc >= 0) return prc;
-  const long rounding = v.rounding;
-  const int json = v.json;
 
-  int rc = TPS_EXIT_USAGE;
   tps_err e;
   tps_err_clear(&e);
-  tps_table meas, ptab;
-  tps_gpu_table gt;
-  tps_fit *fit = NULL;
-  tps_pred pred;
-  int have_pred = 0, have_ptab = 0, have_gt = 0;
+  vinput in;
   tps_validation r;
-  memset(&meas, 0, sizeof meas);
-  memset(&ptab, 0, sizeof ptab);
-  memset(&pred, 0, sizeof pred);
+  memset(&in, 0, sizeof in);
   memset(&r, 0, sizeof r);
-  json_t *root = NULL;
+  in.pred_path = pred_path;
+  in.meas_path = meas_path;
+  int rc = TPS_EXIT_USAGE;
+  if (tps_table_read(meas_path, &in.meas, &e) != 0) { tps_err_print(&e); return TPS_EXIT_USAGE; }
+  const tps_table *meas = &in.meas;
+  const size_t n = meas->nrows;
+  if (meas->kind != TPS_TABLE_SPLIT)
+    tps_err_set(&e, meas_path, 0, "a %s table: validate needs a split table (tokens rows_per_rank replicated_us split_us)",
+                tps_table_kind_names[meas->kind]);
+  else if (meas->tp < 1) tps_err_set(&e, meas_path, 0, "no '#@ tp:' metadata line");
+  else if (n < 2) tps_err_set(&e, meas_path, 0, "%zu row: at least 2 token counts are needed", n);
+  if (e.set || (is_fit_file(pred_path) ? load_fit(&in, gpus_path, &e) : load_table(&in, &e)) != 0) goto out;
 
-  if (tps_table_read(meas_path, &meas, &e) != 0) { tps_err_print(&e); return TPS_EXIT_USAGE; }
-  do {
-    if (meas.kind != TPS_TABLE_SPLIT) {
-      tps_err_set(&e, meas_path, 0, "a %s table: validate needs a split table (tokens rows_per_rank replicated_us split_us)",
-                  tps_table_kind_names[meas.kind]);
-      break;
-    }
-    if (meas.tp < 1) { tps_err_set(&e, meas_path, 0, "no '#@ tp:' metadata line"); break; }
-    if (meas.nrows < 2) { tps_err_set(&e, meas_path, 0, "%zu row: at least 2 token counts are needed", meas.nrows); break; }
-    const size_t n = meas.nrows;
-    struct { const tps_fit *fit; const tps_pred *pred; } model = {NULL, NULL};
-    char desc[512];
-    if (is_fit_file(pred_path)) {
-      fit = (tps_fit *)calloc(1, sizeof *fit);
-      if (!fit) { rc = TPS_EXIT_FAIL; break; }
-      if (tps_fitfile_read(pred_path, fit, &e) != 0) break;
-      if (fit->shape.k != meas.k || fit->shape.n != meas.n) {
-        tps_err_set(&e, pred_path, 0, "fit of K=%ld N=%ld, measured %s is K=%ld N=%ld", fit->shape.k, fit->shape.n,
-                    meas_path, meas.k, meas.n);
-        break;
-      }
-      if (tps_gpus_load(gpus_path, &gt, &e) != 0) break;
-      have_gt = 1;
-      const tps_gpu *fg = tps_gpus_find(&gt, fit->gpu, &e);
-      if (!fg) break;
-      const tps_gpu *mg = tps_gpus_find(&gt, meas.gpu, &e);
-      if (!mg) { tps_err_set(&e, meas_path, 0, "unknown GPU '%s' in '#@ gpu:'", meas.gpu); break; }
-      const tps_path *mp = meas.kpath[0] ? tps_path_find(meas.kpath) : fit->gemm.path;
-      if (!mp) { tps_err_set(&e, meas_path, 0, "unknown kernel path '%s' in '#@ path:'", meas.kpath); break; }
-      if (fg == mg && fit->tp == meas.tp && mp == fit->gemm.path) {
-        model.fit = fit;
-        snprintf(desc, sizeof desc, "fit %s (%s, TP%d, %s), evaluated directly", pred_path, fit->gpu, fit->tp, mp->name);
-      } else {
-        tps_pred_opts po;
-        tps_pred_opts_default(&po);
-        po.backend = tps_gather_parse(meas.gather);
-        if (po.backend < 0) po.backend = TPS_GATHER_AUTO; /* no '#@ gather' metadata */
-        po.cap_bytes = meas.gather_cap_bytes;
-        int st = tps_pred_init_model(&pred, fit, fg, mg, meas.tp, mp, &po);
-        have_pred = 1;
-        if (st != TPS_OK) {
-          tps_err_set(&e, pred_path, 0, "cannot predict %s TP%d %s from this fit: %s", mg->name, meas.tp, mp->name,
-                      pred.why[0] ? pred.why : "invalid input");
-          break;
-        }
-        model.pred = &pred;
-        snprintf(desc, sizeof desc, "fit %s (%s, TP%d, %s) transferred to %s TP%d %s (model scaling)", pred_path, fit->gpu,
-                 fit->tp, fit->gemm.path ? fit->gemm.path->name : "?", mg->name, meas.tp, mp->name);
-      }
-    } else {
-      if (tps_table_read(pred_path, &ptab, &e) != 0) break;
-      have_ptab = 1;
-      if (ptab.kind != TPS_TABLE_SPLIT) {
-        tps_err_set(&e, pred_path, 0, "neither a fit file nor a split table (a %s table)", tps_table_kind_names[ptab.kind]);
-        break;
-      }
-      if (ptab.tp != meas.tp) { tps_err_set(&e, pred_path, 0, "predicted for TP%d, measured %s is TP%d", ptab.tp, meas_path, meas.tp); break; }
-      snprintf(desc, sizeof desc, "table %s (%s, TP%d)", pred_path, ptab.gpu[0] ? ptab.gpu : "?", ptab.tp);
-    }
-
-    tps_split_series ms = {n, meas.tokens, meas.replicated_us, meas.split_us};
-    tps_val_prediction vp = {model.fit, model.pred, {0, NULL, NULL, NULL}};
-    if (have_ptab) vp.table = (tps_split_series){ptab.nrows, ptab.tokens, ptab.replicated_us, ptab.split_us};
-    int st = tps_validate(&ms, &vp, rounding, tol, &r);
-    if (st == TPS_EBADDATA && have_ptab) {
-      size_t i = 0;
-      while (i < n && meas.tokens[i] != r.bad_tokens) i++;
-      tps_err_set(&e, pred_path, 0, "no prediction for %ld tokens (measured in %s line %ld)", r.bad_tokens, meas_path,
-                  i < n ? meas.line[i] : 0L);
-      break;
-    }
-    if (st == TPS_EBADDATA) { tps_err_set(&e, pred_path, 0, "the model gives no value at %ld tokens", r.bad_tokens); break; }
-    if (st == TPS_ENOMEM) { tps_err_set(&e, NULL, 0, "out of memory"); rc = TPS_EXIT_FAIL; break; }
-    if (st != TPS_OK) {
-      tps_err_set(&e, pred_path, 0, "break-even: the prediction is not a number somewhere in [%ld, %ld]",
-                  meas.tokens[0], meas.tokens[n - 1]);
-      break;
-    }
-    const tps_errsum s_rep = r.rep, s_split = r.split, s_all = r.all;
-    const long be_m = r.breakeven_meas, be_p = r.breakeven_pred, thr_m = r.threshold_meas, thr_p = r.threshold_pred;
-    const long first_row = r.first_winning_row, tmin = r.tmin, tmax = r.tmax;
-    const double be_err = r.breakeven_err;
-    const int pass = r.pass;
-
-    if (json) {
-      root = json_object();
-      json_object_set_new(root, "predicted", json_string(pred_path));
-      json_object_set_new(root, "predicted_kind", json_string(have_ptab ? "table" : model.fit ? "fit" : "fit-transferred"));
-      json_object_set_new(root, "measured", json_string(meas_path));
-      json_object_set_new(root, "gpu", json_string(meas.gpu));
-      json_object_set_new(root, "tp", json_integer(meas.tp));
-      json_object_set_new(root, "path", json_string(meas.kpath));
-      json_t *rows = json_array();
-      for (size_t i = 0; i < n; i++) {
-        json_t *row = json_object();
-        json_object_set_new(row, "tokens", json_integer(meas.tokens[i]));
-        json_object_set_new(row, "rows_per_rank", json_integer(meas.rows_per_rank[i]));
-        tps_json_set_num(row, "measured_replicated_us", meas.replicated_us[i]);
-        tps_json_set_num(row, "predicted_replicated_us", r.pred_rep_us[i]);
-        tps_json_set_num(row, "predicted_replicated_se_us", r.se_rep_us[i]);
-        tps_json_set_num(row, "err_replicated", r.err_rep[i]);
-        tps_json_set_num(row, "measured_split_us", meas.split_us[i]);
-        tps_json_set_num(row, "predicted_split_us", r.pred_split_us[i]);
-        tps_json_set_num(row, "predicted_split_se_us", r.se_split_us[i]);
-        tps_json_set_num(row, "err_split", r.err_split[i]);
-        json_object_set_new(row, "predicted_gather",
-                            r.backend[i] < 0 ? json_null() : json_string(tps_gather_name(r.backend[i])));
-        json_array_append_new(rows, row);
-      }
-      json_object_set_new(root, "rows", rows);
-      json_t *be = json_object();
-      json_object_set_new(be, "measured", json_integer(be_m));
-      json_object_set_new(be, "predicted", json_integer(be_p));
-      tps_json_set_num(be, "err", be_err);
-      json_object_set_new(be, "first_winning_measured_row", json_integer(first_row));
-      json_object_set_new(be, "tmin", json_integer(tmin));
-      json_object_set_new(be, "tmax", json_integer(tmax));
-      json_object_set_new(root, "breakeven", be);
-      json_t *th = json_object();
-      json_object_set_new(th, "measured", json_integer(thr_m));
-      json_object_set_new(th, "predicted", json_integer(thr_p));
-      json_object_set_new(th, "rounding", json_integer(rounding));
-      json_object_set_new(root, "threshold", th);
-      json_t *sm = json_object();
-      json_object_set_new(sm, "replicated", errsum_json(s_rep));
-      json_object_set_new(sm, "split", errsum_json(s_split));
-      json_object_set_new(sm, "all", errsum_json(s_all));
-      json_object_set_new(root, "summary", sm);
-      tps_json_set_num(root, "tolerance", tol);
-      json_object_set_new(root, "pass", json_boolean(pass));
-      rc = tps_json_print(root) == 0 ? (pass ? TPS_EXIT_OK : TPS_EXIT_FAIL) : TPS_EXIT_FAIL;
-      root = NULL;
-    } else {
-      printf("# predicted: %s\n# measured:  %s (%s, TP%d, %s, gather %s)\n", desc, meas_path, meas.gpu[0] ? meas.gpu : "?",
-             meas.tp, meas.kpath[0] ? meas.kpath : "?", meas.gather[0] ? meas.gather : "?");
-      printf("# err = predicted / measured - 1; times in us\n");
-      printf("%8s %6s %12s %12s %8s %12s %12s %8s %7s\n", "tokens", "rows", "meas_rep", "pred_rep", "err_rep", "meas_split",
-             "pred_split", "err_spl", "gather");
-      for (size_t i = 0; i < n; i++)
-        printf("%8ld %6ld %12.2f %12.2f %+7.1f%% %12.2f %12.2f %+7.1f%% %7s\n", meas.tokens[i], meas.rows_per_rank[i],
-               meas.replicated_us[i], r.pred_rep_us[i], 100 * r.err_rep[i], meas.split_us[i], r.pred_split_us[i], 100 * r.err_split[i],
-               r.backend[i] < 0 ? "-" : tps_gather_name(r.backend[i]));
-      printf("break-even on [%ld, %ld] tokens (split - replicated interpolated in log T): measured ", tmin, tmax);
-      if (be_m > 0) printf("%ld", be_m); else printf("never");
-      printf(", predicted ");
-      if (be_p > 0) printf("%ld", be_p); else printf("never");
-      if (isfinite(be_err)) printf(" (%+.1f%%)", 100 * be_err);
-      printf("\n");
-      if (first_row > 0) printf("first measured row from which the split keeps winning: %ld tokens\n", first_row);
-      else printf("the split does not win at the largest measured row\n");
-      char tm[32] = "none", tpd[32] = "none";
-      if (thr_m > 0) snprintf(tm, sizeof tm, "%ld", thr_m);
-      if (thr_p > 0) snprintf(tpd, sizeof tpd, "%ld", thr_p);
-      printf("threshold (%s >= break-even): measured %s, predicted %s%s\n",
-             rounding ? "next multiple" : "next power of two", tm, tpd, thr_m == thr_p ? " (agree)" : " (differ)");
-      printf("|err| replicated: median %.1f%%, max %.1f%%, rms %.1f%%\n", 100 * s_rep.median, 100 * s_rep.max, 100 * s_rep.rms);
-      printf("|err| split:      median %.1f%%, max %.1f%%, rms %.1f%%\n", 100 * s_split.median, 100 * s_split.max, 100 * s_split.rms);
-      printf("|err| both:       median %.1f%%, max %.1f%%, rms %.1f%%\n", 100 * s_all.median, 100 * s_all.max, 100 * s_all.rms);
-      printf("verdict: %s (median |err| %.1f%% %s tolerance %.1f%%)\n", pass ? "within tolerance" : "OUTSIDE tolerance",
-             100 * s_all.median, pass ? "<=" : ">", 100 * tol);
-      rc = pass ? TPS_EXIT_OK : TPS_EXIT_FAIL;
-    }
-  } while (0);
+  tps_split_series ms = {n, meas->tokens, meas->replicated_us, meas->split_us};
+  tps_val_prediction vp = {in.direct, in.transferred, {0, NULL, NULL, NULL}};
+  if (in.have_ptab) vp.table = (tps_split_series){in.ptab.nrows, in.ptab.tokens, in.ptab.replicated_us, in.ptab.split_us};
+  int st = tps_validate(&ms, &vp, v.rounding, tol, &r);
+  if (st == TPS_EBADDATA && in.have_ptab) {
+    size_t i = 0;
+    while (i < n && meas->tokens[i] != r.bad_tokens) i++;
+    tps_err_set(&e, pred_path, 0, "no prediction for %ld tokens (measured in %s line %ld)", r.bad_tokens, meas_path,
+                i < n ? meas->line[i] : 0L);
+  } else if (st == TPS_EBADDATA) {
+    tps_err_set(&e, pred_path, 0, "the model gives no value at %ld tokens", r.bad_tokens);
+  } else if (st == TPS_ENOMEM) {
+    tps_err_set(&e, NULL, 0, "out of memory");
+    rc = TPS_EXIT_FAIL;
+  } else if (st != TPS_OK) {
+    tps_err_set(&e, pred_path, 0, "break-even: the prediction is not a number somewhere in [%ld, %ld]", meas->tokens[0],
+                meas->tokens[n - 1]);
+  } else if (v.json) {
+    rc = print_json(&in, &r, tol, v.rounding);
+  } else {
+    print_text(&in, &r, tol, v.rounding);
+    rc = r.pass ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+  }
+out:
   if (e.set) tps_err_print(&e);
-  if (root) json_decref(root);
   tps_validation_free(&r);
-  if (have_pred) tps_pred_free(&pred);
-  free(fit);
-  if (have_ptab) tps_table_free(&ptab);
-  if (have_gt) tps_gpus_free(&gt);
-  tps_table_free(&meas);
+  vinput_free(&in);
   return rc;
 }

@@ -87,6 +87,7 @@ for g in H100 H200; do
   if [ "$b" -ge 1000 ] && [ "$b" -le 1600 ]; then ok; else fail "$g pessimistic break-even $b not in [1000, 1600]"; fi
   # replicated at >= 1024 rows = H20 time / 6.7 (1024: 239.4, 16384: 3570.8 in the table)
   "$TPSPLIT" predict --gpu $g --scaling pessimistic --tokens 1024,16384 > "$tmp/p.txt"
+  expect_grep "^# scaling pessimistic: the seed vLLM pull request's rule on " "$tmp/p.txt"
   expect_near "$(awk '$1 == 1024 { print $3 }' "$tmp/p.txt")" "$(awk 'BEGIN { print 239.4 / 6.7 }')" 0.002 "$g replicated(1024)"
   expect_near "$(awk '$1 == 16384 { print $3 }' "$tmp/p.txt")" "$(awk 'BEGIN { print 3570.8 / 6.7 }')" 0.0002 "$g replicated(16384)"
 done
