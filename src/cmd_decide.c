@@ -1,18 +1,7 @@
-/* cmd_decide.c: `tpsplit decide`, the gate of the vLLM pull request for one configuration.
- *
- * The split of fused_wqa_wkv is enabled only when all of these hold (brief, "Gate"):
- *   sm90               the GPU is SM90 (compute capability 9.x, from the GPU table): the PR
- *                      enables it for the Marlin W8A16 path of SM90 only;
- *   sequence_parallel  off (with sequence parallelism the hidden states are already sharded);
- *   lora               off (LoRA adapters are not applied on the split path);
- *   micro_batching     off (two micro-batches would share the custom all-gather buffer);
- *   batch_invariance   off (whether a token takes the split depends on the batch size);
- *   custom_allreduce   enabled and fully connected (the PR's proxy for NVLink between all
- *                      ranks); "fully connected" defaults to: the GPU's scale-up fabric is
- *                      NVLink and the TP group fits in one NVLink domain (8 GPUs);
- *   token_threshold    T >= threshold, the threshold given (--threshold) or, by default, the
- *                      recommended threshold of the prediction for this GPU, TP and path
- *                      (break-even rounded up to the next power of two, model/predict.h).
+/* cmd_decide.c: `tpsplit decide`, the split gate of the seed vLLM pull request for one
+ * configuration (the conditions: model/gate.h).  The threshold is the one given
+ * (--threshold) or, by default, the recommended threshold of the prediction for this GPU,
+ * TP and path (break-even rounded up to the next power of two, model/crossover.h).
  * Exit status: 0 split, 1 no split, 2 usage or input error. */
 #include "config.h"
 #include <stdio.h>
@@ -26,6 +15,7 @@
 #include "jsonout.h"
 #include "gpus.h"
 #include "simctx.h"
+#include "gate.h"
 
 /* --fully-connected: yes, no or auto (-1). */
 static int parse_fc(void *dst, const char *arg, char *why, size_t whysz) {
@@ -34,20 +24,6 @@ static int parse_fc(void *dst, const char *arg, char *why, size_t whysz) {
   if (tps_cmdopt_yesno(arg, fc) == 0) return 0;
   snprintf(why, whysz, "yes, no or auto");
   return -1;
-}
-
-typedef struct {
-  const char *name;
-  int pass;
-  char reason[640];
-} cond;
-
-/* A condition that holds while a feature is off; reason "off", or "on: <why it blocks>". */
-static void feature_off(cond *c, const char *name, int on, const char *why_on) {
-  c->name = name;
-  c->pass = !on;
-  if (on) snprintf(c->reason, sizeof c->reason, "on: %s", why_on);
-  else snprintf(c->reason, sizeof c->reason, "off");
 }
 
 int cmd_decide(int argc, char **argv) {
@@ -110,7 +86,7 @@ int cmd_decide(int argc, char **argv) {
   } else {
     const int sc = v.scaling;
     tps_simref ref;
-    /* the projection of the brief: fused_wqa_wkv, 5120 -> 1792, bf16 output */
+    /* the projection the gate is for: fused_wqa_wkv, 5120 -> 1792, bf16 output */
     tps_gemm_shape shape = {TPS_PRED_DEFAULT_K, TPS_PRED_DEFAULT_N, TPS_PRED_DEFAULT_OUT_BYTES};
     long tmax = tokens > TPS_PRED_DEFAULT_TMAX ? tokens : TPS_PRED_DEFAULT_TMAX;
     if (tps_simref_load(&ref, &gt, fit_file, NULL, gpus_file, &e) ||
@@ -122,50 +98,11 @@ int cmd_decide(int argc, char **argv) {
     tps_simref_free(&ref);
   }
 
-  cond cs[7];
-  int nc = 0;
-  int cc = gpu->cc_major * 10 + gpu->cc_minor;
-  cs[nc].name = "sm90";
-  cs[nc].pass = gpu->cc_major == 9;
-  if (cs[nc].pass)
-    snprintf(cs[nc].reason, sizeof cs[nc].reason, "%s is SM90 (compute capability %d.%d)", gpu->name, gpu->cc_major, gpu->cc_minor);
-  else if (cc == 0)
-    snprintf(cs[nc].reason, sizeof cs[nc].reason, "%s is not a CUDA GPU; the split is enabled on SM90 only", gpu->name);
-  else
-    snprintf(cs[nc].reason, sizeof cs[nc].reason, "%s is SM%d (compute capability %d.%d); the split is enabled on SM90 only (its Marlin W8A16 path)",
-             gpu->name, cc, gpu->cc_major, gpu->cc_minor);
-  nc++;
-  feature_off(&cs[nc++], "sequence_parallel", sp, "the hidden states are already sharded by token");
-  feature_off(&cs[nc++], "lora", lora, "LoRA adapters are not applied on the split path");
-  feature_off(&cs[nc++], "micro_batching", mb, "two micro-batches would share the custom all-gather buffer");
-  feature_off(&cs[nc++], "batch_invariance", bi, "whether a token takes the split would depend on the batch size");
-  int fc_auto = fc < 0;
-  int fc_val = fc_auto ? (gpu->nvlink && tp <= 8) : fc;
-  cs[nc].name = "custom_allreduce";
-  cs[nc].pass = car && fc_val;
-  if (!car)
-    snprintf(cs[nc].reason, sizeof cs[nc].reason, "custom all-reduce disabled (the seed vLLM pull request's proxy for NVLink between all ranks)");
-  else if (!fc_val && fc_auto && !gpu->nvlink)
-    snprintf(cs[nc].reason, sizeof cs[nc].reason, "not fully connected: %s has no NVLink (auto)", gpu->name);
-  else if (!fc_val && fc_auto)
-    snprintf(cs[nc].reason, sizeof cs[nc].reason, "not fully connected: TP%ld spans more than one 8-GPU NVLink domain (auto)", tp);
-  else if (!fc_val)
-    snprintf(cs[nc].reason, sizeof cs[nc].reason, "not fully connected (given)");
-  else
-    snprintf(cs[nc].reason, sizeof cs[nc].reason, "enabled and fully connected (%s)",
-             fc_auto ? "auto: NVLink, TP within one 8-GPU domain" : "given");
-  nc++;
-  cs[nc].name = "token_threshold";
-  cs[nc].pass = thr.threshold > 0 && tokens >= thr.threshold;
-  if (thr.threshold > 0)
-    snprintf(cs[nc].reason, sizeof cs[nc].reason, "%ld tokens %s threshold %ld (%s)", tokens,
-             tokens >= thr.threshold ? ">=" : "<", thr.threshold, thr.source);
-  else
-    snprintf(cs[nc].reason, sizeof cs[nc].reason, "no threshold: %s", thr.source);
-  nc++;
-
-  int split = 1;
-  for (int i = 0; i < nc; i++) split = split && cs[i].pass;
+  tps_gate_in gi = {gpu, tp, tokens, sp, lora, mb, bi, car, fc, thr.threshold, thr.source};
+  tps_gate_cond cs[TPS_GATE_NCOND];
+  const int nc = TPS_GATE_NCOND;
+  int split = 0;
+  tps_gate_eval(&gi, cs, &split);
   int rc = TPS_EXIT_OK;
   if (json) {
     json_t *root = json_object(), *arr = json_array();
