@@ -9,6 +9,10 @@
 extern "C" {
 #endif
 
+/* The bundled measurement that predictions are made from by default (in the data
+ * directory): H20, TP8, fused_wqa_wkv on the Marlin W8A16 path. */
+#define TPS_BUNDLED_TABLE "h20_tp8_fused_wqa_wkv.tsv"
+
 /* Read a measurement file (tps_table_read) and fit it by its kind: split tables with
  * tps_fit_split, GEMM tables with tps_fit_gemm, all-gather tables and nccl-tests logs with
  * tps_fit_allgather; a TP 1 split table (no gather) fits its replicated column as a GEMM

@@ -9,14 +9,13 @@
 #include "gpus.h"
 #include "table.h"
 #include "fit.h"
+#include "fitload.h"
 #include "predict.h"
 #include "crossover.h"
 #include "uncertainty.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define TPS_BUNDLED_TABLE "h20_tp8_fused_wqa_wkv.tsv"
 
 /* Everything a prediction may be built from. */
 typedef struct {

@@ -12,14 +12,12 @@
 #include "util.h"
 #include "crossover.h"
 
-#define BUNDLED_TABLE "h20_tp8_fused_wqa_wkv.tsv"
-
 int tps_simref_load(tps_simref *r, const tps_gpu_table *gt, const char *fit_file, const char *table_file,
                     const char *gpus_file, tps_err *e) {
   memset(r, 0, sizeof *r);
   char buf[4096];
   if (!table_file) {
-    if (tps_data_path(BUNDLED_TABLE, buf, sizeof buf, e)) return -1;
+    if (tps_data_path(TPS_BUNDLED_TABLE, buf, sizeof buf, e)) return -1;
     table_file = buf;
   }
   if (tps_table_read(table_file, &r->table, e)) return -1;
