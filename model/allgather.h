@@ -72,7 +72,7 @@ typedef struct {
 double tps_ag_time_us(const tps_ag_model *a, double total_bytes, int n, int backend,
                       int *used, int *proto);
 
-/* NCCL-only time of one protocol (for fits and plots). */
+/* NCCL-only time of one protocol (tps_ag_time_us takes the fastest of them). */
 double tps_ag_nccl_proto_us(const tps_ag_model *a, double total_bytes, int n, int proto);
 
 /* A spec-only model for n ranks of a GPU from its link bandwidth (NCCL reaches ~80% of

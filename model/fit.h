@@ -34,6 +34,7 @@
 #include <gsl/gsl_rng.h>
 #include "gemm.h"
 #include "allgather.h"
+#include "status.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -53,7 +54,7 @@ typedef struct {
   double loo_rel;    /* leave-one-out relative error, NaN when not computed */
   double gather_us;  /* split series: derived gather time (model), NaN otherwise */
   double gather_se_us; /* its standard error (delta method), NaN otherwise */
-  int backend;       /* split series: gather backend used (TPS_AG_*), -1 otherwise */
+  int backend;       /* split series: gather backend used (tps_gather_id), -1 otherwise */
 } tps_fit_point;
 
 typedef struct {
@@ -79,10 +80,11 @@ typedef struct {
   double loo_med_abs, loo_max_abs;           /* NaN when --loo not asked */
   int iterations;
   double rcond;
-  /* added by the fit area */
+  /* parameter bookkeeping and fit statistics */
   int par_target[TPS_FIT_MAXPAR];    /* what each theta_j sets (TPS_FT_*) */
   double nccl_busbw_ref[TPS_NPROTO]; /* bus bandwidths that ag_nccl_bw_scale multiplies */
-  int gather_mode;                   /* split fits: 0 auto by the cap, 1 custom, 2 NCCL */
+  int gather;                        /* tps_gather_id of the measured gather: split fits any,
+                                      * all-gather fits TPS_GATHER_NCCL or TPS_GATHER_CUSTOM */
   double chi2;                       /* sum of squared relative residuals */
   double tq;                         /* t_{0.975,dof} used for the intervals */
   int loo_failed;                    /* leave-one-out refits that did not converge */
@@ -115,10 +117,9 @@ typedef struct {
   double gather_cap_bytes;   /* custom backend cap per rank (0 = default 2 MiB) */
   const tps_path *path;
   int sms;                   /* SMs of the measured GPU */
-  /* added by the fit area (zero = default) */
   const tps_gpu *gpu;        /* measured GPU (priors: HBM, links); NULL = generic NVLink4 */
-  int gather_mode;           /* 0 auto: custom while the per-rank input <= cap, else NCCL;
-                              * 1 all custom; 2 all NCCL */
+  int gather;                /* tps_gather_id of the measurement: TPS_GATHER_AUTO (custom while
+                              * the per-rank input <= cap, else NCCL), _CUSTOM or _NCCL */
 } tps_split_data;
 
 typedef struct {
@@ -128,7 +129,7 @@ typedef struct {
   tps_gemm_shape shape;
   const tps_path *path;
   int sms;
-  const tps_gpu *gpu;        /* added: measured GPU for the bw prior; NULL = none */
+  const tps_gpu *gpu;        /* measured GPU for the bandwidth prior; NULL = none */
 } tps_gemm_data;
 
 typedef struct {
@@ -137,7 +138,7 @@ typedef struct {
   const double *time_us;
   int ranks;
   int backend;               /* TPS_GATHER_NCCL or TPS_GATHER_CUSTOM */
-  const tps_gpu *gpu;        /* added: for priors; NULL = generic NVLink4 */
+  const tps_gpu *gpu;        /* measured GPU for the priors; NULL = generic NVLink4 */
 } tps_ag_data;
 
 typedef struct {
@@ -145,13 +146,10 @@ typedef struct {
   int max_iter;              /* 0 = default */
 } tps_fit_opts;
 
-/* Status codes (0 = ok). */
-enum { TPS_FIT_OK = 0, TPS_FIT_EBADDATA = 1, TPS_FIT_ETOOFEW = 2, TPS_FIT_ENOCONV = 3,
-       TPS_FIT_ESINGULAR = 4 /* parameters not identifiable even after fixing priors */ };
-/* Exit code for a status: 0 ok, 2 bad data / too few points, 1 otherwise. */
-int tps_fit_exit_code(int status);
-
-/* Each returns a status; on failure msg (may be NULL) gets one line saying why. */
+/* Each returns a tps_status: TPS_OK, TPS_EBADDATA (unusable points), TPS_ETOOFEW (fewer
+ * points than parameters), TPS_ENOCONV (no start converged), TPS_ESINGULAR (parameters not
+ * identifiable even after fixing priors), TPS_ENOMEM; on failure msg (may be NULL) gets one
+ * line saying why. */
 int tps_fit_split(const tps_split_data *d, const tps_fit_opts *o, tps_fit *f, char *msg, size_t msgsz);
 int tps_fit_gemm(const tps_gemm_data *d, const tps_fit_opts *o, tps_fit *f, char *msg, size_t msgsz);
 int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, char *msg, size_t msgsz);
@@ -178,9 +176,6 @@ double tps_fit_gather_us(const tps_fit *f, long tokens, double *se_us, int *back
 
 /* Index of a fitted parameter by name, -1 when it is not fitted. */
 int tps_fit_par_index(const tps_fit *f, const char *name);
-
-/* One line describing a status. */
-const char *tps_fit_strerror(int status);
 
 #ifdef __cplusplus
 }

@@ -126,13 +126,13 @@ double tps_gemm_time_us(const tps_gemm_model *g, const tps_gemm_shape *s, long m
   return parametric_us(g, s, m);
 }
 
-static double peak_tflops(const tps_gpu *gpu, const tps_path *path) {
+double tps_gemm_peak_tflops(const tps_gpu *gpu, const tps_path *path) {
   return path->fp8_peak ? gpu->fp8_tflops : gpu->bf16_tflops;
 }
 
 int tps_gemm_from_spec(tps_gemm_model *g, const tps_path *path, const tps_gpu *gpu) {
   int cc = gpu->cc_major * 10 + gpu->cc_minor;
-  double peak = peak_tflops(gpu, path);
+  double peak = tps_gemm_peak_tflops(gpu, path);
   if (cc < path->min_cc || !(peak > 0) || !(gpu->hbm_gbps > 0) || gpu->sms < 1) return -1;
   g->kind = TPS_GEMM_PARAMETRIC;
   g->path = path;
@@ -152,7 +152,7 @@ int tps_gemm_transfer(tps_gemm_model *dst, const tps_gemm_model *src, const tps_
   if (src->kind != TPS_GEMM_PARAMETRIC || !src->path) return -1;
   if (!dst_path) dst_path = src->path;
   int cc = dst_gpu->cc_major * 10 + dst_gpu->cc_minor;
-  double src_peak = peak_tflops(src_gpu, src->path), dst_peak = peak_tflops(dst_gpu, dst_path);
+  double src_peak = tps_gemm_peak_tflops(src_gpu, src->path), dst_peak = tps_gemm_peak_tflops(dst_gpu, dst_path);
   if (cc < dst_path->min_cc || !(src_peak > 0) || !(dst_peak > 0) || !(src_gpu->hbm_gbps > 0) ||
       !(dst_gpu->hbm_gbps > 0))
     return -1;

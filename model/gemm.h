@@ -87,6 +87,10 @@ double tps_gemm_time_us(const tps_gemm_model *g, const tps_gemm_shape *s, long m
  * output-tiled paths: one launch of the padded rows, par 1. */
 long tps_gemm_launches(const tps_path *path, long m, long *rows, long *par, long cap);
 
+/* The dense tensor peak that bounds a path's compute on a GPU, TFLOP/s: fp8 for paths with
+ * fp8_peak, else bf16 (0 when the GPU has none). */
+double tps_gemm_peak_tflops(const tps_gpu *gpu, const tps_path *path);
+
 /* Spec-only model for a path on a GPU: floor, bandwidth and throughput from the GPU's
  * datasheet times the path's priors. Returns 0, or -1 when the path cannot run there. */
 int tps_gemm_from_spec(tps_gemm_model *g, const tps_path *path, const tps_gpu *gpu);

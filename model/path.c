@@ -3,7 +3,7 @@
  * The priors are used where nothing of that path was measured on that GPU: spec-only
  * predictions take them as they are (tps_gemm_from_spec); transfers keep the fitted
  * efficiency within a path and scale it by the ratio of the priors across paths
- * (tps_gemm_transfer); their rsd set the spread of the bootstrap (model/predict.c).
+ * (tps_gemm_transfer); their rsd set the spread of the bootstrap (model/uncertainty.c).
  * Every value below names its source.  Sources:
  *  [B1] brief, rules of thumb: mma.sync kernels on Hopper reach at best ~75% of the bf16
  *       peak;                  [B2] large bf16 GEMMs reach ~80% of peak on Hopper;
@@ -43,8 +43,8 @@ const tps_path tps_path_marlin_w8a16 = {
   .stream_eff = 0.85,               /* [B3], low end */
   .stream_eff_rsd = 0.10,           /* [A] 85-90% [B3] plus dequantization overhead */
   .floor_us = 6.0,                  /* [A] below the 14.1 us of 6 tokens on H20 [H20], above [B4] */
-  .source = "H20 table (57% of bf16 peak at M>=4096); mma.sync ceiling ~75% of bf16 peak on Hopper (brief)",
-  /* fit area: Marlin splits M into slices of <= 64 rows (thread_m_blocks <= 4), at most
+  .source = "H20 table (57% of bf16 peak at M>=4096); mma.sync ceiling ~75% of bf16 peak on Hopper (project brief)",
+  /* Marlin splits M into slices of <= 64 rows (thread_m_blocks <= 4), at most
    * max_par = 16 slices per launch (vLLM marlin host loop); reduce_us from the H20 fit. */
   .slice_rows = 64,
   .max_par = 16,
@@ -68,7 +68,7 @@ const tps_path tps_path_dense_bf16 = {
   .stream_eff = 0.875,              /* [B3] middle of 85-90% */
   .stream_eff_rsd = 0.05,           /* [B3] half the 85-90% range */
   .floor_us = 2.5,                  /* [B4] */
-  .source = "large bf16 GEMMs ~80% of peak on Hopper; skinny GEMMs 85-90% of HBM; >=2.5 us per cuBLAS GEMM in a graph (brief)",
+  .source = "large bf16 GEMMs ~80% of peak on Hopper; skinny GEMMs 85-90% of HBM; >=2.5 us per cuBLAS GEMM in a graph (project brief)",
 };
 
 const tps_path tps_path_native_fp8 = {
@@ -88,7 +88,7 @@ const tps_path tps_path_native_fp8 = {
   .stream_eff = 0.85,               /* [B3] low end (scales read with the weights) */
   .stream_eff_rsd = 0.10,           /* [A] */
   .floor_us = 4.0,                  /* [B4] + [A] ~1.5 us for the activation quantization kernel */
-  .source = "fp8 GEMMs reach less of their peak than bf16 (assumed 70%); weight streaming as dense (brief); floor includes the activation quantization kernel",
+  .source = "fp8 GEMMs reach less of their peak than bf16 (assumed 70%); weight streaming as dense (project brief); floor includes the activation quantization kernel",
 };
 
 /* Our W8A16 kernels (kernels/gemm_w8a16*.cu): same weight format as Marlin, different
@@ -176,6 +176,22 @@ const char *tps_path_names(unsigned flags, char *buf, unsigned long bufsz) {
     int w = snprintf(buf + used, bufsz - used, "%s%s", used ? ", " : "", tps_paths[i]->name);
     if (w < 0 || (size_t)w >= bufsz - used) break;
     used += (size_t)w;
+  }
+  return buf;
+}
+
+const char *tps_path_unknown(const char *name, unsigned flags, char *buf, unsigned long bufsz) {
+  if (!buf || !bufsz) return buf;
+  char names[256];
+  tps_path_names(flags, names, sizeof names);
+  const tps_path *p = tps_path_find_for(name, 0);
+  if (!p) {
+    snprintf(buf, bufsz, "unknown kernel path '%s' (one of: %s)", name ? name : "", names);
+  } else {
+    unsigned lack = flags & ~p->flags;
+    const char *what = lack & TPS_PATH_F_MODEL ? "has no model" : "cannot be benchmarked";
+    const char *has = p->flags & TPS_PATH_F_MODEL ? "model only" : p->flags & TPS_PATH_F_BENCH ? "bench only" : "listed only";
+    snprintf(buf, bufsz, "kernel path '%s' %s (%s; one of: %s)", p->name, what, has, names);
   }
   return buf;
 }

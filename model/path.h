@@ -46,7 +46,7 @@ typedef struct tps_path {
   double stream_eff_rsd;
   double floor_us;         /* prior: fixed cost in a CUDA graph (launch, fill, drain) */
   const char *source;      /* where the priors come from */
-  /* Fields added by the fit area (model/gemm.c reads them): */
+  /* The launch structure of sliced stream-K kernels (model/gemm.c): */
   int slice_rows;          /* >0: the kernel splits M into slices of at most this many rows,
                             * each a separate pass over the weights, with K split across SMs
                             * (stream-K, serial reduction); 0: one output-tiled launch */
@@ -75,6 +75,10 @@ const char *tps_path_name(int id);
 /* The names of every path with all of `flags`, joined by ", " (for --help and messages).
  * Returns buf (always NUL-terminated). */
 const char *tps_path_names(unsigned flags, char *buf, unsigned long bufsz);
+/* One line saying why tps_path_find_for(name, flags) found nothing, listing the paths that
+ * have `flags`: "unknown kernel path 'x' (one of: a, b)", or for a known path that lacks a
+ * flag "kernel path 'w8a16' has no model (bench only; one of: a, b)".  Returns buf. */
+const char *tps_path_unknown(const char *name, unsigned flags, char *buf, unsigned long bufsz);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
-/* predict.h: replicated vs split latency of one projection on a target (GPU, TP, kernel
- * path, gather backend), the break-even token count, its uncertainty and sensitivity.
- * Pure C, no I/O (GSL style: int status, caller-owned objects).
+/* predict.h: prediction contexts: replicated vs split latency of one projection on a
+ * target (GPU, TP, kernel path, gather backend).  The break-even of a context is
+ * crossover.h, its interval uncertainty.h, its sensitivity and the inverse questions
+ * sensitivity.h.  Pure C, no I/O (GSL style: int status, caller-owned objects).
  *
  *   replicated(T) = GEMM(T rows)                                                    [us]
  *   split(T)      = GEMM(ceil(T/TP) rows) + ALLGATHER(TP * ceil(T/TP) * out_bytes_per_token, TP)
@@ -15,7 +16,7 @@
  *                spec-only NCCL/custom models of target and reference (link bandwidth,
  *                NCCL's ring latency in n-1 steps), so the fitted gather calibrates it;
  *   spec         datasheet x path priors only (tps_gemm_from_spec, tps_ag_from_spec);
- *   pessimistic  the rule of the brief applied to the H20 table: a GEMM of >= 1024 rows
+ *   pessimistic  the seed vLLM pull request's rule (project brief) applied to the H20 table: a GEMM of >= 1024 rows
  *                runs 6.7x faster than on H20, one of 512 rows 3.7x, one of <= 256 rows
  *                2x (the factor is linear in log2(rows) in between), the gather no faster.
  *                The H20 GEMM is the measured replicated column interpolated with
@@ -24,20 +25,7 @@
  *                the same way between them.
  * TP 2, 4, 8 run in one NVLink domain (node_gpus = 8); TP 16 spans two nodes and its
  * gather is bounded by the per-GPU inter-node bandwidth (400 Gb/s InfiniBand = 50 GB/s
- * by default) plus one inter-node latency; no custom gather across nodes.
- *
- * Break-even: on the integer grid T = 1..tmax, the smallest T0 such that split(T) <
- * replicated(T) for every T in [T0, tmax]; -1 when the split does not win at tmax.
- * Every sign change of replicated - split is listed too.  Threshold: next power of two
- * >= break-even, or the next multiple of a user rounding.
- *
- * Uncertainty (90% interval by default): parametric bootstrap.  theta ~ N(theta_hat,
- * cov) (gsl_ran_multivariate_gaussian), written back with tps_fit_set_theta, the target
- * rebuilt and its break-even recomputed; for transferred predictions each sample also
- * multiplies the target's compute throughput, streaming bandwidth and gather bandwidths
- * by lognormal factors exp(rsd*z) with the path priors' rsd (compute_eff_rsd,
- * stream_eff_rsd) and TPS_PRED_GATHER_RSD.  Spec-only: the priors' factors alone.
- * Pessimistic: a rule, no interval (NaN). */
+ * by default) plus one inter-node latency; no custom gather across nodes. */
 #ifndef TPS_PREDICT_H
 #define TPS_PREDICT_H
 #include <stddef.h>
@@ -46,12 +34,14 @@
 #include "gemm.h"
 #include "allgather.h"
 #include "fit.h"
+#include "status.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum { TPS_SCALING_MODEL = 0, TPS_SCALING_PESSIMISTIC = 1, TPS_SCALING_SPEC = 2 };
-extern const char *const tps_scaling_names[3]; /* "model", "pessimistic", "spec" */
+enum { TPS_SCALING_MODEL = 0, TPS_SCALING_PESSIMISTIC = 1, TPS_SCALING_SPEC = 2, TPS_NSCALINGS };
+extern const char *const tps_scaling_names[TPS_NSCALINGS]; /* "model", "pessimistic", "spec" */
+extern const char *const tps_scaling_desc[TPS_NSCALINGS];  /* one line each, for --help */
 /* Index of a scaling name, or -1. */
 int tps_scaling_find(const char *name);
 
@@ -65,7 +55,6 @@ int tps_scaling_find(const char *name);
 #define TPS_PRED_DEFAULT_INTERNODE_LAT_US 4.0 /* NCCL tuning.cc: NET ring LL128 hwLat */
 #define TPS_PRED_GATHER_RSD 0.15             /* gather moved to another GPU/TP/fabric */
 #define TPS_PRED_DEFAULT_TMAX 16384
-#define TPS_PRED_DEFAULT_SAMPLES 200
 #define TPS_PRED_MAX_TMAX 65536L          /* largest T of a scan (8x the brief's 8192-token steps) */
 
 typedef struct {
@@ -118,10 +107,8 @@ typedef struct {
   char why[160];
 } tps_pred;
 
-/* Status codes. */
-enum { TPS_PRED_OK = 0, TPS_PRED_NA = 1, TPS_PRED_EINVAL = 2, TPS_PRED_ENOMEM = 3 };
-
-/* Build a context.  TPS_PRED_NA (with p->why) when the path cannot run on the GPU, the
+/* Functions returning int return a tps_status (model/status.h). */
+/* Build a context.  TPS_NA (with p->why) when the path cannot run on the GPU, the
  * TP is impossible for the scaling, etc.; the context is then not usable but may be
  * freed.  msg may be NULL. */
 int tps_pred_init_model(tps_pred *p, const tps_fit *fit, const tps_gpu *ref_gpu,
@@ -156,93 +143,6 @@ double tps_pred_replicated_us(const tps_pred *p, long tokens);
 double tps_pred_split_us(const tps_pred *p, long tokens, int *backend);
 /* Rows per rank of the split: ceil(tokens / tp). */
 long tps_pred_rows_per_rank(const tps_pred *p, long tokens);
-
-/* ---------------------------------------------------------------- crossover */
-#define TPS_CROSS_MAXCHG 32
-typedef struct {
-  long tmin, tmax;
-  size_t nchg;                     /* sign changes found (may exceed the stored ones) */
-  long chg[TPS_CROSS_MAXCHG];      /* first T of the new sign */
-  int chg_wins[TPS_CROSS_MAXCHG];  /* 1: split wins from chg[i]; 0: stops winning there */
-  long breakeven;                  /* smallest T0 with split winning on [T0, tmax]; -1 never */
-} tps_crossover;
-
-/* Generic: diff(T) = split(T) - replicated(T) (< 0: split wins) on T = tmin..tmax.
- * Returns TPS_PRED_EINVAL when diff is NaN somewhere or tmin > tmax. */
-int tps_crossover_find(double (*diff)(long t, void *arg), void *arg, long tmin, long tmax,
-                       tps_crossover *c);
-/* The same on a prediction (dense scan, every integer T). */
-int tps_pred_crossover(const tps_pred *p, long tmax, tps_crossover *c);
-/* Break-even only (the dense scan's).  *be = -1 when never. */
-int tps_pred_breakeven(const tps_pred *p, long tmax, long *be);
-/* The same break-even by bisection: GEMM(1..tmax) is tabulated (cheaply, see predict.c),
- * each gather backend is nondecreasing in T, so on [a, b] split <= max GEMM over rows
- * <= ceil(b/TP) + gather(b) and replicated >= min GEMM over [a, tmax]; intervals where
- * the bound decides are skipped.  Exact (equal to tps_pred_breakeven), much faster;
- * used by the bootstrap. */
-int tps_pred_breakeven_fast(const tps_pred *p, long tmax, long *be);
-
-/* Threshold from a break-even: rounding 0 = next power of two >= be, else the next
- * multiple of rounding.  -1 when be < 1. */
-long tps_threshold(long be, long rounding);
-
-/* ---------------------------------------------------------------- uncertainty */
-typedef struct {
-  int nsamples;        /* 0 = TPS_PRED_DEFAULT_SAMPLES */
-  unsigned long seed;  /* gsl_rng seed (mt19937) */
-  double level;        /* 0 = 0.90 */
-} tps_unc_opts;
-
-typedef struct {
-  double lo, hi, median;  /* quantiles of the break-even; +inf when "never" reaches them;
-                           * NaN when there is no uncertainty model (pessimistic) */
-  int nsamples;           /* samples used */
-  int nnever;             /* samples whose split never wins at tmax */
-  int nrejected;          /* draws rejected (unphysical parameters) */
-  int fit_part, prior_part; /* which sources were sampled */
-} tps_interval;
-
-int tps_pred_interval(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_interval *iv);
-
-/* The draws behind the interval, for other statistics (the 90% bands of `tpsplit plot`):
- * the fit's parameters theta ~ N(theta_hat, cov) (Cholesky of the covariance, a tiny ridge
- * when only semi-definite), and for transferred or spec predictions the GEMM throughput,
- * streaming bandwidth and gather bandwidths times lognormal factors exp(rsd z).
- * tps_pred_draws_alloc: TPS_PRED_NA when the context has no uncertainty model
- * (pessimistic, or nothing to sample).  tps_pred_draws_next fills *q with one drawn
- * context (a copy of p: evaluate it, never free it); nonzero when the draw was rejected
- * (unphysical parameters).  The same seed gives the same sequence as tps_pred_analyze. */
-typedef struct tps_pred_draws tps_pred_draws;
-int tps_pred_draws_alloc(const tps_pred *p, unsigned long seed, tps_pred_draws **d);
-int tps_pred_draws_next(tps_pred_draws *d, tps_pred *q);
-void tps_pred_draws_free(tps_pred_draws *d);
-/* Both at once (one launch table): the dense crossover *cx (may be NULL) and the interval. */
-int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_crossover *cx, tps_interval *iv);
-
-/* ---------------------------------------------------------------- sensitivity, inverse */
-typedef struct {
-  int knob;
-  long be_minus, be_plus;  /* break-even with the knob at 0.9 and 1.1 (-1 never) */
-} tps_sens;
-/* Fills s[0..*ns) for the knobs this context uses (at most TPS_PK_N). */
-int tps_pred_sensitivity(const tps_pred *p, long tmax, tps_sens *s, int *ns);
-
-enum { TPS_INV_LINK = 0, TPS_INV_GEMM = 1 };
-/* The scale x of all gather bandwidths (TPS_INV_LINK) or of the GEMM compute throughput
- * (TPS_INV_GEMM) at which split(T) = replicated(T) (gsl_root_fsolver_brent in log x on
- * [1e-3, 1e3]).  The split pays at T for gather bandwidths >= x times nominal (LINK), or
- * for GEMM throughputs <= x times nominal (GEMM).  Returns TPS_PRED_NA when no x in the
- * bracket works (*x = +inf: the floors alone exceed the saving; LINK) or every x works
- * (*x = 0 for LINK, +inf for GEMM). */
-int tps_pred_inverse(const tps_pred *p, int what, long tokens, double *x);
-/* "From T on": the scale x (same knobs as tps_pred_inverse) beyond which the break-even is
- * at most tokens, i.e. the split wins on every T in [tokens, tmax]: the smallest gather
- * bandwidth scale (LINK) or the largest GEMM throughput scale (GEMM), by bisection in log x
- * on [1e-3, 1e3] to 1e-6.  TPS_PRED_NA with *x = +inf or 0 as tps_pred_inverse. */
-int tps_pred_inverse_from(const tps_pred *p, int what, long tokens, long tmax, double *x);
-/* Set the knobs of p as tps_pred_inverse's x does (then e.g. tps_pred_breakeven tells
- * whether the split pays from those tokens on, not only at them). */
-int tps_pred_inverse_apply(tps_pred *p, int what, double x);
 
 #ifdef __cplusplus
 }

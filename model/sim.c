@@ -44,14 +44,14 @@ static void kind_label(const tps_sim_model *m, unsigned mask, char *buf, size_t 
 int tps_sim_kinds(const tps_sim_model *m, tps_sim_kind *kinds, size_t maxk, size_t *nk) {
   *nk = 0;
   if (!m || m->layers < 1 || m->layers > TPS_SIM_MAXLAYERS || m->nproj > TPS_SIM_MAXPROJ)
-    return TPS_SIM_EINVAL;
+    return TPS_EINVAL;
   for (int l = 0; l < m->layers; l++) {
     unsigned mask = layer_mask(m, l);
     size_t k;
     for (k = 0; k < *nk; k++)
       if (kinds[k].mask == mask) break;
     if (k == *nk) {
-      if (*nk == maxk) return TPS_SIM_EINVAL;
+      if (*nk == maxk) return TPS_EINVAL;
       memset(&kinds[k], 0, sizeof kinds[k]);
       kinds[k].mask = mask;
       kinds[k].first_layer = l;
@@ -72,7 +72,7 @@ int tps_sim_kinds(const tps_sim_model *m, tps_sim_kind *kinds, size_t maxk, size
       }
     }
   }
-  return TPS_SIM_OK;
+  return TPS_OK;
 }
 
 double tps_sim_stage_us(const tps_sim_model *m, unsigned mask, const double *t_us, long tokens) {
@@ -91,7 +91,7 @@ int tps_sim_chunk_eval(const tps_sim_model *m, const tps_sim_kind *kinds, size_t
                        unsigned split_mask, long threshold, long tokens, const tps_sim_cost *cost,
                        tps_sim_chunk *out) {
   if (!m || !kinds || !cost || !cost->fn || !out || tokens < 1 || nk > TPS_SIM_MAXKINDS)
-    return TPS_SIM_EINVAL;
+    return TPS_EINVAL;
   memset(out, 0, sizeof *out);
   out->tokens = tokens;
   out->split_on = tokens >= threshold && split_mask != 0;
@@ -99,7 +99,7 @@ int tps_sim_chunk_eval(const tps_sim_model *m, const tps_sim_kind *kinds, size_t
     if (cost->fn(cost->ctx, j, tokens, &out->proj_rep_us[j], &out->proj_split_us[j]) != 0 ||
         !isfinite(out->proj_rep_us[j]) || !isfinite(out->proj_split_us[j]) ||
         out->proj_rep_us[j] < 0 || out->proj_split_us[j] < 0)
-      return TPS_SIM_ECOST;
+      return TPS_ECOST;
   }
   double t_split[TPS_SIM_MAXPROJ];
   for (size_t j = 0; j < m->nproj; j++)
@@ -111,23 +111,23 @@ int tps_sim_chunk_eval(const tps_sim_model *m, const tps_sim_kind *kinds, size_t
     out->split_us += kinds[k].count * out->kind_split_us[k];
   }
   out->saving_us = out->main_us - out->split_us;
-  return TPS_SIM_OK;
+  return TPS_OK;
 }
 
 int tps_sim_chunking(long prompt_tokens, long chunk_tokens, long *nchunks, long *last_tokens) {
-  if (prompt_tokens < 1 || chunk_tokens < 1) return TPS_SIM_EINVAL;
+  if (prompt_tokens < 1 || chunk_tokens < 1) return TPS_EINVAL;
   long n = (prompt_tokens + chunk_tokens - 1) / chunk_tokens;
   *nchunks = n;
   *last_tokens = prompt_tokens - (n - 1) * chunk_tokens;
-  return TPS_SIM_OK;
+  return TPS_OK;
 }
 
 int tps_sim_prompt_eval(long prompt_tokens, long chunk_tokens, const tps_sim_chunk *full,
                         const tps_sim_chunk *last, tps_sim_prompt *out) {
   long n, last_tokens;
   if (!full || !last || !out || tps_sim_chunking(prompt_tokens, chunk_tokens, &n, &last_tokens))
-    return TPS_SIM_EINVAL;
-  if (last->tokens != last_tokens || (n > 1 && full->tokens != chunk_tokens)) return TPS_SIM_EINVAL;
+    return TPS_EINVAL;
+  if (last->tokens != last_tokens || (n > 1 && full->tokens != chunk_tokens)) return TPS_EINVAL;
   memset(out, 0, sizeof *out);
   out->prompt_tokens = prompt_tokens;
   out->nchunks = n;
@@ -138,19 +138,19 @@ int tps_sim_prompt_eval(long prompt_tokens, long chunk_tokens, const tps_sim_chu
   out->main_ms = (nfull * full->main_us + last->main_us) * 1e-3;
   out->split_ms = (nfull * full->split_us + last->split_us) * 1e-3;
   out->saving_ms = (nfull * full->saving_us + last->saving_us) * 1e-3;
-  return TPS_SIM_OK;
+  return TPS_OK;
 }
 
 int tps_sim_ttft(double baseline_ms, double saving_ms, double *predicted_ms, double *change_pct) {
-  if (!(baseline_ms > 0) || !isfinite(saving_ms)) return TPS_SIM_EINVAL;
+  if (!(baseline_ms > 0) || !isfinite(saving_ms)) return TPS_EINVAL;
   *predicted_ms = baseline_ms - saving_ms;
   *change_pct = 100.0 * (*predicted_ms - baseline_ms) / baseline_ms;
-  return TPS_SIM_OK;
+  return TPS_OK;
 }
 
 int tps_sim_models_cost(void *ctx, size_t proj, long tokens, double *replicated_us, double *split_us) {
   const tps_sim_models *ms = ctx;
-  if (!ms || proj >= ms->nproj || tokens < 1) return TPS_SIM_EINVAL;
+  if (!ms || proj >= ms->nproj || tokens < 1) return TPS_EINVAL;
   const tps_sim_proj_model *p = &ms->p[proj];
   if (p->rep_curve && p->split_curve) {
     tps_gemm_model g = {.kind = TPS_GEMM_CURVE};
@@ -162,38 +162,38 @@ int tps_sim_models_cost(void *ctx, size_t proj, long tokens, double *replicated_
     *replicated_us = tps_pred_replicated_us(p->pred, tokens);
     *split_us = tps_pred_split_us(p->pred, tokens, NULL);
   } else {
-    if (!p->ag || ms->tp < 1) return TPS_SIM_EINVAL;
+    if (!p->ag || ms->tp < 1) return TPS_EINVAL;
     long rows = (tokens + ms->tp - 1) / ms->tp;
     double bytes = (double)tokens * (double)p->shape.n * p->shape.out_bytes;
     *replicated_us = tps_gemm_time_us(&p->gemm, &p->shape, tokens);
     *split_us = tps_gemm_time_us(&p->gemm, &p->shape, rows) +
                 tps_ag_time_us(p->ag, bytes, ms->tp, p->gather_backend, NULL, NULL);
   }
-  return isfinite(*replicated_us) && isfinite(*split_us) ? TPS_SIM_OK : TPS_SIM_ECOST;
+  return isfinite(*replicated_us) && isfinite(*split_us) ? TPS_OK : TPS_ECOST;
 }
 
 int tps_sim_pred_interval(const tps_pred *p, long tokens, double level, int nsamples, unsigned long seed,
                           double lo[2], double hi[2]) {
-  if (!p || tokens < 1 || !(level > 0 && level < 1) || nsamples < 10) return TPS_SIM_EINVAL;
+  if (!p || tokens < 1 || !(level > 0 && level < 1) || nsamples < 10) return TPS_EINVAL;
   double *v = malloc(2 * (size_t)nsamples * sizeof *v);
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-  if (!v || !r) { free(v); if (r) gsl_rng_free(r); return TPS_SIM_EINVAL; }
+  if (!v || !r) { free(v); if (r) gsl_rng_free(r); return TPS_EINVAL; }
   gsl_rng_set(r, seed);
   tps_pred q = *p; /* knobs change the copy only; the copy shares (never frees) p's curves */
   double *rep = v, *split = v + nsamples;
-  int rc = TPS_SIM_OK;
-  for (int i = 0; i < nsamples && rc == TPS_SIM_OK; i++) {
+  int rc = TPS_OK;
+  for (int i = 0; i < nsamples && rc == TPS_OK; i++) {
     double zc = gsl_ran_ugaussian(r), zs = gsl_ran_ugaussian(r), zg = gsl_ran_ugaussian(r);
     double fg = exp(p->gather_rsd * zg);
     if (tps_pred_set_knob(&q, TPS_PK_GEMM_TFLOPS, exp(p->compute_rsd * zc)) ||
         tps_pred_set_knob(&q, TPS_PK_GEMM_BW, exp(p->stream_rsd * zs)) ||
         tps_pred_set_knob(&q, TPS_PK_AG_NCCL_BW, fg) || tps_pred_set_knob(&q, TPS_PK_AG_CUSTOM_BW, fg))
-      rc = TPS_SIM_EINVAL;
+      rc = TPS_EINVAL;
     rep[i] = tps_pred_replicated_us(&q, tokens);
     split[i] = tps_pred_split_us(&q, tokens, NULL);
-    if (!isfinite(rep[i]) || !isfinite(split[i])) rc = TPS_SIM_ECOST;
+    if (!isfinite(rep[i]) || !isfinite(split[i])) rc = TPS_ECOST;
   }
-  if (rc == TPS_SIM_OK) {
+  if (rc == TPS_OK) {
     tps_sim_interval(rep, (size_t)nsamples, level, &lo[0], &hi[0]);
     tps_sim_interval(split, (size_t)nsamples, level, &lo[1], &hi[1]);
   }
@@ -205,13 +205,13 @@ int tps_sim_pred_interval(const tps_pred *p, long tokens, double level, int nsam
 int tps_sim_sample_savings(const tps_sim_model *m, const tps_sim_kind *kinds, size_t nk, unsigned split_mask,
                            long threshold, const long *tokens, size_t ntok, const tps_sim_models *ms,
                            int nsamples, unsigned long seed, double *saving_us) {
-  if (!m || !ms || !tokens || !saving_us || nsamples < 1 || ms->nproj != m->nproj) return TPS_SIM_EINVAL;
+  if (!m || !ms || !tokens || !saving_us || nsamples < 1 || ms->nproj != m->nproj) return TPS_EINVAL;
   tps_sim_models loc = *ms;
   tps_pred *q = malloc(TPS_SIM_MAXPROJ * sizeof *q);
   tps_sim_chunk *c = malloc(sizeof *c);
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-  int rc = TPS_SIM_OK;
-  if (!q || !c || !r) { rc = TPS_SIM_EINVAL; goto out; }
+  int rc = TPS_OK;
+  if (!q || !c || !r) { rc = TPS_EINVAL; goto out; }
   gsl_rng_set(r, seed);
   /* paths of the model, for shared draws */
   const tps_path *paths[TPS_SIM_MAXPROJ];
@@ -223,7 +223,7 @@ int tps_sim_sample_savings(const tps_sim_model *m, const tps_sim_kind *kinds, si
     pidx[j] = k;
   }
   tps_sim_cost cost = {tps_sim_models_cost, &loc};
-  for (int s = 0; s < nsamples && rc == TPS_SIM_OK; s++) {
+  for (int s = 0; s < nsamples && rc == TPS_OK; s++) {
     double zc[TPS_SIM_MAXPROJ], zs[TPS_SIM_MAXPROJ], zg = gsl_ran_ugaussian(r);
     for (size_t k = 0; k < np; k++) { zc[k] = gsl_ran_ugaussian(r); zs[k] = gsl_ran_ugaussian(r); }
     for (size_t j = 0; j < m->nproj; j++) {
@@ -235,12 +235,12 @@ int tps_sim_sample_savings(const tps_sim_model *m, const tps_sim_kind *kinds, si
       if (tps_pred_set_knob(&q[j], TPS_PK_GEMM_TFLOPS, exp(p->compute_rsd * zc[pidx[j]])) ||
           tps_pred_set_knob(&q[j], TPS_PK_GEMM_BW, exp(p->stream_rsd * zs[pidx[j]])) ||
           tps_pred_set_knob(&q[j], TPS_PK_AG_NCCL_BW, fg) || tps_pred_set_knob(&q[j], TPS_PK_AG_CUSTOM_BW, fg)) {
-        rc = TPS_SIM_EINVAL;
+        rc = TPS_EINVAL;
         break;
       }
       loc.p[j].pred = &q[j];
     }
-    for (size_t k = 0; k < ntok && rc == TPS_SIM_OK; k++) {
+    for (size_t k = 0; k < ntok && rc == TPS_OK; k++) {
       rc = tps_sim_chunk_eval(m, kinds, nk, split_mask, threshold, tokens[k], &cost, c);
       saving_us[k * (size_t)nsamples + (size_t)s] = c->saving_us;
     }
@@ -253,10 +253,10 @@ out:
 }
 
 int tps_sim_interval(double *v, size_t n, double level, double *lo, double *hi) {
-  if (!v || n < 1 || !(level > 0 && level < 1)) return TPS_SIM_EINVAL;
+  if (!v || n < 1 || !(level > 0 && level < 1)) return TPS_EINVAL;
   double a = (1.0 - level) / 2.0;
   gsl_sort(v, 1, n);
   *lo = gsl_stats_quantile_from_sorted_data(v, 1, n, a);
   *hi = gsl_stats_quantile_from_sorted_data(v, 1, n, 1.0 - a);
-  return TPS_SIM_OK;
+  return TPS_OK;
 }

@@ -35,6 +35,7 @@
 #include "gemm.h"
 #include "allgather.h"
 #include "predict.h"
+#include "status.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -80,8 +81,8 @@ typedef struct {
   void *ctx;
 } tps_sim_cost;
 
-/* Status codes. */
-enum { TPS_SIM_OK = 0, TPS_SIM_EINVAL = 1, TPS_SIM_ECOST = 2 };
+/* Functions returning int return a tps_status (model/status.h): TPS_OK, TPS_EINVAL,
+ * TPS_ECOST (a cost callback failed), TPS_ENOMEM. */
 
 /* Group the layers into kinds (in order of first layer). */
 int tps_sim_kinds(const tps_sim_model *m, tps_sim_kind *kinds, size_t maxk, size_t *nk);
@@ -140,7 +141,7 @@ typedef struct {
   tps_gemm_model gemm;                     /* used when neither of the above */
   tps_gemm_shape shape;
   const tps_ag_model *ag;                  /* not owned */
-  int gather_backend;                      /* TPS_AG_* */
+  int gather_backend;                      /* tps_gather_id: the backend rule of the gather */
 } tps_sim_proj_model;
 
 typedef struct {

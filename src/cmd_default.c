@@ -1,54 +1,45 @@
 /* cmd_default.c: `tpsplit` with no command, the main job: fit the bundled H20 table,
  * print the crossover grid of the bundled GPUs x TP 2,4,8,16 x kernel paths with 90%
- * intervals (and the brief's pessimistic rule next to it for H100/H200 TP8), then write
+ * intervals (and the seed pull request's pessimistic rule next to it for H100/H200 TP8), then write
  * the figures (src/plot.h, tps_plot_default).  The last line names the output folder. */
 #include "config.h"
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tpsplit.h"
+#include "cmdopt.h"
 #include "err.h"
 #include "jsonout.h"
 #include "plot.h"
 #include "predcli.h"
 #include "util.h"
-
-static void usage(FILE *fp) {
-  fprintf(fp,
-          "Usage: tpsplit [-o DIR] [--json] [--samples N] [--seed S] [--no-plots]\n"
-          "The main job: fit the bundled H20 measurement, print the break-even grid (all\n"
-          "bundled GPUs x TP 2,4,8,16 x kernel paths, with 90%% intervals and thresholds),\n"
-          "then write the figures into DIR (default: plots).  The last line names DIR.\n");
-}
-
-enum { OPT_JSON = 256, OPT_SAMPLES, OPT_SEED, OPT_NOPLOTS, OPT_HELP };
+#include "uncertainty.h"
 
 int cmd_default(int argc, char **argv) {
-  static const struct option opts[] = {
-    {"output", required_argument, 0, 'o'}, {"json", no_argument, 0, OPT_JSON},
-    {"samples", required_argument, 0, OPT_SAMPLES}, {"seed", required_argument, 0, OPT_SEED},
-    {"no-plots", no_argument, 0, OPT_NOPLOTS}, {"help", no_argument, 0, OPT_HELP}, {0, 0, 0, 0}};
-  const char *outdir = "plots";
-  long samples = 0, seed = 1;
-  int json = 0, plots = 1, c;
-  while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-    switch (c) {
-    case 'o': outdir = optarg; break;
-    case OPT_JSON: json = 1; break;
-    case OPT_SAMPLES:
-      if (tps_parse_long(optarg, &samples) || samples < 2 || samples > 100000) { tps_die_msg("bad --samples '%s' (2..100000)", optarg); return TPS_EXIT_USAGE; }
-      break;
-    case OPT_SEED:
-      if (tps_parse_long(optarg, &seed) || seed < 0) { tps_die_msg("bad --seed '%s'", optarg); return TPS_EXIT_USAGE; }
-      break;
-    case OPT_NOPLOTS: plots = 0; break;
-    case OPT_HELP: usage(stdout); return TPS_EXIT_OK;
-    default: usage(stderr); return TPS_EXIT_USAGE;
-    }
-  }
-  if (optind < argc) { tps_die_msg("unexpected argument '%s' (try 'tpsplit --help')", argv[optind]); return TPS_EXIT_USAGE; }
+  int no_plots = 0;
+  const tps_cmdopt own[] = {
+    {.name = "no-plots", .kind = TPS_ARG_FLAG, .dst = &no_plots, .help = "print the grid only, write no figures"},
+  };
+  const tps_cmdspec spec = {
+    .name = NULL,
+    .synopsis = "[-o DIR] [--json] [--samples N] [--seed S] [--no-plots]",
+    .about = "The main job: fit the bundled H20 measurement, print the break-even grid (all bundled\n"
+             "GPUs x TP 2,4,8,16 x kernel paths, with intervals and thresholds), then write the\n"
+             "figures into DIR.  The last line names DIR.",
+    .common = TPS_OPT(TPS_OI_SAMPLES) | TPS_OPT(TPS_OI_SEED) | TPS_OPT(TPS_OI_JSON) | TPS_OPT(TPS_OI_OUTPUT),
+    .opts = own,
+    .nopts = sizeof own / sizeof own[0],
+    .output_metavar = "DIR",
+    .dflt = {[TPS_OI_OUTPUT] = "plots"},
+    .exit_status = "0 ok; 1 the fit or a figure failed; 2 usage or input error.",
+  };
+  tps_cmdopt_values v;
+  tps_cmdopt_init(&v);
+  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  if (prc >= 0) return prc;
+  const char *outdir = v.output ? v.output : "plots";
+  const int json = v.json, plots = !no_plots;
 
   tps_predref ref, pref;
   tps_grid g, pg;
@@ -69,7 +60,6 @@ int cmd_default(int argc, char **argv) {
     goto done;
   }
   /* 2. the grid */
-  static const int tps[] = {2, 4, 8, 16};
   const tps_path *paths[TPS_NPATHS];
   size_t npath = tps_path_select(TPS_PATH_F_MODEL, paths, TPS_NPATHS);
   gpus = calloc(ref.gpus.n, sizeof *gpus);
@@ -77,14 +67,14 @@ int cmd_default(int argc, char **argv) {
   for (size_t i = 0; i < ref.gpus.n; i++) gpus[i] = &ref.gpus.gpu[i];
   tps_pred_opts po;
   tps_pred_opts_default(&po);
-  tps_unc_opts uo = {(int)samples, (unsigned long)seed, 0.90};
-  if (tps_grid_run(&ref, TPS_SCALING_MODEL, gpus, ref.gpus.n, tps, 4, paths, npath, &po, &uo,
+  tps_unc_opts uo = {(int)v.samples, (unsigned long)v.seed, TPS_INTERVAL_LEVEL};
+  if (tps_grid_run(&ref, TPS_SCALING_MODEL, gpus, ref.gpus.n, tps_grid_tp, TPS_GRID_NTP, paths, npath, &po, &uo,
                    TPS_PRED_DEFAULT_TMAX, 0, &g, &e) != 0) {
     tps_err_print(&e);
     rc = TPS_EXIT_FAIL;
     goto done;
   }
-  /* the brief's pessimistic rule, for comparison: H100/H200 at TP8 */
+  /* the seed pull request's pessimistic rule, for comparison: H100/H200 at TP8 */
   const tps_gpu *pgpus[2];
   size_t npg = 0;
   const char *pnames[2] = {"H100", "H200"};
@@ -133,13 +123,13 @@ int cmd_default(int argc, char **argv) {
   printf("tpsplit: when to split fused_wqa_wkv by token (replicated = GEMM(T); split = GEMM(ceil(T/TP)) + all-gather)\n");
   printf("# reference: %s: %zu points, median |relative residual| %.1f%%, max %.1f%%\n", ref.fit_source, ref.fit.npts,
          100 * ref.fit.med_abs_rel, 100 * ref.fit.max_abs_rel);
-  printf("# break-even on T = 1..%d; 90%% interval: parametric bootstrap of the fit (+ path priors when transferred), %d samples\n",
-         TPS_PRED_DEFAULT_TMAX, g.nsamples);
+  printf("# break-even on T = 1..%d; %.0f%% interval: parametric bootstrap of the fit (+ path priors when transferred), %d samples\n",
+         TPS_PRED_DEFAULT_TMAX, 100 * uo.level, g.nsamples);
   tps_grid_print(&g);
   for (size_t i = 0; i < pg.n; i++) {
     const tps_gridcell *cc = &pg.cell[i];
-    if (cc->status == TPS_PRED_OK && cc->cx.breakeven > 0)
-      printf("# the brief's pessimistic rule on the H20 table: %s TP8 marlin-w8a16 break-even %ld, threshold %ld\n", cc->gpu->name,
+    if (cc->status == TPS_OK && cc->cx.breakeven > 0)
+      printf("# the seed vLLM pull request's pessimistic rule on the H20 table: %s TP8 marlin-w8a16 break-even %ld, threshold %ld\n", cc->gpu->name,
              cc->cx.breakeven, cc->threshold);
   }
   if (!plots) {

@@ -11,44 +11,17 @@
  * Exit: 0 ok; 1 a fit did not converge or its parameters are not identifiable; 2 usage or
  * input error (bad file, too few points for the parameters). */
 #include "config.h"
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "cmdopt.h"
 #include "fitfile.h"
+#include "fitload.h"
 #include "jsonout.h"
 #include "tpsplit.h"
 #include "util.h"
-
-static void usage(FILE *fp) {
-  fprintf(fp,
-          "Usage: tpsplit fit FILE... [-o FIT] [--json] [--loo] [--gpu NAME] [--gpus FILE]\n"
-          "Fit GEMM and all-gather latency models to measurements, with 95%% intervals.\n\n"
-          "FILE is a split-vs-replicated table (GEMM and gather parameters fitted jointly to\n"
-          "both columns), a GEMM table, an all-gather table, or an nccl-tests all_gather_perf\n"
-          "log.  Each FILE is fitted on its own, minimizing relative residuals\n"
-          "(model - measured) / measured; intervals are value +- t(0.975, dof) * se.\n\n"
-          "Options:\n"
-          "  -o, --output=FIT  save the fit (text format, see README 'fit'); one FILE only\n"
-          "  --loo             also refit without each point and report its prediction error\n"
-          "  --loo-gpu         leave-one-GPU-out table of the cross-GPU models (no FILE; see\n"
-          "                    `tpsplit fit --loo-gpu --help`)\n"
-          "  --json            print JSON: parameters, points, summary (NaN as null)\n"
-          "  --gpu=NAME        the measured GPU (default: the file's '#@ gpu')\n"
-          "  --gpus=FILE       GPU table (default: the bundled gpus.tsv)\n"
-          "  --max-iter=N      iterations of the solver per start (default 400)\n"
-          "  --time            print the wall time of reading and fitting all FILEs to stderr\n"
-          "  -h, --help        print this help and exit\n"
-          "  -V, --version     print the version and exit\n\n"
-          "Exit status: 0 ok, 1 a fit did not converge (or its parameters are not\n"
-          "identifiable), 2 usage or input error (bad file, too few points).\n");
-}
-
-static const char *backend_str(int b) {
-  return b == TPS_GATHER_CUSTOM ? "custom" : b == TPS_GATHER_NCCL ? "nccl" : "-";
-}
 
 static void print_text(const char *file, const tps_fit *f, int loo) {
   printf("# fit of %s: %s", file, tps_fit_kind_name(f->kind));
@@ -75,7 +48,7 @@ static void print_text(const char *file, const tps_fit *f, int loo) {
            p->model_us, p->rel_resid);
     if (loo) printf(" %+10.4f", p->loo_rel);
     if (split) {
-      if (p->series == 1) printf(" %10.4g %12.3g %8s", p->gather_us, p->gather_se_us, backend_str(p->backend));
+      if (p->series == 1) printf(" %10.4g %12.3g %8s", p->gather_us, p->gather_se_us, tps_gather_name(p->backend));
       else printf(" %10s %12s %8s", "-", "-", "-");
     }
     printf("\n");
@@ -115,7 +88,7 @@ static json_t *to_json(const char *file, const tps_fit *f, int loo) {
     tps_json_set_num(q, "loo_rel", p->loo_rel);
     tps_json_set_num(q, "gather_us", p->gather_us);
     tps_json_set_num(q, "gather_se_us", p->gather_se_us);
-    json_object_set_new(q, "backend", p->backend >= 0 ? json_string(backend_str(p->backend)) : json_null());
+    json_object_set_new(q, "backend", p->backend >= 0 ? json_string(tps_gather_name(p->backend)) : json_null());
     json_array_append_new(pts, q);
   }
   json_object_set_new(sum, "n_points", json_integer((json_int_t)f->npts));
@@ -141,53 +114,50 @@ int cmd_fit_loo_gpu(int argc, char **argv); /* src/cmd_loo.c */
 
 int cmd_fit(int argc, char **argv) {
   for (int i = 1; i < argc; i++) if (strcmp(argv[i], "--loo-gpu") == 0) return cmd_fit_loo_gpu(argc, argv);
-  enum { OPT_JSON = 256, OPT_LOO, OPT_GPU, OPT_GPUS, OPT_MAXIT, OPT_TIME };
-  static const struct option opts[] = {{"json", no_argument, NULL, OPT_JSON},
-                                       {"loo", no_argument, NULL, OPT_LOO},
-                                       {"output", required_argument, NULL, 'o'},
-                                       {"gpu", required_argument, NULL, OPT_GPU},
-                                       {"gpus", required_argument, NULL, OPT_GPUS},
-                                       {"max-iter", required_argument, NULL, OPT_MAXIT},
-                                       {"time", no_argument, NULL, OPT_TIME},
-                                       {"help", no_argument, NULL, 'h'},
-                                       {"version", no_argument, NULL, 'V'},
-                                       {NULL, 0, NULL, 0}};
-  int json = 0, timing = 0, c;
-  const char *out = NULL, *gpu = NULL, *gpus = NULL;
-  tps_fit_opts fo = {0, 0};
-  long v;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, "o:hV", opts, NULL)) != -1) {
-    switch (c) {
-      case OPT_JSON: json = 1; break;
-      case OPT_LOO: fo.loo = 1; break;
-      case OPT_TIME: timing = 1; break;
-      case 'o': out = optarg; break;
-      case OPT_GPU: gpu = optarg; break;
-      case OPT_GPUS: gpus = optarg; break;
-      case OPT_MAXIT:
-        if (tps_parse_long(optarg, &v) || v < 1 || v > 100000) {
-          tps_die_msg("fit: --max-iter '%s' must be an integer in 1..100000", optarg);
-          return TPS_EXIT_USAGE;
-        }
-        fo.max_iter = (int)v;
-        break;
-      case 'h': usage(stdout); return TPS_EXIT_OK;
-      case 'V': return tps_print_version("fit");
-      default:
-        tps_die_msg("fit: bad option '%s' (try 'tpsplit fit --help')", argv[optind - 1]);
-        return TPS_EXIT_USAGE;
-    }
-  }
-  int nfiles = argc - optind;
-  if (nfiles < 1) {
-    tps_die_msg("fit: no FILE given (try 'tpsplit fit --help')");
-    return TPS_EXIT_USAGE;
-  }
-  if (out && nfiles != 1) {
-    tps_die_msg("fit: -o takes exactly one FILE, got %d", nfiles);
-    return TPS_EXIT_USAGE;
-  }
+  const char *gpus = NULL;
+  int loo = 0, timing = 0;
+  long max_iter = 400;
+  const tps_cmdopt own[] = {
+    {.name = "loo", .kind = TPS_ARG_FLAG, .dst = &loo,
+     .help = "also refit without each point and report its prediction error"},
+    {.name = "gpus", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &gpus,
+     .help = "GPU table (default: the bundled gpus.tsv)"},
+    {.name = "max-iter", .kind = TPS_ARG_LONG, .metavar = "N", .dst = &max_iter, .min = 1, .max = 100000,
+     .help = "iterations of the solver per start"},
+    {.name = "time", .kind = TPS_ARG_FLAG, .dst = &timing,
+     .help = "print the wall time of reading and fitting all FILEs to stderr"},
+  };
+  const tps_cmdspec spec = {
+    .name = "fit",
+    .synopsis = "FILE... [-o FIT] [--json] [--loo] [--gpu NAME] [--gpus FILE]",
+    .about = "Fit GEMM and all-gather latency models to measurements, with 95% intervals.\n\n"
+             "FILE is a split-vs-replicated table (GEMM and gather parameters fitted jointly to\n"
+             "both columns), a GEMM table, an all-gather table, or an nccl-tests all_gather_perf\n"
+             "log.  Each FILE is fitted on its own, minimizing relative residuals\n"
+             "(model - measured) / measured; intervals are value +- t(0.975, dof) * se.",
+    .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_JSON) | TPS_OPT(TPS_OI_OUTPUT),
+    .args = "FILE...",
+    .args_min = 1,
+    .output_single = 1,
+    .opts = own,
+    .nopts = sizeof own / sizeof own[0],
+    .output_metavar = "FIT",
+    .text = {[TPS_OI_GPU] = "the measured GPU (default: the file's '#@ gpu')",
+             [TPS_OI_JSON] = "print JSON: parameters, points, summary (NaN as null)",
+             [TPS_OI_OUTPUT] = "save the fit (text format, see README 'fit'); one FILE only"},
+    .exit_status = "0 ok, 1 a fit did not converge (or its parameters are not identifiable), 2 usage or input "
+                   "error (bad file, too few points).",
+  };
+  tps_cmdopt_values v;
+  tps_cmdopt_init(&v);
+  v.tp = 0;
+  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  if (prc >= 0) return prc;
+  const int json = v.json;
+  const char *out = v.output, *gpu = v.gpu;
+  tps_fit_opts fo = {loo, (int)max_iter};
+  int nfiles = v.nargs;
+  char **files = v.args;
   tps_fit *f = calloc((size_t)nfiles, sizeof *f);
   if (!f) { tps_die_msg("fit: out of memory"); return TPS_EXIT_FAIL; }
   int rc = TPS_EXIT_OK;
@@ -197,9 +167,9 @@ int cmd_fit(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (int i = 0; i < nfiles && rc == TPS_EXIT_OK; i++) {
     int status;
-    if (tps_fit_file(argv[optind + i], gpu, gpus, &fo, &f[i], &status, &e) != 0) {
+    if (tps_fit_file(files[i], gpu, gpus, &fo, &f[i], &status, &e) != 0) {
       tps_err_print(&e);
-      rc = tps_fit_exit_code(status);
+      rc = tps_status_exit(status);
     }
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -207,16 +177,16 @@ int cmd_fit(int argc, char **argv) {
     fprintf(stderr, "tpsplit: fit: %d file(s) read and fitted in %.4f s\n", nfiles,
             (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   if (rc == TPS_EXIT_OK && out) {
-    const char *src[1] = {argv[optind]};
+    const char *src[1] = {files[0]};
     if (tps_fitfile_save(out, &f[0], src, 1, &e) != 0) { tps_err_print(&e); rc = TPS_EXIT_USAGE; }
   }
   if (rc == TPS_EXIT_OK) {
     if (json) {
       json_t *root;
-      if (nfiles == 1) root = to_json(argv[optind], &f[0], fo.loo);
+      if (nfiles == 1) root = to_json(files[0], &f[0], fo.loo);
       else {
         json_t *arr = json_array();
-        for (int i = 0; i < nfiles; i++) json_array_append_new(arr, to_json(argv[optind + i], &f[i], fo.loo));
+        for (int i = 0; i < nfiles; i++) json_array_append_new(arr, to_json(files[i], &f[i], fo.loo));
         root = json_object();
         json_object_set_new(root, "fits", arr);
       }
@@ -224,7 +194,7 @@ int cmd_fit(int argc, char **argv) {
     } else {
       for (int i = 0; i < nfiles; i++) {
         if (i) printf("\n");
-        print_text(argv[optind + i], &f[i], fo.loo);
+        print_text(files[i], &f[i], fo.loo);
       }
     }
   }

@@ -25,36 +25,18 @@
  * -o OUT writes the normalized table (our TSV, no derived columns) to OUT through a
  * temporary file renamed into place: a failed run leaves no OUT. */
 #include "config.h"
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "aic.h"
+#include "allgather.h"
+#include "cmdopt.h"
 #include "jsonout.h"
 #include "path.h"
 #include "table.h"
 #include "tpsplit.h"
 #include "util.h"
-
-static void usage(FILE *fp) {
-  fprintf(fp,
-          "Usage: tpsplit inspect [--json] [-o OUT] FILE...\n"
-          "Read measurement files and print them normalized, with derived columns.\n\n"
-          "FILE is a split-vs-replicated table (tokens rows_per_rank replicated_us split_us),\n"
-          "a GEMM table (rows time_us ...), an all-gather table (bytes ranks time_us ...), or an\n"
-          "nccl-tests all_gather_perf log, unmodified (any layout since 2.x, or its -J JSON).\n\n"
-          "Derived columns: split: speedup, replicated_tflops, gather_bytes,\n"
-          "gather_bytes_per_rank, gather, gather_algbw_lb_gbps; gemm: tflops, gbps;\n"
-          "all-gather: bytes_per_rank, algbw_gbps, busbw_gbps.\n\n"
-          "Options:\n"
-          "  --json       print JSON (stable snake_case keys, NaN as null)\n"
-          "  -o, --output=OUT  also write the normalized table of the (single) FILE to OUT\n"
-          "               as tpsplit TSV (an nccl-tests log becomes an all-gather table)\n"
-          "  -h, --help   print this help and exit\n"
-          "  -V, --version  print the version and exit\n\n"
-          "Exit status: 0 ok, 2 usage or input error (one line: tpsplit: FILE:LINE: ...).\n");
-}
 
 /* ------------------------------------------------------------------ derived values */
 
@@ -93,8 +75,8 @@ static int derive(const tps_table *t, derived *d) {
         d->gbytes_rank[i] = (double)t->rows_per_rank[i] * obpt;
         d->galgbw_lb[i] = d->gbytes[i] / t->split_us[i] / 1e3;
       }
-      if (strcmp(t->gather, "auto") == 0)
-        d->gather[i] = obpt > 0 ? (d->gbytes_rank[i] <= t->gather_cap_bytes ? "custom" : "nccl") : "";
+      if (tps_gather_parse(t->gather) == TPS_GATHER_AUTO)
+        d->gather[i] = obpt > 0 ? tps_gather_name(d->gbytes_rank[i] <= t->gather_cap_bytes ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL) : "";
       else
         d->gather[i] = t->gather;
     }
@@ -213,7 +195,7 @@ static void print_text(const tps_table *t, const derived *d, int first) {
   if (t->kpath[0]) printf(", path %s", t->kpath);
   if (t->out_bytes_per_token > 0) printf(", out_bytes_per_token %.0f", t->out_bytes_per_token);
   if (t->gather[0]) printf(", gather %s", t->gather);
-  if (t->kind == TPS_TABLE_SPLIT && strcmp(t->gather, "auto") == 0)
+  if (t->kind == TPS_TABLE_SPLIT && tps_gather_parse(t->gather) == TPS_GATHER_AUTO)
     printf(", gather_cap_bytes %.0f", t->gather_cap_bytes);
   putchar('\n');
   columns c;
@@ -291,35 +273,34 @@ static int inspect_aic(char *const *files, int nfiles, int json, const char *out
 }
 
 int cmd_inspect(int argc, char **argv) {
-  static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                       {"output", required_argument, NULL, 'o'},
-                                       {"help", no_argument, NULL, 'h'},
-                                       {"version", no_argument, NULL, 'V'},
-                                       {NULL, 0, NULL, 0}};
-  int json = 0, c;
-  const char *out = NULL;
-  opterr = 0; /* one error line, ours */
-  while ((c = getopt_long(argc, argv, "o:hV", opts, NULL)) != -1) {
-    switch (c) {
-      case 'j': json = 1; break;
-      case 'o': out = optarg; break;
-      case 'h': usage(stdout); return TPS_EXIT_OK;
-      case 'V': return tps_print_version("inspect");
-      default:
-        tps_die_msg("inspect: bad option '%s' (try 'tpsplit inspect --help')", argv[optind - 1]);
-        return TPS_EXIT_USAGE;
-    }
-  }
-  int nfiles = argc - optind;
-  if (nfiles < 1) {
-    tps_die_msg("inspect: no FILE given (try 'tpsplit inspect --help')");
-    return TPS_EXIT_USAGE;
-  }
-  if (out && nfiles != 1) {
-    tps_die_msg("inspect: -o takes exactly one FILE, got %d", nfiles);
-    return TPS_EXIT_USAGE;
-  }
-  if (tps_aic_is(argv[optind])) return inspect_aic(argv + optind, nfiles, json, out);
+  const tps_cmdspec spec = {
+    .name = "inspect",
+    .synopsis = "[--json] [-o OUT] FILE...",
+    .about = "Read measurement files and print them normalized, with derived columns.\n\n"
+             "FILE is a split-vs-replicated table (tokens rows_per_rank replicated_us split_us),\n"
+             "a GEMM table (rows time_us ...), an all-gather table (bytes ranks time_us ...), or an\n"
+             "nccl-tests all_gather_perf log, unmodified (any layout since 2.x, or its -J JSON), or an\n"
+             "AIConfigurator GEMM/NCCL table (gzipped or plain; FILE:dtype=fp8,n=2048 selects rows).\n\n"
+             "Derived columns: split: speedup, replicated_tflops, gather_bytes,\n"
+             "gather_bytes_per_rank, gather, gather_algbw_lb_gbps; gemm: tflops, gbps;\n"
+             "all-gather: bytes_per_rank, algbw_gbps, busbw_gbps.",
+    .common = TPS_OPT(TPS_OI_JSON) | TPS_OPT(TPS_OI_OUTPUT),
+    .args = "FILE...",
+    .args_min = 1,
+    .output_single = 1,
+    .output_metavar = "OUT",
+    .text = {[TPS_OI_JSON] = "print JSON (stable snake_case keys, NaN as null)",
+             [TPS_OI_OUTPUT] = "also write the normalized table of the (single) FILE to OUT as tpsplit TSV (an "
+                               "nccl-tests log becomes an all-gather table)"},
+    .exit_status = "0 ok, 2 usage or input error (one line: tpsplit: FILE:LINE: ...).",
+  };
+  tps_cmdopt_values v;
+  tps_cmdopt_init(&v);
+  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  if (prc >= 0) return prc;
+  const int nfiles = v.nargs, json = v.json;
+  const char *out = v.output;
+  if (tps_aic_is(v.args[0])) return inspect_aic(v.args, nfiles, json, out);
   tps_table *t = calloc((size_t)nfiles, sizeof *t);
   derived *d = calloc((size_t)nfiles, sizeof *d);
   int rc = TPS_EXIT_OK, nread = 0;
@@ -327,7 +308,7 @@ int cmd_inspect(int argc, char **argv) {
   tps_err_clear(&e);
   if (!t || !d) { tps_die_msg("inspect: out of memory"); free(t); free(d); return TPS_EXIT_FAIL; }
   for (int i = 0; i < nfiles; i++) {
-    if (tps_table_read(argv[optind + i], &t[i], &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; break; }
+    if (tps_table_read(v.args[i], &t[i], &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; break; }
     nread++;
     if (derive(&t[i], &d[i])) { tps_die_msg("inspect: out of memory"); rc = TPS_EXIT_FAIL; break; }
   }

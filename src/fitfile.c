@@ -4,8 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "gpus.h"
-#include "table.h"
+#include "text.h"
 #include "util.h"
 
 const char *tps_fit_kind_name(tps_fit_kind k) {
@@ -20,14 +19,6 @@ const char *tps_fit_kind_name(tps_fit_kind k) {
 const char *tps_fit_series_name(const tps_fit *f, int series) {
   if (f->kind == TPS_FIT_SPLIT) return series ? "split" : "replicated";
   return f->kind == TPS_FIT_GEMM ? "gemm" : "allgather";
-}
-
-const char *tps_fit_gather_mode_name(int mode) {
-  return mode == 1 ? "custom" : mode == 2 ? "nccl" : "auto";
-}
-
-static const char *backend_name(int b) {
-  return b == TPS_GATHER_CUSTOM ? "custom" : b == TPS_GATHER_NCCL ? "nccl" : "-";
 }
 
 /* All-gather fields by name, for both directions. */
@@ -57,7 +48,8 @@ static size_t ag_fields(tps_fit *f, ag_field *out) {
   return n;
 }
 
-int tps_fitfile_write(FILE *fp, const tps_fit *fc, const char *const *sources, size_t nsources) {
+/* Write f to fp (sources: the measurement files, may be NULL/0). 0, or -1 on write error. */
+static int fitfile_write(FILE *fp, const tps_fit *fc, const char *const *sources, size_t nsources) {
   tps_fit *f = (tps_fit *)fc; /* ag_fields takes pointers; nothing is written through them here */
   fprintf(fp, "# tpsplit fit file: see src/fitfile.h or the README (section 'fit') for the format.\n");
   fprintf(fp, "# written by: %s\n", tps_cmdline()[0] ? tps_cmdline() : "tpsplit");
@@ -70,7 +62,7 @@ int tps_fitfile_write(FILE *fp, const tps_fit *fc, const char *const *sources, s
   fprintf(fp, "k\t%ld\nn\t%ld\n", f->shape.k, f->shape.n);
   fprintf(fp, "out_bytes\t%.17g\n", f->shape.out_bytes);
   fprintf(fp, "out_bytes_per_token\t%.17g\n", f->out_bytes_per_token);
-  fprintf(fp, "gather_mode\t%s\n", tps_fit_gather_mode_name(f->gather_mode));
+  fprintf(fp, "gather_mode\t%s\n", tps_gather_name(f->gather));
   for (size_t i = 0; i < nsources; i++) fprintf(fp, "source\t%s\n", sources[i]);
   fprintf(fp, "# the complete models (fitted and fixed values)\n");
   for (int j = 0; j < TPS_GEMM_NPAR; j++) fprintf(fp, "gemm\t%s\t%.17g\n", tps_gemm_par_names[j], f->gemm.p[j]);
@@ -94,7 +86,7 @@ int tps_fitfile_write(FILE *fp, const tps_fit *fc, const char *const *sources, s
     const tps_fit_point *p = &f->pt[i];
     fprintf(fp, "point\t%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\n", tps_fit_series_name(f, p->series),
             p->x, p->measured_us, p->model_us, p->rel_resid, p->loo_rel, p->gather_us, p->gather_se_us,
-            backend_name(p->backend));
+            tps_gather_name(p->backend));
   }
   fprintf(fp, "stat\tdof\t%d\n", f->dof);
   fprintf(fp, "stat\tchi2\t%.17g\n", f->chi2);
@@ -113,7 +105,7 @@ int tps_fitfile_write(FILE *fp, const tps_fit *fc, const char *const *sources, s
 int tps_fitfile_save(const char *path, const tps_fit *f, const char *const *sources, size_t nsources, tps_err *e) {
   tps_outfile o;
   if (tps_out_open(&o, path, e) != 0) return -1;
-  if (tps_fitfile_write(o.fp, f, sources, nsources) != 0) {
+  if (fitfile_write(o.fp, f, sources, nsources) != 0) {
     tps_out_abort(&o);
     return tps_err_set(e, path, 0, "write error");
   }
@@ -137,6 +129,7 @@ int tps_fitfile_read(const char *path, tps_fit *f, tps_err *e) {
   if (tps_text_read(path, &tx, e) != 0) return -1;
   memset(f, 0, sizeof *f);
   f->loo_med_abs = f->loo_max_abs = NAN;
+  f->gather = TPS_GATHER_AUTO; /* a file without a gather_mode line */
   int have_format = 0, have_kind = 0, ncov = 0, rc = -1;
   unsigned char gemm_seen[TPS_GEMM_NPAR] = {0};
   ag_field af[32];
@@ -200,10 +193,11 @@ int tps_fitfile_read(const char *path, tps_fit *f, tps_err *e) {
       if (strcmp(key, "out_bytes") == 0) f->shape.out_bytes = dv; else f->out_bytes_per_token = dv;
     } else if (strcmp(key, "gather_mode") == 0) {
       NEED(2);
-      if (strcmp(fl[1], "auto") == 0) f->gather_mode = 0;
-      else if (strcmp(fl[1], "custom") == 0) f->gather_mode = 1;
-      else if (strcmp(fl[1], "nccl") == 0) f->gather_mode = 2;
-      else { tps_err_set(e, path, ln, "unknown gather_mode '%s' (auto, custom, nccl)", fl[1]); goto out; }
+      if ((f->gather = tps_gather_parse(fl[1])) < 0) {
+        char names[64];
+        tps_err_set(e, path, ln, "unknown gather_mode '%s' (%s)", fl[1], tps_gather_names(names, sizeof names));
+        goto out;
+      }
     } else if (strcmp(key, "source") == 0) {
       /* provenance only */
     } else if (strcmp(key, "fixed") == 0) {
@@ -265,7 +259,8 @@ int tps_fitfile_read(const char *path, tps_fit *f, tps_err *e) {
       double *dst[7] = {&p->x, &p->measured_us, &p->model_us, &p->rel_resid, &p->loo_rel, &p->gather_us, &p->gather_se_us};
       for (int k = 0; k < 7; k++)
         if (num(fl[2 + k], dst[k], k >= 3) != 0) BADNUM(fl[2 + k]);
-      p->backend = strcmp(fl[9], "custom") == 0 ? TPS_GATHER_CUSTOM : strcmp(fl[9], "nccl") == 0 ? TPS_GATHER_NCCL : -1;
+      p->backend = tps_gather_parse(fl[9]);
+      if (p->backend >= 0 && tps_gathers[p->backend].rule) p->backend = -1; /* a point ran one backend */
       f->npts++;
     } else if (strcmp(key, "stat") == 0) {
       NEED(3);
@@ -318,93 +313,5 @@ int tps_fitfile_read(const char *path, tps_fit *f, tps_err *e) {
   rc = 0;
 out:
   tps_text_free(&tx);
-  return rc;
-}
-
-/* ------------------------------------------------------------------ fitting a file */
-
-static const tps_gpu *find_gpu(const tps_gpu_table *gt, const char *name) {
-  tps_err e2;
-  tps_err_clear(&e2);
-  return name && name[0] ? tps_gpus_find(gt, name, &e2) : NULL;
-}
-
-int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, const tps_fit_opts *o,
-                 tps_fit *f, int *status, tps_err *e) {
-  tps_table t;
-  tps_gpu_table gt;
-  int rc = -1;
-  *status = TPS_FIT_EBADDATA;
-  memset(&gt, 0, sizeof gt);
-  if (tps_table_read(path, &t, e) != 0) return -1;
-  if (tps_gpus_load(gpus_file, &gt, e) != 0) { tps_table_free(&t); return -1; }
-  const char *gname = gpu_name ? gpu_name : t.gpu;
-  const tps_gpu *gpu = find_gpu(&gt, gname);
-  char msg[512] = "";
-  if (t.kind == TPS_TABLE_SPLIT || t.kind == TPS_TABLE_GEMM) {
-    if (!gpu) {
-      tps_err e2;
-      tps_err_clear(&e2);
-      if (!gname[0]) tps_err_set(e, path, 0, "no '#@ gpu' metadata (the fit needs the GPU's SMs; use --gpu)");
-      else { tps_gpus_find(&gt, gname, &e2); tps_err_set(e, path, 0, "%s", e2.msg); }
-      goto out;
-    }
-    const tps_path *kp = tps_path_find(t.kpath);
-    if (!kp) {
-      tps_err_set(e, path, 0, t.kpath[0] ? "unknown kernel path '%s' (marlin-w8a16, dense-bf16, native-fp8)"
-                                          : "no '#@ path' metadata: the fit needs the kernel path%s", t.kpath);
-      goto out;
-    }
-    if (t.k < 1 || t.n < 1) { tps_err_set(e, path, 0, "no '#@ k' and '#@ n' metadata: the fit needs the GEMM shape"); goto out; }
-    tps_gemm_shape sh = {t.k, t.n, t.out_bytes_per_token > 0 ? t.out_bytes_per_token / (double)t.n : 2.0};
-    if (t.kind == TPS_TABLE_SPLIT && t.tp == 1) {
-      /* a 1-rank split has no gather to fit (its split column adds a local copy): the
-       * replicated column is a GEMM table of rows = tokens */
-      tps_gemm_data d;
-      memset(&d, 0, sizeof d);
-      d.n = t.nrows; d.rows = t.tokens; d.time_us = t.replicated_us; d.shape = sh; d.path = kp; d.sms = gpu->sms; d.gpu = gpu;
-      *status = tps_fit_gemm(&d, o, f, msg, sizeof msg);
-      if (*status == TPS_FIT_OK) {
-        static const char head[] = "TP 1 split table: its replicated column fitted as a GEMM table";
-        char note[sizeof f->fixed_note + sizeof head + 2];
-        snprintf(note, sizeof note, "%s%s%s", head, f->fixed_note[0] ? "; " : "", f->fixed_note);
-        note[sizeof f->fixed_note - 1] = '\0';
-        memcpy(f->fixed_note, note, sizeof f->fixed_note);
-      }
-    } else if (t.kind == TPS_TABLE_SPLIT) {
-      if (t.tp < 2) { tps_err_set(e, path, 0, "no '#@ tp' metadata (>= 1) for a split table"); goto out; }
-      if (!(t.out_bytes_per_token > 0)) { tps_err_set(e, path, 0, "no '#@ out_bytes_per_token' metadata"); goto out; }
-      tps_split_data d;
-      memset(&d, 0, sizeof d);
-      d.n = t.nrows; d.tokens = t.tokens; d.replicated_us = t.replicated_us; d.split_us = t.split_us;
-      d.tp = t.tp; d.shape = sh; d.out_bytes_per_token = t.out_bytes_per_token;
-      d.gather_cap_bytes = t.gather_cap_bytes; d.path = kp; d.sms = gpu->sms; d.gpu = gpu;
-      d.gather_mode = strcmp(t.gather, "custom") == 0 ? 1 : strcmp(t.gather, "nccl") == 0 ? 2 : 0;
-      *status = tps_fit_split(&d, o, f, msg, sizeof msg);
-    } else {
-      tps_gemm_data d;
-      memset(&d, 0, sizeof d);
-      d.n = t.nrows; d.rows = t.rows; d.time_us = t.time_us; d.shape = sh; d.path = kp; d.sms = gpu->sms; d.gpu = gpu;
-      *status = tps_fit_gemm(&d, o, f, msg, sizeof msg);
-    }
-  } else {
-    int ranks = t.ranks > 0 ? t.ranks : t.tp;
-    if (ranks == 1) {
-      tps_err_set(e, path, 0, "an all-gather of 1 rank moves nothing between GPUs: nothing to fit (need >= 2 ranks)");
-      goto out;
-    }
-    if (ranks < 2) { tps_err_set(e, path, 0, "no '#@ ranks' metadata (>= 2) for an all-gather table"); goto out; }
-    tps_ag_data d;
-    memset(&d, 0, sizeof d);
-    d.n = t.nrows; d.bytes = t.bytes; d.time_us = t.time_us; d.ranks = ranks; d.gpu = gpu;
-    d.backend = strcmp(t.gather, "custom") == 0 ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
-    *status = tps_fit_allgather(&d, o, f, msg, sizeof msg);
-    if (!gpu && t.gpu[0]) snprintf(f->gpu, sizeof f->gpu, "%s", t.gpu);
-  }
-  if (*status != TPS_FIT_OK) { tps_err_set(e, path, 0, "fit: %s: %s", tps_fit_strerror(*status), msg); goto out; }
-  rc = 0;
-out:
-  tps_gpus_free(&gt);
-  tps_table_free(&t);
   return rc;
 }

@@ -49,8 +49,6 @@ extern "C" {
 
 #define TPS_FITFILE_VERSION 1
 
-/* Write f to fp (sources: the measurement files, may be NULL/0). 0, or -1 on write error. */
-int tps_fitfile_write(FILE *fp, const tps_fit *f, const char *const *sources, size_t nsources);
 /* Write atomically to path (temp file + rename; "-" = stdout). 0, or -1 with e. */
 int tps_fitfile_save(const char *path, const tps_fit *f, const char *const *sources, size_t nsources, tps_err *e);
 /* Read a fit file into f (f->gemm.path points at the static path). 0, or -1 with
@@ -58,21 +56,9 @@ int tps_fitfile_save(const char *path, const tps_fit *f, const char *const *sour
  * number of cov values, a model value outside its domain, missing format line ...). */
 int tps_fitfile_read(const char *path, tps_fit *f, tps_err *e);
 
-/* Read a measurement file (tps_table_read) and fit it by its kind: split tables with
- * tps_fit_split, GEMM tables with tps_fit_gemm, all-gather tables and nccl-tests logs with
- * tps_fit_allgather; a TP 1 split table (no gather) fits its replicated column as a GEMM
- * table (said in f->fixed_note).  The measured GPU is the table's '#@ gpu' (or gpu_name when not NULL),
- * looked up in gpus (NULL: the bundled data/gpus.tsv); split and GEMM fits need it (SMs),
- * all-gather fits use generic NVLink priors when it is unknown.  Returns 0, or -1 with e
- * ("FILE: message" / "FILE:LINE: message") and *status (TPS_FIT_*; read errors give
- * TPS_FIT_EBADDATA): exit with tps_fit_exit_code(*status). */
-int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, const tps_fit_opts *o,
-                 tps_fit *f, int *status, tps_err *e);
-
 /* Names used in the file. */
 const char *tps_fit_kind_name(tps_fit_kind k);      /* "split", "gemm", "allgather" */
 const char *tps_fit_series_name(const tps_fit *f, int series);
-const char *tps_fit_gather_mode_name(int mode);     /* "auto", "custom", "nccl" */
 
 #ifdef __cplusplus
 }

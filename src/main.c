@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_errno.h>
+#include "cmdopt.h"
 #include "tpsplit.h"
 #include "util.h"
 
@@ -40,10 +41,10 @@ static void usage(FILE *fp) {
   for (size_t i = 0; i < NCOMMANDS; i++) fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].help);
   fprintf(fp,
           "\n`tpsplit help COMMAND` is `tpsplit COMMAND --help`.\n"
-          "Every command that produces results takes --json.\n\n"
-          "Environment:\n"
-          "  TPSPLIT_DATADIR  directory holding gpus.tsv, measurements and models/\n\n"
-          "Exit status:\n"
+          "Every command that produces results takes --json.\n");
+  tps_cmdopt_env_help(fp, NULL);
+  fprintf(fp,
+          "\nExit status:\n"
           "  0  ok (decide: split)\n"
           "  1  the task failed or its verdict is negative (decide: no split; validate:\n"
           "     outside tolerance; a fit that did not converge; a failed GPU check)\n"

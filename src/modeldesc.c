@@ -11,7 +11,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "table.h"
+#include "text.h"
 #include "util.h"
 
 static const char *const columns[] = {"name", "out_features", "path", "out_dtype", "layers", "split", "stream"};
@@ -150,8 +150,12 @@ int tps_modeldesc_read(const char *path, tps_sim_model *m, tps_err *e) {
     long n;
     if (tps_parse_long(f[1], &n) || n < 1) { tps_err_set(e, path, lineno, "out_features must be a positive integer, got '%s'", f[1]); goto out; }
     p->n = n;
-    p->path = tps_path_find(f[2]);
-    if (!p->path) { tps_err_set(e, path, lineno, "unknown kernel path '%s' (known: marlin-w8a16, dense-bf16, native-fp8)", f[2]); goto out; }
+    p->path = tps_path_find_for(f[2], TPS_PATH_F_MODEL); /* the simulator predicts every projection */
+    if (!p->path) {
+      char why[320];
+      tps_err_set(e, path, lineno, "%s", tps_path_unknown(f[2], TPS_PATH_F_MODEL, why, sizeof why));
+      goto out;
+    }
     if (parse_dtype(f[3], &p->out_bytes)) { tps_err_set(e, path, lineno, "unknown out_dtype '%s' (bf16, fp16, fp32, fp8)", f[3]); goto out; }
     char why[256];
     if (parse_layers(f[4], m->layers, p->in_layer, why, sizeof why)) { tps_err_set(e, path, lineno, "%s", why); goto out; }

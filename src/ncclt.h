@@ -21,7 +21,7 @@
 #define TPS_NCCLT_H
 #include <stddef.h>
 #include "err.h"
-#include "table.h"
+#include "text.h"
 #ifdef __cplusplus
 extern "C" {
 #endif

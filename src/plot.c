@@ -192,12 +192,11 @@ static void tp_shade(const char *rgb, int tp, char out[8]) {
   snprintf(out, 8, "#%02X%02X%02X", c[0] & 255, c[1] & 255, c[2] & 255);
 }
 
-/* Dash type of a kernel path (1 solid for the SM90 Marlin path of the brief). */
+/* Dash type of a kernel path: its id in tps_paths + 1, so every path has its own
+ * (1 solid: marlin-w8a16, the seed PR's path); 1 for an unknown name. */
 static int path_dash(const char *path) {
-  if (!path) return 1;
-  if (strcmp(path, "dense-bf16") == 0) return 2;
-  if (strcmp(path, "native-fp8") == 0) return 4;
-  return 1;
+  const tps_path *p = tps_path_find(path);
+  return p ? (int)p->id + 1 : 1;
 }
 
 /* ---------------------------------------------------------------- writing helpers */

@@ -78,7 +78,7 @@ void tps_plot_safe_name(const char *s, char *out, size_t outsz);
 /* ---------------------------------------------------------------- figure data */
 
 /* One model curve (a GPU, TP and path) on a token grid.  Band arrays may be NULL (no band);
- * NaN entries are skipped.  backend[] holds TPS_AG_* per token (may be NULL). */
+ * NaN entries are skipped.  backend[] holds a tps_gather_id per token (may be NULL). */
 typedef struct {
   const char *gpu;           /* "H200-SXM" */
   int tp;

@@ -25,8 +25,11 @@
 #include "plot.h"
 #include "predcli.h"
 #include "predict.h"
+#include "crossover.h"
+#include "uncertainty.h"
 #include "sim.h"
 #include "fitfile.h"
+#include "fitload.h"
 #include "util.h"
 
 #define DEFAULT_TMAX 16384L
@@ -75,12 +78,14 @@ static void curve_free(curve_buf *b) {
   memset(b, 0, sizeof *b);
 }
 
-/* 5% / 95% quantiles of v[0..m) (sorted in place) into lo, hi; NaN when too few. */
-static void q90(double *v, size_t m, double *lo, double *hi) {
+/* The central TPS_INTERVAL_LEVEL quantiles of v[0..m) (sorted in place) into lo, hi; NaN
+ * when too few. */
+static void central_quantiles(double *v, size_t m, double *lo, double *hi) {
+  const double tail = (1.0 - TPS_INTERVAL_LEVEL) / 2.0;
   if (m < 10) { *lo = *hi = NAN; return; }
   gsl_sort(v, 1, m);
-  *lo = gsl_stats_quantile_from_sorted_data(v, 1, m, 0.05);
-  *hi = gsl_stats_quantile_from_sorted_data(v, 1, m, 0.95);
+  *lo = gsl_stats_quantile_from_sorted_data(v, 1, m, tail);
+  *hi = gsl_stats_quantile_from_sorted_data(v, 1, m, 1.0 - tail);
 }
 
 /* The 90% bands of replicated, split and speedup on the grid (see the top comment). */
@@ -88,11 +93,11 @@ static int pred_band(const tps_pred *p, const long *grid, size_t n, int S, unsig
   for (size_t i = 0; i < n; i++) b->rl[i] = b->rh[i] = b->sl[i] = b->sh[i] = b->spl[i] = b->sph[i] = NAN;
   tps_pred_draws *d = NULL;
   int st = tps_pred_draws_alloc(p, seed, &d);
-  if (st == TPS_PRED_NA) return 0; /* no uncertainty model: no band */
+  if (st == TPS_NA) return 0; /* no uncertainty model: no band */
   int rc = -1;
   double *R = malloc((size_t)S * n * sizeof *R), *Sp = malloc((size_t)S * n * sizeof *Sp);
   double *col = malloc((size_t)S * sizeof *col);
-  if (st != TPS_PRED_OK || !R || !Sp || !col) goto out;
+  if (st != TPS_OK || !R || !Sp || !col) goto out;
   int got = 0, tries = 0;
   while (got < S && tries < 10 * S) {
     tries++;
@@ -109,11 +114,11 @@ static int pred_band(const tps_pred *p, const long *grid, size_t n, int S, unsig
   }
   for (size_t i = 0; i < n; i++) {
     for (int s = 0; s < got; s++) col[s] = R[(size_t)s * n + i];
-    q90(col, (size_t)got, &b->rl[i], &b->rh[i]);
+    central_quantiles(col, (size_t)got, &b->rl[i], &b->rh[i]);
     for (int s = 0; s < got; s++) col[s] = Sp[(size_t)s * n + i];
-    q90(col, (size_t)got, &b->sl[i], &b->sh[i]);
+    central_quantiles(col, (size_t)got, &b->sl[i], &b->sh[i]);
     for (int s = 0; s < got; s++) col[s] = R[(size_t)s * n + i] / Sp[(size_t)s * n + i];
-    q90(col, (size_t)got, &b->spl[i], &b->sph[i]);
+    central_quantiles(col, (size_t)got, &b->spl[i], &b->sph[i]);
   }
   rc = 0;
 out:
@@ -137,11 +142,11 @@ static void cell_values(const tps_crossover *cx, const tps_interval *iv, double 
 
 static void pred_breakeven(const tps_pred *p, long tmax, int S, unsigned long seed, double *be, double *lo,
                            double *hi, double *thr) {
-  tps_unc_opts u = {S, seed, 0.90};
+  tps_unc_opts u = {S, seed, TPS_INTERVAL_LEVEL};
   tps_crossover cx;
   tps_interval iv;
   *be = *lo = *hi = *thr = NAN;
-  if (tps_pred_analyze(p, tmax, &u, &cx, &iv) == TPS_PRED_OK) cell_values(&cx, &iv, be, lo, hi, thr);
+  if (tps_pred_analyze(p, tmax, &u, &cx, &iv) == TPS_OK) cell_values(&cx, &iv, be, lo, hi, thr);
 }
 
 /* S: samples of the break-even interval; band: also draw the latency/speedup bands. */
@@ -223,7 +228,7 @@ static int fit_for(const tps_plot_job *j, const tps_path *path) {
   return first;
 }
 
-/* Build the prediction of a target; source gets a legend note.  TPS_PRED_NA passes through. */
+/* Build the prediction of a target; source gets a legend note.  TPS_NA passes through. */
 static int target_pred(const tps_plot_job *j, const target *t, tps_pred *p, char *source, size_t ssz) {
   tps_pred_opts po;
   tps_pred_opts_default(&po);
@@ -237,12 +242,13 @@ static int target_pred(const tps_plot_job *j, const target *t, tps_pred *p, char
   } else if (scaling == TPS_SCALING_PESSIMISTIC) {
     const tps_fit *f = j->fit[fi];
     const tps_plot_meas *m = j->meas ? j->meas[fi] : NULL;
-    if (!m) return TPS_PRED_NA;
+    if (!m) return TPS_NA;
     tps_split_data d;
     memset(&d, 0, sizeof d);
     d.n = m->n; d.tokens = m->tokens; d.replicated_us = m->rep_us; d.split_us = m->split_us;
     d.tp = f->tp; d.shape = f->shape; d.out_bytes_per_token = f->out_bytes_per_token;
     d.gather_cap_bytes = f->ag.custom_cap_bytes; d.path = f->gemm.path; d.sms = f->gemm.sms;
+    d.gather = f->gather;
     rc = tps_pred_init_pessimistic(p, &d, j->fit_gpu[fi], t->gpu, t->tp, t->path, &po);
     snprintf(source, ssz, "pessimistic rule from %s", j->fit_gpu[fi]->name);
   } else {
@@ -287,7 +293,7 @@ static int layers_figure(const tps_plot_job *j, const target *t, tps_plot_files 
   if (!m || !kinds || !ch || !pr) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
   if (tps_modeldesc_find(j->model_name, mpath, sizeof mpath, e) || tps_modeldesc_read(mpath, m, e)) goto out;
   size_t nk;
-  if (tps_sim_kinds(m, kinds, TPS_SIM_MAXKINDS, &nk) != TPS_SIM_OK) { tps_err_set(e, mpath, 0, "cannot group the layers"); goto out; }
+  if (tps_sim_kinds(m, kinds, TPS_SIM_MAXKINDS, &nk) != TPS_OK) { tps_err_set(e, mpath, 0, "cannot group the layers"); goto out; }
   tps_sim_models sm;
   memset(&sm, 0, sizeof sm);
   sm.tp = t->tp;
@@ -296,7 +302,7 @@ static int layers_figure(const tps_plot_job *j, const target *t, tps_plot_files 
     /* each projection on its own path: the target's prediction for that path, shape of the projection */
     target tk = {t->gpu, t->tp, m->proj[k].path};
     char src[96];
-    if (target_pred(j, &tk, &pr[k], src, sizeof src) != TPS_PRED_OK) {
+    if (target_pred(j, &tk, &pr[k], src, sizeof src) != TPS_OK) {
       tps_err_set(e, mpath, 0, "projection %s: path %s cannot be predicted on %s at TP%d", m->proj[k].name,
                   m->proj[k].path->name, t->gpu->name, t->tp);
       npr = (int)k + 1;
@@ -310,7 +316,7 @@ static int layers_figure(const tps_plot_job *j, const target *t, tps_plot_files 
   }
   tps_sim_cost cost = {tps_sim_models_cost, &sm};
   long T = j->sim_tokens > 0 ? j->sim_tokens : 8192;
-  if (tps_sim_chunk_eval(m, kinds, nk, tps_sim_default_mask(m), 1, T, &cost, ch) != TPS_SIM_OK) {
+  if (tps_sim_chunk_eval(m, kinds, nk, tps_sim_default_mask(m), 1, T, &cost, ch) != TPS_OK) {
     tps_err_set(e, mpath, 0, "simulation failed at %ld tokens", T);
     goto out;
   }
@@ -396,7 +402,7 @@ int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
         tg[k].gpu = j->ngpu ? j->gpu[gi] : fg;
         tg[k].tp = j->ntp ? j->tp[ti] : j->fit[f0]->tp;
         const char *pn = j->npath ? j->path[pi] : j->fit_path[f0];
-        tg[k].path = pn ? tps_path_find(pn) : NULL;
+        tg[k].path = pn ? tps_path_find_for(pn, TPS_PATH_F_MODEL) : NULL;
         if (!tg[k].path) { tps_err_set(e, NULL, 0, "unknown kernel path '%s'", pn ? pn : "?"); goto out; }
       }
   /* fit-quality figures */
@@ -416,8 +422,8 @@ int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
     int st = target_pred(j, &tg[k], &p, src, sizeof src);
     cells[k].gpu = tg[k].gpu->name; cells[k].tp = tg[k].tp; cells[k].path = tg[k].path->name;
     cells[k].breakeven_tokens = cells[k].breakeven_lo = cells[k].breakeven_hi = cells[k].threshold_tokens = NAN;
-    if (st == TPS_PRED_NA) { cells[k].na = 1; tps_pred_free(&p); continue; }
-    if (st != TPS_PRED_OK) {
+    if (st == TPS_NA) { cells[k].na = 1; tps_pred_free(&p); continue; }
+    if (st != TPS_OK) {
       tps_pred_free(&p);
       tps_err_set(e, NULL, 0, "cannot predict %s TP%d %s", tg[k].gpu->name, tg[k].tp, tg[k].path->name);
       goto out;
@@ -520,9 +526,9 @@ static int grid_figure(const tps_grid *g, const char *dir, const tps_plot_opts *
     const tps_gridcell *c = &g->cell[i];
     tps_plot_cell *x = &cells[i];
     x->gpu = c->gpu->name; x->tp = c->tp; x->path = c->path->name;
-    x->na = c->status == TPS_PRED_NA;
+    x->na = c->status == TPS_NA;
     x->breakeven_tokens = x->breakeven_lo = x->breakeven_hi = x->threshold_tokens = NAN;
-    if (c->status == TPS_PRED_OK)
+    if (c->status == TPS_OK)
       cell_values(&c->cx, &c->iv, &x->breakeven_tokens, &x->breakeven_lo, &x->breakeven_hi, &x->threshold_tokens);
   }
   int rc = tps_plot_crossover(dir, "crossover", cells, g->n, o, w, e);
@@ -542,13 +548,13 @@ static int rule_figure(const tps_plot_job *j0, const tps_gpu *h100, const tps_gp
   memset(cb, 0, sizeof cb);
   if (token_grid(tmax, &grid, &ngrid)) return tps_err_set(e, NULL, 0, "out of memory");
   const tps_gpu *gs[3] = {h100, h200, h200};
-  const tps_path *path = tps_path_find(j.path[0]);
+  const tps_path *path = tps_path_find_for(j.path[0], TPS_PATH_F_MODEL);
   for (int k = 0; k < 3; k++) {
     target t = {gs[k], j.tp[0], path};
     tps_pred p;
     char src[96];
     j.scaling = k < 2 ? TPS_SCALING_MODEL : TPS_SCALING_PESSIMISTIC;
-    if (!path || target_pred(&j, &t, &p, src, sizeof src) != TPS_PRED_OK) {
+    if (!path || target_pred(&j, &t, &p, src, sizeof src) != TPS_OK) {
       tps_pred_free(&p);
       tps_err_set(e, NULL, 0, "cannot predict %s TP%d %s (%s)", gs[k]->name, j.tp[0], j.path[0],
                   tps_scaling_names[j.scaling]);
@@ -623,7 +629,7 @@ int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files 
   j.ngpu = 3; j.gpu = g3; j.ntp = 1; j.tp = tp1; j.npath = 1; j.path = fpath;
   j.figures = TPS_PLOT_FIG_LATENCY | TPS_PLOT_FIG_SPEEDUP;
   if (tps_plot_run(&j, w, e)) goto out;
-  /* 2b. the model's H100/H200 curves next to the brief's pessimistic rule (the rule scales
+  /* 2b. the model's H100/H200 curves next to the seed pull request's pessimistic rule (the rule scales
    * H20 the same way for both, so one grey curve) */
   if (rule_figure(&j, h100, h200, outdir, &oo, w, e)) goto out;
   /* 3. the crossover map: every bundled GPU x TP 2, 4, 8, 16 x every path (tps_grid_run) */
@@ -632,12 +638,11 @@ int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files 
   size_t npa = 0;
   if (!ga) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
   for (size_t i = 0; i < r->gpus.n; i++) ga[i] = &r->gpus.gpu[i];
-  npa = tps_path_select(TPS_PATH_F_MODEL, pa, 8);
-  int tp4[4] = {2, 4, 8, 16};
+  npa = tps_path_select(TPS_PATH_F_MODEL, pa, sizeof pa / sizeof pa[0]);
   tps_pred_opts po;
   tps_pred_opts_default(&po);
-  tps_unc_opts uo = {oo.nsamples, oo.seed, 0.90};
-  int r3 = tps_grid_run(r, TPS_SCALING_MODEL, ga, r->gpus.n, tp4, 4, pa, npa, &po, &uo, TPS_PRED_DEFAULT_TMAX, 0, &g, e);
+  tps_unc_opts uo = {oo.nsamples, oo.seed, TPS_INTERVAL_LEVEL};
+  int r3 = tps_grid_run(r, TPS_SCALING_MODEL, ga, r->gpus.n, tps_grid_tp, TPS_GRID_NTP, pa, npa, &po, &uo, TPS_PRED_DEFAULT_TMAX, 0, &g, e);
   free(ga);
   if (r3 || grid_figure(&g, outdir, &oo, w, e)) goto out;
   /* 4. the per-layer stage of DeepSeek-V4.1-Flash on H200 at TP8 (an 8192-token chunk) */

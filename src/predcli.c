@@ -6,37 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 #include "fitfile.h"
+#include "fitload.h"
+#include "tpsplit.h"
 #include "jsonout.h"
 #include "util.h"
-
-int tps_parse_gather(const char *s) {
-  for (int i = 0; i < 3; i++)
-    if (strcasecmp(s, tps_gather_name(i)) == 0) return i;
-  return -1;
-}
-
-int tps_parse_tp_list(const char *s, int **out, size_t *n) {
-  char **v;
-  size_t nv;
-  *out = NULL;
-  *n = 0;
-  if (tps_parse_list(s, &v, &nv) != 0 || nv == 0) return -1;
-  int *t = malloc(nv * sizeof *t);
-  int ok = t != NULL;
-  for (size_t i = 0; ok && i < nv; i++) {
-    long x;
-    ok = tps_parse_long(v[i], &x) == 0 && x >= 1 && x <= 64;
-    if (ok) t[i] = (int)x;
-  }
-  tps_free_list(v, nv);
-  if (!ok) { free(t); return -1; }
-  *out = t;
-  *n = nv;
-  return 0;
-}
+#include "crossover.h"
+#include "uncertainty.h"
 
 int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
                      tps_err *e) {
@@ -53,7 +30,7 @@ int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const ch
       tps_fit_opts fo = {0, 0};
       int status;
       if (tps_fit_file(bundled, NULL, gpus_file, &fo, &r->fit, &status, e) != 0) {
-        *fit_failed = tps_fit_exit_code(status) == 1;
+        *fit_failed = tps_status_exit(status) == TPS_EXIT_FAIL;
         return -1;
       }
       snprintf(r->fit_source, sizeof r->fit_source, "fit of %s", bundled);
@@ -87,7 +64,8 @@ int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const ch
     d->shape.out_bytes = t->out_bytes_per_token / (double)t->n;
     d->out_bytes_per_token = t->out_bytes_per_token;
     d->gather_cap_bytes = t->gather_cap_bytes;
-    d->path = tps_path_find(t->kpath);
+    d->path = tps_path_find_for(t->kpath, TPS_PATH_F_MODEL);
+    d->gather = tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : TPS_GATHER_AUTO;
     d->sms = r->table_gpu->sms;
     d->gpu = r->table_gpu;
     snprintf(r->fit_source, sizeof r->fit_source, "%s", bundled);
@@ -120,8 +98,8 @@ void tps_predref_describe(const tps_predref *r, int scaling, char *buf, size_t b
              r->fit.gpu);
     break;
   case TPS_SCALING_PESSIMISTIC:
-    snprintf(buf, bufsz, "scaling pessimistic: the brief's rule on %s (GEMM 2x/3.7x/6.7x faster at <=256/512/>=1024 rows, gather as measured)",
-             r->fit_source);
+    snprintf(buf, bufsz, "scaling pessimistic: the seed vLLM pull request's rule on %s (GEMM 2x/3.7x/6.7x faster at "
+             "<=256/512/>=1024 rows, gather as measured)", r->fit_source);
     break;
   default:
     snprintf(buf, bufsz, "scaling spec: datasheet x path priors (no measurement)");
@@ -147,10 +125,10 @@ typedef struct {
 static void grid_cell(grid_job *j, tps_gridcell *c) {
   tps_pred p;
   c->status = tps_predref_context(j->r, j->scaling, c->gpu, c->tp, c->path, j->po, &p);
-  if (c->status == TPS_PRED_OK) c->status = tps_pred_analyze(&p, j->tmax, j->uo, &c->cx, &c->iv);
-  if (c->status == TPS_PRED_NA) snprintf(c->why, sizeof c->why, "%s", p.why);
+  if (c->status == TPS_OK) c->status = tps_pred_analyze(&p, j->tmax, j->uo, &c->cx, &c->iv);
+  if (c->status == TPS_NA) snprintf(c->why, sizeof c->why, "%s", p.why);
   tps_pred_free(&p);
-  if (c->status == TPS_PRED_OK) c->threshold = tps_threshold(c->cx.breakeven, j->rounding);
+  if (c->status == TPS_OK) c->threshold = tps_threshold(c->cx.breakeven, j->rounding);
 }
 
 static void *grid_worker(void *arg) {
@@ -179,7 +157,7 @@ int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, 
   g->tmax = tmax;
   g->scaling = scaling;
   g->nsamples = uo && uo->nsamples > 0 ? uo->nsamples : TPS_PRED_DEFAULT_SAMPLES;
-  g->level = uo && uo->level > 0 ? uo->level : 0.90;
+  g->level = uo && uo->level > 0 ? uo->level : TPS_INTERVAL_LEVEL;
   g->cell = calloc(ngpu * ntp * npath + 1, sizeof *g->cell);
   if (!g->cell) return tps_err_set(e, NULL, 0, "out of memory");
   for (size_t i = 0; i < ngpu; i++)
@@ -202,9 +180,9 @@ int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, 
   for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
   for (size_t i = 0; i < g->n; i++) {
     const tps_gridcell *c = &g->cell[i];
-    if (c->status != TPS_PRED_OK && c->status != TPS_PRED_NA)
-      return tps_err_set(e, NULL, 0, "%s TP%d %s: the prediction failed (status %d)", c->gpu->name, c->tp, c->path->name,
-                         c->status);
+    if (c->status != TPS_OK && c->status != TPS_NA)
+      return tps_err_set(e, NULL, 0, "%s TP%d %s: the prediction failed: %s", c->gpu->name, c->tp, c->path->name,
+                         tps_strstatus(c->status));
   }
   return 0;
 }
@@ -221,10 +199,12 @@ static void fmt_tokens(char *buf, size_t n, double x) {
 }
 
 void tps_grid_print(const tps_grid *g) {
-  printf("%-14s %3s  %-13s %10s  %-16s %9s\n", "gpu", "tp", "path", "breakeven", "interval90", "threshold");
+  char ivname[32];
+  snprintf(ivname, sizeof ivname, "interval%.0f", 100 * g->level);
+  printf("%-14s %3s  %-13s %10s  %-16s %9s\n", "gpu", "tp", "path", "breakeven", ivname, "threshold");
   for (size_t i = 0; i < g->n; i++) {
     const tps_gridcell *c = &g->cell[i];
-    if (c->status == TPS_PRED_NA) {
+    if (c->status == TPS_NA) {
       printf("%-14s %3d  %-13s %10s  n/a: %s\n", c->gpu->name, c->tp, c->path->name, "n/a", c->why);
       continue;
     }
@@ -251,7 +231,7 @@ json_t *tps_grid_json(const tps_grid *g) {
     json_object_set_new(o, "gpu", json_string(c->gpu->name));
     json_object_set_new(o, "tp", json_integer(c->tp));
     json_object_set_new(o, "path", json_string(c->path->name));
-    if (c->status == TPS_PRED_NA) {
+    if (c->status == TPS_NA) {
       json_object_set_new(o, "reason", json_string(c->why));
       json_array_append_new(na, o);
       continue;
@@ -269,34 +249,4 @@ json_t *tps_grid_json(const tps_grid *g) {
   json_object_set_new(root, "samples", json_integer(g->scaling == TPS_SCALING_PESSIMISTIC ? 0 : g->nsamples));
   tps_json_set_num(root, "level", g->level);
   return root;
-}
-
-int tps_pco_parse(tps_pco *p, const char *cmd, int c, const char *arg) {
-  double x;
-  switch (c) {
-  case TPS_PCO_SCALING:
-    if ((p->scaling = tps_scaling_find(arg)) < 0) { tps_die_msg("%s: unknown --scaling '%s' (model, spec, pessimistic)", cmd, arg); return -1; }
-    return 0;
-  case TPS_PCO_GATHER:
-    if ((p->po->backend = tps_parse_gather(arg)) < 0) { tps_die_msg("%s: unknown --gather '%s' (auto, nccl, custom)", cmd, arg); return -1; }
-    return 0;
-  case TPS_PCO_CAP:
-    if (tps_parse_double(arg, &x) || !(x > 0)) { tps_die_msg("%s: bad --cap-bytes '%s'", cmd, arg); return -1; }
-    p->po->cap_bytes = x;
-    return 0;
-  case TPS_PCO_IB:
-    if (tps_parse_double(arg, &x) || !(x > 0)) { tps_die_msg("%s: bad --ib-gbps '%s'", cmd, arg); return -1; }
-    p->po->ib_gbps = x;
-    return 0;
-  case TPS_PCO_ROUND:
-    if (tps_parse_long(arg, &p->rounding) || p->rounding < 1) { tps_die_msg("%s: bad --round '%s'", cmd, arg); return -1; }
-    return 0;
-  case TPS_PCO_SAMPLES:
-    if (tps_parse_long(arg, &p->samples) || p->samples < 2 || p->samples > 100000) { tps_die_msg("%s: bad --samples '%s' (2..100000)", cmd, arg); return -1; }
-    return 0;
-  case TPS_PCO_SEED:
-    if (tps_parse_long(arg, &p->seed) || p->seed < 0) { tps_die_msg("%s: bad --seed '%s'", cmd, arg); return -1; }
-    return 0;
-  }
-  return -1;
 }

@@ -9,12 +9,13 @@
 #include "gpus.h"
 #include "table.h"
 #include "fit.h"
+#include "fitload.h"
 #include "predict.h"
+#include "crossover.h"
+#include "uncertainty.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define TPS_BUNDLED_TABLE "h20_tp8_fused_wqa_wkv.tsv"
 
 /* Everything a prediction may be built from. */
 typedef struct {
@@ -49,7 +50,7 @@ typedef struct {
   const tps_gpu *gpu;
   int tp;
   const tps_path *path;
-  int status;               /* TPS_PRED_OK, TPS_PRED_NA (why), other = error */
+  int status;               /* TPS_OK, TPS_NA (why), other = error */
   char why[160];
   tps_crossover cx;
   tps_interval iv;
@@ -74,24 +75,6 @@ void tps_grid_free(tps_grid *g);
 void tps_grid_print(const tps_grid *g);
 /* The grid as JSON: {"cells": [...], "not_applicable": [...], ...}. */
 json_t *tps_grid_json(const tps_grid *g);
-
-/* Options shared by predict and crossover: their getopt codes, and one parser for them
- * (same names, ranges and messages in both commands). */
-enum { TPS_PCO_SCALING = 512, TPS_PCO_GATHER, TPS_PCO_CAP, TPS_PCO_IB, TPS_PCO_ROUND, TPS_PCO_SAMPLES,
-       TPS_PCO_SEED, TPS_PCO_END };
-typedef struct {
-  int scaling;        /* TPS_SCALING_* */
-  tps_pred_opts *po;  /* gather backend, cap, inter-node bandwidth */
-  long rounding, samples, seed;
-} tps_pco;
-/* Handle getopt code c (TPS_PCO_SCALING..TPS_PCO_END-1) with its argument; on a bad value
- * print "tpsplit: CMD: bad --NAME 'ARG'" and return -1, else 0. */
-int tps_pco_parse(tps_pco *p, const char *cmd, int c, const char *arg);
-
-/* Parse "2,4,8,16" into ints (each 1..64). 0 or -1. */
-int tps_parse_tp_list(const char *s, int **out, size_t *n);
-/* "auto|nccl|custom" -> TPS_AG_*, -1 unknown. */
-int tps_parse_gather(const char *s);
 
 #ifdef __cplusplus
 }

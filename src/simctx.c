@@ -5,18 +5,19 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <strings.h>
 #include "fitfile.h"
+#include "fitload.h"
 #include "util.h"
-
-#define BUNDLED_TABLE "h20_tp8_fused_wqa_wkv.tsv"
+#include "crossover.h"
 
 int tps_simref_load(tps_simref *r, const tps_gpu_table *gt, const char *fit_file, const char *table_file,
                     const char *gpus_file, tps_err *e) {
   memset(r, 0, sizeof *r);
   char buf[4096];
   if (!table_file) {
-    if (tps_data_path(BUNDLED_TABLE, buf, sizeof buf, e)) return -1;
+    if (tps_data_path(TPS_BUNDLED_TABLE, buf, sizeof buf, e)) return -1;
     table_file = buf;
   }
   if (tps_table_read(table_file, &r->table, e)) return -1;
@@ -50,7 +51,8 @@ void tps_simref_free(tps_simref *r) {
   memset(r, 0, sizeof *r);
 }
 
-int tps_simref_measured(const tps_simref *r, const tps_gpu *gpu, int tp, const tps_gemm_shape *shape,
+/* The measured table matches this projection on this target. */
+static int simref_measured(const tps_simref *r, const tps_gpu *gpu, int tp, const tps_gemm_shape *shape,
                         const tps_path *path) {
   const tps_table *t = &r->table;
   if (!r->have_table || t->kind != TPS_TABLE_SPLIT || !r->table_gpu || t->nrows < 2) return 0;
@@ -58,7 +60,9 @@ int tps_simref_measured(const tps_simref *r, const tps_gpu *gpu, int tp, const t
          tps_path_find(t->kpath) == path && fabs(t->out_bytes_per_token - shape->n * shape->out_bytes) < 1e-9;
 }
 
-int tps_simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_gpu *gpu, int tp,
+/* A prediction context (TPS_SCALING_MODEL or TPS_SCALING_SPEC) for one projection; 0, or -1
+ * with e (impossible TP, a path that cannot run there). */
+static int simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_gpu *gpu, int tp,
                     const tps_path *path, const tps_gemm_shape *shape, tps_err *e) {
   tps_pred_opts o;
   memset(p, 0, sizeof *p);
@@ -70,13 +74,13 @@ int tps_simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_gpu
   } else if (scaling == TPS_SCALING_MODEL) {
     rc = tps_pred_init_model(p, r->fit, r->ref_gpu, gpu, tp, path, &o);
     /* The transferred efficiencies, for this projection's own shape and gathered bytes. */
-    if (rc == TPS_PRED_OK) rc = tps_pred_set_shape(p, shape, obpt);
+    if (rc == TPS_OK) rc = tps_pred_set_shape(p, shape, obpt);
   } else {
     return tps_err_set(e, NULL, 0, "scaling '%s' is not supported here (model or spec)",
                        scaling >= 0 && scaling < 3 ? tps_scaling_names[scaling] : "?");
   }
-  if (rc == TPS_PRED_NA) return tps_err_set(e, NULL, 0, "%s on %s: %s", path->name, gpu->name, p->why);
-  if (rc != TPS_PRED_OK)
+  if (rc == TPS_NA) return tps_err_set(e, NULL, 0, "%s on %s: %s", path->name, gpu->name, p->why);
+  if (rc != TPS_OK)
     return tps_err_set(e, NULL, 0, "cannot predict %s on %s at TP %d (TP must be 1..64, a multiple of 8 beyond one node)",
                        path->name, gpu->name, tp);
   return 0;
@@ -88,11 +92,11 @@ int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, i
   t->threshold = t->breakeven = -1;
   tps_pred p;
   if (tmax < 1) tmax = TPS_PRED_DEFAULT_TMAX;
-  if (tps_simref_pred(r, &p, scaling, gpu, tp, path, shape, e)) { tps_pred_free(&p); return -1; }
+  if (simref_pred(r, &p, scaling, gpu, tp, path, shape, e)) { tps_pred_free(&p); return -1; }
   long be = -1;
   int rc = tps_pred_breakeven(&p, tmax, &be);
   tps_pred_free(&p);
-  if (rc != TPS_PRED_OK) return tps_err_set(e, NULL, 0, "break-even of %s on %s TP%d could not be computed", path->name, gpu->name, tp);
+  if (rc != TPS_OK) return tps_err_set(e, NULL, 0, "break-even of %s on %s TP%d could not be computed", path->name, gpu->name, tp);
   t->breakeven = be;
   if (be < 1) {
     snprintf(t->source, sizeof t->source, "%s prediction: the split never wins up to %ld tokens on %s TP%d %s",
@@ -102,5 +106,46 @@ int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, i
   t->threshold = tps_threshold(be, 0);
   snprintf(t->source, sizeof t->source, "%s prediction: break-even %ld tokens on %s TP%d %s, next power of two",
            tps_scaling_names[scaling], be, gpu->name, tp, path->name);
+  return 0;
+}
+
+const char *tps_simsrc_name(int source) {
+  return source == 0 ? "measured" : source > 0 && source <= TPS_NSCALINGS ? tps_scaling_names[source - 1] : "?";
+}
+
+void tps_simsrc_free(tps_simsrc *s) {
+  for (size_t j = 0; j < TPS_SIM_MAXPROJ; j++) {
+    tps_gemm_curve_free(s->rep[j]);
+    tps_gemm_curve_free(s->split[j]);
+    if (s->have_pred[j]) tps_pred_free(&s->pred[j]);
+  }
+  memset(s, 0, sizeof *s);
+}
+
+int tps_simref_sources(const tps_simref *r, const tps_sim_model *m, const char *mpath, int scaling, const tps_gpu *gpu,
+                       int tp, tps_simsrc *s, tps_err *e) {
+  memset(s, 0, sizeof *s);
+  s->models.nproj = m->nproj;
+  for (size_t j = 0; j < m->nproj; j++) {
+    const tps_sim_proj *p = &m->proj[j];
+    tps_gemm_shape shape = {m->hidden, p->n, p->out_bytes};
+    if (simref_measured(r, gpu, tp, &shape, p->path)) {
+      s->rep[j] = tps_gemm_curve_alloc(r->table.tokens, r->table.replicated_us, r->table.nrows);
+      s->split[j] = tps_gemm_curve_alloc(r->table.tokens, r->table.split_us, r->table.nrows);
+      if (!s->rep[j] || !s->split[j]) return tps_err_set(e, r->table.path, 0, "cannot interpolate the measured columns");
+    } else {
+      if (simref_pred(r, &s->pred[j], scaling, gpu, tp, p->path, &shape, e)) {
+        char msg[sizeof e->msg];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        tps_pred_free(&s->pred[j]);
+        return tps_err_set(e, mpath, 0, "projection %s: %s", p->name, msg);
+      }
+      s->have_pred[j] = 1;
+      s->source[j] = scaling + 1;
+    }
+    s->models.p[j].rep_curve = s->rep[j];
+    s->models.p[j].split_curve = s->split[j];
+    s->models.p[j].pred = s->have_pred[j] ? &s->pred[j] : NULL;
+  }
   return 0;
 }

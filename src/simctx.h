@@ -19,6 +19,7 @@
 #include "table.h"
 #include "fit.h"
 #include "predict.h"
+#include "sim.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -38,15 +39,6 @@ int tps_simref_load(tps_simref *r, const tps_gpu_table *gt, const char *fit_file
                     const char *gpus_file, tps_err *e);
 void tps_simref_free(tps_simref *r);
 
-/* The measured table matches this projection on this target. */
-int tps_simref_measured(const tps_simref *r, const tps_gpu *gpu, int tp, const tps_gemm_shape *shape,
-                        const tps_path *path);
-
-/* A prediction context (scaling TPS_SCALING_MODEL or TPS_SCALING_SPEC) for one projection.
- * Returns 0, or -1 with e (impossible TP, path that cannot run there: why in the message). */
-int tps_simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_gpu *gpu, int tp,
-                    const tps_path *path, const tps_gemm_shape *shape, tps_err *e);
-
 typedef struct {
   long threshold;     /* recommended threshold (next power of two >= break-even); -1 never */
   long breakeven;     /* -1 when the split never wins up to tmax, or not computed */
@@ -57,6 +49,24 @@ typedef struct {
  * searched on T = 1..tmax (0: TPS_PRED_DEFAULT_TMAX). 0 or -1 with e. */
 int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
                          const tps_gemm_shape *shape, long tmax, tps_simctx_thr *t, tps_err *e);
+
+/* The source of every projection of a model on a target: measured where the table matches
+ * (its GPU, TP, K, N, path and output bytes), else a prediction of the scaling; models holds the costs
+ * (tps_sim_models) pointing at the curves and contexts here. */
+typedef struct {
+  int source[TPS_SIM_MAXPROJ];          /* 0 measured, else TPS_SCALING_* + 1 */
+  tps_gemm_curve *rep[TPS_SIM_MAXPROJ], *split[TPS_SIM_MAXPROJ];
+  tps_pred pred[TPS_SIM_MAXPROJ];
+  int have_pred[TPS_SIM_MAXPROJ];
+  tps_sim_models models;
+} tps_simsrc;
+/* Fill s for model m (described in file mpath, for messages).  0, or -1 with e naming the
+ * projection that cannot be predicted.  Free s with tps_simsrc_free, also after a failure. */
+int tps_simref_sources(const tps_simref *r, const tps_sim_model *m, const char *mpath, int scaling, const tps_gpu *gpu,
+                       int tp, tps_simsrc *s, tps_err *e);
+void tps_simsrc_free(tps_simsrc *s);
+/* "measured", "model", "pessimistic" or "spec". */
+const char *tps_simsrc_name(int source);
 
 #ifdef __cplusplus
 }

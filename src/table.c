@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "allgather.h"
 #include "ncclt.h"
 #include "util.h"
 
@@ -536,7 +537,7 @@ int tps_table_read(const char *path, tps_table *t, tps_err *e) {
   memset(t, 0, sizeof *t);
   if (tps_ncclt_is_json(path)) {
     tps_ncclt log;
-    t->gather_cap_bytes = 2097152;
+    t->gather_cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
     if (!(t->path = strdup(path))) return tps_err_set(e, path, 0, "out of memory");
     int rc = tps_ncclt_read_json(path, &log, e) ? -1 : from_ncclt(&log, t, e);
     if (rc) tps_table_free(t);
@@ -546,7 +547,7 @@ int tps_table_read(const char *path, tps_table *t, tps_err *e) {
   if (tps_text_read(path, &tx, e)) return -1;
   int rc = 0;
   t->path = strdup(path);
-  t->gather_cap_bytes = 2097152;
+  t->gather_cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
   if (!t->path) rc = tps_err_set(e, path, 0, "out of memory");
   else if (tx.n == 0) rc = tps_err_set(e, path, 0, "empty file");
   else if (tps_ncclt_detect(&tx)) {

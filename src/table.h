@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "err.h"
+#include "text.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -84,23 +85,6 @@ int tps_table_write(FILE *fp, const tps_table *t);
 /* x as the shortest of %.15g, %.16g, %.17g that reads back to the same double
  * ("nan" for NaN): 14.1 prints "14.1", not 14.099999999999999. */
 void tps_fmt_num(char *buf, size_t sz, double x);
-
-/* A text file read whole into lines, with the checks every reader needs: missing file,
- * directory, unreadable, binary content (a NUL byte or other control characters),
- * CRLF line ends, lines over TPS_TEXT_MAX_LINE bytes.  Line numbers are 1-based:
- * line[i] is line i+1.  Trailing '\n' removed.  An empty file gives n = 0 (no error;
- * callers say "empty file"). */
-#define TPS_TEXT_MAX_LINE 65536
-typedef struct {
-  char *path;
-  size_t n;
-  char **line;
-} tps_text;
-int tps_text_read(const char *path, tps_text *tx, tps_err *e);
-void tps_text_free(tps_text *tx);
-/* Split a line in place on tabs into at most maxf fields; returns the number of fields
- * (maxf + 1 when there are more). */
-int tps_split_tabs(char *line, char **f, int maxf);
 
 #ifdef __cplusplus
 }

@@ -16,8 +16,9 @@ extern "C" {
 enum { TPS_EXIT_OK = 0, TPS_EXIT_FAIL = 1, TPS_EXIT_USAGE = 2 };
 
 /* One entry per subcommand; each lives in src/cmd_<name>.c (bench in src/cmd_bench.c).
- * A command parses its own options with getopt_long (optind reset to 0 by the caller),
- * prints --help to stdout, and returns an exit code. */
+ * A command parses its options with the one parser of src/cmdopt.h (the bench targets with
+ * getopt_long: the caller resets optind to 0), prints --help to stdout, and returns an
+ * exit code. */
 typedef int (*tps_cmd_fn)(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_fit(int argc, char **argv);

@@ -1,6 +1,6 @@
 #!/bin/sh
-# bench_fit.sh: wall time of fitting all bundled measurement data (the target: under 0.2 s
-# on a 2-core machine).  A benchmark script, not a test: run it by hand from a build tree,
+# bench_fit.sh: wall time of fitting all bundled measurement data (under 0.2 s on
+# the 2-core machine).  A benchmark script, not a test: run it by hand from a build tree,
 #   sh tests/bench_fit.sh [TPSPLIT] [DATADIR]
 # (defaults: ./tpsplit, and the data/ directory next to this script).  Every bundled table
 # that `tpsplit fit` takes (split, GEMM, all-gather TSVs; not gpus.tsv or models/) is fitted

@@ -19,6 +19,50 @@ for c in inspect fit predict crossover plot simulate decide bench validate; do
   expect_rc 0 "$TPSPLIT" "$c" --version
   expect_grep "^tpsplit $c \(tpsplit\) [0-9]+\.[0-9]+\.[0-9]+$" "$tmp/out"
 done
+# the commands that parse with src/cmdopt.c: -h and -V as --help and --version, one line
+# "tpsplit: CMD: ..." and exit 2 for an unknown option, a missing value or a stray argument
+for c in inspect fit predict crossover plot simulate decide validate; do
+  expect_rc 0 "$TPSPLIT" "$c" -h
+  expect_grep "^Usage: tpsplit $c" "$tmp/out"
+  expect_grep '^  -h, --help ' "$tmp/out"
+  expect_grep '^Exit status: 0 ' "$tmp/out"
+  expect_nogrep "brief|the PR|PR's" "$tmp/out"
+  expect_rc 0 "$TPSPLIT" "$c" -V
+  expect_grep "^tpsplit $c \(tpsplit\) [0-9]+\.[0-9]+\.[0-9]+$" "$tmp/out"
+  expect_rc 2 "$TPSPLIT" "$c" --no-such-option
+  expect_grep "^tpsplit: $c: bad option '--no-such-option' \(try 'tpsplit $c --help'\)$" "$tmp/err"
+  [ "$(wc -l < "$tmp/err")" -eq 1 ] && ok || fail "$c: bad option: not one stderr line"
+  expect_rc 2 "$TPSPLIT" "$c" --json=yes
+  expect_rc 2 "$TPSPLIT" "$c" --gpus-file
+  expect_grep "^tpsplit: $c: (option '--gpus-file' needs a value|bad option '--gpus-file')" "$tmp/err"
+done
+for c in predict crossover simulate decide plot; do
+  expect_rc 2 "$TPSPLIT" "$c" stray-argument
+  expect_grep "^tpsplit: $c: unexpected argument 'stray-argument'$" "$tmp/err"
+  # the common options: the same message everywhere
+  expect_rc 2 "$TPSPLIT" "$c" --gpus-file
+  expect_grep "^tpsplit: $c: option '--gpus-file' needs a value$" "$tmp/err"
+  expect_rc 2 "$TPSPLIT" "$c" --scaling optimistic
+  expect_grep "^tpsplit: $c: bad --scaling 'optimistic' \((model, )?(pessimistic, )?spec\)$" "$tmp/err"
+done
+# a required option is named; ranges are said
+expect_rc 2 "$TPSPLIT" decide --gpu H20 --tp 8
+expect_grep "^tpsplit: decide: --tokens is required" "$tmp/err"
+expect_rc 2 "$TPSPLIT" predict --gpu H20 --tp 65
+expect_grep "^tpsplit: predict: bad --tp '65' \(1\.\.64\)$" "$tmp/err"
+expect_rc 2 "$TPSPLIT" crossover --paths w8a16
+expect_grep "^tpsplit: crossover: bad --paths 'w8a16' \(kernel path 'w8a16' has no model" "$tmp/err"
+# the main job takes -h and -V behind its own options too
+expect_rc 0 "$TPSPLIT" --no-plots -h
+expect_grep '^Usage: tpsplit \[-o DIR\]' "$tmp/out"
+expect_rc 0 "$TPSPLIT" --no-plots -V
+expect_grep '^tpsplit \(tpsplit\) [0-9]+\.[0-9]+' "$tmp/out"
+# help is generated from the tables: paths, gathers and the cap derive from model/
+expect_rc 0 "$TPSPLIT" predict --help
+tr -s ' \n' '  ' < "$tmp/out" > "$tmp/flat"   # one line: the help wraps at 80 columns
+expect_grep 'kernel path: marlin-w8a16, dense-bf16, native-fp8 \(default marlin-w8a16\)' "$tmp/flat"
+expect_grep 'gather backend: nccl = .*; custom = .*; auto = .*\(default auto\)' "$tmp/flat"
+expect_grep "cap of the custom gather, bytes \($(awk 'BEGIN { printf "default %d", 2 * 1024 * 1024 }')\)" "$tmp/flat"
 # a write error on stdout is an error (closeout), not silence
 if [ -w /dev/full ]; then
   "$TPSPLIT" --help >/dev/full 2>"$tmp/err"; rc=$?

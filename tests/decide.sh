@@ -26,6 +26,7 @@ one_fail lora --gpu H20 --tp 8 --tokens 4096 --lora=yes
 one_fail micro_batching --gpu H20 --tp 8 --tokens 4096 --micro-batching
 one_fail batch_invariance --gpu H20 --tp 8 --tokens 4096 --batch-invariant
 one_fail custom_allreduce --gpu H20 --tp 8 --tokens 4096 --custom-allreduce=no
+expect_grep "custom all-reduce disabled \(the seed vLLM pull request's proxy" "$tmp/out"
 one_fail custom_allreduce --gpu H20 --tp 8 --tokens 4096 --fully-connected=no
 one_fail custom_allreduce --gpu H20 --tp 16 --tokens 16384 --threshold 2048
 expect_grep 'spans more than one 8-GPU NVLink domain' "$tmp/out"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # fit.sh: `tpsplit fit` end to end on the bundled H20 table and the test fixtures.
-# Acceptance (issue 3) through the CLI: median |rel resid| <= 5% over the 22 values and
+# Acceptance through the CLI: median |rel resid| <= 5% over the 22 values and
 # median leave-one-out error <= 12% (the numbers are read from --json with awk); exit codes
 # 2 for too few points / bad input with no half-written -o file, 1 for non-convergence.
 . "$top_srcdir/tests/lib.sh"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <gsl/gsl_errno.h>
 #include "fitfile.h"
+#include "fitload.h"
 #include "fit.h"
 
 static int fails = 0;
@@ -54,7 +55,7 @@ int main(void) {
   CHECK(tps_fitfile_read(out, &b, &e) == 0, "read: %s", e.msg);
   CHECK(a.kind == b.kind && a.tp == b.tp && strcmp(a.gpu, b.gpu) == 0, "header");
   CHECK(a.shape.k == b.shape.k && a.shape.n == b.shape.n && same(a.shape.out_bytes, b.shape.out_bytes), "shape");
-  CHECK(same(a.out_bytes_per_token, b.out_bytes_per_token) && a.gather_mode == b.gather_mode, "gather");
+  CHECK(same(a.out_bytes_per_token, b.out_bytes_per_token) && a.gather == b.gather, "gather");
   CHECK(a.gemm.path == b.gemm.path && a.gemm.sms == b.gemm.sms, "path/sms");
   for (int j = 0; j < TPS_GEMM_NPAR; j++) CHECK(same(a.gemm.p[j], b.gemm.p[j]), "gemm p[%d]", j);
   CHECK(memcmp(&a.ag, &b.ag, sizeof a.ag) == 0, "all-gather model");

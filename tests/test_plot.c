@@ -20,6 +20,7 @@
 #include "gpus.h"
 #include "plot.h"
 #include "fitfile.h"
+#include "fitload.h"
 #include "util.h"
 
 static int fails = 0, checks = 0;

@@ -10,6 +10,9 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include "predict.h"
+#include "crossover.h"
+#include "uncertainty.h"
+#include "sensitivity.h"
 
 static int fails = 0, checks = 0;
 #define CHECK(cond, ...)                                                     \
@@ -70,8 +73,8 @@ static void test_crossover_generic(void) {
   /* starting inside the first winning run: wins from tmin = 20 to 49 */
   CHECK(tps_crossover_find(cubic_diff, NULL, 20, 40, &c) == 0 && c.breakeven == 20 && c.nchg == 0, "cubic 20..40");
   CHECK(tps_crossover_find(pos_diff, NULL, 1, 100, &c) == 0 && c.breakeven == -1, "positive");
-  CHECK(tps_crossover_find(nan_diff, NULL, 1, 100, &c) == TPS_PRED_EINVAL, "NaN rejected");
-  CHECK(tps_crossover_find(lin_diff, &l, 10, 5, &c) == TPS_PRED_EINVAL, "tmin > tmax rejected");
+  CHECK(tps_crossover_find(nan_diff, NULL, 1, 100, &c) == TPS_EINVAL, "NaN rejected");
+  CHECK(tps_crossover_find(lin_diff, &l, 10, 5, &c) == TPS_EINVAL, "tmin > tmax rejected");
   /* thresholds: next power of two, or a multiple of the rounding */
   CHECK(tps_threshold(37, 0) == 64, "thr 37");
   CHECK(tps_threshold(1024, 0) == 1024, "thr 1024");
@@ -93,16 +96,16 @@ static void test_spec(void) {
   tps_pred_opts_default(&o);
   tps_gemm_shape sh = {5120, 1792, 2.0};
 
-  CHECK(tps_pred_init_spec(&p, &a100, 8, &tps_path_native_fp8, &sh, 3584, &o) == TPS_PRED_NA, "A100 fp8 n/a");
+  CHECK(tps_pred_init_spec(&p, &a100, 8, &tps_path_native_fp8, &sh, 3584, &o) == TPS_NA, "A100 fp8 n/a");
   CHECK(strstr(p.why, "fp8") != NULL, "A100 reason: %s", p.why);
   CHECK(isnan(tps_pred_split_us(&p, 100, NULL)), "n/a context gives NaN");
   tps_pred_free(&p);
-  CHECK(tps_pred_init_spec(&p, &mi300, 8, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_PRED_NA, "MI300X n/a");
+  CHECK(tps_pred_init_spec(&p, &mi300, 8, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_NA, "MI300X n/a");
   tps_pred_free(&p);
-  CHECK(tps_pred_init_spec(&p, &h100, 12, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_PRED_EINVAL, "TP 12 invalid");
+  CHECK(tps_pred_init_spec(&p, &h100, 12, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_EINVAL, "TP 12 invalid");
   tps_pred_free(&p);
   o.backend = TPS_GATHER_CUSTOM;
-  CHECK(tps_pred_init_spec(&p, &l40s, 4, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_PRED_NA, "L40S custom n/a");
+  CHECK(tps_pred_init_spec(&p, &l40s, 4, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_NA, "L40S custom n/a");
   tps_pred_free(&p);
   o.backend = TPS_GATHER_AUTO;
 
@@ -266,11 +269,11 @@ static void test_pessimistic(void) {
     CHECK(tps_pred_interval(&p, 16384, NULL, &iv) == 0 && isnan(iv.lo), "a rule has no interval");
     tps_pred_free(&p);
   }
-  CHECK(tps_pred_init_pessimistic(&p, &d, &h20, &h100, 4, &tps_path_marlin_w8a16, &o) == TPS_PRED_NA, "TP4 n/a");
+  CHECK(tps_pred_init_pessimistic(&p, &d, &h20, &h100, 4, &tps_path_marlin_w8a16, &o) == TPS_NA, "TP4 n/a");
   tps_pred_free(&p);
-  CHECK(tps_pred_init_pessimistic(&p, &d, &h20, &b200, 8, &tps_path_marlin_w8a16, &o) == TPS_PRED_NA, "B200 n/a");
+  CHECK(tps_pred_init_pessimistic(&p, &d, &h20, &b200, 8, &tps_path_marlin_w8a16, &o) == TPS_NA, "B200 n/a");
   tps_pred_free(&p);
-  CHECK(tps_pred_init_pessimistic(&p, &d, &h20, &h20, 8, &tps_path_marlin_w8a16, &o) == TPS_PRED_NA, "H20 itself n/a");
+  CHECK(tps_pred_init_pessimistic(&p, &d, &h20, &h20, 8, &tps_path_marlin_w8a16, &o) == TPS_NA, "H20 itself n/a");
   tps_pred_free(&p);
   tps_gemm_curve_free(c);
 }
@@ -345,7 +348,7 @@ static void test_uncertainty(void) {
     CHECK(b2 < 0 || b2 > T, "just short of x_from: break-even %ld beyond %ld", b2, T);
   }
   /* at T = 6 (one row per rank) the floors dominate: even 1000x the link cannot pay */
-  CHECK(tps_pred_inverse(&p, TPS_INV_LINK, 6, &x) == TPS_PRED_NA && isinf(x), "T=6 impossible");
+  CHECK(tps_pred_inverse(&p, TPS_INV_LINK, 6, &x) == TPS_NA && isinf(x), "T=6 impossible");
   tps_pred_free(&p);
 }
 
@@ -359,6 +362,7 @@ static void test_model(void) {
   d.n = 11; d.tokens = h20_t; d.replicated_us = h20_rep; d.split_us = h20_split; d.tp = 8;
   d.shape.k = 5120; d.shape.n = 1792; d.shape.out_bytes = 2; d.out_bytes_per_token = 3584;
   d.gather_cap_bytes = 2097152; d.path = &tps_path_marlin_w8a16; d.sms = 78; d.gpu = &h20;
+  d.gather = TPS_GATHER_AUTO;
   static tps_fit f;
   char msg[256];
   tps_fit_opts fo = {0, 0};
@@ -367,7 +371,7 @@ static void test_model(void) {
   if (st) return;
   tps_pred p;
   CHECK(tps_pred_init_model(&p, &f, &h20, &h20, 8, &tps_path_marlin_w8a16, NULL) == 0, "init model H20");
-  /* on the measured GPU, TP and path the context is the fit itself (fit.c's own evaluation) */
+  /* on the measured GPU, TP and path the context is the fit itself (the fit's own evaluation, model/fit_core.c) */
   for (int i = 0; i < 11; i++) {
     long t = h20_t[i];
     CHECK(near(tps_pred_replicated_us(&p, t), tps_fit_replicated_us(&f, t, NULL), 1e-9), "rep = fit at %ld", t);
@@ -410,7 +414,7 @@ static void test_model(void) {
     tps_interval iv2;
     CHECK(tps_pred_interval(&p, 16384, &u2, &iv2) == 0, "H200 interval, 60 draws");
     tps_pred_draws *dr = NULL;
-    CHECK(tps_pred_draws_alloc(&p, 11, &dr) == TPS_PRED_OK && dr, "draws alloc");
+    CHECK(tps_pred_draws_alloc(&p, 11, &dr) == TPS_OK && dr, "draws alloc");
     double bes[60];
     int got = 0, rej = 0;
     while (dr && got < 60 && rej < 600) {
@@ -431,7 +435,7 @@ static void test_model(void) {
     tps_pred pess;
     memset(&pess, 0, sizeof pess);
     pess.scaling = TPS_SCALING_PESSIMISTIC;
-    CHECK(tps_pred_draws_alloc(&pess, 1, &dr) == TPS_PRED_NA && !dr, "a rule has no draws");
+    CHECK(tps_pred_draws_alloc(&pess, 1, &dr) == TPS_NA && !dr, "a rule has no draws");
   }
   tps_pred_free(&p);
 }

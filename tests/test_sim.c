@@ -1,5 +1,7 @@
 /* test_sim.c: unit tests of model/sim.c (layer kinds, the stage rule, chunking, prompt
- * savings, TTFT) and src/modeldesc.c (the bundled model descriptions).
+ * savings, TTFT), model/simrun.c (split masks by name, the gating projection, one run's
+ * chunk sizes, gating, prompt sums, intervals and TTFT) and src/modeldesc.c (the bundled
+ * model descriptions).
  *
  * Expected values are computed by hand in the comments, from a synthetic cost function
  * (replicated = a_j * T, split = a_j * T / 8 + g_j), never from the code under test. */
@@ -8,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim.h"
+#include "simrun.h"
 #include "modeldesc.h"
 
 static int fails = 0, checks = 0;
@@ -231,6 +234,85 @@ static void test_models_cost(void) {
   NEAR(split, tps_gemm_time_us(&q->gemm, &q->shape, 101) + 21.40175, 1e-9);
 }
 
+/* simrun on the synthetic model with measured power-law curves (exact in log-log between
+ * two points): replicated_j = A_j * T, split_j = 0.3 * A_j * T. */
+static void test_simrun(void) {
+  tps_sim_model m;
+  synth(&m);
+  /* names and masks: P = bit 0, B = bit 1, C = bit 2 */
+  char *w1[] = {"P"}, *w2[] = {"all"}, *w3[] = {"none"}, *w4[] = {"B", "nope"};
+  unsigned mask = 99;
+  size_t bad = 9;
+  CHECK(tps_sim_mask_from_names(&m, w1, 1, &mask, &bad) == TPS_OK && mask == 1u, "P: mask %u", mask);
+  CHECK(tps_sim_mask_from_names(&m, w2, 1, &mask, &bad) == TPS_OK && mask == 7u, "all: mask %u", mask);
+  CHECK(tps_sim_mask_from_names(&m, w3, 1, &mask, &bad) == TPS_OK && mask == 0u, "none: mask %u", mask);
+  CHECK(tps_sim_mask_from_names(&m, w4, 2, &mask, &bad) == TPS_EINVAL && bad == 1, "unknown name at %zu", bad);
+  char names[64];
+  CHECK(strcmp(tps_sim_mask_names(&m, 5u, ",", names, sizeof names), "P,C") == 0, "names '%s'", names);
+  CHECK(strcmp(tps_sim_mask_names(&m, 0u, ",", names, sizeof names), "none") == 0, "names '%s'", names);
+  /* the gating projection: the first split main one, else the first split one */
+  CHECK(tps_sim_threshold_proj(&m, 7u) == 0, "gate of all");
+  CHECK(tps_sim_threshold_proj(&m, 6u) == 1, "gate of B+C (aux only)");
+  CHECK(tps_sim_threshold_proj(&m, 0u) == m.nproj, "gate of nothing");
+
+  tps_sim_kind k[TPS_SIM_MAXKINDS];
+  size_t nk;
+  CHECK(tps_sim_kinds(&m, k, TPS_SIM_MAXKINDS, &nk) == 0, "kinds");
+  long tk[2] = {1, 10000};
+  tps_sim_models ms;
+  memset(&ms, 0, sizeof ms);
+  ms.nproj = m.nproj;
+  for (size_t j = 0; j < m.nproj; j++) {
+    double r[2] = {A[j] * 1, A[j] * 10000}, sp[2] = {0.3 * A[j] * 1, 0.3 * A[j] * 10000};
+    ms.p[j].rep_curve = tps_gemm_curve_alloc(tk, r, 2);
+    ms.p[j].split_curve = tps_gemm_curve_alloc(tk, sp, 2);
+  }
+  /* chunk 1024; prompts 2048 (2 full), 1500 (1024 + 476), 2500 (2 x 1024 + 452), 100 */
+  long prompts[4] = {2048, 1500, 2500, 100};
+  double base[4] = {100, 50, 120, 10};
+  tps_simrun_in in = {&m, k, nk, &ms, 1u, 400, 1024, prompts, 4, base, 0, 50, 7};
+  tps_simrun_out out;
+  CHECK(tps_simrun(&in, &out) == TPS_OK, "simrun");
+  const long want[4] = {100, 452, 476, 1024};
+  CHECK(out.nchunks == 4, "%zu chunk sizes, want 4", out.nchunks);
+  for (size_t i = 0; i < out.nchunks && i < 4; i++) CHECK(out.chunk[i].tokens == want[i], "chunk %zu: %ld", i, out.chunk[i].tokens);
+  CHECK(out.chunk[out.full].tokens == 1024, "full chunk");
+  /* gating: 100 < 400 is not split (no saving), the others are */
+  CHECK(!out.chunk[0].split_on && out.chunk[0].saving_us == 0, "100 tokens split");
+  for (size_t i = 1; i < out.nchunks; i++) CHECK(out.chunk[i].split_on && out.chunk[i].saving_us > 0, "chunk %zu not split", i);
+  /* 1024 tokens (<= side_max: stage = max(main, sum of aux) per layer), by hand: P = 204.8
+   * replicated, 61.44 split; aux B = 51.2 (layers 1, 3), C = 10.24 (layer 3).  Main stage
+   * 204.8 in every layer; split stage max(61.44, 0 | 51.2 | 61.44) = 61.44; saving
+   * 4 x (204.8 - 61.44) = 573.44 us. */
+  NEAR(out.chunk[out.full].saving_us, 573.44, 1e-6);
+  /* prompts: (n - 1) x full + last, in ms; TTFT = baseline - saving */
+  const double full_ms = out.chunk[out.full].saving_us * 1e-3;
+  NEAR(out.prompt[0].saving_ms, 2 * full_ms, 1e-9);
+  NEAR(out.prompt[1].saving_ms, full_ms + out.chunk[2].saving_us * 1e-3, 1e-9);
+  NEAR(out.prompt[2].saving_ms, 2 * full_ms + out.chunk[1].saving_us * 1e-3, 1e-9);
+  NEAR(out.prompt[3].saving_ms, 0, 1e-12);
+  for (int i = 0; i < 4; i++) {
+    NEAR(out.ttft_ms[i], base[i] - out.prompt[i].saving_ms, 1e-9);
+    NEAR(out.ttft_change_pct[i], -100 * out.prompt[i].saving_ms / base[i], 1e-9);
+    /* measured projections only: no spread, the interval is the value */
+    NEAR(out.prompt_lo_ms[i], out.prompt[i].saving_ms, 1e-9);
+    NEAR(out.prompt_hi_ms[i], out.prompt[i].saving_ms, 1e-9);
+  }
+  CHECK(isnan(out.proj_lo_us[0][0]) && isnan(out.proj_hi_us[2][1]), "measured projections have no interval");
+  tps_simrun_free(&out);
+  /* without a baseline the TTFT is NaN; a chunk < 1 token is refused */
+  in.baseline_ttft_ms = NULL;
+  CHECK(tps_simrun(&in, &out) == TPS_OK && isnan(out.ttft_ms[0]), "no baseline");
+  tps_simrun_free(&out);
+  in.chunk_tokens = 0;
+  CHECK(tps_simrun(&in, &out) == TPS_EINVAL, "chunk 0 accepted");
+  tps_simrun_free(&out);
+  for (size_t j = 0; j < m.nproj; j++) {
+    tps_gemm_curve_free(ms.p[j].rep_curve);
+    tps_gemm_curve_free(ms.p[j].split_curve);
+  }
+}
+
 static void test_bundled(void) {
   const char *top = getenv("top_srcdir");
   if (!top) top = ".";
@@ -269,6 +351,7 @@ int main(void) {
   test_chunking();
   test_synth();
   test_models_cost();
+  test_simrun();
   test_bundled();
   printf("%d checks, %d failed\n", checks, fails);
   return fails ? 1 : 0;
