@@ -442,7 +442,17 @@ static int set_own(const tps_cmdopt *o, const char *arg, char *why, size_t whysz
 
 enum { KEY_COMMON = 1000, KEY_OWN = 2000, KEY_HELP = 3000, KEY_VERSION };
 
+static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values *v);
+
+/* A return >= 0 means the command returns at once (help, version, a usage error): what
+ * the parse allocated is freed here so that no caller has to. */
 int tps_cmdopt_parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values *v) {
+  int rc = parse(s, argc, argv, v);
+  if (rc >= 0) tps_cmdopt_free(v);
+  return rc;
+}
+
+static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values *v) {
   struct option lo[TPS_OI_N + TPS_CMDOPT_MAXOWN + 3];
   char shorts[2 * (TPS_OI_N + TPS_CMDOPT_MAXOWN) + 8] = ":hV";
   unsigned long own_given = 0;
