@@ -158,8 +158,10 @@ static int one_rank(tps_world *w, void *arg) {
       cudaGraphExec_t exec = NULL;
       for (int rep = 0; rep < 3; rep++) {
         for (size_t i = 0; i < bytes; i++) h[i] = next_byte();
-        CUDA_TRY(cudaMemcpy(shard, h, bytes, cudaMemcpyHostToDevice));
-        CUDA_TRY(cudaMemset(out, POISON, bytes));
+        /* on s, ordered before the gather: s does not wait for the legacy stream, so a
+         * plain cudaMemset there could land after the gather's copy */
+        CUDA_TRY(cudaMemcpyAsync(shard, h, bytes, cudaMemcpyHostToDevice, s));
+        CUDA_TRY(cudaMemsetAsync(out, POISON, bytes, s));
         int used = -1;
         if (!graph) {
           TPS_TRY(tps_gather_enqueue(g, backend, shard, out, bytes, bytes, s, &used));
