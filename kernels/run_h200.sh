@@ -71,13 +71,13 @@ case " $STAGES " in *" shapes "*)
     if [ "$SECONDS" -gt "$SHAPES_DEADLINE" ]; then
       echo "## path $p K $k N $n: not run (${SECONDS}s: past the stage's budget)" >>"$f"; echo "shapes: K=$k N=$n $p not run"; return
     fi
-    timeout 150 $B/tpsplit bench gemm --k "$k" --n "$n" --path "$p" --tokens "$t" --tp 1 \
+    timeout 90 $B/tpsplit bench gemm --k "$k" --n "$n" --path "$p" --tokens "$t" --tp 1 \
       --samples "${SHAPE_SAMPLES:-50}" -o "$TMPD/t.tsv" 2>"$TMPD/err"; rc=$?
     if [ $rc -ne 0 ] && [ "$p" = fp8-block ] && grep -q "a check failed" "$TMPD/err"; then
       echo "## path $p K $k N $n exit $rc (a check failed; its stderr, then the run with TPS_FP8B_PAD=1)" >>"$f"
       grep -E "check|config|tpsplit:" "$TMPD/err" | sed 's/^/# stderr: /' | head -60 >>"$f"
       pad=" TPS_FP8B_PAD=1"
-      TPS_FP8B_PAD=1 timeout 150 $B/tpsplit bench gemm --k "$k" --n "$n" --path "$p" --tokens "$t" --tp 1 \
+      TPS_FP8B_PAD=1 timeout 90 $B/tpsplit bench gemm --k "$k" --n "$n" --path "$p" --tokens "$t" --tp 1 \
         --samples "${SHAPE_SAMPLES:-50}" -o "$TMPD/t.tsv" 2>"$TMPD/err"; rc=$?
     fi
     echo "## path $p K $k N $n exit $rc$pad" >>"$f"
