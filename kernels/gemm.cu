@@ -1,6 +1,6 @@
 /* gemm.cu: the tps_gemm plan (kernels/gemm.h): shape checks, the registry of kernel paths
  * (tps_gemm_ops, one per path, each in its own file: gemm_cublaslt.cu for dense-bf16 and
- * native-fp8, gemm_w8a16.cu, gemm_w8a16_ref.cu), dispatch to them, and the host-side views
+ * native-fp8, gemm_fp8block.cu, gemm_w8a16.cu, gemm_w8a16_ref.cu), dispatch to them, and the host-side views
  * of the exact weights/activations used (for the float64 CPU reference). */
 #include <math.h>
 #include <stdlib.h>
@@ -24,9 +24,12 @@ extern "C" const tps_gemm_traits *tps_gemm_traits_of(int p) {
   return o ? &o->traits : NULL;
 }
 
+/* Every path: K a multiple of 64 (the W8A16 kernels' k chunk), N a multiple of 16 (the mma
+ * kernel's 16-byte scale loads; the SM90 W8A16 kernels and cuBLASLt bound their stores by N,
+ * so N = 32 runs).  A path may ask for more (fp8-block: K a multiple of 128). */
 static int check_shape(int n, int k, int max_m) {
-  if (n <= 0 || k <= 0 || n % 64 || k % 64 || max_m < 1) {
-    fprintf(stderr, "tpsplit: gemm: N=%d and K=%d must be positive multiples of 64, max M=%d >= 1\n",
+  if (n <= 0 || k <= 0 || n % 16 || k % 64 || max_m < 1) {
+    fprintf(stderr, "tpsplit: gemm: N=%d must be a positive multiple of 16, K=%d of 64, max M=%d >= 1\n",
             n, k, max_m);
     return TPS_ERR;
   }

@@ -15,9 +15,16 @@
  *               (gemm_w8a16.cu); tps_w8_choose picks by M.
  *   w8a16-ref   the simplest correct W8A16 kernel (one thread per output, fp32), kept as the
  *               reference the fast one is checked against.
- * Shapes: K and N multiples of 64 (all paths); any M >= 0 (M = 0 enqueues nothing).
+ *   fp8-block   cuBLASLt FP8 E4M3 x E4M3 -> bf16 with block scales (W8A8 as DeepSeek-V3 runs):
+ *               W with one fp32 scale per 128x128 block (quantized at plan creation), X with
+ *               one fp32 scale per row and 128 columns, quantized on every run by our kernel
+ *               (gemm_fp8block.cu; QUANT and MATMUL parts as native-fp8).  SM90 only: where
+ *               cuBLASLt has no algorithm, creation (or the run) returns TPS_SKIP.
+ * Shapes: K a multiple of 64 (fp8-block: 128), N a multiple of 16 (all paths); any M >= 0
+ * (M = 0 enqueues nothing).
  *
- * Everything returns TPS_OK (0) or TPS_ERR (model/status.h) after printing one line.
+ * Everything returns TPS_OK (0) or TPS_ERR (model/status.h) after printing one line, or
+ * TPS_SKIP (fp8-block: this GPU's cuBLASLt cannot run the shape).
  * A plan belongs to the device that was current at creation; run it with that device
  * current.  tps_gemm_run only enqueues on the stream: it is CUDA-graph capturable and
  * allocates nothing (all workspace is sized for max_m at creation). */
@@ -50,7 +57,8 @@ const tps_gemm_traits *tps_gemm_traits_of(int p);
 typedef struct tps_gemm tps_gemm; /* opaque plan: weights on the device, workspace, handles */
 
 /* Create a plan for path p from float weights w_host[N x K] (row-major, host): quantized per
- * the path (bf16; per-tensor E4M3; E4M3 + E8M0 per 1x32) and uploaded. max_m bounds M. */
+ * the path (bf16; per-tensor E4M3; E4M3 + fp32 per 128x128; E4M3 + E8M0 per 1x32) and
+ * uploaded. max_m bounds M. */
 int tps_gemm_create(tps_gemm **g, tps_path_id p, int n, int k, int max_m, const float *w_host);
 /* Same for the W8A16 paths from already quantized weights: q[N x K] E4M3 bytes, scales
  * s[N x K/32] E8M0 bytes (1x32 layout; see w8quant.h to expand a 32x32 checkpoint). */
@@ -61,9 +69,10 @@ void tps_gemm_destroy(tps_gemm *g);
 /* Enqueue Y = X W^T for m rows on stream s. x: m x K bf16, y: m x N bf16 (device). */
 int tps_gemm_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s);
 
-/* Parts of a run, for timing them separately (native-fp8: QUANT = activation quantization
- * into the plan's buffer, MATMUL = the cuBLASLt FP8 GEMM on that buffer; other paths have
- * no QUANT part: it enqueues nothing). TPS_GEMM_PART_ALL = tps_gemm_run. */
+/* Parts of a run, for timing them separately (native-fp8, fp8-block: QUANT = activation
+ * quantization into the plan's buffer, MATMUL = the cuBLASLt FP8 GEMM on that buffer, with
+ * fp8-block's copy out of a padded result where it pads; other paths have no QUANT part: it
+ * enqueues nothing). TPS_GEMM_PART_ALL = tps_gemm_run. */
 enum { TPS_GEMM_PART_QUANT = 1, TPS_GEMM_PART_MATMUL = 2, TPS_GEMM_PART_ALL = 3 };
 int tps_gemm_run_part(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts);
 
@@ -71,7 +80,7 @@ int tps_gemm_run_part(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s
 int tps_gemm_weights(const tps_gemm *g, double *w);
 /* Rows row0..row0+nrows-1 of the activations exactly as the GEMM used them in the last run
  * on x (synchronizes the device): bf16 X for dense/w8a16 (read from x), the dequantized FP8
- * activations for native-fp8. xd[nrows x K] (host). */
+ * activations for native-fp8 and fp8-block. xd[nrows x K] (host). */
 int tps_gemm_activations(const tps_gemm *g, const void *x, int row0, int nrows, double *xd);
 
 /* One line describing the kernel configuration used for m rows (tile, split-K, cuBLASLt

@@ -26,14 +26,14 @@ enum { LT_WS_BYTES = 32 << 20 };
 
 extern "C" size_t tps_gemm_cublaslt_version(void) { return cublasLtGetVersion(); }
 
-static int lt_setup(tps_gemm *g) {
+extern "C" int tps_lt_setup(tps_gemm *g) {
   CUBLAS_TRY(cublasLtCreate(&g->lt));
   g->lt_ws_bytes = LT_WS_BYTES;
   CUDA_TRY(cudaMalloc(&g->lt_ws, g->lt_ws_bytes));
   return TPS_OK;
 }
 
-static void lt_release(tps_gemm *g) {
+extern "C" void tps_lt_release(tps_gemm *g) {
   if (g->lt) cublasLtDestroy(g->lt);
   cudaFree(g->lt_ws);
   g->lt = NULL; g->lt_ws = NULL;
@@ -196,7 +196,7 @@ static int dense_upload(tps_gemm *g, const float *w) {
   for (size_t i = 0; i < nk; i++) h[i] = __float2bfloat16_rn(w[i]);
   int rc = upload(&g->w_bf16, h, nk * sizeof *h);
   free(h);
-  return rc == TPS_OK ? lt_setup(g) : rc;
+  return rc == TPS_OK ? tps_lt_setup(g) : rc;
 }
 
 static int dense_weights(const tps_gemm *g, double *w) {
@@ -225,7 +225,7 @@ static int fp8_upload(tps_gemm *g, const float *w) {
   TPS_TRY(upload((void **)&g->w_fp8, g->h_q, nk));
   TPS_TRY(upload((void **)&g->d_scales, sc, sizeof sc));
   CUDA_TRY(cudaMalloc(&g->x_fp8, (size_t)g->max_m * g->k));
-  return lt_setup(g);
+  return tps_lt_setup(g);
 }
 
 static int fp8_weights(const tps_gemm *g, double *w) {
@@ -253,9 +253,9 @@ static int fp8_activations(const tps_gemm *g, const void *x, size_t off, size_t 
  * amax, so a shard's rows differ from the whole batch's by up to an E4M3 step (1e-1). */
 static const tps_gemm_ops dense_ops = {
     TPS_PATH_DENSE_BF16, {0, 0, 1e-2, -1}, 2.0,
-    dense_upload, NULL, lt_run, lt_config, dense_weights, NULL, lt_release};
+    dense_upload, NULL, lt_run, lt_config, dense_weights, NULL, tps_lt_release};
 static const tps_gemm_ops fp8_ops = {
     TPS_PATH_NATIVE_FP8, {1, 0, 1e-1, -1}, 1.0,
-    fp8_upload, NULL, lt_run, lt_config, fp8_weights, fp8_activations, lt_release};
+    fp8_upload, NULL, lt_run, lt_config, fp8_weights, fp8_activations, tps_lt_release};
 TPS_GEMM_PATH_OPS(dense_ops);
 TPS_GEMM_PATH_OPS(fp8_ops);

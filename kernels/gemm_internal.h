@@ -87,6 +87,10 @@ extern "C" {
 int tps_gemm_register(const tps_gemm_ops *ops);
 #define TPS_GEMM_PATH_OPS(ops) \
   static const int ops##_registered_ __attribute__((used)) = tps_gemm_register(&(ops))
+/* gemm_cublaslt.cu: the cuBLASLt handle and workspace of a plan (g->lt, g->lt_ws, g->lt_ws_bytes),
+ * shared by the cuBLASLt paths (dense-bf16, native-fp8, fp8-block) */
+int tps_lt_setup(tps_gemm *g);
+void tps_lt_release(tps_gemm *g);
 /* gemm_w8a16.cu */
 int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c);
 /* the integer value of environment variable `name` (a tuning override), dflt if unset or not

@@ -7,11 +7,24 @@
 #   cp tpsplit tests/test_gemm_gpu tests/w8trace tests/test_gather_custom tests/test_kspan bin/
 # Run there (device tool):   bash kernels/run_h200.sh _build_kgemm/bin   (carry _build_kgemm/bin)
 # Writes under $OUT: env.txt, test.txt, sanitizer.txt, h200_gemm_<path>.tsv, sweep.txt, log.txt,
-# gather.txt, split_h200_tp1_<path>.tsv, allgather_h200_tp1_<gather>.txt.
-# Stage selection: STAGES="test bench sanitize" (default; also: gather sweep floor profile
-# trace stream).
-#   test      tests/test_gemm_gpu (every W8A16 kernel forced in turn, float64 CPU reference),
-#             tests/test_kspan
+# gather.txt, split_h200_tp1_<path>.tsv, allgather_h200_tp1_<gather>.txt,
+# h200_gemm_shape_<K>x<N>.tsv.
+# Stage selection: STAGES="test bench sanitize" (default; also: shapes gather sweep floor
+# profile trace stream).  BUDGET (default 530 s): the whole call's time; the shapes stage
+# starts no bench past BUDGET - 230 s when sanitize follows (BUDGET - 20 s otherwise), and
+# the sanitizer runs get the time that is left (at most 200 s each).
+#   test      tests/test_gemm_gpu (every W8A16 kernel forced in turn, fp8-block and the issue-18
+#             shapes, float64 CPU reference), tests/test_kspan
+#   shapes    tpsplit bench gemm per shape K x N (5120x1024, 5120x512, 5120x32, 7168x2112) and
+#             path (w8a16, dense-bf16, native-fp8, fp8-block): tokens SHAPE_TOKENS
+#             (1,16,64,128,256,512,1024,2048,4096,8192), --tp 1, SHAPE_SAMPLES (50) samples,
+#             rows alternated; one file per shape, h200_gemm_shape_<K>x<N>.tsv: the paths'
+#             tables one after another, each after a '## path P K k N n exit rc' line (a failed
+#             run's stderr as '# stderr:' lines; a failed fp8-block check is run again with
+#             TPS_FP8B_PAD=1, the padded form, and says so); then fp8-block and dense-bf16 at
+#             K 5120, N 1536 and 2048 (the AIConfigurator H100 fp8_block shapes, tokens up to
+#             16384) into h200_gemm_shape_5120x1536-2048.tsv; the ratio table (each path's
+#             time / dense-bf16 time at each M) printed last
 #   gather    tests/test_gather_custom (1..8 ranks emulated, the real one-rank path: every
 #             backend, graphs), bench split --tp 1 for every bench path, bench allgather
 #             --tp 1 with each gather backend
@@ -39,14 +52,50 @@ fi
 {
   date -u; nvidia-smi; find / -xdev -name 'libcupti.so*' 2>/dev/null | head; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
   ldd "$B/tpsplit"; echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-  command -v cuobjdump && cuobjdump --dump-resource-usage "$B/tpsplit" 2>&1 | grep -A1 -E "w8a16_kernel|w8t_kernel" | head -120
+  command -v cuobjdump && cuobjdump --dump-resource-usage "$B/tpsplit" 2>&1 | grep -A1 -E "w8a16_kernel|w8t_kernel|fb_quant_kernel" | head -120
 } >"$OUT/env.txt" 2>&1
 T="1,2,4,6,8,12,16,24,32,48,64,96,128,256,384,512,1024,2048,4096,8192,16384"
 G="$B/tpsplit bench gemm --k 5120 --n 1792"
+BUDGET=${BUDGET:-530}
+case " $STAGES " in *" sanitize "*) SHAPES_DEADLINE=$((BUDGET - 230));; *) SHAPES_DEADLINE=$((BUDGET - 20));; esac
 case " $STAGES " in *" test "*)
-  timeout 150 "$B/test_gemm_gpu" >"$OUT/test.txt" 2>&1; echo "test_gemm_gpu exit $?" | tee -a "$OUT/test.txt"
+  timeout 180 "$B/test_gemm_gpu" >"$OUT/test.txt" 2>&1; echo "test_gemm_gpu exit $? (${SECONDS}s)" | tee -a "$OUT/test.txt"
   timeout 30 "$B/test_kspan" >>"$OUT/test.txt" 2>&1; echo "test_kspan exit $?" | tee -a "$OUT/test.txt"
-  grep -E "FAIL|fast vs|split T" "$OUT/test.txt" | head -30;;
+  grep -E "FAIL|fast vs|split T|SKIPPED|parts" "$OUT/test.txt" | head -40;;
+esac
+case " $STAGES " in *" shapes "*)
+  # one bench: shape file f, K, N, path, tokens; its table (or its stderr) appended to f
+  TMPD=$(mktemp -d)
+  shape_bench() {
+    local f=$1 k=$2 n=$3 p=$4 t=$5 rc pad=""
+    if [ "$SECONDS" -gt "$SHAPES_DEADLINE" ]; then
+      echo "## path $p K $k N $n: not run (${SECONDS}s: past the stage's budget)" >>"$f"; echo "shapes: K=$k N=$n $p not run"; return
+    fi
+    timeout 90 $B/tpsplit bench gemm --k "$k" --n "$n" --path "$p" --tokens "$t" --tp 1 \
+      --samples "${SHAPE_SAMPLES:-50}" -o "$TMPD/t.tsv" 2>"$TMPD/err"; rc=$?
+    if [ $rc -ne 0 ] && [ "$p" = fp8-block ] && grep -q "a check failed" "$TMPD/err"; then
+      echo "## path $p K $k N $n exit $rc (a check failed; its stderr, then the run with TPS_FP8B_PAD=1)" >>"$f"
+      grep -E "check|config|tpsplit:" "$TMPD/err" | sed 's/^/# stderr: /' | head -60 >>"$f"
+      pad=" TPS_FP8B_PAD=1"
+      TPS_FP8B_PAD=1 timeout 90 $B/tpsplit bench gemm --k "$k" --n "$n" --path "$p" --tokens "$t" --tp 1 \
+        --samples "${SHAPE_SAMPLES:-50}" -o "$TMPD/t.tsv" 2>"$TMPD/err"; rc=$?
+    fi
+    echo "## path $p K $k N $n exit $rc$pad" >>"$f"
+    [ -f "$TMPD/t.tsv" ] && cat "$TMPD/t.tsv" >>"$f"
+    [ $rc -ne 0 ] && grep -v "^bench gemm: check" "$TMPD/err" | sed 's/^/# stderr: /' | tail -40 >>"$f"
+    rm -f "$TMPD/t.tsv" "$TMPD/err"
+    echo "shapes: K=$k N=$n $p exit $rc$pad (${SECONDS}s)"
+  }
+  ST=${SHAPE_TOKENS:-1,16,64,128,256,512,1024,2048,4096,8192}
+  for kn in 5120x1024 5120x512 5120x32 7168x2112; do
+    f="$OUT/h200_gemm_shape_$kn.tsv"; : >"$f"
+    for p in w8a16 dense-bf16 native-fp8 fp8-block; do shape_bench "$f" "${kn%x*}" "${kn#*x}" "$p" "$ST"; done
+  done
+  f="$OUT/h200_gemm_shape_5120x1536-2048.tsv"; : >"$f"
+  for n in 1536 2048; do
+    for p in fp8-block dense-bf16; do shape_bench "$f" 5120 "$n" "$p" "${ST},16384"; done
+  done
+  rm -rf "$TMPD";;
 esac
 case " $STAGES " in *" gather "*)
   timeout 90 "$B/test_gather_custom" >"$OUT/gather.txt" 2>&1; echo "test_gather_custom exit $?" | tee -a "$OUT/gather.txt"
@@ -131,13 +180,36 @@ case " $STAGES " in *" profile "*)
 esac
 case " $STAGES " in *" sanitize "*)
   for tool in memcheck racecheck; do
-    echo "== compute-sanitizer --tool $tool test_gemm_gpu (TPS_TEST_QUICK)" >>"$OUT/sanitizer.txt"
-    TPS_TEST_QUICK=1 timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 "$B/test_gemm_gpu" >>"$OUT/sanitizer.txt" 2>&1
-    echo "exit $?" >>"$OUT/sanitizer.txt"
+    # the time left in the budget: half of it for memcheck, the rest for racecheck (30..200 s)
+    left=$((BUDGET - SECONDS - 5)); [ $tool = memcheck ] && left=$((left / 2))
+    [ $left -gt 200 ] && left=200; [ $left -lt 30 ] && left=30
+    echo "== compute-sanitizer --tool $tool test_gemm_gpu (TPS_TEST_QUICK), timeout ${left}s" >>"$OUT/sanitizer.txt"
+    TPS_TEST_QUICK=1 timeout $left compute-sanitizer --tool $tool --error-exitcode 9 "$B/test_gemm_gpu" >>"$OUT/sanitizer.txt" 2>&1
+    echo "exit $? (${SECONDS}s)" >>"$OUT/sanitizer.txt"
   done
-  grep -E "^exit|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.txt";;
+  grep -E "^exit|ERROR SUMMARY|RACECHECK SUMMARY|SKIPPED" "$OUT/sanitizer.txt";;
 esac
 for p in dense-bf16 native-fp8 w8a16; do
   [ -f "$OUT/h200_gemm_$p.tsv" ] && { echo "== $p"; grep -v '^#' "$OUT/h200_gemm_$p.tsv" | cut -f1-6; }
 done
 grep -c FAIL "$OUT/log.txt" 2>/dev/null | sed 's/^/FAIL lines in log: /'
+# the shapes stage's ratio table: each path's time / dense-bf16's at the same M (same call)
+ls "$OUT"/h200_gemm_shape_*.tsv >/dev/null 2>&1 && awk -F'\t' '
+  /^#@ k: / { k = $0; sub(/^#@ k: /, "", k) } /^#@ n: / { n = $0; sub(/^#@ n: /, "", n) }
+  /^#@ path: / { p = $0; sub(/^#@ path: /, "", p); s = k "x" n; if (!(s in seen)) { seen[s] = 1; order[++ns] = s } }
+  /^[0-9]/ { if (!((s, $1) in ms)) { ms[s, $1] = 1; mo[s, ++nm[s]] = $1 } t[s, p, $1] = $2 }
+  END {
+    np = split("w8a16 native-fp8 fp8-block", P, " ")
+    for (i = 1; i <= ns; i++) {
+      s = order[i]
+      printf "== K x N = %s: time / dense-bf16 time at the same M (dense-bf16 in us)\n%6s %10s", s, "M", "dense-us"
+      for (j = 1; j <= np; j++) printf " %10s", P[j]
+      printf "\n"
+      for (q = 1; q <= nm[s]; q++) {
+        m = mo[s, q]; d = t[s, "dense-bf16", m]
+        printf "%6d %10s", m, d == "" ? "-" : d
+        for (j = 1; j <= np; j++) { v = t[s, P[j], m]; printf " %10s", (v == "" || d == "") ? "-" : sprintf("%.2f", v / d) }
+        printf "\n"
+      }
+    }
+  }' "$OUT"/h200_gemm_shape_*.tsv

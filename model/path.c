@@ -1,4 +1,4 @@
-/* path.c: the three GEMM kernel paths and their priors.  See path.h.
+/* path.c: the GEMM kernel paths and the priors of those the model takes.  See path.h.
  *
  * The priors are used where nothing of that path was measured on that GPU: spec-only
  * predictions take them as they are (tps_gemm_from_spec); transfers keep the fitted
@@ -130,10 +130,30 @@ const tps_path tps_path_w8a16_ref = {
   .source = "bench only",
 };
 
+/* W8A8 FP8 with block scales, as engines run DeepSeek-V3-style checkpoints: E4M3 weights with
+ * one fp32 scale per 128x128 block, activations quantized to E4M3 on every run with one fp32
+ * scale per row and 128 columns (kernels/gemm_fp8block.cu, cuBLASLt's VEC128_32F and
+ * BLK128x128_32F scale modes, SM90 only).  Bench only: no priors until it is measured. */
+const tps_path tps_path_fp8_block = {
+  .id = TPS_PATH_FP8_BLOCK,
+  .flags = TPS_PATH_F_BENCH,
+  .name = "fp8-block",
+  .aliases = "fp8_block",           /* AIConfigurator's dtype name */
+  .desc = "cuBLASLt FP8 E4M3 GEMM with block scales: weights 128x128, activations 1x128 quantized on every run (fp32 scales)",
+  .weight_bytes = 1.0 + 4.0 / (128.0 * 128.0), /* E4M3 + one fp32 scale per 128x128 block */
+  .act_bytes = 1.0 + 4.0 / 128.0,   /* E4M3 + one fp32 scale per 1x128 block */
+  .fp8_peak = 1,
+  .row_tile = 64,                   /* [A] */
+  .col_tile = 128,                  /* [A] */
+  .min_cc = 90,                     /* cuBLASLt's block-scaled FP8 modes exist on SM90 only */
+  .source = "bench only",
+};
+
 const tps_path *const tps_paths[TPS_NPATHS + 1] = {
   [TPS_PATH_MARLIN_W8A16] = &tps_path_marlin_w8a16, [TPS_PATH_DENSE_BF16] = &tps_path_dense_bf16,
   [TPS_PATH_NATIVE_FP8] = &tps_path_native_fp8, [TPS_PATH_W8A16] = &tps_path_w8a16,
-  [TPS_PATH_W8A16_REF] = &tps_path_w8a16_ref, [TPS_NPATHS] = NULL};
+  [TPS_PATH_W8A16_REF] = &tps_path_w8a16_ref, [TPS_PATH_FP8_BLOCK] = &tps_path_fp8_block,
+  [TPS_NPATHS] = NULL};
 
 static int has_alias(const char *aliases, const char *name) {
   size_t n = strlen(name);

@@ -11,14 +11,15 @@ extern "C" {
 #endif
 
 /* The one list of kernel paths: every name list, option check and message derives from
- * tps_paths[] (ids index it).  Adding a path: a row here (path.c), its kernel in kernels/
- * (when benchable) and its dispatch case in kernels/gemm.cu. */
+ * tps_paths[] (ids index it).  Adding a path: a row here (path.c) and, when benchable, its
+ * tps_gemm_ops in kernels/ (doc/extending.md). */
 typedef enum {
   TPS_PATH_MARLIN_W8A16 = 0, /* vLLM's Marlin W8A16 of the seed PR (model only) */
   TPS_PATH_DENSE_BF16,       /* cuBLASLt bf16 */
   TPS_PATH_NATIVE_FP8,       /* cuBLASLt FP8 per-tensor */
   TPS_PATH_W8A16,            /* our W8A16 kernels (kernels/gemm_w8a16*.cu) */
   TPS_PATH_W8A16_REF,        /* our one-thread-per-output reference W8A16 kernel (bench only) */
+  TPS_PATH_FP8_BLOCK,        /* cuBLASLt FP8 with 1x128 / 128x128 block scales (bench only) */
   TPS_NPATHS
 } tps_path_id;
 
@@ -59,6 +60,7 @@ extern const tps_path tps_path_dense_bf16;
 extern const tps_path tps_path_native_fp8;
 extern const tps_path tps_path_w8a16;
 extern const tps_path tps_path_w8a16_ref;
+extern const tps_path tps_path_fp8_block;
 /* All paths, indexed by id, NULL-terminated (tps_paths[TPS_NPATHS] == NULL). */
 extern const tps_path *const tps_paths[];
 

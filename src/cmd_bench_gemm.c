@@ -33,8 +33,8 @@ static void usage(FILE *fp) {
           "Check one GEMM path against a float64 CPU reference (and split against replicated),\n"
           "then time it on one GPU: Y[M x N] = X[M x K] W[N x K]^T, bf16 in/out.\n\n"
           "  --path P        kernel path (required): %s\n"
-          "  --k K           inner dimension, multiple of 64 (default 5120)\n"
-          "  --n N           output columns, multiple of 64 (default 1792)\n"
+          "  --k K           inner dimension, multiple of 64 (fp8-block: 128) (default 5120)\n"
+          "  --n N           output columns, multiple of 16 (default 1792)\n"
           "  --tokens LIST   token counts T: '6,12,24' or 'A..B' (powers of two) (default\n"
           "                  prefill chunk sizes and powers of two, 1..16384)\n"
           "  --tp LIST       TP sizes; rows ceil(T/TP) are measured too (default 8)\n"
@@ -51,11 +51,11 @@ static void usage(FILE *fp) {
           "row, an L2 flush before every replay outside the timed span, the median of the samples,\n"
           "rows alternated in every round.\n"
           "Table: '#' provenance lines, '#@ key: value' metadata, then columns rows, time_us\n"
-          "(median), min_us, max_us, tflops, gbps (native-fp8 adds gemm_us and quant_us: the\n"
-          "FP8 GEMM and the activation quantization timed alone; with the CUPTI timer, event_us:\n"
-          "the median of CUDA events around the same replays).  Time: the span of the replay's\n"
-          "kernels from CUPTI activity records where libcupti loads, else CUDA events\n"
-          "(TPS_TIMER=events forces events; TPS_CUPTI_LIB names the library).\n"
+          "(median), min_us, max_us, tflops, gbps (native-fp8 and fp8-block add gemm_us and\n"
+          "quant_us: the FP8 GEMM and the activation quantization timed alone; with the CUPTI\n"
+          "timer, event_us: the median of CUDA events around the same replays).  Time: the span\n"
+          "of the replay's kernels from CUPTI activity records where libcupti loads, else CUDA\n"
+          "events (TPS_TIMER=events forces events; TPS_CUPTI_LIB names the library).\n"
           "Exit: 0 ok, 1 a check failed or no GPU, 2 usage error.\n",
           paths);
 }
@@ -141,7 +141,7 @@ static void on_checked(void *arg, const tps_bench_gemm_result *r) {
   const char *e;
   for (size_t i = 0; (e = tps_w8_override_name(i)) != NULL; i++)
     if (getenv(e)) addline(g, "environment: %s=%s", e, getenv(e));
-  static const char *const envs[] = {"TPS_FLUSH", "TPS_TIMER", "TPS_CUPTI_LIB"};
+  static const char *const envs[] = {"TPS_FLUSH", "TPS_TIMER", "TPS_CUPTI_LIB", "TPS_FP8B_PAD"};
   for (size_t i = 0; i < sizeof envs / sizeof *envs; i++)
     if (getenv(envs[i])) addline(g, "environment: %s=%s", envs[i], getenv(envs[i]));
   for (int i = 0; i < g->o->k.nrows; i++) addline(g, "config M=%d: %s", r->rows[i].m, r->rows[i].config);
@@ -173,7 +173,7 @@ static int parse_option(gemm_opts *g, int c, const char *arg, const char **token
     o->path = p->id;
     break;
   case OPT_K: rc = tps_bench_int_opt("gemm", "k", arg, 64, 1L << 20, 64, &v); o->k = (int)v; break;
-  case OPT_N: rc = tps_bench_int_opt("gemm", "n", arg, 64, 1L << 20, 64, &v); o->n = (int)v; break;
+  case OPT_N: rc = tps_bench_int_opt("gemm", "n", arg, 16, 1L << 20, 16, &v); o->n = (int)v; break;
   case OPT_TOKENS: *tokens = arg; break;
   case OPT_TP: *tps = arg; break;
   case 'o': g->out = arg; break;

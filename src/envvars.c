@@ -26,6 +26,8 @@ const tps_envvar tps_envvars[] = {
   {"TPS_W8_VARIANT", "bench", "kernels/gemm_w8a16.cu", "W8A16 mma tile variant for every M, 0..8"},
   {"TPS_W8_LARGE", "bench", "kernels/gemm_w8a16.cu", "W8A16 mma tile variant for large M, 0..8 (default 4)"},
   {"TPS_W8_SPLITK", "bench", "kernels/gemm_w8a16.cu", "W8A16 mma split-K ways, 0..64 (0: chosen to fill the SMs)"},
+  {"TPS_FP8B_PAD", "bench", "kernels/gemm_fp8block.cu",
+   "fp8-block shapes cuBLASLt refuses: 0 never pad (skip), 1 always pad M to 4 and N to 128 (default: pad where refused)"},
   {"TPS_FLUSH", "bench", "kernels/harness.cu",
    "write: the L2 flush between repeats only writes its buffer (default: writes and reads it back)"},
   {"TPS_TIMER", "bench", "kernels/kspan.c", "events: time with CUDA events, not CUPTI kernel spans"},

@@ -12,9 +12,19 @@
  *     shards of 6: stream kernel; T=1024 in two of 512: wgmma tile 128
  *     on SM90, mma split-K elsewhere);
  *  5. the harness: 5 samples, 0 < min <= median <= max.
+ *  6. fp8-block (W 128x128, X 1x128 block scales) vs the CPU reference of its dequantized
+ *     data, block magnitudes varied so that a scale read from the wrong block shows: N = 256,
+ *     K = 512 and N = 320 (a partial 128-row block), K = 640 (scale rows padded); the default
+ *     form, TPS_FP8B_PAD=1 (padded) and =0 (exact shapes: run or SKIPPED); QUANT then MATMUL
+ *     alone give the bits of one run;
+ *  7. the shapes of issue 18 (5120x1024, 5120x512, 5120x32, 7168x2112) for dense-bf16,
+ *     native-fp8, fp8-block and w8a16 (each W8A16 kernel forced), reference on sampled rows,
+ *     every output checked for being written (finite).
  *  0. (before the GPU is opened) the paths with TPS_PATH_F_BENCH are those with a kernel.
- * Inputs: X values (j - 127) / 128 for j uniform in 0..254: exact in bf16 (7 fraction bits),
- * so the CPU reference sees exactly the GPU's inputs.  Outputs poisoned (0xFF) before runs. */
+ * Inputs: X values (j - 127) / 128 for j uniform in 0..254 (sections 6, 7: times 2^e per row
+ * and 128 columns): exact in bf16 (7 fraction bits), so the CPU reference sees exactly the
+ * GPU's inputs.  Outputs poisoned (0xFF) before runs.  Where cuBLASLt has no algorithm for
+ * fp8-block (TPS_SKIP), the case prints SKIPPED and the count is printed at the end. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdio.h>
@@ -185,6 +195,148 @@ static tps_gemm *random_w8(int n, int k, int s_lo, int s_span, double **w) {
 
 static int enqueue(void *ctx, cudaStream_t s) { return tps_gemm_run((tps_gemm *)ctx, dx, dy, 64, s); }
 
+/* ------------------------------------------------------------------ sections 6 and 7 */
+/* their own buffers (K up to 7168, N up to 2112) */
+typedef struct {
+  uint16_t *hx, *hy, *hy2;
+  void *dx, *dy;
+} bufs;
+static int nskipped = 0; /* fp8-block cases cuBLASLt refused (TPS_SKIP) */
+
+static int bufs_alloc(bufs *b, size_t xelems, size_t yelems) {
+  b->hx = malloc(xelems * 2);
+  b->hy = malloc(yelems * 2);
+  b->hy2 = malloc(yelems * 2);
+  if (!b->hx || !b->hy || !b->hy2) return 1;
+  if (cudaMalloc(&b->dx, xelems * 2) != cudaSuccess || cudaMalloc(&b->dy, yelems * 2) != cudaSuccess) return 1;
+  return 0;
+}
+
+static void bufs_free(bufs *b) {
+  free(b->hx); free(b->hy); free(b->hy2);
+  cudaFree(b->dx); cudaFree(b->dy);
+}
+
+/* float weights n x k: uniform in (-0.05, 0.05) times 2^e, e in -3..3 per 128x128 block and
+ * in -1..0 per row and 32 columns, so that the block scales of every layout (per tensor, 1x32,
+ * 128x128) differ; NULL when out of memory */
+static float *block_weights(int n, int k) {
+  const int nbk = (k + 127) / 128, nbn = (n + 127) / 128;
+  float *w = malloc((size_t)n * k * sizeof *w);
+  int *e = malloc((size_t)nbn * nbk * sizeof *e);
+  if (!w || !e) { free(w); free(e); return NULL; }
+  for (int i = 0; i < nbn * nbk; i++) e[i] = rand() % 7 - 3;
+  for (int r = 0; r < n; r++)
+    for (int c = 0; c < k; c++) {
+      const int e32 = -(int)(((unsigned)r * 31u + (unsigned)(c / 32) * 17u) % 2u);
+      const double u = (rand() / (double)RAND_MAX - 0.5) * 0.1;
+      w[(size_t)r * k + c] = (float)ldexp(u, e[(r / 128) * nbk + c / 128] + e32);
+    }
+  free(e);
+  return w;
+}
+
+/* X (m x k, bf16 bits into h): (j - 127) / 128 times 2^e, e in -4..4 per row and 128 columns
+ * (exact in bf16) */
+static void make_x_blocks(uint16_t *h, int m, int k) {
+  for (int r = 0; r < m; r++)
+    for (int c0 = 0; c0 < k; c0 += 128) {
+      const int e = rand() % 9 - 4;
+      for (int c = c0; c < c0 + 128 && c < k; c++)
+        h[(size_t)r * k + c] = f2bf((float)ldexp((double)((rand() % 255) - 127) / 128.0, e));
+    }
+}
+
+/* Run g on m rows of fresh X (outputs poisoned): every output finite (written), and the rows
+ * checked against X W^T in double (w: the exact weights) with the activations as g used them:
+ * all rows for m <= 16, else the first, the last and 6 random ones. */
+static int check_rows(tps_gemm *g, int m, const double *w, const char *what, bufs *b) {
+  const int n = tps_gemm_n(g), k = tps_gemm_k(g);
+  const char *path = tps_path_name(tps_gemm_get_path(g));
+  make_x_blocks(b->hx, m, k);
+  OK(cudaMemcpy(b->dx, b->hx, (size_t)m * k * 2, cudaMemcpyHostToDevice));
+  OK(cudaMemset(b->dy, 0xFF, (size_t)m * n * 2));
+  const int rc = tps_gemm_run(g, b->dx, b->dy, m, 0);
+  if (rc == TPS_SKIP) {
+    printf("%-10s %-30s M=%-5d SKIPPED (cuBLASLt has no algorithm: the line above)\n", path, what, m);
+    nskipped++;
+    return 0;
+  }
+  OK(rc);
+  OK(cudaMemcpy(b->hy, b->dy, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
+  size_t nan = 0;
+  for (size_t i = 0; i < (size_t)m * n; i++) nan += !isfinite(bf2d(b->hy[i]));
+  int rows[16], nr = 0;
+  if (m <= 16) for (int r = 0; r < m; r++) rows[nr++] = r;
+  else {
+    rows[nr++] = 0;
+    rows[nr++] = m - 1;
+    while (nr < 8) rows[nr++] = 1 + rand() % (m - 2);
+  }
+  double *xd = malloc((size_t)k * sizeof *xd), num = 0, den = 0;
+  if (!xd) { fails++; printf("FAIL %s:%d: out of memory\n", __FILE__, __LINE__); return 1; }
+  for (int i = 0; i < nr; i++) {
+    const int r = rows[i];
+    OK(tps_gemm_activations(g, b->dx, r, 1, xd));
+    for (int c = 0; c < n; c++) {
+      double ref = 0;
+      for (int j = 0; j < k; j++) ref += xd[j] * w[(size_t)c * k + j];
+      const double d = bf2d(b->hy[(size_t)r * n + c]) - ref;
+      num += d * d;
+      den += ref * ref;
+    }
+  }
+  free(xd);
+  const double rel = sqrt(num / den);
+  char desc[160];
+  uint64_t id;
+  if (tps_gemm_config(g, m, desc, sizeof desc, &id)) snprintf(desc, sizeof desc, "?");
+  printf("%-10s %-30s M=%-5d rel_err %.3g (%d rows) non-finite %zu  [%s]\n", path, what, m, rel, nr, nan, desc);
+  EXPECT(nan == 0 && rel <= 1e-2, "%s %s M=%d: rel_err %g (tol 1e-2), %zu non-finite", path, what, m, rel, nan);
+  return 0;
+}
+
+/* TPS_GEMM_PART_QUANT then TPS_GEMM_PART_MATMUL alone give the bits of one whole run */
+static int parts_equal(tps_gemm *g, int m, const char *what, bufs *b) {
+  const int n = tps_gemm_n(g), k = tps_gemm_k(g);
+  make_x_blocks(b->hx, m, k);
+  OK(cudaMemcpy(b->dx, b->hx, (size_t)m * k * 2, cudaMemcpyHostToDevice));
+  OK(cudaMemset(b->dy, 0xFF, (size_t)m * n * 2));
+  const int rc = tps_gemm_run_part(g, b->dx, b->dy, m, 0, TPS_GEMM_PART_ALL);
+  if (rc == TPS_SKIP) { nskipped++; return 0; }
+  OK(rc);
+  OK(cudaMemcpy(b->hy, b->dy, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
+  OK(cudaMemset(b->dy, 0xFF, (size_t)m * n * 2));
+  OK(tps_gemm_run_part(g, b->dx, b->dy, m, 0, TPS_GEMM_PART_QUANT));
+  OK(tps_gemm_run_part(g, b->dx, b->dy, m, 0, TPS_GEMM_PART_MATMUL));
+  OK(cudaMemcpy(b->hy2, b->dy, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
+  size_t diff = 0, nan = 0;
+  for (size_t i = 0; i < (size_t)m * n; i++) { diff += b->hy[i] != b->hy2[i]; nan += !isfinite(bf2d(b->hy[i])); }
+  printf("%-10s %-30s M=%-5d QUANT then MATMUL vs one run: %zu of %zu elements differ, %zu non-finite\n",
+         tps_path_name(tps_gemm_get_path(g)), what, m, diff, (size_t)m * n, nan);
+  EXPECT(diff == 0 && nan == 0, "%s parts M=%d: %zu differ, %zu non-finite", what, m, diff, nan);
+  return 0;
+}
+
+/* A plan from float weights and its exact weights into w; NULL when skipped (said) or failed
+ * (counted) */
+static tps_gemm *plan_or_skip(tps_path_id p, int n, int k, int maxm, const float *wf, double *w, const char *what) {
+  tps_gemm *g = NULL;
+  const int rc = tps_gemm_create(&g, p, n, k, maxm, wf);
+  if (rc == TPS_SKIP) {
+    printf("%-10s %-30s SKIPPED (cuBLASLt has no algorithm: the line above)\n", tps_path_name(p), what);
+    nskipped++;
+    return NULL;
+  }
+  if (rc != TPS_OK || tps_gemm_weights(g, w) != TPS_OK) {
+    fails++;
+    printf("FAIL %s:%d: %s plan %s\n", __FILE__, __LINE__, tps_path_name(p), what);
+    tps_gemm_destroy(g);
+    return NULL;
+  }
+  return g;
+}
+
 int main(void) {
   /* 0. (no GPU needed) every path the model marks benchable has a kernel (its tps_gemm_ops
    * registered), and no other path has one */
@@ -342,6 +494,70 @@ int main(void) {
     if (!quick) check(g, 1000, w, 1e-2, "float weights");
     tps_gemm_destroy(g);
   }
+  /* 6. fp8-block: each form on two shapes (the second: 2.5 row blocks, 5 K blocks) */
+  {
+    static const int fsh[2][2] = {{256, 512}, {320, 640}}; /* N, K */
+    static const char *const pads[3] = {"", "1", "0"};
+    static const int fm[] = {1, 77, 1000, 3, 64};
+    bufs b;
+    if (bufs_alloc(&b, (size_t)MAXM * 640, (size_t)MAXM * 320)) { fails++; printf("FAIL: buffers\n"); return 1; }
+    for (int si = 0; si < 2; si++) {
+      const int n = fsh[si][0], k = fsh[si][1];
+      float *wb = block_weights(n, k);
+      double *wd = malloc((size_t)n * k * sizeof *wd);
+      if (!wb || !wd) { fails++; printf("FAIL: out of memory\n"); return 1; }
+      for (int pv = 0; pv < 3; pv++) {
+        char what[64];
+        snprintf(what, sizeof what, "N=%d K=%d TPS_FP8B_PAD=%s", n, k, *pads[pv] ? pads[pv] : "unset");
+        if (*pads[pv]) setenv("TPS_FP8B_PAD", pads[pv], 1); else unsetenv("TPS_FP8B_PAD");
+        tps_gemm *g = plan_or_skip(TPS_PATH_FP8_BLOCK, n, k, MAXM, wb, wd, what);
+        unsetenv("TPS_FP8B_PAD");
+        if (!g) continue;
+        for (size_t i = 0; i < (quick ? 2 : sizeof fm / sizeof *fm); i++) check_rows(g, fm[i], wd, what, &b);
+        parts_equal(g, 77, what, &b);
+        tps_gemm_destroy(g);
+      }
+      free(wb);
+      free(wd);
+    }
+    bufs_free(&b);
+  }
+  /* 7. the shapes of issue 18: DeepSeek-V4.1's compressor (5120x1024, 5120x512) and indexer
+   * (5120x32: N below one 64-wide tile), DeepSeek-V3's q_a + kv_a (7168x2112: a partial
+   * 128-row block), K x N; every path, W8A16 with the default choice and each kernel forced */
+  {
+    static const int sh[4][2] = {{1024, 5120}, {512, 5120}, {32, 5120}, {2112, 7168}}; /* N, K */
+    static const tps_path_id sp[] = {TPS_PATH_DENSE_BF16, TPS_PATH_NATIVE_FP8, TPS_PATH_FP8_BLOCK, TPS_PATH_W8A16};
+    static const char *const w8k[] = {"", "stream", "wgmma", "mma"};
+    static const int sm7[] = {1, 61, 300};
+    const int maxm = 300, nsm = quick ? 2 : 3;
+    bufs b;
+    if (bufs_alloc(&b, (size_t)maxm * 7168, (size_t)maxm * 2112)) { fails++; printf("FAIL: buffers\n"); return 1; }
+    for (int si = 0; si < 4; si++) {
+      const int n = sh[si][0], k = sh[si][1];
+      float *wb = block_weights(n, k);
+      double *wd = malloc((size_t)n * k * sizeof *wd);
+      if (!wb || !wd) { fails++; printf("FAIL: out of memory\n"); return 1; }
+      for (size_t p = 0; p < sizeof sp / sizeof *sp; p++) {
+        char what[64];
+        snprintf(what, sizeof what, "K=%d N=%d", k, n);
+        tps_gemm *g = plan_or_skip(sp[p], n, k, maxm, wb, wd, what);
+        if (!g) continue;
+        const size_t nk = sp[p] == TPS_PATH_W8A16 ? sizeof w8k / sizeof *w8k : 1;
+        for (size_t kk = 0; kk < nk; kk++) {
+          set_kernel(w8k[kk], "");
+          snprintf(what, sizeof what, "K=%d N=%d%s%s", k, n, *w8k[kk] ? " " : "", w8k[kk]);
+          for (int i = 0; i < nsm; i++) check_rows(g, sm7[i], wd, what, &b);
+        }
+        set_kernel("", "");
+        tps_gemm_destroy(g);
+      }
+      free(wb);
+      free(wd);
+    }
+    bufs_free(&b);
+  }
+  if (nskipped) printf("test_gemm_gpu: %d fp8-block case(s) SKIPPED: cuBLASLt has no algorithm for them (lines above)\n", nskipped);
   cudaError_t e = cudaDeviceSynchronize();
   EXPECT(e == cudaSuccess, "device error: %s", cudaGetErrorString(e));
   printf("%s\n", fails ? "test_gemm_gpu: FAILED" : "test_gemm_gpu: ok");
