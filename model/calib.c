@@ -542,22 +542,23 @@ long tps_cal_pow2_ceil(double t) {
   return p;
 }
 
-/* split(T) < replicated(T) with the parts scaled: sg the split's GEMM, sa its gather, sr
- * the replicated GEMM.  -1 when a part is unavailable. */
-static int wins(const tps_cal_parts *p, int tp, double ob, double T, double sg, double sa, double sr) {
+/* split(T) + z sigma(T) < replicated(T), z = -1, 0 or +1: sigma(T) the 90% half-width of
+ * replicated - split from its three parts in quadrature, w_gemm rep, w_gemm gemm(T/tp),
+ * w_gather gather.  -1 when a part is unavailable. */
+static int wins(const tps_cal_parts *p, int tp, double ob, double T, double z) {
   double rep = p->gemm(T, p->gemm_ctx), g = p->gemm(ceil(T / tp), p->gemm_ctx), a = p->gather(T * ob, p->gather_ctx);
   if (!(rep > 0) || !(g > 0) || !(a >= 0)) return -1;
-  return sg * g + sa * a < sr * rep;
+  double wr = p->w_gemm * rep, wg = p->w_gemm * g, wa = p->w_gather * a;
+  return g + a + z * sqrt(wr * wr + wg * wg + wa * wa) < rep;
 }
 
-static int be_scaled(const tps_cal_parts *p, int tp, double ob, long t_max, double sg, double sa, double sr,
-                     double *out) {
+static int be_at(const tps_cal_parts *p, int tp, double ob, long t_max, double z, double *out) {
   double last_lose = 0, next_win = 0, prev = 0;
   for (double lt = 0;; lt += 1.0 / 64.0) {
     double T = floor(exp2(lt) + 0.5);
     if (T > (double)t_max) T = (double)t_max;
     if (T != prev) {
-      int w = wins(p, tp, ob, T, sg, sa, sr);
+      int w = wins(p, tp, ob, T, z);
       if (w < 0) return TPS_EINVAL;
       if (!w) { last_lose = T; next_win = 0; }
       else if (!next_win) next_win = T;
@@ -567,21 +568,21 @@ static int be_scaled(const tps_cal_parts *p, int tp, double ob, long t_max, doub
   }
   if (last_lose >= (double)t_max || !next_win) { *out = 0; return TPS_OK; }
   double T = next_win;
-  while (T - 1 > last_lose && wins(p, tp, ob, T - 1, sg, sa, sr) == 1) T -= 1;
+  while (T - 1 > last_lose && wins(p, tp, ob, T - 1, z) == 1) T -= 1;
   *out = T;
   return TPS_OK;
 }
 
 int tps_cal_breakeven(const tps_cal_parts *p, int tp, double out_bytes, long t_max, tps_cal_be *out) {
   memset(out, 0, sizeof *out);
-  if (!p || !p->gemm || !p->gather || tp < 2 || !(out_bytes > 0) || t_max < 1) return TPS_EINVAL;
-  double wg = p->w_gemm > 0 ? p->w_gemm : 0, wa = p->w_gather > 0 ? p->w_gather : 0;
-  int st = be_scaled(p, tp, out_bytes, t_max, 1, 1, 1, &out->breakeven);
-  if (st == TPS_OK) st = be_scaled(p, tp, out_bytes, t_max, exp(-wg), exp(-wa), exp(wg), &out->lo);
-  if (st == TPS_OK) st = be_scaled(p, tp, out_bytes, t_max, exp(wg), exp(wa), exp(-wg), &out->hi);
+  if (!p || !p->gemm || !p->gather || tp < 2 || !(out_bytes > 0) || t_max < 1 || p->w_gemm < 0 || p->w_gather < 0)
+    return TPS_EINVAL;
+  int st = be_at(p, tp, out_bytes, t_max, 0, &out->breakeven);
+  if (st == TPS_OK) st = be_at(p, tp, out_bytes, t_max, -1, &out->lo);
+  if (st == TPS_OK) st = be_at(p, tp, out_bytes, t_max, +1, &out->hi);
   if (st != TPS_OK) return st;
-  /* the optimistic corner can only move the break-even down, the pessimistic one up */
-  if (out->breakeven > 0 && out->lo > out->breakeven) out->lo = out->breakeven;
+  /* the split's advantage raised can only move the break-even down, lowered only up */
+  if (out->breakeven > 0 && (out->lo == 0 || out->lo > out->breakeven)) out->lo = out->breakeven;
   if (out->breakeven > 0 && out->hi > 0 && out->hi < out->breakeven) out->hi = out->breakeven;
   if (out->breakeven == 0) out->hi = 0;
   out->threshold = tps_cal_pow2_ceil(out->breakeven);

@@ -149,16 +149,19 @@ typedef struct {
 
 typedef struct {
   double breakeven;          /* tokens from which the split stays faster up to t_max; 0: never */
-  double lo, hi;             /* 90% interval of it; hi 0: beyond t_max (the split may never win) */
+  double lo, hi;             /* 90% interval of it (lo 0: the split never wins even moved up);
+                              * hi 0: beyond t_max (the split may never win) */
   long threshold;            /* next power of two >= breakeven; 0: never */
 } tps_cal_be;
 
 /* Break-even of a split at tp ranks (split(T) = gemm(ceil(T/tp)) + gather(T out_bytes) <
  * gemm(T) for every T' >= T up to t_max; grid of 64 points per octave refined to the
- * integer, as tps_loo_breakeven).  Interval: the corners of the parts' 90% intervals (lo:
- * the split's GEMM and gather exp(-w) faster and the replicated GEMM exp(+w) slower; hi the
- * reverse): at least 90% when the parts' errors are independent, so it errs wide.
- * TPS_OK, TPS_EINVAL (tp < 2, out_bytes <= 0, t_max < 1, missing curve). */
+ * integer, as tps_loo_breakeven).  Interval: the break-evens of replicated - split moved by
+ * -+ its 90% half-width, the parts' half-widths (w x value: the replicated GEMM, the split's
+ * GEMM, its gather) added in quadrature (independent errors): lo <= breakeven <= hi, hi 0
+ * when the split moved down never wins for good below t_max (and whenever breakeven is 0).
+ * TPS_OK, TPS_EINVAL (tp < 2, out_bytes <= 0, t_max < 1, a negative width, a missing curve
+ * or one that cannot be evaluated). */
 int tps_cal_breakeven(const tps_cal_parts *p, int tp, double out_bytes, long t_max, tps_cal_be *out);
 /* Next power of two >= t (t >= 1); 0 for t <= 0. */
 long tps_cal_pow2_ceil(double t);

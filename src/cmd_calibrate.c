@@ -90,6 +90,7 @@ static void usage(FILE *fp) {
           "                     (the arguments): per (shape, path) median and max |error| over\n"
           "                     their rows outside the sweep; exit 0 within tolerance, 1 outside\n"
           "  --tolerance M,X    --check tolerance in percent, median and max (default 4,10)\n"
+          "  --rows             --check: then every bench row, calibrated vs measured\n"
           "  --simulate         offline: for each bench gemm table (or AIConfigurator GEMM table\n"
           "                     with dtype and n chosen: FILE:dtype=bfloat16,n=2048) take the\n"
           "                     sweep rows from its rows and score the others, per method\n"
@@ -119,12 +120,13 @@ typedef struct {
   const char *out, *check;
   double tol_med, tol_max;
   int simulate;
+  int per_row;               /* --check --rows */
   char **args;               /* positional: --check benches or --simulate tables */
   int nargs;
 } opts;
 
 enum { OPT_SHAPES = 256, OPT_PATHS, OPT_TP, OPT_BACKENDS, OPT_BUDGET, OPT_GATHER, OPT_SAMPLES, OPT_POINTS,
-       OPT_MAXTOK, OPT_METHOD, OPT_DEVICE, OPT_SEED, OPT_CHECK, OPT_TOL, OPT_SIMULATE, OPT_JSON, OPT_VERSION };
+       OPT_MAXTOK, OPT_METHOD, OPT_DEVICE, OPT_SEED, OPT_CHECK, OPT_TOL, OPT_SIMULATE, OPT_JSON, OPT_ROWS, OPT_VERSION };
 
 static int list_each(const char *arg, const char *what, int (*fn)(opts *, const char *), opts *o) {
   char **items;
@@ -198,6 +200,7 @@ static int parse(int argc, char **argv, opts *o) {
       {"device", required_argument, 0, OPT_DEVICE},   {"seed", required_argument, 0, OPT_SEED},
       {"check", required_argument, 0, OPT_CHECK},     {"tolerance", required_argument, 0, OPT_TOL},
       {"simulate", no_argument, 0, OPT_SIMULATE},     {"json", no_argument, 0, OPT_JSON},
+      {"rows", no_argument, 0, OPT_ROWS},
       {"output", required_argument, 0, 'o'},          {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, OPT_VERSION},       {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
@@ -253,6 +256,7 @@ static int parse(int argc, char **argv, opts *o) {
       break;
     }
     case OPT_SIMULATE: o->simulate = 1; break;
+    case OPT_ROWS: o->per_row = 1; break;
     case OPT_JSON: o->json = 1; break;
     case 'o': o->out = optarg; break;
     case 'h': usage(stdout); return -1;
@@ -521,6 +525,7 @@ static int gfile_read(const char *spec, const opts *o, gfile *g, tps_err *e) {
 /* The transferred NCCL model of this GPU: model/xgather.h fitted to the AIConfigurator
  * all_gather tables of the other GPUs of its fabric; w90 from leaving each of them out. */
 typedef struct {
+  int built;                 /* xfer_build ran (it runs when a gather first needs it) */
   int ok;
   tps_xga_model m;
   char from[256];
@@ -554,6 +559,7 @@ static int xfit(const xset *s, int ns, int skip, int pcie, tps_xga_model *m) {
 
 static void xfer_build(const tps_gpu *gpu, const tps_gpu_table *gt, const opts *o, xfer *x) {
   memset(x, 0, sizeof *x);
+  x->built = 1;
   if (!gpu) { snprintf(x->why, sizeof x->why, "this GPU is not in data/gpus.tsv"); return; }
   if (!(tps_xga_bus_gbps(gpu) > 0)) { snprintf(x->why, sizeof x->why, "%s has no scale-up bandwidth in data/gpus.tsv", gpu->name); return; }
   const int pcie = !gpu->nvlink;
@@ -790,7 +796,7 @@ static int gather_step(run_t *r, gcurve *g) {
   if (st != TPS_OK) {
     snprintf(g->status, sizeof g->status, "failed");
     snprintf(g->reason, sizeof g->reason, "%s", res.w.why[0] ? res.w.why : "the all-gather bench failed (see above: NCCL, a timeout or a rank)");
-    say("%s: failed (%s): its thresholds take the gather from a file or a model", what, g->reason);
+    say("%s: failed: %s; its thresholds take the gather from a --gather file or a model", what, g->reason);
   } else {
     double b[TPS_CAL_MAX_PTS], t[TPS_CAL_MAX_PTS];
     size_t n = 0;
@@ -811,6 +817,17 @@ static int gather_step(run_t *r, gcurve *g) {
   return st;
 }
 
+/* The record of a gather not measured here: its status (not-run, or failed / not-run by the
+ * budget as the attempt left it) and where the curve comes from instead. */
+static void fallback_said(gcurve *g, const char *from) {
+  char was[256];
+  snprintf(was, sizeof was, "%s", g->reason);
+  if (!g->status[0]) snprintf(g->status, sizeof g->status, "not-run");
+  if (was[0]) snprintf(g->reason, sizeof g->reason, "%.200s; the curve: %s", was, from);
+  else snprintf(g->reason, sizeof g->reason, "not measured here (%s); the curve: %s",
+                g->tp > 1 ? "fewer GPUs than the TP" : "one rank", from);
+}
+
 /* A (TP, backend) not measured here: a --gather file, else the models. */
 static void gather_fallback(run_t *r, gcurve *g, int ti) {
   for (int f = 0; f < r->o->ngfiles; f++) {
@@ -824,9 +841,13 @@ static void gather_fallback(run_t *r, gcurve *g, int ti) {
       g->prov = tps_thr_prov_make(TPS_PROV_MEASURED, src, "Steffen interpolation in log-log of the file's sizes (model/loo.h)");
       gcurve_set_points(g, gf->bytes[c], gf->t[c], gf->n[c]);
       g->samples = 0;
-      snprintf(g->status, sizeof g->status, "measured");
+      fallback_said(g, "from the --gather file");
       return;
     }
+  }
+  if (g->backend == TPS_GATHER_NCCL && !r->xf.built) {
+    xfer_build(r->gpu, &r->gt, r->o, &r->xf);
+    if (!r->xf.ok) say("no transferred gather model: %s", r->xf.why);
   }
   if (g->backend == TPS_GATHER_NCCL && r->xf.ok) {
     g->have = 2;
@@ -839,8 +860,7 @@ static void gather_fallback(run_t *r, gcurve *g, int ti) {
                                 "per-link bandwidth x links of this GPU (data/gpus.tsv); w90 from leaving each training GPU out");
     snprintf(g->prov.from_gpus, sizeof g->prov.from_gpus, "%s", r->xf.from);
     g->prov.w90_log = g->w90;
-    snprintf(g->status, sizeof g->status, "not-run");
-    snprintf(g->reason, sizeof g->reason, "not measured here: transferred model");
+    fallback_said(g, "transferred model");
     return;
   }
   if (g->backend == TPS_GATHER_CUSTOM && r->gpu && r->gpu->nvlink) {
@@ -853,8 +873,7 @@ static void gather_fallback(run_t *r, gcurve *g, int ti) {
                                 "model/xgather.h custom one-shot: floor + bytes / (efficiency x NVLink line rate of data/gpus.tsv); "
                                 "w90 assumed log(1.5): measured on no GPU but the H20");
     g->prov.w90_log = g->w90;
-    snprintf(g->status, sizeof g->status, "not-run");
-    snprintf(g->reason, sizeof g->reason, "not measured here: spec-only model");
+    fallback_said(g, "spec-only model");
     return;
   }
   g->have = 0;
@@ -1065,10 +1084,6 @@ static int calibrate(const opts *o) {
   /* 2. gathers: measured where the GPUs are there, else a file or a model */
   int need_custom = 0;
   for (int b = 0; b < o->nbackends; b++) if (o->backend[b] != TPS_GATHER_NCCL) need_custom = 1;
-  int need_model = 0;
-  for (int ti = 0; ti < o->ntps; ti++) if (o->tp[ti] > r->ngpus) need_model = 1;
-  if (need_model) xfer_build(r->gpu, &r->gt, o, &r->xf);
-  if (need_model && !r->xf.ok) say("no transferred gather model: %s", r->xf.why);
   for (int ti = 0; ti < o->ntps; ti++)
     for (int c = 0; c < 2; c++) {
       gcurve *g = &r->gc[ti][c];
@@ -1166,10 +1181,10 @@ static int check(const opts *o) {
       all = json_is_true(json_object_get(j, "within"));
       if (tps_json_print(j)) all = -1;
     } else {
-      all = tps_thr_check_print(stdout, rows, n, o->tol_med, o->tol_max);
+      all = tps_thr_check_print(stdout, rows, n, o->tol_med, o->tol_max, o->per_row);
     }
     rc = all > 0 ? TPS_EXIT_OK : TPS_EXIT_FAIL;
-    free(rows);
+    tps_thr_check_free(rows, n);
   }
   tps_gpus_free(&gt);
   tps_thr_free(&f);

@@ -901,26 +901,47 @@ int tps_thr_check(const tps_thr_file *f, const char *device, char *const *bench,
         row->path = p->id;
         row->nscored = tps_cal_gemm_score(&cg, t.rows, t.time_us, t.nrows, rel);
         row->nswept = 0;
-        for (size_t i = 0; i < t.nrows; i++)
-          for (size_t j = 0; j < g->npts; j++) if (g->rows[j] == t.rows[i]) row->nswept++;
+        row->nm = t.nrows;
+        row->m = malloc(t.nrows * sizeof *row->m);
+        row->measured_us = malloc(t.nrows * sizeof *row->measured_us);
+        row->model_us = malloc(t.nrows * sizeof *row->model_us);
+        row->swept = calloc(t.nrows, 1);
+        if (!row->m || !row->measured_us || !row->model_us || !row->swept) rc = tps_err_set(e, NULL, 0, "out of memory");
+        for (size_t i = 0; !rc && i < t.nrows; i++) {
+          row->m[i] = t.rows[i];
+          row->measured_us[i] = t.time_us[i];
+          row->model_us[i] = tps_cal_gemm_time_us(&cg, (double)t.rows[i]);
+          for (size_t j = 0; j < g->npts; j++) if (g->rows[j] == t.rows[i]) row->swept[i] = 1;
+          row->nswept += (size_t)row->swept[i];
+        }
         tps_loo_err s = tps_loo_summary(rel, t.nrows);
         row->med_abs = s.med_abs;
         row->max_abs = s.max_abs;
         row->within = row->nscored > 0 && s.med_abs <= tol_med && s.max_abs <= tol_max;
-        if (!row->nscored) rc = tps_err_set(e, bench[b], 0, "no row outside the calibration sweep to score");
+        if (!rc && !row->nscored) rc = tps_err_set(e, bench[b], 0, "no row outside the calibration sweep to score");
         free(rel);
       }
     }
     tps_cal_gemm_free(&cg);
     tps_table_free(&t);
-    if (rc) { free(out); return -1; }
+    if (rc) { tps_thr_check_free(out, b + 1); return -1; }
   }
   *rows = out;
   *nrows = nbench;
   return 0;
 }
 
-int tps_thr_check_print(FILE *fp, const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max) {
+void tps_thr_check_free(tps_thr_check_row *rows, size_t n) {
+  for (size_t i = 0; rows && i < n; i++) {
+    free(rows[i].m);
+    free(rows[i].measured_us);
+    free(rows[i].model_us);
+    free(rows[i].swept);
+  }
+  free(rows);
+}
+
+int tps_thr_check_print(FILE *fp, const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max, int per_row) {
   int all = 1;
   fprintf(fp, "# calibrated GEMM model vs full bench gemm tables, rows outside the sweep; tolerance median <= %.1f%%, max <= %.1f%%\n",
           100 * tol_med, 100 * tol_max);
@@ -932,6 +953,15 @@ int tps_thr_check_print(FILE *fp, const tps_thr_check_row *rows, size_t n, doubl
     if (!r->within) all = 0;
   }
   fprintf(fp, "# %s\n", all ? "every part within tolerance" : "some part outside tolerance");
+  if (per_row) {
+    fprintf(fp, "# every bench row: the calibrated model vs the bench ('sweep': a row of the calibration, not scored)\n");
+    fprintf(fp, "shape\tpath\trows\tbench_us\tcalibrated_us\terr\n");
+    for (size_t i = 0; i < n; i++)
+      for (size_t j = 0; j < rows[i].nm; j++)
+        fprintf(fp, "%ldx%ld\t%s\t%ld\t%.3f\t%.3f\t%+.2f%%%s\n", rows[i].k, rows[i].n, tps_path_name(rows[i].path),
+                rows[i].m[j], rows[i].measured_us[j], rows[i].model_us[j],
+                100 * (rows[i].model_us[j] / rows[i].measured_us[j] - 1), rows[i].swept[j] ? "\tsweep" : "");
+  }
   return all;
 }
 

@@ -187,19 +187,26 @@ typedef struct {
   size_t nscored, nswept;    /* rows scored (not in the sweep); rows of the sweep skipped */
   double med_abs, max_abs;   /* |calibrated - bench| / bench over the scored rows */
   int within;                /* med_abs <= tol_med and max_abs <= tol_max */
+  size_t nm;                 /* every row of the bench: M, measured, calibrated, in the sweep */
+  long *m;
+  double *measured_us, *model_us;
+  char *swept;
 } tps_thr_check_row;
 
 /* For every bench gemm table (k, n and path from its '#@' lines), rebuild the calibrated
  * model of that (k, n, path) from the device's calibration section (gpu_spec looked up in
  * gt; device: name or key, NULL = the file's only device) and score the table's rows that
- * are not sweep rows.  rows: malloc'ed, one per bench.  0, or -1 with e (no calibration of
- * a bench's shape and path, a bench with no row outside the sweep, bad files). */
+ * are not sweep rows.  rows: one per bench, freed by tps_thr_check_free.  0, or -1 with e
+ * (no calibration of a bench's shape and path, a bench with no row outside the sweep, bad
+ * files). */
 int tps_thr_check(const tps_thr_file *f, const char *device, char *const *bench, size_t nbench,
                   double tol_med, double tol_max, const tps_gpu_table *gt, tps_thr_check_row **rows,
                   size_t *nrows, tps_err *e);
-/* The check as a table (one line per bench) and a verdict line.  Returns 1 when every row
- * is within tolerance, 0 otherwise. */
-int tps_thr_check_print(FILE *fp, const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max);
+void tps_thr_check_free(tps_thr_check_row *rows, size_t n);
+/* The check as a table (one line per bench) and a verdict line; per_row: then every bench
+ * row (M, measured, calibrated, error; sweep rows marked).  Returns 1 when every part is
+ * within tolerance, 0 otherwise. */
+int tps_thr_check_print(FILE *fp, const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max, int per_row);
 json_t *tps_thr_check_json(const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max);
 
 #ifdef __cplusplus

@@ -39,15 +39,15 @@ static double lin_gemm(double m, void *c) { (void)c; return 10.0 + 0.02 * m; }
 static double lin_gather(double b, void *c) { (void)c; return 15.0 + b / 300e3; }
 static double slow_gather(double b, void *c) { (void)c; return 15.0 + b / 3e3; }
 
-/* Brute force, written independently of calib.c: the smallest T with split(T) < rep(T)
- * for every T' in [T, tmax], scaled parts as in tps_cal_breakeven. */
-static long brute(double (*g)(double, void *), double (*a)(double, void *), int tp, double ob, long tmax, double sg,
-                  double sa, double sr) {
+/* Brute force, written independently of calib.c: the smallest T with split(T) + z s(T) <
+ * rep(T) for every T' in [T, tmax], s the quadrature of wg rep, wg split GEMM, wa gather. */
+static long brute(double (*g)(double, void *), double (*a)(double, void *), int tp, double ob, long tmax, double z,
+                  double wg, double wa) {
   long first = 0;
   for (long T = tmax; T >= 1; T--) {
-    double rep = sr * g((double)T, NULL);
-    double split = sg * g((double)((T + tp - 1) / tp), NULL) + sa * a((double)T * ob, NULL);
-    if (split < rep) first = T;
+    double rep = g((double)T, NULL), gs = g((double)((T + tp - 1) / tp), NULL), ga = a((double)T * ob, NULL);
+    double s = sqrt(wg * rep * wg * rep + wg * gs * wg * gs + wa * ga * wa * ga);
+    if (gs + ga + z * s < rep) first = T;
     else break;
   }
   return first;
@@ -57,19 +57,19 @@ static void test_breakeven(void) {
   tps_cal_parts p = {lin_gemm, NULL, lin_gather, NULL, 0, 0};
   tps_cal_be be;
   CHECK(tps_cal_breakeven(&p, 8, 3584, 16384, &be) == TPS_OK, "breakeven status");
-  long b = brute(lin_gemm, lin_gather, 8, 3584, 16384, 1, 1, 1);
+  long b = brute(lin_gemm, lin_gather, 8, 3584, 16384, 0, 0, 0);
   /* by hand: at T = 8j the split saves 0.02 * 7T/8 = 0.0175 T and pays 15 + 0.011947 T,
    * even at T = 15 / 0.005553 = 2701.2; the ceil makes T just above a multiple of 8 lose */
   CHECK(b >= 2695 && b <= 2712, "brute-force break-even %ld, hand value 2701", b);
   CHECK(fabs(be.breakeven - (double)b) <= 8, "break-even %g vs brute force %ld", be.breakeven, b);
   CHECK(be.threshold == 4096, "threshold %ld, want 4096 (next power of two of ~2701)", be.threshold);
   CHECK(be.lo == be.breakeven && be.hi == be.breakeven, "zero widths: interval %g..%g", be.lo, be.hi);
-  /* widths: the corners are the scans of the scaled curves */
+  /* widths: the break-evens of the difference moved by -+ its 90% half-width */
   p.w_gemm = 0.05;
   p.w_gather = 0.10;
   CHECK(tps_cal_breakeven(&p, 8, 3584, 16384, &be) == TPS_OK, "breakeven with widths");
-  long lo = brute(lin_gemm, lin_gather, 8, 3584, 16384, exp(-0.05), exp(-0.10), exp(0.05));
-  long hi = brute(lin_gemm, lin_gather, 8, 3584, 16384, exp(0.05), exp(0.10), exp(-0.05));
+  long lo = brute(lin_gemm, lin_gather, 8, 3584, 16384, -1, 0.05, 0.10);
+  long hi = brute(lin_gemm, lin_gather, 8, 3584, 16384, +1, 0.05, 0.10);
   CHECK(be.lo < be.breakeven && be.hi > be.breakeven, "interval %g..%g around %g", be.lo, be.hi, be.breakeven);
   CHECK(fabs(be.lo - (double)lo) <= 8 && fabs(be.hi - (double)hi) <= 8, "corners %g..%g vs brute force %ld..%ld", be.lo,
         be.hi, lo, hi);
@@ -77,7 +77,7 @@ static void test_breakeven(void) {
   tps_cal_parts q = {lin_gemm, NULL, slow_gather, NULL, 0.02, 0.02};
   CHECK(tps_cal_breakeven(&q, 8, 3584, 16384, &be) == TPS_OK && be.breakeven == 0 && be.threshold == 0 && be.hi == 0,
         "never: breakeven %g threshold %ld", be.breakeven, be.threshold);
-  CHECK(brute(lin_gemm, slow_gather, 8, 3584, 16384, 1, 1, 1) == 0, "brute force agrees: never");
+  CHECK(brute(lin_gemm, slow_gather, 8, 3584, 16384, 0, 0, 0) == 0, "brute force agrees: never");
   CHECK(tps_cal_breakeven(&p, 1, 3584, 16384, &be) == TPS_EINVAL, "TP 1 is invalid");
   CHECK(tps_cal_pow2_ceil(1450) == 2048 && tps_cal_pow2_ceil(2048) == 2048 && tps_cal_pow2_ceil(1) == 1 &&
             tps_cal_pow2_ceil(0) == 0,
@@ -329,7 +329,7 @@ static void test_file(void) {
     const tps_thr_entry *x = tps_thr_find(rd, 5120, 1792, TPS_PATH_W8A16, 8, TPS_GATHER_AUTO);
     CHECK(x != NULL, "entry found");
     if (x) {
-      long b = brute(lin_gemm, lin_gather, 8, 3584, 16384, 1, 1, 1);
+      long b = brute(lin_gemm, lin_gather, 8, 3584, 16384, 0, 0, 0);
       CHECK(fabs(x->breakeven - (double)b) <= 8, "read break-even %g vs brute force %ld", x->breakeven, b);
       CHECK(x->split_from == 4096, "split_from_tokens %ld", x->split_from);
       CHECK(x->lo == be.lo && x->hi == be.hi, "interval %g..%g vs %g..%g", x->lo, x->hi, be.lo, be.hi);
@@ -365,10 +365,11 @@ static void test_file(void) {
       if (!err.set) {
         CHECK(nr == 1 && rows[0].nscored == 12 && rows[0].nswept == 1, "check scored %zu swept %zu", rows[0].nscored, rows[0].nswept);
         CHECK(rows[0].within && rows[0].max_abs < 0.01, "check: max %.3f%% not within", 100 * rows[0].max_abs);
-        free(rows);
+        CHECK(rows[0].nm == 13 && rows[0].m[1] == 16 && rows[0].swept[1] && !rows[0].swept[0], "per-row data");
+        tps_thr_check_free(rows, nr);
         CHECK(tps_thr_check(&r, NULL, benches, 1, 1e-9, 1e-9, &gt, &rows, &nr, &err) == 0 && !rows[0].within,
               "a tolerance of 1e-9 must fail");
-        free(rows);
+        tps_thr_check_free(rows, nr);
       }
       /* a bench of a shape not calibrated: an error naming it */
       write_text(bench, "#@ k: 7168\n#@ n: 2112\n#@ path: w8a16\nrows\ttime_us\n3\t5.0\n");
