@@ -9,7 +9,8 @@
  * default 90), MOCK_GEMM_S (seconds each bench gemm run takes, default 0), MOCK_HANG=1 (a
  * bench gemm run never returns), MOCK_GATHER_FAIL=1 (every all-gather run fails as an NCCL
  * init timeout would), MOCK_CHECK_FAIL=PATH (that path's correctness check fails).
- * Usage: calib_mock calibrate [options] (the tpsplit command line). */
+ * Usage: calib_mock calibrate|bench [options] (the tpsplit command lines; kernels/
+ * run_h200_calibrate.sh runs with it as its tpsplit in a dry run). */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "table.h"
 #include "tpsplit.h"
 #include "util.h"
+#include "cmd_bench.h"
 
 static long env_long(const char *name, long dflt) {
   const char *v = getenv(name);
@@ -158,11 +160,11 @@ int tps_bench_allgather_run(const tps_bench_ag_opts *o, tps_bench_ag_result *r) 
 int main(int argc, char **argv) {
   gsl_set_error_handler_off();
   tps_set_cmdline(argc, argv);
-  if (argc < 2 || strcmp(argv[1], "calibrate")) {
-    fprintf(stderr, "usage: calib_mock calibrate [options]\n");
+  if (argc < 2 || (strcmp(argv[1], "calibrate") && strcmp(argv[1], "bench"))) {
+    fprintf(stderr, "usage: calib_mock calibrate|bench [options]\n");
     return TPS_EXIT_USAGE;
   }
-  int rc = cmd_calibrate(argc - 1, argv + 1);
+  int rc = !strcmp(argv[1], "bench") ? cmd_bench(argc - 1, argv + 1) : cmd_calibrate(argc - 1, argv + 1);
   if (tps_close_stdout() != 0 && rc == 0) rc = TPS_EXIT_FAIL;
   return rc;
 }
