@@ -709,6 +709,7 @@ static int gemm_step(run_t *r, gpart *p, const long *rows, size_t nrows, const c
   int st = tps_bench_gemm_run(&o, &res);
   const double dt = elapsed_s() - t1;
   if (dt > r->est_gemm_s || r->est_gemm_s == EST_GEMM_S) r->est_gemm_s = dt;
+  prog_line[0] = 0; /* the step is over: its progress line is not drawn again */
   if (st == TPS_OK && (res.failed || r->checks_failed)) {
     snprintf(p->rec.status, sizeof p->rec.status, "failed");
     snprintf(p->rec.reason, sizeof p->rec.reason, "a correctness check failed: nothing timed");
@@ -793,6 +794,7 @@ static int gather_step(run_t *r, gcurve *g) {
   int st = tps_bench_allgather_run(&o, &res);
   const double dt = elapsed_s() - t1;
   if (dt > r->est_gather_s || r->est_gather_s == EST_GATHER_S) r->est_gather_s = dt;
+  prog_line[0] = 0;
   if (st != TPS_OK) {
     snprintf(g->status, sizeof g->status, "failed");
     snprintf(g->reason, sizeof g->reason, "%s", res.w.why[0] ? res.w.why : "the all-gather bench failed (see above: NCCL, a timeout or a rank)");
@@ -1177,9 +1179,8 @@ static int check(const opts *o) {
   } else {
     int all;
     if (o->json) {
-      json_t *j = tps_thr_check_json(rows, n, o->tol_med, o->tol_max);
-      all = json_is_true(json_object_get(j, "within"));
-      if (tps_json_print(j)) all = -1;
+      all = tps_thr_check_within(rows, n);
+      if (tps_json_print(tps_thr_check_json(rows, n, o->tol_med, o->tol_max))) all = -1;
     } else {
       all = tps_thr_check_print(stdout, rows, n, o->tol_med, o->tol_max, o->per_row);
     }

@@ -59,6 +59,19 @@ tps_thr_device *tps_thr_add_device(tps_thr_file *f, const char *device_name) {
   return d;
 }
 
+tps_thr_device *tps_thr_add_spec_device(tps_thr_file *f, const tps_gpu *gpu) {
+  const char *cuda = tps_thr_cuda_name(gpu->name);
+  tps_thr_device *d = tps_thr_add_device(f, cuda ? cuda : gpu->name);
+  if (!d) return NULL;
+  copy(d->gpu_spec, sizeof d->gpu_spec, gpu->name);
+  d->sms = gpu->sms;
+  d->cc_major = gpu->cc_major;
+  d->cc_minor = gpu->cc_minor;
+  d->l2_bytes = (long)(gpu->l2_mb * 1e6);
+  d->gpus_visible = 0;
+  return d;
+}
+
 tps_thr_prov tps_thr_prov_make(int kind, const char *source, const char *method) {
   tps_thr_prov p;
   memset(&p, 0, sizeof p);
@@ -712,7 +725,7 @@ static int read_device(rd *r, const char *key, json_t *o, tps_thr_device *d) {
   d->sm_clock_mhz = (int)v;
   if (get_int(r, o, "mem_clock_mhz", 1, 0, 100000, 0, 0, &v)) return -1;
   d->mem_clock_mhz = (int)v;
-  if (get_int(r, o, "l2_bytes", 1, 0, 1L << 40, 0, 0, &d->l2_bytes) || get_int(r, o, "gpus_visible", 1, 1, 100000, 0, 0, &v))
+  if (get_int(r, o, "l2_bytes", 1, 0, 1L << 40, 0, 0, &d->l2_bytes) || get_int(r, o, "gpus_visible", 1, 0, 100000, 0, 0, &v))
     return -1;
   d->gpus_visible = (int)v;
   if (get_str(r, o, "driver", 1, 0, d->driver, sizeof d->driver) ||
@@ -939,6 +952,11 @@ void tps_thr_check_free(tps_thr_check_row *rows, size_t n) {
     free(rows[i].swept);
   }
   free(rows);
+}
+
+int tps_thr_check_within(const tps_thr_check_row *rows, size_t n) {
+  for (size_t i = 0; i < n; i++) if (!rows[i].within) return 0;
+  return n > 0;
 }
 
 int tps_thr_check_print(FILE *fp, const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max, int per_row) {

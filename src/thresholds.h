@@ -18,7 +18,7 @@
  *     "NVIDIA_H200": {
  *       "device_name": "NVIDIA H200", "gpu_spec": "H200-SXM" | null,
  *       "sm_count": 132, "compute_capability": "9.0", "sm_clock_mhz": 1980,
- *       "mem_clock_mhz": 3201, "l2_bytes": 62914560, "gpus_visible": 8,
+ *       "mem_clock_mhz": 3201, "l2_bytes": 62914560, "gpus_visible": 8 (0: predicted),
  *       "driver": "580.159.04", "cuda_runtime": "13.0", "cublaslt": 130100 | null,
  *       "nccl": "2.28.9" | null,
  *       "thresholds": {
@@ -111,7 +111,8 @@ typedef struct {
   char key[256];             /* "NVIDIA_H200" */
   char name[256];            /* "NVIDIA H200" */
   char gpu_spec[32];         /* data/gpus.tsv name, "" when null */
-  int sms, cc_major, cc_minor, sm_clock_mhz, mem_clock_mhz, gpus_visible;
+  int sms, cc_major, cc_minor, sm_clock_mhz, mem_clock_mhz;
+  int gpus_visible;          /* 0: predicted, not measured on this device */
   long l2_bytes;
   long cublaslt;             /* -1: null */
   char driver[64], cuda_runtime[16], nccl[32]; /* nccl "": null */
@@ -141,6 +142,10 @@ typedef struct {
 void tps_thr_init(tps_thr_file *f);
 /* A device named as CUDA names it ("NVIDIA H200"); its key derived.  NULL: out of memory. */
 tps_thr_device *tps_thr_add_device(tps_thr_file *f, const char *device_name);
+/* A device that was predicted, not run on (predict, crossover): named by tps_thr_cuda_name of
+ * its data/gpus.tsv name (or that name when CUDA's is not known), gpu_spec, SMs and compute
+ * capability from the datasheet, gpus_visible 0, driver and runtime "" (none ran). */
+tps_thr_device *tps_thr_add_spec_device(tps_thr_file *f, const tps_gpu *gpu);
 /* A zeroed entry (provenance kinds measured, points -1, w90 NaN).  NULL: out of memory. */
 tps_thr_entry *tps_thr_add_entry(tps_thr_device *d);
 tps_thr_gemm *tps_thr_add_gemm(tps_thr_device *d);
@@ -203,6 +208,8 @@ int tps_thr_check(const tps_thr_file *f, const char *device, char *const *bench,
                   double tol_med, double tol_max, const tps_gpu_table *gt, tps_thr_check_row **rows,
                   size_t *nrows, tps_err *e);
 void tps_thr_check_free(tps_thr_check_row *rows, size_t n);
+/* 1 when every row is within tolerance (and there is one), else 0. */
+int tps_thr_check_within(const tps_thr_check_row *rows, size_t n);
 /* The check as a table (one line per bench) and a verdict line; per_row: then every bench
  * row (M, measured, calibrated, error; sweep rows marked).  Returns 1 when every part is
  * within tolerance, 0 otherwise. */

@@ -313,15 +313,41 @@ static void test_file(void) {
   ga->prov = tps_thr_prov_make(TPS_PROV_MEASURED, "bench allgather", "Steffen");
   ga->prov.points = 3;
 
-  char path[512];
-  snprintf(path, sizeof path, "%s/t.json", tmpdir);
+  /* the one-device file the broken-file cases below edit */
+  char one[512];
+  snprintf(one, sizeof one, "%s/one.json", tmpdir);
   tps_err err;
   tps_err_clear(&err);
+  CHECK(tps_thr_write(&f, one, &err) == 0, "write: %s", err.msg);
+  /* a second device, predicted (as predict/crossover would write it) */
+  tps_gpu h100 = h200();
+  snprintf(h100.name, sizeof h100.name, "H100-SXM");
+  tps_thr_device *d2 = tps_thr_add_spec_device(&f, &h100);
+  CHECK(d2 && !strcmp(d2->key, "NVIDIA_H100_80GB_HBM3") && d2->gpus_visible == 0, "spec device key %s", d2 ? d2->key : "?");
+  tps_thr_entry *e3 = tps_thr_add_entry(d2);
+  e3->k = 5120;
+  e3->n = 1792;
+  e3->path = TPS_PATH_DENSE_BF16;
+  e3->tp = 8;
+  e3->backend = TPS_GATHER_NCCL;
+  e3->out_bytes_per_token = 3584;
+  tps_thr_entry_answer(e3, 2536, 1800, 3100, 16384);
+  e3->gemm = tps_thr_prov_make(TPS_PROV_FITTED, "fit --loo-gpu", "xgemm");
+  e3->gather = tps_thr_prov_make(TPS_PROV_SPEC, "data/gpus.tsv", "tps_ag_from_spec");
+  d = &f.dev[0]; /* the array moved */
+
+  char path[512];
+  snprintf(path, sizeof path, "%s/t.json", tmpdir);
   CHECK(tps_thr_write(&f, path, &err) == 0, "write: %s", err.msg);
   tps_thr_file r;
   CHECK(tps_thr_read(path, &r, &err) == 0, "read back: %s", err.msg);
   if (!fails) {
-    CHECK(r.schema_version == 1 && r.ndev == 1 && !r.partial && r.nnotes == 1, "header");
+    CHECK(r.schema_version == 1 && r.ndev == 2 && !r.partial && r.nnotes == 1, "header");
+    const tps_thr_device *p2 = tps_thr_find_device(&r, "NVIDIA H100 80GB HBM3");
+    const tps_thr_entry *x2 = tps_thr_find(p2, 5120, 1792, TPS_PATH_DENSE_BF16, 8, TPS_GATHER_NCCL);
+    CHECK(p2 && p2->gpus_visible == 0 && x2 && x2->split_from == 4096 && x2->gemm.kind == TPS_PROV_FITTED &&
+              x2->gather.kind == TPS_PROV_SPEC,
+          "the predicted device reads back");
     CHECK(fabs(r.wall_s - 41.5) < 1e-9 && r.budget_s == 60, "wall/budget %g %g", r.wall_s, r.budget_s);
     const tps_thr_device *rd = tps_thr_find_device(&r, "NVIDIA H200");
     CHECK(rd && rd == tps_thr_find_device(&r, "NVIDIA_H200"), "device by name and by key");
@@ -361,20 +387,24 @@ static void test_file(void) {
       char *benches[] = {bench};
       tps_thr_check_row *rows;
       size_t nr;
-      CHECK(tps_thr_check(&r, NULL, benches, 1, 0.04, 0.10, &gt, &rows, &nr, &err) == 0, "check: %s", err.msg);
+      CHECK(tps_thr_check(&r, NULL, benches, 1, 0.04, 0.10, &gt, &rows, &nr, &err) == -1 && strstr(err.msg, "2 devices"),
+            "two devices and none named: '%s'", err.msg);
+      tps_err_clear(&err);
+      CHECK(tps_thr_check(&r, "NVIDIA H200", benches, 1, 0.04, 0.10, &gt, &rows, &nr, &err) == 0, "check: %s", err.msg);
       if (!err.set) {
         CHECK(nr == 1 && rows[0].nscored == 12 && rows[0].nswept == 1, "check scored %zu swept %zu", rows[0].nscored, rows[0].nswept);
         CHECK(rows[0].within && rows[0].max_abs < 0.01, "check: max %.3f%% not within", 100 * rows[0].max_abs);
         CHECK(rows[0].nm == 13 && rows[0].m[1] == 16 && rows[0].swept[1] && !rows[0].swept[0], "per-row data");
         tps_thr_check_free(rows, nr);
-        CHECK(tps_thr_check(&r, NULL, benches, 1, 1e-9, 1e-9, &gt, &rows, &nr, &err) == 0 && !rows[0].within,
+        CHECK(tps_thr_check(&r, "NVIDIA_H200", benches, 1, 1e-9, 1e-9, &gt, &rows, &nr, &err) == 0 && !rows[0].within &&
+                  !tps_thr_check_within(rows, nr),
               "a tolerance of 1e-9 must fail");
         tps_thr_check_free(rows, nr);
       }
       /* a bench of a shape not calibrated: an error naming it */
       write_text(bench, "#@ k: 7168\n#@ n: 2112\n#@ path: w8a16\nrows\ttime_us\n3\t5.0\n");
       tps_err_clear(&err);
-      CHECK(tps_thr_check(&r, NULL, benches, 1, 0.04, 0.1, &gt, &rows, &nr, &err) == -1 && strstr(err.msg, "7168x2112 w8a16"),
+      CHECK(tps_thr_check(&r, "NVIDIA H200", benches, 1, 0.04, 0.1, &gt, &rows, &nr, &err) == -1 && strstr(err.msg, "7168x2112 w8a16"),
             "uncalibrated shape: '%s'", err.msg);
       tps_gpus_free(&gt);
     } else {
@@ -384,8 +414,8 @@ static void test_file(void) {
   tps_thr_free(&r);
 
   /* broken files: one line naming the file and the JSON path */
-  char *good = read_text(path);
-  CHECK(good != NULL, "read %s", path);
+  char *good = read_text(one);
+  CHECK(good != NULL, "read %s", one);
   struct {
     const char *from, *to, *want;
   } cases[] = {
