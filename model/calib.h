@@ -23,9 +23,10 @@
  * by 3.2% / 2.7% / 3.2% (max 4.9% / 5.8% / 25.7%: w8a16 is a staircase, 64 -> 65 rows go from
  * a 64-token tile to a 128-token one, 128 -> 129 from one launch to two, which only its
  * dispatch model places); on AIConfigurator's dense tables (every 256 rows and each side of
- * the tile steps) shaped has the lower median on 13 of 18 GPU x dtype x N sets.  Neither
- * places cuBLASLt's own heuristic switches (H100 bf16 N 2048: 70 us at 2560 rows, 101 at
- * 2561), which set the max errors there (25-40%).
+ * the tile steps; A100, H100, B200, L40S, RTX PRO 6000, bf16 and fp8, N 1536 and 2048)
+ * shaped has the lower median on 12 of 18 and the lower max on 12 of 18.  Neither places
+ * cuBLASLt's own heuristic switches (H100 bf16 N 2048: 70 us at 2560 rows, 101 at 2561),
+ * which set the max errors there (25-40%).
  * Both methods' leave-one-point-out errors (a point left out doubles the gap around it) are
  * reported; the 90% half-width of the method used (log space) is the 90% quantile of its
  * leave-one-point-out |log errors|, at least TPS_CAL_MIN_W, so it errs wide.
@@ -56,10 +57,17 @@ typedef struct {
 } tps_cal_sweep_req;
 
 /* The first-phase rows of a sweep, ascending and distinct, into rows[0..cap): 1 and t_max,
- * then, one at a time, the grid row (16 per octave, rounded to a multiple of 16 above 64)
- * where monotone interpolation of the points chosen so far misses the path's prior model
- * (xgemm / xw8 priors on this GPU) the most: the points go where the curve bends (the floor
- * ending, the stream/compute turn, dispatch steps).  Returns the number of rows. */
+ * then
+ *  - w8a16 on SM90 (a staircase, model/xgemm.h tps_xw8): the top row of each stream-kernel
+ *    regime (token tiles 16, 32, 48, 64, 128; 2 and 3 launches: 256, 384), the wgmma
+ *    128-token tile's (1024), then the 256-token tile's wave tops farthest (in log rows)
+ *    from the rows chosen;
+ *  - the other paths: one at a time, the candidate row (2^j and 3 * 2^(j-1)) where monotone
+ *    interpolation of the rows chosen so far misses the path's prior model on this GPU
+ *    (xgemm priors) the most: the points go where the curve bends (the floor ending, the
+ *    stream/compute turn);
+ *  - no datasheet: the candidates farthest in log rows from the rows chosen.
+ * Returns the number of rows (npoints, or fewer when the candidates run out). */
 size_t tps_cal_sweep_rows(const tps_cal_sweep_req *q, long *rows, size_t cap);
 
 /* The second-phase rows: the ones the break-even needs.  For each TP tps[i] with an

@@ -1018,6 +1018,10 @@ static int calibrate(const opts *o) {
       rc = st == TPS_EINVAL ? TPS_EXIT_USAGE : TPS_EXIT_FAIL;
     }
   }
+  if (rc == TPS_EXIT_OK && tps_bench_mpi()) {
+    tps_die_msg("calibrate: runs as one process (its ranks are threads): not under mpirun; nothing written");
+    rc = TPS_EXIT_USAGE;
+  }
   if (rc != TPS_EXIT_OK) goto out;
   guard(&of, o->budget_s);
   tps_thr_init(&r->out);
