@@ -57,6 +57,12 @@ typedef struct {
   long fallbacks;        /* replays without a CUPTI record: their event time was taken */
 } tps_bench_prov;
 
+/* The provenance of one device (name, SMs, compute capability, L2, clocks, driver, runtime,
+ * cuBLASLt; no timer, no NCCL) before any bench runs on it, so that a caller can tell which
+ * paths it supports (calibrate): TPS_OK; TPS_SKIP with why (no GPU, a build without CUDA);
+ * TPS_EINVAL for a device number this machine does not have. */
+int tps_bench_device_info(int device, tps_bench_prov *p, char *why, size_t whysz);
+
 /* ---------------------------------------------------------------- bench gemm (one GPU) */
 enum { TPS_BENCH_CHECK_REFERENCE, TPS_BENCH_CHECK_FAST_VS_REF, TPS_BENCH_CHECK_SPLIT };
 

@@ -68,6 +68,18 @@ extern "C" int tps_bench_prov_device(tps_bench_prov *p) {
   return TPS_OK;
 }
 
+extern "C" int tps_bench_device_info(int device, tps_bench_prov *p, char *why, size_t whysz) {
+  memset(p, 0, sizeof *p);
+  int ndev = 0;
+  if (tps_bench_gpus(&ndev, why, whysz) != TPS_OK) return TPS_SKIP;
+  if (device < 0 || device >= ndev) {
+    snprintf(why, whysz, "device %d: only %d device(s)", device, ndev);
+    return TPS_EINVAL;
+  }
+  CUDA_TRY(cudaSetDevice(device));
+  return tps_bench_prov_device(p);
+}
+
 extern "C" void tps_bench_prov_timer(tps_bench_prov *p, const tps_harness *h) {
   const char *why = NULL;
   p->flush_bytes = tps_harness_flush_bytes(h);

@@ -18,6 +18,13 @@ __attribute__((weak)) int tps_bench_gpus(int *n, char *why, size_t whysz) {
 
 __attribute__((weak)) int tps_bench_mpi(void) { return 0; }
 
+__attribute__((weak)) int tps_bench_device_info(int device, tps_bench_prov *p, char *why, size_t whysz) {
+  (void)device;
+  memset(p, 0, sizeof *p);
+  snprintf(why, whysz, "%s", NO_CUDA);
+  return TPS_SKIP;
+}
+
 __attribute__((weak)) int tps_bench_gemm_run(const tps_bench_gemm_opts *o, tps_bench_gemm_result *r) {
   (void)o;
   snprintf(r->why, sizeof r->why, "%s", NO_CUDA);

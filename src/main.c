@@ -26,6 +26,7 @@ static const struct {
   {"decide", cmd_decide, "apply the split gate to one configuration (exit 0 split, 1 not)"},
   {"bench", cmd_bench, "measure GEMM paths, split vs replicated and all-gather on GPUs"},
   {"validate", cmd_validate, "compare predictions with measurements"},
+  {"calibrate", cmd_calibrate, "measure this machine briefly and write the engine-facing thresholds file"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -29,6 +29,7 @@ int cmd_simulate(int argc, char **argv);
 int cmd_decide(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 /* `tpsplit` with no command: fit the bundled data, print the crossover grid, write plots. */
 int cmd_default(int argc, char **argv);
 

@@ -1,0 +1,189 @@
+/* calib.h: calibration on the GPU at hand (`tpsplit calibrate`): which M a short sweep
+ * measures, the calibrated GEMM model of one (shape, path) fitted to that sweep, and the
+ * break-even, 90% interval and threshold of one (shape, path, TP, backend).  Pure C (GSL),
+ * no I/O: src/cmd_calibrate.c measures and writes, src/thresholds.c reads and checks.
+ *
+ * Calibrated GEMM model of one (K, N, path) on one GPU, from n sweep points (M_i, t_i):
+ *
+ *   shaped:  t(M) = base(M) * exp(r(M))
+ *            base = the structural model of the path (model/xgemm.h for the cuBLASLt paths,
+ *            tps_xw8 for our w8a16 kernels on SM90) with its parameters fitted to the sweep
+ *            of THIS GPU (its datasheet from data/gpus.tsv as input); r = log(t_i / base(M_i))
+ *            interpolated linearly in log M between the sweep points, held flat outside.
+ *            The base carries what lies between the points (wave and tile steps, the w8a16
+ *            dispatch: stream kernel with 16..128-token tiles and one launch per tile, wgmma
+ *            above 384 rows), the residual pins the curve to every measured point exactly.
+ *   steffen: monotone Steffen interpolation of log t in log M (model/loo.h curves), held
+ *            flat below the first point, the last two points' slope above the last.
+ *
+ * TPS_CAL_AUTO takes shaped wherever the path has a base on this GPU, else Steffen.  Why
+ * (`tpsplit calibrate --simulate`: the sweep taken from full tables, the other rows scored):
+ * on our H200 tables (12-point sweep, 11 rows held out per path) shaped misses by a median
+ * 1.7% / 1.0% / 0.6% (max 6.5% / 3.1% / 3.4%) for dense-bf16 / native-fp8 / w8a16, Steffen
+ * by 3.2% / 2.7% / 3.2% (max 4.9% / 5.8% / 25.7%: w8a16 is a staircase, 64 -> 65 rows go from
+ * a 64-token tile to a 128-token one, 128 -> 129 from one launch to two, which only its
+ * dispatch model places); on AIConfigurator's dense tables (every 256 rows and each side of
+ * the tile steps; A100, H100, B200, L40S, RTX PRO 6000, bf16 and fp8, N 1536 and 2048)
+ * shaped has the lower median on 12 of 18 and the lower max on 12 of 18.  Neither places
+ * cuBLASLt's own heuristic switches (H100 bf16 N 2048: 70 us at 2560 rows, 101 at 2561),
+ * which set the max errors there (25-40%).
+ * Both methods' leave-one-point-out errors (a point left out doubles the gap around it) are
+ * reported; the 90% half-width of the method used (log space) is the 90% quantile of its
+ * leave-one-point-out |log errors|, at least TPS_CAL_MIN_W, so it errs wide.
+ *
+ * Times in us, sizes in bytes, M in rows, T in tokens. */
+#ifndef TPS_MODEL_CALIB_H
+#define TPS_MODEL_CALIB_H
+#include <stddef.h>
+#include "gpu.h"
+#include "loo.h"
+#include "xgemm.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TPS_CAL_MAX_PTS 64      /* sweep points of one (shape, path) at most */
+#define TPS_CAL_MIN_W 0.02      /* smallest 90% half-width in log space (2%): no zero-width interval */
+#define TPS_CAL_T_MAX 16384     /* default largest token count a threshold covers */
+
+/* ------------------------------------------------------------------ sweep points */
+
+typedef struct {
+  int path;                  /* tps_path_id (model/path.h) */
+  long k, n;
+  const tps_gpu *gpu;        /* datasheet of this GPU (NULL: the points are log-spaced only) */
+  long t_max;                /* largest T a threshold covers (rows up to t_max are needed) */
+  int npoints;               /* points wanted (>= 2) */
+} tps_cal_sweep_req;
+
+/* The first-phase rows of a sweep, ascending and distinct, into rows[0..cap): 1 and t_max,
+ * then
+ *  - w8a16 on SM90 (a staircase, model/xgemm.h tps_xw8): the top row of each stream-kernel
+ *    regime (token tiles 16, 32, 48, 64, 128; 2 and 3 launches: 256, 384), the wgmma
+ *    128-token tile's (1024), then the 256-token tile's wave tops farthest (in log rows)
+ *    from the rows chosen;
+ *  - the other paths: one at a time, the candidate row (2^j and 3 * 2^(j-1)) where monotone
+ *    interpolation of the rows chosen so far misses the path's prior model on this GPU
+ *    (xgemm priors) the most: the points go where the curve bends (the floor ending, the
+ *    stream/compute turn);
+ *  - no datasheet: the candidates farthest in log rows from the rows chosen.
+ * Returns the number of rows (npoints, or fewer when the candidates run out). */
+size_t tps_cal_sweep_rows(const tps_cal_sweep_req *q, long *rows, size_t cap);
+
+/* The second-phase rows: the ones the break-even needs.  For each TP tps[i] with an
+ * estimated break-even be[i] > 0 (tokens, from a first fit), the rows T* and ceil(T* / tp);
+ * a row within a factor near (e.g. 1.15) of a row already in have[] (or already added) is
+ * not added.  Returns the number written to rows[0..cap), ascending. */
+size_t tps_cal_breakeven_rows(const long *have, size_t nhave, const int *tps, const double *be, size_t ntps,
+                              long t_max, double near, long *rows, size_t cap);
+
+/* Sizes of an all-gather sweep at tp ranks: the gathered bytes T * out_bytes of npoints
+ * tokens log-spaced from 1 to t_max, each rounded to a multiple of 16 tp (16-byte parts,
+ * as bench allgather takes them); with cap_per_rank > 0 only sizes whose per-rank part is
+ * at most cap_per_rank (the custom one-shot backend), spread over that range.  Ascending,
+ * distinct; returns the count. */
+size_t tps_cal_gather_sizes(double out_bytes, int tp, long t_max, int npoints, double cap_per_rank, long *sizes,
+                            size_t cap);
+
+/* ------------------------------------------------------------------ calibrated GEMM */
+
+typedef enum { TPS_CAL_STEFFEN = 0, TPS_CAL_SHAPED = 1, TPS_CAL_AUTO = 2 } tps_cal_method;
+extern const char *const tps_cal_method_names[3]; /* "steffen", "shaped", "auto" */
+/* Method of a name, -1 when unknown. */
+int tps_cal_method_parse(const char *name);
+
+enum { TPS_CAL_BASE_NONE = 0, TPS_CAL_BASE_XGEMM = 1, TPS_CAL_BASE_XW8 = 2 };
+extern const char *const tps_cal_base_names[3]; /* "none", "xgemm", "xw8" */
+
+typedef struct {
+  int path;                  /* tps_path_id */
+  long k, n;
+  int harness;               /* TPS_XG_FLUSHED (tpsplit bench) or TPS_XG_AIC (model/xgemm.h) */
+  tps_gpu gpu;               /* copy of the datasheet; have_gpu 0: none (Steffen only) */
+  int have_gpu;
+  size_t npts;
+  long rows[TPS_CAL_MAX_PTS];
+  double t_us[TPS_CAL_MAX_PTS];
+  int method;                /* TPS_CAL_STEFFEN or TPS_CAL_SHAPED: the one used */
+  int base;                  /* TPS_CAL_BASE_*: the structural model of the shaped method */
+  int base_status;           /* status of the base fit (TPS_OK, or why shaped is unavailable) */
+  tps_xg_model xg;           /* base = xgemm (dense-bf16, native-fp8) */
+  tps_xw8_model w8;          /* base = xw8 (w8a16 on SM90) */
+  double lres[TPS_CAL_MAX_PTS]; /* log(t_i / base(M_i)) */
+  /* leave-one-point-out over the interior points: |relative error| median and max, per
+   * method (NaN when not available) */
+  double lopo_med[2], lopo_max[2];
+  size_t lopo_n;
+  double w90;                /* 90% half-width of the method used, log space */
+  tps_loo_curve *steffen;    /* the Steffen curve of the points */
+} tps_cal_gemm;
+
+/* Fit the calibrated model of one (k, n, path) to npts sweep points (rows ascending,
+ * distinct, >= 2 points; times > 0).  gpu: the datasheet (NULL: Steffen only).  start: the
+ * base's starting parameters for xgemm paths (NULL: the priors of xgemm.c).  harness: how
+ * the points were timed, TPS_XG_FLUSHED (tpsplit bench, calibrate) or TPS_XG_AIC
+ * (AIConfigurator tables, for `calibrate --simulate` on them).  method:
+ * TPS_CAL_AUTO, or one forced (TPS_CAL_SHAPED falls back to Steffen when the path has no
+ * base on this GPU or the fit fails; base_status says why).  Deterministic.
+ * TPS_OK, TPS_EINVAL (bad shape or path), TPS_EBADDATA (bad points), TPS_ETOOFEW (< 2),
+ * TPS_ENOMEM.  Free with tps_cal_gemm_free (also after a failure). */
+int tps_cal_gemm_fit(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gpu, const tps_xg_model *start,
+                     int harness, const long *rows, const double *t_us, size_t npts, int method);
+/* Time of m rows, us (NaN for m < 1 or an unfitted model). */
+double tps_cal_gemm_time_us(const tps_cal_gemm *g, double m);
+/* Time of m rows by one method (for comparisons; NaN when that method is unavailable). */
+double tps_cal_gemm_time_by(const tps_cal_gemm *g, int method, double m);
+void tps_cal_gemm_free(tps_cal_gemm *g);
+/* The tps_xg_path of a tps_path_id, -1 when xgemm has none. */
+int tps_cal_xg_path(int path);
+
+/* Score a calibrated model against measured (rows[i], t_us[i]): relative errors
+ * (predicted - measured) / measured of the rows NOT among the sweep points into rel[i]
+ * (NaN for sweep rows); returns how many were scored. */
+size_t tps_cal_gemm_score(const tps_cal_gemm *g, const long *rows, const double *t_us, size_t n, double *rel);
+
+/* ------------------------------------------------------------------ break-even */
+
+/* A curve t(x) (x = rows for a GEMM, bytes for a gather); NaN or <= 0 = unavailable. */
+typedef double (*tps_cal_fn)(double x, void *ctx);
+
+typedef struct {
+  tps_cal_fn gemm;           /* GEMM time of x rows */
+  void *gemm_ctx;
+  tps_cal_fn gather;         /* all-gather time of x gathered bytes at the TP */
+  void *gather_ctx;
+  double w_gemm, w_gather;   /* 90% half-widths of the parts, log space */
+} tps_cal_parts;
+
+typedef struct {
+  double breakeven;          /* tokens from which the split stays faster up to t_max; 0: never */
+  double lo, hi;             /* 90% interval of it (lo 0: the split never wins even moved up);
+                              * hi 0: beyond t_max (the split may never win) */
+  long threshold;            /* next power of two >= breakeven; 0: never */
+} tps_cal_be;
+
+/* Break-even of a split at tp ranks (split(T) = gemm(ceil(T/tp)) + gather(T out_bytes) <
+ * gemm(T) for every T' >= T up to t_max; grid of 64 points per octave refined to the
+ * integer, as tps_loo_breakeven).  Interval: the break-evens of replicated - split moved by
+ * -+ its 90% half-width, the parts' half-widths (w x value: the replicated GEMM, the split's
+ * GEMM, its gather) added in quadrature (independent errors): lo <= breakeven <= hi, hi 0
+ * when the split moved down never wins for good below t_max (and whenever breakeven is 0).
+ * TPS_OK, TPS_EINVAL (tp < 2, out_bytes <= 0, t_max < 1, a negative width, a missing curve
+ * or one that cannot be evaluated). */
+int tps_cal_breakeven(const tps_cal_parts *p, int tp, double out_bytes, long t_max, tps_cal_be *out);
+/* Next power of two >= t (t >= 1); 0 for t <= 0. */
+long tps_cal_pow2_ceil(double t);
+
+/* Callback adaptor for a calibrated GEMM (ctx = const tps_cal_gemm *) and a measured curve
+ * (ctx = const tps_loo_curve *). */
+double tps_cal_gemm_fn(double m, void *ctx);
+double tps_cal_curve_fn(double x, void *ctx);
+
+/* Leave-one-point-out 90% half-width of a measured curve (Steffen in log-log) over its
+ * interior points, at least TPS_CAL_MIN_W; TPS_CAL_MIN_W when n < 4. */
+double tps_cal_curve_w90(const double *x, const double *t, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,222 @@
+/* thresholds.h: the engine-facing thresholds file (JSON, schema_version 1): write, read,
+ * look up; and the check of a calibration against full benches (`calibrate --check`,
+ * the `validate` hook).
+ *
+ * What an engine reads: one object per device, keyed the way engines name GPUs (vLLM:
+ * torch.cuda.get_device_name() with spaces as '_', "NVIDIA_H200"); under it, per projection
+ * shape "KxN" (K inner, N outputs), kernel path, TP size and gather backend, the token count
+ * from which to split (`split_from_tokens`; null: never up to max_tokens).  Layout:
+ *
+ * {
+ *   "schema_version": 1,
+ *   "generator": {"tool": "tpsplit", "version": "0.1.0", "command": "...",
+ *                 "date": "2026-12-05T10:00:00Z", "wall_s": 41.3, "budget_s": 60},
+ *   "partial": false,                 true: the budget ended the run before its plan did
+ *   "rule": "split when T >= split_from_tokens (null: never)",
+ *   "notes": ["..."],                 what was skipped, failed or taken from elsewhere
+ *   "devices": {
+ *     "NVIDIA_H200": {
+ *       "device_name": "NVIDIA H200", "gpu_spec": "H200-SXM" | null,
+ *       "sm_count": 132, "compute_capability": "9.0", "sm_clock_mhz": 1980,
+ *       "mem_clock_mhz": 3201, "l2_bytes": 62914560, "gpus_visible": 8 (0: predicted),
+ *       "driver": "580.159.04", "cuda_runtime": "13.0", "cublaslt": 130100 | null,
+ *       "nccl": "2.28.9" | null,
+ *       "thresholds": {
+ *         "5120x1792": { "w8a16": { "8": { "auto": {
+ *           "split_from_tokens": 2048 | null,   next power of two >= the break-even
+ *           "breakeven_tokens": 1450 | null,    smallest T from which the split stays faster
+ *           "interval_tokens": [lo, hi],        90%; hi null: beyond max_tokens
+ *           "max_tokens": 16384, "out_bytes_per_token": 3584,
+ *           "gemm": PROVENANCE, "gather": PROVENANCE } } } }
+ *       },
+ *       "calibration": {                 optional: what calibrate measured (for --check)
+ *         "gemm": [{"k", "n", "path", "status", "reason", "samples", "rows", "time_us",
+ *                   "method", "base", "w90_log", "lopo_median": {"steffen", "shaped"},
+ *                   "lopo_max": {...}}],
+ *         "gather": [{"tp", "backend", "status", "reason", "samples", "bytes", "time_us",
+ *                     "provenance": PROVENANCE}] } } } }
+ * PROVENANCE: {"kind": "measured" | "fitted" | "transferred" | "spec-only", "source": "...",
+ *              "method": "...", "points": N (measured: required), "from_gpus": [...]
+ *              (transferred: required), "w90_log": x (90% half-width, log space)}
+ *
+ * The reader checks schema_version and every field; an error is one line naming the file
+ * and the JSON path ("f.json: $.devices.NVIDIA_H200.thresholds.5120x1792.w8a16.8.auto.
+ * split_from_tokens: an integer >= 1 or null, not -3") and the commands exit 2. */
+#ifndef TPS_THRESHOLDS_H
+#define TPS_THRESHOLDS_H
+#include <stddef.h>
+#include <stdio.h>
+#include <jansson.h>
+#include "err.h"
+#include "gpus.h"
+#include "calib.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TPS_THR_SCHEMA_VERSION 1
+
+typedef enum { TPS_PROV_MEASURED = 0, TPS_PROV_FITTED, TPS_PROV_TRANSFERRED, TPS_PROV_SPEC, TPS_NPROV } tps_prov_kind;
+extern const char *const tps_prov_kind_names[TPS_NPROV]; /* "measured", "fitted", "transferred", "spec-only" */
+
+typedef struct {
+  int kind;                  /* tps_prov_kind */
+  char source[512];          /* file or run */
+  char method[512];          /* how the part is made from its source */
+  int points;                /* measured points, -1 when not given */
+  char from_gpus[256];       /* transferred: comma-joined GPU names; "" otherwise */
+  double w90_log;            /* 90% half-width in log space, NaN when not given */
+} tps_thr_prov;
+
+typedef struct {
+  long k, n;
+  int path;                  /* tps_path_id */
+  int tp;
+  int backend;               /* tps_gather_id */
+  long split_from;           /* split_from_tokens; 0: null (never) */
+  double breakeven;          /* 0: null */
+  double lo, hi;             /* interval_tokens; 0: null */
+  long max_tokens;
+  double out_bytes_per_token;
+  tps_thr_prov gemm, gather;
+} tps_thr_entry;
+
+/* calibration.gemm[i]: one (shape, path) sweep. */
+typedef struct {
+  long k, n;
+  int path;
+  char status[16];           /* "measured", "skipped", "failed", "not-run" */
+  char reason[256];          /* why not measured ("" when measured) */
+  int samples;
+  size_t npts;
+  long rows[TPS_CAL_MAX_PTS];
+  double t_us[TPS_CAL_MAX_PTS];
+  int method, base;          /* TPS_CAL_STEFFEN/SHAPED, TPS_CAL_BASE_* */
+  double w90_log;
+  double lopo_med[2], lopo_max[2]; /* [TPS_CAL_STEFFEN], [TPS_CAL_SHAPED]; NaN: none */
+} tps_thr_gemm;
+
+/* calibration.gather[i]: the all-gather curve of one (TP, backend). */
+typedef struct {
+  int tp, backend;
+  char status[16];
+  char reason[256];
+  int samples;
+  size_t npts;
+  double bytes[TPS_CAL_MAX_PTS], t_us[TPS_CAL_MAX_PTS];
+  tps_thr_prov prov;
+} tps_thr_gather;
+
+typedef struct {
+  char key[256];             /* "NVIDIA_H200" */
+  char name[256];            /* "NVIDIA H200" */
+  char gpu_spec[32];         /* data/gpus.tsv name, "" when null */
+  int sms, cc_major, cc_minor, sm_clock_mhz, mem_clock_mhz;
+  int gpus_visible;          /* 0: predicted, not measured on this device */
+  long l2_bytes;
+  long cublaslt;             /* -1: null */
+  char driver[64], cuda_runtime[16], nccl[32]; /* nccl "": null */
+  size_t nentries;
+  tps_thr_entry *e;
+  size_t ngemm;
+  tps_thr_gemm *gemm;
+  size_t ngather;
+  tps_thr_gather *gather;
+} tps_thr_device;
+
+typedef struct {
+  int schema_version;
+  char tool[32], version[32], date[32];
+  char command[2048];
+  double wall_s, budget_s;   /* NaN: not given */
+  int partial;
+  size_t nnotes;
+  char **notes;
+  size_t ndev;
+  tps_thr_device *dev;
+  char *path;                /* the file it was read from (reader), for messages */
+} tps_thr_file;
+
+/* ---- building (writers: calibrate; the predict/crossover --json hooks) */
+/* Schema version, tool and version, the command line, the date now (UTC). */
+void tps_thr_init(tps_thr_file *f);
+/* A device named as CUDA names it ("NVIDIA H200"); its key derived.  NULL: out of memory. */
+tps_thr_device *tps_thr_add_device(tps_thr_file *f, const char *device_name);
+/* A device that was predicted, not run on (predict, crossover): named by tps_thr_cuda_name of
+ * its data/gpus.tsv name (or that name when CUDA's is not known), gpu_spec, SMs and compute
+ * capability from the datasheet, gpus_visible 0, driver and runtime "" (none ran). */
+tps_thr_device *tps_thr_add_spec_device(tps_thr_file *f, const tps_gpu *gpu);
+/* A zeroed entry (provenance kinds measured, points -1, w90 NaN).  NULL: out of memory. */
+tps_thr_entry *tps_thr_add_entry(tps_thr_device *d);
+tps_thr_gemm *tps_thr_add_gemm(tps_thr_device *d);
+tps_thr_gather *tps_thr_add_gather(tps_thr_device *d);
+int tps_thr_add_note(tps_thr_file *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A provenance record (kind, source, method; points -1; w90 NaN). */
+tps_thr_prov tps_thr_prov_make(int kind, const char *source, const char *method);
+/* Set an entry's answer from a break-even (tokens, 0: never), its interval and the range:
+ * split_from = next power of two >= breakeven (0 when never). */
+void tps_thr_entry_answer(tps_thr_entry *e, double breakeven, double lo, double hi, long max_tokens);
+
+/* ---- names */
+/* The engine key of a CUDA device name: spaces as '_' ("NVIDIA H200" -> "NVIDIA_H200"). */
+void tps_thr_device_key(const char *name, char *key, size_t sz);
+/* The CUDA device name of a data/gpus.tsv GPU ("H200-SXM" -> "NVIDIA H200",
+ * "H100-SXM" -> "NVIDIA H100 80GB HBM3"), for writers that predict a GPU they do not run
+ * on; NULL when not known. */
+const char *tps_thr_cuda_name(const char *gpu_spec);
+
+/* ---- JSON */
+json_t *tps_thr_to_json(const tps_thr_file *f);
+/* Write f to path ("-": stdout) through a temporary file renamed into place.  0 or -1 (e). */
+int tps_thr_write(const tps_thr_file *f, const char *path, tps_err *e);
+/* Read and check a thresholds file.  0, or -1 with e = "FILE: $.json.path: what is wrong". */
+int tps_thr_read(const char *path, tps_thr_file *f, tps_err *e);
+void tps_thr_free(tps_thr_file *f);
+
+/* ---- look-up (engines do this; so do decide --thresholds and calibrate --check) */
+/* A device by key or by CUDA name ("NVIDIA_H200" or "NVIDIA H200"); NULL: not there. */
+const tps_thr_device *tps_thr_find_device(const tps_thr_file *f, const char *name_or_key);
+/* The entry of (k, n, path, tp, backend); NULL: not there. */
+const tps_thr_entry *tps_thr_find(const tps_thr_device *d, long k, long n, int path, int tp, int backend);
+/* 1: split a batch of T tokens (T >= split_from_tokens), 0: do not. */
+int tps_thr_split(const tps_thr_entry *e, long tokens);
+/* One line for humans: "5120x1792 w8a16 TP8 auto: split from 2048 tokens (break-even 1450,
+ * 90% 1210..1790); gemm measured (12 points), gather measured (10 points)". */
+void tps_thr_entry_line(const tps_thr_entry *e, char *buf, size_t sz);
+
+/* ---- check a calibration against full benches (calibrate --check; validate's hook) */
+typedef struct {
+  char bench[512];           /* the bench file */
+  long k, n;
+  int path;
+  size_t nscored, nswept;    /* rows scored (not in the sweep); rows of the sweep skipped */
+  double med_abs, max_abs;   /* |calibrated - bench| / bench over the scored rows */
+  int within;                /* med_abs <= tol_med and max_abs <= tol_max */
+  size_t nm;                 /* every row of the bench: M, measured, calibrated, in the sweep */
+  long *m;
+  double *measured_us, *model_us;
+  char *swept;
+} tps_thr_check_row;
+
+/* For every bench gemm table (k, n and path from its '#@' lines), rebuild the calibrated
+ * model of that (k, n, path) from the device's calibration section (gpu_spec looked up in
+ * gt; device: name or key, NULL = the file's only device) and score the table's rows that
+ * are not sweep rows.  rows: one per bench, freed by tps_thr_check_free.  0, or -1 with e
+ * (no calibration of a bench's shape and path, a bench with no row outside the sweep, bad
+ * files). */
+int tps_thr_check(const tps_thr_file *f, const char *device, char *const *bench, size_t nbench,
+                  double tol_med, double tol_max, const tps_gpu_table *gt, tps_thr_check_row **rows,
+                  size_t *nrows, tps_err *e);
+void tps_thr_check_free(tps_thr_check_row *rows, size_t n);
+/* 1 when every row is within tolerance (and there is one), else 0. */
+int tps_thr_check_within(const tps_thr_check_row *rows, size_t n);
+/* The check as a table (one line per bench) and a verdict line; per_row: then every bench
+ * row (M, measured, calibrated, error; sweep rows marked).  Returns 1 when every part is
+ * within tolerance, 0 otherwise. */
+int tps_thr_check_print(FILE *fp, const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max, int per_row);
+json_t *tps_thr_check_json(const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
