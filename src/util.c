@@ -1,4 +1,5 @@
 /* util.c: see util.h. */
+#define _DEFAULT_SOURCE /* realpath, readlink */
 #include "config.h"
 #include "util.h"
 #include "tpsplit.h"
@@ -61,12 +62,34 @@ static char data_dir_buf[4096];
 
 static int is_dir(const char *p) { struct stat st; return stat(p, &st) == 0 && S_ISDIR(st.st_mode); }
 
+/* The folder of the running executable, "" when unknown. */
+static void exe_dir(char *buf, size_t bufsz) {
+  buf[0] = 0;
+  ssize_t n = readlink("/proc/self/exe", buf, bufsz - 1);
+  if (n <= 0 || (size_t)n >= bufsz - 1) { buf[0] = 0; return; }
+  buf[n] = 0;
+  char *slash = strrchr(buf, '/');
+  if (slash) *slash = 0; else buf[0] = 0;
+}
+
+/* The data folder, first that exists of: TPSPLIT_DATADIR; the one installed beside the
+ * executable (EXE/../share/tpsplit/data, so that `make install prefix=P` and a moved
+ * install tree work); the configured pkgdatadir; and, only for a binary run from its build
+ * tree (tpsplit or tests/), the source tree's data/. */
 const char *tps_data_dir(void) {
   if (data_dir_buf[0]) return data_dir_buf;
-  const char *env = getenv("TPSPLIT_DATADIR");
-  const char *cand[3] = {env, TPS_PKGDATADIR "/data", TPS_SRCDATADIR};
-  for (int i = 0; i < 3; i++) {
+  char exe[2048], beside[4096];
+  exe_dir(exe, sizeof exe);
+  beside[0] = 0;
+  if (exe[0]) snprintf(beside, sizeof beside, "%s/../share/" PACKAGE "/data", exe);
+  size_t bl = strlen(TPS_BUILDDIR);
+  int in_build = exe[0] && strncmp(exe, TPS_BUILDDIR, bl) == 0 &&
+                 (exe[bl] == 0 || strcmp(exe + bl, "/tests") == 0 || strcmp(exe + bl, "/.libs") == 0);
+  const char *cand[4] = {getenv("TPSPLIT_DATADIR"), beside, TPS_PKGDATADIR "/data",
+                         in_build ? TPS_SRCDATADIR : NULL};
+  for (int i = 0; i < 4; i++) {
     if (cand[i] && cand[i][0] && is_dir(cand[i])) {
+      if (i == 1 && realpath(cand[i], data_dir_buf)) return data_dir_buf;
       snprintf(data_dir_buf, sizeof data_dir_buf, "%s", cand[i]);
       return data_dir_buf;
     }
