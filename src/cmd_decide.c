@@ -52,9 +52,10 @@ int cmd_decide(int argc, char **argv) {
     .synopsis = "--gpu G --tp N --tokens T [options]",
     .about = "Apply the split gate of the seed vLLM pull request to one configuration: print each\n"
              "condition with PASS/FAIL and a one-line reason, then the verdict.",
-    .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPT(TPS_OI_PATH) | TPS_OPTS_REF,
+    .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPT(TPS_OI_PATH) | TPS_OPTS_REF | TPS_OPTS_PARTS |
+              TPS_OPTS_SHAPE,
     .required = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP),
-    .scalings = 1u << TPS_SCALING_MODEL | 1u << TPS_SCALING_SPEC,
+    .scalings = 1u << TPS_SCALING_MODEL | 1u << TPS_SCALING_SPEC | 1u << TPS_SCALING_PARTS,
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
     .exit_status = "0 split, 1 no split, 2 usage or input error.",
@@ -87,9 +88,11 @@ int cmd_decide(int argc, char **argv) {
     const int sc = v.scaling;
     tps_simref ref;
     /* the projection the gate is for: fused_wqa_wkv, 5120 -> 1792, bf16 output */
-    tps_gemm_shape shape = {TPS_PRED_DEFAULT_K, TPS_PRED_DEFAULT_N, TPS_PRED_DEFAULT_OUT_BYTES};
+    tps_gemm_shape shape = {v.k, v.n, TPS_PRED_DEFAULT_OUT_BYTES};
     long tmax = tokens > TPS_PRED_DEFAULT_TMAX ? tokens : TPS_PRED_DEFAULT_TMAX;
+    if (tmax > TPS_PRED_MAX_TMAX) tmax = TPS_PRED_MAX_TMAX; /* above it the threshold of the largest scan */
     if (tps_simref_load(&ref, &gt, fit_file, NULL, gpus_file, &e) ||
+        (sc == TPS_SCALING_PARTS && tps_simref_parts(&ref, &gt, &v, tmax, &e)) ||
         (tps_simref_threshold(&ref, sc, gpu, (int)tp, path, &shape, tmax, &thr, &e) && (tps_simref_free(&ref), 1))) {
       tps_err_print(&e);
       tps_gpus_free(&gt);
