@@ -80,9 +80,10 @@ int cmd_crossover(int argc, char **argv) {
     goto done;
   }
   tps_unc_opts uo = {(int)v.samples, (unsigned long)v.seed, TPS_INTERVAL_LEVEL};
-  if (tps_grid_run(&ref, scaling, gpus, ngpu, v.tps, v.ntps, v.paths, v.npaths, &v.po, &uo, tmax, v.rounding, &g, &e) != 0) {
+  int grc = tps_grid_run(&ref, scaling, gpus, ngpu, v.tps, v.ntps, v.paths, v.npaths, &v.po, &uo, tmax, v.rounding, &g, &e);
+  if (grc != 0) {
     tps_err_print(&e);
-    rc = TPS_EXIT_FAIL;
+    rc = grc == -2 ? TPS_EXIT_USAGE : TPS_EXIT_FAIL;
     goto done;
   }
   if (v.json) {

@@ -144,7 +144,9 @@ static int print_json(const answer *a) {
 
 static void print_text(const answer *a) {
   printf("# %s TP%ld %s, gather %s", a->gpu->name, a->tp, a->path->name, tps_gather_name(a->backend));
-  if (a->p.ag.custom_cap_bytes > 0 && a->scaling != TPS_SCALING_PESSIMISTIC) printf(" (custom while the per-rank input <= %.0f B)", a->p.ag.custom_cap_bytes);
+  if (a->tp > 1 && a->backend == TPS_GATHER_AUTO && a->p.ag.custom_cap_bytes > 0 && a->scaling != TPS_SCALING_PESSIMISTIC &&
+      tps_pred_custom_possible(&a->p))
+    printf(" (custom while the per-rank input <= %.0f B)", a->p.ag.custom_cap_bytes);
   printf("\n# %s\n", a->desc);
   if (a->scaling != TPS_SCALING_PESSIMISTIC && !a->p.gpart)
     printf("# GEMM: floor %.2f us, bandwidth %.0f GB/s, compute %.1f TFLOPS (%.0f%% of the %s peak)\n", a->p.gemm.p[TPS_GP_FLOOR_US],

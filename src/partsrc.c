@@ -45,6 +45,7 @@ typedef struct {
 enum { LF_AIC = 1, LF_TABLE, LF_FIT };
 typedef struct {
   char path[4096];
+  char name[4200];        /* in messages: as the user gave it, or data/... for bundled files */
   int kind;
   tps_aic_file aic;
   tps_table tab;
@@ -283,13 +284,14 @@ static int read_parts(tps_partset *ps, tps_err *e) {
 }
 
 /* A file read once per set (path as found). */
-static int load_file(tps_partset *ps, const char *path, int want_aic, loaded **out, tps_err *e) {
+static int load_file(tps_partset *ps, const char *path, int bundled, loaded **out, tps_err *e) {
   for (int i = 0; i < ps->nlf; i++)
     if (!strcmp(ps->lf[i]->path, path)) { *out = ps->lf[i]; return 0; }
   if (ps->nlf == MAXLOADED) return tps_err_set(e, path, 0, "too many files");
   loaded *l = calloc(1, sizeof *l);
   if (!l) return tps_err_set(e, path, 0, "out of memory");
   cpy(l->path, sizeof l->path, path);
+  cpy(l->name, sizeof l->name, bundled ? shown(path) : path);
   int rc;
   FILE *fp = fopen(path, "r");
   char first[256] = "";
@@ -303,7 +305,7 @@ static int load_file(tps_partset *ps, const char *path, int want_aic, loaded **o
     }
     fclose(fp);
   }
-  if (want_aic || tps_aic_is(path)) {
+  if (tps_aic_is(path)) {
     l->kind = LF_AIC;
     rc = tps_aic_read(path, NULL, &l->aic, e);
   } else if (!strncmp(first, "format\ttpsplit-fit", 18)) {
@@ -340,11 +342,11 @@ static const tps_gpu *file_gpu(const tps_partset *ps, const loaded *l, tps_err *
   tps_err_clear(&e2);
   const char *g = l->kind == LF_AIC ? tps_aic_gpu_name(l->aic.gpu, name, sizeof name) : l->kind == LF_FIT ? l->fit->gpu : l->tab.gpu;
   if (!g || !g[0]) {
-    tps_err_set(e, shown(l->path), 0, "names no GPU (a '#@ gpu:' line): which GPU was measured?");
+    tps_err_set(e, l->name, 0, "names no GPU (a '#@ gpu:' line): which GPU was measured?");
     return NULL;
   }
   const tps_gpu *gp = tps_gpus_find(ps->gt, g, &e2);
-  if (!gp) tps_err_set(e, shown(l->path), 0, "its GPU: %s", e2.msg);
+  if (!gp) tps_err_set(e, l->name, 0, "its GPU: %s", e2.msg);
   return gp;
 }
 
@@ -394,7 +396,7 @@ static void pts_sort_mean(pts *p) {
  * measured n either side at every m measured at both. */
 static int aic_gemm_pts(const loaded *l, const char *dtype, const char *backend, long k, long n, pts *out, tps_err *e) {
   const tps_aic_file *a = &l->aic;
-  if (a->kind != TPS_AIC_GEMM) return tps_err_set(e, shown(l->path), 0, "an AIConfigurator NCCL table, not a GEMM table");
+  if (a->kind != TPS_AIC_GEMM) return tps_err_set(e, l->name, 0, "an AIConfigurator NCCL table, not a GEMM table");
   long nlo = 0, nhi = 0, kany[16];
   int nk = 0, have_dt = 0;
   char ns[512] = "";
@@ -410,7 +412,7 @@ static int aic_gemm_pts(const loaded *l, const char *dtype, const char *backend,
     if (r->n >= n && (!nhi || r->n < nhi)) nhi = r->n;
   }
   if (!have_dt)
-    return tps_err_set(e, shown(l->path), 0, "no rows with dtype %s%s%s", dtype, backend[0] ? " and backend " : "", backend);
+    return tps_err_set(e, l->name, 0, "no rows with dtype %s%s%s", dtype, backend[0] ? " and backend " : "", backend);
   if (!nlo || !nhi) {
     if (nk && !(nlo || nhi)) {
       int hk = 0;
@@ -418,7 +420,7 @@ static int aic_gemm_pts(const loaded *l, const char *dtype, const char *backend,
       if (!hk) {
         char ks[256] = "";
         for (int j = 0; j < nk; j++) catf(ks, sizeof ks, "%s%ld", j ? ", " : "", kany[j]);
-        return tps_err_set(e, shown(l->path), 0, "no rows with dtype %s, k %ld (k in the file: %s)", dtype, k, ks);
+        return tps_err_set(e, l->name, 0, "no rows with dtype %s, k %ld (k in the file: %s)", dtype, k, ks);
       }
     }
     long seen[64];
@@ -430,10 +432,10 @@ static int aic_gemm_pts(const loaded *l, const char *dtype, const char *backend,
       for (int j = 0; j < nsn; j++) s |= seen[j] == r->n;
       if (!s) { seen[nsn++] = r->n; catf(ns, sizeof ns, "%s%ld", nsn > 1 ? ", " : "", r->n); }
     }
-    return tps_err_set(e, shown(l->path), 0, "no rows with dtype %s, k %ld, n %ld, nor measured n on both sides of it (n in the file: %s)",
+    return tps_err_set(e, l->name, 0, "no rows with dtype %s, k %ld, n %ld, nor measured n on both sides of it (n in the file: %s)",
                        dtype, k, n, ns);
   }
-  if (pts_alloc(out, a->nrows)) return tps_err_set(e, shown(l->path), 0, "out of memory");
+  if (pts_alloc(out, a->nrows)) return tps_err_set(e, l->name, 0, "out of memory");
   double w = nlo == nhi ? 0.0 : log((double)n / nlo) / log((double)nhi / nlo);
   const char *ver = "", *be = "";
   for (size_t i = 0; i < a->nrows; i++) {
@@ -461,7 +463,7 @@ static int aic_gemm_pts(const loaded *l, const char *dtype, const char *backend,
     be = r->backend;
   }
   pts_sort_mean(out);
-  if (out->n < 2) { pts_free(out); return tps_err_set(e, shown(l->path), 0, "fewer than 2 rows with dtype %s, k %ld at n %ld", dtype, k, n); }
+  if (out->n < 2) { pts_free(out); return tps_err_set(e, l->name, 0, "fewer than 2 rows with dtype %s, k %ld at n %ld", dtype, k, n); }
   if (nlo == nhi)
     snprintf(out->how, sizeof out->how, "AIConfigurator %s %s, dtype %s, K %ld N %ld, M %.0f..%.0f", be, ver, dtype, k, n, out->x[0],
              out->x[out->n - 1]);
@@ -474,8 +476,8 @@ static int aic_gemm_pts(const loaded *l, const char *dtype, const char *backend,
 /* AIC NCCL all_gather rows at num_gpus = tp (dtypes averaged: geometric mean per size). */
 static int aic_gather_pts(const loaded *l, int tp, pts *out, tps_err *e) {
   const tps_aic_file *a = &l->aic;
-  if (a->kind != TPS_AIC_NCCL) return tps_err_set(e, shown(l->path), 0, "an AIConfigurator GEMM table, not an NCCL table");
-  if (pts_alloc(out, a->nrows)) return tps_err_set(e, shown(l->path), 0, "out of memory");
+  if (a->kind != TPS_AIC_NCCL) return tps_err_set(e, l->name, 0, "an AIConfigurator GEMM table, not an NCCL table");
+  if (pts_alloc(out, a->nrows)) return tps_err_set(e, l->name, 0, "out of memory");
   char gs[128] = "", ver[16] = "";
   int seen[32], nseen = 0, any = 0;
   for (size_t i = 0; i < a->nrows; i++) {
@@ -492,10 +494,10 @@ static int aic_gather_pts(const loaded *l, int tp, pts *out, tps_err *e) {
     pts_line(out, r->line);
     cpy(ver, sizeof ver, r->nccl_version);
   }
-  if (!any) { pts_free(out); return tps_err_set(e, shown(l->path), 0, "no rows with op all_gather (a gather needs all_gather rows)"); }
+  if (!any) { pts_free(out); return tps_err_set(e, l->name, 0, "no rows with op all_gather (a gather needs all_gather rows)"); }
   if (out->n < 2) {
     pts_free(out);
-    return tps_err_set(e, shown(l->path), 0, "no rows with op all_gather, num_gpus %d (num_gpus in the file: %s)", tp, gs);
+    return tps_err_set(e, l->name, 0, "no rows with op all_gather, num_gpus %d (num_gpus in the file: %s)", tp, gs);
   }
   pts_sort_mean(out);
   char b0[32], b1[32];
@@ -508,7 +510,7 @@ static int aic_gather_pts(const loaded *l, int tp, pts *out, tps_err *e) {
 /* A GEMM table (rows, time_us) or a split table's replicated column, at (k, n, path). */
 static int table_gemm_pts(const loaded *l, const tps_path *path, long k, long n, pts *out, int strict, tps_err *e) {
   const tps_table *t = &l->tab;
-  const char *f = shown(l->path);
+  const char *f = l->name;
   if (t->kind != TPS_TABLE_GEMM && t->kind != TPS_TABLE_SPLIT)
     return tps_err_set(e, f, 0, "an all-gather table, not a GEMM measurement");
   if ((t->k && t->k != k) || (t->n && t->n != n)) {
@@ -541,7 +543,7 @@ static int table_gemm_pts(const loaded *l, const tps_path *path, long k, long n,
  * replicated column interpolated in log-log, held at its first value below its rows). */
 static int split_gather_pts(const loaded *l, pts *out, tps_err *e) {
   const tps_table *t = &l->tab;
-  const char *f = shown(l->path);
+  const char *f = l->name;
   if (t->tp < 2) return tps_err_set(e, f, 0, "a split table without '#@ tp:' >= 2 has no gather");
   tps_mcurve *rep = NULL;
   double *x = malloc(t->nrows * sizeof *x);
@@ -572,7 +574,7 @@ static int split_gather_pts(const loaded *l, pts *out, tps_err *e) {
 /* An all-gather table or log at ranks = tp. */
 static int table_gather_pts(const loaded *l, int tp, pts *out, tps_err *e) {
   const tps_table *t = &l->tab;
-  const char *f = shown(l->path);
+  const char *f = l->name;
   if (t->kind == TPS_TABLE_SPLIT) return split_gather_pts(l, out, e);
   if (t->kind != TPS_TABLE_ALLGATHER) return tps_err_set(e, f, 0, "a GEMM table, not a gather measurement");
   if (t->ranks != tp) return tps_err_set(e, f, t->line[0], "measures %d ranks, not TP %d", t->ranks, tp);
@@ -653,7 +655,7 @@ int tps_partset_user_gemm(tps_partset *ps, const char *spec, const tps_path *hin
   memset(u, 0, sizeof *u);
   if (split_spec(spec, u, e) || load_file(ps, u->path, 0, &u->lf, e)) return -1;
   loaded *l = u->lf;
-  const char *f = shown(l->path);
+  const char *f = l->name;
   if (!(u->gpu = file_gpu(ps, l, e))) return -1;
   if (l->kind == LF_AIC) {
     if (l->aic.kind != TPS_AIC_GEMM) return tps_err_set(e, f, 0, "an AIConfigurator NCCL table: give it to --gather");
@@ -699,7 +701,7 @@ int tps_partset_user_gather(tps_partset *ps, const char *spec0, tps_err *e) {
   }
   if (split_spec(spec, u, e) || load_file(ps, u->path, 0, &u->lf, e)) return -1;
   loaded *l = u->lf;
-  const char *f = shown(l->path);
+  const char *f = l->name;
   if (!(u->gpu = file_gpu(ps, l, e))) return -1;
   int own = -1;
   if (l->kind == LF_AIC) {
@@ -733,7 +735,10 @@ int tps_partset_user_gather(tps_partset *ps, const char *spec0, tps_err *e) {
       u->ranks[u->nranks++] = t->ranks;
     }
   }
-  if (backend >= 0 && own >= 0 && backend != own && !(l->kind == LF_TABLE && !l->gather_line[0] && l->tab.kind == TPS_TABLE_ALLGATHER))
+  /* an nccl-tests log says nothing of the backend (a bench allgather log says it in its
+   * '# Gather:' line): a backend named for it stands */
+  int unsaid = l->kind == LF_TABLE && l->tab.kind == TPS_TABLE_ALLGATHER && !strcmp(l->tab.source, "nccl-tests") && !l->gather_line[0];
+  if (backend >= 0 && own >= 0 && backend != own && !unsaid)
     return tps_err_set(e, f, 0, "measures the %s gather, not %s", tps_gather_name(own), tps_gather_name(backend));
   u->backend = backend >= 0 ? backend : own;
   for (int i = 0; i < ps->nua; i++)
@@ -790,13 +795,13 @@ int tps_partset_check_targets(const tps_partset *ps, const tps_gpu *const *gpus,
     int is_fit = u->lf->kind == LF_FIT, found = 0;
     for (size_t i = 0; i < ngpu; i++) found |= SAME(gpus[i], u->gpu);
     if (!found && !is_fit)
-      return tps_err_set(e, shown(u->path), 0, "measures %s, not the target%s%s", u->gpu->name, ngpu == 1 ? " " : "s",
+      return tps_err_set(e, u->path, 0, "measures %s, not the target%s%s", u->gpu->name, ngpu == 1 ? " " : "s",
                          ngpu == 1 ? gpus[0]->name : "");
     if (k < ps->nug) {
       found = 0;
       for (size_t i = 0; i < npath; i++) found |= paths[i] == u->kpath;
       if (!found && !is_fit)
-        return tps_err_set(e, shown(u->path), 0, "measures the %s path, not the asked %s%s", u->kpath->name,
+        return tps_err_set(e, u->path, 0, "measures the %s path, not the asked %s%s", u->kpath->name,
                            npath == 1 ? paths[0]->name : "paths", npath == 1 ? " (--path)" : " (--paths)");
     } else if (!is_fit) {
       for (size_t i = 0; i < ntp; i++) {
@@ -806,7 +811,7 @@ int tps_partset_check_targets(const tps_partset *ps, const tps_gpu *const *gpus,
         if (!has) {
           char rs[64] = "";
           for (int j = 0; j < u->nranks; j++) catf(rs, sizeof rs, "%s%d", j ? ", " : "", u->ranks[j]);
-          return tps_err_set(e, shown(u->path), 0, "no gather at TP %d (%s: %s)", tps[i],
+          return tps_err_set(e, u->path, 0, "no gather at TP %d (%s: %s)", tps[i],
                              u->lf->kind == LF_AIC ? "num_gpus in the file" : "ranks", rs);
         }
       }
@@ -974,7 +979,7 @@ static int gemm_meas(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, 
     ufile *u = &ps->ug[i];
     if (u->kpath != path || (!SAME(u->gpu, gpu) && u->lf->kind != LF_FIT)) continue;
     *user = 1;
-    cpy(file, fsz, shown(u->path));
+    cpy(file, fsz, u->path);
     if (u->lf->kind == LF_FIT) { *fit = u->lf->fit; return 1; }
     if (u->lf->kind == LF_AIC) { *is_aic = 1; return aic_gemm_pts(u->lf, u->sel.dtype, u->sel.backend, k, n, p, e) ? -1 : 0; }
     return table_gemm_pts(u->lf, path, k, n, p, 1, e) ? -1 : 0;
@@ -987,8 +992,8 @@ static int gemm_meas(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, 
     tps_err e2;
     tps_err_clear(&e2);
     if (tps_data_path(r->file, full, sizeof full, e)) return -1;
-    if (load_file(ps, full, 0, &l, e)) return -1;
-    cpy(file, fsz, shown(full));
+    if (load_file(ps, full, 1, &l, e)) return -1;
+    cpy(file, fsz, l->name);
     if (l->kind == LF_AIC) {
       ufile u;
       memset(&u, 0, sizeof u);
@@ -1185,12 +1190,17 @@ static int resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backe
     for (int j = 0; j < u->nranks; j++) has |= u->ranks[j] == tp;
     if (!has && u->lf->kind != LF_FIT) continue;
     s->user = 1;
-    cpy(s->file, sizeof s->file, shown(u->path));
+    cpy(s->file, sizeof s->file, u->path);
     if (u->lf->kind == LF_FIT) { fit = u->lf->fit; break; }
     rc = u->lf->kind == LF_AIC ? aic_gather_pts(u->lf, tp, &p, e) : table_gather_pts(u->lf, tp, &p, e);
     if (rc) { free(s); return -1; }
   }
-  for (int i = 0; i < ps->nrows && rc == 1 && !fit; i++) {
+  /* a measured curve of the auto rule yields to the user's own nccl or custom gathers here */
+  int user_here = 0;
+  for (int i = 0; i < ps->nua; i++)
+    for (int j = 0; j < ps->ua[i].nranks; j++)
+      user_here |= SAME(ps->ua[i].gpu, gpu) && ps->ua[i].ranks[j] == tp && ps->ua[i].backend != TPS_GATHER_AUTO;
+  for (int i = 0; i < ps->nrows && rc == 1 && !fit && !(backend == TPS_GATHER_AUTO && user_here); i++) {
     const prow *r = &ps->rows[i];
     if (!r->gather || !SAME(r->gpu, gpu) || r->backend != backend) continue;
     int has = 0;
@@ -1198,8 +1208,8 @@ static int resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backe
     if (!has) continue;
     char full[4096];
     loaded *l;
-    if (tps_data_path(r->file, full, sizeof full, e) || load_file(ps, full, 0, &l, e)) { free(s); return -1; }
-    cpy(s->file, sizeof s->file, shown(full));
+    if (tps_data_path(r->file, full, sizeof full, e) || load_file(ps, full, 1, &l, e)) { free(s); return -1; }
+    cpy(s->file, sizeof s->file, l->name);
     rc = l->kind == LF_AIC ? aic_gather_pts(l, tp, &p, e) : table_gather_pts(l, tp, &p, e);
     if (rc) { free(s); return -1; }
   }

@@ -257,7 +257,7 @@ int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, 
    * threads share the set */
   if (scaling == TPS_SCALING_PARTS &&
       tps_partset_prepare(r->parts, gpus, ngpu, tps, ntp, paths, npath, po, e) != 0)
-    return -1;
+    return -2;
   grid_job job = {r, scaling, po, uo, tmax, rounding, g, PTHREAD_MUTEX_INITIALIZER, 0};
   int nt = grid_threads();
   if ((size_t)nt > g->n) nt = g->n ? (int)g->n : 1;

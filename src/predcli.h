@@ -84,7 +84,8 @@ typedef struct tps_grid_s {
   const tps_predref *ref;
 } tps_grid;
 
-/* Evaluate every GPU x TP x path.  0, or -1 with e on an error that is not "n/a". */
+/* Evaluate every GPU x TP x path.  0, or -1 with e on an error that is not "n/a", -2 with
+ * e on an input error of the parts scaling (a --gemm/--gather file, --measured-only): exit 2. */
 int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, size_t ngpu, const int *tps,
                  size_t ntp, const tps_path *const *paths, size_t npath, const tps_pred_opts *po,
                  const tps_unc_opts *uo, long tmax, long rounding, tps_grid *g, tps_err *e);
