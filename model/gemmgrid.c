@@ -78,7 +78,7 @@ tps_gemmgrid *tps_gemmgrid_build(const tps_pred *p, long tmax) {
 /* The gather table of a parts context (see pred_impl.h); c->gat_ok = 0 when a backend of
  * the context is not a part (the allgather.h model, whose draws move bandwidths). */
 static void load_gather(tps_gemmgrid *c, const tps_pred *p) {
-  if (p->scaling != TPS_SCALING_PARTS || p->tp == 1) { c->gat_ok = 0; return; }
+  if (p->scaling != TPS_SCALING_PARTS) { c->gat_ok = 0; return; }
   if (c->nr && !memcmp(c->gat_parts, p->apart, sizeof c->gat_parts)) { c->gat_ok = 1; return; }
   c->gat_ok = 0;
   c->nr = 0; /* built below, or not at all */

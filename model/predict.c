@@ -104,7 +104,9 @@ static int parts_backend(const tps_pred *p, long tokens, const tps_part **part) 
 double tps_pred_gather_us(const tps_pred *p, long tokens, int *backend) {
   if (backend) *backend = TPS_GATHER_NCCL;
   if (!p->applicable || tokens < 1) return NAN;
-  if (p->tp == 1) return 0.0;
+  /* one rank: no gather, except where one was measured (a bench of the degenerate one-rank
+   * gather, which a TP1 split table holds) */
+  if (p->tp == 1 && !(p->scaling == TPS_SCALING_PARTS && (p->apart[0] || p->apart[1] || p->apart[2]))) return 0.0;
   if (p->scaling == TPS_SCALING_PESSIMISTIC) {
     if (backend && cap_tokens_ok(p, tokens, p->ag.custom_cap_bytes)) *backend = TPS_GATHER_CUSTOM;
     return curve_eval(p->ref_gather, tokens) * p->gather_mul;
@@ -137,7 +139,7 @@ int tps_pred_gemm_outside(const tps_pred *p, long rows) {
 
 int tps_pred_gather_outside(const tps_pred *p, long tokens) {
   int out = 0;
-  if (p->scaling != TPS_SCALING_PARTS || p->tp == 1) return 0;
+  if (p->scaling != TPS_SCALING_PARTS || (p->tp == 1 && !p->apart[0] && !p->apart[1] && !p->apart[2])) return 0;
   const tps_part *a;
   parts_backend(p, tokens, &a);
   if (!a) return 1;
@@ -431,12 +433,17 @@ int tps_pred_init_parts(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path 
     p->apart[b] = pp->gather[b];
     if (p->apart[b] && p->apart[b]->what != TPS_PART_GATHER) return TPS_EINVAL;
   }
+  /* one rank with a measured gather: a part for every backend the rule can pick (the custom
+   * one-shot runs on one rank too), or none at all (no gather) */
+  if (tp == 1 && (p->apart[TPS_GATHER_NCCL] || p->apart[TPS_GATHER_CUSTOM] || p->apart[TPS_GATHER_AUTO])) {
+    if (!p->apart[TPS_GATHER_NCCL] && !p->apart[TPS_GATHER_AUTO]) p->apart[TPS_GATHER_NCCL] = p->apart[TPS_GATHER_CUSTOM];
+  }
   /* the spec gather: the custom cap, the node size, and the backends no part covers */
   tps_ag_from_spec(&p->ag0, gpu, tp);
   ag_system(&p->ag0, p, 0);
   p->compute_rsd = pp->compute_rsd;
   p->stream_rsd = pp->stream_rsd;
-  p->gather_rsd = tp > 1 ? pp->gather_rsd : 0.0;
+  p->gather_rsd = pp->gather_rsd;
   tps_pred_apply_knobs(p);
   return TPS_OK;
 }

@@ -44,6 +44,11 @@ typedef struct {
   const char *method;                              /* how the interval is made */
 } answer;
 
+/* Whether the split has a gather: TP > 1, or a measured one-rank gather. */
+static int has_gather(const answer *a) {
+  return a->tp > 1 || (a->scaling == TPS_SCALING_PARTS && (a->p.apart[0] || a->p.apart[1] || a->p.apart[2]));
+}
+
 /* The source of each part at one row: replicated GEMM (T rows), split GEMM (ceil(T/TP)
  * rows), gather: measured, or the model's provenance outside a measured range. */
 static const char *row_src(const answer *a, int what, long t) {
@@ -53,7 +58,7 @@ static const char *row_src(const answer *a, int what, long t) {
     return tps_prov_names[same && a->scaling == TPS_SCALING_MODEL ? TPS_PROV_FITTED : TPS_PROV_TRANSFERRED];
   }
   if (what == 2) {
-    if (a->tp == 1) return "none";
+    if (!has_gather(a)) return "none";
     int b;
     tps_pred_split_us(&a->p, t, &b);
     double x = tps_pred_gathered_bytes(&a->p, t);
@@ -81,7 +86,7 @@ static int print_json(const answer *a) {
     tps_json_set_num(o, "replicated_us", r);
     tps_json_set_num(o, "split_us", s);
     tps_json_set_num(o, "speedup", r / s);
-    json_object_set_new(o, "gather_backend", json_string(a->tp > 1 ? tps_gather_name(b) : "none"));
+    json_object_set_new(o, "gather_backend", json_string(has_gather(a) ? tps_gather_name(b) : "none"));
     json_t *src = json_object();
     json_object_set_new(src, "replicated_gemm", json_string(row_src(a, 0, t)));
     json_object_set_new(src, "split_gemm", json_string(row_src(a, 1, t)));
@@ -171,7 +176,7 @@ static void print_text(const answer *a) {
     const char *w[3] = {row_src(a, 0, t), row_src(a, 1, t), row_src(a, 2, t)};
     for (int k = 0; k < 3; k++) src[2 * k] = strcmp(w[k], "none") ? w[k][0] : '-', src[2 * k + 1] = k < 2 ? ',' : 0;
     printf("%8ld %13ld %13.1f %10.1f %8.2f %14s %7s\n", t, tps_pred_rows_per_rank(&a->p, t), r, s, r / s,
-           a->tp > 1 ? tps_gather_name(b) : "none", src);
+           has_gather(a) ? tps_gather_name(b) : "none", src);
   }
   char lo[32], hi[32];
   snprintf(lo, sizeof lo, isfinite(a->iv.lo) ? "%.0f" : "never", a->iv.lo);
@@ -227,6 +232,33 @@ static void print_text(const answer *a) {
     printf("inverse, GEMM speedups over H20 (x the rule's) for the split to pay: at %ld tokens %s; from %ld tokens on %s\n", a->at, s_at, a->at, s_from);
 }
 
+/* -o FILE: the prediction as a split table (TAB-separated, '#@' metadata: what `tpsplit
+ * validate --predicted` and `tpsplit inspect` read), every predicted time at full precision,
+ * the sources of its parts as '#' lines; temp file + rename. */
+static int write_table(const answer *a, const char *path, tps_err *e) {
+  tps_outfile of;
+  if (tps_out_open(&of, path, e)) return -1;
+  FILE *fp = of.fp;
+  fprintf(fp, "# tpsplit predict: %s TP%ld %s, gather %s (predicted times, not a measurement)\n# %s\n", a->gpu->name, a->tp,
+          a->path->name, tps_gather_name(a->backend), a->desc);
+  if (a->scaling == TPS_SCALING_PARTS) {
+    const tps_partsrc *s[4] = {a->use.gemm, a->use.gather[0], a->use.gather[1], a->use.gather[2]};
+    for (int i = 0; i < 4; i++)
+      if (s[i]) fprintf(fp, "# [%d] %s: %s\n", s[i]->id, s[i]->what, s[i]->src);
+  }
+  fprintf(fp, "# command: %s\n", tps_cmdline());
+  fprintf(fp, "#@ gpu: %s\n#@ tp: %ld\n#@ path: %s\n#@ k: %ld\n#@ n: %ld\n#@ out_bytes_per_token: %.17g\n#@ gather: %s\n",
+          a->gpu->name, a->tp, a->path->name, a->p.shape.k, a->p.shape.n, a->p.out_bytes_per_token, tps_gather_name(a->backend));
+  if (a->p.ag.custom_cap_bytes > 0) fprintf(fp, "#@ gather_cap_bytes: %.0f\n", a->p.ag.custom_cap_bytes);
+  fprintf(fp, "tokens\trows_per_rank\treplicated_us\tsplit_us\n");
+  for (size_t i = 0; i < a->ntok; i++) {
+    long t = a->tokens[i];
+    fprintf(fp, "%ld\t%ld\t%.17g\t%.17g\n", t, tps_pred_rows_per_rank(&a->p, t), tps_pred_replicated_us(&a->p, t),
+            tps_pred_split_us(&a->p, t, NULL));
+  }
+  return tps_out_commit(&of, e);
+}
+
 /* The analyses of a->p on 1..tmax: crossover, interval, sensitivity, inverse questions. */
 static int analyze(answer *a, const tps_cmdopt_values *v) {
   tps_unc_opts uo = {(int)v->samples, (unsigned long)v->seed, TPS_INTERVAL_LEVEL};
@@ -271,7 +303,9 @@ int cmd_predict(int argc, char **argv) {
              "sign change, the break-even's moves for +-10% in each parameter, and the link\n"
              "bandwidth or GEMM throughput that would make the split pay at --at tokens.",
     .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPT(TPS_OI_PATH) | TPS_OPTS_BREAKEVEN | TPS_OPTS_PARTS |
-              TPS_OPTS_SHAPE,
+              TPS_OPTS_SHAPE | TPS_OPT(TPS_OI_OUTPUT),
+    .output_metavar = "FILE",
+    .dflt = {[TPS_OI_OUTPUT] = "none; FILE gets the predicted times as a split table, for `tpsplit validate --predicted`"},
     .text = {[TPS_OI_GPU] = "target GPU: a name or alias of the GPU table (required, unless --gemm or --gather files name it)"},
     .fit_model_only = 1,
     .opts = own,
@@ -343,6 +377,7 @@ int cmd_predict(int argc, char **argv) {
     goto done;
   }
   tps_predref_describe(&ref, a->scaling, a->desc, sizeof a->desc);
+  if (v.output && write_table(a, v.output, &e) != 0) { tps_err_print(&e); rc = TPS_EXIT_FAIL; goto done; }
   if (v.json) rc = print_json(a);
   else { print_text(a); rc = TPS_EXIT_OK; }
 done:

@@ -33,6 +33,7 @@ static const struct {
   [TPS_OI_OUTPUT] = {"output", 'o', "X"},
   [TPS_OI_GEMM] = {"gemm", 0, "FILE"},     [TPS_OI_KDIM] = {"k", 0, "K"},
   [TPS_OI_NDIM] = {"n", 0, "N"},           [TPS_OI_MEASURED_ONLY] = {"measured-only", 0, NULL},
+  [TPS_OI_NO_BUNDLED] = {"no-bundled", 0, NULL},
 };
 
 void tps_cmdopt_init(tps_cmdopt_values *v) {
@@ -133,6 +134,10 @@ static void common_help(const tps_cmdspec *s, const tps_cmdopt_values *v, int i,
     cat(buf, sz, &len, "every part from a measurement that covers the question: no model outside a measured range "
         "(an error instead)");
     break;
+  case TPS_OI_NO_BUNDLED:
+    cat(buf, sz, &len, "ignore the bundled measurements (data/parts.tsv): every part from --gemm/--gather files or a "
+        "model (to check a model against a measurement it did not see)");
+    break;
   case TPS_OI_SCALING:
     cat(buf, sz, &len, "how the prediction is made:");
     for (int k = 0, n = 0; k < TPS_NSCALINGS; k++)
@@ -217,7 +222,7 @@ static void opt_line(FILE *fp, char shortopt, const char *name, const char *meta
 /* The order of the options in --help: targets and models first, output last. */
 static const int help_order[] = {TPS_OI_GPU, TPS_OI_GPUS, TPS_OI_TP, TPS_OI_TPS, TPS_OI_PATH, TPS_OI_PATHS,
                                  TPS_OI_FIT, TPS_OI_SCALING, TPS_OI_GEMM, TPS_OI_GATHER, TPS_OI_KDIM,
-                                 TPS_OI_NDIM, TPS_OI_MEASURED_ONLY, TPS_OI_CAP, TPS_OI_IB,
+                                 TPS_OI_NDIM, TPS_OI_MEASURED_ONLY, TPS_OI_NO_BUNDLED, TPS_OI_CAP, TPS_OI_IB,
                                  TPS_OI_ROUND, TPS_OI_SAMPLES, TPS_OI_SEED};
 static const int help_order_last[] = {TPS_OI_GPUS_FILE, TPS_OI_JSON, TPS_OI_OUTPUT};
 
@@ -423,6 +428,7 @@ static int set_common(const tps_cmdspec *s, tps_cmdopt_values *v, int i, const c
     return -1;
   }
   case TPS_OI_MEASURED_ONLY: v->measured_only = 1; return 0;
+  case TPS_OI_NO_BUNDLED: v->no_bundled = 1; return 0;
   case TPS_OI_CAP:
   case TPS_OI_IB:
     if (tps_parse_double(arg, &x) == 0 && x > 0) {
@@ -565,8 +571,8 @@ int tps_cmdopt_parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_val
   if (v->fits.n && !((v->given >> TPS_OI_SCALING) & 1u) && scaling_ok(s, TPS_SCALING_MODEL)) v->scaling = TPS_SCALING_MODEL;
   if (s->fit_model_only && v->fits.n && v->scaling != TPS_SCALING_MODEL)
     return usage_error(s, "--fit goes with --scaling model");
-  if ((v->gemms.n || v->gathers.n || v->measured_only) && v->scaling != TPS_SCALING_PARTS)
-    return usage_error(s, "--gemm, --gather FILE and --measured-only go with --scaling parts (the default), not %s",
+  if ((v->gemms.n || v->gathers.n || v->measured_only || v->no_bundled) && v->scaling != TPS_SCALING_PARTS)
+    return usage_error(s, "--gemm, --gather FILE, --measured-only and --no-bundled go with --scaling parts (the default), not %s",
                        tps_scaling_names[v->scaling]);
   return -1;
 }

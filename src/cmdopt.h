@@ -44,6 +44,7 @@ enum {
   TPS_OI_KDIM,      /* --k K             GEMM reduction size */
   TPS_OI_NDIM,      /* --n N             GEMM output width */
   TPS_OI_MEASURED_ONLY, /* --measured-only  no model outside a measured range */
+  TPS_OI_NO_BUNDLED, /* --no-bundled    ignore data/parts.tsv: models and the user's files only */
   TPS_OI_N
 };
 #define TPS_OPT(i) (1u << (i))
@@ -52,7 +53,8 @@ enum {
 #define TPS_OPTS_REF (TPS_OPT(TPS_OI_FIT) | TPS_OPT(TPS_OI_SCALING) | TPS_OPT(TPS_OI_GPUS_FILE) | TPS_OPT(TPS_OI_JSON))
 /* Parts from measurements (scaling parts): --gemm, --gather files, --measured-only; and the
  * GEMM shape of the question. */
-#define TPS_OPTS_PARTS (TPS_OPT(TPS_OI_GEMM) | TPS_OPT(TPS_OI_GATHER) | TPS_OPT(TPS_OI_MEASURED_ONLY))
+#define TPS_OPTS_PARTS \
+  (TPS_OPT(TPS_OI_GEMM) | TPS_OPT(TPS_OI_GATHER) | TPS_OPT(TPS_OI_MEASURED_ONLY) | TPS_OPT(TPS_OI_NO_BUNDLED))
 #define TPS_OPTS_SHAPE (TPS_OPT(TPS_OI_KDIM) | TPS_OPT(TPS_OI_NDIM))
 /* ... and the gather, threshold and bootstrap settings of a break-even (predict, crossover). */
 #define TPS_OPTS_BREAKEVEN                                                                               \
@@ -119,6 +121,7 @@ typedef struct {
   tps_strlist gathers;                 /* --gather [B=]FILE, in order */
   long k, n;                           /* --k, --n (TPS_PRED_DEFAULT_K, _N) */
   int measured_only;                   /* --measured-only */
+  int no_bundled;                      /* --no-bundled */
   int nargs;                           /* positional arguments (tps_cmdspec.args) */
   char **args;
   unsigned given;                      /* TPS_OPT(i) of the common options on the command line */

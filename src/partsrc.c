@@ -618,7 +618,7 @@ int tps_partset_open(tps_partset **out, const tps_gpu_table *gt, const tps_parts
   if (ps->o.k < 1) ps->o.k = TPS_PRED_DEFAULT_K;
   if (ps->o.n < 1) ps->o.n = TPS_PRED_DEFAULT_N;
   pthread_mutex_init(&ps->lock, NULL);
-  if (read_xgpu(ps, e) || read_parts(ps, e)) { tps_partset_free(ps); return -1; }
+  if (read_xgpu(ps, e) || (!ps->o.no_bundled && read_parts(ps, e))) { tps_partset_free(ps); return -1; }
   *out = ps;
   return 0;
 }
@@ -1105,7 +1105,7 @@ static int gather_model(tps_partset *ps, const tps_gpu *gpu, int tp, int backend
   m->gpu = *gpu;
   m->backend = backend;
   src[0] = from[0] = 0;
-  if (tp > TPS_PRED_DEFAULT_NODE_GPUS) return 1;
+  if (tp > TPS_PRED_DEFAULT_NODE_GPUS || tp == 1) return 1; /* one rank: no gather unless measured */
   if (backend == TPS_GATHER_CUSTOM) {
     if (!gpu->nvlink) return 1;
     tps_err e2;
@@ -1329,7 +1329,7 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
   pthread_mutex_lock(&ps->lock);
   tps_partsrc *g = NULL, *a[TPS_NGATHERS] = {NULL, NULL, NULL};
   int rc = resolve_gemm(ps, gpu, path, k, n, &g, e);
-  for (int b = 0; b < TPS_NGATHERS && !rc && tp > 1; b++) rc = resolve_gather(ps, gpu, tp, b, &a[b], e);
+  for (int b = 0; b < TPS_NGATHERS && !rc; b++) rc = resolve_gather(ps, gpu, tp, b, &a[b], e);
   pthread_mutex_unlock(&ps->lock);
   if (rc) return TPS_EBADDATA;
   pp.gemm = &g->part;
@@ -1381,7 +1381,7 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
       return TPS_EBADDATA;
     }
   }
-  p->gather_rsd = tp > 1 ? grsd : 0;
+  p->gather_rsd = grsd;
   if (ps->o.measured_only && u->gemm_outside) {
     if (g->part.meas)
       tps_err_set(e, g->file, g->line_lo, "measured rows %.0f..%.0f do not reach the question's 1..%ld (%s, TP %d) and --measured-only "
@@ -1457,7 +1457,8 @@ int tps_partset_prepare(tps_partset *ps, const tps_gpu *const *gpus, size_t ngpu
 
 /* ------------------------------------------------------------------ output */
 int tps_partuse_backends(const tps_partuse *u, int backend, int tp, int custom_possible, int *b) {
-  if (tp <= 1) return 0;
+  /* one rank: no gather, unless a one-rank gather was measured */
+  if (tp <= 1 && !u->gather[TPS_GATHER_NCCL] && !u->gather[TPS_GATHER_CUSTOM] && !u->gather[TPS_GATHER_AUTO]) return 0;
   if (backend == TPS_GATHER_AUTO && u->gather[TPS_GATHER_AUTO]) { b[0] = TPS_GATHER_AUTO; return 1; }
   if (backend == TPS_GATHER_AUTO) {
     int n = 0;

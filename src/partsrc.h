@@ -84,6 +84,7 @@ typedef struct {
   long tmax;               /* largest T of the question (tables, coverage); 0 = 16384 */
   long k, n;               /* the GEMM shape asked (0: 5120 x 1792) */
   int measured_only;       /* no model outside a measured range: an error instead */
+  int no_bundled;          /* ignore data/parts.tsv */
 } tps_partset_opts;
 
 /* Open: reads data/parts.tsv and data/xgpu.fit.  gt must outlive ps. */

@@ -107,8 +107,8 @@ expect_grep '"transferred_from": "A100-SXM-80GB,H100-SXM,B200,L40S,RTX-PRO-6000-
 awk -F'\t' '/^#/ || $1 == "rows" || $1 <= 512' "$data/h200_gemm_dense-bf16.tsv" > "$tmp/g512.tsv"
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 1 --path dense-bf16 --gemm "$tmp/g512.tsv" --tokens 512,1024
 expect_grep '^# parts: GEMM measured\+model\[1\]' "$tmp/out"
-expect_grep '^ +512 +512 .* m,m,-$' "$tmp/out"
-expect_grep '^ +1024 +1024 .* t,t,-$' "$tmp/out"
+expect_grep '^ +512 +512 .* m,m,m$' "$tmp/out"   # the one-rank gather: data/allgather_h200_tp1_*.txt
+expect_grep '^ +1024 +1024 .* t,t,m$' "$tmp/out"
 # 512 rows are the table's own line
 want=$(awk -F'\t' '$1 == 512 { print $2 }' "$tmp/g512.tsv")
 expect_near "$(awk '$1 == 512 { print $3 }' "$tmp/out")" "$want" 0.005 "replicated(512) from the table"
@@ -159,7 +159,7 @@ expect_rc 2 "$TPSPLIT" crossover --gpus H200 --gemm "$data/h200_gemm_dense-bf16.
 one_line_error "$data/h200_gemm_dense-bf16.tsv: measures K 5120 N 1792, not the asked K 7168 N 1792"
 # files with the wrong scaling
 expect_rc 2 "$TPSPLIT" predict --gpu H100 --gemm "$aicg" --scaling model
-one_line_error "predict: --gemm, --gather FILE and --measured-only go with --scaling parts"
+one_line_error "predict: --gemm, --gather FILE, --measured-only and --no-bundled go with --scaling parts"
 
 # --- a fit file as a part: its GEMM moved to the target, and said so
 expect_rc 0 "$TPSPLIT" fit "$data/h20_tp8_fused_wqa_wkv.tsv" -o "$tmp/h20.fit"
@@ -170,6 +170,33 @@ expect_rc 0 "$TPSPLIT" crossover --gemm "$aicg:dtype=fp8" --gather "$aicn" --sam
 expect_grep '^H100-SXM +2 +native-fp8 ' "$tmp/out"
 expect_grep '^H100-SXM +8 +native-fp8 ' "$tmp/out"
 n=$(grep -c '^H100-SXM ' "$tmp/out"); [ "$n" -eq 3 ] && ok || fail "$n rows, want TP 2, 4, 8 of the NCCL table"
+
+# --- predictions as files: `predict -o` writes a split table that validate and inspect read
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 1 --path dense-bf16 --no-bundled --gather custom="$data/allgather_h200_tp1_custom.txt" \
+  --gather nccl="$data/allgather_h200_tp1_nccl.txt" -o "$tmp/pred.tsv"
+expect_rc 0 "$TPSPLIT" inspect "$tmp/pred.tsv"
+expect_grep 'split table, 11 rows' "$tmp/out"
+# its times are predict's: replicated(1024) in the file = the printed one (0.1 us)
+a=$(awk -F'\t' '$1 == 1024 { print $3 }' "$tmp/pred.tsv")
+"$TPSPLIT" predict --gpu H200 --tp 1 --path dense-bf16 --no-bundled --tokens 1024 > "$tmp/p1.txt"
+expect_near "$(awk '$1 == 1024 { print $3 }' "$tmp/p1.txt")" "$a" 0.002 "replicated(1024) in the -o table"
+# without the bundled H200 table the GEMM is the cross-GPU model fitted without the H200
+expect_grep '^# \[[0-9]+\] GEMM dense-bf16 on H200-SXM, K 5120 N 1792: transferred: .* fitted on A100-SXM-80GB,H100-SXM,B200,L40S,RTX-PRO-6000-Server ' "$tmp/pred.tsv"
+expect_rc 0 "$TPSPLIT" validate --predicted "$tmp/pred.tsv" --measured "$data/h200_tp1_fused_wqa_wkv_dense-bf16.tsv"
+expect_grep '^verdict: within tolerance' "$tmp/out"
+# the committed pre-registered prediction is predict's printed text (space-aligned): validate
+# reads it; checked against a TP8 table made from its own rows, 10% slower
+awk '/^ +tokens rows_per_rank/ { f = 1; next } f && $1 ~ /^[0-9]+$/ { printf "%s\t%s\t%.4f\t%.4f\n", $1, $2, 1.1 * $3, 1.1 * $4; next } f { exit }' \
+  "$data/pred_h200_tp8_marlin-w8a16.txt" > "$tmp/rows"
+{ printf '#@ gpu: H200\n#@ tp: 8\n#@ k: 5120\n#@ n: 1792\n#@ path: marlin-w8a16\n#@ out_bytes_per_token: 3584\n#@ gather: auto\n'
+  printf 'tokens\trows_per_rank\treplicated_us\tsplit_us\n'; cat "$tmp/rows"; } > "$tmp/meas8.tsv"
+expect_rc 0 "$TPSPLIT" validate --predicted "$data/pred_h200_tp8_marlin-w8a16.txt" --measured "$tmp/meas8.tsv" --json
+expect_grep '"predicted_kind": "table"' "$tmp/out"
+med=$(awk '/"all": \{/ { f = 1 } f && /"median_abs"/ { gsub(/[",]/, ""); print $2; exit }' "$tmp/out")
+expect_near "$med" "$(awk 'BEGIN { print 1 - 1 / 1.1 }')" 0.01 "median |err| of the pre-registered prediction vs itself x1.1"
+# against a TP1 table it says why not (a TP8 prediction)
+expect_rc 2 "$TPSPLIT" validate --predicted "$data/pred_h200_tp8_marlin-w8a16.txt" --measured "$data/h200_tp1_fused_wqa_wkv_w8a16.tsv"
+one_line_error "$data/pred_h200_tp8_marlin-w8a16.txt: predicted for TP8, measured .* is TP1"
 
 # --- the main job answers first: H100 and H200 at TP8, with the sources
 expect_rc 0 "$TPSPLIT" --no-plots --samples 20
