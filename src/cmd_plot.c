@@ -114,7 +114,7 @@ int cmd_plot(int argc, char **argv) {
     .nopts = sizeof own / sizeof own[0],
     .output_metavar = "DIR",
     .dflt = {[TPS_OI_GPUS] = "the measured one", [TPS_OI_TPS] = "the measured TP", [TPS_OI_PATHS] = "the measured one",
-             [TPS_OI_OUTPUT] = "plots, created when missing"},
+             [TPS_OI_OUTPUT] = "tpsplit-out, created when missing (-o plots refreshes the README's figures)"},
     .text = {[TPS_OI_JSON] = "list the files written as JSON",
              [TPS_OI_FIT] = "a fit saved by `tpsplit fit -o FIT`; repeatable.  Split fits (and their measured points) "
                             "feed the predicted curves; every fit gets a fit-quality figure"},
@@ -127,7 +127,7 @@ int cmd_plot(int argc, char **argv) {
   tps_cmdopt_init(&v);
   int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
   if (prc >= 0) return prc;
-  const char *outdir = v.output ? v.output : "plots", *gpus_file = v.gpus_file;
+  const char *outdir = v.output ? v.output : "tpsplit-out", *gpus_file = v.gpus_file;
   const char *const *fitfiles = v.fits.v, *const *meas_files = measured.v;
   const size_t nmeas = measured.n, nfitf = v.fits.n;
   const int json = v.json;

@@ -76,6 +76,7 @@ typedef struct {
   const tps_simrun_out *r;
   const double *base; /* NULL: no baseline TTFTs */
   const tps_partset *parts; /* the parts scaling's sources, or NULL */
+  const char *table_file;   /* the measured split table */
 } report;
 
 static int print_json(const report *x) {
@@ -109,6 +110,18 @@ static int print_json(const report *x) {
       json_t *pj = tps_partuse_json(&x->src->use[j], TPS_GATHER_AUTO, (int)x->tp, x->gpu->nvlink);
       json_object_update(o, pj);
       json_decref(pj);
+    } else if (x->src->source[j] == 0) {
+      /* both columns of the measured split table: the GEMM and the gather in them */
+      json_t *g = json_object(), *a = json_object(), *ga = json_object();
+      json_object_set_new(g, "provenance", json_string(tps_prov_names[TPS_PROV_MEASURED]));
+      json_object_set_new(g, "source", json_string("the replicated column of the measured split table"));
+      json_object_set_new(g, "file", json_string(x->table_file));
+      json_object_set_new(a, "provenance", json_string(tps_prov_names[TPS_PROV_MEASURED]));
+      json_object_set_new(a, "source", json_string("split - replicated of the measured split table"));
+      json_object_set_new(a, "file", json_string(x->table_file));
+      json_object_set_new(ga, "auto", a);
+      json_object_set_new(o, "gemm", g);
+      json_object_set_new(o, "gather", ga);
     }
     json_object_set_new(o, "tokens", json_integer(x->chunk));
     tps_json_set_num(o, "replicated_us", cc->proj_rep_us[j]);
@@ -364,6 +377,18 @@ int cmd_simulate(int argc, char **argv) {
   if (tps_simref_load(&ref, &gt, v.fits.n ? v.fits.v[0] : NULL, table_file, v.gpus_file, &e)) goto err;
   have_ref = 1;
   if (v.scaling == TPS_SCALING_PARTS && tps_simref_parts(&ref, &gt, &v, chunk > TPS_PRED_DEFAULT_TMAX ? chunk : 0, &e)) goto err;
+  if (ref.parts) {
+    /* the user's files must be of this GPU, TP and a path of the model */
+    const tps_path *mp[TPS_SIM_MAXPROJ];
+    size_t nmp = 0;
+    for (size_t j = 0; j < m->nproj; j++) {
+      size_t k = 0;
+      while (k < nmp && mp[k] != m->proj[j].path) k++;
+      if (k == nmp) mp[nmp++] = m->proj[j].path;
+    }
+    const int itp = (int)tp;
+    if (tps_partset_check_targets(ref.parts, &gpu, 1, &itp, 1, mp, nmp, &e)) goto err;
+  }
   if (tps_simref_sources(&ref, m, mpath, v.scaling, gpu, (int)tp, src, &e)) goto err;
   tps_simctx_thr thr;
   if (threshold(&ref, m, mask, thr_given, v.scaling, gpu, tp, chunk, &thr, &e)) goto err;
@@ -387,7 +412,8 @@ int cmd_simulate(int argc, char **argv) {
              "projections: %s; marlin-w8a16 off the table: the %s", shown_table(&ref), ref.fit_desc);
   else
     snprintf(refdesc, sizeof refdesc, "%s", ref.fit_desc);
-  report x = {m, mpath, refdesc, splitnames, gpu, tp, chunk, mask, kinds, nk, src, &thr, &r, base.n ? base.v : NULL, ref.parts};
+  report x = {m, mpath, refdesc, splitnames, gpu, tp, chunk, mask, kinds, nk, src, &thr, &r, base.n ? base.v : NULL, ref.parts,
+              shown_table(&ref)};
   if (v.json) rc = print_json(&x);
   else { print_text(&x); rc = TPS_EXIT_OK; }
   goto out;
