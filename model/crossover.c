@@ -71,7 +71,8 @@ int tps_pred_breakeven(const tps_pred *p, long tmax, long *be) {
 /* Largest T in [a, b] where the split does not win (0 when none).  Inside [a, b] the
  * gather is nondecreasing (one backend), so split(T) <= max GEMM over rows
  * [1, ceil(b/tp)] + gather(b), and replicated(T) >= min GEMM over [a, tmax]: when the
- * first is below the second the split wins on all of [a, b]. */
+ * first is below the second the split wins on all of [a, b].  (Parts: a measured gather
+ * need not be monotone; its largest value over [a, b] stands for gather(b).) */
 static long last_nonwin(tps_gemmgrid *c, long a, long b) {
   const tps_pred *p = c->p;
   if (b - a < 8) {
@@ -79,7 +80,8 @@ static long last_nonwin(tps_gemmgrid *c, long a, long b) {
       if (!(tps_gemmgrid_diff(c, t) < 0)) return t;
     return 0;
   }
-  if (tps_gemmgrid_pmax(c, tps_pred_rows_per_rank(p, b)) + tps_pred_gather_us(p, b, NULL) < tps_gemmgrid_smin(c, a)) return 0;
+  double gmax = tps_gemmgrid_gather_max(c, a, b);
+  if (tps_gemmgrid_pmax(c, tps_pred_rows_per_rank(p, b)) + gmax < tps_gemmgrid_smin(c, a)) return 0;
   if (!(tps_gemmgrid_diff(c, b) < 0)) return b;
   long m = a + (b - a) / 2;
   long r = last_nonwin(c, m + 1, b);

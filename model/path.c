@@ -92,12 +92,14 @@ const tps_path tps_path_native_fp8 = {
 };
 
 /* Our W8A16 kernels (kernels/gemm_w8a16*.cu): same weight format as Marlin, different
- * dispatch (a split-K stream kernel up to 384 rows, wgmma tiles above on SM90).  The priors
- * are [A] placeholders until the path's own model is fitted to data/h200_gemm_w8a16.tsv;
- * they are NOT Marlin's (nothing aliases one to the other). */
+ * dispatch (a split-K stream kernel up to 384 rows, wgmma tiles above on SM90).  Predicted on
+ * SM90 by their own model (model/xgemm.h, tps_xw8, fitted to data/h200_gemm_w8a16.tsv) or
+ * the measured table itself (src/partsrc.c); the priors below are [A] placeholders used only
+ * off SM90 (the mma.sync form, never measured) and in the spec scaling.  They are NOT
+ * Marlin's (nothing aliases one to the other). */
 const tps_path tps_path_w8a16 = {
   .id = TPS_PATH_W8A16,
-  .flags = TPS_PATH_F_BENCH, /* no model yet: predict refuses it rather than guess */
+  .flags = TPS_PATH_F_MODEL | TPS_PATH_F_BENCH,
   .name = "w8a16",
   .aliases = "",
   .desc = "our W8A16 kernels: FP8 E4M3 weights with E8M0 1x32 scales, bf16 activations (stream-K up to 384 rows, wgmma above)",
@@ -112,7 +114,7 @@ const tps_path tps_path_w8a16 = {
   .stream_eff = 0.80,               /* [A] */
   .stream_eff_rsd = 0.15,
   .floor_us = 4.0,                  /* [A] */
-  .source = "assumed priors (placeholders until fitted to data/h200_gemm_w8a16.tsv)",
+  .source = "assumed priors (off SM90 and spec-only; on SM90 the tps_xw8 model fitted to data/h200_gemm_w8a16.tsv)",
 };
 
 /* The reference W8A16 kernel: bench and tests only, no model. */

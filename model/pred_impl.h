@@ -7,10 +7,12 @@
 
 /* predict.c: recompute the effective models from the base ones and the knobs. */
 void tps_pred_apply_knobs(tps_pred *p);
-/* predict.c: the custom gather can run for this context (backend, cap, one node). */
-int tps_pred_custom_possible(const tps_pred *p);
 /* predict.c: the base models of a model-scaling context from a fit (nominal or drawn). */
 int tps_pred_build_from_fit(tps_pred *p, const tps_fit *f);
+/* predict.c: the gather at T comes from a part (not the allgather.h model). */
+int tps_pred_gather_is_part(const tps_pred *p, long tokens);
+/* predict.c: the largest gather time over T in [a, b] (one backend piece). */
+double tps_pred_gather_max_us(const tps_pred *p, long a, long b);
 /* crossover.c: the context can be scanned on 1..tmax (applicable, 1 <= tmax <= TPS_PRED_MAX_TMAX). */
 int tps_pred_tmax_ok(const tps_pred *p, long tmax);
 
@@ -42,6 +44,19 @@ typedef struct tps_gemmgrid {
   double *g;          /* GEMM(m), m = 1..tmax */
   double *pmax;       /* max of g over [1, m] */
   double *smin;       /* min of g over [m, tmax] */
+  /* parts contexts: g, pmax, smin hold the GEMM part's own times (loaded once); a context
+   * (a draw, a knob setting) multiplies them by gmul = its gscale / its throughput knob */
+  const tps_part *part;
+  double gmul;
+  /* parts contexts whose every gather is a part: the gather at r = ceil(T/TP) rows per rank,
+   * r = 1..nr, without the context's factor (ascale / its backend's bandwidth knob), the
+   * backend at r, and the running maximum of the gather within each backend's piece (an
+   * upper bound of the gather over any [a, b] inside one piece) */
+  double *gat, *gatmax;
+  unsigned char *gatb;
+  long nr;
+  const tps_part *gat_parts[TPS_NGATHERS];
+  int gat_ok;
 } tps_gemmgrid;
 /* gemmgrid.c: the structure of p's launches on 1..tmax (NULL when out of memory). */
 tps_gemmgrid *tps_gemmgrid_build(const tps_pred *p, long tmax);
@@ -52,6 +67,9 @@ void tps_gemmgrid_load(tps_gemmgrid *c, const tps_pred *p, int table);
 void tps_gemmgrid_free(tps_gemmgrid *c);
 /* split(t) - replicated(t) of the bound context. */
 double tps_gemmgrid_diff(tps_gemmgrid *c, long t);
+/* The gather at t, and an upper bound of it over [a, b] (one backend piece). */
+double tps_gemmgrid_gather(tps_gemmgrid *c, long t);
+double tps_gemmgrid_gather_max(tps_gemmgrid *c, long a, long b);
 /* max of GEMM over rows [1, m]; min over rows [m, tmax] (direct calls without a table). */
 double tps_gemmgrid_pmax(tps_gemmgrid *c, long m);
 double tps_gemmgrid_smin(tps_gemmgrid *c, long m);

@@ -10,12 +10,14 @@
 #include <strings.h>
 #include "pred_impl.h"
 
-const char *const tps_scaling_names[TPS_NSCALINGS] = {"model", "pessimistic", "spec"};
+const char *const tps_scaling_names[TPS_NSCALINGS] = {"model", "pessimistic", "spec", "parts"};
 const char *const tps_scaling_desc[TPS_NSCALINGS] = {
   "a reference fit transferred to the target by peak x efficiency, HBM and link bandwidth",
   "the seed vLLM pull request's rule on the H20 table (GEMM 2x/3.7x/6.7x faster at <=256/512/>=1024 "
   "rows, gather as measured), for TP8 marlin-w8a16 on SM90 targets",
-  "datasheet x path priors, no measurement"};
+  "datasheet x path priors, no measurement",
+  "each part (GEMM, gather) from a measurement where one exists (bundled, --gemm, --gather), else the "
+  "cross-GPU model transferred to the target, else spec-only; each part's source is printed"};
 const char *const tps_pk_names[TPS_PK_N] = {
   "gemm_floor_us", "gemm_bw_gbps", "gemm_tflops", "gemm_sharp", "gather_floor_us",
   "gather_custom_gbps", "nccl_lat_us", "nccl_busbw_gbps", "internode_gbps", "gather_time"};
@@ -61,6 +63,7 @@ double tps_pred_gemm_us(const tps_pred *p, long rows) {
   if (!p->applicable || rows < 1) return NAN;
   if (p->scaling == TPS_SCALING_PESSIMISTIC)
     return curve_eval(p->ref_gemm, rows) / (pess_speedup(rows) * p->gemm_div);
+  if (p->gpart) return tps_part_gemm_us(p->gpart, rows, NULL) * p->gscale / p->knob[TPS_PK_GEMM_TFLOPS];
   return tps_gemm_time_us(&p->gemm, &p->shape, rows);
 }
 
@@ -69,20 +72,95 @@ double tps_pred_gemm_us(const tps_pred *p, long rows) {
 static double gathered_bytes(const tps_pred *p, long tokens) {
   return (double)p->tp * (double)tps_pred_rows_per_rank(p, tokens) * p->out_bytes_per_token;
 }
+double tps_pred_gathered_bytes(const tps_pred *p, long tokens) { return gathered_bytes(p, tokens); }
 
 static int cap_tokens_ok(const tps_pred *p, long tokens, double cap) {
   return cap > 0 && gathered_bytes(p, tokens) / p->tp <= cap;
 }
 
+/* Parts: the backend that runs at T (the auto rule: custom while the per-rank input is
+ * under the cap and a custom gather exists here, else NCCL) and the part behind it (NULL:
+ * p->ag, the allgather.h model, for that backend). */
+static int parts_backend(const tps_pred *p, long tokens, const tps_part **part) {
+  int b = p->backend;
+  if (b == TPS_GATHER_AUTO) {
+    int custom = tps_pred_custom_possible(p) && cap_tokens_ok(p, tokens, p->ag.custom_cap_bytes);
+    const tps_part *a = p->apart[TPS_GATHER_AUTO];
+    /* a measured curve of the rule, where it was measured (or has a model); outside, the
+     * rule over this GPU's custom and NCCL gathers */
+    if (a && (a->model.kind != TPS_PM_NONE || tps_part_covers(a, gathered_bytes(p, tokens), gathered_bytes(p, tokens)))) {
+      *part = a;
+      return custom ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
+    }
+    b = custom ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
+  }
+  /* custom asked above its cap (or where it cannot run): NCCL, as tps_ag_time_us does */
+  if (b == TPS_GATHER_CUSTOM && !(tps_pred_custom_possible(p) && cap_tokens_ok(p, tokens, p->ag.custom_cap_bytes)))
+    b = TPS_GATHER_NCCL;
+  *part = p->apart[b];
+  return b;
+}
+
 double tps_pred_gather_us(const tps_pred *p, long tokens, int *backend) {
   if (backend) *backend = TPS_GATHER_NCCL;
   if (!p->applicable || tokens < 1) return NAN;
-  if (p->tp == 1) return 0.0;
+  /* one rank: no gather, except where one was measured (a bench of the degenerate one-rank
+   * gather, which a TP1 split table holds) */
+  if (p->tp == 1 && !(p->scaling == TPS_SCALING_PARTS && (p->apart[0] || p->apart[1] || p->apart[2]))) return 0.0;
   if (p->scaling == TPS_SCALING_PESSIMISTIC) {
     if (backend && cap_tokens_ok(p, tokens, p->ag.custom_cap_bytes)) *backend = TPS_GATHER_CUSTOM;
     return curve_eval(p->ref_gather, tokens) * p->gather_mul;
   }
+  if (p->scaling == TPS_SCALING_PARTS) {
+    const tps_part *a;
+    int b = parts_backend(p, tokens, &a);
+    if (backend) *backend = b;
+    if (!a) return tps_ag_time_us(&p->ag, gathered_bytes(p, tokens), p->tp, b, NULL, NULL);
+    double k = p->knob[b == TPS_GATHER_CUSTOM ? TPS_PK_AG_CUSTOM_BW : TPS_PK_AG_NCCL_BW];
+    return tps_part_eval(a, gathered_bytes(p, tokens), NULL) * p->ascale / k;
+  }
   return tps_ag_time_us(&p->ag, gathered_bytes(p, tokens), p->tp, p->backend, backend, NULL);
+}
+
+int tps_pred_gather_is_part(const tps_pred *p, long tokens) {
+  const tps_part *a;
+  if (p->scaling != TPS_SCALING_PARTS) return 0;
+  parts_backend(p, tokens, &a);
+  return a != NULL;
+}
+
+int tps_pred_gemm_outside(const tps_pred *p, long rows) {
+  int out = 0;
+  if (p->scaling != TPS_SCALING_PARTS) return 0;
+  if (!p->gpart) return 1;
+  tps_part_gemm_us(p->gpart, rows, &out);
+  return out;
+}
+
+int tps_pred_gather_outside(const tps_pred *p, long tokens) {
+  int out = 0;
+  if (p->scaling != TPS_SCALING_PARTS || (p->tp == 1 && !p->apart[0] && !p->apart[1] && !p->apart[2])) return 0;
+  const tps_part *a;
+  parts_backend(p, tokens, &a);
+  if (!a) return 1;
+  if (p->backend == TPS_GATHER_AUTO && p->apart[TPS_GATHER_AUTO] && a != p->apart[TPS_GATHER_AUTO]) return 1;
+  tps_part_eval(a, gathered_bytes(p, tokens), &out);
+  return out;
+}
+
+/* The largest gather time over T in [a, b] (one backend there): a measured curve need not
+ * be monotone (nccl-tests' smallest sizes are noise), Steffen keeps it monotone between
+ * its points, so the largest value is at an end or at a measured point inside. */
+double tps_pred_gather_max_us(const tps_pred *p, long a, long b) {
+  double g = tps_pred_gather_us(p, b, NULL), ga = tps_pred_gather_us(p, a, NULL);
+  if (ga > g) g = ga;
+  if (p->scaling != TPS_SCALING_PARTS || p->tp == 1) return g;
+  const tps_part *pa;
+  int be = parts_backend(p, b, &pa);
+  if (!pa || !pa->meas) return g;
+  double k = p->knob[be == TPS_GATHER_CUSTOM ? TPS_PK_AG_CUSTOM_BW : TPS_PK_AG_NCCL_BW];
+  double v = tps_mcurve_max(pa->meas, gathered_bytes(p, a), gathered_bytes(p, b)) * p->ascale / k;
+  return v > g ? v : g;
 }
 
 double tps_pred_replicated_us(const tps_pred *p, long tokens) { return tps_pred_gemm_us(p, tokens); }
@@ -117,9 +195,9 @@ void tps_pred_apply_knobs(tps_pred *p) {
 
 int tps_pred_set_shape(tps_pred *p, const tps_gemm_shape *s, double out_bytes_per_token) {
   if (!s || s->k < 1 || s->n < 1 || !(s->out_bytes > 0)) return TPS_EINVAL;
-  if (p->scaling == TPS_SCALING_PESSIMISTIC &&
+  if ((p->scaling == TPS_SCALING_PESSIMISTIC || p->gpart) &&
       (s->k != p->shape.k || s->n != p->shape.n || s->out_bytes != p->shape.out_bytes))
-    return TPS_EINVAL; /* the rule scales the measured curve of one shape */
+    return TPS_EINVAL; /* the rule scales the measured curve of one shape; a part is of one shape */
   p->shape = *s;
   p->out_bytes_per_token = out_bytes_per_token > 0 ? out_bytes_per_token : s->n * s->out_bytes;
   return TPS_OK;
@@ -139,6 +217,22 @@ int tps_pred_custom_possible(const tps_pred *p) {
 
 int tps_pred_knob_used(const tps_pred *p, int knob) {
   if (p->scaling == TPS_SCALING_PESSIMISTIC) return knob == TPS_PK_GEMM_TFLOPS || knob == TPS_PK_AG_TIME;
+  if (p->scaling == TPS_SCALING_PARTS) {
+    /* a part's time moves as a whole (GEMM: throughput; gather: bandwidth of its backend);
+     * the allgather.h/gemm.h models where they stand in keep their own knobs */
+    int nccl_model = !p->apart[TPS_GATHER_NCCL] && !p->apart[TPS_GATHER_AUTO];
+    int custom_model = !p->apart[TPS_GATHER_CUSTOM] && !p->apart[TPS_GATHER_AUTO];
+    switch (knob) {
+    case TPS_PK_GEMM_TFLOPS: return 1;
+    case TPS_PK_GEMM_FLOOR: case TPS_PK_GEMM_BW: case TPS_PK_GEMM_SHARP: return !p->gpart;
+    case TPS_PK_AG_CUSTOM_BW: return p->tp > 1 && tps_pred_custom_possible(p);
+    case TPS_PK_AG_FLOOR: return p->tp > 1 && tps_pred_custom_possible(p) && custom_model;
+    case TPS_PK_AG_NCCL_BW: return p->tp > 1 && p->backend != TPS_GATHER_CUSTOM;
+    case TPS_PK_AG_NCCL_LAT: return p->tp > 1 && p->backend != TPS_GATHER_CUSTOM && nccl_model;
+    case TPS_PK_AG_INTERNODE: return p->tp > p->opts.node_gpus && nccl_model;
+    default: return 0;
+    }
+  }
   switch (knob) {
   case TPS_PK_GEMM_FLOOR: case TPS_PK_GEMM_BW: case TPS_PK_GEMM_TFLOPS: case TPS_PK_GEMM_SHARP:
     return 1;
@@ -178,6 +272,7 @@ static int init_common(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *
   p->backend = p->opts.backend;
   for (int i = 0; i < TPS_PK_N; i++) p->knob[i] = 1.0;
   p->gemm_div = p->gather_mul = 1.0;
+  p->gscale = p->ascale = 1.0;
   p->applicable = 1;
   if (tp < 1 || tp > 64 || (tp > p->opts.node_gpus && tp % p->opts.node_gpus != 0)) return TPS_EINVAL;
   if (p->backend < TPS_GATHER_NCCL || p->backend > TPS_GATHER_AUTO) return TPS_EINVAL;
@@ -311,6 +406,44 @@ int tps_pred_init_pessimistic(tps_pred *p, const tps_split_data *d, const tps_gp
   if (!p->ref_gather) return TPS_EINVAL;
   p->ag.custom_cap_bytes = d->gather_cap_bytes > 0 ? d->gather_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
   p->ag0 = p->ag;
+  tps_pred_apply_knobs(p);
+  return TPS_OK;
+}
+
+int tps_pred_init_parts(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *path, const tps_pred_parts *pp,
+                        const tps_pred_opts *o) {
+  int rc = init_common(p, gpu, tp, path, o);
+  if (rc != TPS_OK) return rc;
+  if (!pp || pp->shape.k < 1 || pp->shape.n < 1 || !(pp->shape.out_bytes > 0)) return TPS_EINVAL;
+  p->scaling = TPS_SCALING_PARTS;
+  p->ref_gpu = *gpu;
+  p->shape = pp->shape;
+  p->out_bytes_per_token = pp->out_bytes_per_token > 0 ? pp->out_bytes_per_token : pp->shape.n * pp->shape.out_bytes;
+  p->gscale = p->ascale = 1.0;
+  p->gpart = pp->gemm;
+  if (p->gpart && p->gpart->what != TPS_PART_GEMM) return TPS_EINVAL;
+  if (p->gpart) {
+    /* the gemm.h model stays the spec one (knobs only): the part is the GEMM */
+    if (tps_gemm_from_spec(&p->gemm0, path, gpu) != 0) memset(&p->gemm0, 0, sizeof p->gemm0);
+  } else {
+    if (pp->gemm_model.kind != TPS_GEMM_PARAMETRIC || !pp->gemm_model.path) return TPS_EINVAL;
+    p->gemm0 = pp->gemm_model;
+  }
+  for (int b = 0; b < TPS_NGATHERS; b++) {
+    p->apart[b] = pp->gather[b];
+    if (p->apart[b] && p->apart[b]->what != TPS_PART_GATHER) return TPS_EINVAL;
+  }
+  /* one rank with a measured gather: a part for every backend the rule can pick (the custom
+   * one-shot runs on one rank too), or none at all (no gather) */
+  if (tp == 1 && (p->apart[TPS_GATHER_NCCL] || p->apart[TPS_GATHER_CUSTOM] || p->apart[TPS_GATHER_AUTO])) {
+    if (!p->apart[TPS_GATHER_NCCL] && !p->apart[TPS_GATHER_AUTO]) p->apart[TPS_GATHER_NCCL] = p->apart[TPS_GATHER_CUSTOM];
+  }
+  /* the spec gather: the custom cap, the node size, and the backends no part covers */
+  tps_ag_from_spec(&p->ag0, gpu, tp);
+  ag_system(&p->ag0, p, 0);
+  p->compute_rsd = pp->compute_rsd;
+  p->stream_rsd = pp->stream_rsd;
+  p->gather_rsd = pp->gather_rsd;
   tps_pred_apply_knobs(p);
   return TPS_OK;
 }

@@ -22,7 +22,13 @@
  *                The H20 GEMM is the measured replicated column interpolated with
  *                gemm.c's measured-curve mode (Steffen, monotone, in log-log); the H20
  *                gather at T is split(T) - GEMM(ceil(T/8)) at the measured T, interpolated
- *                the same way between them.
+ *                the same way between them;
+ *   parts        each part from what src/ resolved for the target (model/parts.h): a
+ *                measurement (interpolated in log-log, the model outside its range), a
+ *                cross-GPU model transferred by the datasheet, or spec-only: GEMM =
+ *                part(rows) / knob, gather = the backend's part(bytes) / knob; the spreads of
+ *                the draws are the parts' (tps_pred_parts).  A GEMM given as a gemm.h model
+ *                (the H20 Marlin fit transferred, spec-only) is evaluated as in "model".
  * TP 2, 4, 8 run in one NVLink domain (node_gpus = 8); TP 16 spans two nodes and its
  * gather is bounded by the per-GPU inter-node bandwidth (400 Gb/s InfiniBand = 50 GB/s
  * by default) plus one inter-node latency; no custom gather across nodes. */
@@ -35,12 +41,13 @@
 #include "allgather.h"
 #include "fit.h"
 #include "status.h"
+#include "parts.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum { TPS_SCALING_MODEL = 0, TPS_SCALING_PESSIMISTIC = 1, TPS_SCALING_SPEC = 2, TPS_NSCALINGS };
-extern const char *const tps_scaling_names[TPS_NSCALINGS]; /* "model", "pessimistic", "spec" */
+enum { TPS_SCALING_MODEL = 0, TPS_SCALING_PESSIMISTIC = 1, TPS_SCALING_SPEC = 2, TPS_SCALING_PARTS = 3, TPS_NSCALINGS };
+extern const char *const tps_scaling_names[TPS_NSCALINGS]; /* "model", "pessimistic", "spec", "parts" */
 extern const char *const tps_scaling_desc[TPS_NSCALINGS];  /* one line each, for --help */
 /* Index of a scaling name, or -1. */
 int tps_scaling_find(const char *name);
@@ -82,6 +89,17 @@ enum {
 };
 extern const char *const tps_pk_names[TPS_PK_N];
 
+/* What a parts context is built from (borrowed: must outlive the context). */
+typedef struct {
+  const tps_part *gemm;              /* the GEMM part, or NULL: gemm_model */
+  tps_gemm_model gemm_model;         /* gemm.h model when gemm is NULL (parametric) */
+  const tps_part *gather[TPS_NGATHERS]; /* per backend id ([TPS_GATHER_AUTO]: a measured curve
+                                      * of the auto rule); NULL: the spec model of allgather.h */
+  tps_gemm_shape shape;
+  double out_bytes_per_token;        /* 0: n * out_bytes */
+  double compute_rsd, stream_rsd, gather_rsd; /* spreads of the draws (lognormal) */
+} tps_pred_parts;
+
 typedef struct {
   int scaling;                /* TPS_SCALING_* */
   tps_gpu gpu;                /* target */
@@ -102,6 +120,11 @@ typedef struct {
   double gemm_div, gather_mul; /* effective pessimistic knobs */
   /* uncertainty sources */
   const tps_fit *fit;         /* model: borrowed, must outlive the context */
+  /* parts: borrowed parts (NULL: the gemm.h / allgather.h model above) and the draw factors
+   * of their times (1 nominal) */
+  const tps_part *gpart;
+  const tps_part *apart[TPS_NGATHERS];
+  double gscale, ascale;
   double compute_rsd, stream_rsd, gather_rsd;
   int applicable;             /* 0: this path cannot run here (why says so) */
   char why[160];
@@ -124,6 +147,10 @@ int tps_pred_init_spec(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *
 int tps_pred_init_pessimistic(tps_pred *p, const tps_split_data *d, const tps_gpu *table_gpu,
                               const tps_gpu *gpu, int tp, const tps_path *path,
                               const tps_pred_opts *o);
+/* From resolved parts (scaling "parts"): TPS_NA (why) as the others, TPS_EINVAL for a
+ * shape, TP or part that does not fit. */
+int tps_pred_init_parts(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *path, const tps_pred_parts *pp,
+                        const tps_pred_opts *o);
 void tps_pred_free(tps_pred *p);
 
 /* Another projection on the same GPU, TP and path (the simulator's other GEMMs): the
@@ -141,8 +168,16 @@ double tps_pred_gemm_us(const tps_pred *p, long rows);
 double tps_pred_gather_us(const tps_pred *p, long tokens, int *backend);
 double tps_pred_replicated_us(const tps_pred *p, long tokens);
 double tps_pred_split_us(const tps_pred *p, long tokens, int *backend);
+/* The custom gather can run for this context (backend, NVLink, cap, one node). */
+int tps_pred_custom_possible(const tps_pred *p);
 /* Rows per rank of the split: ceil(tokens / tp). */
 long tps_pred_rows_per_rank(const tps_pred *p, long tokens);
+/* The gathered buffer at T tokens: tp * ceil(T/tp) * out_bytes_per_token. */
+double tps_pred_gathered_bytes(const tps_pred *p, long tokens);
+/* Parts contexts: whether the GEMM of rows, the gather at tokens, came from outside the
+ * measured range of their part (or had no measurement); 0 for other scalings. */
+int tps_pred_gemm_outside(const tps_pred *p, long rows);
+int tps_pred_gather_outside(const tps_pred *p, long tokens);
 
 #ifdef __cplusplus
 }

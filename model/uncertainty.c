@@ -107,9 +107,15 @@ int tps_pred_draws_next(tps_pred_draws *d, tps_pred *q) {
     if (tps_fit_set_theta(d->scratch, d->x->data) != 0 || tps_pred_build_from_fit(q, d->scratch) != 0) return 1;
   }
   if (d->prior_part) {
-    q->gemm0.p[TPS_GP_TFLOPS] *= exp(p->compute_rsd * gsl_ran_gaussian(d->r, 1.0));
-    q->gemm0.p[TPS_GP_BW_GBPS] *= exp(p->stream_rsd * gsl_ran_gaussian(d->r, 1.0));
-    scale_ag_bw(&q->ag0, exp(p->gather_rsd * gsl_ran_gaussian(d->r, 1.0)));
+    /* throughput and bandwidth factors; a part's time is divided by its factor */
+    double fc = exp(p->compute_rsd * gsl_ran_gaussian(d->r, 1.0));
+    double fs = exp(p->stream_rsd * gsl_ran_gaussian(d->r, 1.0));
+    double fa = exp(p->gather_rsd * gsl_ran_gaussian(d->r, 1.0));
+    q->gemm0.p[TPS_GP_TFLOPS] *= fc;
+    q->gemm0.p[TPS_GP_BW_GBPS] *= fs;
+    scale_ag_bw(&q->ag0, fa);
+    q->gscale = p->gscale / fc;
+    q->ascale = p->ascale / fa;
   }
   tps_pred_apply_knobs(q);
   return 0;
@@ -119,12 +125,15 @@ int tps_pred_interval(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_i
   return tps_pred_analyze(p, tmax, o, NULL, iv);
 }
 
-int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_crossover *cx, tps_interval *iv) {
+/* The interval and, when asked, the dense crossover *cx or the bisection break-even *be. */
+static int analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_crossover *cx, long *be0, tps_interval *iv) {
   memset(iv, 0, sizeof *iv);
+  if (be0) *be0 = -1;
   iv->lo = iv->hi = iv->median = NAN;
   if (cx) { memset(cx, 0, sizeof *cx); cx->breakeven = -1; }
   if (!tps_pred_tmax_ok(p, tmax)) return p->applicable ? TPS_EINVAL : TPS_NA;
-  if (p->scaling == TPS_SCALING_PESSIMISTIC) return cx ? tps_pred_crossover(p, tmax, cx) : TPS_OK;
+  if (p->scaling == TPS_SCALING_PESSIMISTIC)
+    return cx ? tps_pred_crossover(p, tmax, cx) : be0 ? tps_pred_breakeven(p, tmax, be0) : TPS_OK;
   int n = o && o->nsamples > 0 ? o->nsamples : TPS_PRED_DEFAULT_SAMPLES;
   double level = o && o->level > 0 && o->level < 1 ? o->level : TPS_INTERVAL_LEVEL;
   unsigned long seed = o ? o->seed : 0;
@@ -136,6 +145,7 @@ int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_cr
     tps_crossover c0;
     int rc = tps_pred_crossover(p, tmax, &c0);
     if (cx) *cx = c0;
+    if (be0) *be0 = c0.breakeven;
     iv->lo = iv->hi = iv->median = c0.breakeven < 0 ? INFINITY : (double)c0.breakeven;
     return rc;
   }
@@ -154,6 +164,9 @@ int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_cr
   } else {
     tps_gemmgrid_load(gs, p, 1);
   }
+  if (be0 && (rc = tps_pred_breakeven_on(p, tmax, be0, gs)) != TPS_OK) goto out;
+  rc = TPS_ENOMEM;
+  if (be0) tps_gemmgrid_load(gs, p, 1);
   gs->mono = p->path->slice_rows == 0;
   for (long m = 2; gs->mono && m <= tmax; m++) gs->mono = gs->g[m] >= gs->g[m - 1];
   tps_pred q;
@@ -183,4 +196,12 @@ out:
   free(bes);
   tps_pred_draws_free(dr);
   return rc;
+}
+
+int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_crossover *cx, tps_interval *iv) {
+  return analyze(p, tmax, o, cx, NULL, iv);
+}
+
+int tps_pred_analyze_be(const tps_pred *p, long tmax, const tps_unc_opts *o, long *be, tps_interval *iv) {
+  return analyze(p, tmax, o, NULL, be, iv);
 }

@@ -6,6 +6,9 @@
  * multiplies the target's compute throughput, streaming bandwidth and gather bandwidths
  * by lognormal factors exp(rsd*z) with the path priors' rsd (compute_eff_rsd,
  * stream_eff_rsd) and TPS_PRED_GATHER_RSD.  Spec-only: the priors' factors alone.
+ * Parts: one lognormal factor on the GEMM part's time (compute_rsd) and one on the gather
+ * parts' (gather_rsd), the spreads src/ gave each part (model/parts.h: the measured
+ * curve's inside its range, the model's calibrated leave-one-GPU-out error outside).
  * Pessimistic: a rule, no interval (NaN). */
 #ifndef TPS_UNCERTAINTY_H
 #define TPS_UNCERTAINTY_H
@@ -52,6 +55,9 @@ int tps_pred_draws_next(tps_pred_draws *d, tps_pred *q);
 void tps_pred_draws_free(tps_pred_draws *d);
 /* Both at once (one launch table): the dense crossover *cx (may be NULL) and the interval. */
 int tps_pred_analyze(const tps_pred *p, long tmax, const tps_unc_opts *o, tps_crossover *cx, tps_interval *iv);
+/* The same with the nominal break-even by bisection (tps_pred_breakeven_fast: the same
+ * number, no sign changes) instead of the dense crossover: what a grid needs, faster. */
+int tps_pred_analyze_be(const tps_pred *p, long tmax, const tps_unc_opts *o, long *be, tps_interval *iv);
 
 #ifdef __cplusplus
 }

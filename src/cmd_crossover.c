@@ -23,7 +23,8 @@ int cmd_crossover(int argc, char **argv) {
     .about = "Break-even tokens (smallest T from which the split always wins up to --max-tokens,\n"
              "on every integer T), its bootstrap interval and the recommended threshold, for every\n"
              "GPU x TP x kernel path.  Cells where a path cannot run print n/a and why.",
-    .common = TPS_OPT(TPS_OI_GPUS) | TPS_OPT(TPS_OI_TPS) | TPS_OPT(TPS_OI_PATHS) | TPS_OPTS_BREAKEVEN,
+    .common = TPS_OPT(TPS_OI_GPUS) | TPS_OPT(TPS_OI_TPS) | TPS_OPT(TPS_OI_PATHS) | TPS_OPTS_BREAKEVEN | TPS_OPTS_PARTS |
+              TPS_OPTS_SHAPE,
     .fit_model_only = 1,
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
@@ -48,19 +49,41 @@ int cmd_crossover(int argc, char **argv) {
   int rc = TPS_EXIT_USAGE, fit_failed = 0;
   tps_err e;
   tps_err_clear(&e);
-  if (tps_predref_load(&ref, scaling, v.fits.n ? v.fits.v[0] : NULL, v.gpus_file, &fit_failed, &e) != 0) {
+  if (tps_predref_load_opts(&ref, &v, tmax, v.npaths == 1 ? v.paths[0] : NULL, &fit_failed, &e) != 0) {
     tps_err_print(&e);
     rc = fit_failed ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
     goto done;
   }
-  if (tps_cmdopt_gpus(&v, &ref.gpus, &gpus, &ngpu, &e) != 0) {
+  if (ref.parts && tps_partset_has_user(ref.parts)) {
+    /* targets default to what the user's files measure */
+    const tps_gpu *ug[TPS_STRLIST_MAX * 2];
+    size_t nug = tps_partset_user_gpus(ref.parts, ug, TPS_STRLIST_MAX * 2);
+    if (!((v.given >> TPS_OI_GPUS) & 1u) && nug) {
+      gpus = calloc(nug, sizeof *gpus);
+      if (!gpus) goto done;
+      memcpy(gpus, ug, nug * sizeof *gpus);
+      ngpu = nug;
+    }
+    const tps_path *up[TPS_NPATHS];
+    size_t nup = tps_partset_user_paths(ref.parts, up, TPS_NPATHS);
+    if (!((v.given >> TPS_OI_PATHS) & 1u) && nup) { memcpy(v.paths, up, nup * sizeof *up); v.npaths = nup; }
+    int ut[TPS_CMDOPT_MAXTP];
+    size_t nut = tps_partset_user_tps(ref.parts, ut, TPS_CMDOPT_MAXTP);
+    if (!((v.given >> TPS_OI_TPS) & 1u) && nut) { memcpy(v.tps, ut, nut * sizeof *ut); v.ntps = nut; }
+  }
+  if (!gpus && tps_cmdopt_gpus(&v, &ref.gpus, &gpus, &ngpu, &e) != 0) {
+    tps_err_print(&e);
+    goto done;
+  }
+  if (ref.parts && tps_partset_check_targets(ref.parts, gpus, ngpu, v.tps, v.ntps, v.paths, v.npaths, &e) != 0) {
     tps_err_print(&e);
     goto done;
   }
   tps_unc_opts uo = {(int)v.samples, (unsigned long)v.seed, TPS_INTERVAL_LEVEL};
-  if (tps_grid_run(&ref, scaling, gpus, ngpu, v.tps, v.ntps, v.paths, v.npaths, &v.po, &uo, tmax, v.rounding, &g, &e) != 0) {
+  int grc = tps_grid_run(&ref, scaling, gpus, ngpu, v.tps, v.ntps, v.paths, v.npaths, &v.po, &uo, tmax, v.rounding, &g, &e);
+  if (grc != 0) {
     tps_err_print(&e);
-    rc = TPS_EXIT_FAIL;
+    rc = grc == -2 ? TPS_EXIT_USAGE : TPS_EXIT_FAIL;
     goto done;
   }
   if (v.json) {
@@ -70,8 +93,14 @@ int cmd_crossover(int argc, char **argv) {
     tps_predref_describe(&ref, scaling, desc, sizeof desc);
     printf("# %s\n# break-even on T = 1..%ld; interval: %.0f%%, %s\n", desc, tmax, 100 * uo.level,
            scaling == TPS_SCALING_PESSIMISTIC ? "none (a rule)" : scaling == TPS_SCALING_MODEL
-               ? "parametric bootstrap of the fit (+ path priors when transferred)" : "priors' lognormal spread");
+               ? "parametric bootstrap of the fit (+ path priors when transferred)"
+           : scaling == TPS_SCALING_PARTS ? "lognormal spread of each part (measured 3%, models their held-out error)"
+                                          : "priors' lognormal spread");
     tps_grid_print(&g);
+    if (scaling == TPS_SCALING_PARTS) {
+      printf("# sources ([n] above; measured+model: the question leaves the measured range, the model answers there):\n");
+      tps_partset_print_sources(ref.parts, "# ");
+    }
     rc = TPS_EXIT_OK;
   }
 done:

@@ -52,9 +52,10 @@ int cmd_decide(int argc, char **argv) {
     .synopsis = "--gpu G --tp N --tokens T [options]",
     .about = "Apply the split gate of the seed vLLM pull request to one configuration: print each\n"
              "condition with PASS/FAIL and a one-line reason, then the verdict.",
-    .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPT(TPS_OI_PATH) | TPS_OPTS_REF,
+    .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPT(TPS_OI_PATH) | TPS_OPTS_REF | TPS_OPTS_PARTS |
+              TPS_OPTS_SHAPE,
     .required = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP),
-    .scalings = 1u << TPS_SCALING_MODEL | 1u << TPS_SCALING_SPEC,
+    .scalings = 1u << TPS_SCALING_MODEL | 1u << TPS_SCALING_SPEC | 1u << TPS_SCALING_PARTS,
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
     .exit_status = "0 split, 1 no split, 2 usage or input error.",
@@ -78,6 +79,7 @@ int cmd_decide(int argc, char **argv) {
 
   /* threshold */
   tps_simctx_thr thr;
+  json_t *prov = NULL; /* parts scaling: the threshold's parts, for --json */
   if (thr_given) {
     memset(&thr, 0, sizeof thr);
     thr.threshold = thr_given;
@@ -87,14 +89,19 @@ int cmd_decide(int argc, char **argv) {
     const int sc = v.scaling;
     tps_simref ref;
     /* the projection the gate is for: fused_wqa_wkv, 5120 -> 1792, bf16 output */
-    tps_gemm_shape shape = {TPS_PRED_DEFAULT_K, TPS_PRED_DEFAULT_N, TPS_PRED_DEFAULT_OUT_BYTES};
+    tps_gemm_shape shape = {v.k, v.n, TPS_PRED_DEFAULT_OUT_BYTES};
     long tmax = tokens > TPS_PRED_DEFAULT_TMAX ? tokens : TPS_PRED_DEFAULT_TMAX;
+    if (tmax > TPS_PRED_MAX_TMAX) tmax = TPS_PRED_MAX_TMAX; /* above it the threshold of the largest scan */
+    const int itp = (int)tp;
     if (tps_simref_load(&ref, &gt, fit_file, NULL, gpus_file, &e) ||
+        (sc == TPS_SCALING_PARTS && tps_simref_parts(&ref, &gt, &v, tmax, &e)) ||
+        (ref.parts && tps_partset_check_targets(ref.parts, &gpu, 1, &itp, 1, &path, 1, &e) && (tps_simref_free(&ref), 1)) ||
         (tps_simref_threshold(&ref, sc, gpu, (int)tp, path, &shape, tmax, &thr, &e) && (tps_simref_free(&ref), 1))) {
       tps_err_print(&e);
       tps_gpus_free(&gt);
       return TPS_EXIT_USAGE;
     }
+    if (ref.parts) prov = tps_partuse_json(&thr.use, TPS_GATHER_AUTO, (int)tp, gpu->nvlink);
     tps_simref_free(&ref);
   }
 
@@ -113,6 +120,7 @@ int cmd_decide(int argc, char **argv) {
     json_object_set_new(root, "threshold_tokens", thr.threshold > 0 ? json_integer(thr.threshold) : json_null());
     json_object_set_new(root, "breakeven_tokens", thr.breakeven > 0 ? json_integer(thr.breakeven) : json_null());
     json_object_set_new(root, "threshold_source", json_string(thr.source));
+    if (prov) json_object_set_new(root, "threshold_parts", prov), prov = NULL;
     for (int i = 0; i < nc; i++) {
       json_t *o = json_object();
       json_object_set_new(o, "name", json_string(cs[i].name));
@@ -129,6 +137,7 @@ int cmd_decide(int argc, char **argv) {
     for (int i = 0; i < nc; i++) printf("  %s  %-18s %s\n", cs[i].pass ? "PASS" : "FAIL", cs[i].name, cs[i].reason);
     printf("verdict: %s\n", split ? "split" : "no split");
   }
+  if (prov) json_decref(prov);
   tps_gpus_free(&gt);
   if (rc) return rc;
   return split ? TPS_EXIT_OK : TPS_EXIT_FAIL;

@@ -111,9 +111,11 @@ static json_t *to_json(const char *file, const tps_fit *f, int loo) {
 }
 
 int cmd_fit_loo_gpu(int argc, char **argv); /* src/cmd_loo.c */
+int cmd_fit_xgpu(int argc, char **argv);    /* src/cmd_loo.c */
 
 int cmd_fit(int argc, char **argv) {
   for (int i = 1; i < argc; i++) if (strcmp(argv[i], "--loo-gpu") == 0) return cmd_fit_loo_gpu(argc, argv);
+  for (int i = 1; i < argc; i++) if (strcmp(argv[i], "--xgpu") == 0) return cmd_fit_xgpu(argc, argv);
   const char *gpus = NULL;
   int loo = 0, timing = 0;
   long max_iter = 400;

@@ -107,14 +107,14 @@ int cmd_plot(int argc, char **argv) {
              "interval; threshold), crossover (break-even map GPU x TP per path), fitq (residuals and\n"
              "leave-one-out errors of each fit), layers (per-layer stage of a model, main vs split).",
     .common = TPS_OPT(TPS_OI_GPUS) | TPS_OPT(TPS_OI_TPS) | TPS_OPT(TPS_OI_PATHS) | TPS_OPTS_REF |
-              TPS_OPT(TPS_OI_SAMPLES) | TPS_OPT(TPS_OI_SEED) | TPS_OPT(TPS_OI_OUTPUT),
+              TPS_OPT(TPS_OI_SAMPLES) | TPS_OPT(TPS_OI_SEED) | TPS_OPT(TPS_OI_OUTPUT) | TPS_OPTS_PARTS | TPS_OPTS_SHAPE,
     .samples_min = 10,
     .fits = 1,
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
     .output_metavar = "DIR",
     .dflt = {[TPS_OI_GPUS] = "the measured one", [TPS_OI_TPS] = "the measured TP", [TPS_OI_PATHS] = "the measured one",
-             [TPS_OI_OUTPUT] = "plots, created when missing"},
+             [TPS_OI_OUTPUT] = "tpsplit-out, created when missing (-o plots refreshes the README's figures)"},
     .text = {[TPS_OI_JSON] = "list the files written as JSON",
              [TPS_OI_FIT] = "a fit saved by `tpsplit fit -o FIT`; repeatable.  Split fits (and their measured points) "
                             "feed the predicted curves; every fit gets a fit-quality figure"},
@@ -127,10 +127,16 @@ int cmd_plot(int argc, char **argv) {
   tps_cmdopt_init(&v);
   int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
   if (prc >= 0) return prc;
-  const char *outdir = v.output ? v.output : "plots", *gpus_file = v.gpus_file;
+  const char *outdir = v.output ? v.output : "tpsplit-out", *gpus_file = v.gpus_file;
   const char *const *fitfiles = v.fits.v, *const *meas_files = measured.v;
   const size_t nmeas = measured.n, nfitf = v.fits.n;
   const int json = v.json;
+  /* a measurement to fit here means the model scaling (its fit), as --fit does */
+  if (nmeas && !((v.given >> TPS_OI_SCALING) & 1u)) v.scaling = TPS_SCALING_MODEL;
+  if (nmeas && (v.gemms.n || v.gathers.n)) {
+    tps_die_msg("plot: --measured (fitted here) and --gemm/--gather files (parts) do not mix");
+    return TPS_EXIT_USAGE;
+  }
   j.scaling = v.scaling;
   o.render = !no_render;
   o.nsamples = (int)v.samples;
@@ -142,7 +148,8 @@ int cmd_plot(int argc, char **argv) {
   tps_err_clear(&e);
   int rc = TPS_EXIT_USAGE;
   const unsigned targets = TPS_OPT(TPS_OI_GPUS) | TPS_OPT(TPS_OI_TPS) | TPS_OPT(TPS_OI_PATHS);
-  if (nmeas == 0 && nfitf == 0 && !(v.given & targets) && !j.model_name) {
+  const int user_parts = v.gemms.n || v.gathers.n;
+  if (nmeas == 0 && nfitf == 0 && !(v.given & targets) && !j.model_name && !user_parts) {
     /* the main job's figures */
     if (tps_plot_default(outdir, &o, &w, &e)) { tps_err_print(&e); rc = e.msg[0] && strstr(e.msg, "gnuplot") ? TPS_EXIT_FAIL : TPS_EXIT_USAGE; goto done; }
     rc = print_result(outdir, &w, json);
@@ -151,6 +158,9 @@ int cmd_plot(int argc, char **argv) {
 
   tps_gpu_table gt;
   memset(&gt, 0, sizeof gt);
+  tps_predref pref;
+  memset(&pref, 0, sizeof pref);
+  int fit_failed = 0;
   tps_fit *fits = calloc(MAXIN, sizeof *fits);
   tps_plot_meas meas[MAXIN];
   const tps_fit *fitp[MAXIN];
@@ -187,8 +197,36 @@ int cmd_plot(int argc, char **argv) {
     tps_err_print(&e);
     goto cleanup;
   }
+  if (v.scaling == TPS_SCALING_PARTS) {
+    /* the parts: bundled measurements, models, the user's --gemm/--gather files; targets
+     * default to what the files measure */
+    if (tps_predref_load_opts(&pref, &v, j.tmax, v.npaths == 1 ? v.paths[0] : NULL, &fit_failed, &e)) {
+      tps_err_print(&e);
+      goto cleanup;
+    }
+    j.ref = &pref;
+    if (user_parts) {
+      const tps_gpu *ug[2 * TPS_STRLIST_MAX];
+      size_t nug = tps_partset_user_gpus(pref.parts, ug, 2 * TPS_STRLIST_MAX);
+      if (!(v.given & TPS_OPT(TPS_OI_GPUS)) && nug) {
+        free(tgpu);
+        tgpu = calloc(nug, sizeof *tgpu);
+        if (!tgpu) goto cleanup;
+        for (size_t i = 0; i < nug; i++) tgpu[i] = tps_gpus_find(&gt, ug[i]->name, &e);
+        ngl = nug;
+      }
+      const tps_path *up[TPS_NPATHS];
+      size_t nup = tps_partset_user_paths(pref.parts, up, TPS_NPATHS);
+      if (!(v.given & TPS_OPT(TPS_OI_PATHS)) && nup) { memcpy(v.paths, up, nup * sizeof *up); v.npaths = nup; }
+      int ut[TPS_CMDOPT_MAXTP];
+      size_t nut = tps_partset_user_tps(pref.parts, ut, TPS_CMDOPT_MAXTP);
+      if (!(v.given & TPS_OPT(TPS_OI_TPS)) && nut) { memcpy(v.tps, ut, nut * sizeof *ut); v.ntps = nut; }
+      if (!(v.given & TPS_OPT(TPS_OI_TPS)) && !nut) { v.tps[0] = 8; v.ntps = 1; }
+      if (!v.npaths) { v.paths[0] = &tps_path_marlin_w8a16; v.npaths = 1; }
+    }
+  }
   for (size_t i = 0; i < v.npaths; i++) pnames[i] = v.paths[i]->name;
-  if (nin == 0 && (v.given & targets) != targets) {
+  if (nin == 0 && !user_parts && (v.given & targets) != targets) {
     tps_die_msg("plot: without --measured or --fit, give --gpus, --tp and --paths (spec-only predictions)");
     goto cleanup;
   }
@@ -201,6 +239,15 @@ int cmd_plot(int argc, char **argv) {
   j.outdir = outdir; j.o = &o;
   j.nfit = nin; j.fit = fitp; j.fit_gpu = fgpu; j.fit_path = fpath; j.meas = measp;
   j.ngpu = ngl; j.gpu = tgpu; j.ntp = v.ntps; j.tp = v.tps; j.npath = v.npaths; j.path = pnames;
+  if (pref.parts) {
+    /* the user's files must fit the targets (the same errors as predict and crossover) */
+    const tps_path *tpa[TPS_NPATHS];
+    for (size_t i = 0; i < v.npaths; i++) tpa[i] = v.paths[i];
+    if (tps_partset_check_targets(pref.parts, tgpu, ngl, v.tps, v.ntps, tpa, v.npaths, &e)) {
+      tps_err_print(&e);
+      goto cleanup;
+    }
+  }
   if (tps_plot_run(&j, &w, &e)) {
     tps_err_print(&e);
     rc = strstr(e.msg, "gnuplot") ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
@@ -208,6 +255,7 @@ int cmd_plot(int argc, char **argv) {
   }
   rc = print_result(outdir, &w, json);
 cleanup:
+  tps_predref_free(&pref);
   for (size_t i = 0; i < nin; i++) tps_plot_meas_free(&meas[i]);
   tps_gpus_free(&gt);
   free(fits);

@@ -38,9 +38,41 @@ typedef struct {
   double inv_link, inv_gemm, from_link, from_gemm; /* the inverse questions (sensitivity.h) */
   int inv_link_rc, inv_gemm_rc, from_link_rc, from_gemm_rc;
   double peak;                                     /* TFLOP/s bounding the path on the GPU */
+  tps_partuse use;                                 /* parts: where each part comes from */
+  const tps_predref *ref;
   char desc[4400];                                 /* where the prediction comes from */
   const char *method;                              /* how the interval is made */
 } answer;
+
+/* Whether the split has a gather: TP > 1, or a measured one-rank gather. */
+static int has_gather(const answer *a) {
+  return a->tp > 1 || (a->scaling == TPS_SCALING_PARTS && (a->p.apart[0] || a->p.apart[1] || a->p.apart[2]));
+}
+
+/* The source of each part at one row: replicated GEMM (T rows), split GEMM (ceil(T/TP)
+ * rows), gather: measured, or the model's provenance outside a measured range. */
+static const char *row_src(const answer *a, int what, long t) {
+  if (a->scaling != TPS_SCALING_PARTS) {
+    int same = strcmp(a->p.ref_gpu.name, a->gpu->name) == 0;
+    if (a->scaling == TPS_SCALING_SPEC) return tps_prov_names[TPS_PROV_SPEC];
+    return tps_prov_names[same && a->scaling == TPS_SCALING_MODEL ? TPS_PROV_FITTED : TPS_PROV_TRANSFERRED];
+  }
+  if (what == 2) {
+    if (!has_gather(a)) return "none";
+    int b;
+    tps_pred_split_us(&a->p, t, &b);
+    double x = tps_pred_gathered_bytes(&a->p, t);
+    const tps_partsrc *aut = a->backend == TPS_GATHER_AUTO ? a->use.gather[TPS_GATHER_AUTO] : NULL;
+    if (aut && tps_part_covers(&aut->part, x, x)) return tps_prov_names[aut->prov];
+    const tps_partsrc *s = aut && aut->part.model.kind != TPS_PM_NONE ? aut : a->use.gather[b];
+    if (!s) return tps_prov_names[TPS_PROV_SPEC];
+    return s->part.meas && tps_part_covers(&s->part, x, x) ? tps_prov_names[s->prov] : tps_prov_names[s->part.model.prov];
+  }
+  const tps_partsrc *s = a->use.gemm;
+  if (!s) return "-";
+  long rows = what == 0 ? t : tps_pred_rows_per_rank(&a->p, t);
+  return tps_pred_gemm_outside(&a->p, rows) && s->part.meas ? tps_prov_names[s->part.model.prov] : tps_prov_names[s->prov];
+}
 
 static int print_json(const answer *a) {
   json_t *root = json_object(), *rows = json_array();
@@ -54,7 +86,12 @@ static int print_json(const answer *a) {
     tps_json_set_num(o, "replicated_us", r);
     tps_json_set_num(o, "split_us", s);
     tps_json_set_num(o, "speedup", r / s);
-    json_object_set_new(o, "gather_backend", json_string(a->tp > 1 ? tps_gather_name(b) : "none"));
+    json_object_set_new(o, "gather_backend", json_string(has_gather(a) ? tps_gather_name(b) : "none"));
+    json_t *src = json_object();
+    json_object_set_new(src, "replicated_gemm", json_string(row_src(a, 0, t)));
+    json_object_set_new(src, "split_gemm", json_string(row_src(a, 1, t)));
+    json_object_set_new(src, "gather", json_string(row_src(a, 2, t)));
+    json_object_set_new(o, "sources", src);
     json_array_append_new(rows, o);
   }
   json_object_set_new(root, "rows", rows);
@@ -64,6 +101,10 @@ static int print_json(const answer *a) {
   json_object_set_new(root, "scaling", json_string(tps_scaling_names[a->scaling]));
   json_object_set_new(root, "gather", json_string(tps_gather_name(a->backend)));
   json_object_set_new(root, "source", json_string(a->desc));
+  json_t *pj = a->scaling == TPS_SCALING_PARTS ? tps_partuse_json(&a->use, a->backend, (int)a->tp, tps_pred_custom_possible(&a->p))
+                                               : tps_predref_prov_json(a->ref, &a->p);
+  json_object_update(root, pj);
+  json_decref(pj);
   json_object_set_new(root, "max_tokens", json_integer(a->tmax));
   json_object_set_new(root, "breakeven_tokens", jtok(a->cx.breakeven));
   json_object_set_new(root, "breakeven_lo", jtokd(a->iv.lo));
@@ -96,29 +137,46 @@ static int print_json(const answer *a) {
   tps_json_set_num(inv, "link_gbps", a->inv_link_rc == TPS_OK ? a->inv_link * a->gpu->link_gbps : NAN);
   tps_json_set_num(inv, "gemm_tflops_scale", a->inv_gemm_rc == TPS_OK ? a->inv_gemm : NAN);
   tps_json_set_num(inv, "gemm_peak_fraction",
-                   a->inv_gemm_rc == TPS_OK && a->scaling != TPS_SCALING_PESSIMISTIC ? a->inv_gemm * a->p.gemm.p[TPS_GP_TFLOPS] / a->peak : NAN);
+                   a->inv_gemm_rc == TPS_OK && a->scaling != TPS_SCALING_PESSIMISTIC && !a->p.gpart ? a->inv_gemm * a->p.gemm.p[TPS_GP_TFLOPS] / a->peak : NAN);
   tps_json_set_num(inv, "gather_bw_scale_from", a->from_link_rc == TPS_OK ? a->from_link : NAN);
   tps_json_set_num(inv, "link_gbps_from", a->from_link_rc == TPS_OK ? a->from_link * a->gpu->link_gbps : NAN);
   tps_json_set_num(inv, "gemm_tflops_scale_from", a->from_gemm_rc == TPS_OK ? a->from_gemm : NAN);
   tps_json_set_num(inv, "gemm_peak_fraction_from",
-                   a->from_gemm_rc == TPS_OK && a->scaling != TPS_SCALING_PESSIMISTIC ? a->from_gemm * a->p.gemm.p[TPS_GP_TFLOPS] / a->peak : NAN);
+                   a->from_gemm_rc == TPS_OK && a->scaling != TPS_SCALING_PESSIMISTIC && !a->p.gpart ? a->from_gemm * a->p.gemm.p[TPS_GP_TFLOPS] / a->peak : NAN);
   json_object_set_new(root, "inverse", inv);
   return tps_json_print(root) != 0 ? TPS_EXIT_FAIL : TPS_EXIT_OK;
 }
 
 static void print_text(const answer *a) {
   printf("# %s TP%ld %s, gather %s", a->gpu->name, a->tp, a->path->name, tps_gather_name(a->backend));
-  if (a->p.ag.custom_cap_bytes > 0 && a->scaling != TPS_SCALING_PESSIMISTIC) printf(" (custom while the per-rank input <= %.0f B)", a->p.ag.custom_cap_bytes);
+  if (a->tp > 1 && a->backend == TPS_GATHER_AUTO && a->p.ag.custom_cap_bytes > 0 && a->scaling != TPS_SCALING_PESSIMISTIC &&
+      tps_pred_custom_possible(&a->p))
+    printf(" (custom while the per-rank input <= %.0f B)", a->p.ag.custom_cap_bytes);
   printf("\n# %s\n", a->desc);
-  if (a->scaling != TPS_SCALING_PESSIMISTIC)
+  if (a->scaling != TPS_SCALING_PESSIMISTIC && !a->p.gpart)
     printf("# GEMM: floor %.2f us, bandwidth %.0f GB/s, compute %.1f TFLOPS (%.0f%% of the %s peak)\n", a->p.gemm.p[TPS_GP_FLOOR_US],
            a->p.gemm.p[TPS_GP_BW_GBPS], a->p.gemm.p[TPS_GP_TFLOPS], 100 * a->p.gemm.p[TPS_GP_TFLOPS] / a->peak, a->path->fp8_peak ? "fp8" : "bf16");
-  printf("%8s %13s %13s %10s %8s %14s\n", "tokens", "rows_per_rank", "replicated_us", "split_us", "speedup", "gather_backend");
+  if (a->scaling == TPS_SCALING_PARTS) {
+    char gs[64], as[160];
+    tps_partuse_gemm_short(&a->use, gs, sizeof gs);
+    tps_partuse_gather_short(&a->use, a->backend, (int)a->tp, as, sizeof as);
+    printf("# parts: GEMM %s; gather %s\n", gs, as);
+    tps_partset_print_sources(a->ref->parts, "# ");
+    if (a->use.gather_spec_src[0]) printf("# gather: %s\n", a->use.gather_spec_src);
+  }
+  printf("# sources: of the replicated GEMM, the split GEMM and the gather at each row (measured, or the model where the row\n"
+         "# leaves the measured range): m measured, f fitted, t transferred, s spec-only\n");
+  printf("%8s %13s %13s %10s %8s %14s %7s\n", "tokens", "rows_per_rank", "replicated_us", "split_us", "speedup", "gather_backend",
+         "sources");
   for (size_t i = 0; i < a->ntok; i++) {
     long t = a->tokens[i];
     int b;
     double r = tps_pred_replicated_us(&a->p, t), s = tps_pred_split_us(&a->p, t, &b);
-    printf("%8ld %13ld %13.1f %10.1f %8.2f %14s\n", t, tps_pred_rows_per_rank(&a->p, t), r, s, r / s, a->tp > 1 ? tps_gather_name(b) : "none");
+    char src[8];
+    const char *w[3] = {row_src(a, 0, t), row_src(a, 1, t), row_src(a, 2, t)};
+    for (int k = 0; k < 3; k++) src[2 * k] = strcmp(w[k], "none") ? w[k][0] : '-', src[2 * k + 1] = k < 2 ? ',' : 0;
+    printf("%8ld %13ld %13.1f %10.1f %8.2f %14s %7s\n", t, tps_pred_rows_per_rank(&a->p, t), r, s, r / s,
+           has_gather(a) ? tps_gather_name(b) : "none", src);
   }
   char lo[32], hi[32];
   snprintf(lo, sizeof lo, isfinite(a->iv.lo) ? "%.0f" : "never", a->iv.lo);
@@ -154,7 +212,7 @@ static void print_text(const answer *a) {
     printf("inverse, gather bandwidth for the split to pay: at %ld tokens %s; from %ld tokens on %s (this GPU: %.0f GB/s)\n", a->at, s_at, a->at,
            s_from, a->gpu->link_gbps);
   }
-  int frac = a->scaling != TPS_SCALING_PESSIMISTIC;
+  int frac = a->scaling != TPS_SCALING_PESSIMISTIC && !a->p.gpart;
   double tf = a->p.gemm.p[TPS_GP_TFLOPS];
   if (a->inv_gemm_rc == TPS_OK) {
     if (frac) snprintf(s_at, sizeof s_at, "<= %.2fx (%.0f%% of peak)", a->inv_gemm, 100 * a->inv_gemm * tf / a->peak);
@@ -167,8 +225,38 @@ static void print_text(const answer *a) {
   if (frac)
     printf("inverse, GEMM throughput for the split to pay: at %ld tokens %s; from %ld tokens on %s (now %.0f%% of peak)\n", a->at, s_at, a->at, s_from,
            100 * tf / a->peak);
+  else if (a->scaling == TPS_SCALING_PARTS)
+    printf("inverse, GEMM throughput (x the GEMM part's) for the split to pay: at %ld tokens %s; from %ld tokens on %s\n", a->at, s_at, a->at,
+           s_from);
   else
     printf("inverse, GEMM speedups over H20 (x the rule's) for the split to pay: at %ld tokens %s; from %ld tokens on %s\n", a->at, s_at, a->at, s_from);
+}
+
+/* -o FILE: the prediction as a split table (TAB-separated, '#@' metadata: what `tpsplit
+ * validate --predicted` and `tpsplit inspect` read), every predicted time at full precision,
+ * the sources of its parts as '#' lines; temp file + rename. */
+static int write_table(const answer *a, const char *path, tps_err *e) {
+  tps_outfile of;
+  if (tps_out_open(&of, path, e)) return -1;
+  FILE *fp = of.fp;
+  fprintf(fp, "# tpsplit predict: %s TP%ld %s, gather %s (predicted times, not a measurement)\n# %s\n", a->gpu->name, a->tp,
+          a->path->name, tps_gather_name(a->backend), a->desc);
+  if (a->scaling == TPS_SCALING_PARTS) {
+    const tps_partsrc *s[4] = {a->use.gemm, a->use.gather[0], a->use.gather[1], a->use.gather[2]};
+    for (int i = 0; i < 4; i++)
+      if (s[i]) fprintf(fp, "# [%d] %s: %s\n", s[i]->id, s[i]->what, s[i]->src);
+  }
+  fprintf(fp, "# command: %s\n", tps_cmdline());
+  fprintf(fp, "#@ gpu: %s\n#@ tp: %ld\n#@ path: %s\n#@ k: %ld\n#@ n: %ld\n#@ out_bytes_per_token: %.17g\n#@ gather: %s\n",
+          a->gpu->name, a->tp, a->path->name, a->p.shape.k, a->p.shape.n, a->p.out_bytes_per_token, tps_gather_name(a->backend));
+  if (a->p.ag.custom_cap_bytes > 0) fprintf(fp, "#@ gather_cap_bytes: %.0f\n", a->p.ag.custom_cap_bytes);
+  fprintf(fp, "tokens\trows_per_rank\treplicated_us\tsplit_us\n");
+  for (size_t i = 0; i < a->ntok; i++) {
+    long t = a->tokens[i];
+    fprintf(fp, "%ld\t%ld\t%.17g\t%.17g\n", t, tps_pred_rows_per_rank(&a->p, t), tps_pred_replicated_us(&a->p, t),
+            tps_pred_split_us(&a->p, t, NULL));
+  }
+  return tps_out_commit(&of, e);
 }
 
 /* The analyses of a->p on 1..tmax: crossover, interval, sensitivity, inverse questions. */
@@ -188,6 +276,7 @@ static int analyze(answer *a, const tps_cmdopt_values *v) {
   a->from_gemm_rc = from ? tps_pred_inverse_from(&a->p, TPS_INV_GEMM, a->at, a->tmax, &a->from_gemm) : TPS_EINVAL;
   a->peak = tps_gemm_peak_tflops(a->gpu, a->path);
   a->method = a->scaling == TPS_SCALING_PESSIMISTIC ? "none (a rule)"
+              : a->scaling == TPS_SCALING_PARTS ? "lognormal spread of each part (measured 3%, models their held-out error)"
               : a->iv.fit_part && a->iv.prior_part ? "parametric bootstrap: fit covariance + path priors"
               : a->iv.fit_part ? "parametric bootstrap: fit covariance"
               : a->iv.prior_part ? "priors' lognormal spread" : "none";
@@ -213,13 +302,16 @@ int cmd_predict(int argc, char **argv) {
              "largest T asked, on every integer T), its bootstrap interval, the threshold, every\n"
              "sign change, the break-even's moves for +-10% in each parameter, and the link\n"
              "bandwidth or GEMM throughput that would make the split pay at --at tokens.",
-    .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPT(TPS_OI_PATH) | TPS_OPTS_BREAKEVEN,
-    .required = TPS_OPT(TPS_OI_GPU),
+    .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPT(TPS_OI_PATH) | TPS_OPTS_BREAKEVEN | TPS_OPTS_PARTS |
+              TPS_OPTS_SHAPE | TPS_OPT(TPS_OI_OUTPUT),
+    .output_metavar = "FILE",
+    .dflt = {[TPS_OI_OUTPUT] = "none; FILE gets the predicted times as a split table, for `tpsplit validate --predicted`"},
+    .text = {[TPS_OI_GPU] = "target GPU: a name or alias of the GPU table (required, unless --gemm or --gather files name it)"},
     .fit_model_only = 1,
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
     .exit_status = "0 ok; 1 the reference fit failed; 2 usage or input error (unknown GPU, impossible TP, "
-                   "a path that cannot run on the GPU).",
+                   "a path that cannot run on the GPU, a --gemm/--gather file that does not hold the question).",
   };
   tps_cmdopt_values v;
   tps_cmdopt_init(&v);
@@ -249,14 +341,34 @@ int cmd_predict(int argc, char **argv) {
   answer *a = calloc(1, sizeof *a);
   if (!a) { free(tokens); return TPS_EXIT_FAIL; }
   *a = (answer){.path = v.path, .tp = v.tp, .tmax = tokens[ntok - 1], .at = at, .rounding = v.rounding,
-                .scaling = v.scaling, .backend = v.po.backend, .tokens = tokens, .ntok = ntok};
-  if (tps_predref_load(&ref, a->scaling, v.fits.n ? v.fits.v[0] : NULL, v.gpus_file, &fit_failed, &e) != 0) {
+                .scaling = v.scaling, .backend = v.po.backend, .tokens = tokens, .ntok = ntok, .ref = &ref};
+  memset(&ref, 0, sizeof ref);
+  if (!v.gpu && !v.gemms.n && !v.gathers.n) {
+    tps_die_msg("predict: --gpu is required (try 'tpsplit predict --help')");
+    goto done;
+  }
+  if (tps_predref_load_opts(&ref, &v, a->tmax, v.path, &fit_failed, &e) != 0) {
     tps_err_print(&e);
     rc = fit_failed ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
     goto done;
   }
-  if (!(a->gpu = tps_gpus_find(&ref.gpus, v.gpu, &e))) { tps_err_print(&e); goto done; }
-  int st = tps_predref_context(&ref, a->scaling, a->gpu, (int)a->tp, a->path, &v.po, &a->p);
+  if (ref.parts && tps_partset_has_user(ref.parts)) {
+    /* the target and path default to what the files measure */
+    const tps_gpu *ug[2];
+    const tps_path *up[2];
+    if (!v.gpu && tps_partset_user_gpus(ref.parts, ug, 2) == 1) a->gpu = ug[0];
+    if (!((v.given >> TPS_OI_PATH) & 1u) && tps_partset_user_paths(ref.parts, up, 2) == 1) a->path = up[0];
+    if (!v.gpu && !a->gpu) { tps_die_msg("predict: the files measure several GPUs: give --gpu"); goto done; }
+  }
+  if (!a->gpu && !(a->gpu = tps_gpus_find(&ref.gpus, v.gpu, &e))) { tps_err_print(&e); goto done; }
+  if (ref.parts && tps_partset_check_targets(ref.parts, &a->gpu, 1, (const int[]){(int)a->tp}, 1, &a->path, 1, &e) != 0) {
+    tps_err_print(&e);
+    goto done;
+  }
+  int st = tps_predref_context_use(&ref, a->scaling, a->gpu, (int)a->tp, a->path, &v.po, &a->p, &a->use, &e);
+  if (st == TPS_EBADDATA) { tps_err_print(&e); goto done; }
+  if (st == TPS_OK && a->scaling == TPS_SCALING_PARTS)
+    tps_partset_mark(ref.parts, &a->use, a->backend, (int)a->tp, tps_pred_custom_possible(&a->p));
   if (st == TPS_NA) { tps_die_msg("predict: %s on %s at TP %ld: n/a: %s", a->path->name, a->gpu->name, a->tp, a->p.why); goto done; }
   if (st != TPS_OK) { tps_die_msg("predict: impossible configuration (%s, TP %ld, %s)", a->gpu->name, a->tp, a->path->name); goto done; }
   if (analyze(a, &v) != 0) {
@@ -265,6 +377,7 @@ int cmd_predict(int argc, char **argv) {
     goto done;
   }
   tps_predref_describe(&ref, a->scaling, a->desc, sizeof a->desc);
+  if (v.output && write_table(a, v.output, &e) != 0) { tps_err_print(&e); rc = TPS_EXIT_FAIL; goto done; }
   if (v.json) rc = print_json(a);
   else { print_text(a); rc = TPS_EXIT_OK; }
 done:

@@ -52,6 +52,16 @@ static int parse_ttfts(void *dst, const char *arg, char *why, size_t whysz) {
 
 static const char *dtype_name(double b) { return b == 4 ? "fp32" : b == 1 ? "fp8" : "bf16"; }
 
+/* A projection's source: measured (the split table), or the scaling; for the parts scaling
+ * the GEMM part's provenance and its [id] among the sources printed. */
+static const char *src_word(const tps_simsrc *s, size_t j, char *buf, size_t sz) {
+  if (s->source[j] == TPS_SCALING_PARTS + 1) {
+    tps_partuse_gemm_short(&s->use[j], buf, sz);
+    return buf;
+  }
+  return tps_simsrc_name(s->source[j]);
+}
+
 /* What the printers need. */
 typedef struct {
   const tps_sim_model *m;
@@ -65,6 +75,8 @@ typedef struct {
   const tps_simctx_thr *thr;
   const tps_simrun_out *r;
   const double *base; /* NULL: no baseline TTFTs */
+  const tps_partset *parts; /* the parts scaling's sources, or NULL */
+  const char *table_file;   /* the measured split table */
 } report;
 
 static int print_json(const report *x) {
@@ -94,6 +106,23 @@ static int print_json(const report *x) {
     json_object_set_new(o, "stream", json_string(p->aux ? "aux" : "main"));
     json_object_set_new(o, "split", json_boolean((x->mask >> j) & 1u));
     json_object_set_new(o, "source", json_string(tps_simsrc_name(x->src->source[j])));
+    if (x->src->source[j] == TPS_SCALING_PARTS + 1) {
+      json_t *pj = tps_partuse_json(&x->src->use[j], TPS_GATHER_AUTO, (int)x->tp, x->gpu->nvlink);
+      json_object_update(o, pj);
+      json_decref(pj);
+    } else if (x->src->source[j] == 0) {
+      /* both columns of the measured split table: the GEMM and the gather in them */
+      json_t *g = json_object(), *a = json_object(), *ga = json_object();
+      json_object_set_new(g, "provenance", json_string(tps_prov_names[TPS_PROV_MEASURED]));
+      json_object_set_new(g, "source", json_string("the replicated column of the measured split table"));
+      json_object_set_new(g, "file", json_string(x->table_file));
+      json_object_set_new(a, "provenance", json_string(tps_prov_names[TPS_PROV_MEASURED]));
+      json_object_set_new(a, "source", json_string("split - replicated of the measured split table"));
+      json_object_set_new(a, "file", json_string(x->table_file));
+      json_object_set_new(ga, "auto", a);
+      json_object_set_new(o, "gemm", g);
+      json_object_set_new(o, "gather", ga);
+    }
     json_object_set_new(o, "tokens", json_integer(x->chunk));
     tps_json_set_num(o, "replicated_us", cc->proj_rep_us[j]);
     tps_json_set_num(o, "split_us", cc->proj_split_us[j]);
@@ -159,6 +188,7 @@ static int print_json(const report *x) {
     json_array_append_new(ja, o);
   }
   json_object_set_new(root, "prompts", ja);
+  if (x->parts) json_object_set_new(root, "sources", tps_partset_sources_json(x->parts));
   return tps_json_print(root) ? TPS_EXIT_FAIL : TPS_EXIT_OK;
 }
 
@@ -177,7 +207,7 @@ static void print_text(const report *x) {
     printf("streams: all projections of a layer run one after another\n");
   printf("reference: %s\n\nprojections at %ld tokens (us; interval: %.0f%% from the priors' spread, predictions only):\n",
          x->fit_desc, x->chunk, TPS_INTERVAL_LEVEL * 100);
-  printf("%-18s %6s %-13s %-5s %-4s %-5s %-9s %10s %-21s %10s %s\n", "projection", "N", "path", "out", "strm",
+  printf("%-18s %6s %-13s %-5s %-4s %-5s %-16s %10s %-21s %10s %s\n", "projection", "N", "path", "out", "strm",
          "split", "source", "repl_us", "  interval", "split_us", "  interval");
   for (size_t j = 0; j < m->nproj; j++) {
     const tps_sim_proj *p = &m->proj[j];
@@ -186,9 +216,14 @@ static void print_text(const report *x) {
       if (isfinite(r->proj_lo_us[j][k])) snprintf(iv[k], sizeof iv[k], "  [%.1f, %.1f]", r->proj_lo_us[j][k], r->proj_hi_us[j][k]);
       else snprintf(iv[k], sizeof iv[k], "  -");
     }
-    printf("%-18s %6ld %-13s %-5s %-4s %-5s %-9s %10.1f %-21s %10.1f %s\n", p->name, p->n, p->path->name,
+    char sw[64];
+    printf("%-18s %6ld %-13s %-5s %-4s %-5s %-16s %10.1f %-21s %10.1f %s\n", p->name, p->n, p->path->name,
            dtype_name(p->out_bytes), p->aux ? "aux" : "main", (x->mask >> j) & 1u ? "yes" : "no",
-           tps_simsrc_name(x->src->source[j]), cc->proj_rep_us[j], iv[0], cc->proj_split_us[j], iv[1]);
+           src_word(x->src, j, sw, sizeof sw), cc->proj_rep_us[j], iv[0], cc->proj_split_us[j], iv[1]);
+  }
+  if (x->parts) {
+    printf("sources of the GEMM ([n] above) and of the gather (measured: the split table's own columns):\n");
+    tps_partset_print_sources(x->parts, "  ");
   }
   printf("\nlayers (input-projection stage of one layer):\n");
   printf("%-28s %5s %8s %6s %10s %10s %8s %10s  %s\n", "kind", "count", "tokens", "split", "main_us", "split_us",
@@ -245,6 +280,9 @@ static int split_mask(const tps_sim_model *m, const char *split_s, unsigned *mas
   return rc;
 }
 
+/* The measured table's name as given or under data/. */
+static const char *shown_table(const tps_simref *r) { return r->have_table && r->table.path ? r->table.path : "-"; }
+
 /* The threshold: given, or predicted for the projection that gates the split. */
 static int threshold(const tps_simref *ref, const tps_sim_model *m, unsigned mask, long given, int scaling,
                      const tps_gpu *gpu, long tp, long chunk, tps_simctx_thr *thr, tps_err *e) {
@@ -293,9 +331,9 @@ int cmd_simulate(int argc, char **argv) {
     .synopsis = "--model M --gpu G --tp N [options]",
     .about = "Simulate the input-projection stage of a model's chunked prefill, replicated vs split by\n"
              "token: per layer kind, per chunk and per prompt, and the time to first token.",
-    .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPTS_REF,
+    .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPTS_REF | TPS_OPTS_PARTS,
     .required = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP),
-    .scalings = 1u << TPS_SCALING_MODEL | 1u << TPS_SCALING_SPEC,
+    .scalings = 1u << TPS_SCALING_MODEL | 1u << TPS_SCALING_SPEC | 1u << TPS_SCALING_PARTS,
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
     .dflt = {[TPS_OI_FIT] = "a fit of --table made on the spot"},
@@ -338,9 +376,28 @@ int cmd_simulate(int argc, char **argv) {
   if (split_mask(m, split_s, &mask)) goto out;
   if (tps_simref_load(&ref, &gt, v.fits.n ? v.fits.v[0] : NULL, table_file, v.gpus_file, &e)) goto err;
   have_ref = 1;
+  if (v.scaling == TPS_SCALING_PARTS && tps_simref_parts(&ref, &gt, &v, chunk > TPS_PRED_DEFAULT_TMAX ? chunk : 0, &e)) goto err;
+  if (ref.parts) {
+    /* the user's files must be of this GPU, TP and a path of the model */
+    const tps_path *mp[TPS_SIM_MAXPROJ];
+    size_t nmp = 0;
+    for (size_t j = 0; j < m->nproj; j++) {
+      size_t k = 0;
+      while (k < nmp && mp[k] != m->proj[j].path) k++;
+      if (k == nmp) mp[nmp++] = m->proj[j].path;
+    }
+    const int itp = (int)tp;
+    if (tps_partset_check_targets(ref.parts, &gpu, 1, &itp, 1, mp, nmp, &e)) goto err;
+  }
   if (tps_simref_sources(&ref, m, mpath, v.scaling, gpu, (int)tp, src, &e)) goto err;
   tps_simctx_thr thr;
   if (threshold(&ref, m, mask, thr_given, v.scaling, gpu, tp, chunk, &thr, &e)) goto err;
+  if (ref.parts) {
+    /* number the sources: the gating projection's first, then each projection's */
+    tps_partset_mark(ref.parts, &thr.use, TPS_GATHER_AUTO, (int)tp, gpu->nvlink);
+    for (size_t j = 0; j < m->nproj; j++)
+      if (src->source[j] == TPS_SCALING_PARTS + 1) tps_partset_mark(ref.parts, &src->use[j], TPS_GATHER_AUTO, (int)tp, gpu->nvlink);
+  }
   tps_simrun_in in = {m, kinds, nk, &src->models, mask, thr.threshold, chunk, prompt_tokens, prompts.n,
                       base.n ? base.v : NULL, TPS_INTERVAL_LEVEL, TPS_SIMRUN_SAMPLES, TPS_SIMRUN_SEED};
   int st = tps_simrun(&in, &r);
@@ -349,7 +406,14 @@ int cmd_simulate(int argc, char **argv) {
   if (st != TPS_OK) { tps_err_set(&e, mpath, 0, "the simulation failed: %s", tps_strstatus(st)); goto err; }
   char splitnames[512];
   tps_sim_mask_names(m, mask, ",", splitnames, sizeof splitnames);
-  report x = {m, mpath, ref.fit_desc, splitnames, gpu, tp, chunk, mask, kinds, nk, src, &thr, &r, base.n ? base.v : NULL};
+  char refdesc[700];
+  if (ref.parts)
+    snprintf(refdesc, sizeof refdesc, "each part from a measurement where one exists, else a model (sources below); measured "
+             "projections: %s; marlin-w8a16 off the table: the %s", shown_table(&ref), ref.fit_desc);
+  else
+    snprintf(refdesc, sizeof refdesc, "%s", ref.fit_desc);
+  report x = {m, mpath, refdesc, splitnames, gpu, tp, chunk, mask, kinds, nk, src, &thr, &r, base.n ? base.v : NULL, ref.parts,
+              shown_table(&ref)};
   if (v.json) rc = print_json(&x);
   else { print_text(&x); rc = TPS_EXIT_OK; }
   goto out;

@@ -7,7 +7,9 @@
  *     directly (tps_fit_replicated_us / tps_fit_split_us, with their standard errors);
  *     elsewhere it is transferred with predict's model scaling (tps_pred_init_model);
  *   - a split table of predicted times (same columns as a measured one, e.g. written by
- *     `tpsplit predict`), which must hold every measured token count.
+ *     `tpsplit predict -o FILE`), or `tpsplit predict`'s printed text (src/predfile.h: space-
+ *     aligned, which the TAB-separated table reader cannot take), holding every measured
+ *     token count.
  * The comparison (errors, break-evens, thresholds, verdict) is model/validate.h; this file
  * reads the inputs and prints the result. */
 #include "config.h"
@@ -27,6 +29,7 @@
 #include "predict.h"
 #include "allgather.h"
 #include "validate.h"
+#include "predfile.h"
 
 static json_t *errsum_json(tps_errsum s) {
   json_t *o = json_object();
@@ -115,7 +118,8 @@ static int load_fit(vinput *in, const char *gpus_path, tps_err *e) {
 
 /* The prediction is a split table of predicted times.  0, or -1 with e. */
 static int load_table(vinput *in, tps_err *e) {
-  if (tps_table_read(in->pred_path, &in->ptab, e) != 0) return -1;
+  if ((tps_predtext_is(in->pred_path) ? tps_predtext_read(in->pred_path, &in->ptab, e) : tps_table_read(in->pred_path, &in->ptab, e)) != 0)
+    return -1;
   in->have_ptab = 1;
   if (in->ptab.kind != TPS_TABLE_SPLIT) {
     tps_err_set(e, in->pred_path, 0, "neither a fit file nor a split table (a %s table)", tps_table_kind_names[in->ptab.kind]);

@@ -31,13 +31,18 @@ static const struct {
   [TPS_OI_SAMPLES] = {"samples", 0, "N"},  [TPS_OI_SEED] = {"seed", 0, "S"},
   [TPS_OI_GPUS_FILE] = {"gpus-file", 0, "F"}, [TPS_OI_JSON] = {"json", 0, NULL},
   [TPS_OI_OUTPUT] = {"output", 'o', "X"},
+  [TPS_OI_GEMM] = {"gemm", 0, "FILE"},     [TPS_OI_KDIM] = {"k", 0, "K"},
+  [TPS_OI_NDIM] = {"n", 0, "N"},           [TPS_OI_MEASURED_ONLY] = {"measured-only", 0, NULL},
+  [TPS_OI_NO_BUNDLED] = {"no-bundled", 0, NULL},
 };
 
 void tps_cmdopt_init(tps_cmdopt_values *v) {
   memset(v, 0, sizeof *v);
   v->path = &tps_path_marlin_w8a16;
-  v->scaling = TPS_SCALING_MODEL;
+  v->scaling = TPS_SCALING_PARTS;
   tps_pred_opts_default(&v->po);
+  v->k = TPS_PRED_DEFAULT_K;
+  v->n = TPS_PRED_DEFAULT_N;
   v->samples = TPS_PRED_DEFAULT_SAMPLES;
   v->seed = 1;
 }
@@ -71,6 +76,8 @@ static const char *scaling_names(const tps_cmdspec *s, char *buf, size_t sz) {
     if (scaling_ok(s, i)) cat(buf, sz, &len, "%s%s", len ? ", " : "", tps_scaling_names[i]);
   return buf;
 }
+
+static int common_on(const tps_cmdspec *s, int i) { return (s->common >> i) & 1u; }
 
 /* The generic help of common option i, with the command's defaults. */
 static void common_help(const tps_cmdspec *s, const tps_cmdopt_values *v, int i, char *buf, size_t sz) {
@@ -109,7 +116,27 @@ static void common_help(const tps_cmdspec *s, const tps_cmdopt_values *v, int i,
   case TPS_OI_FIT:
     cat(buf, sz, &len, "reference fit, written by `tpsplit fit -o FIT`%s (default: %s)", s->fits ? "; repeatable" : "",
         d ? d : "a fit of the bundled H20 table made on the spot");
-    if (s->fit_model_only) cat(buf, sz, &len, "; with --scaling model only");
+    if (s->fit_model_only) cat(buf, sz, &len, "; with --scaling model (implied when --scaling is not given)");
+    break;
+  case TPS_OI_GEMM:
+    cat(buf, sz, &len, "the GEMM from this file instead of the bundled measurement or the model (repeatable, one per GPU "
+        "and path): a `tpsplit bench gemm` table, a split table (its replicated column), an AIConfigurator GEMM table "
+        "(FILE:dtype=bfloat16|fp8[,backend=B]; K and N from --k, --n, N interpolated between the measured ones), or a fit "
+        "file; between its points in log-log, outside them the model (flagged)");
+    break;
+  case TPS_OI_KDIM:
+    cat(buf, sz, &len, "GEMM reduction size K (default %ld)", v->k);
+    break;
+  case TPS_OI_NDIM:
+    cat(buf, sz, &len, "GEMM output width N; the gather moves N x 2 bytes (bf16) per token (default %ld)", v->n);
+    break;
+  case TPS_OI_MEASURED_ONLY:
+    cat(buf, sz, &len, "every part from a measurement that covers the question: no model outside a measured range "
+        "(an error instead)");
+    break;
+  case TPS_OI_NO_BUNDLED:
+    cat(buf, sz, &len, "ignore the bundled measurements (data/parts.tsv): every part from --gemm/--gather files or a "
+        "model (to check a model against a measurement it did not see)");
     break;
   case TPS_OI_SCALING:
     cat(buf, sz, &len, "how the prediction is made:");
@@ -122,6 +149,10 @@ static void common_help(const tps_cmdspec *s, const tps_cmdopt_values *v, int i,
     for (int k = 0; k < TPS_NGATHERS; k++)
       cat(buf, sz, &len, "%s %s = %s", k ? ";" : "", tps_gathers[k].name, tps_gathers[k].desc);
     cat(buf, sz, &len, " (default %s)", tps_gather_name(v->po.backend));
+    if (common_on(s, TPS_OI_GEMM))
+      cat(buf, sz, &len, "; or a measured gather [BACKEND=]FILE (repeatable, one per GPU, backend and TP): an nccl-tests "
+          "all_gather_perf or `tpsplit bench allgather` log (ranks = TP), an AIConfigurator NCCL table (num_gpus = TP), "
+          "a split table (split - replicated at its TP), or a fit file; BACKEND defaults to the file's own");
     break;
   case TPS_OI_CAP:
     cat(buf, sz, &len, "per-rank input cap of the custom gather, bytes (default %.0f)",
@@ -187,11 +218,11 @@ static void opt_line(FILE *fp, char shortopt, const char *name, const char *meta
   item(fp, left, help);
 }
 
-static int common_on(const tps_cmdspec *s, int i) { return (s->common >> i) & 1u; }
 
 /* The order of the options in --help: targets and models first, output last. */
 static const int help_order[] = {TPS_OI_GPU, TPS_OI_GPUS, TPS_OI_TP, TPS_OI_TPS, TPS_OI_PATH, TPS_OI_PATHS,
-                                 TPS_OI_FIT, TPS_OI_SCALING, TPS_OI_GATHER, TPS_OI_CAP, TPS_OI_IB,
+                                 TPS_OI_FIT, TPS_OI_SCALING, TPS_OI_GEMM, TPS_OI_GATHER, TPS_OI_KDIM,
+                                 TPS_OI_NDIM, TPS_OI_MEASURED_ONLY, TPS_OI_NO_BUNDLED, TPS_OI_CAP, TPS_OI_IB,
                                  TPS_OI_ROUND, TPS_OI_SAMPLES, TPS_OI_SEED};
 static const int help_order_last[] = {TPS_OI_GPUS_FILE, TPS_OI_JSON, TPS_OI_OUTPUT};
 
@@ -374,10 +405,30 @@ static int set_common(const tps_cmdspec *s, tps_cmdopt_values *v, int i, const c
     if (scaling_ok(s, v->scaling = tps_scaling_find(arg))) return 0;
     snprintf(why, whysz, "%s", scaling_names(s, names, sizeof names));
     return -1;
-  case TPS_OI_GATHER:
-    if ((v->po.backend = tps_gather_parse(arg)) >= 0) return 0;
-    snprintf(why, whysz, "%s", tps_gather_names(names, sizeof names));
+  case TPS_OI_GATHER: {
+    int b = tps_gather_parse(arg);
+    if (b >= 0) { v->po.backend = b; return 0; }
+    if (!common_on(s, TPS_OI_GEMM)) {
+      snprintf(why, whysz, "%s", tps_gather_names(names, sizeof names));
+      return -1;
+    }
+    if (v->gathers.n == TPS_STRLIST_MAX) { snprintf(why, whysz, "at most %d files", TPS_STRLIST_MAX); return -1; }
+    v->gathers.v[v->gathers.n++] = arg; /* a file: read (and checked) by the command */
+    return 0;
+  }
+  case TPS_OI_GEMM:
+    if (v->gemms.n == TPS_STRLIST_MAX) { snprintf(why, whysz, "at most %d files", TPS_STRLIST_MAX); return -1; }
+    v->gemms.v[v->gemms.n++] = arg;
+    return 0;
+  case TPS_OI_KDIM:
+  case TPS_OI_NDIM: {
+    long x;
+    if (tps_parse_long(arg, &x) == 0 && x >= 1 && x <= 1000000) { *(i == TPS_OI_KDIM ? &v->k : &v->n) = x; return 0; }
+    snprintf(why, whysz, "a whole number 1..1000000");
     return -1;
+  }
+  case TPS_OI_MEASURED_ONLY: v->measured_only = 1; return 0;
+  case TPS_OI_NO_BUNDLED: v->no_bundled = 1; return 0;
   case TPS_OI_CAP:
   case TPS_OI_IB:
     if (tps_parse_double(arg, &x) == 0 && x > 0) {
@@ -526,8 +577,13 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
   for (size_t k = 0; k < s->nopts; k++)
     if (s->opts[k].required && !((own_given >> k) & 1ul))
       return usage_error(s, "--%s is required (try 'tpsplit%s%s --help')", s->opts[k].name, *cmd ? " " : "", cmd);
+  /* --fit alone means the model scaling; measured files mean the parts scaling */
+  if (v->fits.n && !((v->given >> TPS_OI_SCALING) & 1u) && scaling_ok(s, TPS_SCALING_MODEL)) v->scaling = TPS_SCALING_MODEL;
   if (s->fit_model_only && v->fits.n && v->scaling != TPS_SCALING_MODEL)
     return usage_error(s, "--fit goes with --scaling model");
+  if ((v->gemms.n || v->gathers.n || v->measured_only || v->no_bundled) && v->scaling != TPS_SCALING_PARTS)
+    return usage_error(s, "--gemm, --gather FILE, --measured-only and --no-bundled go with --scaling parts (the default), not %s",
+                       tps_scaling_names[v->scaling]);
   return -1;
 }
 

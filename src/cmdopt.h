@@ -31,7 +31,7 @@ enum {
   TPS_OI_PATHS,     /* --paths LIST      kernel paths with a model */
   TPS_OI_FIT,       /* --fit FIT         a reference fit (repeatable with TPS_CMDSPEC_FITS) */
   TPS_OI_SCALING,   /* --scaling S       of tps_cmdspec.scalings */
-  TPS_OI_GATHER,    /* --gather B        tps_gathers */
+  TPS_OI_GATHER,    /* --gather B|[B=]FILE  a backend of tps_gathers, or a measured gather (repeatable) */
   TPS_OI_CAP,       /* --cap-bytes B     custom gather cap */
   TPS_OI_IB,        /* --ib-gbps X       inter-node bandwidth */
   TPS_OI_ROUND,     /* --round R         threshold rounding */
@@ -40,12 +40,22 @@ enum {
   TPS_OI_GPUS_FILE, /* --gpus-file F     GPU table */
   TPS_OI_JSON,      /* --json */
   TPS_OI_OUTPUT,    /* -o, --output X    output file or folder */
+  TPS_OI_GEMM,      /* --gemm FILE       a measured (or fitted) GEMM (repeatable) */
+  TPS_OI_KDIM,      /* --k K             GEMM reduction size */
+  TPS_OI_NDIM,      /* --n N             GEMM output width */
+  TPS_OI_MEASURED_ONLY, /* --measured-only  no model outside a measured range */
+  TPS_OI_NO_BUNDLED, /* --no-bundled    ignore data/parts.tsv: models and the user's files only */
   TPS_OI_N
 };
 #define TPS_OPT(i) (1u << (i))
 /* What a prediction is made from and how it is printed: the reference, the scaling, the GPU
  * table, JSON. */
 #define TPS_OPTS_REF (TPS_OPT(TPS_OI_FIT) | TPS_OPT(TPS_OI_SCALING) | TPS_OPT(TPS_OI_GPUS_FILE) | TPS_OPT(TPS_OI_JSON))
+/* Parts from measurements (scaling parts): --gemm, --gather files, --measured-only; and the
+ * GEMM shape of the question. */
+#define TPS_OPTS_PARTS \
+  (TPS_OPT(TPS_OI_GEMM) | TPS_OPT(TPS_OI_GATHER) | TPS_OPT(TPS_OI_MEASURED_ONLY) | TPS_OPT(TPS_OI_NO_BUNDLED))
+#define TPS_OPTS_SHAPE (TPS_OPT(TPS_OI_KDIM) | TPS_OPT(TPS_OI_NDIM))
 /* ... and the gather, threshold and bootstrap settings of a break-even (predict, crossover). */
 #define TPS_OPTS_BREAKEVEN                                                                               \
   (TPS_OPTS_REF | TPS_OPT(TPS_OI_GATHER) | TPS_OPT(TPS_OI_CAP) | TPS_OPT(TPS_OI_IB) | TPS_OPT(TPS_OI_ROUND) | \
@@ -99,7 +109,7 @@ typedef struct {
   const tps_path *paths[TPS_NPATHS];   /* --paths (a default set before parsing is replaced) */
   size_t npaths;
   tps_strlist fits;                    /* --fit, in order */
-  int scaling;                         /* TPS_SCALING_MODEL */
+  int scaling;                         /* TPS_SCALING_PARTS; --fit alone: TPS_SCALING_MODEL */
   tps_pred_opts po;                    /* --gather, --cap-bytes, --ib-gbps (tps_pred_opts_default) */
   long rounding;                       /* --round, 0: next power of two */
   long samples;                        /* --samples, TPS_PRED_DEFAULT_SAMPLES */
@@ -107,6 +117,11 @@ typedef struct {
   const char *gpus_file;               /* --gpus-file, NULL: the bundled table */
   int json;
   const char *output;                  /* -o, NULL unless set */
+  tps_strlist gemms;                   /* --gemm FILE, in order */
+  tps_strlist gathers;                 /* --gather [B=]FILE, in order */
+  long k, n;                           /* --k, --n (TPS_PRED_DEFAULT_K, _N) */
+  int measured_only;                   /* --measured-only */
+  int no_bundled;                      /* --no-bundled */
   int nargs;                           /* positional arguments (tps_cmdspec.args) */
   char **args;
   unsigned given;                      /* TPS_OPT(i) of the common options on the command line */

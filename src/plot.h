@@ -157,6 +157,9 @@ int tps_plot_fitq(const char *dir, const char *name, const tps_fit *f, const cha
 int tps_plot_layers_fig(const char *dir, const char *name, const tps_plot_layers *l,
                         const tps_plot_opts *o, tps_plot_files *w, tps_err *e);
 
+struct tps_predref_s; /* src/predcli.h */
+struct tps_grid_s;
+
 /* ---------------------------------------------------------------- figures from the model
  * (src/plotjob.c) What `tpsplit plot` draws: fits (each with its measured points), predicted
  * curves for targets GPU x TP x path, grouped into speedup figures by `by`, a latency figure
@@ -182,6 +185,7 @@ typedef struct {
   unsigned figures;                /* TPS_PLOT_FIG_* bits; 0 = every figure that applies */
   const char *model_name;          /* per-layer figure: model description name or file */
   long sim_tokens;                 /* its tokens per step (0 = 8192) */
+  const struct tps_predref_s *ref; /* scaling parts: the parts (src/predcli.h); NULL otherwise */
 } tps_plot_job;
 
 enum {
@@ -211,6 +215,16 @@ void tps_plot_meas_free(tps_plot_meas *m);
  * o may be NULL (defaults; o->nsamples and o->seed drive the bands and intervals), w may be
  * NULL.  Returns 0 (also when gnuplot is missing: w->gnuplot_missing), -1 with e on error. */
 int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files *w, tps_err *e);
+/* Render every NAME.gp listed in w (written with o->render = 0) with at most nproc gnuplot
+ * processes at once, each running its share of the scripts in one session (`gnuplot -d -e
+ * reset A.gp -e reset B.gp ...` in dir: one start-up per process instead of per figure);
+ * the images are added to w.  No gnuplot: w->gnuplot_missing and one line on stderr (unless
+ * o->quiet).  0, or -1 with e (a gnuplot that failed, a missing image). */
+int tps_plot_render_batch(const char *dir, const tps_plot_opts *o, int nproc, tps_plot_files *w, tps_err *e);
+/* The same from the main job's reference (scaling parts, or NULL: loaded here) and its grid
+ * of every bundled GPU x TP x path (NULL: computed here). */
+int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const struct tps_predref_s *ref,
+                          const struct tps_grid_s *grid, tps_plot_files *w, tps_err *e);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,11 @@
 #include "fitfile.h"
 #include "fitload.h"
 #include "util.h"
+#include "cmdopt.h"
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define DEFAULT_TMAX 16384L
 #define DEFAULT_SAMPLES 200
@@ -69,7 +74,7 @@ typedef struct {
   long *tok;
   double *rep, *rl, *rh, *sp, *sl, *sh, *spl, *sph;
   int *backend;
-  char gpu[64], path[32], source[96];
+  char gpu[64], path[32], source[160];
 } curve_buf;
 
 static void curve_free(curve_buf *b) {
@@ -217,6 +222,8 @@ typedef struct {
   const tps_path *path;
 } target;
 
+static int target_pred(const tps_plot_job *j, const target *t, tps_pred *p, char *source, size_t ssz);
+
 /* Which fit serves a target: the split fit on the same path, else the first split fit. */
 static int fit_for(const tps_plot_job *j, const tps_path *path) {
   int first = -1;
@@ -228,10 +235,36 @@ static int fit_for(const tps_plot_job *j, const tps_path *path) {
   return first;
 }
 
+/* Build the prediction of a target (at shape when not NULL: a model's projection); source
+ * gets a legend note.  TPS_NA passes through. */
+static int target_pred_at(const tps_plot_job *j, const target *t, const tps_gemm_shape *shape, tps_pred *p, char *source,
+                          size_t ssz) {
+  tps_pred_opts po;
+  tps_pred_opts_default(&po);
+  if (j->scaling == TPS_SCALING_PARTS && j->ref && j->ref->parts) {
+    tps_partuse u;
+    tps_err e2;
+    tps_err_clear(&e2);
+    int rc = tps_partset_context(j->ref->parts, t->gpu, t->tp, t->path, &po, shape, shape ? shape->n * shape->out_bytes : 0, p,
+                                 &u, &e2);
+    if (rc == TPS_OK) {
+      char gs[64], as[128];
+      tps_partuse_gemm_short(&u, gs, sizeof gs);
+      tps_partuse_gather_short(&u, p->backend, t->tp, as, sizeof as);
+      snprintf(source, ssz, "GEMM %.40s, gather %.100s", gs, as);
+    }
+    return rc == TPS_EBADDATA ? TPS_EINVAL : rc;
+  }
+  int rc = target_pred(j, t, p, source, ssz);
+  if (rc == TPS_OK && shape) rc = tps_pred_set_shape(p, shape, shape->n * shape->out_bytes);
+  return rc;
+}
+
 /* Build the prediction of a target; source gets a legend note.  TPS_NA passes through. */
 static int target_pred(const tps_plot_job *j, const target *t, tps_pred *p, char *source, size_t ssz) {
   tps_pred_opts po;
   tps_pred_opts_default(&po);
+  if (j->scaling == TPS_SCALING_PARTS && j->ref && j->ref->parts) return target_pred_at(j, t, NULL, p, source, ssz);
   int fi = fit_for(j, t->path);
   int scaling = fi < 0 ? TPS_SCALING_SPEC : j->scaling;
   int rc;
@@ -301,18 +334,16 @@ static int layers_figure(const tps_plot_job *j, const target *t, tps_plot_files 
   for (size_t k = 0; k < m->nproj; k++) {
     /* each projection on its own path: the target's prediction for that path, shape of the projection */
     target tk = {t->gpu, t->tp, m->proj[k].path};
-    char src[96];
-    if (target_pred(j, &tk, &pr[k], src, sizeof src) != TPS_OK) {
+    char src[160];
+    tps_gemm_shape shp = {m->hidden, m->proj[k].n, m->proj[k].out_bytes};
+    if (target_pred_at(j, &tk, &shp, &pr[k], src, sizeof src) != TPS_OK) {
       tps_err_set(e, mpath, 0, "projection %s: path %s cannot be predicted on %s at TP%d", m->proj[k].name,
                   m->proj[k].path->name, t->gpu->name, t->tp);
       npr = (int)k + 1;
       goto out;
     }
     npr = (int)k + 1;
-    sm.p[k].gemm = pr[k].gemm;
-    sm.p[k].shape.k = m->hidden; sm.p[k].shape.n = m->proj[k].n; sm.p[k].shape.out_bytes = m->proj[k].out_bytes;
-    sm.p[k].ag = &pr[k].ag;
-    sm.p[k].gather_backend = pr[k].backend;
+    sm.p[k].pred = &pr[k]; /* at the projection's own shape and gathered bytes */
   }
   tps_sim_cost cost = {tps_sim_models_cost, &sm};
   long T = j->sim_tokens > 0 ? j->sim_tokens : 8192;
@@ -418,7 +449,7 @@ int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
   int need_curves = (figs & (TPS_PLOT_FIG_LATENCY | TPS_PLOT_FIG_SPEEDUP)) != 0;
   for (k = 0; k < ntg; k++) {
     tps_pred p;
-    char src[96];
+    char src[160];
     int st = target_pred(j, &tg[k], &p, src, sizeof src);
     cells[k].gpu = tg[k].gpu->name; cells[k].tp = tg[k].tp; cells[k].path = tg[k].path->name;
     cells[k].breakeven_tokens = cells[k].breakeven_lo = cells[k].breakeven_hi = cells[k].threshold_tokens = NAN;
@@ -552,8 +583,8 @@ static int rule_figure(const tps_plot_job *j0, const tps_gpu *h100, const tps_gp
   for (int k = 0; k < 3; k++) {
     target t = {gs[k], j.tp[0], path};
     tps_pred p;
-    char src[96];
-    j.scaling = k < 2 ? TPS_SCALING_MODEL : TPS_SCALING_PESSIMISTIC;
+    char src[160];
+    j.scaling = k < 2 ? j0->scaling : TPS_SCALING_PESSIMISTIC;
     if (!path || target_pred(&j, &t, &p, src, sizeof src) != TPS_OK) {
       tps_pred_free(&p);
       tps_err_set(e, NULL, 0, "cannot predict %s TP%d %s (%s)", gs[k]->name, j.tp[0], j.path[0],
@@ -580,71 +611,87 @@ out:
 }
 
 int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
-  /* the reference of the main job: the bundled GPU table and a fit of the bundled H20 table,
-   * loaded as `tpsplit predict`/`crossover` load it (predcli.h), so the numbers match */
-  tps_predref *r = calloc(1, sizeof *r);
+  return tps_plot_default_from(outdir, o, NULL, NULL, w, e);
+}
+
+int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const tps_predref *ref0, const tps_grid *grid0,
+                          tps_plot_files *w, tps_err *e) {
+  /* the reference of the main job (scaling parts: what `tpsplit predict` uses by default),
+   * loaded as predict/crossover load it (predcli.h) when the caller has none, so the numbers
+   * match; the H20 table fitted with leave-one-out errors for the fit-quality figure and
+   * its measured points */
+  tps_predref *r = NULL;
+  const tps_predref *ref = ref0;
   tps_fit *fl = malloc(sizeof *fl);
   tps_plot_meas m;
   tps_grid g;
   memset(&m, 0, sizeof m);
   memset(&g, 0, sizeof g);
   char tpath[4096];
-  int rc = -1, status, fit_failed = 0, loaded = 0;
-  if (!r || !fl) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
-  if (tps_predref_load(r, TPS_SCALING_MODEL, NULL, NULL, &fit_failed, e)) goto out;
-  loaded = 1;
-  /* the same table fitted with leave-one-out errors, for the fit-quality figure */
+  int rc = -1, status, fit_failed = 0;
+  if (!fl) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
+  if (!ref) {
+    tps_cmdopt_values v;
+    tps_cmdopt_init(&v);
+    r = calloc(1, sizeof *r);
+    if (!r) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
+    if (tps_predref_load_opts(r, &v, TPS_PRED_DEFAULT_TMAX, NULL, &fit_failed, e)) goto out;
+    ref = r;
+  }
   tps_fit_opts fo = {1, 0};
   if (tps_data_path(TPS_BUNDLED_TABLE, tpath, sizeof tpath, e) || tps_fit_file(tpath, NULL, NULL, &fo, fl, &status, e))
     goto out;
-  const tps_gpu *ref = r->fit_gpu;
-  const tps_gpu *h100 = tps_gpus_find(&r->gpus, "H100", e), *h200 = h100 ? tps_gpus_find(&r->gpus, "H200", e) : NULL;
-  if (!ref || !h200) goto out;
-  const char *pname = r->fit.gemm.path ? r->fit.gemm.path->name : "?";
-  if (tps_plot_meas_from_fit(&r->fit, ref->name, pname, TPS_BUNDLED_TABLE, &m)) {
+  tps_err e2;
+  const tps_gpu *h20 = tps_gpus_find(&ref->gpus, fl->gpu, e), *h100 = h20 ? tps_gpus_find(&ref->gpus, "H100", e) : NULL,
+                *h200 = h100 ? tps_gpus_find(&ref->gpus, "H200", e) : NULL;
+  if (!h200) goto out;
+  const char *pname = fl->gemm.path ? fl->gemm.path->name : "?";
+  if (tps_plot_meas_from_fit(fl, h20->name, pname, TPS_BUNDLED_TABLE, &m)) {
     tps_err_set(e, tpath, 0, "no split points in the fit");
     goto out;
   }
   tps_plot_opts oo;
   if (o) oo = *o; else tps_plot_opts_init(&oo);
-  if (!oo.inputs) oo.inputs = TPS_BUNDLED_TABLE " and gpus.tsv of the bundled data";
+  if (!oo.inputs) oo.inputs = "data/parts.tsv, data/xgpu.fit, " TPS_BUNDLED_TABLE " and gpus.tsv of the bundled data";
   const tps_plot_meas *meas[1] = {&m};
-  const tps_gpu *fgpu[1] = {ref};
+  const tps_gpu *fgpu[1] = {h20};
   const char *fpath[1] = {pname};
-  int tp1[1] = {r->fit.tp};
+  int tp1[1] = {fl->tp};
   tps_plot_job j;
   memset(&j, 0, sizeof j);
   j.outdir = outdir; j.o = &oo;
   j.nfit = 1; j.fit_gpu = fgpu; j.fit_path = fpath; j.meas = meas;
-  j.scaling = TPS_SCALING_MODEL;
-  /* 1. fit quality of the bundled table */
+  j.scaling = TPS_SCALING_PARTS;
+  j.ref = ref;
   const tps_fit *fq[1] = {fl};
   j.fit = fq;
+  /* 1. fit quality of the bundled table */
   j.figures = TPS_PLOT_FIG_FITQ;
   if (tps_plot_run(&j, w, e)) goto out;
-  /* 2. the measured GPU and the predicted H100/H200 at the table's TP and path */
-  const tps_fit *fits[1] = {&r->fit};
-  const tps_gpu *g3[3] = {ref, h100, h200};
-  j.fit = fits;
+  /* 2. the measured GPU and H100/H200 at the table's TP and path */
+  const tps_gpu *g3[3] = {h20, h100, h200};
   j.ngpu = 3; j.gpu = g3; j.ntp = 1; j.tp = tp1; j.npath = 1; j.path = fpath;
   j.figures = TPS_PLOT_FIG_LATENCY | TPS_PLOT_FIG_SPEEDUP;
   if (tps_plot_run(&j, w, e)) goto out;
-  /* 2b. the model's H100/H200 curves next to the seed pull request's pessimistic rule (the rule scales
-   * H20 the same way for both, so one grey curve) */
+  /* 2b. H100/H200 next to the seed pull request's pessimistic rule (the rule scales H20 the
+   * same way for both, so one grey curve) */
   if (rule_figure(&j, h100, h200, outdir, &oo, w, e)) goto out;
   /* 3. the crossover map: every bundled GPU x TP 2, 4, 8, 16 x every path (tps_grid_run) */
-  const tps_gpu **ga = malloc(r->gpus.n * sizeof *ga);
-  const tps_path *pa[8];
-  size_t npa = 0;
-  if (!ga) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
-  for (size_t i = 0; i < r->gpus.n; i++) ga[i] = &r->gpus.gpu[i];
-  npa = tps_path_select(TPS_PATH_F_MODEL, pa, sizeof pa / sizeof pa[0]);
-  tps_pred_opts po;
-  tps_pred_opts_default(&po);
-  tps_unc_opts uo = {oo.nsamples, oo.seed, TPS_INTERVAL_LEVEL};
-  int r3 = tps_grid_run(r, TPS_SCALING_MODEL, ga, r->gpus.n, tps_grid_tp, TPS_GRID_NTP, pa, npa, &po, &uo, TPS_PRED_DEFAULT_TMAX, 0, &g, e);
-  free(ga);
-  if (r3 || grid_figure(&g, outdir, &oo, w, e)) goto out;
+  if (!grid0) {
+    const tps_gpu **ga = malloc(ref->gpus.n * sizeof *ga);
+    const tps_path *pa[8];
+    if (!ga) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
+    for (size_t i = 0; i < ref->gpus.n; i++) ga[i] = &ref->gpus.gpu[i];
+    size_t npa = tps_path_select(TPS_PATH_F_MODEL, pa, sizeof pa / sizeof pa[0]);
+    tps_pred_opts po;
+    tps_pred_opts_default(&po);
+    tps_unc_opts uo = {oo.nsamples, oo.seed, TPS_INTERVAL_LEVEL};
+    int r3 = tps_grid_run(ref, TPS_SCALING_PARTS, ga, ref->gpus.n, tps_grid_tp, TPS_GRID_NTP, pa, npa, &po, &uo,
+                          TPS_PRED_DEFAULT_TMAX, 0, &g, e);
+    free(ga);
+    if (r3) goto out;
+  }
+  if (grid_figure(grid0 ? grid0 : &g, outdir, &oo, w, e)) goto out;
   /* 4. the per-layer stage of DeepSeek-V4.1-Flash on H200 at TP8 (an 8192-token chunk) */
   const tps_gpu *g1[1] = {h200};
   j.ngpu = 1; j.gpu = g1; j.ntp = 1; j.tp = tp1; j.npath = 1; j.path = fpath;
@@ -653,11 +700,93 @@ int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files 
   j.sim_tokens = 8192;
   if (tps_plot_run(&j, w, e)) goto out;
   rc = 0;
+  (void)e2;
 out:
   tps_grid_free(&g);
   tps_plot_meas_free(&m);
-  if (loaded) tps_predref_free(r);
-  free(r);
+  if (r) { tps_predref_free(r); free(r); }
   free(fl);
   return rc;
+}
+
+/* ---------------------------------------------------------------- batch rendering */
+int tps_plot_render_batch(const char *dir, const tps_plot_opts *o, int nproc, tps_plot_files *w, tps_err *e) {
+  const char *gp = tps_plot_gnuplot();
+  size_t n0 = w->n, ns = 0;
+  char **scripts = calloc(n0 + 1, sizeof *scripts);
+  if (!scripts) return tps_err_set(e, NULL, 0, "out of memory");
+  for (size_t i = 0; i < n0; i++) {
+    size_t l = strlen(w->path[i]);
+    if (l > 3 && !strcmp(w->path[i] + l - 3, ".gp")) scripts[ns++] = w->path[i];
+  }
+  if (!gp) {
+    w->gnuplot_missing = 1;
+    if (!o || !o->quiet) {
+      const char *env = getenv("TPSPLIT_GNUPLOT");
+      fprintf(stderr, "tpsplit: gnuplot not found%s%s%s: wrote .dat and .gp files only in %s "
+              "(install gnuplot, then run `gnuplot -d NAME.gp` there)\n",
+              env ? " (TPSPLIT_GNUPLOT='" : "", env ? env : "", env ? "')" : "", dir);
+    }
+    free(scripts);
+    return 0;
+  }
+  if (nproc < 1) nproc = 1;
+  if ((size_t)nproc > ns) nproc = ns ? (int)ns : 1;
+  const char *ext = tps_plot_format_names[o ? o->format : TPS_PLOT_PNG];
+  pid_t pid[16];
+  int np = 0, rc = 0;
+  fflush(stdout);
+  fflush(stderr);
+  for (int k = 0; k < nproc && k < 16; k++) {
+    /* every nproc-th script, by base name (the process runs in dir) */
+    size_t cnt = 0;
+    for (size_t i = k; i < ns; i += (size_t)nproc) cnt++;
+    char **argv = calloc(2 + 3 * cnt + 1, sizeof *argv);
+    if (!argv) { rc = tps_err_set(e, NULL, 0, "out of memory"); break; }
+    size_t a = 0;
+    argv[a++] = (char *)gp;
+    argv[a++] = (char *)"-d";
+    for (size_t i = k; i < ns; i += (size_t)nproc) {
+      const char *b = strrchr(scripts[i], '/');
+      argv[a++] = (char *)"-e";
+      argv[a++] = (char *)"reset";
+      argv[a++] = (char *)(b ? b + 1 : scripts[i]);
+    }
+    argv[a] = NULL;
+    pid_t p = fork();
+    if (p < 0) { free(argv); rc = tps_err_set(e, dir, 0, "cannot start gnuplot: %s", strerror(errno)); break; }
+    if (p == 0) {
+      if (chdir(dir) != 0) _exit(126);
+      dup2(2, 1); /* its chatter goes to our stderr: --json stays clean */
+      execv(gp, argv);
+      _exit(127);
+    }
+    free(argv);
+    pid[np++] = p;
+  }
+  for (int k = 0; k < np; k++) {
+    int st;
+    while (waitpid(pid[k], &st, 0) < 0 && errno == EINTR) {}
+    if (!rc && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+      rc = tps_err_set(e, dir, 0, "gnuplot (%s) failed on a figure script (run `gnuplot -d NAME.gp` in %s to see which)", gp, dir);
+  }
+  for (size_t i = 0; i < ns && !rc; i++) {
+    char img[4096];
+    size_t l = strlen(scripts[i]);
+    snprintf(img, sizeof img, "%.*s.%s", (int)(l - 3), scripts[i], ext);
+    struct stat st;
+    if (stat(img, &st) != 0 || st.st_size == 0) { rc = tps_err_set(e, img, 0, "gnuplot produced no image"); break; }
+    if (w->n == w->cap) {
+      size_t cap = w->cap ? 2 * w->cap : 16;
+      char **nv = realloc(w->path, cap * sizeof *nv);
+      if (!nv) { rc = tps_err_set(e, NULL, 0, "out of memory"); break; }
+      w->path = nv;
+      w->cap = cap;
+    }
+    if (!(w->path[w->n] = strdup(img))) { rc = tps_err_set(e, NULL, 0, "out of memory"); break; }
+    w->n++;
+    w->images++;
+  }
+  free(scripts);
+  return rc ? -1 : 0;
 }

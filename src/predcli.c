@@ -70,18 +70,89 @@ int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const ch
     d->gpu = r->table_gpu;
     snprintf(r->fit_source, sizeof r->fit_source, "%s", bundled);
   }
+  /* TPS_SCALING_SPEC, TPS_SCALING_PARTS: the GPU table alone (parts: tps_predref_load_opts) */
   return 0;
 }
 
 void tps_predref_free(tps_predref *r) {
+  tps_partset_free(r->parts);
   tps_gpus_free(&r->gpus);
   if (r->have_table) tps_table_free(&r->table);
   memset(r, 0, sizeof *r);
 }
 
+int tps_predref_load_opts(tps_predref *r, const tps_cmdopt_values *v, long tmax, const tps_path *hint, int *fit_failed,
+                          tps_err *e) {
+  if (tps_predref_load(r, v->scaling, v->fits.n ? v->fits.v[0] : NULL, v->gpus_file, fit_failed, e) != 0) return -1;
+  if (v->scaling != TPS_SCALING_PARTS) {
+    if (v->k != TPS_PRED_DEFAULT_K || v->n != TPS_PRED_DEFAULT_N)
+      return tps_err_set(e, NULL, 0, "--k and --n go with --scaling parts (the default)");
+    return 0;
+  }
+  tps_partset_opts po = {tmax, v->k, v->n, v->measured_only, v->no_bundled};
+  if (tps_partset_open(&r->parts, &r->gpus, &po, e) != 0) return -1;
+  for (size_t i = 0; i < v->gemms.n; i++)
+    if (tps_partset_user_gemm(r->parts, v->gemms.v[i], ((v->given >> TPS_OI_PATH) & 1u) ? hint : NULL, e) != 0) return -1;
+  for (size_t i = 0; i < v->gathers.n; i++)
+    if (tps_partset_user_gather(r->parts, v->gathers.v[i], e) != 0) return -1;
+  return 0;
+}
+
+int tps_predref_context_use(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
+                            const tps_pred_opts *o, tps_pred *p, tps_partuse *use, tps_err *e) {
+  if (use) memset(use, 0, sizeof *use);
+  if (scaling == TPS_SCALING_PARTS) {
+    tps_err e2;
+    tps_err_clear(&e2);
+    if (!r->parts) return TPS_EINVAL;
+    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, use, e ? e : &e2);
+  }
+  return tps_predref_context(r, scaling, gpu, tp, path, o, p);
+}
+
+json_t *tps_predref_prov_json(const tps_predref *r, const tps_pred *p) {
+  json_t *o = json_object(), *g = json_object(), *a = json_object();
+  int same = strcmp(p->ref_gpu.name, p->gpu.name) == 0;
+  const char *gk, *ak;
+  char gs[600], as[600];
+  switch (p->scaling) {
+  case TPS_SCALING_MODEL:
+    gk = same && p->fit && p->fit->gemm.path == p->path ? tps_prov_names[TPS_PROV_FITTED] : tps_prov_names[TPS_PROV_TRANSFERRED];
+    ak = same && p->fit && (p->fit->ag.ranks == p->tp || p->fit->tp == p->tp) ? tps_prov_names[TPS_PROV_FITTED]
+                                                                             : tps_prov_names[TPS_PROV_TRANSFERRED];
+    snprintf(gs, sizeof gs, "the GEMM of the %.400s (%s), by peak x efficiency and HBM bandwidth", r->fit_source, p->ref_gpu.name);
+    snprintf(as, sizeof as, "the gather of the %.400s (%s), by link bandwidth and NCCL's ring steps", r->fit_source, p->ref_gpu.name);
+    break;
+  case TPS_SCALING_PESSIMISTIC:
+    gk = ak = tps_prov_names[TPS_PROV_TRANSFERRED];
+    snprintf(gs, sizeof gs, "the replicated column of %.400s divided by the seed pull request's speedups (2x/3.7x/6.7x)", r->fit_source);
+    snprintf(as, sizeof as, "split - replicated(ceil(T/TP)) of %.400s, unchanged", r->fit_source);
+    break;
+  default:
+    gk = ak = tps_prov_names[TPS_PROV_SPEC];
+    snprintf(gs, sizeof gs, "%s's datasheet x the %s priors", p->gpu.name, p->path->name);
+    snprintf(as, sizeof as, "%s's datasheet NCCL and custom gather models", p->gpu.name);
+  }
+  json_object_set_new(g, "provenance", json_string(gk));
+  json_object_set_new(g, "source", json_string(gs));
+  json_object_set_new(a, "provenance", json_string(ak));
+  json_object_set_new(a, "source", json_string(as));
+  json_object_set_new(o, "gemm", g);
+  json_t *ga = json_object();
+  json_object_set_new(ga, p->tp > 1 ? tps_gather_name(p->backend) : "none", a);
+  json_object_set_new(o, "gather", ga);
+  return o;
+}
+
 int tps_predref_context(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
                         const tps_pred_opts *o, tps_pred *p) {
   switch (scaling) {
+  case TPS_SCALING_PARTS: {
+    tps_err e2;
+    tps_err_clear(&e2);
+    if (!r->parts) return TPS_EINVAL;
+    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, NULL, &e2);
+  }
   case TPS_SCALING_MODEL:
     return tps_pred_init_model(p, &r->fit, r->fit_gpu, gpu, tp, path, o);
   case TPS_SCALING_PESSIMISTIC:
@@ -100,6 +171,10 @@ void tps_predref_describe(const tps_predref *r, int scaling, char *buf, size_t b
   case TPS_SCALING_PESSIMISTIC:
     snprintf(buf, bufsz, "scaling pessimistic: the seed vLLM pull request's rule on %s (GEMM 2x/3.7x/6.7x faster at "
              "<=256/512/>=1024 rows, gather as measured)", r->fit_source);
+    break;
+  case TPS_SCALING_PARTS:
+    snprintf(buf, bufsz, "scaling parts: each part from a measurement where one exists, else the cross-GPU model "
+             "transferred to the target, else spec-only (sources below)");
     break;
   default:
     snprintf(buf, bufsz, "scaling spec: datasheet x path priors (no measurement)");
@@ -124,8 +199,16 @@ typedef struct {
 
 static void grid_cell(grid_job *j, tps_gridcell *c) {
   tps_pred p;
-  c->status = tps_predref_context(j->r, j->scaling, c->gpu, c->tp, c->path, j->po, &p);
-  if (c->status == TPS_OK) c->status = tps_pred_analyze(&p, j->tmax, j->uo, &c->cx, &c->iv);
+  c->status = tps_predref_context_use(j->r, j->scaling, c->gpu, c->tp, c->path, j->po, &p, &c->use, NULL);
+  c->custom_possible = c->status == TPS_OK && tps_pred_custom_possible(&p);
+  c->backend = p.backend;
+  if (c->status == TPS_OK) {
+    /* the break-even by bisection (the dense scan's number; a grid prints no sign changes) */
+    memset(&c->cx, 0, sizeof c->cx);
+    c->cx.tmin = 1;
+    c->cx.tmax = j->tmax;
+    c->status = tps_pred_analyze_be(&p, j->tmax, j->uo, &c->cx.breakeven, &c->iv);
+  }
   if (c->status == TPS_NA) snprintf(c->why, sizeof c->why, "%s", p.why);
   tps_pred_free(&p);
   if (c->status == TPS_OK) c->threshold = tps_threshold(c->cx.breakeven, j->rounding);
@@ -169,6 +252,12 @@ int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, 
         c->path = paths[k];
         c->threshold = -1;
       }
+  g->ref = r;
+  /* the parts scaling: every part resolved (and its input errors reported) before the
+   * threads share the set */
+  if (scaling == TPS_SCALING_PARTS &&
+      tps_partset_prepare(r->parts, gpus, ngpu, tps, ntp, paths, npath, po, e) != 0)
+    return -2;
   grid_job job = {r, scaling, po, uo, tmax, rounding, g, PTHREAD_MUTEX_INITIALIZER, 0};
   int nt = grid_threads();
   if ((size_t)nt > g->n) nt = g->n ? (int)g->n : 1;
@@ -184,6 +273,10 @@ int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, 
       return tps_err_set(e, NULL, 0, "%s TP%d %s: the prediction failed: %s", c->gpu->name, c->tp, c->path->name,
                          tps_strstatus(c->status));
   }
+  /* the sources in the order of the rows */
+  for (size_t i = 0; i < g->n && scaling == TPS_SCALING_PARTS; i++)
+    if (g->cell[i].status == TPS_OK)
+      tps_partset_mark(r->parts, &g->cell[i].use, g->cell[i].backend, g->cell[i].tp, g->cell[i].custom_possible);
   return 0;
 }
 
@@ -200,8 +293,11 @@ static void fmt_tokens(char *buf, size_t n, double x) {
 
 void tps_grid_print(const tps_grid *g) {
   char ivname[32];
+  int parts = g->scaling == TPS_SCALING_PARTS;
   snprintf(ivname, sizeof ivname, "interval%.0f", 100 * g->level);
-  printf("%-14s %3s  %-13s %10s  %-16s %9s\n", "gpu", "tp", "path", "breakeven", ivname, "threshold");
+  printf("%-14s %3s  %-13s %10s  %-16s %9s", "gpu", "tp", "path", "breakeven", ivname, "threshold");
+  if (parts) printf("  %-22s %s", "gemm", "gather");
+  printf("\n");
   for (size_t i = 0; i < g->n; i++) {
     const tps_gridcell *c = &g->cell[i];
     if (c->status == TPS_NA) {
@@ -216,7 +312,14 @@ void tps_grid_print(const tps_grid *g) {
     else snprintf(iv, sizeof iv, "%s..%s", lo, hi);
     if (c->threshold < 0) snprintf(th, sizeof th, "-");
     else snprintf(th, sizeof th, "%ld", c->threshold);
-    printf("%-14s %3d  %-13s %10s  %-16s %9s\n", c->gpu->name, c->tp, c->path->name, be, iv, th);
+    printf("%-14s %3d  %-13s %10s  %-16s %9s", c->gpu->name, c->tp, c->path->name, be, iv, th);
+    if (parts) {
+      char gs[64], as[128];
+      tps_partuse_gemm_short(&c->use, gs, sizeof gs);
+      tps_partuse_gather_short(&c->use, c->backend, c->tp, as, sizeof as);
+      printf("  %-22s %s", gs, as);
+    }
+    printf("\n");
   }
 }
 
@@ -240,6 +343,11 @@ json_t *tps_grid_json(const tps_grid *g) {
     json_object_set_new(o, "breakeven_lo", json_tokens(c->iv.lo));
     json_object_set_new(o, "breakeven_hi", json_tokens(c->iv.hi));
     json_object_set_new(o, "threshold_tokens", json_tokens(c->threshold < 0 ? NAN : (double)c->threshold));
+    if (g->scaling == TPS_SCALING_PARTS) {
+      json_t *pj = tps_partuse_json(&c->use, c->backend, c->tp, c->custom_possible);
+      json_object_update(o, pj);
+      json_decref(pj);
+    }
     json_array_append_new(cells, o);
   }
   json_object_set_new(root, "cells", cells);
@@ -248,5 +356,7 @@ json_t *tps_grid_json(const tps_grid *g) {
   json_object_set_new(root, "max_tokens", json_integer(g->tmax));
   json_object_set_new(root, "samples", json_integer(g->scaling == TPS_SCALING_PESSIMISTIC ? 0 : g->nsamples));
   tps_json_set_num(root, "level", g->level);
+  if (g->scaling == TPS_SCALING_PARTS && g->ref && g->ref->parts)
+    json_object_set_new(root, "sources", tps_partset_sources_json(g->ref->parts));
   return root;
 }

@@ -45,7 +45,18 @@ int tps_simref_load(tps_simref *r, const tps_gpu_table *gt, const char *fit_file
   return 0;
 }
 
+int tps_simref_parts(tps_simref *r, const tps_gpu_table *gt, const tps_cmdopt_values *v, long tmax, tps_err *e) {
+  tps_partset_opts po = {tmax, TPS_PRED_DEFAULT_K, TPS_PRED_DEFAULT_N, v->measured_only, v->no_bundled};
+  if (tps_partset_open(&r->parts, gt, &po, e)) return -1;
+  for (size_t i = 0; i < v->gemms.n; i++)
+    if (tps_partset_user_gemm(r->parts, v->gemms.v[i], ((v->given >> TPS_OI_PATH) & 1u) ? v->path : NULL, e)) return -1;
+  for (size_t i = 0; i < v->gathers.n; i++)
+    if (tps_partset_user_gather(r->parts, v->gathers.v[i], e)) return -1;
+  return 0;
+}
+
 void tps_simref_free(tps_simref *r) {
+  tps_partset_free(r->parts);
   if (r->have_table) tps_table_free(&r->table);
   free(r->fit);
   memset(r, 0, sizeof *r);
@@ -63,21 +74,25 @@ static int simref_measured(const tps_simref *r, const tps_gpu *gpu, int tp, cons
 /* A prediction context (TPS_SCALING_MODEL or TPS_SCALING_SPEC) for one projection; 0, or -1
  * with e (impossible TP, a path that cannot run there). */
 static int simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_gpu *gpu, int tp,
-                    const tps_path *path, const tps_gemm_shape *shape, tps_err *e) {
+                    const tps_path *path, const tps_gemm_shape *shape, tps_partuse *use, tps_err *e) {
   tps_pred_opts o;
   memset(p, 0, sizeof *p);
   tps_pred_opts_default(&o);
   double obpt = shape->n * shape->out_bytes;
   int rc;
-  if (scaling == TPS_SCALING_SPEC) {
+  if (scaling == TPS_SCALING_PARTS) {
+    if (!r->parts) return tps_err_set(e, NULL, 0, "the parts scaling needs tps_simref_parts");
+    rc = tps_partset_context(r->parts, gpu, tp, path, &o, shape, obpt, p, use, e);
+    if (rc == TPS_EBADDATA) return -1;
+  } else if (scaling == TPS_SCALING_SPEC) {
     rc = tps_pred_init_spec(p, gpu, tp, path, shape, obpt, &o);
   } else if (scaling == TPS_SCALING_MODEL) {
     rc = tps_pred_init_model(p, r->fit, r->ref_gpu, gpu, tp, path, &o);
     /* The transferred efficiencies, for this projection's own shape and gathered bytes. */
     if (rc == TPS_OK) rc = tps_pred_set_shape(p, shape, obpt);
   } else {
-    return tps_err_set(e, NULL, 0, "scaling '%s' is not supported here (model or spec)",
-                       scaling >= 0 && scaling < 3 ? tps_scaling_names[scaling] : "?");
+    return tps_err_set(e, NULL, 0, "scaling '%s' is not supported here (parts, model or spec)",
+                       scaling >= 0 && scaling < TPS_NSCALINGS ? tps_scaling_names[scaling] : "?");
   }
   if (rc == TPS_NA) return tps_err_set(e, NULL, 0, "%s on %s: %s", path->name, gpu->name, p->why);
   if (rc != TPS_OK)
@@ -92,20 +107,27 @@ int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, i
   t->threshold = t->breakeven = -1;
   tps_pred p;
   if (tmax < 1) tmax = TPS_PRED_DEFAULT_TMAX;
-  if (simref_pred(r, &p, scaling, gpu, tp, path, shape, e)) { tps_pred_free(&p); return -1; }
+  if (simref_pred(r, &p, scaling, gpu, tp, path, shape, &t->use, e)) { tps_pred_free(&p); return -1; }
   long be = -1;
   int rc = tps_pred_breakeven(&p, tmax, &be);
   tps_pred_free(&p);
   if (rc != TPS_OK) return tps_err_set(e, NULL, 0, "break-even of %s on %s TP%d could not be computed", path->name, gpu->name, tp);
   t->breakeven = be;
+  char parts[300] = "";
+  if (scaling == TPS_SCALING_PARTS) {
+    char gs[64], as[160];
+    tps_partuse_gemm_short(&t->use, gs, sizeof gs);
+    tps_partuse_gather_short(&t->use, TPS_GATHER_AUTO, tp, as, sizeof as);
+    snprintf(parts, sizeof parts, " (GEMM %s, gather %s)", gs, as);
+  }
   if (be < 1) {
-    snprintf(t->source, sizeof t->source, "%s prediction: the split never wins up to %ld tokens on %s TP%d %s",
-             tps_scaling_names[scaling], tmax, gpu->name, tp, path->name);
+    snprintf(t->source, sizeof t->source, "%s prediction: the split never wins up to %ld tokens on %s TP%d %s%s",
+             tps_scaling_names[scaling], tmax, gpu->name, tp, path->name, parts);
     return 0;
   }
   t->threshold = tps_threshold(be, 0);
-  snprintf(t->source, sizeof t->source, "%s prediction: break-even %ld tokens on %s TP%d %s, next power of two",
-           tps_scaling_names[scaling], be, gpu->name, tp, path->name);
+  snprintf(t->source, sizeof t->source, "%s prediction: break-even %ld tokens on %s TP%d %s%s, next power of two",
+           tps_scaling_names[scaling], be, gpu->name, tp, path->name, parts);
   return 0;
 }
 
@@ -134,7 +156,7 @@ int tps_simref_sources(const tps_simref *r, const tps_sim_model *m, const char *
       s->split[j] = tps_gemm_curve_alloc(r->table.tokens, r->table.split_us, r->table.nrows);
       if (!s->rep[j] || !s->split[j]) return tps_err_set(e, r->table.path, 0, "cannot interpolate the measured columns");
     } else {
-      if (simref_pred(r, &s->pred[j], scaling, gpu, tp, p->path, &shape, e)) {
+      if (simref_pred(r, &s->pred[j], scaling, gpu, tp, p->path, &shape, &s->use[j], e)) {
         char msg[sizeof e->msg];
         snprintf(msg, sizeof msg, "%s", e->msg);
         tps_pred_free(&s->pred[j]);

@@ -10,7 +10,9 @@
  *   model      the reference fit transferred to the target and the projection's path
  *              (model/predict.h, scaling "model"), evaluated for the projection's own K, N
  *              and output bytes (the fitted/prior efficiencies carry over to a new shape);
- *   spec       datasheet x path priors (scaling "spec"). */
+ *   spec       datasheet x path priors (scaling "spec");
+ *   parts      (the default) each part from a measurement or a model (src/partsrc.h), for
+ *              the projection's own K, N and gathered bytes. */
 #ifndef TPS_SIMCTX_H
 #define TPS_SIMCTX_H
 #include <stddef.h>
@@ -20,6 +22,8 @@
 #include "fit.h"
 #include "predict.h"
 #include "sim.h"
+#include "partsrc.h"
+#include "cmdopt.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,6 +35,7 @@ typedef struct {
   tps_fit *fit;             /* reference fit (owned) */
   const tps_gpu *ref_gpu;   /* the fit's GPU */
   char fit_desc[512];       /* "fit of FILE" or "fit file FILE" */
+  tps_partset *parts;       /* scaling parts (tps_simref_parts) */
 } tps_simref;
 
 /* fit_file: a fit file (NULL: fit table_file); table_file: NULL = the bundled
@@ -38,11 +43,15 @@ typedef struct {
 int tps_simref_load(tps_simref *r, const tps_gpu_table *gt, const char *fit_file, const char *table_file,
                     const char *gpus_file, tps_err *e);
 void tps_simref_free(tps_simref *r);
+/* The parts of the parts scaling: the partset (tmax, --measured-only) and the --gemm and
+ * --gather files of v.  0 or -1 with e. */
+int tps_simref_parts(tps_simref *r, const tps_gpu_table *gt, const tps_cmdopt_values *v, long tmax, tps_err *e);
 
 typedef struct {
   long threshold;     /* recommended threshold (next power of two >= break-even); -1 never */
   long breakeven;     /* -1 when the split never wins up to tmax, or not computed */
-  char source[256];   /* one line: where the threshold comes from */
+  char source[600];   /* one line: where the threshold comes from */
+  tps_partuse use;    /* parts scaling: the parts of the prediction */
 } tps_simctx_thr;
 
 /* Threshold from the crossover of (gpu, tp, path, shape) under the scaling, break-even
@@ -58,6 +67,7 @@ typedef struct {
   tps_gemm_curve *rep[TPS_SIM_MAXPROJ], *split[TPS_SIM_MAXPROJ];
   tps_pred pred[TPS_SIM_MAXPROJ];
   int have_pred[TPS_SIM_MAXPROJ];
+  tps_partuse use[TPS_SIM_MAXPROJ];     /* parts scaling: where each projection's parts come from */
   tps_sim_models models;
 } tps_simsrc;
 /* Fill s for model m (described in file mpath, for messages).  0, or -1 with e naming the
@@ -65,7 +75,7 @@ typedef struct {
 int tps_simref_sources(const tps_simref *r, const tps_sim_model *m, const char *mpath, int scaling, const tps_gpu *gpu,
                        int tp, tps_simsrc *s, tps_err *e);
 void tps_simsrc_free(tps_simsrc *s);
-/* "measured", "model", "pessimistic" or "spec". */
+/* "measured", "model", "pessimistic", "spec" or "parts". */
 const char *tps_simsrc_name(int source);
 
 #ifdef __cplusplus

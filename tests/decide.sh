@@ -41,7 +41,7 @@ one_fail token_threshold --gpu H20 --tp 8 --tokens 2047 --threshold 2048
 # `tpsplit crossover` prints, the next power of two of the break-even
 for g in H20 H200; do
   expect_rc 0 "$TPSPLIT" crossover --gpus $g --tp 8 --paths marlin-w8a16
-  cthr=$(awk -v g="$g" '$1 ~ "^"g && $2 == 8 { print $NF }' "$tmp/out")
+  cthr=$(awk -v g="$g" '$1 ~ "^"g && $2 == 8 { print $6 }' "$tmp/out")   # columns: gpu tp path breakeven interval threshold gemm gather
   expect_rc 0 dec --gpu $g --tp 8 --tokens 65536 --json
   dthr=$(awk -F': ' '/"threshold_tokens"/ { gsub(/,/, "", $2); print $2 }' "$tmp/out")
   dbe=$(awk -F': ' '/"breakeven_tokens"/ { gsub(/,/, "", $2); print $2 }' "$tmp/out")
@@ -52,6 +52,9 @@ for g in H20 H200; do
 done
 # H200 at TP8: the predicted threshold is above 1024 tokens (the brief's rule gives 2048)
 one_fail token_threshold --gpu H200 --tp 8 --tokens 1024
+expect_grep 'parts prediction: break-even [0-9]+ tokens on H200-SXM TP8 marlin-w8a16 \(GEMM transferred' "$tmp/out"
+# the same with the model scaling (the H20 fit transferred)
+one_fail token_threshold --gpu H200 --tp 8 --tokens 1024 --scaling model
 expect_grep 'model prediction: break-even [0-9]+ tokens on H200-SXM TP8 marlin-w8a16' "$tmp/out"
 
 # JSON

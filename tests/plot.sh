@@ -117,12 +117,14 @@ expect_grep "written to $tmp/d\$" "$tmp/out"
 rule=$(awk -F'\t' '/^# block/{b=$0} b~/break-even of curve 2/ && $1=="2"{print $5}' "$tmp/d/speedup_tp8_marlin-w8a16_vs_rule.dat")
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path marlin-w8a16 --scaling pessimistic
 expect_grep "^break-even: $rule tokens" "$tmp/out"
-# crossover map: every bundled GPU (the rows of data/gpus.tsv) x TP 2, 4, 8, 16 x the three
-# predictable paths
+# crossover map: every bundled GPU (the rows of data/gpus.tsv) x TP 2, 4, 8, 16 x the
+# predictable paths (those with TPS_PATH_F_MODEL in model/path.c)
 ngpu=$(awk -F'\t' '/^#/ || $1 == "name" || NF < 2 { next } { n++ } END { print n + 0 }' "$TPSPLIT_DATADIR/gpus.tsv")
-want=$((ngpu * 4 * 3))
+npath=$(awk '/^const tps_path tps_path_/ { m = 0 } /\.flags = .*TPS_PATH_F_MODEL/ { m = 1 } /^};/ { n += m; m = 0 }
+  END { print n + 0 }' "$top_srcdir/model/path.c")
+want=$((ngpu * 4 * npath))
 n=$(awk -F'\t' '/^#/||/^col/||NF<10{next}{n++}END{print n+0}' "$tmp/d/crossover.dat")
-[ "$n" -eq "$want" ] && ok || fail "crossover cells: $n, want $want ($ngpu GPUs x 4 TP x 3 paths)"
+[ "$npath" -ge 4 ] && [ "$n" -eq "$want" ] && ok || fail "crossover cells: $n, want $want ($ngpu GPUs x 4 TP x $npath paths)"
 
 # --- usage and input errors: exit 2, one line, nothing written
 expect_rc 2 "$TPSPLIT" plot $args --format jpg -o "$tmp/e"

@@ -11,9 +11,9 @@ json_keys() {
   awk -v arr="\"$1\": [" '
     index($0, arr) { inarr = 1; depth = 0; next }
     inarr && /^ *\]/ && depth == 0 { inarr = 0 }
+    inarr && depth == 1 && /^ *"[a-z_]+":/ { k = $0; sub(/^ */, "", k); sub(/:.*/, "", k); print k }
     inarr && /\{/ { depth++ }
     inarr && /\}/ { depth-- }
-    inarr && depth == 1 && /^ *"[a-z_]+":/ { sub(/^ */, ""); sub(/:.*/, ""); print }
   ' "$2" | sort -u | tr '\n' ' '
 }
 # the value of a top-level "key": NUMBER|null line
@@ -46,8 +46,9 @@ expect_rc 2 "$TPSPLIT" crossover --tp 2,x
 expect_rc 2 "$TPSPLIT" crossover --gpus H100,NoSuchGPU
 expect_grep "unknown GPU 'NoSuchGPU'" "$tmp/err"
 
-# --- acceptance: H20 TP8 marlin from the bundled fit, break-even in (24, 48] like the
-# measurement (replicated 19.2 < split 21.1 at 24; 25.9 > 20.3 at 48)
+# --- acceptance: H20 TP8 marlin from its measured parts (the bundled table: its replicated
+# column and split - replicated), break-even in (24, 48] like the measurement (replicated
+# 19.2 < split 21.1 at 24; 25.9 > 20.3 at 48)
 expect_rc 0 "$TPSPLIT" predict --gpu H20 --tp 8 --path marlin-w8a16 --json
 cp "$tmp/out" "$tmp/h20.json"
 be=$(json_top breakeven_tokens "$tmp/h20.json")
@@ -59,20 +60,25 @@ lo=$(json_top breakeven_lo "$tmp/h20.json"); hi=$(json_top breakeven_hi "$tmp/h2
 if [ "$lo" -le "$be" ] && [ "$be" -le "$hi" ]; then ok; else fail "interval [$lo, $hi] does not hold $be"; fi
 # rows: exactly the six keys
 keys=$(json_keys rows "$tmp/h20.json")
-if [ "$keys" = '"gather_backend" "replicated_us" "rows_per_rank" "speedup" "split_us" "tokens" ' ]; then ok; else fail "row keys: $keys"; fi
+if [ "$keys" = '"gather_backend" "replicated_us" "rows_per_rank" "sources" "speedup" "split_us" "tokens" ' ]; then ok; else fail "row keys: $keys"; fi
 # the model follows the measurement: every replicated and split value within 20% of the
 # table, rows_per_rank = ceil(T/8), custom gather up to 4096 tokens (585 rows * 3584 B
 # passes 2 MiB between 4096 and 6144), NCCL from 8192
 "$TPSPLIT" predict --gpu H20 --tp 8 > "$tmp/h20.txt" 2>&1
 awk -v F="$tmp/h20.txt" '
-  FNR == NR { if ($1 ~ /^[0-9]+$/ && NF == 6) { r[$1] = $3; s[$1] = $4; rpr[$1] = $2; b[$1] = $6 } next }
+  FNR == NR { if ($1 ~ /^[0-9]+$/ && NF == 7) { r[$1] = $3; s[$1] = $4; rpr[$1] = $2; b[$1] = $6; src[$1] = $7 } next }
   /^#/ || /^tokens/ { next }
   { n++; t = $1
     if (!(t in r)) { print "missing row " t; bad++; next }
     if (rpr[t] != int((t + 7) / 8)) { print "rows_per_rank " t; bad++ }
     er = (r[t] - $3) / $3; es = (s[t] - $4) / $4
     if (er < -0.2 || er > 0.2 || es < -0.2 || es > 0.2) { print "far from the measurement at " t ": " er " " es; bad++ }
-    if ((t <= 4096 && b[t] != "custom") || (t >= 8192 && b[t] != "nccl")) { print "backend " t " " b[t]; bad++ } }
+    if ((t <= 4096 && b[t] != "custom") || (t >= 8192 && b[t] != "nccl")) { print "backend " t " " b[t]; bad++ }
+    # sources: every part measured, except the split GEMM of fewer rows than the table
+    # measures (ceil(T/8) < its smallest T): the fitted model there
+    if (!first) first = t
+    want = (int((t + 7) / 8) < first ? "m,f,m" : "m,m,m")
+    if (src[t] != want) { print "sources at " t ": " src[t] " want " want; bad++ } }
   END { if (n != 11) { print "rows " n; bad++ } exit bad > 0 }' "$tmp/h20.txt" "$data" > "$tmp/cmp" 2>&1
 if [ $? -eq 0 ]; then ok; else fail "H20 rows vs measurement: $(cat "$tmp/cmp")"; fi
 expect_grep '^sign changes:' "$tmp/h20.txt"
@@ -96,29 +102,34 @@ expect_grep 'TP8 table' "$tmp/err"
 
 # --- no custom gather without NVLink, nor across nodes (TP16)
 expect_rc 0 "$TPSPLIT" predict --gpu L40S --tp 8 --tokens 6,1024
-expect_nogrep 'custom$' "$tmp/out"
+expect_nogrep ' custom +[a-z,-]+$' "$tmp/out"
 expect_rc 0 "$TPSPLIT" predict --gpu H100 --tp 16 --tokens 6,1024
-expect_nogrep 'custom$' "$tmp/out"
+expect_nogrep ' custom +[a-z,-]+$' "$tmp/out"
 expect_rc 0 "$TPSPLIT" predict --gpu H100 --tp 8 --tokens 6,1024
-expect_grep ' custom$' "$tmp/out"
+expect_grep ' custom +[a-z,-]+$' "$tmp/out"
 
 # --- crossover: keys, n/a cells, the same break-even as predict
 expect_rc 0 "$TPSPLIT" crossover --gpus H20,A100,MI300X --tp 8 --samples 20 --json
 cp "$tmp/out" "$tmp/x.json"
 keys=$(json_keys cells "$tmp/x.json")
-if [ "$keys" = '"breakeven_hi" "breakeven_lo" "breakeven_tokens" "gpu" "path" "threshold_tokens" "tp" ' ]; then ok; else fail "cell keys: $keys"; fi
-# which cells are not applicable, from data/gpus.tsv: a GPU without CUDA (cc 0.0) runs no
-# path; marlin-w8a16 needs cc >= 8.0, dense-bf16 7.0, native-fp8 8.9 and fp8 tensor cores
-# (today: A100 native-fp8 and the three MI300X cells)
+# the keys of a cell: its numbers and where its two parts come from (gemm, gather)
+if [ "$keys" = '"breakeven_hi" "breakeven_lo" "breakeven_tokens" "gather" "gemm" "gpu" "path" "threshold_tokens" "tp" ' ]; then ok; else fail "cell keys: $keys"; fi
+# which cells are not applicable, from data/gpus.tsv and the paths of model/path.c (those
+# with a model; each needs its min_cc, fp8_peak paths fp8 tensor cores): a GPU without CUDA
+# (cc 0.0) runs no path (today: A100 native-fp8 and the MI300X cells)
+awk '/^const tps_path tps_path_/ { n = ""; m = 0; cc = 0; f = 0 } /\.name = "/ { split($0, q, "\""); n = q[2] }
+  /\.flags = .*TPS_PATH_F_MODEL/ { m = 1 } /\.min_cc = / { cc = $3 + 0 } /\.fp8_peak = 1/ { f = 1 }
+  /^};/ { if (m && n != "") print n, cc / 10, f }' "$top_srcdir/model/path.c" > "$tmp/paths"
 gpu_cells() {  # LIST -> "N_NA N_COMPUTED" for the GPUs of LIST (names or aliases)
-  awk -F'\t' -v list="$1" '
-    BEGIN { n = split(list, want, ",") }
+  awk -F'\t' -v list="$1" -v pf="$tmp/paths" '
+    BEGIN { n = split(list, want, ","); while ((getline l < pf) > 0) { split(l, a, " "); np++; mcc[np] = a[2]; mf[np] = a[3] } }
     /^#/ || $1 == "name" { next }
     { names = "," $1 "," $2 ","; gsub(/\?/, "", $4); cc = $4 + 0; fp8 = $6 + 0
-      for (i = 1; i <= n; i++) if (index(names, "," want[i] ",")) {
-        na += (cc == 0) ? 3 : (cc < 7.0) + (cc < 8.0) + (cc < 8.9 || fp8 <= 0); all += 3 } }
+      for (i = 1; i <= n; i++) if (index(names, "," want[i] ","))
+        for (k = 1; k <= np; k++) { na += (cc == 0 || cc < mcc[k] || (mf[k] && fp8 <= 0)); all++ } }
     END { print na + 0, all - na }' "$TPSPLIT_DATADIR/gpus.tsv"
 }
+[ "$(wc -l < "$tmp/paths")" -ge 4 ] && ok || fail "model paths read from model/path.c: $(cat "$tmp/paths")"
 set -- $(gpu_cells H20,A100,MI300X)
 n_na=$(awk '/"not_applicable": \[/ { f = 1 } f && /"reason":/ { n++ } END { print n + 0 }' "$tmp/x.json")
 expect_near "$n_na" "$1" 0 "n/a cells"
@@ -130,7 +141,7 @@ expect_rc 0 "$TPSPLIT" crossover --gpus A100 --tp 8 --paths native-fp8
 expect_grep 'n/a: A100-SXM-80GB has no fp8' "$tmp/out"
 # a user rounding: threshold = next multiple of 100 of the break-even
 expect_rc 0 "$TPSPLIT" crossover --gpus H20 --tp 8 --paths marlin-w8a16 --samples 20 --round 100
-expect_grep "^H20 +8 +marlin-w8a16 +$be +[^ ]+ +$(awk -v b="$be" 'BEGIN { print int((b + 99) / 100) * 100 }')\$" "$tmp/out"
+expect_grep "^H20 +8 +marlin-w8a16 +$be +[^ ]+ +$(awk -v b="$be" 'BEGIN { print int((b + 99) / 100) * 100 }') " "$tmp/out"
 
 # --- the main job: grid, then the figures; the last line names the folder
 TPSPLIT_GNUPLOT= expect_rc 0 "$TPSPLIT" -o "$tmp/figs" --samples 20

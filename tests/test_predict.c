@@ -440,8 +440,120 @@ static void test_model(void) {
   tps_pred_free(&p);
 }
 
+/* ---- parts (model/parts.h) and the parts scaling ------------------------------------- */
+static void test_parts(void) {
+  /* measured curve: exact at the points, monotone between them (Steffen), NaN outside */
+  double x[5] = {1, 2, 4, 8, 16}, t[5] = {10, 10, 11, 20, 40};
+  tps_mcurve *c = tps_mcurve_alloc(x, t, 5);
+  CHECK(c != NULL, "mcurve");
+  for (int i = 0; i < 5; i++) CHECK(near(tps_mcurve_eval(c, x[i]), t[i], 1e-12), "exact at %g", x[i]);
+  double prev = 0;
+  int mono = 1;
+  for (double v = 1; v <= 16; v += 0.25) { double y = tps_mcurve_eval(c, v); mono &= y >= prev - 1e-12; prev = y; }
+  CHECK(mono, "nondecreasing data give a nondecreasing curve");
+  /* between 2 and 4 in log-log: at sqrt(8) the value lies between 10 and 11 */
+  double mid = tps_mcurve_eval(c, sqrt(8.0));
+  CHECK(mid >= 10 && mid <= 11, "between points %g", mid);
+  CHECK(isnan(tps_mcurve_eval(c, 0.5)) && isnan(tps_mcurve_eval(c, 17)), "NaN outside");
+  CHECK(near(tps_mcurve_max(c, 3, 9), 20, 1e-12) && tps_mcurve_max(c, 2.5, 3.5) == 0, "measured max inside a range");
+  double bad[3] = {1, 1, 2};
+  CHECK(tps_mcurve_alloc(bad, t, 3) == NULL, "x not increasing refused");
+  tps_mcurve_free(c);
+
+  /* a GEMM part: measured 1..16 rows, a spec model outside, anchored at both ends */
+  tps_gpu h100 = mkgpu("H100-SXM", 132, 9, 0, 989, 1979, 3350, 450, 18, 1);
+  tps_part g;
+  memset(&g, 0, sizeof g);
+  g.what = TPS_PART_GEMM;
+  g.meas = tps_mcurve_alloc(x, t, 5);
+  g.meas_rsd = TPS_PART_MEASURED_RSD;
+  g.model.kind = TPS_PM_GEMM;
+  g.model.prov = TPS_PROV_SPEC;
+  g.model.rsd = 0.1;
+  g.model.shape = (tps_gemm_shape){5120, 1792, 2};
+  CHECK(tps_gemm_from_spec(&g.model.gm, &tps_path_dense_bf16, &h100) == 0, "spec model");
+  CHECK(tps_part_finish(&g) == TPS_OK, "anchors");
+  int out = 0;
+  CHECK(near(tps_part_eval(&g, 16, &out), 40, 1e-12) && !out, "measured end, inside");
+  /* just past the end: the model times measured(16)/model(16), so no step */
+  double m16 = tps_part_model_eval(&g.model, 16, 0), m17 = tps_part_model_eval(&g.model, 17, 0);
+  CHECK(near(tps_part_eval(&g, 17, &out), m17 * 40 / m16, 1e-12) && out, "anchored outside, flagged");
+  CHECK(tps_part_covers(&g, 1, 16) && !tps_part_covers(&g, 1, 17), "covers");
+  CHECK(tps_part_rsd(&g, 1, 16) == TPS_PART_MEASURED_RSD && tps_part_rsd(&g, 1, 64) == 0.1, "spread: measured, then model");
+  CHECK(tps_part_tabulate(&g, 64) == TPS_OK && g.ntab == 64 && near(g.tab[8], 20, 1e-12), "table");
+  /* without a model: NaN outside */
+  tps_part g2 = g;
+  g2.model.kind = TPS_PM_NONE;
+  g2.tab = NULL;
+  CHECK(isnan(tps_part_eval(&g2, 17, NULL)), "no model: NaN outside");
+
+  /* a parts context: GEMM = the part, gather = a measured NCCL curve that is not monotone
+   * at small sizes (as nccl-tests' are); its break-even by bisection equals the dense scan
+   * and a brute-force scan here */
+  double gx[6] = {1024, 65536, 1048576, 4194304, 16777216, 268435456}, gt[6] = {12, 11, 14, 25, 70, 900};
+  tps_part a;
+  memset(&a, 0, sizeof a);
+  a.what = TPS_PART_GATHER;
+  a.backend = TPS_GATHER_NCCL;
+  a.ranks = 8;
+  a.meas = tps_mcurve_alloc(gx, gt, 6);
+  a.meas_rsd = TPS_PART_MEASURED_RSD;
+  double hx[20], ht[20];
+  for (int i = 0; i < 20; i++) { hx[i] = 1 << i; ht[i] = 9.0 + 0.02 * hx[i] + (i == 3 ? 3 : 0); } /* a bump at 8 rows */
+  tps_part h;
+  memset(&h, 0, sizeof h);
+  h.what = TPS_PART_GEMM;
+  h.meas = tps_mcurve_alloc(hx, ht, 20);
+  h.meas_rsd = TPS_PART_MEASURED_RSD;
+  CHECK(tps_part_tabulate(&h, 16384) == TPS_OK && !h.mono, "a GEMM with a bump is not monotone");
+  tps_pred_parts pp;
+  memset(&pp, 0, sizeof pp);
+  pp.gemm = &h;
+  pp.gather[TPS_GATHER_NCCL] = &a;
+  pp.shape = (tps_gemm_shape){5120, 1792, 2};
+  pp.compute_rsd = pp.gather_rsd = TPS_PART_MEASURED_RSD;
+  tps_pred_opts o;
+  tps_pred_opts_default(&o);
+  o.backend = TPS_GATHER_NCCL;
+  tps_pred p;
+  CHECK(tps_pred_init_parts(&p, &h100, 8, &tps_path_dense_bf16, &pp, &o) == TPS_OK, "parts context");
+  CHECK(near(tps_pred_replicated_us(&p, 8), ht[3], 1e-12), "GEMM = the part");
+  CHECK(near(tps_pred_gather_us(&p, 2048, NULL), tps_part_eval(&a, 8.0 * 256 * 3584, NULL), 1e-12), "gather = the part");
+  long be_dense, be_fast, be_brute = -1;
+  CHECK(tps_pred_breakeven(&p, 16384, &be_dense) == TPS_OK && tps_pred_breakeven_fast(&p, 16384, &be_fast) == TPS_OK, "break-evens");
+  for (long T = 16384; T >= 1; T--) {
+    double rep = tps_part_eval(&h, (double)T, NULL);
+    double spl = tps_part_eval(&h, (double)((T + 7) / 8), NULL) + tps_part_eval(&a, 8.0 * ((T + 7) / 8) * 3584, NULL);
+    if (!(spl < rep)) break;
+    be_brute = T;
+  }
+  CHECK(be_dense == be_brute && be_fast == be_brute, "break-even dense %ld fast %ld brute %ld", be_dense, be_fast, be_brute);
+  /* the interval: measured parts, 3% spreads, holds the nominal break-even */
+  tps_unc_opts uo = {200, 1, TPS_INTERVAL_LEVEL};
+  tps_interval iv;
+  long be2;
+  CHECK(tps_pred_analyze_be(&p, 16384, &uo, &be2, &iv) == TPS_OK && be2 == be_brute, "analyze_be");
+  CHECK(iv.lo <= be_brute && be_brute <= iv.hi && iv.lo < iv.hi, "interval %g..%g holds %ld", iv.lo, iv.hi, be_brute);
+  /* a knob on the GEMM throughput divides the part's time */
+  tps_pred q = p;
+  CHECK(tps_pred_set_knob(&q, TPS_PK_GEMM_TFLOPS, 2.0) == TPS_OK && near(tps_pred_replicated_us(&q, 8), ht[3] / 2, 1e-12), "knob");
+  tps_part_free(&g);
+  tps_part_free(&a);
+  tps_part_free(&h);
+
+  /* our W8A16 kernels' model moved to another SM90 GPU: streaming by HBM, compute by peak */
+  tps_xw8_model w, w2;
+  tps_gpu h200 = mkgpu("H200-SXM", 132, 9, 0, 989, 1979, 4800, 450, 18, 1), h20 = mkgpu("H20", 78, 9, 0, 148, 296, 4000, 450, 18, 1);
+  tps_xw8_prior(&w, &h200);
+  tps_xw8_transfer(&w2, &w, &h200, &h20);
+  CHECK(near(w2.p[TPS_XW8_STREAM_GBPS], w.p[TPS_XW8_STREAM_GBPS] * 4000 / 4800, 1e-12) &&
+        near(w2.p[TPS_XW8_BLOCK_TFLOPS_SM], w.p[TPS_XW8_BLOCK_TFLOPS_SM] * (148.0 / 78) / (989.0 / 132), 1e-12) &&
+        w2.p[TPS_XW8_STREAM_US] == w.p[TPS_XW8_STREAM_US], "xw8 transfer");
+}
+
 int main(void) {
   gsl_set_error_handler_off();
+  test_parts();
   test_crossover_generic();
   test_spec();
   test_dense_direct();
