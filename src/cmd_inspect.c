@@ -50,6 +50,8 @@ static void usage(FILE *fp) {
           "  --json       print JSON (stable snake_case keys, NaN as null)\n"
           "  -o, --output=OUT  also write the normalized table of the (single) FILE to OUT\n"
           "               as tpsplit TSV (an nccl-tests log becomes an all-gather table)\n"
+          "  --run N      the run to read of an nccl-tests log holding several\n"
+          "  --ranks N    the ranks of an nccl-tests table pasted without its '#  Rank' lines\n"
           "  -h, --help   print this help and exit\n"
           "  -V, --version  print the version and exit\n\n"
           "Exit status: 0 ok, 2 usage or input error (one line: tpsplit: FILE:LINE: ...).\n");
@@ -215,6 +217,7 @@ static void print_text(const tps_table *t, const derived *d, int first) {
   if (t->kind == TPS_TABLE_SPLIT && strcmp(t->gather, "auto") == 0)
     printf(", gather_cap_bytes %.0f", t->gather_cap_bytes);
   putchar('\n');
+  if (t->note[0]) printf("# read as: %s\n", t->note);
   columns c;
   columns_for(t, d, &c);
   int w[MAXC];
@@ -286,6 +289,8 @@ static json_t *to_json(const tps_table *t, const derived *d) {
 int cmd_inspect(int argc, char **argv) {
   static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
                                        {"output", required_argument, NULL, 'o'},
+                                       {"run", required_argument, NULL, 'R'},
+                                       {"ranks", required_argument, NULL, 'N'},
                                        {"help", no_argument, NULL, 'h'},
                                        {"version", no_argument, NULL, 'V'},
                                        {NULL, 0, NULL, 0}};
@@ -296,6 +301,7 @@ int cmd_inspect(int argc, char **argv) {
     switch (c) {
       case 'j': json = 1; break;
       case 'o': out = optarg; break;
+      case 'R': case 'N': if (tps_table_opt("inspect", c == 'R' ? "run" : "ranks", optarg)) return TPS_EXIT_USAGE; break;
       case 'h': usage(stdout); return TPS_EXIT_OK;
       case 'V': return tps_print_version("inspect");
       default:
@@ -319,7 +325,7 @@ int cmd_inspect(int argc, char **argv) {
   tps_err_clear(&e);
   if (!t || !d) { tps_die_msg("inspect: out of memory"); free(t); free(d); return TPS_EXIT_FAIL; }
   for (int i = 0; i < nfiles; i++) {
-    if (tps_table_read(argv[optind + i], &t[i], &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; break; }
+    if (tps_table_read(argv[optind + i], &t[i], &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); break; }
     nread++;
     if (derive(&t[i], &d[i])) { tps_die_msg("inspect: out of memory"); rc = TPS_EXIT_FAIL; break; }
   }
