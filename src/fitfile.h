@@ -55,8 +55,15 @@ int tps_fitfile_write(FILE *fp, const tps_fit *f, const char *const *sources, si
 int tps_fitfile_save(const char *path, const tps_fit *f, const char *const *sources, size_t nsources, tps_err *e);
 /* Read a fit file into f (f->gemm.path points at the static path). 0, or -1 with
  * e = "FILE:LINE: message" (unknown key, bad number, unknown path or parameter, wrong
- * number of cov values, a model value outside its domain, missing format line ...). */
+ * number of cov values, a model value outside its domain, missing format line, a value out of
+ * its range, a line the writer always writes missing: see the ranges in src/fitfile.c). */
 int tps_fitfile_read(const char *path, tps_fit *f, tps_err *e);
+/* The same from bytes in memory (path names them in messages): the fuzzing entry point. */
+int tps_fitfile_read_mem(const char *path, const char *data, size_t len, tps_fit *f, tps_err *e);
+/* 1 when path holds a tpsplit fit file: its first line is the writer's "# tpsplit fit file"
+ * line, or its first line that is not a comment is the format line (no line-length limit;
+ * a pipe stays readable for the real read). */
+int tps_fitfile_is_fit(const char *path);
 
 /* Read a measurement file (tps_table_read) and fit it by its kind: split tables with
  * tps_fit_split, GEMM tables with tps_fit_gemm, all-gather tables and nccl-tests logs with

@@ -125,7 +125,19 @@ static void clean_line(const char *in, char *out, size_t outsz, int *cut, int *s
       while (i > 0 && (out[i - 1] == ' ' || out[i - 1] == '\t')) i--;
       size_t j = i;
       while (j > 0 && out[j - 1] != ' ' && out[j - 1] != '\t') j--;
-      if (j < i && host_pid_tid(out + j, i - j)) { start = j; found = 1; }
+      if (j < i && host_pid_tid(out + j, i - j)) {
+        start = j;
+        found = 1;
+        /* a row fragment's last cell glued to the host name ("0h100-node3:81:82"): the
+         * message was written between two pieces of the row; keep the cell */
+        const char *q = skip_ws(out);
+        if (q < out + j) {
+          size_t c = j;
+          while (c < i && (isdigit((unsigned char)out[c]) || out[c] == '.')) c++;
+          if (c == j && strncmp(out + j, "N/A", 3) == 0) c = j + 3;
+          if (c > j && c < i && isalpha((unsigned char)out[c])) start = c;
+        }
+      }
       i = j;
     }
     out[found ? start : 0] = '\0';
