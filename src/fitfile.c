@@ -391,7 +391,6 @@ int tps_fitfile_read_mem(const char *path, const char *data, size_t len, tps_fit
   }
   if (!have_format) { tps_err_set(e, path, 0, tx.n ? "not a tpsplit fit file (no format line)" : "empty file"); goto out; }
   if (!seen[K_KIND]) { tps_err_set(e, path, 0, "no 'kind' line"); goto out; }
-  if (ncov != f->npar) { tps_err_set(e, path, 0, "%d cov rows for %d parameters", ncov, f->npar); goto out; }
   /* everything tps_fitfile_write always writes, in its order: a file cut short misses the last */
   for (int k = 0; k < K_NSCALAR; k++)
     if (!seen[k]) { tps_err_set(e, path, (long)tx.n, "missing '%s' line (the file is cut short?)", scalar_names[k]); goto out; }
@@ -399,6 +398,11 @@ int tps_fitfile_read_mem(const char *path, const char *data, size_t len, tps_fit
     if (!gemm_seen[t]) { tps_err_set(e, path, (long)tx.n, "missing 'gemm %s' line (the file is cut short?)", tps_gemm_par_names[t]); goto out; }
   for (size_t j = 0; j < naf; j++)
     if (!ag_seen[j]) { tps_err_set(e, path, (long)tx.n, "missing 'ag %s' line (the file is cut short?)", af[j].name); goto out; }
+  if (ncov != f->npar) {
+    tps_err_set(e, path, ncov < f->npar ? (long)tx.n : 0, "%d cov rows for %d parameters%s", ncov, f->npar,
+                ncov < f->npar ? " (the file is cut short?)" : "");
+    goto out;
+  }
   for (size_t j = 0; j < NSTAT; j++)
     if (!stat_seen[j]) { tps_err_set(e, path, (long)tx.n, "missing 'stat %s' line (the file is cut short?)", stat_names[j]); goto out; }
   if (f->kind != TPS_FIT_ALLGATHER) {

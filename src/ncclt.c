@@ -242,7 +242,8 @@ static int row_start(const char *s, int srun) {
   int nt = tokenize(head, buf, sizeof buf, tok, srun);
   if (nt > MAXTOK) nt = MAXTOK;
   /* two whole numbers, then a type name (or nothing: a row cut short) */
-  return nt >= 2 && whole(tok[0]) >= 0 && whole(tok[1]) >= 0 && (nt == 2 || is_type_name(tok[2]));
+  return nt >= 2 && all_digits(tok[0], strlen(tok[0])) && all_digits(tok[1], strlen(tok[1])) &&
+         (nt == 2 || is_type_name(tok[2]));
 }
 
 /* ------------------------------------------------------------------ pass 2: runs */
