@@ -99,7 +99,7 @@ int cmd_decide(int argc, char **argv) {
       if (tps_parse_long(optarg, &tp) || tp < 1) { tps_die_msg("decide: --tp wants a positive integer, got '%s'", optarg); return TPS_EXIT_USAGE; }
       break;
     case O_TOKENS:
-      if (tps_parse_long(optarg, &tokens) || tokens < 1) { tps_die_msg("decide: --tokens wants a positive integer, got '%s'", optarg); return TPS_EXIT_USAGE; }
+      if (tps_opt_long("decide", "tokens", optarg, 1, TPS_TOKENS_MAX, "the longest scan of the model", &tokens)) return TPS_EXIT_USAGE;
       break;
     case O_PATH: path_name = optarg; break;
     case O_SP: if (yesno("sequence-parallel", optarg, &sp)) return TPS_EXIT_USAGE; break;
@@ -112,7 +112,7 @@ int cmd_decide(int argc, char **argv) {
       else if (yesno("fully-connected", optarg, &fc)) return TPS_EXIT_USAGE;
       break;
     case O_THR:
-      if (tps_parse_long(optarg, &thr_given) || thr_given < 1) { tps_die_msg("decide: --threshold wants a positive integer, got '%s'", optarg); return TPS_EXIT_USAGE; }
+      if (tps_opt_long("decide", "threshold", optarg, 1, TPS_TOKENS_MAX, "the longest scan of the model", &thr_given)) return TPS_EXIT_USAGE;
       break;
     case O_SCALING: scaling = optarg; break;
     case O_FIT: fit_file = optarg; break;

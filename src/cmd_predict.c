@@ -90,7 +90,7 @@ int cmd_predict(int argc, char **argv) {
     case OPT_FIT: fit_file = optarg; break;
     case OPT_TOKENS: tokens_arg = optarg; break;
     case OPT_AT:
-      if (tps_parse_long(optarg, &at) || at < 1) { tps_die_msg("predict: bad --at '%s'", optarg); return TPS_EXIT_USAGE; }
+      if (tps_opt_long("predict", "at", optarg, 1, TPS_TOKENS_MAX, "the longest scan of the model", &at)) return TPS_EXIT_USAGE;
       break;
     case OPT_GPUS_FILE: gpus_file = optarg; break;
     case OPT_JSON: json = 1; break;

@@ -155,7 +155,7 @@ int cmd_validate(int argc, char **argv) {
       if (tps_parse_double(optarg, &tol) || !(tol > 0)) { tps_die_msg("validate: --tolerance '%s': a number > 0", optarg); return TPS_EXIT_USAGE; }
       break;
     case 'r':
-      if (tps_parse_long(optarg, &rounding) || rounding < 1) { tps_die_msg("validate: --round '%s': an integer >= 1", optarg); return TPS_EXIT_USAGE; }
+      if (tps_opt_long("validate", "round", optarg, 1, TPS_TOKENS_MAX, "the longest scan of the model", &rounding)) return TPS_EXIT_USAGE;
       break;
     case 'j': json = 1; break;
     case 'h': usage(stdout); return TPS_EXIT_OK;

@@ -289,7 +289,7 @@ int tps_pco_parse(tps_pco *p, const char *cmd, int c, const char *arg) {
     p->po->ib_gbps = x;
     return 0;
   case TPS_PCO_ROUND:
-    if (tps_parse_long(arg, &p->rounding) || p->rounding < 1) { tps_die_msg("%s: bad --round '%s'", cmd, arg); return -1; }
+    if (tps_opt_long(cmd, "round", arg, 1, TPS_TOKENS_MAX, "the longest scan of the model", &p->rounding)) return -1;
     return 0;
   case TPS_PCO_SAMPLES:
     if (tps_parse_long(arg, &p->samples) || p->samples < 2 || p->samples > 100000) { tps_die_msg("%s: bad --samples '%s' (2..100000)", cmd, arg); return -1; }

@@ -3,6 +3,7 @@
 #define _XOPEN_SOURCE 700
 #include "config.h"
 #include "util.h"
+#include "predict.h"
 #include "tpsplit.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+_Static_assert(TPS_TOKENS_MAX == TPS_PRED_MAX_TMAX, "token lists stop where the model's scan does");
 
 /* ------------------------------------------------------------------ temporaries and signals */
 
