@@ -331,11 +331,11 @@ int cmd_inspect(int argc, char **argv) {
   }
   if (rc == TPS_EXIT_OK && out) {
     tps_outfile of;
-    if (tps_out_open(&of, out, &e) || tps_table_write(of.fp, &t[0]) || tps_out_commit(&of, &e)) {
+    if (tps_out_open(&of, out, &e) || (tps_table_write(of.fp, &t[0]), tps_out_commit(&of, &e))) { /* commit names a write error */
       if (!e.set) tps_err_set(&e, out, 0, "write error");
       tps_out_abort(&of);
       tps_err_print(&e);
-      rc = TPS_EXIT_USAGE;
+      rc = tps_err_exit_code(&e);
     }
   }
   if (rc == TPS_EXIT_OK) {

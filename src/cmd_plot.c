@@ -175,7 +175,7 @@ int cmd_plot(int argc, char **argv) {
   int rc = TPS_EXIT_USAGE;
   if (nmeas == 0 && nfitf == 0 && !gpus_arg && !tp_arg && !paths_arg && !j.model_name) {
     /* the main job's figures */
-    if (tps_plot_default(outdir, &o, &w, &e)) { tps_err_print(&e); rc = e.msg[0] && strstr(e.msg, "gnuplot") ? TPS_EXIT_FAIL : TPS_EXIT_USAGE; goto done; }
+    if (tps_plot_default(outdir, &o, &w, &e)) { tps_err_print(&e); rc = e.msg[0] && (e.kind == TPS_ERR_RESOURCE || strstr(e.msg, "gnuplot")) ? TPS_EXIT_FAIL : TPS_EXIT_USAGE; goto done; }
     rc = print_result(outdir, &w, json);
     goto done;
   }
@@ -241,7 +241,7 @@ int cmd_plot(int argc, char **argv) {
   j.ngpu = ngl; j.gpu = tgpu; j.ntp = ntl; j.tp = tps; j.npath = npl; j.path = (const char *const *)pl;
   if (tps_plot_run(&j, &w, &e)) {
     tps_err_print(&e);
-    rc = strstr(e.msg, "gnuplot") ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
+    rc = (e.kind == TPS_ERR_RESOURCE || strstr(e.msg, "gnuplot")) ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
     goto cleanup;
   }
   rc = print_result(outdir, &w, json);

@@ -8,7 +8,11 @@
  *  - numbers are written with 10 significant digits ("%.10g"), "nan" for missing values
  *    (gnuplot skips such points);
  *  - data files and scripts are written through tps_out_open/commit (temp file + rename); the
- *    image is written by gnuplot itself and removed again if gnuplot fails. */
+ *    image is rendered by gnuplot in a temporary folder and renamed into place only when it is
+ *    complete (render): a failed, killed or interrupted gnuplot, or a full disk, leaves no
+ *    partial image;
+ *  - gnuplot is looked up on PATH when a figure is drawn, and killed when it runs past
+ *    $TPSPLIT_GNUPLOT_TIMEOUT seconds (default TPS_PLOT_GNUPLOT_TIMEOUT_S). */
 #include "config.h"
 #include "plot.h"
 #include <ctype.h>
@@ -19,9 +23,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "allgather.h"
 #include "util.h"
@@ -115,36 +122,86 @@ const char *tps_plot_gnuplot(void) {
   static char buf[4096];
   const char *env = getenv("TPSPLIT_GNUPLOT");
   if (env) return resolve(env, buf, sizeof buf) == 0 ? buf : NULL;
-#ifdef TPS_GNUPLOT
-  if (executable(TPS_GNUPLOT)) { snprintf(buf, sizeof buf, "%s", TPS_GNUPLOT); return buf; }
-#endif
-  return resolve("gnuplot", buf, sizeof buf) == 0 ? buf : NULL;
+  return resolve("gnuplot", buf, sizeof buf) == 0 ? buf : NULL; /* PATH now, not at configure time */
 }
 
-/* Run `gnuplot -d NAME.gp` in dir; its stdout goes to our stderr (keeps --json clean). */
+static int gnuplot_timeout_s(void) {
+  const char *s = getenv("TPSPLIT_GNUPLOT_TIMEOUT");
+  long v;
+  if (s && tps_parse_range(s, 1, 86400, &v) == 0) return (int)v;
+  return TPS_PLOT_GNUPLOT_TIMEOUT_S;
+}
+
+/* Run `gnuplot -d NAME.gp` in dir, in its own process group; its stdout goes to our stderr
+ * (keeps --json clean).  Killed (the whole group) when it runs past the timeout. */
 static int run_gnuplot(const char *gp, const char *dir, const char *script, tps_err *e) {
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
-  if (pid < 0) return tps_err_set(e, script, 0, "cannot start gnuplot: %s", strerror(errno));
+  if (pid < 0) return tps_err_resource(e, script, "cannot start gnuplot: %s", strerror(errno));
   if (pid == 0) {
+    setpgid(0, 0);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     if (chdir(dir) != 0) _exit(126);
     dup2(2, 1);
     char *argv[] = {(char *)gp, (char *)"-d", (char *)script, NULL};
     execv(gp, argv);
     _exit(127);
   }
-  int st;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return tps_err_set(e, script, 0, "waitpid: %s", strerror(errno));
+  setpgid(pid, pid); /* also here: no race with the kill below */
+  tps_tmp_child(pid);
+  int tmo = gnuplot_timeout_s(), st = 0, timed_out = 0;
+  struct timespec t0, now, nap = {0, 5 * 1000 * 1000};
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) { tps_tmp_child(0); return tps_err_resource(e, script, "waitpid: %s", strerror(errno)); }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (!timed_out && (double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > tmo) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      timed_out = 1;
+    }
+    nanosleep(&nap, NULL);
+  }
+  tps_tmp_child(0);
+  if (timed_out)
+    return tps_err_resource(e, script, "gnuplot (%s) did not finish within %d s: killed (TPSPLIT_GNUPLOT_TIMEOUT sets the limit)",
+                            gp, tmo);
   if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
   if (WIFEXITED(st))
     return tps_err_set(e, script, 0, "gnuplot (%s) failed with exit status %d (run `gnuplot -d %s` in %s to see why)",
                        gp, WEXITSTATUS(st), script, dir);
-  return tps_err_set(e, script, 0, "gnuplot (%s) killed by signal %d", gp, WTERMSIG(st));
+  return tps_err_resource(e, script, "gnuplot (%s) killed by signal %d (%s)", gp, WTERMSIG(st), strsignal(WTERMSIG(st)));
 }
 
-/* ---------------------------------------------------------------- colours */
+/* An image as gnuplot's terminals end one: PNG with its IEND chunk, SVG with "</svg>", PDF
+ * with "%%EOF".  A full disk (or a killed gnuplot) leaves a file without its end. */
+static int image_complete(const char *path, int format) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return 0;
+  unsigned char head[8], tail[1024];
+  size_t nh = fread(head, 1, sizeof head, fp);
+  long size = fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
+  long from = size > (long)sizeof tail ? size - (long)sizeof tail : 0;
+  size_t nt = size > 0 && fseek(fp, from, SEEK_SET) == 0 ? fread(tail, 1, sizeof tail, fp) : 0;
+  fclose(fp);
+  if (size <= 0 || nt == 0) return 0;
+  if (format == TPS_PLOT_PNG) {
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+    return nh == 8 && memcmp(head, sig, 8) == 0 && nt >= 12 && memcmp(tail + nt - 12, iend, 12) == 0;
+  }
+  const char *mark = format == TPS_PLOT_SVG ? "</svg>" : "%%EOF";
+  size_t ml = strlen(mark);
+  for (size_t i = 0; i + ml <= nt; i++)
+    if (memcmp(tail + i, mark, ml) == 0) return 1;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- colours *//* ---------------------------------------------------------------- colours */
 
 static int name_key_eq(const char *gpu, const char *key) {
   size_t i = 0;
@@ -279,6 +336,64 @@ static void block(fig *F, int idx, const char *what, const char *header) {
   fprintf(F->dat.fp, "%s# block %d: %s\n%s\n", idx ? "\n\n" : "", idx, what, header);
 }
 
+/* Render F's image: gnuplot runs in a temporary folder DIR/.NAME.XXXXXX holding links to
+ * ../NAME.dat and ../NAME.gp, so the image it writes by base name lands there; a complete
+ * image is renamed to DIR/NAME.EXT, anything else is removed.  The folder and what is in it
+ * are registered for removal on SIGINT/SIGTERM (tps_tmp_add): an interrupted run leaves the
+ * figures it finished and nothing half-written. */
+static int render(fig *F, const char *gp, tps_plot_files *w, tps_err *e) {
+  char tdir[4096], dat[4200], gps[4200], timg[4200], img[4096], script[512], rel[600];
+  snprintf(script, sizeof script, "%s.gp", F->name);
+  snprintf(img, sizeof img, "%s/%s.%s", F->dir, F->name, F->ext);
+  if ((size_t)snprintf(tdir, sizeof tdir, "%s/.%s.XXXXXX", F->dir, F->name) >= sizeof tdir)
+    return tps_err_set(e, img, 0, "path too long");
+  int slot[4] = {-1, -1, -1, -1}, rc = 0;
+  sigset_t all, old;
+  sigemptyset(&all);
+  sigaddset(&all, SIGINT); sigaddset(&all, SIGTERM); sigaddset(&all, SIGHUP);
+  sigprocmask(SIG_BLOCK, &all, &old); /* create and register together */
+  if (!mkdtemp(tdir)) {
+    int err = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return tps_err_resource(e, F->dir, "cannot create a temporary folder for gnuplot's image: %s", strerror(err));
+  }
+  slot[0] = tps_tmp_add(tdir, 1);
+  snprintf(dat, sizeof dat, "%s/%s.dat", tdir, F->name);
+  snprintf(gps, sizeof gps, "%s/%s.gp", tdir, F->name);
+  snprintf(timg, sizeof timg, "%s/%s.%s", tdir, F->name, F->ext);
+  slot[1] = tps_tmp_add(dat, 0);
+  slot[2] = tps_tmp_add(gps, 0);
+  slot[3] = tps_tmp_add(timg, 0);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  snprintf(rel, sizeof rel, "../%s.dat", F->name);
+  if (symlink(rel, dat) != 0) rc = tps_err_resource(e, dat, "cannot link the data file for gnuplot: %s", strerror(errno));
+  snprintf(rel, sizeof rel, "../%s.gp", F->name);
+  if (!rc && symlink(rel, gps) != 0) rc = tps_err_resource(e, gps, "cannot link the script for gnuplot: %s", strerror(errno));
+  if (!rc) rc = run_gnuplot(gp, tdir, script, e);
+  if (!rc && !image_complete(timg, F->o->format)) {
+    struct stat st;
+    struct statvfs vs;
+    int have = stat(timg, &st) == 0;
+    char room[96] = "";
+    if (statvfs(F->dir, &vs) == 0)
+      snprintf(room, sizeof room, "; %.0f bytes free there", (double)vs.f_bavail * (double)vs.f_frsize);
+    rc = !have || st.st_size == 0
+             ? tps_err_resource(e, img, "gnuplot produced no image%s", room)
+             : tps_err_resource(e, img, "gnuplot wrote an incomplete image (%lld bytes without its end: the disk full?%s); "
+                                "nothing kept", (long long)st.st_size, room);
+  }
+  if (!rc && rename(timg, img) != 0) rc = tps_err_resource(e, img, "cannot rename gnuplot's image into place: %s", strerror(errno));
+  unlink(timg);
+  unlink(dat);
+  unlink(gps);
+  rmdir(tdir);
+  for (int k = 3; k >= 0; k--) tps_tmp_del(slot[k]);
+  if (rc) return -1;
+  files_add(w, F->dir, F->name, F->ext);
+  if (w) w->images++;
+  return 0;
+}
+
 static int fig_end(fig *F, tps_plot_files *w, tps_err *e) {
   fprintf(F->gp.fp, "unset output\n");
   if (tps_out_commit(&F->dat, e)) { tps_out_abort(&F->gp); return -1; }
@@ -299,18 +414,7 @@ static int fig_end(fig *F, tps_plot_files *w, tps_err *e) {
     }
     return 0;
   }
-  char script[512], img[4096];
-  snprintf(script, sizeof script, "%s.gp", F->name);
-  snprintf(img, sizeof img, "%s/%s.%s", F->dir, F->name, F->ext);
-  if (run_gnuplot(gp, F->dir, script, e)) { unlink(img); return -1; }
-  struct stat st;
-  if (stat(img, &st) != 0 || st.st_size == 0) {
-    unlink(img);
-    return tps_err_set(e, img, 0, "gnuplot produced no image");
-  }
-  files_add(w, F->dir, F->name, F->ext);
-  if (w) w->images++;
-  return 0;
+  return render(F, gp, w, e);
 }
 
 static void fig_abort(fig *F) {
