@@ -16,7 +16,7 @@ static void put(tps_err *e, const char *file, long line, const char *body) {
 }
 
 int tps_err_set(tps_err *e, const char *file, long line, const char *fmt, ...) {
-  char body[768];
+  char body[6144];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(body, sizeof body, fmt, ap);
@@ -28,7 +28,7 @@ int tps_err_set(tps_err *e, const char *file, long line, const char *fmt, ...) {
 }
 
 int tps_err_oom(tps_err *e, const char *fmt, ...) {
-  char body[768];
+  char body[6144];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(body, sizeof body, fmt, ap);
@@ -42,7 +42,7 @@ int tps_err_oom(tps_err *e, const char *fmt, ...) {
 }
 
 int tps_err_resource(tps_err *e, const char *file, const char *fmt, ...) {
-  char body[768];
+  char body[6144];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(body, sizeof body, fmt, ap);

@@ -18,7 +18,7 @@ extern "C" {
 enum { TPS_ERR_INPUT = 0, TPS_ERR_RESOURCE = 1 };
 
 typedef struct {
-  char msg[1024]; /* "FILE:LINE: message", or "FILE: message" when no line applies */
+  char msg[8192]; /* "FILE:LINE: message", or "FILE: message" when no line applies (room for a long path) */
   int set;        /* nonzero once an error was recorded */
   int kind;       /* TPS_ERR_INPUT or TPS_ERR_RESOURCE */
 } tps_err;

@@ -124,7 +124,8 @@ int tps_fitfile_save(const char *path, const tps_fit *f, const char *const *sour
  * Ranges (anything outside is an error naming the line; casts happen only after the check):
  *   sms 0..100000, tp 1..65536, k and n 0..TPS_DIM_MAX, out_bytes 0..1024,
  *   out_bytes_per_token 0..2^30, ag ranks and ranks_per_node 0..65536;
- *   gemm and ag values |x| <= 1e9 (custom_cap_bytes 0..2^40); param value, se and
+ *   gemm and ag values |x| <= 1e9 (custom_cap_bytes 0..2^40, or 1e300: the fitter's "no
+ *   cap", custom at every size); param value, se and
  *   interval |x| <= 1e12; cov |x| <= 1e24; point x 0..2^50, times 0..1e9 us, relative
  *   errors |x| <= 1e6; stat dof, loo_failed, iterations whole 0..1e9, rcond 0..1, other
  *   stats |x| <= 1e15 or nan.
@@ -296,7 +297,8 @@ int tps_fitfile_read_mem(const char *path, const char *data, size_t len, tps_fit
         if (ag_seen[j]) { tps_err_set(e, path, ln, "'ag %s' given twice", fl[1]); goto out; }
         if (num(fl[2], &dv, 0) != 0 || dv < 0) BADNUM(fl[2]);
         int cap = strcmp(fl[1], "custom_cap_bytes") == 0;
-        if (dv > (cap ? 1099511627776.0 : 1e9)) RANGE(fl[2], cap ? "0..2^40 bytes" : "0..1e9");
+        int nocap = cap && dv >= 1e299 && dv <= 1e301; /* the fitter's "custom at every size" */
+        if (!nocap && dv > (cap ? 1099511627776.0 : 1e9)) RANGE(fl[2], cap ? "0..2^40 bytes (or 1e300: no cap)" : "0..1e9");
         *af[j].v = dv;
         ag_seen[j] = 1;
       }

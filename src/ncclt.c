@@ -232,6 +232,7 @@ typedef struct {
   char *s;   /* cleaned text (malloc'ed) */
   int cut;   /* an NCCL message was cut off after a row fragment */
   int row;   /* a row candidate: two whole numbers, then a type name */
+  int own;   /* s is malloc'ed */
 } cline;
 
 static int row_start(const char *s, int srun) {
@@ -645,7 +646,13 @@ int tps_ncclt_parse_opts(const tps_text *tx, const tps_ncclt_read_opts *o, tps_n
     clean_line(tx->line[i], out, TPS_TEXT_MAX_LINE + 2, &cut, &srun);
     cl[i].ln = (long)i + 1;
     cl[i].cut = cut;
-    if (!(cl[i].s = strdup(skip_ws(out)))) { tps_err_oom(e, "reading %s", path); goto done; }
+    /* only '#' lines and lines starting with a digit matter (rows and their continuations):
+     * the others (launcher chatter, NCCL messages) are not kept */
+    const char *c = skip_ws(out);
+    static char empty[1];
+    if (*c != '#' && !isdigit((unsigned char)*c)) { cl[i].s = empty; cl[i].cut = 0; continue; }
+    if (!(cl[i].s = strdup(c))) { tps_err_oom(e, "reading %s", path); goto done; }
+    cl[i].own = 1;
   }
   for (size_t i = 0; i < tx->n; i++) cl[i].row = row_start(cl[i].s, srun);
 
@@ -956,7 +963,8 @@ list_runs:
   }
 done:
   if (cl)
-    for (size_t i = 0; i < tx->n; i++) free(cl[i].s);
+    for (size_t i = 0; i < tx->n; i++)
+      if (cl[i].own) free(cl[i].s);
   free(cl);
   free(out);
   free(rt);
