@@ -42,12 +42,17 @@ static void usage(FILE *fp) {
           "\n`tpsplit help COMMAND` is `tpsplit COMMAND --help`.\n"
           "Every command that produces results takes --json.\n\n"
           "Environment:\n"
-          "  TPSPLIT_DATADIR  directory holding gpus.tsv, measurements and models/\n\n"
+          "  TPSPLIT_DATADIR  directory holding gpus.tsv, measurements and models/\n"
+          "  TPSPLIT_GNUPLOT  the gnuplot to run (default: gnuplot on PATH; empty: none)\n"
+          "  TPSPLIT_GNUPLOT_TIMEOUT  seconds before a gnuplot run is killed (default 60)\n"
+          "  TPSPLIT_INPUT_TIMEOUT  seconds a pipe or FIFO may stay silent (default 10)\n\n"
           "Exit status:\n"
           "  0  ok (decide: split)\n"
           "  1  the task failed or its verdict is negative (decide: no split; validate:\n"
           "     outside tolerance; a fit that did not converge; a failed GPU check)\n"
-          "  2  usage or input error (bad option, malformed file, unknown GPU, impossible TP)\n\n"
+          "     or the machine ran out of memory or disk\n"
+          "  2  usage or input error (bad option, malformed file, unknown GPU, impossible TP)\n"
+          "  130, 143  interrupted by SIGINT, SIGTERM (temporary files removed)\n\n"
           "Report bugs to: %s\n",
           PACKAGE_BUGREPORT);
 }
