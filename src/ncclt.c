@@ -219,10 +219,10 @@ static double half_ulp(const char *s) {
     const char *p = dot + 1;
     while (isdigit((unsigned char)*p)) { dec++; p++; }
   }
-  int ex = e ? atoi(e + 1) : 0;
+  long ex = e ? strtol(e + 1, NULL, 10) : 0; /* strtol saturates: "0e999999999999999999999" */
   if (ex > 300) ex = 300;
   if (ex < -300) ex = -300;
-  return 0.5 * pow(10.0, ex - dec);
+  return 0.5 * pow(10.0, (double)(ex - dec));
 }
 
 /* ------------------------------------------------------------------ pass 1: clean lines */
@@ -947,15 +947,15 @@ int tps_ncclt_parse_opts(const tps_text *tx, const tps_ncclt_read_opts *o, tps_n
            log->collective[0] ? "" : " (not named in the log: all_gather assumed from its rows)", n, from,
            log->bw_old ? "algbw printed equal to busbw (nccl-tests before June 2020): algbw recomputed as size/time"
                        : "algbw = size/time, busbw = algbw (n-1)/n as printed");
-  if (nruns > 1) {
-    size_t l = strlen(log->note);
-    snprintf(log->note + l, sizeof log->note - l, "; run %zu of %zu", pick + 1, nruns);
-  }
 list_runs:
   for (size_t k = 0; k < nruns; k++) {
     size_t l = strlen(log->runs);
     snprintf(log->runs + l, sizeof log->runs - l, "%s%zu: %s, lines %ld-%ld", k ? "; " : "", k + 1, run_name(&runs[k]),
              runs[k].first, runs[k].last);
+  }
+  if (!rc && nruns > 1) { /* what else the file holds */
+    size_t l = strlen(log->note);
+    snprintf(log->note + l, sizeof log->note - l, "; run %zu of %zu [runs: %s]", pick + 1, nruns, log->runs);
   }
   if (rc && nruns > 1) { /* the error lists what is there */
     size_t l = strlen(e->msg);
