@@ -53,16 +53,16 @@ int tps_text_check_end(const tps_text *tx, tps_err *e) {
                      "stopped?); every line must end with a newline");
 }
 
-int tps_text_from_buf(const char *path, const char *data, size_t len, int flags, tps_text *tx, tps_err *e) {
+/* The lines of block (len bytes + 1, malloc'ed: tx owns it from here, also on error). */
+static int text_take(const char *path, char *block, size_t len, int flags, tps_text *tx, tps_err *e) {
   memset(tx, 0, sizeof *tx);
-  if (!(tx->path = strdup(path))) return tps_err_oom(e, "reading %s", path);
+  tx->block = block;
+  if (!(tx->path = strdup(path))) { tps_text_free(tx); return tps_err_oom(e, "reading %s", path); }
   size_t nlines = 0;
-  for (size_t k = 0; k < len; k++) nlines += data[k] == '\n';
-  if (len > 0 && data[len - 1] != '\n') { nlines++; tx->unterminated = 1; }
-  tx->block = malloc(len + 1);
+  for (size_t k = 0; k < len; k++) nlines += block[k] == '\n';
+  if (len > 0 && block[len - 1] != '\n') { nlines++; tx->unterminated = 1; }
   tx->line = malloc((nlines ? nlines : 1) * sizeof *tx->line);
-  if (!tx->block || !tx->line) { tps_text_free(tx); return tps_err_oom(e, "reading %s", path); }
-  memcpy(tx->block, data, len);
+  if (!tx->line) { tps_text_free(tx); return tps_err_oom(e, "reading %s", path); }
   tx->block[len] = '\0';
   int rc = 0;
   size_t pos = 0;
@@ -100,13 +100,19 @@ int tps_text_from_buf(const char *path, const char *data, size_t len, int flags,
   return rc;
 }
 
+int tps_text_from_buf(const char *path, const char *data, size_t len, int flags, tps_text *tx, tps_err *e) {
+  memset(tx, 0, sizeof *tx);
+  char *block = malloc(len + 1);
+  if (!block) return tps_err_oom(e, "reading %s", path);
+  memcpy(block, data, len);
+  return text_take(path, block, len, flags, tx, e);
+}
+
 int tps_text_read(const char *path, tps_text *tx, tps_err *e) {
   memset(tx, 0, sizeof *tx);
   tps_buf b;
   if (tps_buf_read(path, &b, e)) return -1;
-  int rc = tps_text_from_buf(path, b.data, b.len, 0, tx, e);
-  tps_buf_free(&b);
-  return rc;
+  return text_take(path, b.data, b.len, 0, tx, e); /* the bytes read become the lines: no copy */
 }
 
 int tps_split_tabs(char *line, char **f, int maxf) {
@@ -599,19 +605,24 @@ static int looks_like_fit(const tps_text *tx) {
   return 0;
 }
 
-int tps_table_read_mem(const char *path, const char *data, size_t len, tps_table *t, tps_err *e) {
+/* The table in data[0..len): own (malloc'ed, freed here) or a caller's bytes to copy. */
+static int table_from(const char *path, char *own, const char *data, size_t len, tps_table *t, tps_err *e) {
   memset(t, 0, sizeof *t);
   t->gather_cap_bytes = 2097152;
-  if (!(t->path = strdup(path))) return tps_err_oom(e, "reading %s", path);
+  if (!(t->path = strdup(path))) { free(own); return tps_err_oom(e, "reading %s", path); }
   int rc = 0;
   if (tps_ncclt_is_json_mem(data, len)) {
     tps_ncclt log;
     rc = tps_ncclt_read_json_mem(path, data, len, &log, e) ? -1 : from_ncclt(&log, t, e);
+    free(own);
     if (rc) tps_table_free(t);
     return rc;
   }
   tps_text tx;
-  if (tps_text_from_buf(path, data, len, 0, &tx, e)) { tps_table_free(t); return -1; }
+  if ((own ? text_take(path, own, len, 0, &tx, e) : tps_text_from_buf(path, data, len, 0, &tx, e)) != 0) {
+    tps_table_free(t);
+    return -1;
+  }
   if (tx.n == 0) rc = tps_err_set(e, path, 0, "empty file");
   else if (looks_like_fit(&tx))
     rc = tps_err_set(e, path, 0, "a tpsplit fit file, not a measurement table (fit files go to --fit or --predicted)");
@@ -629,13 +640,15 @@ int tps_table_read_mem(const char *path, const char *data, size_t len, tps_table
   return rc;
 }
 
+int tps_table_read_mem(const char *path, const char *data, size_t len, tps_table *t, tps_err *e) {
+  return table_from(path, NULL, data, len, t, e);
+}
+
 int tps_table_read(const char *path, tps_table *t, tps_err *e) {
   memset(t, 0, sizeof *t);
   tps_buf b;
   if (tps_buf_read(path, &b, e)) return -1;
-  int rc = tps_table_read_mem(path, b.data, b.len, t, e);
-  tps_buf_free(&b);
-  return rc;
+  return table_from(path, b.data, b.data, b.len, t, e); /* the bytes read become the lines */
 }
 
 /* ------------------------------------------------------------------ writing */
