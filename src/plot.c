@@ -365,10 +365,16 @@ static int render(fig *F, const char *gp, tps_plot_files *w, tps_err *e) {
   slot[2] = tps_tmp_add(gps, 0);
   slot[3] = tps_tmp_add(timg, 0);
   sigprocmask(SIG_SETMASK, &old, NULL);
-  snprintf(rel, sizeof rel, "../%s.dat", F->name);
-  if (symlink(rel, dat) != 0) rc = tps_err_resource(e, dat, "cannot link the data file for gnuplot: %s", strerror(errno));
-  snprintf(rel, sizeof rel, "../%s.gp", F->name);
-  if (!rc && symlink(rel, gps) != 0) rc = tps_err_resource(e, gps, "cannot link the script for gnuplot: %s", strerror(errno));
+  /* symbolic links to ../NAME.*; hard links where the file system has no symbolic ones */
+  const char *ext2[2] = {"dat", "gp"};
+  const char *dst2[2] = {dat, gps};
+  for (int k = 0; k < 2 && !rc; k++) {
+    char real[4200];
+    snprintf(rel, sizeof rel, "../%s.%s", F->name, ext2[k]);
+    snprintf(real, sizeof real, "%s/%s.%s", F->dir, F->name, ext2[k]);
+    if (symlink(rel, dst2[k]) != 0 && link(real, dst2[k]) != 0)
+      rc = tps_err_resource(e, dst2[k], "cannot link the %s for gnuplot: %s", k ? "script" : "data file", strerror(errno));
+  }
   if (!rc) rc = run_gnuplot(gp, tdir, script, e);
   if (!rc && !image_complete(timg, F->o->format)) {
     struct stat st;
