@@ -156,10 +156,10 @@ int tps_fitfile_is_fit(const char *path) {
   int fit = 0;
   const char *p = b.data, *end = b.data + b.len;
   if (b.len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
-  while (p < end) { /* the writer's first line, or the first line that is not a comment */
+  for (int first = 1; p < end; first = 0) { /* the writer's first line, or the format line */
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-    if (n >= 18 && strncmp(p, "# tpsplit fit file", 18) == 0) { fit = 1; break; }
+    if (first && n >= 18 && strncmp(p, "# tpsplit fit file", 18) == 0) { fit = 1; break; }
     if (n > 0 && p[0] != '#') { fit = n >= 18 && strncmp(p, "format\ttpsplit-fit", 18) == 0; break; }
     p = nl ? nl + 1 : end;
   }

@@ -594,11 +594,12 @@ int tps_table_opt(const char *cmd, const char *name, const char *arg) {
   return 0;
 }
 
-/* A tpsplit fit file: its first line (written first by tps_fitfile_write) or its format line. */
+/* A tpsplit fit file: its first line that is not a comment is the format line.  (Not the
+ * "# tpsplit fit file" comment: a table may carry any comment, and its writer puts them
+ * first; a table written by tpsplit must read back as a table.) */
 static int looks_like_fit(const tps_text *tx) {
   for (size_t i = 0; i < tx->n; i++) {
     const char *s = tx->line[i];
-    if (strncmp(s, "# tpsplit fit file", 18) == 0) return 1;
     if (s[0] == '#' || s[0] == '\0') continue;
     return strncmp(s, "format\ttpsplit-fit", 18) == 0;
   }
