@@ -426,6 +426,8 @@ int tps_aic_is(const char *spec) {
   tps_aic_filter f;
   tps_err e;
   if (tps_aic_parse_spec(spec, &path, &f, &e)) return strchr(spec, ':') != NULL && strstr(spec, "=") != NULL;
+  struct stat st; /* only a regular file is sniffed: a FIFO or device goes to the readers that bound them */
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) { free(path); return 0; }
   gzFile z = gzopen(path, "rb");
   free(path);
   if (!z) return 0;

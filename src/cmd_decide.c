@@ -30,7 +30,7 @@ int cmd_decide(int argc, char **argv) {
   long tokens = 0, thr_given = 0;
   int sp = 0, lora = 0, mb = 0, bi = 0, car = 1, fc = -1;
   const tps_cmdopt own[] = {
-    {.name = "tokens", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &tokens, .min = 1, .max = TPS_CMDOPT_BIG,
+    {.name = "tokens", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &tokens, .min = 1, .max = TPS_TOKENS_MAX,
      .required = 1, .help = "tokens in the batch"},
     {.name = "sequence-parallel", .kind = TPS_ARG_YESNO, .metavar = "yes|no", .dst = &sp, .optional = 1,
      .help = "sequence parallelism is on (default no)"},

@@ -130,7 +130,8 @@ int cmd_default(int argc, char **argv) {
     o.quiet = json;
     o.nsamples = (int)v.samples;
     o.seed = (unsigned long)v.seed;
-    o.render = 0; /* the scripts first, then all of them in two gnuplot processes at once */
+    o.render = 0; /* the scripts first, then all of them in two gnuplot processes at once, each
+                   * image renamed into place only when complete (tps_plot_render_batch) */
     plot_rc = tps_plot_default_from(outdir, &o, &ref, &g, &w, &e);
     if (!plot_rc) plot_rc = tps_plot_render_batch(outdir, &o, 2, &w, &e);
   }

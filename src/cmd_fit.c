@@ -180,7 +180,7 @@ int cmd_fit(int argc, char **argv) {
             (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   if (rc == TPS_EXIT_OK && out) {
     const char *src[1] = {files[0]};
-    if (tps_fitfile_save(out, &f[0], src, 1, &e) != 0) { tps_err_print(&e); rc = TPS_EXIT_USAGE; }
+    if (tps_fitfile_save(out, &f[0], src, 1, &e) != 0) { tps_err_print(&e); rc = tps_err_exit_code(&e); }
   }
   if (rc == TPS_EXIT_OK) {
     if (json) {

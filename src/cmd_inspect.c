@@ -198,6 +198,7 @@ static void print_text(const tps_table *t, const derived *d, int first) {
   if (t->kind == TPS_TABLE_SPLIT && tps_gather_parse(t->gather) == TPS_GATHER_AUTO)
     printf(", gather_cap_bytes %.0f", t->gather_cap_bytes);
   putchar('\n');
+  if (t->note[0]) printf("# read as: %s\n", t->note);
   columns c;
   columns_for(t, d, &c);
   int w[MAXC];
@@ -272,8 +273,35 @@ static int inspect_aic(char *const *files, int nfiles, int json, const char *out
   return tps_aic_inspect(files, nfiles, json);
 }
 
+/* --run N / --ranks N of nccl-tests logs: checked here, then handed to table.c. */
+static int parse_count(const char *name, long max, const char *arg, char *why, size_t whysz) {
+  long v;
+  if (tps_parse_long(arg, &v) != 0 || v < 1 || v > max) {
+    snprintf(why, whysz, "an integer in 1..%ld", max);
+    return -1;
+  }
+  return tps_table_opt("inspect", name, arg);
+}
+static int parse_run(void *dst, const char *arg, char *why, size_t whysz) {
+  (void)dst;
+  return parse_count("run", 1000, arg, why, whysz);
+}
+static int parse_ranks(void *dst, const char *arg, char *why, size_t whysz) {
+  (void)dst;
+  return parse_count("ranks", 65536, arg, why, whysz);
+}
+
 int cmd_inspect(int argc, char **argv) {
+  int unused = 0;
+  const tps_cmdopt own[] = {
+    {.name = "run", .kind = TPS_ARG_FN, .metavar = "N", .dst = &unused, .parse = parse_run,
+     .help = "the run to read of an nccl-tests log holding several (they are listed otherwise)"},
+    {.name = "ranks", .kind = TPS_ARG_FN, .metavar = "N", .dst = &unused, .parse = parse_ranks,
+     .help = "the ranks of an nccl-tests table pasted without its '#  Rank' lines (default: from busbw/algbw)"},
+  };
   const tps_cmdspec spec = {
+    .opts = own,
+    .nopts = sizeof own / sizeof own[0],
     .name = "inspect",
     .synopsis = "[--json] [-o OUT] FILE...",
     .about = "Read measurement files and print them normalized, with derived columns.\n\n"
@@ -314,11 +342,11 @@ int cmd_inspect(int argc, char **argv) {
   }
   if (rc == TPS_EXIT_OK && out) {
     tps_outfile of;
-    if (tps_out_open(&of, out, &e) || tps_table_write(of.fp, &t[0]) || tps_out_commit(&of, &e)) {
+    if (tps_out_open(&of, out, &e) || (tps_table_write(of.fp, &t[0]), tps_out_commit(&of, &e))) { /* commit names a write error */
       if (!e.set) tps_err_set(&e, out, 0, "write error");
       tps_out_abort(&of);
       tps_err_print(&e);
-      rc = TPS_EXIT_USAGE;
+      rc = tps_err_exit_code(&e);
     }
   }
   if (rc == TPS_EXIT_OK) {

@@ -151,7 +151,7 @@ int cmd_plot(int argc, char **argv) {
   const int user_parts = v.gemms.n || v.gathers.n;
   if (nmeas == 0 && nfitf == 0 && !(v.given & targets) && !j.model_name && !user_parts) {
     /* the main job's figures */
-    if (tps_plot_default(outdir, &o, &w, &e)) { tps_err_print(&e); rc = e.msg[0] && strstr(e.msg, "gnuplot") ? TPS_EXIT_FAIL : TPS_EXIT_USAGE; goto done; }
+    if (tps_plot_default(outdir, &o, &w, &e)) { tps_err_print(&e); rc = e.msg[0] && (e.kind == TPS_ERR_RESOURCE || strstr(e.msg, "gnuplot")) ? TPS_EXIT_FAIL : TPS_EXIT_USAGE; goto done; }
     rc = print_result(outdir, &w, json);
     goto done;
   }
@@ -250,7 +250,7 @@ int cmd_plot(int argc, char **argv) {
   }
   if (tps_plot_run(&j, &w, &e)) {
     tps_err_print(&e);
-    rc = strstr(e.msg, "gnuplot") ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
+    rc = (e.kind == TPS_ERR_RESOURCE || strstr(e.msg, "gnuplot")) ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
     goto cleanup;
   }
   rc = print_result(outdir, &w, json);

@@ -438,8 +438,8 @@ static int set_common(const tps_cmdspec *s, tps_cmdopt_values *v, int i, const c
     snprintf(why, whysz, "a number > 0");
     return -1;
   case TPS_OI_ROUND:
-    if (tps_parse_long(arg, &v->rounding) == 0 && v->rounding >= 1) return 0;
-    snprintf(why, whysz, "an integer >= 1");
+    if (tps_parse_long(arg, &v->rounding) == 0 && v->rounding >= 1 && v->rounding <= TPS_TOKENS_MAX) return 0;
+    snprintf(why, whysz, "an integer in 1..%ld, the longest scan of the model", TPS_TOKENS_MAX);
     return -1;
   case TPS_OI_SAMPLES: {
     long lo = s->samples_min > 0 ? s->samples_min : 2;

@@ -14,6 +14,10 @@ const tps_envvar tps_envvars[] = {
    "gnuplot to run: a path or a name on PATH; set but empty or not found: write the .dat and "
    ".gp files only (default: the gnuplot configure found, else gnuplot on PATH)"},
   {"PATH", "plot main", "src/plot.c", "searched for gnuplot when TPSPLIT_GNUPLOT is unset"},
+  {"TPSPLIT_GNUPLOT_TIMEOUT", "plot main", "src/plot.c",
+   "seconds a gnuplot run may take before it is killed and reported (default 60)"},
+  {"TPSPLIT_INPUT_TIMEOUT", "*", "src/util.c",
+   "seconds a pipe or FIFO given as input may stay silent before it is refused (default 10)"},
   {"TPS_W8_KERNEL", "bench", "kernels/gemm_w8a16.cu",
    "W8A16 kernel for every M: stream, wgmma or mma (default: by M and GPU)"},
   {"TPS_W8_BT", "bench", "kernels/gemm_w8a16.cu", "W8A16 wgmma token tile: 64, 128 or 256 (default 128 up to M 1024, else 256)"},

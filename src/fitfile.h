@@ -50,11 +50,21 @@ extern "C" {
 #define TPS_FITFILE_VERSION 1
 
 /* Write atomically to path (temp file + rename; "-" = stdout). 0, or -1 with e. */
+/* The fit file text of f on fp (the format tps_fitfile_read reads); 0, or -1 on a write error.
+ * sources: the measurement files the fit came from, listed in its header. */
+int tps_fitfile_write(FILE *fp, const tps_fit *f, const char *const *sources, size_t nsources);
 int tps_fitfile_save(const char *path, const tps_fit *f, const char *const *sources, size_t nsources, tps_err *e);
 /* Read a fit file into f (f->gemm.path points at the static path). 0, or -1 with
  * e = "FILE:LINE: message" (unknown key, bad number, unknown path or parameter, wrong
- * number of cov values, a model value outside its domain, missing format line ...). */
+ * number of cov values, a model value outside its domain, missing format line, a value out of
+ * its range, a line the writer always writes missing: see the ranges in src/fitfile.c). */
 int tps_fitfile_read(const char *path, tps_fit *f, tps_err *e);
+/* The same from bytes in memory (path names them in messages): the fuzzing entry point. */
+int tps_fitfile_read_mem(const char *path, const char *data, size_t len, tps_fit *f, tps_err *e);
+/* 1 when path holds a tpsplit fit file: its first line is the writer's "# tpsplit fit file"
+ * line, or its first line that is not a comment is the format line (no line-length limit;
+ * a pipe stays readable for the real read). */
+int tps_fitfile_is_fit(const char *path);
 
 /* Names used in the file. */
 const char *tps_fit_kind_name(tps_fit_kind k);      /* "split", "gemm", "allgather" */

@@ -11,10 +11,18 @@
  * Lookup (tps_gpus_find): case-insensitive on the name and the comma-separated aliases;
  * if that fails, the CUDA device name forms are tried: a leading "NVIDIA " removed, then
  * memory words ("80GB", "HBM3", "HBM3e") dropped and the rest joined with '-'
- * ("NVIDIA H100 80GB HBM3" -> "H100"; "NVIDIA H100 PCIe" -> "H100-PCIe", unknown). */
+ * ("NVIDIA H100 80GB HBM3" -> "H100"; "NVIDIA H100 PCIe" -> "H100-PCIe", unknown).
+ *
+ * Ranges (outside: an error naming the line; a GPU with 0 SMs or no link bandwidth cannot
+ * be modelled):
+ *   sms 1..100000 (whole), cc major 0..99 and minor 0..9 (0.0: not CUDA),
+ *   bf16_tflops 0.01..1e5, fp8_tflops 0 (none) or 0.01..1e5, hbm_gbps 1..1e6,
+ *   l2_mb 0 (unknown) or 0.01..1e5, links 0..1024 (whole; 0 = PCIe only),
+ *   link_gbps 0.01..1e5, nccl_link_gbps 0 (n/a) or 0.01..1e4. */
 #include "config.h"
 #include "gpus.h"
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -91,13 +99,28 @@ static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int 
     if (gnum(path, ln, gcols[c], f[idx[c]], &v[c], &u[c], e)) return -1;
   }
   const char *cc = f[idx[G_CC]];
-  int maj, min, used = 0;
-  if (sscanf(cc, "%d.%d%n", &maj, &min, &used) != 2 || cc[used] != '\0' || maj < 0 || min < 0)
-    return tps_err_set(e, path, ln, "cc '%s' is not major.minor (e.g. 9.0)", cc);
-  if (v[G_SMS] != (int)v[G_SMS] || v[G_LINKS] != (int)v[G_LINKS])
-    return tps_err_set(e, path, ln, "sms and links must be whole numbers");
-  if (!(v[G_BF16] > 0) || !(v[G_HBM] > 0))
-    return tps_err_set(e, path, ln, "bf16_tflops and hbm_gbps must be positive");
+  int maj = 0, min = 0;
+  {
+    size_t a = strspn(cc, "0123456789");
+    size_t b = cc[a] == '.' ? strspn(cc + a + 1, "0123456789") : 0;
+    if (a < 1 || a > 2 || cc[a] != '.' || b != 1 || cc[a + 1 + b] != '\0')
+      return tps_err_set(e, path, ln, "cc '%s' is not major.minor (e.g. 9.0)", cc);
+    maj = (int)strtol(cc, NULL, 10);
+    min = cc[a + 1] - '0';
+  }
+  static const struct { int col; double lo, hi; int zero_ok, whole; } lim[] = {
+    {G_SMS, 1, 100000, 0, 1},     {G_BF16, 0.01, 1e5, 0, 0},  {G_FP8, 0.01, 1e5, 1, 0},
+    {G_HBM, 1, 1e6, 0, 0},        {G_L2, 0.01, 1e5, 1, 0},    {G_LINKS, 0, 1024, 1, 1},
+    {G_LINK_GBPS, 0.01, 1e5, 0, 0}, {G_NCCL, 0.01, 1e4, 1, 0}};
+  for (size_t k = 0; k < sizeof lim / sizeof lim[0]; k++) {
+    double x = v[lim[k].col];
+    const char *col = gcols[lim[k].col];
+    if (x == 0 && lim[k].zero_ok) continue;
+    if (x < lim[k].lo || x > lim[k].hi)
+      return tps_err_set(e, path, ln, "%s %s is outside %g..%g%s", col, f[idx[lim[k].col]], lim[k].lo, lim[k].hi,
+                         lim[k].zero_ok ? " (or 0)" : "");
+    if (lim[k].whole && x != floor(x)) return tps_err_set(e, path, ln, "%s %s is not a whole number", col, f[idx[lim[k].col]]);
+  }
   g->sms = (int)v[G_SMS];
   g->cc_major = maj;
   g->cc_minor = min;
@@ -116,11 +139,12 @@ static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int 
   if (u[G_LINKS] || u[G_LINK_GBPS] || u[G_NCCL]) g->uncertain |= TPS_GPU_U_LINK;
   /* names and aliases must not collide with earlier rows */
   char *al = strdup(f[idx[G_ALIASES]]);
-  if (!al) return tps_err_set(e, path, ln, "out of memory");
+  if (!al) return tps_err_oom(e, "reading %s", path);
   if (find_exact(t, name)) { free(al); return tps_err_set(e, path, ln, "GPU '%s' is already defined", name); }
   char *save = NULL;
   char *tmp = strdup(al);
-  for (char *a = tmp ? strtok_r(tmp, ",", &save) : NULL; a; a = strtok_r(NULL, ",", &save)) {
+  if (!tmp) { free(al); return tps_err_oom(e, "reading %s", path); }
+  for (char *a = strtok_r(tmp, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
     while (*a == ' ') a++;
     if (*a && find_exact(t, a)) {
       tps_err_set(e, path, ln, "alias '%s' already names another GPU", a);
@@ -129,8 +153,8 @@ static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int 
     }
   }
   free(tmp);
+  if (!(t->source[t->n] = strdup(f[idx[G_SOURCE]]))) { free(al); return tps_err_oom(e, "reading %s", path); }
   t->aliases[t->n] = al;
-  t->source[t->n] = strdup(f[idx[G_SOURCE]]);
   t->n++;
   return 0;
 }
@@ -142,8 +166,17 @@ int tps_gpus_load(const char *path, tps_gpu_table *t, tps_err *e) {
     if (tps_data_path("gpus.tsv", buf, sizeof buf, e)) return -1;
     path = buf;
   }
+  tps_buf b;
+  if (tps_buf_read(path, &b, e)) return -1;
+  int rc = tps_gpus_load_mem(path, b.data, b.len, t, e);
+  tps_buf_free(&b);
+  return rc;
+}
+
+int tps_gpus_load_mem(const char *path, const char *data, size_t len, tps_gpu_table *t, tps_err *e) {
+  memset(t, 0, sizeof *t);
   tps_text tx;
-  if (tps_text_read(path, &tx, e)) return -1;
+  if (tps_text_from_buf(path, data, len, 0, &tx, e)) return -1;
   int rc = 0, have_header = 0, idx[G_N];
   long header_line = 0;
   if (tx.n == 0) rc = tps_err_set(e, path, 0, "empty file");
@@ -151,7 +184,7 @@ int tps_gpus_load(const char *path, tps_gpu_table *t, tps_err *e) {
     t->gpu = calloc(tx.n, sizeof *t->gpu);
     t->aliases = calloc(tx.n, sizeof *t->aliases);
     t->source = calloc(tx.n, sizeof *t->source);
-    if (!t->gpu || !t->aliases || !t->source) rc = tps_err_set(e, path, 0, "out of memory");
+    if (!t->gpu || !t->aliases || !t->source) rc = tps_err_oom(e, "reading %s", path);
   }
   for (size_t i = 0; i < tx.n && !rc; i++) {
     long ln = (long)i + 1;
@@ -185,6 +218,7 @@ int tps_gpus_load(const char *path, tps_gpu_table *t, tps_err *e) {
   }
   if (!rc && !have_header) rc = tps_err_set(e, path, 0, "no header row");
   if (!rc && t->n == 0) rc = tps_err_set(e, path, header_line, "header but no GPUs");
+  if (!rc) rc = tps_text_check_end(&tx, e);
   tps_text_free(&tx);
   if (rc) tps_gpus_free(t);
   return rc;

@@ -21,6 +21,8 @@ typedef struct {
 
 /* Load path, or the bundled data/gpus.tsv when path is NULL. 0 or -1 with e. */
 int tps_gpus_load(const char *path, tps_gpu_table *t, tps_err *e);
+/* The same from bytes in memory (path names them in messages): the fuzzing entry point. */
+int tps_gpus_load_mem(const char *path, const char *data, size_t len, tps_gpu_table *t, tps_err *e);
 void tps_gpus_free(tps_gpu_table *t);
 /* Find by name or alias. NULL with e = "unknown GPU 'X' (known: H20, H100-SXM, ...)". */
 const tps_gpu *tps_gpus_find(const tps_gpu_table *t, const char *name, tps_err *e);

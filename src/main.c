@@ -49,7 +49,9 @@ static void usage(FILE *fp) {
           "  0  ok (decide: split)\n"
           "  1  the task failed or its verdict is negative (decide: no split; validate:\n"
           "     outside tolerance; a fit that did not converge; a failed GPU check)\n"
-          "  2  usage or input error (bad option, malformed file, unknown GPU, impossible TP)\n\n"
+          "     or the machine ran out of memory or disk\n"
+          "  2  usage or input error (bad option, malformed file, unknown GPU, impossible TP)\n"
+          "  130, 143  interrupted by SIGINT, SIGTERM (temporary files removed)\n\n"
           "Report bugs to: %s\n",
           PACKAGE_BUGREPORT);
 }

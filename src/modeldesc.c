@@ -76,8 +76,17 @@ bad:
 
 int tps_modeldesc_read(const char *path, tps_sim_model *m, tps_err *e) {
   memset(m, 0, sizeof *m);
+  tps_buf b;
+  if (tps_buf_read(path, &b, e)) return -1;
+  int rc = tps_modeldesc_read_mem(path, b.data, b.len, m, e);
+  tps_buf_free(&b);
+  return rc;
+}
+
+int tps_modeldesc_read_mem(const char *path, const char *data, size_t len, tps_sim_model *m, tps_err *e) {
+  memset(m, 0, sizeof *m);
   tps_text tx;
-  if (tps_text_read(path, &tx, e)) return -1;
+  if (tps_text_from_buf(path, data, len, 0, &tx, e)) return -1;
   long lineno = 0;
   int have_hidden = 0, have_layers = 0, have_side = 0, have_header = 0;
   int rc = -1;
@@ -96,7 +105,7 @@ int tps_modeldesc_read(const char *path, tps_sim_model *m, tps_err *e) {
         if (!*val || strlen(val) >= sizeof m->name) { tps_err_set(e, path, lineno, "bad model name"); goto out; }
         snprintf(m->name, sizeof m->name, "%s", val);
       } else if (strcmp(key, "hidden") == 0) {
-        if (tps_parse_long(val, &v) || v < 1) { tps_err_set(e, path, lineno, "hidden must be a positive integer, got '%s'", val); goto out; }
+        if (tps_parse_range(val, 1, TPS_DIM_MAX, &v)) { tps_err_set(e, path, lineno, "hidden must be a positive integer (at most %ld), got '%s'", TPS_DIM_MAX, val); goto out; }
         m->hidden = v; have_hidden = 1;
       } else if (strcmp(key, "layers") == 0) {
         if (tps_parse_long(val, &v) || v < 1 || v > TPS_SIM_MAXLAYERS) {
@@ -105,7 +114,7 @@ int tps_modeldesc_read(const char *path, tps_sim_model *m, tps_err *e) {
         }
         m->layers = (int)v; have_layers = 1;
       } else if (strcmp(key, "side_stream_max_tokens") == 0) {
-        if (tps_parse_long(val, &v) || v < 0) { tps_err_set(e, path, lineno, "side_stream_max_tokens must be an integer >= 0, got '%s'", val); goto out; }
+        if (tps_parse_range(val, 0, 16777216L, &v)) { tps_err_set(e, path, lineno, "side_stream_max_tokens must be a whole number from 0 to 16777216, got '%s'", val); goto out; }
         m->side_max_tokens = v; have_side = 1;
       } else {
         tps_err_set(e, path, lineno, "unknown metadata key '%s' (known: model, hidden, layers, side_stream_max_tokens)", key);
@@ -148,7 +157,7 @@ int tps_modeldesc_read(const char *path, tps_sim_model *m, tps_err *e) {
     }
     snprintf(p->name, sizeof p->name, "%s", f[0]);
     long n;
-    if (tps_parse_long(f[1], &n) || n < 1) { tps_err_set(e, path, lineno, "out_features must be a positive integer, got '%s'", f[1]); goto out; }
+    if (tps_parse_range(f[1], 1, TPS_DIM_MAX, &n)) { tps_err_set(e, path, lineno, "out_features must be a positive integer (at most %ld), got '%s'", TPS_DIM_MAX, f[1]); goto out; }
     p->n = n;
     p->path = tps_path_find_for(f[2], TPS_PATH_F_MODEL); /* the simulator predicts every projection */
     if (!p->path) {
@@ -176,6 +185,7 @@ int tps_modeldesc_read(const char *path, tps_sim_model *m, tps_err *e) {
   if (tx.n == 0) { tps_err_set(e, path, 0, "empty file"); goto out; }
   if (!have_header) { tps_err_set(e, path, lineno, "no header row (name out_features path out_dtype layers split stream)"); goto out; }
   if (m->nproj == 0) { tps_err_set(e, path, lineno, "no projection rows after the header"); goto out; }
+  if (tps_text_check_end(&tx, e)) goto out;
   if (!m->name[0]) {
     const char *base = strrchr(path, '/');
     snprintf(m->name, sizeof m->name, "%s", base ? base + 1 : path);

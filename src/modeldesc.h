@@ -19,6 +19,10 @@ extern "C" {
 
 /* Read a model description file. 0, or -1 with e = "FILE:LINE: message". */
 int tps_modeldesc_read(const char *path, tps_sim_model *m, tps_err *e);
+/* The same from bytes in memory (path names them in messages): the fuzzing entry point.
+ * Ranges: hidden and out_features 1..TPS_DIM_MAX (2^20), layers 1..TPS_SIM_MAXLAYERS,
+ * side_stream_max_tokens 0..2^24. */
+int tps_modeldesc_read_mem(const char *path, const char *data, size_t len, tps_sim_model *m, tps_err *e);
 
 /* Resolve --model: an existing file path, else the bundled data/models/<name>.tsv (name
  * lowercased).  0 with path in buf, or -1 with e (listing the bundled models). */

@@ -8,7 +8,11 @@
  *  - numbers are written with 10 significant digits ("%.10g"), "nan" for missing values
  *    (gnuplot skips such points);
  *  - data files and scripts are written through tps_out_open/commit (temp file + rename); the
- *    image is written by gnuplot itself and removed again if gnuplot fails. */
+ *    image is rendered by gnuplot in a temporary folder and renamed into place only when it is
+ *    complete (render): a failed, killed or interrupted gnuplot, or a full disk, leaves no
+ *    partial image;
+ *  - gnuplot is looked up on PATH when a figure is drawn, and killed when it runs past
+ *    $TPSPLIT_GNUPLOT_TIMEOUT seconds (default TPS_PLOT_GNUPLOT_TIMEOUT_S). */
 #include "config.h"
 #include "plot.h"
 #include <ctype.h>
@@ -19,9 +23,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "allgather.h"
 #include "util.h"
@@ -115,36 +122,86 @@ const char *tps_plot_gnuplot(void) {
   static char buf[4096];
   const char *env = getenv("TPSPLIT_GNUPLOT");
   if (env) return resolve(env, buf, sizeof buf) == 0 ? buf : NULL;
-#ifdef TPS_GNUPLOT
-  if (executable(TPS_GNUPLOT)) { snprintf(buf, sizeof buf, "%s", TPS_GNUPLOT); return buf; }
-#endif
-  return resolve("gnuplot", buf, sizeof buf) == 0 ? buf : NULL;
+  return resolve("gnuplot", buf, sizeof buf) == 0 ? buf : NULL; /* PATH now, not at configure time */
 }
 
-/* Run `gnuplot -d NAME.gp` in dir; its stdout goes to our stderr (keeps --json clean). */
+static int gnuplot_timeout_s(void) {
+  const char *s = getenv("TPSPLIT_GNUPLOT_TIMEOUT");
+  long v;
+  if (s && tps_parse_range(s, 1, 86400, &v) == 0) return (int)v;
+  return TPS_PLOT_GNUPLOT_TIMEOUT_S;
+}
+
+/* Run `gnuplot -d NAME.gp` in dir, in its own process group; its stdout goes to our stderr
+ * (keeps --json clean).  Killed (the whole group) when it runs past the timeout. */
 static int run_gnuplot(const char *gp, const char *dir, const char *script, tps_err *e) {
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
-  if (pid < 0) return tps_err_set(e, script, 0, "cannot start gnuplot: %s", strerror(errno));
+  if (pid < 0) return tps_err_resource(e, script, "cannot start gnuplot: %s", strerror(errno));
   if (pid == 0) {
+    setpgid(0, 0);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     if (chdir(dir) != 0) _exit(126);
     dup2(2, 1);
     char *argv[] = {(char *)gp, (char *)"-d", (char *)script, NULL};
     execv(gp, argv);
     _exit(127);
   }
-  int st;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return tps_err_set(e, script, 0, "waitpid: %s", strerror(errno));
+  setpgid(pid, pid); /* also here: no race with the kill below */
+  tps_tmp_child(pid);
+  int tmo = gnuplot_timeout_s(), st = 0, timed_out = 0;
+  struct timespec t0, now, nap = {0, 5 * 1000 * 1000};
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) { tps_tmp_child(0); return tps_err_resource(e, script, "waitpid: %s", strerror(errno)); }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (!timed_out && (double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > tmo) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      timed_out = 1;
+    }
+    nanosleep(&nap, NULL);
+  }
+  tps_tmp_child(0);
+  if (timed_out)
+    return tps_err_resource(e, script, "gnuplot (%s) did not finish within %d s: killed (TPSPLIT_GNUPLOT_TIMEOUT sets the limit)",
+                            gp, tmo);
   if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
   if (WIFEXITED(st))
     return tps_err_set(e, script, 0, "gnuplot (%s) failed with exit status %d (run `gnuplot -d %s` in %s to see why)",
                        gp, WEXITSTATUS(st), script, dir);
-  return tps_err_set(e, script, 0, "gnuplot (%s) killed by signal %d", gp, WTERMSIG(st));
+  return tps_err_resource(e, script, "gnuplot (%s) killed by signal %d (%s)", gp, WTERMSIG(st), strsignal(WTERMSIG(st)));
 }
 
-/* ---------------------------------------------------------------- colours */
+/* An image as gnuplot's terminals end one: PNG with its IEND chunk, SVG with "</svg>", PDF
+ * with "%%EOF".  A full disk (or a killed gnuplot) leaves a file without its end. */
+static int image_complete(const char *path, int format) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return 0;
+  unsigned char head[8], tail[1024];
+  size_t nh = fread(head, 1, sizeof head, fp);
+  long size = fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
+  long from = size > (long)sizeof tail ? size - (long)sizeof tail : 0;
+  size_t nt = size > 0 && fseek(fp, from, SEEK_SET) == 0 ? fread(tail, 1, sizeof tail, fp) : 0;
+  fclose(fp);
+  if (size <= 0 || nt == 0) return 0;
+  if (format == TPS_PLOT_PNG) {
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+    return nh == 8 && memcmp(head, sig, 8) == 0 && nt >= 12 && memcmp(tail + nt - 12, iend, 12) == 0;
+  }
+  const char *mark = format == TPS_PLOT_SVG ? "</svg>" : "%%EOF";
+  size_t ml = strlen(mark);
+  for (size_t i = 0; i + ml <= nt; i++)
+    if (memcmp(tail + i, mark, ml) == 0) return 1;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- colours *//* ---------------------------------------------------------------- colours */
 
 static int name_key_eq(const char *gpu, const char *key) {
   size_t i = 0;
@@ -278,6 +335,70 @@ static void block(fig *F, int idx, const char *what, const char *header) {
   fprintf(F->dat.fp, "%s# block %d: %s\n%s\n", idx ? "\n\n" : "", idx, what, header);
 }
 
+/* Render F's image: gnuplot runs in a temporary folder DIR/.NAME.XXXXXX holding links to
+ * ../NAME.dat and ../NAME.gp, so the image it writes by base name lands there; a complete
+ * image is renamed to DIR/NAME.EXT, anything else is removed.  The folder and what is in it
+ * are registered for removal on SIGINT/SIGTERM (tps_tmp_add): an interrupted run leaves the
+ * figures it finished and nothing half-written. */
+static int render(fig *F, const char *gp, tps_plot_files *w, tps_err *e) {
+  char tdir[4096], dat[4200], gps[4200], timg[4200], img[4096], script[512], rel[600];
+  snprintf(script, sizeof script, "%s.gp", F->name);
+  snprintf(img, sizeof img, "%s/%s.%s", F->dir, F->name, F->ext);
+  if ((size_t)snprintf(tdir, sizeof tdir, "%s/.%s.XXXXXX", F->dir, F->name) >= sizeof tdir)
+    return tps_err_set(e, img, 0, "path too long");
+  int slot[4] = {-1, -1, -1, -1}, rc = 0;
+  sigset_t all, old;
+  sigemptyset(&all);
+  sigaddset(&all, SIGINT); sigaddset(&all, SIGTERM); sigaddset(&all, SIGHUP);
+  sigprocmask(SIG_BLOCK, &all, &old); /* create and register together */
+  if (!mkdtemp(tdir)) {
+    int err = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return tps_err_resource(e, F->dir, "cannot create a temporary folder for gnuplot's image: %s", strerror(err));
+  }
+  slot[0] = tps_tmp_add(tdir, 1);
+  snprintf(dat, sizeof dat, "%s/%s.dat", tdir, F->name);
+  snprintf(gps, sizeof gps, "%s/%s.gp", tdir, F->name);
+  snprintf(timg, sizeof timg, "%s/%s.%s", tdir, F->name, F->ext);
+  slot[1] = tps_tmp_add(dat, 0);
+  slot[2] = tps_tmp_add(gps, 0);
+  slot[3] = tps_tmp_add(timg, 0);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  /* symbolic links to ../NAME.*; hard links where the file system has no symbolic ones */
+  const char *ext2[2] = {"dat", "gp"};
+  const char *dst2[2] = {dat, gps};
+  for (int k = 0; k < 2 && !rc; k++) {
+    char real[4200];
+    snprintf(rel, sizeof rel, "../%s.%s", F->name, ext2[k]);
+    snprintf(real, sizeof real, "%s/%s.%s", F->dir, F->name, ext2[k]);
+    if (symlink(rel, dst2[k]) != 0 && link(real, dst2[k]) != 0)
+      rc = tps_err_resource(e, dst2[k], "cannot link the %s for gnuplot: %s", k ? "script" : "data file", strerror(errno));
+  }
+  if (!rc) rc = run_gnuplot(gp, tdir, script, e);
+  if (!rc && !image_complete(timg, F->o->format)) {
+    struct stat st;
+    struct statvfs vs;
+    int have = stat(timg, &st) == 0;
+    char room[96] = "";
+    if (statvfs(F->dir, &vs) == 0)
+      snprintf(room, sizeof room, "; %.0f bytes free there", (double)vs.f_bavail * (double)vs.f_frsize);
+    rc = !have || st.st_size == 0
+             ? tps_err_resource(e, img, "gnuplot produced no image%s", room)
+             : tps_err_resource(e, img, "gnuplot wrote an incomplete image (%lld bytes without its end: the disk full?%s); "
+                                "nothing kept", (long long)st.st_size, room);
+  }
+  if (!rc && rename(timg, img) != 0) rc = tps_err_resource(e, img, "cannot rename gnuplot's image into place: %s", strerror(errno));
+  unlink(timg);
+  unlink(dat);
+  unlink(gps);
+  rmdir(tdir);
+  for (int k = 3; k >= 0; k--) tps_tmp_del(slot[k]);
+  if (rc) return -1;
+  files_add(w, F->dir, F->name, F->ext);
+  if (w) w->images++;
+  return 0;
+}
+
 static int fig_end(fig *F, tps_plot_files *w, tps_err *e) {
   fprintf(F->gp.fp, "unset output\n");
   if (tps_out_commit(&F->dat, e)) { tps_out_abort(&F->gp); return -1; }
@@ -298,18 +419,7 @@ static int fig_end(fig *F, tps_plot_files *w, tps_err *e) {
     }
     return 0;
   }
-  char script[512], img[4096];
-  snprintf(script, sizeof script, "%s.gp", F->name);
-  snprintf(img, sizeof img, "%s/%s.%s", F->dir, F->name, F->ext);
-  if (run_gnuplot(gp, F->dir, script, e)) { unlink(img); return -1; }
-  struct stat st;
-  if (stat(img, &st) != 0 || st.st_size == 0) {
-    unlink(img);
-    return tps_err_set(e, img, 0, "gnuplot produced no image");
-  }
-  files_add(w, F->dir, F->name, F->ext);
-  if (w) w->images++;
-  return 0;
+  return render(F, gp, w, e);
 }
 
 static void fig_abort(fig *F) {
@@ -821,4 +931,170 @@ int tps_plot_layers_fig(const char *dir, const char *name, const tps_plot_layers
   fprintf(g, "plot '%s.dat' index 0 using ($1-0.2):2 with boxes lc rgb '#777777' title 'main (replicated)', \\\n"
              "     '' index 0 using ($1+0.2):3 with boxes lc rgb '%s' title 'split'\n", name, col);
   return fig_end(&F, w, e) ? (fig_abort(&F), -1) : 0;
+}
+
+/* ---------------------------------------------------------------- batch rendering */
+/* Render every .gp script of w in nproc gnuplot processes at once (one start-up per process,
+ * not per figure), with the guarantees of render(): each process runs in its own temporary
+ * folder DIR/.batchK.XXXXXX holding links to ../NAME.dat and ../NAME.gp, so its images land
+ * there; all processes share one process group, killed on SIGINT/SIGTERM (tps_tmp_child) or
+ * when they pass the timeout (TPSPLIT_GNUPLOT_TIMEOUT per script); a complete image is renamed
+ * to DIR/NAME.EXT, anything else removed: an interrupted run leaves no partial figure. */
+int tps_plot_render_batch(const char *dir, const tps_plot_opts *o, int nproc, tps_plot_files *w, tps_err *e) {
+  const char *gp = tps_plot_gnuplot();
+  size_t n0 = w->n, ns = 0;
+  char **scripts = calloc(n0 + 1, sizeof *scripts);
+  if (!scripts) return tps_err_oom(e, "rendering figures");
+  for (size_t i = 0; i < n0; i++) {
+    size_t l = strlen(w->path[i]);
+    if (l > 3 && !strcmp(w->path[i] + l - 3, ".gp")) scripts[ns++] = w->path[i];
+  }
+  if (!gp) {
+    w->gnuplot_missing = 1;
+    if (!o || !o->quiet) {
+      const char *env = getenv("TPSPLIT_GNUPLOT");
+      fprintf(stderr, "tpsplit: gnuplot not found%s%s%s: wrote .dat and .gp files only in %s "
+              "(install gnuplot, then run `gnuplot -d NAME.gp` there)\n",
+              env ? " (TPSPLIT_GNUPLOT='" : "", env ? env : "", env ? "')" : "", dir);
+    }
+    free(scripts);
+    return 0;
+  }
+  enum { MAXP = 8 };
+  if (nproc < 1) nproc = 1;
+  if (nproc > MAXP) nproc = MAXP;
+  if ((size_t)nproc > ns) nproc = ns ? (int)ns : 1;
+  const int format = o ? o->format : TPS_PLOT_PNG;
+  const char *ext = tps_plot_format_names[format];
+  char tdir[MAXP][4096];
+  int tslot[MAXP], np = 0, rc = 0;
+  pid_t pid[MAXP], group = 0;
+  int *lslot = malloc((2 * ns + 1) * sizeof *lslot);
+  char (*lpath)[4200] = malloc((2 * ns + 1) * sizeof *lpath);
+  size_t nl = 0;
+  if (!lslot || !lpath) { free(scripts); free(lslot); free(lpath); return tps_err_oom(e, "rendering figures"); }
+  sigset_t all, old;
+  sigemptyset(&all);
+  sigaddset(&all, SIGINT); sigaddset(&all, SIGTERM); sigaddset(&all, SIGHUP);
+  fflush(stdout);
+  fflush(stderr);
+  for (int k = 0; k < nproc && !rc; k++) {
+    snprintf(tdir[k], sizeof tdir[k], "%s/.batch%d.XXXXXX", dir, k);
+    sigprocmask(SIG_BLOCK, &all, &old); /* create and register together */
+    if (!mkdtemp(tdir[k])) {
+      int err = errno;
+      sigprocmask(SIG_SETMASK, &old, NULL);
+      rc = tps_err_resource(e, dir, "cannot create a temporary folder for gnuplot's images: %s", strerror(err));
+      break;
+    }
+    tslot[k] = tps_tmp_add(tdir[k], 1);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    size_t cnt = 0;
+    for (size_t i = (size_t)k; i < ns; i += (size_t)nproc) cnt++;
+    char **argv = calloc(2 + 3 * cnt + 1, sizeof *argv);
+    if (!argv) { rc = tps_err_oom(e, "rendering figures"); rmdir(tdir[k]); tps_tmp_del(tslot[k]); break; }
+    size_t a = 0;
+    argv[a++] = (char *)gp;
+    argv[a++] = (char *)"-d";
+    for (size_t i = (size_t)k; i < ns && !rc; i += (size_t)nproc) {
+      const char *b = strrchr(scripts[i], '/');
+      b = b ? b + 1 : scripts[i];
+      size_t bl = strlen(b) - 3; /* NAME of NAME.gp */
+      static const char *const kinds[2] = {"dat", "gp"};
+      for (int q = 0; q < 2 && !rc; q++) {
+        char rel[4200], real[4200];
+        snprintf(lpath[nl], sizeof lpath[nl], "%s/%.*s.%s", tdir[k], (int)bl, b, kinds[q]);
+        snprintf(rel, sizeof rel, "../%.*s.%s", (int)bl, b, kinds[q]);
+        snprintf(real, sizeof real, "%s/%.*s.%s", dir, (int)bl, b, kinds[q]);
+        sigprocmask(SIG_BLOCK, &all, &old);
+        if (symlink(rel, lpath[nl]) != 0 && link(real, lpath[nl]) != 0)
+          rc = tps_err_resource(e, lpath[nl], "cannot link the %s for gnuplot: %s", q ? "script" : "data file", strerror(errno));
+        else {
+          lslot[nl] = tps_tmp_add(lpath[nl], 0);
+          nl++;
+        }
+        sigprocmask(SIG_SETMASK, &old, NULL);
+      }
+      argv[a++] = (char *)"-e";
+      argv[a++] = (char *)"reset";
+      argv[a++] = (char *)b;
+    }
+    argv[a] = NULL;
+    if (rc) { free(argv); break; }
+    pid_t p = fork();
+    if (p < 0) { free(argv); rc = tps_err_resource(e, dir, "cannot start gnuplot: %s", strerror(errno)); break; }
+    if (p == 0) {
+      setpgid(0, group);
+      signal(SIGINT, SIG_DFL);
+      signal(SIGTERM, SIG_DFL);
+      if (chdir(tdir[k]) != 0) _exit(126);
+      dup2(2, 1); /* its chatter goes to our stderr: --json stays clean */
+      execv(gp, argv);
+      _exit(127);
+    }
+    free(argv);
+    setpgid(p, group ? group : p); /* also here: no race with a kill */
+    if (!group) { group = p; tps_tmp_child(group); }
+    pid[np++] = p;
+  }
+  /* wait for every process, killing the group past the timeout */
+  int tmo = gnuplot_timeout_s() * (int)(ns / (size_t)(np ? np : 1) + 1), timed_out = 0, failed = 0;
+  struct timespec t0, now, nap = {0, 5 * 1000 * 1000};
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int left = np; left > 0;) {
+    for (int k = 0; k < np; k++) {
+      if (!pid[k]) continue;
+      int st;
+      pid_t r = waitpid(pid[k], &st, WNOHANG);
+      if (r == pid[k]) {
+        if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) failed = 1;
+        pid[k] = 0;
+        left--;
+      }
+    }
+    if (!left) break;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (!timed_out && (double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > tmo) {
+      kill(-group, SIGKILL);
+      timed_out = 1;
+    }
+    nanosleep(&nap, NULL);
+  }
+  tps_tmp_child(0);
+  if (!rc && timed_out)
+    rc = tps_err_resource(e, dir, "gnuplot (%s) did not finish within %d s: killed (TPSPLIT_GNUPLOT_TIMEOUT sets the limit)",
+                          gp, tmo);
+  else if (!rc && failed)
+    rc = tps_err_set(e, dir, 0, "gnuplot (%s) failed on a figure script (run `gnuplot -d NAME.gp` in %s to see which)", gp, dir);
+  /* move the complete images into place */
+  for (size_t i = 0; i < ns; i++) {
+    const char *b = strrchr(scripts[i], '/');
+    b = b ? b + 1 : scripts[i];
+    int k = (int)(i % (size_t)(np ? np : 1));
+    char timg[4300], img[4300];
+    snprintf(timg, sizeof timg, "%s/%.*s.%s", tdir[k], (int)(strlen(b) - 3), b, ext);
+    snprintf(img, sizeof img, "%s/%.*s.%s", dir, (int)(strlen(b) - 3), b, ext);
+    if (!rc && !image_complete(timg, format)) {
+      struct stat st;
+      rc = stat(timg, &st) != 0 || st.st_size == 0
+               ? tps_err_resource(e, img, "gnuplot produced no image")
+               : tps_err_resource(e, img, "gnuplot wrote an incomplete image (%lld bytes without its end: the disk full?); "
+                                  "nothing kept", (long long)st.st_size);
+    }
+    if (!rc && rename(timg, img) != 0)
+      rc = tps_err_resource(e, img, "cannot rename gnuplot's image into place: %s", strerror(errno));
+    unlink(timg);
+    if (!rc) {
+      char nm[4096];
+      snprintf(nm, sizeof nm, "%.*s", (int)(strlen(b) - 3), b);
+      files_add(w, dir, nm, ext);
+      w->images++;
+    }
+  }
+  for (size_t q = 0; q < nl; q++) { unlink(lpath[q]); tps_tmp_del(lslot[q]); }
+  for (int k = 0; k < np; k++) { rmdir(tdir[k]); tps_tmp_del(tslot[k]); }
+  free(lslot);
+  free(lpath);
+  free(scripts);
+  return rc ? -1 : 0;
 }

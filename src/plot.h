@@ -9,10 +9,13 @@
  *             bytes, and `gnuplot -d NAME.gp` run in the folder redraws the figure by hand;
  *   NAME.png  the image, when gnuplot is found.
  *
- * gnuplot is run without a shell (fork + chdir + exec, `gnuplot -d NAME.gp` in the folder,
- * -d: ignore the user's ~/.gnuplot).  Which gnuplot: $TPSPLIT_GNUPLOT when set (a path or a
- * name on PATH; empty or not executable = no gnuplot: the way tests simulate its absence),
- * else the one found by configure (TPS_GNUPLOT in config.h), else `gnuplot` on PATH.  Without
+ * gnuplot is run without a shell (fork + chdir + exec, `gnuplot -d NAME.gp`, -d: ignore the
+ * user's ~/.gnuplot), in a temporary folder next to the figure; the image is renamed into
+ * place only when complete (PNG/SVG/PDF end marker), so a failed or killed gnuplot, a full
+ * disk or an interrupt leaves no partial image.  Which gnuplot: $TPSPLIT_GNUPLOT when set (a
+ * path or a name on PATH; empty or not executable = no gnuplot: the way tests simulate its
+ * absence), else `gnuplot` on PATH at run time.  It is killed (with its process group) when it
+ * runs past $TPSPLIT_GNUPLOT_TIMEOUT seconds (default 60): an error naming the limit.  Without
  * gnuplot, one line on stderr says so and the .dat/.gp files are still written.
  *
  * Colours: one fixed colour per GPU in every figure (tps_plot_gpu_colour); TP sizes are shades
@@ -37,6 +40,7 @@ extern "C" {
 #endif
 
 enum { TPS_PLOT_PNG = 0, TPS_PLOT_SVG = 1, TPS_PLOT_PDF = 2 };
+#define TPS_PLOT_GNUPLOT_TIMEOUT_S 60
 extern const char *const tps_plot_format_names[3]; /* "png", "svg", "pdf" (also the extension) */
 
 typedef struct {

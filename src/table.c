@@ -32,29 +32,49 @@ const char *const tps_table_kind_names[4] = {"", "split", "gemm", "allgather"};
 /* ------------------------------------------------------------------ text files */
 
 void tps_text_free(tps_text *tx) {
-  for (size_t i = 0; i < tx->n; i++) free(tx->line[i]);
   free(tx->line);
+  free(tx->block);
   free(tx->path);
   memset(tx, 0, sizeof *tx);
 }
 
-int tps_text_read(const char *path, tps_text *tx, tps_err *e) {
+int tps_text_check_utf8(const char *path, long line, const char *s, tps_err *e) {
+  size_t n = strlen(s), bad = tps_utf8_check(s, n);
+  if (bad == n) return 0;
+  return tps_err_set(e, path, line,
+                     "invalid UTF-8 (byte 0x%02x in column %zu): tpsplit reads UTF-8 text (a Latin-1 file? "
+                     "convert it with iconv -f latin1 -t utf-8)",
+                     (unsigned char)s[bad], bad + 1);
+}
+
+int tps_text_check_end(const tps_text *tx, tps_err *e) {
+  if (!tx->unterminated) return 0;
+  return tps_err_set(e, tx->path, (long)tx->n,
+                     "no newline at the end of the file: the last line may be cut short (a copy or a run that "
+                     "stopped?); every line must end with a newline");
+}
+
+/* The lines of block (len bytes + 1, malloc'ed: tx owns it from here, also on error). */
+static int text_take(const char *path, char *block, size_t len, int flags, tps_text *tx, tps_err *e) {
   memset(tx, 0, sizeof *tx);
-  struct stat st;
-  if (stat(path, &st) != 0) return tps_err_set(e, path, 0, "cannot open: %s", strerror(errno));
-  if (S_ISDIR(st.st_mode)) return tps_err_set(e, path, 0, "is a directory, not a measurement file");
-  FILE *fp = fopen(path, "r");
-  if (!fp) return tps_err_set(e, path, 0, "cannot open: %s", strerror(errno));
-  tx->path = strdup(path);
-  char *buf = NULL;
-  size_t bufcap = 0, cap = 0;
-  ssize_t len;
-  long ln = 0;
+  tx->block = block;
+  if (!(tx->path = strdup(path))) { tps_text_free(tx); return tps_err_oom(e, "reading %s", path); }
+  size_t nlines = 0;
+  for (size_t k = 0; k < len; k++) nlines += block[k] == '\n';
+  if (len > 0 && block[len - 1] != '\n') { nlines++; tx->unterminated = 1; }
+  tx->line = malloc((nlines ? nlines : 1) * sizeof *tx->line);
+  if (!tx->line) { tps_text_free(tx); return tps_err_oom(e, "reading %s", path); }
+  tx->block[len] = '\0';
   int rc = 0;
-  while ((len = getline(&buf, &bufcap, fp)) >= 0) {
+  size_t pos = 0;
+  long ln = 0;
+  while (pos < len && !rc) {
     ln++;
-    size_t n = (size_t)len;
-    if (n > 0 && buf[n - 1] == '\n') buf[--n] = '\0';
+    char *buf = tx->block + pos;
+    char *nl = memchr(buf, '\n', len - pos);
+    size_t n = nl ? (size_t)(nl - buf) : len - pos;
+    pos += n + (nl ? 1 : 0);
+    if (nl) *nl = '\0';
     if (memchr(buf, '\0', n)) { rc = tps_err_set(e, path, ln, "binary file (NUL byte), not a measurement file"); break; }
     if (n > 0 && buf[n - 1] == '\r') {
       rc = tps_err_set(e, path, ln, "CRLF line ends (DOS/Windows text); convert with dos2unix");
@@ -73,22 +93,27 @@ int tps_text_read(const char *path, tps_text *tx, tps_err *e) {
       }
     }
     if (rc) break;
-    if (tx->n == cap) {
-      cap = cap ? 2 * cap : 64;
-      char **nl = realloc(tx->line, cap * sizeof *nl);
-      if (!nl) { rc = tps_err_set(e, path, ln, "out of memory"); break; }
-      tx->line = nl;
-    }
-    const char *s = buf;
-    if (ln == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3; /* UTF-8 byte order mark */
-    if (!(tx->line[tx->n] = strdup(s))) { rc = tps_err_set(e, path, ln, "out of memory"); break; }
-    tx->n++;
+    if (ln == 1 && n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) buf += 3; /* UTF-8 byte order mark */
+    if (!(flags & TPS_TEXT_ANY_BYTES) && tps_text_check_utf8(path, ln, buf, e)) { rc = -1; break; }
+    tx->line[tx->n++] = buf;
   }
-  if (!rc && ferror(fp)) rc = tps_err_set(e, path, ln + 1, "read error: %s", strerror(errno));
-  free(buf);
-  fclose(fp);
   if (rc) tps_text_free(tx);
   return rc;
+}
+
+int tps_text_from_buf(const char *path, const char *data, size_t len, int flags, tps_text *tx, tps_err *e) {
+  memset(tx, 0, sizeof *tx);
+  char *block = malloc(len + 1);
+  if (!block) return tps_err_oom(e, "reading %s", path);
+  memcpy(block, data, len);
+  return text_take(path, block, len, flags, tx, e);
+}
+
+int tps_text_read(const char *path, tps_text *tx, tps_err *e) {
+  memset(tx, 0, sizeof *tx);
+  tps_buf b;
+  if (tps_buf_read(path, &b, e)) return -1;
+  return text_take(path, b.data, b.len, 0, tx, e); /* the bytes read become the lines: no copy */
 }
 
 int tps_split_tabs(char *line, char **f, int maxf) {
@@ -175,10 +200,13 @@ static int apply_meta(tps_table *t, long ln, const char *k, const char *v, tps_e
   } else if (strcmp(k, "k") == 0 || strcmp(k, "n") == 0) {
     if (tps_parse_long(v, &l) || l < 1)
       return tps_err_set(e, path, ln, "GEMM dimension %s '%s' is not a positive whole number", k, v);
+    if (l > TPS_DIM_MAX) return tps_err_set(e, path, ln, "GEMM dimension %s %s is above the limit of %ld", k, v, TPS_DIM_MAX);
     if (k[0] == 'k') t->k = l; else t->n = l;
   } else if (strcmp(k, "out_bytes_per_token") == 0 || strcmp(k, "gather_cap_bytes") == 0) {
     if (tps_parse_double(v, &d) || !(d > 0))
       return tps_err_set(e, path, ln, "%s '%s' is not a positive number of bytes", k, v);
+    double lo = k[0] == 'o' ? 1e-3 : 1, hi = k[0] == 'o' ? 1073741824.0 : 1099511627776.0;
+    if (d < lo || d > hi) return tps_err_set(e, path, ln, "%s %s is outside the range %g..%.0f bytes", k, v, lo, hi);
     if (k[0] == 'o') t->out_bytes_per_token = d; else t->gather_cap_bytes = d;
   }
   return 0;
@@ -202,11 +230,11 @@ static int parse_meta_line(tps_table *t, long ln, const char *s, tps_err *e) {
   while (vl > 0 && (p[vl - 1] == ' ' || p[vl - 1] == '\t')) vl--;
   if (vl == 0) return tps_err_set(e, t->path, ln, "metadata '%s' has no value", key);
   char *val = strndup(p, vl);
-  if (!val) return tps_err_set(e, t->path, ln, "out of memory");
+  if (!val) return tps_err_oom(e, "reading %s", t->path);
   int rc = 0;
   if (tps_table_meta(t, key)) rc = tps_err_set(e, t->path, ln, "metadata '%s' given twice", key);
   else if (apply_meta(t, ln, key, val, e)) rc = -1;
-  else if (add_meta(t, key, val)) rc = tps_err_set(e, t->path, ln, "out of memory");
+  else if (add_meta(t, key, val)) rc = tps_err_oom(e, "reading %s", t->path);
   free(val);
   return rc;
 }
@@ -229,6 +257,9 @@ static int cell_time(const tps_table *t, long ln, const char *col, const char *s
   if (cell_double(t, ln, col, s, v, e)) return -1;
   if (*v == 0) return tps_err_set(e, t->path, ln, "zero time in column '%s'", col);
   if (*v < 0) return tps_err_set(e, t->path, ln, "negative time %s in column '%s'", s, col);
+  if (*v < TPS_TABLE_MIN_US || *v > TPS_TABLE_MAX_US)
+    return tps_err_set(e, t->path, ln, "time %s in column '%s' is outside the range %g..%g us (1 ns to 1000 s)", s, col,
+                       TPS_TABLE_MIN_US, TPS_TABLE_MAX_US);
   return 0;
 }
 
@@ -237,6 +268,8 @@ static int cell_count(const tps_table *t, long ln, const char *col, const char *
   if (cell_double(t, ln, col, s, &d, e)) return -1;
   if (tps_parse_long(s, v) != 0) return tps_err_set(e, t->path, ln, "'%s' in column '%s' is not a whole number", s, col);
   if (*v < 1) return tps_err_set(e, t->path, ln, "%s in column '%s' is not positive", s, col);
+  long max = strcmp(col, "ranks") == 0 ? 65536 : TPS_TABLE_MAX_COUNT;
+  if (*v > max) return tps_err_set(e, t->path, ln, "%s in column '%s' is above the limit of %ld", s, col, max);
   return 0;
 }
 
@@ -308,7 +341,7 @@ static int parse_header(tps_table *t, long ln, char *s, header_t *h, tps_err *e)
     if (used) continue;
     h->role[i] = -1;
     h->xidx[i] = (int)t->nextra;
-    if (push_str(&t->extra_name, &t->nextra, h->name[i])) return tps_err_set(e, t->path, ln, "out of memory");
+    if (push_str(&t->extra_name, &t->nextra, h->name[i])) return tps_err_oom(e, "reading %s", t->path);
   }
   return 0;
 }
@@ -374,6 +407,8 @@ static int parse_row(tps_table *t, long ln, char *s, const header_t *h, long *ra
         rc = cell_double(t, ln, col, f[c], &t->bytes[i], e);
         if (!rc && !(t->bytes[i] > 0 && t->bytes[i] == floor(t->bytes[i])))
           rc = tps_err_set(e, t->path, ln, "bytes %s is not a positive whole number", f[c]);
+        else if (!rc && t->bytes[i] > TPS_TABLE_MAX_BYTES)
+          rc = tps_err_set(e, t->path, ln, "bytes %s is above the limit of %.0f (1 PiB)", f[c], TPS_TABLE_MAX_BYTES);
         break;
       default: rc = cell_extra(t, ln, col, f[c], &t->extra[h->xidx[c]][i], e); break;
     }
@@ -432,27 +467,27 @@ static int read_tsv(const tps_text *tx, tps_table *t, tps_err *e) {
     if (s[0] == '#') {
       const char *p = s + 1;
       if (*p == ' ') p++;
-      if (push_str(&t->prov, &t->nprov, p)) rc = tps_err_set(e, t->path, ln, "out of memory");
+      if (push_str(&t->prov, &t->nprov, p)) rc = tps_err_oom(e, "reading %s", t->path);
       continue;
     }
     if (s[strspn(s, " \t")] == '\0') continue;
     char *dup = strdup(s);
-    if (!dup) { rc = tps_err_set(e, t->path, ln, "out of memory"); break; }
+    if (!dup) { rc = tps_err_oom(e, "reading %s", t->path); break; }
     if (!have_header) {
       rc = parse_header(t, ln, dup, &h, e);
-      if (!rc && alloc_columns(t)) rc = tps_err_set(e, t->path, ln, "out of memory");
+      if (!rc && alloc_columns(t)) rc = tps_err_oom(e, "reading %s", t->path);
       cap = 16;
       if (!rc && t->kind == TPS_TABLE_ALLGATHER && !(ranks_col = malloc(cap * sizeof *ranks_col)))
-        rc = tps_err_set(e, t->path, ln, "out of memory");
+        rc = tps_err_oom(e, "reading %s", t->path);
       have_header = 1;
       header_line = ln;
     } else {
       if (t->nrows == cap) {
         cap *= 2;
-        if (grow(t, cap)) rc = tps_err_set(e, t->path, ln, "out of memory");
+        if (grow(t, cap)) rc = tps_err_oom(e, "reading %s", t->path);
         if (!rc && ranks_col) {
           long *q = realloc(ranks_col, cap * sizeof *q);
-          if (!q) rc = tps_err_set(e, t->path, ln, "out of memory"); else ranks_col = q;
+          if (!q) rc = tps_err_oom(e, "reading %s", t->path); else ranks_col = q;
         }
       }
       if (!rc) rc = parse_row(t, ln, dup, &h, ranks_col, e);
@@ -488,13 +523,13 @@ static int from_ncclt(tps_ncclt *lp, tps_table *t, tps_err *e) {
   t->extra_name = calloc(4, sizeof *t->extra_name);
   if (!t->bytes || !t->time_us || !t->time_inplace_us || !t->count || !t->line || !t->extra || !t->extra_name) {
     t->nextra = 0;
-    rc = tps_err_set(e, t->path, 0, "out of memory");
+    rc = tps_err_oom(e, "reading %s", t->path);
     goto done;
   }
   for (size_t j = 0; j < t->nextra; j++) {
     t->extra_name[j] = strdup(xn[j]);
     t->extra[j] = malloc(n * sizeof **t->extra);
-    if (!t->extra_name[j] || !t->extra[j]) { rc = tps_err_set(e, t->path, 0, "out of memory"); goto done; }
+    if (!t->extra_name[j] || !t->extra[j]) { rc = tps_err_oom(e, "reading %s", t->path); goto done; }
   }
   for (size_t i = 0; i < n; i++) {
     const tps_ncclt_row *r = &log.row[i];
@@ -524,43 +559,98 @@ static int from_ncclt(tps_ncclt *lp, tps_table *t, tps_err *e) {
   snprintf(buf, sizeof buf, "nccl-tests%s%s %s log, %d ranks, %s", log.version[0] ? " " : "", log.version,
            log.collective[0] ? log.collective : "all_gather_perf", log.nranks, log.gpu[0] ? log.gpu : "GPU unknown");
   snprintf(num, sizeof num, "%d", log.nranks);
-  if (push_str(&t->prov, &t->nprov, buf) || (log.gpu[0] && add_meta(t, "gpu", log.gpu)) || add_meta(t, "ranks", num) ||
+  /* the user is told how the log was read when it was not plain: ranks not from Rank lines,
+   * the old bandwidth convention, one run of several, a collective the log does not name */
+  if ((log.ranks_from != TPS_NCCLT_RANKS_LINES && log.ranks_from != TPS_NCCLT_RANKS_JSON) || log.bw_old ||
+      log.nruns > 1 || !log.collective[0])
+    snprintf(t->note, sizeof t->note, "%s", log.note);
+  char how[sizeof log.note + 16];
+  snprintf(how, sizeof how, "read as: %s", log.note);
+  if (push_str(&t->prov, &t->nprov, buf) || (log.note[0] && push_str(&t->prov, &t->nprov, how)) || (log.gpu[0] && add_meta(t, "gpu", log.gpu)) || add_meta(t, "ranks", num) ||
       add_meta(t, "gather", "nccl") || add_meta(t, "type", t->type))
-    rc = tps_err_set(e, t->path, 0, "out of memory");
+    rc = tps_err_oom(e, "reading %s", t->path);
   snprintf(t->gather, sizeof t->gather, "nccl");
 done:
   tps_ncclt_free(&log);
   return rc;
 }
 
-int tps_table_read(const char *path, tps_table *t, tps_err *e) {
+static tps_ncclt_opts ncclt_opts;
+
+void tps_table_set_ncclt_opts(const tps_ncclt_opts *o) {
+  if (o) ncclt_opts = *o;
+  else memset(&ncclt_opts, 0, sizeof ncclt_opts);
+}
+
+int tps_table_opt(const char *cmd, const char *name, const char *arg) {
+  long v;
+  if (strcmp(name, "run") == 0) {
+    if (tps_opt_long(cmd, "run", arg, 1, 1000, "the run of an nccl-tests log holding several, in file order", &v)) return -1;
+    ncclt_opts.run = (int)v;
+  } else {
+    if (tps_opt_long(cmd, "ranks", arg, 1, 65536, "the ranks of an nccl-tests table pasted without its Rank lines", &v))
+      return -1;
+    ncclt_opts.ranks = (int)v;
+  }
+  return 0;
+}
+
+/* A tpsplit fit file: its first line that is not a comment is the format line.  (Not the
+ * "# tpsplit fit file" comment: a table may carry any comment, and its writer puts them
+ * first; a table written by tpsplit must read back as a table.) */
+static int looks_like_fit(const tps_text *tx) {
+  for (size_t i = 0; i < tx->n; i++) {
+    const char *s = tx->line[i];
+    if (s[0] == '#' || s[0] == '\0') continue;
+    return strncmp(s, "format\ttpsplit-fit", 18) == 0;
+  }
+  return 0;
+}
+
+/* The table in data[0..len): own (malloc'ed, freed here) or a caller's bytes to copy. */
+static int table_from(const char *path, char *own, const char *data, size_t len, tps_table *t, tps_err *e) {
   memset(t, 0, sizeof *t);
-  if (tps_ncclt_is_json(path)) {
+  t->gather_cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
+  if (!(t->path = strdup(path))) { free(own); return tps_err_oom(e, "reading %s", path); }
+  int rc = 0;
+  if (tps_ncclt_is_json_mem(data, len)) {
     tps_ncclt log;
-    t->gather_cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
-    if (!(t->path = strdup(path))) return tps_err_set(e, path, 0, "out of memory");
-    int rc = tps_ncclt_read_json(path, &log, e) ? -1 : from_ncclt(&log, t, e);
+    rc = tps_ncclt_read_json_mem(path, data, len, &log, e) ? -1 : from_ncclt(&log, t, e);
+    free(own);
     if (rc) tps_table_free(t);
     return rc;
   }
   tps_text tx;
-  if (tps_text_read(path, &tx, e)) return -1;
-  int rc = 0;
-  t->path = strdup(path);
-  t->gather_cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
-  if (!t->path) rc = tps_err_set(e, path, 0, "out of memory");
-  else if (tx.n == 0) rc = tps_err_set(e, path, 0, "empty file");
+  if ((own ? text_take(path, own, len, 0, &tx, e) : tps_text_from_buf(path, data, len, 0, &tx, e)) != 0) {
+    tps_table_free(t);
+    return -1;
+  }
+  if (tx.n == 0) rc = tps_err_set(e, path, 0, "empty file");
+  else if (looks_like_fit(&tx))
+    rc = tps_err_set(e, path, 0, "a tpsplit fit file, not a measurement table (fit files go to --fit or --predicted)");
   else if (tps_ncclt_detect(&tx)) {
     tps_ncclt log;
-    rc = tps_ncclt_parse(&tx, &log, e) ? -1 : from_ncclt(&log, t, e);
-  }
-  else {
+    tps_ncclt_read_opts o = {ncclt_opts.run, ncclt_opts.ranks};
+    rc = tps_ncclt_parse_opts(&tx, &o, &log, e) ? -1 : from_ncclt(&log, t, e);
+  } else {
     snprintf(t->source, sizeof t->source, "tsv");
     rc = read_tsv(&tx, t, e);
   }
+  if (!rc) rc = tps_text_check_end(&tx, e);
   tps_text_free(&tx);
   if (rc) tps_table_free(t);
   return rc;
+}
+
+int tps_table_read_mem(const char *path, const char *data, size_t len, tps_table *t, tps_err *e) {
+  return table_from(path, NULL, data, len, t, e);
+}
+
+int tps_table_read(const char *path, tps_table *t, tps_err *e) {
+  memset(t, 0, sizeof *t);
+  tps_buf b;
+  if (tps_buf_read(path, &b, e)) return -1;
+  return table_from(path, b.data, b.data, b.len, t, e); /* the bytes read become the lines */
 }
 
 /* ------------------------------------------------------------------ writing */

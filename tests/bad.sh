@@ -2,7 +2,8 @@
 # tests/bad.sh: the bad-input catalog (tests/bad/CATALOG).  Every malformed file must give
 # exit 2 and exactly one stderr line "tpsplit: FILE:LINE: message" (or "tpsplit: FILE: ..."
 # when no line applies) naming the right line, with the expected message; and with
-# -o OUT, no OUT and no temporary file left behind.
+# -o OUT, no OUT and no temporary file left behind, and an OUT already there left as it was.
+# A fourth column names another command reading the file ('@' stands for it).
 . "$top_srcdir/tests/lib.sh"
 
 bad="$top_srcdir/tests/bad"
@@ -18,12 +19,13 @@ gen() { # gen NAME: make the run-time inputs, print their path
       printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000\003\000>\000\001\000\000\000' >"$tmp/binary.bin" ;;
     directory) mkdir -p "$tmp/directory" ;;
     missing.tsv) rm -f "$tmp/missing.tsv" ;;
+    devzero) echo /dev/zero; return ;;
   esac
   echo "$tmp/$1"
 }
 
 n=0
-while IFS="$T" read -r name line re; do
+while IFS="$T" read -r name line re cmd; do
   case "$name" in ''|'#'*) continue ;; esac
   case "$name" in
     GEN:*) f=$(gen "${name#GEN:}") ;;
@@ -31,7 +33,13 @@ while IFS="$T" read -r name line re; do
   esac
   n=$((n + 1))
   if [ "$line" = - ]; then prefix="tpsplit: $f: "; else prefix="tpsplit: $f:$line: "; fi
-  "$TPSPLIT" inspect "$f" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  if [ -n "${cmd:-}" ]; then
+    # shellcheck disable=SC2086
+    set -- $(printf '%s\n' "$cmd" | sed "s|@|$f|")
+    (cd "$top_srcdir" && "$TPSPLIT" "$@") >"$tmp/out" 2>"$tmp/err"; rc=$?
+  else
+    "$TPSPLIT" inspect "$f" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  fi
   [ "$rc" -eq 2 ] && ok || fail "$name: exit $rc, want 2"
   nl=$(wc -l <"$tmp/err")
   [ "$nl" -eq 1 ] && ok || fail "$name: $nl stderr lines, want 1: $(head -c 300 "$tmp/err")"
@@ -42,14 +50,19 @@ while IFS="$T" read -r name line re; do
   esac
   printf '%s\n' "${first#"$prefix"}" | grep -qE -- "$re" && ok || fail "$name: message '$first' does not match /$re/"
   [ -s "$tmp/out" ] && fail "$name: wrote to stdout" || ok
-  # -o: no output file, no temporary left behind
+  [ -n "${cmd:-}" ] && continue
+  # -o: no output file, no temporary left behind; an existing OUT is not clobbered
   rm -f "$tmp/o.tsv"
   "$TPSPLIT" inspect -o "$tmp/o.tsv" "$f" >/dev/null 2>"$tmp/err"; rc=$?
   [ "$rc" -eq 2 ] && ok || fail "$name: -o: exit $rc, want 2"
   [ -e "$tmp/o.tsv" ] && fail "$name: -o left $tmp/o.tsv" || ok
   ls "$tmp" | grep -q '^o\.tsv\.tmp' && fail "$name: -o left a temporary file" || ok
+  echo keep >"$tmp/o.tsv"
+  "$TPSPLIT" inspect -o "$tmp/o.tsv" "$f" >/dev/null 2>&1
+  [ "$(cat "$tmp/o.tsv")" = keep ] && ok || fail "$name: -o clobbered an existing $tmp/o.tsv"
+  rm -f "$tmp/o.tsv"
 done <"$bad/CATALOG"
-[ "$n" -ge 25 ] && ok || fail "only $n catalog entries, want >= 25"
+[ "$n" -ge 80 ] && ok || fail "only $n catalog entries, want >= 80"
 echo "$n malformed inputs"
 
 # a bad file among good ones: nothing on stdout, one error line

@@ -60,6 +60,43 @@ EOS
   [ "$(wc -l <"$tmp/got")" -eq "$nrows" ] && [ -z "$bad" ] && ok || fail "$f inspect: $bad"
 done
 
+# 3. the era fixtures (tests/data/ncclt/README): every one read exactly as EXPECTED says
+T=$(printf '\t')
+ne=0
+while IFS="$T" read -r f opts nrows n gpu type l1 b1 t1 l2 b2 t2 ip2 note; do
+  case "$f" in ''|'#'*) continue ;; esac
+  ne=$((ne + 1))
+  [ "$opts" = - ] && opts=
+  # shellcheck disable=SC2086
+  "$TPSPLIT" inspect $opts "$d/$f" >"$tmp/out" 2>"$tmp/err" && ok || { fail "$f $opts: $(cat "$tmp/err")"; continue; }
+  expect_grep "^# .*$f: allgather table, $nrows rows \\(nccl-tests\\)\$" "$tmp/out"
+  if [ "$gpu" = - ]; then want="^#, type $type, ranks $n, gather nccl\$"; else want="^# gpu $gpu, type $type, ranks $n, gather nccl\$"; fi
+  expect_grep "$want" "$tmp/out"
+  if [ "$note" = - ]; then expect_nogrep '^# read as:' "$tmp/out"; else expect_grep "^# read as: .*$note" "$tmp/out"; fi
+  awk '!/^#/ && NF && $1 != "bytes"' "$tmp/out" >"$tmp/rows"
+  first=$(head -n 1 "$tmp/rows" | awk '{ print $1, $3 }'); last=$(tail -n 1 "$tmp/rows" | awk '{ print $1, $3, $4 }')
+  [ "$first" = "$b1 $t1" ] && ok || fail "$f: first row '$first', want '$b1 $t1'"
+  [ "$last" = "$b2 $t2 $ip2" ] && ok || fail "$f: last row '$last', want '$b2 $t2 $ip2'"
+  # shellcheck disable=SC2086
+  "$TPSPLIT" inspect --json $opts "$d/$f" | sed -n 's/^ *"line": \([0-9]*\).*/\1/p' >"$tmp/lines"
+  [ "$(head -n 1 "$tmp/lines") $(tail -n 1 "$tmp/lines")" = "$l1 $l2" ] && ok ||
+    fail "$f: rows on lines $(head -n 1 "$tmp/lines")..$(tail -n 1 "$tmp/lines"), want $l1..$l2"
+done <"$d/EXPECTED"
+[ "$ne" -ge 13 ] && ok || fail "only $ne EXPECTED entries"
+# --run: a file with two all_gather runs; the run out of range names what is there
+expect_rc 2 "$TPSPLIT" inspect "$top_srcdir/tests/bad/ncclt_two_runs.txt"
+expect_grep 'runs: 1: all_gather_perf, lines 1-42; 2: all_gather_perf, lines 44-85' "$tmp/err"
+expect_rc 0 "$TPSPLIT" inspect --run 2 "$top_srcdir/tests/bad/ncclt_two_runs.txt"
+expect_grep '^# read as: .*run 2 of 2 \[runs: 1: all_gather_perf, lines 1-42; 2: all_gather_perf, lines 44-85\]$' "$tmp/out"
+expect_rc 2 "$TPSPLIT" inspect --run 3 "$top_srcdir/tests/bad/ncclt_two_runs.txt"
+expect_grep '--run 3: the file holds 2 runs \[runs: 1: all_gather_perf' "$tmp/err"
+expect_rc 2 "$TPSPLIT" inspect --run 1 "$d/multi_run.txt"
+expect_grep 'multi_run.txt:2: all_reduce_perf log, not all_gather' "$tmp/err"
+expect_rc 2 "$TPSPLIT" inspect --ranks 4 "$d/current.txt"
+expect_grep '--ranks 4, but the log has 8' "$tmp/err"
+expect_rc 2 "$TPSPLIT" inspect --ranks 0 "$d/current.txt"
+expect_grep "inspect: bad --ranks '0' \\(an integer in 1..65536" "$tmp/err"
+
 # hand checks.  current.txt line 31 (128 MiB): 134217728 B in 409.09 us ->
 # 134217728/409.09e-6/1e9 = 328.0885 GB/s algbw, * 7/8 = 287.0774 busbw (log prints 328.09, 287.08)
 expect_rc 0 "$TPSPLIT" inspect "$d/current.txt"

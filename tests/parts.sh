@@ -144,7 +144,7 @@ one_line_error "$aicn: no gather at TP 16 \(num_gpus in the file: 2, 4, 8\)"
 # a gather log of another collective
 sed 's/all_gather_perf/all_reduce_perf/' "$top_srcdir/tests/data/ncclt/current.txt" > "$tmp/allreduce.txt"
 expect_rc 2 "$TPSPLIT" predict --gpu H20 --tp 8 --gather "$tmp/allreduce.txt"
-one_line_error "$tmp/allreduce.txt:[0-9]+: not an all_gather_perf log \(all_reduce_perf\)"
+one_line_error "$tmp/allreduce.txt:[0-9]+: all_reduce_perf log, not all_gather"
 # an AIC table of the other kind, and an op that is not an all-gather
 expect_rc 2 "$TPSPLIT" predict --gpu H100 --gather "$aicg"
 one_line_error "$aicg: an AIConfigurator GEMM table: give it to --gemm"

@@ -8,9 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include "fitfile.h"
 #include "gpus.h"
 #include "ncclt.h"
 #include "table.h"
+#include "util.h"
 
 static int fails, checks;
 #define CHECK(c)                                                              \
@@ -345,6 +348,139 @@ static void test_gpus(void) {
   unlink(tmpl);
 }
 
+/* The input layer (src/util.c, src/table.c): kinds of files, UTF-8, the last newline. */
+static void test_inputs(void) {
+  tps_err e;
+  tps_buf b;
+  tps_err_clear(&e);
+  CHECK(tps_buf_read("/dev/null", &b, &e) == -1 && strstr(e.msg, "is a character device"));
+  CHECK(tps_buf_read(src, &b, &e) == -1 && strstr(e.msg, "is a directory"));
+  CHECK(tps_buf_read("/nonexistent/x", &b, &e) == -1 && strstr(e.msg, "cannot open: No such file"));
+  CHECK(tps_buf_read(path("data/gpus.tsv"), &b, &e) == 0 && b.len > 100 && b.data[b.len] == '\0');
+  tps_buf_free(&b);
+  /* UTF-8: valid, Latin-1, overlong, surrogate, cut */
+  CHECK(tps_utf8_check("H20 \xc3\xa9", 6) == 6);
+  CHECK(tps_utf8_check("H20\xe9", 4) == 3);
+  CHECK(tps_utf8_check("\xc0\xaf", 2) == 0);
+  CHECK(tps_utf8_check("a\xed\xa0\x80", 4) == 1);
+  CHECK(tps_utf8_check("ab\xe2\x82", 4) == 2);
+  CHECK(tps_utf8_check("\xf0\x9f\x98\x80", 4) == 4);
+  tps_text tx;
+  CHECK(tps_text_from_buf("m", "\xEF\xBB\xBF# a\nb\n", 9, 0, &tx, &e) == 0 && tx.n == 2 && strcmp(tx.line[0], "# a") == 0 &&
+        !tx.unterminated && tps_text_check_end(&tx, &e) == 0);
+  tps_text_free(&tx);
+  CHECK(tps_text_from_buf("m", "a\nb", 3, 0, &tx, &e) == 0 && tx.n == 2 && tx.unterminated);
+  CHECK(tps_text_check_end(&tx, &e) == -1 && strstr(e.msg, "m:2: no newline at the end"));
+  tps_text_free(&tx);
+  CHECK(tps_text_from_buf("m", "ok\nH20\xe9\n", 8, 0, &tx, &e) == -1 && strstr(e.msg, "m:2: invalid UTF-8 (byte 0xe9 in column 4)"));
+  CHECK(tps_text_from_buf("m", "ok\nH20\xe9\n", 8, TPS_TEXT_ANY_BYTES, &tx, &e) == 0 && tx.n == 2);
+  tps_text_free(&tx);
+  /* a JSON file with a byte order mark is JSON */
+  CHECK(tps_ncclt_is_json_mem("\xEF\xBB\xBF {", 5) == 1 && tps_ncclt_is_json_mem("# {", 3) == 0);
+}
+
+/* Lists and ranges (src/util.c): limits checked before expansion, no leak on empty lists. */
+static void test_lists(void) {
+  tps_err e;
+  tps_err_clear(&e);
+  long *v = NULL;
+  size_t n = 0;
+  CHECK(tps_parse_tokens("1..100000000:1", &v, &n, &e) == -1 && strstr(e.msg, "above the limit of 65536") && !v);
+  CHECK(tps_parse_tokens("70000", &v, &n, &e) == -1 && strstr(e.msg, "token count 70000") && !v);
+  CHECK(tps_parse_tokens("48,6,12,6", &v, &n, &e) == 0 && n == 3 && v[0] == 6 && v[2] == 48);
+  free(v);
+  CHECK(tps_parse_tokens("3..100", &v, &n, &e) == 0 && n == 6 && v[5] == 96); /* 3 6 12 24 48 96 */
+  free(v);
+  CHECK(tps_parse_tokens("1..65536:65535", &v, &n, &e) == 0 && n == 2 && v[1] == 65536);
+  free(v);
+  CHECK(tps_parse_tokens("0..4", &v, &n, &e) == -1 && tps_parse_tokens("", &v, &n, &e) == -1);
+  char **l = NULL;
+  CHECK(tps_parse_list("", &l, &n) == -1 && l == NULL);
+  CHECK(tps_parse_list(",,", &l, &n) == -1 && l == NULL);
+  CHECK(tps_parse_list("a,,b", &l, &n) == 0 && n == 2 && strcmp(l[1], "b") == 0);
+  tps_free_list(l, n);
+  long x;
+  CHECK(tps_parse_range("65536", 1, 65536, &x) == 0 && x == 65536);
+  CHECK(tps_parse_range("9223372036854775808", 1, 65536, &x) == -1 && tps_parse_range("0", 1, 2, &x) == -1);
+}
+
+/* nccl-tests: ranks from the busbw/algbw ratio when the type is unknown; the old convention. */
+static void test_ncclt_eras(void) {
+  /* rows of 8 ranks: size S, count S/16 of an unknown 2-byte type "e5m2x" (so size/count
+   * cannot give the ranks), times t, algbw S/t/1e3, busbw 7/8 of it, printed to 2 decimals */
+  static const double S[3] = {268435456.0, 536870912.0, 1073741824.0};
+  static const double t[3] = {828.95, 1683.56, 3347.53};
+  char buf[4096];
+  size_t o = 0;
+  for (int i = 0; i < 3; i++) {
+    double a = S[i] / t[i] / 1e3;
+    o += (size_t)snprintf(buf + o, sizeof buf - o, "%12.0f %12.0f e5m2x none -1 %.2f %.2f %.2f 0 %.2f %.2f %.2f 0\n", S[i],
+                          S[i] / 16, t[i], a, a * 7 / 8, t[i], a, a * 7 / 8);
+  }
+  tps_text tx;
+  tps_ncclt log;
+  tps_err e;
+  tps_err_clear(&e);
+  CHECK(tps_text_from_buf("ratio.txt", buf, o, 0, &tx, &e) == 0);
+  CHECK(tps_ncclt_detect(&tx) == 1);
+  int rc = tps_ncclt_parse(&tx, &log, &e);
+  CHECK(rc == 0);
+  if (rc == 0) {
+    CHECK(log.nranks == 8 && log.ranks_from == TPS_NCCLT_RANKS_RATIO && log.n == 3 && !log.bw_old);
+    CHECK(strstr(log.note, "ranks 8 from the busbw/algbw ratio") != NULL);
+    tps_ncclt_free(&log);
+  } else fprintf(stderr, "%s\n", e.msg);
+  /* the same rows with --ranks 4: the printed bandwidths disagree */
+  tps_ncclt_read_opts opt = {0, 4};
+  CHECK(tps_ncclt_parse_opts(&tx, &opt, &log, &e) == -1 && strstr(e.msg, "disagrees with size/time for 4 ranks"));
+  tps_text_free(&tx);
+  /* old_algbw.txt: algbw printed equal to busbw, read, flagged */
+  CHECK(tps_text_read(path("tests/data/ncclt/old_algbw.txt"), &tx, &e) == 0);
+  rc = tps_ncclt_parse(&tx, &log, &e);
+  CHECK(rc == 0 && log.bw_old == 1 && log.nranks == 8 && log.layout == TPS_NCCLT_PRE213);
+  if (rc == 0) tps_ncclt_free(&log);
+  tps_text_free(&tx);
+}
+
+/* Output files (src/util.c): devices written in place, links written through. */
+static void test_outfiles(void) {
+  tps_err e;
+  tps_err_clear(&e);
+  tps_outfile of;
+  CHECK(tps_out_open(&of, "/dev/null", &e) == 0 && of.direct == 1 && of.tmp_path == NULL);
+  fputs("x\n", of.fp);
+  CHECK(tps_out_commit(&of, &e) == 0);
+  struct stat st;
+  CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+  char dir[] = "/tmp/tpsplit-test-out.XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char target[64], link[64];
+  snprintf(target, sizeof target, "%s/t", dir);
+  snprintf(link, sizeof link, "%s/l", dir);
+  FILE *fp = fopen(target, "w");
+  if (fp) { fputs("old\n", fp); fclose(fp); }
+  CHECK(symlink("t", link) == 0);
+  CHECK(tps_out_open(&of, link, &e) == 0 && of.direct == 0);
+  fputs("new\n", of.fp);
+  CHECK(tps_out_commit(&of, &e) == 0);
+  char line[16] = "";
+  fp = fopen(target, "r");
+  if (fp) { if (!fgets(line, sizeof line, fp)) line[0] = '\0'; fclose(fp); }
+  CHECK(strcmp(line, "new\n") == 0 && lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+  unlink(link);
+  unlink(target);
+  CHECK(symlink("missing", link) == 0);
+  CHECK(tps_out_open(&of, link, &e) == -1 && strstr(e.msg, "symbolic link to a missing file"));
+  CHECK(tps_out_open(&of, dir, &e) == -1 && strstr(e.msg, "is a directory"));
+  unlink(link);
+  rmdir(dir);
+  /* a resource error is exit 1, an input error exit 2 */
+  tps_err_oom(&e, "reading %s", "x");
+  CHECK(tps_err_exit_code(&e) == 1 && strcmp(e.msg, "out of memory (reading x)") == 0);
+  tps_err_set(&e, "x", 3, "bad");
+  CHECK(tps_err_exit_code(&e) == 2 && strcmp(e.msg, "x:3: bad") == 0);
+}
+
 int main(void) {
   src = getenv("top_srcdir");
   if (!src) { fprintf(stderr, "test_io: run through make check (top_srcdir unset)\n"); return 99; }
@@ -353,6 +489,10 @@ int main(void) {
   test_ncclt();
   test_errors();
   test_gpus();
+  test_inputs();
+  test_lists();
+  test_ncclt_eras();
+  test_outfiles();
   printf("%d checks, %d failed\n", checks, fails);
   return fails ? 1 : 0;
 }
