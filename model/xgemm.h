@@ -105,11 +105,6 @@ typedef struct {
  * Deterministic.  Returns TPS_OK, TPS_ETOOFEW, TPS_ENOCONV or TPS_EBADDATA. */
 int tps_xg_fit(tps_xg_model *m, const tps_xg_point *pts, size_t npts, int max_iter, int nstarts);
 
-#ifdef __cplusplus
-}
-#endif
-#endif
-
 /* ------------------------------------------------------------------ our W8A16 kernels
  *
  * The w8a16 path (kernels/gemm_w8a16*.cu), SM90 dispatch (tps_w8_choose in
@@ -145,3 +140,8 @@ double tps_xw8_time_us(const tps_xw8_model *m, const tps_gpu *gpu, long rows, lo
  * out (leave-one-M-out).  TPS_OK, TPS_ETOOFEW, TPS_EBADDATA, TPS_ENOCONV. */
 int tps_xw8_fit(tps_xw8_model *m, const tps_gpu *gpu, long n, long k, const long *rows, const double *t_us,
                 size_t npts, long skip);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -10,12 +10,57 @@
 #include "jsonout.h"
 #include "predcli.h"
 #include "util.h"
+#include "throut.h"
+
+static const char *interval_method(int scaling) {
+  return scaling == TPS_SCALING_PESSIMISTIC ? "none (a rule)"
+         : scaling == TPS_SCALING_MODEL     ? "parametric bootstrap of the fit (+ path priors when transferred)"
+         : scaling == TPS_SCALING_PARTS     ? "lognormal spread of each part (measured 3%, models their held-out error)"
+                                            : "priors' lognormal spread";
+}
+
+/* --thresholds-out FILE: every cell that runs, at TP >= 2, as an entry of the thresholds
+ * file (src/throut.h); the cells left out are named in its notes. */
+static int write_thresholds(const tps_grid *g, const tps_predref *ref, const tps_cmdopt_values *v, const char *path,
+                            tps_err *e) {
+  tps_thr_file f;
+  tps_throut_init(&f, ref, g->scaling, interval_method(g->scaling));
+  size_t nna = 0, nout = 0;
+  int rc = 0;
+  for (size_t i = 0; i < g->n && rc >= 0; i++) {
+    const tps_gridcell *c = &g->cell[i];
+    if (c->status != TPS_OK) { nna++; continue; }
+    tps_pred p;
+    tps_partuse use;
+    int st = tps_predref_context_use(ref, g->scaling, c->gpu, c->tp, c->path, &v->po, &p, &use, e);
+    if (st != TPS_OK) {
+      if (st != TPS_EBADDATA) tps_err_set(e, NULL, 0, "%s TP%d %s: the context cannot be rebuilt", c->gpu->name, c->tp, c->path->name);
+      tps_pred_free(&p);
+      rc = -1;
+      break;
+    }
+    tps_throut_answer a = {c->cx.breakeven, c->iv.lo, c->iv.hi, c->threshold, g->tmax};
+    rc = tps_throut_add(&f, ref, &p, g->scaling == TPS_SCALING_PARTS ? &c->use : NULL, &a, e);
+    tps_pred_free(&p);
+    if (rc == 0) nout++;
+  }
+  if (rc >= 0 && nna) tps_thr_add_note(&f, "%zu cell%s n/a (a path the GPU cannot run, or a TP it cannot have): not written", nna, nna == 1 ? "" : "s");
+  if (rc >= 0 && !nout) rc = tps_err_set(e, path, 0, "not written: no cell of the grid fits the thresholds schema (TP from 2, a path that runs)");
+  else if (rc >= 0) rc = tps_thr_write(&f, path, e);
+  tps_thr_free(&f);
+  return rc < 0 ? -1 : 0;
+}
 
 int cmd_crossover(int argc, char **argv) {
   long tmax = TPS_PRED_DEFAULT_TMAX;
+  const char *thr_out = NULL;
   const tps_cmdopt own[] = {
     {.name = "max-tokens", .kind = TPS_ARG_LONG, .metavar = "N", .dst = &tmax, .min = 1, .max = TPS_PRED_MAX_TMAX,
      .help = "largest T of the break-even search"},
+    {.name = "thresholds-out", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &thr_out,
+     .help = "also write the grid as an engine-facing thresholds file (the schema `tpsplit calibrate` writes; "
+             "`tpsplit decide --thresholds FILE` reads it): one entry per cell of TP >= 2 that runs, with its "
+             "break-even, 90% interval, threshold and each part's provenance, devices keyed as engines key them"},
   };
   const tps_cmdspec spec = {
     .name = "crossover",
@@ -86,16 +131,17 @@ int cmd_crossover(int argc, char **argv) {
     rc = grc == -2 ? TPS_EXIT_USAGE : TPS_EXIT_FAIL;
     goto done;
   }
+  if (thr_out && write_thresholds(&g, &ref, &v, thr_out, &e) != 0) {
+    tps_err_print(&e);
+    rc = TPS_EXIT_FAIL;
+    goto done;
+  }
   if (v.json) {
     rc = tps_json_print(tps_grid_json(&g)) == 0 ? TPS_EXIT_OK : TPS_EXIT_FAIL;
   } else {
     char desc[4400];
     tps_predref_describe(&ref, scaling, desc, sizeof desc);
-    printf("# %s\n# break-even on T = 1..%ld; interval: %.0f%%, %s\n", desc, tmax, 100 * uo.level,
-           scaling == TPS_SCALING_PESSIMISTIC ? "none (a rule)" : scaling == TPS_SCALING_MODEL
-               ? "parametric bootstrap of the fit (+ path priors when transferred)"
-           : scaling == TPS_SCALING_PARTS ? "lognormal spread of each part (measured 3%, models their held-out error)"
-                                          : "priors' lognormal spread");
+    printf("# %s\n# break-even on T = 1..%ld; interval: %.0f%%, %s\n", desc, tmax, 100 * uo.level, interval_method(scaling));
     tps_grid_print(&g);
     if (scaling == TPS_SCALING_PARTS) {
       printf("# sources ([n] above; measured+model: the question leaves the measured range, the model answers there):\n");

@@ -13,6 +13,7 @@
 #include "jsonout.h"
 #include "predcli.h"
 #include "sensitivity.h"
+#include "throut.h"
 #include "util.h"
 
 /* The tokens of the seed table (data/h20_tp8_fused_wqa_wkv.tsv). */
@@ -259,6 +260,18 @@ static int write_table(const answer *a, const char *path, tps_err *e) {
   return tps_out_commit(&of, e);
 }
 
+/* --thresholds-out FILE: the answer as the engine-facing thresholds file (src/throut.h). */
+static int write_thresholds(const answer *a, const char *path, tps_err *e) {
+  tps_thr_file f;
+  tps_throut_init(&f, a->ref, a->scaling, a->method);
+  tps_throut_answer ans = {a->cx.breakeven, a->iv.lo, a->iv.hi, a->threshold, a->tmax};
+  int rc = tps_throut_add(&f, a->ref, &a->p, a->scaling == TPS_SCALING_PARTS ? &a->use : NULL, &ans, e);
+  if (rc == 0) rc = tps_thr_write(&f, path, e);
+  else if (rc > 0) rc = tps_err_set(e, path, 0, "not written: %s", f.nnotes ? f.notes[f.nnotes - 1] : "no entry");
+  tps_thr_free(&f);
+  return rc;
+}
+
 /* The analyses of a->p on 1..tmax: crossover, interval, sensitivity, inverse questions. */
 static int analyze(answer *a, const tps_cmdopt_values *v) {
   tps_unc_opts uo = {(int)v->samples, (unsigned long)v->seed, TPS_INTERVAL_LEVEL};
@@ -284,7 +297,7 @@ static int analyze(answer *a, const tps_cmdopt_values *v) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *tokens_arg = NULL;
+  const char *tokens_arg = NULL, *thr_out = NULL;
   long at = 2048;
   const tps_cmdopt own[] = {
     {.name = "tokens", .kind = TPS_ARG_STR, .metavar = "LIST", .dst = &tokens_arg,
@@ -292,6 +305,10 @@ int cmd_predict(int argc, char **argv) {
              "the break-even is searched on 1..max(LIST)"},
     {.name = "at", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &at, .min = 1, .max = TPS_PRED_MAX_TMAX,
      .help = "tokens of the inverse questions, e.g. the seed pull request's threshold"},
+    {.name = "thresholds-out", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &thr_out,
+     .help = "also write the answer as an engine-facing thresholds file (the schema `tpsplit calibrate` writes; "
+             "`tpsplit decide --thresholds FILE` reads it): the break-even, its 90% interval, the threshold and "
+             "each part's provenance, the device keyed as engines key it; TP from 2"},
   };
   const tps_cmdspec spec = {
     .name = "predict",
@@ -343,6 +360,10 @@ int cmd_predict(int argc, char **argv) {
   *a = (answer){.path = v.path, .tp = v.tp, .tmax = tokens[ntok - 1], .at = at, .rounding = v.rounding,
                 .scaling = v.scaling, .backend = v.po.backend, .tokens = tokens, .ntok = ntok, .ref = &ref};
   memset(&ref, 0, sizeof ref);
+  if (thr_out && a->tp < 2) {
+    tps_die_msg("predict: --thresholds-out: TP %ld is outside the thresholds schema (TP from 2: one rank has no split)", a->tp);
+    goto done;
+  }
   if (!v.gpu && !v.gemms.n && !v.gathers.n) {
     tps_die_msg("predict: --gpu is required (try 'tpsplit predict --help')");
     goto done;
@@ -378,6 +399,7 @@ int cmd_predict(int argc, char **argv) {
   }
   tps_predref_describe(&ref, a->scaling, a->desc, sizeof a->desc);
   if (v.output && write_table(a, v.output, &e) != 0) { tps_err_print(&e); rc = TPS_EXIT_FAIL; goto done; }
+  if (thr_out && write_thresholds(a, thr_out, &e) != 0) { tps_err_print(&e); rc = TPS_EXIT_FAIL; goto done; }
   if (v.json) rc = print_json(a);
   else { print_text(a); rc = TPS_EXIT_OK; }
 done:

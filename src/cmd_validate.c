@@ -11,7 +11,13 @@
  *     aligned, which the TAB-separated table reader cannot take), holding every measured
  *     token count.
  * The comparison (errors, break-evens, thresholds, verdict) is model/validate.h; this file
- * reads the inputs and prints the result. */
+ * reads the inputs and prints the result.
+ *
+ * `tpsplit validate --calibration FILE BENCH.tsv...`: a calibrate result (the thresholds
+ * file of `tpsplit calibrate -o`, with its calibration section) against full `bench gemm`
+ * tables: per part (shape and path) the calibrated GEMM model's median and max |error| over
+ * the bench rows outside the sweep, within tolerance when median <= 4% and max <= 10%
+ * (--calibration-tolerance); src/thresholds.h tps_thr_check, as `calibrate --check`. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +36,7 @@
 #include "allgather.h"
 #include "validate.h"
 #include "predfile.h"
+#include "thresholds.h"
 
 static json_t *errsum_json(tps_errsum s) {
   json_t *o = json_object();
@@ -199,28 +206,103 @@ static void print_text(const vinput *in, const tps_validation *r, double tol, lo
          100 * r->all.median, r->pass ? "<=" : ">", 100 * tol);
 }
 
+/* --calibration-tolerance M,X: percent, each in (0, 100]. */
+static int parse_caltol(void *dst, const char *arg, char *why, size_t whysz) {
+  double *t = dst, x[2];
+  size_t n = 0;
+  if (tps_cmdopt_numbers(arg, x, 2, &n, 0, 100, 0) == 0 && n == 2 && x[0] > 0 && x[1] > 0) {
+    t[0] = x[0] / 100;
+    t[1] = x[1] / 100;
+    return 0;
+  }
+  snprintf(why, whysz, "MEDIAN,MAX in percent, each in (0, 100] (e.g. 4,10)");
+  return -1;
+}
+
+/* --calibration FILE BENCH.tsv...: exit 0 within tolerance, 1 outside, 2 input error. */
+static int validate_calibration(const char *cal, char *const *bench, size_t nbench, const char *device, const double tol[2],
+                                const char *gpus_path, int per_row, int json) {
+  tps_err e;
+  tps_err_clear(&e);
+  tps_thr_file f;
+  tps_gpu_table gt;
+  memset(&gt, 0, sizeof gt);
+  if (tps_gpus_load(gpus_path, &gt, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
+  if (tps_thr_read(cal, &f, &e)) { tps_err_print(&e); tps_gpus_free(&gt); return TPS_EXIT_USAGE; }
+  tps_thr_check_row *rows = NULL;
+  size_t n = 0;
+  int rc = TPS_EXIT_USAGE;
+  if (tps_thr_check(&f, device, bench, nbench, tol[0], tol[1], &gt, &rows, &n, &e)) {
+    tps_err_print(&e);
+    goto out;
+  }
+  const tps_thr_device *d = device ? tps_thr_find_device(&f, device) : &f.dev[0];
+  int within = tps_thr_check_within(rows, n);
+  if (json) {
+    json_t *root = tps_thr_check_json(rows, n, tol[0], tol[1]);
+    json_object_set_new(root, "calibration", json_string(cal));
+    json_object_set_new(root, "device", json_string(d->key));
+    json_object_set_new(root, "calibrated", json_string(f.date));
+    json_object_set_new(root, "verdict", json_string(within ? "within tolerance" : "outside tolerance"));
+    rc = tps_json_print(root) ? TPS_EXIT_FAIL : within ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+  } else {
+    printf("# calibration: %s (%s, %s %s)\n", cal, d->key, d->gpus_visible ? "calibrated" : "predicted", f.date);
+    tps_thr_check_print(stdout, rows, n, tol[0], tol[1], per_row);
+    printf("verdict: %s", within ? "within tolerance" : "OUTSIDE tolerance:");
+    for (size_t i = 0, k = 0; i < n; i++) {
+      const tps_thr_check_row *r = &rows[i];
+      if (r->within) continue;
+      printf("%s %ldx%ld %s", k++ ? ";" : "", r->k, r->n, tps_path_name(r->path));
+      if (r->med_abs > tol[0]) printf(" median %.2f%% > %.1f%%", 100 * r->med_abs, 100 * tol[0]);
+      if (r->max_abs > tol[1]) printf(" max %.2f%% > %.1f%%", 100 * r->max_abs, 100 * tol[1]);
+    }
+    printf("\n");
+    rc = within ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+  }
+out:
+  tps_thr_check_free(rows, n);
+  tps_thr_free(&f);
+  tps_gpus_free(&gt);
+  return rc;
+}
+
 int cmd_validate(int argc, char **argv) {
-  const char *pred_path = NULL, *meas_path = NULL, *gpus_path = NULL;
-  double tol = 0.25;
+  const char *pred_path = NULL, *meas_path = NULL, *gpus_path = NULL, *cal_path = NULL, *device = NULL;
+  double tol = 0.25, caltol[2] = {0.04, 0.10};
+  int per_row = 0;
   const tps_cmdopt own[] = {
-    {.name = "predicted", .kind = TPS_ARG_STR, .metavar = "P", .dst = &pred_path, .required = 1,
+    {.name = "predicted", .kind = TPS_ARG_STR, .metavar = "P", .dst = &pred_path,
      .help = "a fit file (tpsplit fit -o), evaluated on the measured GPU, TP and path (directly when they are the "
              "fit's, else transferred with predict's model scaling), or a split table of predicted times holding "
              "every measured token count"},
-    {.name = "measured", .kind = TPS_ARG_STR, .metavar = "F", .dst = &meas_path, .required = 1,
+    {.name = "measured", .kind = TPS_ARG_STR, .metavar = "F", .dst = &meas_path,
      .help = "split table (tokens rows_per_rank replicated_us split_us, '#@' metadata gpu, tp, path), e.g. from "
              "tpsplit bench split"},
     {.name = "gpus", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &gpus_path,
      .help = "GPU table (default: the bundled gpus.tsv)"},
     {.name = "tolerance", .kind = TPS_ARG_DOUBLE, .metavar = "F", .dst = &tol, .min = 0,
      .help = "pass when the median |error| over both series is <= F"},
+    {.name = "calibration", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &cal_path,
+     .help = "instead of --predicted and --measured: a calibrate result (tpsplit calibrate -o FILE) against the "
+             "full bench gemm tables given as arguments: per part (shape, path) its calibrated GEMM model's median "
+             "and max |error| over the bench rows outside the sweep"},
+    {.name = "calibration-tolerance", .kind = TPS_ARG_FN, .metavar = "M,X", .dst = caltol, .parse = parse_caltol,
+     .help = "--calibration: within tolerance when the median |error| <= M% and the max <= X% (default 4,10)"},
+    {.name = "device", .kind = TPS_ARG_STR, .metavar = "NAME", .dst = &device,
+     .help = "--calibration: the file's device, by key or CUDA name (NVIDIA_H200; default: its only device)"},
+    {.name = "rows", .kind = TPS_ARG_FLAG, .dst = &per_row,
+     .help = "--calibration: then every bench row, calibrated vs measured (sweep rows marked)"},
   };
   const tps_cmdspec spec = {
     .name = "validate",
-    .synopsis = "--predicted FIT_OR_PREDICTION --measured FILE [--gpus FILE] [--tolerance F] [--round N] [--json]",
+    .synopsis = "--predicted FIT_OR_PREDICTION --measured FILE [--gpus FILE] [--tolerance F] [--round N] [--json]\n"
+                "       tpsplit validate --calibration FILE [--calibration-tolerance M,X] [--rows] [--json] BENCH.tsv...",
     .about = "Compare a prediction with a measured split-vs-replicated table: per token count the\n"
              "predicted and measured replicated and split times and their errors (predicted/measured\n"
-             "- 1), the predicted and measured break-even, the retuned threshold, and summary errors.",
+             "- 1), the predicted and measured break-even, the retuned threshold, and summary errors.\n"
+             "With --calibration: a calibrate result against full bench gemm tables, within or\n"
+             "outside tolerance per part.",
+    .args = "BENCH.tsv...",
     .common = TPS_OPT(TPS_OI_ROUND) | TPS_OPT(TPS_OI_JSON),
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
@@ -234,6 +316,31 @@ int cmd_validate(int argc, char **argv) {
   tps_cmdopt_init(&v);
   int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
   if (prc >= 0) return prc;
+  if (cal_path) {
+    const char *other = pred_path ? "--predicted" : meas_path ? "--measured" : tol != 0.25 ? "--tolerance" : NULL;
+    if (other) {
+      tps_die_msg("validate: --calibration and %s exclude each other (--calibration-tolerance M,X for its tolerance)", other);
+      return TPS_EXIT_USAGE;
+    }
+    if (v.nargs < 1) {
+      tps_die_msg("validate: --calibration needs at least one bench gemm table argument (try 'tpsplit validate --help')");
+      return TPS_EXIT_USAGE;
+    }
+    return validate_calibration(cal_path, v.args, (size_t)v.nargs, device, caltol, gpus_path, per_row, v.json);
+  }
+  if (!pred_path || !meas_path) {
+    tps_die_msg("validate: --%s is required (or --calibration FILE BENCH.tsv...; try 'tpsplit validate --help')",
+                pred_path ? "measured" : "predicted");
+    return TPS_EXIT_USAGE;
+  }
+  if (v.nargs) {
+    tps_die_msg("validate: unexpected argument '%s' (bench tables go with --calibration)", v.args[0]);
+    return TPS_EXIT_USAGE;
+  }
+  if (device || per_row || caltol[0] != 0.04 || caltol[1] != 0.10) {
+    tps_die_msg("validate: --device, --rows and --calibration-tolerance go with --calibration");
+    return TPS_EXIT_USAGE;
+  }
 
   tps_err e;
   tps_err_clear(&e);

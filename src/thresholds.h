@@ -50,13 +50,17 @@
 #include "err.h"
 #include "gpus.h"
 #include "calib.h"
+#include "parts.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define TPS_THR_SCHEMA_VERSION 1
 
-typedef enum { TPS_PROV_MEASURED = 0, TPS_PROV_FITTED, TPS_PROV_TRANSFERRED, TPS_PROV_SPEC, TPS_NPROV } tps_prov_kind;
+/* The provenance kinds are the parts' (model/parts.h: TPS_PROV_MEASURED, _FITTED,
+ * _TRANSFERRED, _SPEC), so that a file may include both headers. */
+#define TPS_NPROV TPS_PROV_N
+typedef int tps_prov_kind;
 extern const char *const tps_prov_kind_names[TPS_NPROV]; /* "measured", "fitted", "transferred", "spec-only" */
 
 typedef struct {

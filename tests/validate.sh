@@ -6,7 +6,9 @@
 #     'point' lines: an independent code path), and the measured break-even must be the
 #     hand-computed one (below);
 #  3. a hand-made prediction table (replicated x 1.10, split x 0.95 of the measured values,
-#     made here with awk): every error is +10% / -5%, summary and break-even by hand.
+#     made here with awk): every error is +10% / -5%, summary and break-even by hand;
+#  4. --calibration: the real H200 calibrate run (data/calibrate/) against its full benches:
+#     dense-bf16 5120x1792 outside by its max (10.36% > 10%), native-fp8 and w8a16 within.
 . "$top_srcdir/tests/lib.sh"
 h20="$top_srcdir/data/h20_tp8_fused_wqa_wkv.tsv"
 
@@ -69,4 +71,50 @@ expect_grep '^verdict: OUTSIDE tolerance' "$tmp/out"
 grep -v '^2048	' "$tmp/pred.tsv" > "$tmp/short.tsv"
 expect_rc 2 "$TPSPLIT" validate --predicted "$tmp/short.tsv" --measured "$h20"
 expect_grep 'no prediction for 2048 tokens' "$tmp/err"
+# --- 4. --calibration: a calibrate result against full bench gemm tables
+cd_="$top_srcdir/data/calibrate"
+cal="$cd_/thresholds_h200_5120x1792.json"
+expect_rc 1 "$TPSPLIT" validate --calibration "$cal" "$cd_"/full_5120x1792_dense-bf16.tsv "$cd_"/full_5120x1792_native-fp8.tsv \
+  "$cd_"/full_5120x1792_w8a16.tsv
+cp "$tmp/out" "$tmp/cal.txt"
+expect_grep '^# calibration: .*thresholds_h200_5120x1792.json \(NVIDIA_H200, calibrated 2026-12-04T21:35:26Z\)$' "$tmp/cal.txt"
+expect_grep '^5120x1792	dense-bf16	24	0	1\.88%	10\.36%	OUTSIDE	' "$tmp/cal.txt"
+expect_grep '^5120x1792	native-fp8	24	0	1\.72%	9\.09%	within	' "$tmp/cal.txt"
+expect_grep '^5120x1792	w8a16	24	0	1\.18%	5\.59%	within	' "$tmp/cal.txt"
+[ "$(grep -c '	OUTSIDE	' "$tmp/cal.txt")" -eq 1 ] && [ "$(grep -c '	within	' "$tmp/cal.txt")" -eq 2 ] && ok ||
+  fail "--calibration: want exactly 1 OUTSIDE and 2 within"
+expect_grep '^verdict: OUTSIDE tolerance: 5120x1792 dense-bf16 max 10\.36% > 10\.0%$' "$tmp/cal.txt"
+# the two within alone: exit 0
+expect_rc 0 "$TPSPLIT" validate --calibration "$cal" "$cd_"/full_5120x1792_native-fp8.tsv "$cd_"/full_5120x1792_w8a16.tsv
+expect_grep '^verdict: within tolerance$' "$tmp/out"
+# JSON: the same verdicts
+expect_rc 1 "$TPSPLIT" validate --calibration "$cal" --json "$cd_"/full_5120x1792_*.tsv
+tr -d ' \n' <"$tmp/out" >"$tmp/cal.json"
+for pv in 'dense-bf16:false' 'native-fp8:true' 'w8a16:true'; do
+  p=${pv%:*} w=${pv#*:}
+  grep -q "\"path\":\"$p\"[^}]*\"within\":$w" "$tmp/cal.json" && ok || fail "--json: $p not within=$w"
+done
+expect_grep '"within":false' "$tmp/cal.json"
+# the tolerance: max 11% takes dense-bf16 in; median 1.5% leaves native-fp8 and dense-bf16 out
+expect_rc 0 "$TPSPLIT" validate --calibration "$cal" --calibration-tolerance 4,11 "$cd_"/full_5120x1792_*.tsv
+expect_rc 1 "$TPSPLIT" validate --calibration "$cal" --calibration-tolerance 1.5,11 "$cd_"/full_5120x1792_*.tsv
+[ "$(grep -c '	OUTSIDE	' "$tmp/out")" -eq 2 ] && ok || fail "median 1.5%: want 2 parts outside"
+expect_rc 1 "$TPSPLIT" validate --calibration "$cd_/thresholds_h200_7168x2112.json" "$cd_"/full_7168x2112_*.tsv
+expect_grep '^7168x2112	w8a16	23	1	0\.77%	3\.98%	within	' "$tmp/out"
+# --rows: every bench row
+expect_rc 1 "$TPSPLIT" validate --calibration "$cal" --rows "$cd_"/full_5120x1792_dense-bf16.tsv
+expect_grep '^5120x1792	dense-bf16	1792	' "$tmp/out"
+# input errors (exit 2, one line): a bench of a shape the file has not calibrated, no bench,
+# a bench with --predicted, a bad tolerance, a file that is not a thresholds file
+expect_rc 2 "$TPSPLIT" validate --calibration "$cal" "$cd_"/full_7168x2112_w8a16.tsv
+expect_grep 'has no measured calibration of 7168x2112 w8a16' "$tmp/err"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || fail "not one stderr line"
+expect_rc 2 "$TPSPLIT" validate --calibration "$cal"
+expect_grep 'at least one bench gemm table' "$tmp/err"
+expect_rc 2 "$TPSPLIT" validate --calibration "$cal" --predicted "$h20" "$cd_"/full_5120x1792_w8a16.tsv
+expect_rc 2 "$TPSPLIT" validate --predicted "$h20" --measured "$h20" "$cd_"/full_5120x1792_w8a16.tsv
+expect_grep 'go with --calibration' "$tmp/err"
+expect_rc 2 "$TPSPLIT" validate --calibration "$cal" --calibration-tolerance 4 "$cd_"/full_5120x1792_w8a16.tsv
+expect_rc 2 "$TPSPLIT" validate --calibration "$h20" "$cd_"/full_5120x1792_w8a16.tsv
+expect_grep 'h20_tp8_fused_wqa_wkv.tsv' "$tmp/err"
 finish
