@@ -122,7 +122,7 @@ int cmd_fit(int argc, char **argv) {
   const tps_cmdopt own[] = {
     {.name = "loo", .kind = TPS_ARG_FLAG, .dst = &loo,
      .help = "also refit without each point and report its prediction error"},
-    {.name = "gpus", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &gpus,
+    {.name = "gpus-file", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &gpus,
      .help = "GPU table (default: the bundled gpus.tsv)"},
     {.name = "max-iter", .kind = TPS_ARG_LONG, .metavar = "N", .dst = &max_iter, .min = 1, .max = 100000,
      .help = "iterations of the solver per start"},
@@ -131,7 +131,7 @@ int cmd_fit(int argc, char **argv) {
   };
   const tps_cmdspec spec = {
     .name = "fit",
-    .synopsis = "FILE... [-o FIT] [--json] [--loo] [--gpu NAME] [--gpus FILE]",
+    .synopsis = "FILE... [-o FIT] [--json] [--loo] [--gpu NAME] [--gpus-file FILE]",
     .about = "Fit GEMM and all-gather latency models to measurements, with 95% intervals.\n\n"
              "FILE is a split-vs-replicated table (GEMM and gather parameters fitted jointly to\n"
              "both columns), a GEMM table, an all-gather table, or an nccl-tests all_gather_perf\n"

@@ -608,7 +608,7 @@ done:
 
 static void usage(FILE *fp) {
   fprintf(fp,
-          "Usage: tpsplit fit --loo-gpu [--json] [--only PART] [--gpus FILE]\n"
+          "Usage: tpsplit fit --loo-gpu [--json] [--only PART] [--gpus-file FILE]\n"
           "Leave-one-GPU-out evaluation of the cross-GPU models on the bundled measurements\n"
           "(data/aic/ AIConfigurator tables, data/h200_gemm_*.tsv): every GPU is predicted by\n"
           "fits on the other GPUs only.  Prints, per GPU: the GEMM model's median and max\n"
@@ -624,7 +624,7 @@ static void usage(FILE *fp) {
           "                data/h200_gemm_w8a16.tsv, in sample and leaving one M out)\n"
           "  --json        print JSON\n"
           "  --hold-out=GPU  GEMM only, one fold: fit without GPU and predict it (no intervals)\n"
-          "  --gpus=FILE   GPU table (default: the bundled gpus.tsv)\n"
+          "  --gpus-file=F GPU table (default: the bundled gpus.tsv)\n"
           "  -h, --help    print this help and exit\n\n"
           "Exit status: 0 ok, 1 a fit failed, 2 usage or input error.\n");
 }
@@ -660,7 +660,7 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
   static const struct option opts[] = {{"json", no_argument, NULL, OPT_JSON},
                                        {"loo-gpu", no_argument, NULL, OPT_LOOGPU},
                                        {"only", required_argument, NULL, OPT_ONLY},
-                                       {"gpus", required_argument, NULL, OPT_GPUS},
+                                       {"gpus-file", required_argument, NULL, OPT_GPUS},
                                        {"hold-out", required_argument, NULL, OPT_HOLD},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
@@ -1092,7 +1092,7 @@ static int xgpu_gather(FILE *fp, aset *sets, int ns, int pcie) {
 
 int cmd_fit_xgpu(int argc, char **argv) {
   static const struct option opts[] = {{"xgpu", no_argument, NULL, 'x'}, {"output", required_argument, NULL, 'o'},
-                                       {"gpus", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
+                                       {"gpus-file", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   const char *out = NULL, *gpus = NULL;
   int c;
@@ -1104,7 +1104,7 @@ int cmd_fit_xgpu(int argc, char **argv) {
       case 'o': out = optarg; break;
       case 'g': gpus = optarg; break;
       case 'h':
-        printf("Usage: tpsplit fit --xgpu -o FILE [--gpus FILE]\n"
+        printf("Usage: tpsplit fit --xgpu -o FILE [--gpus-file FILE]\n"
                "Fit the cross-GPU models that predictions use on the bundled measurements and write\n"
                "them to FILE (data/xgpu.fit is this command's output: `tpsplit fit --xgpu -o\n"
                "data/xgpu.fit` regenerates it): per GEMM path (dense-bf16, native-fp8) the fit on\n"
@@ -1114,7 +1114,7 @@ int cmd_fit_xgpu(int argc, char **argv) {
                "Deterministic; about 5 s on one core.\n\n"
                "Options:\n"
                "  -o, --output=FILE  where to write (temp file + rename; '-' = stdout)\n"
-               "  --gpus=FILE        GPU table (default: the bundled gpus.tsv)\n"
+               "  --gpus-file=FILE   GPU table (default: the bundled gpus.tsv)\n"
                "  -h, --help         print this help and exit\n\n"
                "Exit status: 0 ok, 1 a fit failed or a write error, 2 usage or input error.\n");
         return TPS_EXIT_OK;

@@ -278,7 +278,7 @@ int cmd_validate(int argc, char **argv) {
     {.name = "measured", .kind = TPS_ARG_STR, .metavar = "F", .dst = &meas_path,
      .help = "split table (tokens rows_per_rank replicated_us split_us, '#@' metadata gpu, tp, path), e.g. from "
              "tpsplit bench split"},
-    {.name = "gpus", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &gpus_path,
+    {.name = "gpus-file", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &gpus_path,
      .help = "GPU table (default: the bundled gpus.tsv)"},
     {.name = "tolerance", .kind = TPS_ARG_DOUBLE, .metavar = "F", .dst = &tol, .min = 0,
      .help = "pass when the median |error| over both series is <= F"},
@@ -295,7 +295,7 @@ int cmd_validate(int argc, char **argv) {
   };
   const tps_cmdspec spec = {
     .name = "validate",
-    .synopsis = "--predicted FIT_OR_PREDICTION --measured FILE [--gpus FILE] [--tolerance F] [--round N] [--json]\n"
+    .synopsis = "--predicted FIT_OR_PREDICTION --measured FILE [--gpus-file FILE] [--tolerance F] [--round N] [--json]\n"
                 "       tpsplit validate --calibration FILE [--calibration-tolerance M,X] [--rows] [--json] BENCH.tsv...",
     .about = "Compare a prediction with a measured split-vs-replicated table: per token count the\n"
              "predicted and measured replicated and split times and their errors (predicted/measured\n"

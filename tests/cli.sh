@@ -74,4 +74,12 @@ if [ -w /dev/full ]; then
   "$TPSPLIT" --help >/dev/full 2>"$tmp/err"; rc=$?
   if [ "$rc" -eq 1 ]; then ok; else fail "--help >/dev/full exited $rc, want 1"; fi
 fi
+# one spelling: --gpus LIST names GPUs, --gpus-file FILE a GPU table, in every command
+for c in fit validate; do
+  "$TPSPLIT" $c --help >"$tmp/out" 2>&1
+  expect_grep '--gpus-file' "$tmp/out"
+  expect_nogrep '--gpus[= ]FILE' "$tmp/out"
+done
+"$TPSPLIT" fit --loo-gpu --help >"$tmp/out" 2>&1
+expect_nogrep '--gpus[= ]FILE' "$tmp/out"
 finish
