@@ -336,7 +336,7 @@ int cmd_inspect(int argc, char **argv) {
   tps_err_clear(&e);
   if (!t || !d) { tps_die_msg("inspect: out of memory"); free(t); free(d); return TPS_EXIT_FAIL; }
   for (int i = 0; i < nfiles; i++) {
-    if (tps_table_read(v.args[i], &t[i], &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; break; }
+    if (tps_table_read(v.args[i], &t[i], &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); break; }
     nread++;
     if (derive(&t[i], &d[i])) { tps_die_msg("inspect: out of memory"); rc = TPS_EXIT_FAIL; break; }
   }

@@ -278,8 +278,9 @@ static void test_file(void) {
   e->gemm.w90_log = 0.03;
   e->gather = tps_thr_prov_make(TPS_PROV_TRANSFERRED, "AIC tables", "model/xgather.h");
   snprintf(e->gather.from_gpus, sizeof e->gather.from_gpus, "A100-SXM-80GB,H100-SXM,B200");
+  tps_thr_entry first = *e; /* adding an entry may move the array e points into */
   tps_thr_entry *e2 = tps_thr_add_entry(d);
-  *e2 = *e;
+  *e2 = first;
   e2->backend = TPS_GATHER_NCCL;
   tps_thr_entry_answer(e2, 0, 9000, 0, 16384); /* never */
   tps_thr_gemm *gm = tps_thr_add_gemm(d);
