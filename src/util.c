@@ -406,6 +406,10 @@ static char data_dir_buf[4096];
 
 static int is_dir(const char *p) { struct stat st; return stat(p, &st) == 0 && S_ISDIR(st.st_mode); }
 
+#ifndef TPS_BUILDDIR /* builds outside Makefile.am's flags (the fuzzers): no build tree to recognise */
+#define TPS_BUILDDIR "/nonexistent/tpsplit-build"
+#endif
+
 /* The folder of the running executable, "" when unknown. */
 static void exe_dir(char *buf, size_t bufsz) {
   buf[0] = 0;
