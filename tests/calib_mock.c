@@ -94,7 +94,7 @@ int tps_bench_gemm_run(const tps_bench_gemm_opts *o, tps_bench_gemm_result *r) {
   snprintf(rel, sizeof rel, "h200_gemm_%s.tsv", tps_path_name(o->path));
   tps_table t;
   if (tps_data_path(rel, file, sizeof file, &e) || tps_table_read(file, &t, &e)) {
-    snprintf(r->why, sizeof r->why, "mock: %s", e.msg);
+    snprintf(r->why, sizeof r->why, "mock: %.240s", e.msg);
     return TPS_ERR;
   }
   double *x = malloc(t.nrows * sizeof *x);
