@@ -145,14 +145,9 @@ static int lt_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, in
   if (!(parts & TPS_GEMM_PART_MATMUL)) return TPS_OK;
   lt_plan p;
   TPS_TRY(lt_make(g, m, &p));
-  float alpha = 1.f, beta = 0.f;
   const void *a = fp8 ? (const void *)g->w_fp8 : g->w_bf16;
   const void *b = fp8 ? (const void *)g->x_fp8 : x;
-  /* the heuristic's first choice, or the next one where cuBLASLt refuses it at launch */
-  cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;
-  for (int i = 0; i < p.nalgo && st == CUBLAS_STATUS_NOT_SUPPORTED; i++)
-    st = cublasLtMatmul(g->lt, p.op, &alpha, a, p.a, b, p.b, &beta, y, p.c, y, p.c, &p.algo[i], g->lt_ws,
-                        g->lt_ws_bytes, s);
+  cublasStatus_t st = tps_lt_matmul_first(g, p.op, a, p.a, b, p.b, y, p.c, p.algo, p.nalgo, s);
   lt_free(&p);
   CUBLAS_TRY(st);
   CUDA_LAUNCH_CHECK();
@@ -162,20 +157,37 @@ static int lt_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, in
 static int lt_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *id) {
   lt_plan p;
   TPS_TRY(lt_make(g, m, &p));
-  int algo_id = -1, tile = -1, splitk = -1, stages = -1;
-  size_t w;
-  cublasLtMatmulAlgoConfigGetAttribute(&p.algo[0], CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&p.algo[0], CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&p.algo[0], CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&p.algo[0], CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
-  snprintf(buf, bufsz, "cuBLASLt algo %d tile %d stages %d split-K %d", algo_id, tile, stages, splitk);
-  /* FNV-1a over the whole opaque algorithm struct */
-  uint64_t h = 1469598103934665603ull;
-  const unsigned char *bytes = (const unsigned char *)&p.algo[0];
-  for (size_t i = 0; i < sizeof p.algo[0]; i++) { h ^= bytes[i]; h *= 1099511628211ull; }
-  *id = h;
+  tps_lt_algo_describe(&p.algo[0], buf, bufsz, id);
   lt_free(&p);
   return TPS_OK;
+}
+
+cublasStatus_t tps_lt_matmul_first(const tps_gemm *g, cublasLtMatmulDesc_t op, const void *a,
+                                   cublasLtMatrixLayout_t la, const void *b, cublasLtMatrixLayout_t lb,
+                                   void *d, cublasLtMatrixLayout_t ld, const cublasLtMatmulAlgo_t *algo,
+                                   int nalgo, cudaStream_t s) {
+  const float alpha = 1.f, beta = 0.f;
+  cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;
+  for (int i = 0; i < nalgo && st == CUBLAS_STATUS_NOT_SUPPORTED; i++)
+    st = cublasLtMatmul(g->lt, op, &alpha, a, la, b, lb, &beta, d, ld, d, ld, &algo[i], g->lt_ws, g->lt_ws_bytes, s);
+  return st;
+}
+
+uint64_t tps_fnv1a(uint64_t h, const void *bytes, size_t n) {
+  const unsigned char *b = (const unsigned char *)bytes;
+  for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 1099511628211ull; }
+  return h;
+}
+
+void tps_lt_algo_describe(const cublasLtMatmulAlgo_t *algo, char *buf, size_t bufsz, uint64_t *hash) {
+  int algo_id = -1, tile = -1, splitk = -1, stages = -1;
+  size_t w;
+  cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
+  snprintf(buf, bufsz, "cuBLASLt algo %d tile %d stages %d split-K %d", algo_id, tile, stages, splitk);
+  *hash = tps_fnv1a(1469598103934665603ull, algo, sizeof *algo);
 }
 
 /* ---- weights ---- */

@@ -227,12 +227,7 @@ static int fb_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, in
   if (!(parts & TPS_GEMM_PART_MATMUL)) { fb_free(&p); return TPS_OK; }
   const int direct = p.mm == m && p.nn == g->n;
   void *d = direct ? y : (void *)st->y_pad;
-  const float alpha = 1.f, beta = 0.f;
-  /* the heuristic's first choice, or the next one where cuBLASLt refuses it at launch */
-  cublasStatus_t cs = CUBLAS_STATUS_NOT_SUPPORTED;
-  for (int i = 0; i < p.nalgo && cs == CUBLAS_STATUS_NOT_SUPPORTED; i++)
-    cs = cublasLtMatmul(g->lt, p.op, &alpha, g->w_fp8, p.a, g->x_fp8, p.b, &beta, d, p.d, d, p.d, &p.algo[i],
-                        g->lt_ws, g->lt_ws_bytes, s);
+  const cublasStatus_t cs = tps_lt_matmul_first(g, p.op, g->w_fp8, p.a, g->x_fp8, p.b, d, p.d, p.algo, p.nalgo, s);
   const int nn = p.nn;
   fb_free(&p);
   CUBLAS_TRY(cs);
@@ -246,24 +241,15 @@ static int fb_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, in
 static int fb_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *id) {
   fb_plan p;
   TPS_TRY(fb_choose(g, m, &p));
-  int algo_id = -1, tile = -1, splitk = -1, stages = -1;
-  size_t w;
-  cublasLtMatmulAlgoConfigGetAttribute(&p.algo[0], CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&p.algo[0], CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&p.algo[0], CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(&p.algo[0], CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
+  char algo[160];
+  uint64_t h;
+  tps_lt_algo_describe(&p.algo[0], algo, sizeof algo, &h);
   char pad[64] = "";
   if (p.mm != m || p.nn != g->n) snprintf(pad, sizeof pad, "; padded to M=%d N=%d (+ copy)", p.mm, p.nn);
-  snprintf(buf, bufsz, "cuBLASLt algo %d tile %d stages %d split-K %d; W BLK128x128_32F, X VEC128_32F%s", algo_id,
-           tile, stages, splitk, pad);
-  /* FNV-1a over the opaque algorithm struct and the padded shape */
-  uint64_t h = 1469598103934665603ull;
-  const unsigned char *bytes = (const unsigned char *)&p.algo[0];
-  for (size_t i = 0; i < sizeof p.algo[0]; i++) { h ^= bytes[i]; h *= 1099511628211ull; }
+  snprintf(buf, bufsz, "%s; W BLK128x128_32F, X VEC128_32F%s", algo, pad);
+  /* the hash covers the padded shape too */
   const int dims[2] = {p.mm - m, p.nn - g->n};
-  bytes = (const unsigned char *)dims;
-  for (size_t i = 0; i < sizeof dims; i++) { h ^= bytes[i]; h *= 1099511628211ull; }
-  *id = h;
+  *id = tps_fnv1a(h, dims, sizeof dims);
   fb_free(&p);
   return TPS_OK;
 }

@@ -91,6 +91,16 @@ int tps_gemm_register(const tps_gemm_ops *ops);
  * shared by the cuBLASLt paths (dense-bf16, native-fp8, fp8-block) */
 int tps_lt_setup(tps_gemm *g);
 void tps_lt_release(tps_gemm *g);
+/* D = A op B with the heuristic's first candidate of algo[0..nalgo-1], or the next one where
+ * cuBLASLt refuses it at launch (CUBLAS_STATUS_NOT_SUPPORTED); alpha 1, beta 0, C = D. */
+cublasStatus_t tps_lt_matmul_first(const tps_gemm *g, cublasLtMatmulDesc_t op, const void *a,
+                                   cublasLtMatrixLayout_t la, const void *b, cublasLtMatrixLayout_t lb,
+                                   void *d, cublasLtMatrixLayout_t ld, const cublasLtMatmulAlgo_t *algo,
+                                   int nalgo, cudaStream_t s);
+/* "cuBLASLt algo A tile T stages S split-K K" of an algorithm into buf, and *hash its FNV-1a
+ * over the whole opaque struct (continue it with tps_fnv1a for more bytes). */
+void tps_lt_algo_describe(const cublasLtMatmulAlgo_t *algo, char *buf, size_t bufsz, uint64_t *hash);
+uint64_t tps_fnv1a(uint64_t h, const void *bytes, size_t n);
 /* gemm_w8a16.cu */
 int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c);
 /* the integer value of environment variable `name` (a tuning override), dflt if unset or not
