@@ -74,7 +74,7 @@ expect_grep 'budget: .* stopping here' "$tmp/err"
 expect_grep '"status": "not-run"' "$tmp/part.json"
 expect_grep 'partial: the budget was reached' "$tmp/err"
 wall=$(sed -n 's/.*"wall_s": \([0-9.]*\).*/\1/p' "$tmp/part.json")
-awk -v w="$wall" 'BEGIN { exit !(w > 4 && w < 18) }' && ok || fail "partial run took $wall s, want 4.5 (the GEMMs) .. 10 (the budget) + the transferred model fit"
+awk -v w="$wall" 'BEGIN { exit !(w > 4 && w < 30) }' && ok || fail "partial run took $wall s, want 4.5 (the GEMMs) .. 10 (the budget) + the transferred model fit"
 
 # ---- interrupted (a GEMM that never returns, then SIGTERM): no file, no temporary file
 MOCK_GPUS=1 MOCK_HANG=1 "$M" calibrate -o "$tmp/int.json" >"$tmp/out" 2>"$tmp/err" &
