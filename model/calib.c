@@ -400,7 +400,8 @@ static void basem_of(const tps_cal_gemm *g, basem *b) {
 }
 
 static int fit_impl(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gpu, const tps_xg_model *start,
-                    int harness, const long *rows, const double *t_us, size_t npts, int method, int lopo) {
+                    int harness, const long *rows, const double *t_us, size_t npts, int method, int lopo,
+                    const tps_cal_gemm *frozen) {
   memset(g, 0, sizeof *g);
   g->lopo_med[0] = g->lopo_med[1] = g->lopo_max[0] = g->lopo_max[1] = NAN;
   g->w90 = NAN;
@@ -443,8 +444,15 @@ static int fit_impl(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gp
     tps_xw8_prior(&start_b.w8, &g->gpu);
   }
   g->base = start_b.base;
-  if (g->base != TPS_CAL_BASE_NONE && npts >= 3) {
-    g->base_status = base_fit(&fit_b, &start_b, rows, t_us, npts, -1);
+  const int keep = frozen && frozen->base == g->base && frozen->base != TPS_CAL_BASE_NONE && frozen->base_status == TPS_OK;
+  if (keep) {
+    /* the base of an earlier fit, unchanged: only the residuals take the new points */
+    fit_b = start_b;
+    fit_b.xg = frozen->xg;
+    fit_b.w8 = frozen->w8;
+  }
+  if (g->base != TPS_CAL_BASE_NONE && (npts >= 3 || keep)) {
+    g->base_status = keep ? TPS_OK : base_fit(&fit_b, &start_b, rows, t_us, npts, -1);
     if (g->base_status == TPS_OK) {
       g->xg = fit_b.xg;
       g->w8 = fit_b.w8;
@@ -468,8 +476,8 @@ static int fit_impl(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gp
     tps_loo_curve_free(c);
     le[1][nl] = NAN;
     if (shaped_ok) {
-      basem b;
-      if (base_fit(&b, &start_b, rows, t_us, npts, (long)i) == TPS_OK) {
+      basem b = fit_b;
+      if (keep || base_fit(&b, &start_b, rows, t_us, npts, (long)i) == TPS_OK) {
         double lr[TPS_CAL_MAX_PTS];
         int ok = 1;
         for (size_t j = 0; j < npts; j++) {
@@ -502,12 +510,19 @@ static int fit_impl(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gp
 
 int tps_cal_gemm_fit(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gpu, const tps_xg_model *start,
                      int harness, const long *rows, const double *t_us, size_t npts, int method) {
-  return fit_impl(g, path, k, n, gpu, start, harness, rows, t_us, npts, method, 1);
+  return fit_impl(g, path, k, n, gpu, start, harness, rows, t_us, npts, method, 1, NULL);
 }
 
 int tps_cal_gemm_fit_quick(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gpu, const tps_xg_model *start,
                            int harness, const long *rows, const double *t_us, size_t npts, int method) {
-  return fit_impl(g, path, k, n, gpu, start, harness, rows, t_us, npts, method, 0);
+  return fit_impl(g, path, k, n, gpu, start, harness, rows, t_us, npts, method, 0, NULL);
+}
+
+int tps_cal_gemm_fit_frozen(tps_cal_gemm *g, const tps_cal_gemm *base, const long *rows, const double *t_us, size_t npts,
+                            int lopo) {
+  if (!base) { memset(g, 0, sizeof *g); return TPS_EINVAL; }
+  return fit_impl(g, base->path, base->k, base->n, base->have_gpu ? &base->gpu : NULL, NULL, base->harness, rows, t_us, npts,
+                  base->method, lopo, base);
 }
 
 double tps_cal_gemm_time_by(const tps_cal_gemm *g, int method, double m) {

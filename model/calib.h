@@ -201,6 +201,12 @@ int tps_cal_adapt_fits(double elapsed_s, double est_s, double reserve_s, double 
  * the same curve, for the adaptive rounds and replays. */
 int tps_cal_gemm_fit_quick(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gpu, const tps_xg_model *start,
                            int harness, const long *rows, const double *t_us, size_t npts, int method);
+/* A refit that keeps the structural model of base (its parameters as fitted, its method) and
+ * takes the residuals and the Steffen curve of the new points (a superset of base's, as the
+ * adaptive phase and the break-even rows add them): a row added changes the curve only
+ * between its neighbours.  lopo 1: leave-one-point-out over the residuals (base kept). */
+int tps_cal_gemm_fit_frozen(tps_cal_gemm *g, const tps_cal_gemm *base, const long *rows, const double *t_us, size_t npts,
+                            int lopo);
 
 /* ------------------------------------------------------------------ break-even */
 
