@@ -659,6 +659,12 @@ typedef struct {
   tps_thr_gemm rec;          /* status, rows, times */
   tps_cal_gemm fit;
   int fitted;
+  tps_cal_gemm first;        /* the first-phase fit: its base is kept for the rows added later */
+  int have_first;
+  double s_per_row;          /* seconds per row of its first step (0: none ran) */
+  int nadapt;                /* rows the adaptive phase added */
+  long skip_lo[TPS_CAL_MAX_PTS]; /* intervals the adaptive phase cannot split (lower rows) */
+  size_t nskip;
 } gpart;
 
 typedef struct {
@@ -701,10 +707,11 @@ static void on_check(void *arg, const tps_bench_gemm_check *c) {
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
 /* One bench gemm run of rows[] for a part; the measured rows are merged into its record. */
-static int gemm_step(run_t *r, gpart *p, const long *rows, size_t nrows, const char *phase) {
-  char what[128];
+/* est_s < 0: the estimate of a GEMM step (the longest so far) */
+static int gemm_step(run_t *r, gpart *p, const long *rows, size_t nrows, const char *phase, double est_s) {
+  char what[320];
   snprintf(what, sizeof what, "gemm %ldx%ld %s (%s, %zu rows)", p->k, p->n, tps_path_name(p->path), phase, nrows);
-  if (!budget_allows(r, r->est_gemm_s, what)) {
+  if (!budget_allows(r, est_s < 0 ? r->est_gemm_s : est_s, what)) {
     if (!p->rec.npts) {
       snprintf(p->rec.status, sizeof p->rec.status, "not-run");
       snprintf(p->rec.reason, sizeof p->rec.reason, "the budget of %.0f s was reached before it", r->o->budget_s);
@@ -738,6 +745,7 @@ static int gemm_step(run_t *r, gpart *p, const long *rows, size_t nrows, const c
   int st = tps_bench_gemm_run(&o, &res);
   const double dt = elapsed_s() - t1;
   if (dt > r->est_gemm_s || r->est_gemm_s == EST_GEMM_S) r->est_gemm_s = dt;
+  if (!p->s_per_row && nrows) p->s_per_row = dt / (double)nrows;
   prog_line[0] = 0; /* the step is over: its progress line is not drawn again */
   if (st == TPS_OK && (res.failed || r->checks_failed)) {
     snprintf(p->rec.status, sizeof p->rec.status, "failed");
@@ -931,12 +939,29 @@ static tps_thr_prov gsel_prov(const gsel *s, int backend) {
   return p;
 }
 
-static void fit_part(run_t *r, gpart *p) {
+/* The calibrated model of a part: the first time fitted whole (and kept as its first-phase
+ * fit), later with the first-phase base kept and the rows added taken by the residuals
+ * (tps_cal_gemm_fit_frozen: an added row changes the curve only between its neighbours);
+ * lopo 0 (adaptive rounds): no leave-one-point-out.  w90: the wider of the first-phase one
+ * (the base refitted without each point) and the current one. */
+static void fit_part(run_t *r, gpart *p, int lopo) {
   if (p->fitted) tps_cal_gemm_free(&p->fit);
   p->fitted = 0;
   if (strcmp(p->rec.status, "measured") || p->rec.npts < 2) return;
-  int st = tps_cal_gemm_fit(&p->fit, p->path, p->k, p->n, r->gpu, NULL, TPS_XG_FLUSHED, p->rec.rows, p->rec.t_us, p->rec.npts,
-                            r->o->method);
+  int st;
+  if (p->have_first) {
+    st = tps_cal_gemm_fit_frozen(&p->fit, &p->first, p->rec.rows, p->rec.t_us, p->rec.npts, lopo);
+    if (st == TPS_OK && !(p->fit.w90 >= p->first.w90)) p->fit.w90 = p->first.w90;
+  } else {
+    st = tps_cal_gemm_fit(&p->fit, p->path, p->k, p->n, r->gpu, NULL, TPS_XG_FLUSHED, p->rec.rows, p->rec.t_us, p->rec.npts,
+                          r->o->method);
+    if (st == TPS_OK) {
+      p->have_first = tps_cal_gemm_fit_quick(&p->first, p->path, p->k, p->n, r->gpu, NULL, TPS_XG_FLUSHED, p->rec.rows,
+                                             p->rec.t_us, p->rec.npts, r->o->method) == TPS_OK;
+      if (p->have_first) p->first.w90 = p->fit.w90;
+      else tps_cal_gemm_free(&p->first);
+    }
+  }
   if (st != TPS_OK) {
     say("gemm %ldx%ld %s: the calibrated model cannot be fitted (%s)", p->k, p->n, tps_path_name(p->path), tps_strstatus(st));
     tps_cal_gemm_free(&p->fit);
@@ -1112,8 +1137,8 @@ static int calibrate(const opts *o) {
     tps_cal_sweep_req q = {p->path, p->k, p->n, r->gpu, o->t_max, o->points};
     long rows[TPS_CAL_MAX_PTS];
     size_t n = tps_cal_sweep_rows(&q, rows, TPS_CAL_MAX_PTS);
-    gemm_step(r, p, rows, n, "sweep");
-    fit_part(r, p);
+    gemm_step(r, p, rows, n, "sweep", -1);
+    fit_part(r, p, 1);
   }
 
   /* 2. gathers: measured where the GPUs are there, else a file or a model */
@@ -1138,6 +1163,48 @@ static int calibrate(const opts *o) {
     }
   if (r->ngpus < 2) tps_thr_add_note(&r->out, "one GPU visible: every all-gather comes from --gather files or models (see each entry's gather provenance)");
 
+  /* 2b. the adaptive phase: rounds over the parts, each measuring the midpoints of the
+   * intervals tps_cal_adapt_rows proposes (per_round at most), until none is proposed,
+   * max_rows are added or a step would end past budget_frac of the budget less the time
+   * kept for the break-even rows (two rows per part) */
+  {
+    double reserve_s = 0;
+    for (int i = 0; i < r->nparts; i++) if (r->part[i].fitted) reserve_s += 2 * r->part[i].s_per_row;
+    int more = o->adapt.max_rows > 0, stop = 0;
+    while (more && !stop) {
+      more = 0;
+      for (int i = 0; i < r->nparts && !stop; i++) {
+        gpart *p = &r->part[i];
+        if (!p->fitted || !p->have_first || p->nadapt >= o->adapt.max_rows) continue;
+        tps_cal_adapt_pick pk[TPS_CAL_MAX_PTS];
+        size_t cap = (size_t)(o->adapt.max_rows - p->nadapt);
+        if (cap > (size_t)o->adapt.per_round) cap = (size_t)o->adapt.per_round;
+        if (cap > TPS_CAL_MAX_PTS - p->rec.npts) cap = TPS_CAL_MAX_PTS - p->rec.npts;
+        size_t np = cap ? tps_cal_adapt_rows(&p->fit, &o->adapt, p->skip_lo, p->nskip, pk, cap) : 0;
+        while (np && !tps_cal_adapt_fits(elapsed_s(), (double)(np + 1) * p->s_per_row, reserve_s, o->budget_s,
+                                         o->adapt.budget_frac))
+          np--;
+        if (!np) continue;
+        long rows[TPS_CAL_MAX_PTS];
+        char why[200] = "";
+        for (size_t j = 0; j < np; j++) {
+          rows[j] = pk[j].row;
+          size_t u = strlen(why);
+          snprintf(why + u, sizeof why - u, "%s%ld %s", j ? ", " : "", pk[j].row, tps_cal_why_names[pk[j].why]);
+        }
+        char phase[240];
+        snprintf(phase, sizeof phase, "adaptive: %s", why);
+        int st = gemm_step(r, p, rows, np, phase, (double)(np + 1) * p->s_per_row);
+        if (st == TPS_SKIP) { stop = 1; break; }
+        if (st != TPS_OK) continue; /* said; the part keeps what it had */
+        p->nadapt += (int)np;
+        fit_part(r, p, 0);
+        more = 1;
+      }
+    }
+    for (int i = 0; i < r->nparts; i++) if (r->part[i].nadapt) fit_part(r, &r->part[i], 1);
+  }
+
   /* 3. the rows the break-even needs */
   for (int i = 0; i < r->nparts; i++) {
     gpart *p = &r->part[i];
@@ -1153,7 +1220,7 @@ static int calibrate(const opts *o) {
     size_t n = tps_cal_breakeven_rows(p->rec.rows, p->rec.npts, tps, be, (size_t)o->ntps, o->t_max, NEAR_FACTOR, rows,
                                       TPS_CAL_MAX_PTS - p->rec.npts < 2 * MAX_TPS ? TPS_CAL_MAX_PTS - p->rec.npts : 2 * MAX_TPS);
     if (!n) continue;
-    if (gemm_step(r, p, rows, n, "break-even rows") == TPS_OK) fit_part(r, p);
+    if (gemm_step(r, p, rows, n, "break-even rows", -1) == TPS_OK) fit_part(r, p, 1);
   }
   progress_end();
 
@@ -1185,7 +1252,10 @@ static int calibrate(const opts *o) {
 out:
   unguard();
   tps_out_abort(&of);
-  for (int i = 0; i < r->nparts; i++) if (r->part[i].fitted) tps_cal_gemm_free(&r->part[i].fit);
+  for (int i = 0; i < r->nparts; i++) {
+    if (r->part[i].fitted) tps_cal_gemm_free(&r->part[i].fit);
+    if (r->part[i].have_first) tps_cal_gemm_free(&r->part[i].first);
+  }
   for (int ti = 0; ti < MAX_TPS; ti++) for (int c = 0; c < 2; c++) tps_loo_curve_free(r->gc[ti][c].curve);
   for (int f = 0; f < o->ngfiles; f++) gfile_free(&r->gf[f]);
   tps_gpus_free(&r->gt);
