@@ -4,7 +4,7 @@
 #  (a) calibrate as a user runs it (default options: 5120x1792, the DeepSeek-V4.1
 #      fused_wqa_wkv; budget 60 s), its wall time recorded; then calibrate --shapes 7168x2112
 #      (DeepSeek-V3 fused q_a/kv_a), default budget too;
-#  (b) a full 50-sample bench gemm of every path at 24 M per shape, none of them a row of
+#  (b) a full 50-sample bench gemm of every path at 36 M per shape, none of them a row of
 #      calibrate's first-phase sweep (the check skips any that a break-even row hits);
 #  (c) calibrate --check of (a) against (b): per path and shape the median and max |error|
 #      (targets: median <= 4%, max <= 10%), and every row missed by more than 3%.
@@ -30,10 +30,11 @@ if ldd "$B/tpsplit" | grep -q "not found"; then
   done
 fi
 PATHS="dense-bf16 native-fp8 w8a16"
-# 24 M outside the first-phase sweeps (those are 1, 2^j, 3*2^(j-1), the w8a16 regime tops
+# 36 M: 24 outside the first-phase sweeps (those are 1, 2^j, 3*2^(j-1), the w8a16 regime tops
 # 16..384, 1024 and the 256-token tile's wave tops): inside every w8a16 regime and between
-# cuBLASLt's grid points
-M=3,5,10,20,40,56,80,100,160,200,300,320,448,640,896,1280,1792,2560,3584,5120,7168,10240,12800,14336
+# cuBLASLt's grid points; and 12 odd M (one past a tile count, as 2561 on H100) that the
+# adaptive rows (even multiples above 16 rows, model/calib.h) never hit: >= 20 stay outside
+M=3,5,7,10,20,25,40,56,80,97,100,160,161,200,257,300,320,321,448,449,640,896,1025,1280,1537,1792,2560,2561,3584,4097,5120,7168,8193,10240,12800,14336
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 echo "== environment: $(date -u)"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.mem --format=csv,noheader

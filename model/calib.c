@@ -399,8 +399,9 @@ static void basem_of(const tps_cal_gemm *g, basem *b) {
   b->w8 = g->w8;
 }
 
-int tps_cal_gemm_fit(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gpu, const tps_xg_model *start,
-                     int harness, const long *rows, const double *t_us, size_t npts, int method) {
+static int fit_impl(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gpu, const tps_xg_model *start,
+                    int harness, const long *rows, const double *t_us, size_t npts, int method, int lopo,
+                    const tps_cal_gemm *frozen) {
   memset(g, 0, sizeof *g);
   g->lopo_med[0] = g->lopo_med[1] = g->lopo_max[0] = g->lopo_max[1] = NAN;
   g->w90 = NAN;
@@ -443,8 +444,15 @@ int tps_cal_gemm_fit(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *g
     tps_xw8_prior(&start_b.w8, &g->gpu);
   }
   g->base = start_b.base;
-  if (g->base != TPS_CAL_BASE_NONE && npts >= 3) {
-    g->base_status = base_fit(&fit_b, &start_b, rows, t_us, npts, -1);
+  const int keep = frozen && frozen->base == g->base && frozen->base != TPS_CAL_BASE_NONE && frozen->base_status == TPS_OK;
+  if (keep) {
+    /* the base of an earlier fit, unchanged: only the residuals take the new points */
+    fit_b = start_b;
+    fit_b.xg = frozen->xg;
+    fit_b.w8 = frozen->w8;
+  }
+  if (g->base != TPS_CAL_BASE_NONE && (npts >= 3 || keep)) {
+    g->base_status = keep ? TPS_OK : base_fit(&fit_b, &start_b, rows, t_us, npts, -1);
     if (g->base_status == TPS_OK) {
       g->xg = fit_b.xg;
       g->w8 = fit_b.w8;
@@ -462,14 +470,14 @@ int tps_cal_gemm_fit(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *g
   /* leave one interior point out: refit without it, predict it */
   double le[2][TPS_CAL_MAX_PTS];
   size_t nl = 0;
-  for (size_t i = 1; i + 1 < npts; i++) {
+  for (size_t i = 1; lopo && i + 1 < npts; i++) {
     tps_loo_curve *c = steffen_build(rows, t_us, npts, (long)i);
     le[0][nl] = c ? log(steffen_at(c, x[i]) / t_us[i]) : NAN;
     tps_loo_curve_free(c);
     le[1][nl] = NAN;
     if (shaped_ok) {
-      basem b;
-      if (base_fit(&b, &start_b, rows, t_us, npts, (long)i) == TPS_OK) {
+      basem b = fit_b;
+      if (keep || base_fit(&b, &start_b, rows, t_us, npts, (long)i) == TPS_OK) {
         double lr[TPS_CAL_MAX_PTS];
         int ok = 1;
         for (size_t j = 0; j < npts; j++) {
@@ -498,6 +506,23 @@ int tps_cal_gemm_fit(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *g
   g->w90 = nl ? tps_loo_quantile_abs(le[g->method], nl, 0.9, TPS_CAL_MIN_W) : TPS_CAL_MIN_W;
   if (!isfinite(g->w90)) g->w90 = TPS_CAL_MIN_W;
   return TPS_OK;
+}
+
+int tps_cal_gemm_fit(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gpu, const tps_xg_model *start,
+                     int harness, const long *rows, const double *t_us, size_t npts, int method) {
+  return fit_impl(g, path, k, n, gpu, start, harness, rows, t_us, npts, method, 1, NULL);
+}
+
+int tps_cal_gemm_fit_quick(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gpu, const tps_xg_model *start,
+                           int harness, const long *rows, const double *t_us, size_t npts, int method) {
+  return fit_impl(g, path, k, n, gpu, start, harness, rows, t_us, npts, method, 0, NULL);
+}
+
+int tps_cal_gemm_fit_frozen(tps_cal_gemm *g, const tps_cal_gemm *base, const long *rows, const double *t_us, size_t npts,
+                            int lopo) {
+  if (!base) { memset(g, 0, sizeof *g); return TPS_EINVAL; }
+  return fit_impl(g, base->path, base->k, base->n, base->have_gpu ? &base->gpu : NULL, NULL, base->harness, rows, t_us, npts,
+                  base->method, lopo, base);
 }
 
 double tps_cal_gemm_time_by(const tps_cal_gemm *g, int method, double m) {
@@ -602,4 +627,79 @@ double tps_cal_curve_w90(const double *x, const double *t, size_t n) {
     tps_loo_curve_free(c);
   }
   return tps_loo_quantile_abs(le, nl, 0.9, TPS_CAL_MIN_W);
+}
+
+/* ------------------------------------------------------------------ adaptive second phase */
+
+const char *const tps_cal_why_names[4] = {"", "model", "slope", "rise"};
+
+void tps_cal_adapt_defaults(tps_cal_adapt_opts *o) {
+  o->max_rows = 16;
+  o->per_round = 4;
+  o->min_ratio = 1.1;
+  o->min_score = 0.02;
+  o->slope_max = 1.2;
+  o->rise_w = 0.25;
+  o->budget_frac = 0.9;
+}
+
+long tps_cal_adapt_round(long lo, long hi) {
+  if (lo < 1 || hi - lo < 2) return 0;
+  const double mid = sqrt((double)lo * (double)hi);
+  long g = 1;
+  while (g * 2 <= mid / 8 && g < 128) g *= 2;
+  for (; g >= 1; g /= 2) {
+    long r = (long)floor(mid / (double)g + 0.5) * g;
+    if (r > lo && r < hi) return r;
+    /* the other multiple next to the midpoint */
+    r = mid / (double)g > floor(mid / (double)g + 0.5) ? r + g : r - g;
+    if (r > lo && r < hi) return r;
+  }
+  return 0;
+}
+
+int tps_cal_adapt_fits(double elapsed_s, double est_s, double reserve_s, double budget_s, double frac) {
+  if (!(est_s >= 0) || !(reserve_s >= 0) || !(budget_s > 0) || !(frac > 0)) return 0;
+  return elapsed_s + est_s <= frac * budget_s - reserve_s;
+}
+
+static int cmp_pick(const void *a, const void *b) {
+  const tps_cal_adapt_pick *x = a, *y = b;
+  if (x->score != y->score) return x->score < y->score ? 1 : -1;
+  return (x->lo > y->lo) - (x->lo < y->lo); /* ties: the lower interval first */
+}
+
+size_t tps_cal_adapt_rows(const tps_cal_gemm *g, const tps_cal_adapt_opts *o, const long *skip_lo, size_t nskip,
+                          tps_cal_adapt_pick *picks, size_t cap) {
+  if (!g || !o || !picks || !cap || g->npts < 2 || !g->steffen) return 0;
+  tps_cal_adapt_pick all[TPS_CAL_MAX_PTS];
+  size_t n = 0;
+  for (size_t i = 0; i + 1 < g->npts; i++) {
+    const long lo = g->rows[i], hi = g->rows[i + 1];
+    if ((double)hi < o->min_ratio * (double)lo || has_row(skip_lo, nskip, lo)) continue;
+    const long row = tps_cal_adapt_round(lo, hi);
+    if (!row) continue;
+    const double L = log((double)hi / (double)lo), rise = log(g->t_us[i + 1] / g->t_us[i]);
+    /* the model against the log-log line through the measured ends */
+    double dep = 0;
+    for (int j = 1; j < 16; j++) {
+      const double lm = log((double)lo) + L * j / 16.0, t = tps_cal_gemm_time_us(g, exp(lm));
+      if (!(t > 0)) continue;
+      const double e = fabs(log(t) - (log(g->t_us[i]) + rise * j / 16.0));
+      if (e > dep) dep = e;
+    }
+    /* the measured slope outside [0, slope_max]: a fall beyond 1% noise, a rise too steep */
+    double sl = 0;
+    if (rise < -0.01) sl = -rise;
+    else if (rise > o->slope_max * L) sl = rise - o->slope_max * L;
+    const double ri = rise > 0 ? o->rise_w * rise : 0;
+    tps_cal_adapt_pick p = {row, lo, hi, dep, TPS_CAL_WHY_MODEL, dep, sl, ri};
+    if (sl > p.score) { p.score = sl; p.why = TPS_CAL_WHY_SLOPE; }
+    if (ri > p.score) { p.score = ri; p.why = TPS_CAL_WHY_RISE; }
+    if (p.score >= o->min_score) all[n++] = p;
+  }
+  qsort(all, n, sizeof *all, cmp_pick);
+  if (n > cap) n = cap;
+  memcpy(picks, all, n * sizeof *all);
+  return n;
 }

@@ -142,6 +142,72 @@ int tps_cal_xg_path(int path);
  * (NaN for sweep rows); returns how many were scored. */
 size_t tps_cal_gemm_score(const tps_cal_gemm *g, const long *rows, const double *t_us, size_t n, double *rel);
 
+/* ------------------------------------------------------------------ adaptive second phase */
+
+/* After the first-phase sweep (tps_cal_sweep_rows) and a fit, the adaptive phase adds rows
+ * where the fitted curve between two neighbouring sweep rows (lo, hi) is least certain.
+ * Each interval of the sweep scores, in log units (|log t| of an error to expect):
+ *   model  the largest departure of the calibrated model from the straight line in log-log
+ *          through the two measured ends (16 points inside): the structural model expects a
+ *          bend there (wave or tile step, the floor ending);
+ *   slope  how far the measured slope d log t / d log M leaves the plausible range
+ *          [0, slope_max]: time falling with M by more than 1% (a kernel switch, noise), or
+ *          rising faster than slope_max (a step between the ends);
+ *   rise   rise_w x log(t_hi / t_lo): between monotone ends a prediction inside can be off by
+ *          up to the rise (a kernel switch placed anywhere between them);
+ * an interval's score is the largest of the three.  The intervals scoring at least
+ * min_score, narrower ones than min_ratio left out, are proposed best first, each at its
+ * midpoint in log M rounded to the granularity of the rows kernels tile by
+ * (tps_cal_adapt_round): the caller measures them, refits and asks again, up to max_rows
+ * rows in all and while the budget allows (tps_cal_adapt_fits).  Deterministic. */
+
+typedef struct {
+  int max_rows;              /* rows the adaptive phase adds at most per (shape, path) (16) */
+  int per_round;             /* rows proposed per round at most (4) */
+  double min_ratio;          /* an interval with hi / lo below this is not split (1.1) */
+  double min_score;          /* an interval scoring below this (log units) is left (0.02) */
+  double slope_max;          /* upper end of the plausible d log t / d log M (1.2) */
+  double rise_w;             /* weight of the rise term (0.25) */
+  double budget_frac;        /* the phase stops at this fraction of the budget (0.9) */
+} tps_cal_adapt_opts;
+void tps_cal_adapt_defaults(tps_cal_adapt_opts *o);
+
+enum { TPS_CAL_WHY_MODEL = 1, TPS_CAL_WHY_SLOPE = 2, TPS_CAL_WHY_RISE = 3 };
+extern const char *const tps_cal_why_names[4]; /* "", "model", "slope", "rise" */
+
+typedef struct {
+  long row;                  /* the row proposed */
+  long lo, hi;               /* the sweep rows around it */
+  double score;              /* log units */
+  int why;                   /* TPS_CAL_WHY_*: the term that set the score */
+  double model, slope, rise; /* the three terms */
+} tps_cal_adapt_pick;
+
+/* The rows to measure next for a fitted calibration g (its rows are the sweep so far):
+ * at most cap picks, best first; an interval whose lower end is in skip_lo[0..nskip) is
+ * not proposed (the caller could not measure inside it).  Returns the count (0: done). */
+size_t tps_cal_adapt_rows(const tps_cal_gemm *g, const tps_cal_adapt_opts *o, const long *skip_lo, size_t nskip,
+                          tps_cal_adapt_pick *picks, size_t cap);
+/* The midpoint of (lo, hi) in log M rounded to a multiple of the largest power of two
+ * <= mid / 8 (at most 128: the M tiles of cuBLASLt and our kernels are 8..256 rows; a
+ * multiple is the last row of a tile count), a finer multiple when that leaves (lo, hi);
+ * 0 when no whole row lies strictly inside. */
+long tps_cal_adapt_round(long lo, long hi);
+/* Whether a step estimated at est_s seconds, started at elapsed_s, ends within frac x
+ * budget_s less reserve_s (the time kept for the steps after the adaptive phase). */
+int tps_cal_adapt_fits(double elapsed_s, double est_s, double reserve_s, double budget_s, double frac);
+
+/* tps_cal_gemm_fit without the leave-one-point-out refits (lopo_* NaN, w90 TPS_CAL_MIN_W):
+ * the same curve, for the adaptive rounds and replays. */
+int tps_cal_gemm_fit_quick(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gpu, const tps_xg_model *start,
+                           int harness, const long *rows, const double *t_us, size_t npts, int method);
+/* A refit that keeps the structural model of base (its parameters as fitted, its method) and
+ * takes the residuals and the Steffen curve of the new points (a superset of base's, as the
+ * adaptive phase and the break-even rows add them): a row added changes the curve only
+ * between its neighbours.  lopo 1: leave-one-point-out over the residuals (base kept). */
+int tps_cal_gemm_fit_frozen(tps_cal_gemm *g, const tps_cal_gemm *base, const long *rows, const double *t_us, size_t npts,
+                            int lopo);
+
 /* ------------------------------------------------------------------ break-even */
 
 /* A curve t(x) (x = rows for a GEMM, bytes for a gather); NaN or <= 0 = unavailable. */

@@ -62,6 +62,7 @@ static void usage(FILE *fp) {
           "Usage: tpsplit calibrate [options] -o FILE\n"
           "       tpsplit calibrate --check FILE BENCH.tsv...\n"
           "       tpsplit calibrate --simulate TABLE...\n"
+          "       tpsplit calibrate --replay [--budget-s S] [--row-s S] TABLE[+TABLE...]...\n"
           "Measure this machine briefly (GEMM paths at ~12 rows per shape; with >= 2 GPUs the\n"
           "all-gather per TP and backend at ~10 sizes), fit calibrated models and write the\n"
           "engine-facing thresholds file: per device (as engines key it, e.g. NVIDIA_H200),\n"
@@ -94,7 +95,18 @@ static void usage(FILE *fp) {
           "  --simulate         offline: for each bench gemm table (or AIConfigurator GEMM table\n"
           "                     with dtype and n chosen: FILE:dtype=bfloat16,n=2048) take the\n"
           "                     sweep rows from its rows and score the others, per method\n"
-          "  --json             --check, --simulate: JSON on stdout\n"
+          "  --adapt-rows N     rows the adaptive phase adds at most per shape and path (default\n"
+          "                     16; 0: none): after the first-phase fits, midpoints where the model\n"
+          "                     bends, the slope leaves [0, 1.2] or the time rises most, until 90%%\n"
+          "                     of the budget (model/calib.h)\n"
+          "  --replay           offline: for each table (pieces of one shape and path joined by\n"
+          "                     +: bench gemm tables, a calibrate result's sweep; or an AIConfigurator\n"
+          "                     table FILE:dtype=D,n=N) a mock bench returns its times at its rows\n"
+          "                     nearest to the rows asked; the fixed first-phase sweep and the\n"
+          "                     adaptive one are scored on the rows in neither\n"
+          "  --row-s S          --replay: simulated seconds per measured row (default 1)\n"
+          "  --parts N          --replay: parts sharing the budget (default 3)\n"
+          "  --json             --check, --simulate, --replay: JSON on stdout\n"
           "  -h, --help; --version\n\n"
           "Exit: 0 ok; 1 no GPU, a GPU failure, or --check outside tolerance; 2 usage or input error.\n",
           paths, gathers, TPS_CAL_T_MAX);
@@ -120,13 +132,18 @@ typedef struct {
   const char *out, *check;
   double tol_med, tol_max;
   int simulate;
+  int replay;                /* --replay: offline, the adaptive sweep against a fixed one */
+  double row_s;              /* --replay: simulated seconds per measured row */
+  int replay_parts;          /* --replay: parts sharing the budget */
+  tps_cal_adapt_opts adapt;  /* the adaptive phase (--adapt-rows 0: none) */
   int per_row;               /* --check --rows */
   char **args;               /* positional: --check benches or --simulate tables */
   int nargs;
 } opts;
 
 enum { OPT_SHAPES = 256, OPT_PATHS, OPT_TP, OPT_BACKENDS, OPT_BUDGET, OPT_GATHER, OPT_SAMPLES, OPT_POINTS,
-       OPT_MAXTOK, OPT_METHOD, OPT_DEVICE, OPT_SEED, OPT_CHECK, OPT_TOL, OPT_SIMULATE, OPT_JSON, OPT_ROWS, OPT_VERSION };
+       OPT_MAXTOK, OPT_METHOD, OPT_DEVICE, OPT_SEED, OPT_CHECK, OPT_TOL, OPT_SIMULATE, OPT_JSON, OPT_ROWS, OPT_VERSION,
+       OPT_REPLAY, OPT_ROW_S, OPT_PARTS, OPT_ADAPT_ROWS };
 
 static int list_each(const char *arg, const char *what, int (*fn)(opts *, const char *), opts *o) {
   char **items;
@@ -200,7 +217,9 @@ static int parse(int argc, char **argv, opts *o) {
       {"device", required_argument, 0, OPT_DEVICE},   {"seed", required_argument, 0, OPT_SEED},
       {"check", required_argument, 0, OPT_CHECK},     {"tolerance", required_argument, 0, OPT_TOL},
       {"simulate", no_argument, 0, OPT_SIMULATE},     {"json", no_argument, 0, OPT_JSON},
-      {"rows", no_argument, 0, OPT_ROWS},
+      {"rows", no_argument, 0, OPT_ROWS},             {"replay", no_argument, 0, OPT_REPLAY},
+      {"row-s", required_argument, 0, OPT_ROW_S},     {"parts", required_argument, 0, OPT_PARTS},
+      {"adapt-rows", required_argument, 0, OPT_ADAPT_ROWS},
       {"output", required_argument, 0, 'o'},          {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, OPT_VERSION},       {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
@@ -211,6 +230,9 @@ static int parse(int argc, char **argv, opts *o) {
   o->method = TPS_CAL_AUTO;
   o->tol_med = 0.04;
   o->tol_max = 0.10;
+  o->row_s = 1.0;
+  o->replay_parts = 3;
+  tps_cal_adapt_defaults(&o->adapt);
   o->seed = (unsigned long)time(NULL);
   const char *shapes = "5120x1792", *paths = "dense-bf16,native-fp8,w8a16", *tps = "2,4,8", *backends = "nccl,auto";
   int c, rc = TPS_EXIT_OK;
@@ -256,6 +278,13 @@ static int parse(int argc, char **argv, opts *o) {
       break;
     }
     case OPT_SIMULATE: o->simulate = 1; break;
+    case OPT_REPLAY: o->replay = 1; break;
+    case OPT_PARTS: rc = int_opt("parts", optarg, 1, MAX_SHAPES * MAX_PATHS, &v); o->replay_parts = (int)v; break;
+    case OPT_ADAPT_ROWS: rc = int_opt("adapt-rows", optarg, 0, TPS_CAL_MAX_PTS / 2, &v); o->adapt.max_rows = (int)v; break;
+    case OPT_ROW_S:
+      if (tps_parse_double(optarg, &d) || !(d > 0) || d > 3600) { tps_die_msg("calibrate: --row-s '%s': seconds from 0 to 3600", optarg); rc = TPS_EXIT_USAGE; }
+      o->row_s = d;
+      break;
     case OPT_ROWS: o->per_row = 1; break;
     case OPT_JSON: o->json = 1; break;
     case 'o': o->out = optarg; break;
@@ -268,12 +297,12 @@ static int parse(int argc, char **argv, opts *o) {
   if (rc != TPS_EXIT_OK) return rc;
   o->args = argv + optind;
   o->nargs = argc - optind;
-  if (o->check && o->simulate) { tps_die_msg("calibrate: --check and --simulate exclude each other"); return TPS_EXIT_USAGE; }
-  if ((o->check || o->simulate) && o->nargs < 1) {
-    tps_die_msg("calibrate: --%s needs at least one table argument", o->check ? "check" : "simulate");
+  if (!!o->check + o->simulate + o->replay > 1) { tps_die_msg("calibrate: --check, --simulate and --replay exclude each other"); return TPS_EXIT_USAGE; }
+  if ((o->check || o->simulate || o->replay) && o->nargs < 1) {
+    tps_die_msg("calibrate: --%s needs at least one table argument", o->check ? "check" : o->simulate ? "simulate" : "replay");
     return TPS_EXIT_USAGE;
   }
-  if (!o->check && !o->simulate) {
+  if (!o->check && !o->simulate && !o->replay) {
     if (o->nargs) { tps_die_msg("calibrate: unexpected argument '%s'", o->args[0]); return TPS_EXIT_USAGE; }
     if (!o->out) { tps_die_msg("calibrate: -o FILE is required (the thresholds file)"); return TPS_EXIT_USAGE; }
   }
@@ -630,6 +659,12 @@ typedef struct {
   tps_thr_gemm rec;          /* status, rows, times */
   tps_cal_gemm fit;
   int fitted;
+  tps_cal_gemm first;        /* the first-phase fit: its base is kept for the rows added later */
+  int have_first;
+  double s_per_row;          /* seconds per row of its first step (0: none ran) */
+  int nadapt;                /* rows the adaptive phase added */
+  long skip_lo[TPS_CAL_MAX_PTS]; /* intervals the adaptive phase cannot split (lower rows) */
+  size_t nskip;
 } gpart;
 
 typedef struct {
@@ -672,10 +707,11 @@ static void on_check(void *arg, const tps_bench_gemm_check *c) {
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
 /* One bench gemm run of rows[] for a part; the measured rows are merged into its record. */
-static int gemm_step(run_t *r, gpart *p, const long *rows, size_t nrows, const char *phase) {
-  char what[128];
+/* est_s < 0: the estimate of a GEMM step (the longest so far) */
+static int gemm_step(run_t *r, gpart *p, const long *rows, size_t nrows, const char *phase, double est_s) {
+  char what[320];
   snprintf(what, sizeof what, "gemm %ldx%ld %s (%s, %zu rows)", p->k, p->n, tps_path_name(p->path), phase, nrows);
-  if (!budget_allows(r, r->est_gemm_s, what)) {
+  if (!budget_allows(r, est_s < 0 ? r->est_gemm_s : est_s, what)) {
     if (!p->rec.npts) {
       snprintf(p->rec.status, sizeof p->rec.status, "not-run");
       snprintf(p->rec.reason, sizeof p->rec.reason, "the budget of %.0f s was reached before it", r->o->budget_s);
@@ -709,6 +745,7 @@ static int gemm_step(run_t *r, gpart *p, const long *rows, size_t nrows, const c
   int st = tps_bench_gemm_run(&o, &res);
   const double dt = elapsed_s() - t1;
   if (dt > r->est_gemm_s || r->est_gemm_s == EST_GEMM_S) r->est_gemm_s = dt;
+  if (!p->s_per_row && nrows) p->s_per_row = dt / (double)nrows;
   prog_line[0] = 0; /* the step is over: its progress line is not drawn again */
   if (st == TPS_OK && (res.failed || r->checks_failed)) {
     snprintf(p->rec.status, sizeof p->rec.status, "failed");
@@ -902,12 +939,29 @@ static tps_thr_prov gsel_prov(const gsel *s, int backend) {
   return p;
 }
 
-static void fit_part(run_t *r, gpart *p) {
+/* The calibrated model of a part: the first time fitted whole (and kept as its first-phase
+ * fit), later with the first-phase base kept and the rows added taken by the residuals
+ * (tps_cal_gemm_fit_frozen: an added row changes the curve only between its neighbours);
+ * lopo 0 (adaptive rounds): no leave-one-point-out.  w90: the wider of the first-phase one
+ * (the base refitted without each point) and the current one. */
+static void fit_part(run_t *r, gpart *p, int lopo) {
   if (p->fitted) tps_cal_gemm_free(&p->fit);
   p->fitted = 0;
   if (strcmp(p->rec.status, "measured") || p->rec.npts < 2) return;
-  int st = tps_cal_gemm_fit(&p->fit, p->path, p->k, p->n, r->gpu, NULL, TPS_XG_FLUSHED, p->rec.rows, p->rec.t_us, p->rec.npts,
-                            r->o->method);
+  int st;
+  if (p->have_first) {
+    st = tps_cal_gemm_fit_frozen(&p->fit, &p->first, p->rec.rows, p->rec.t_us, p->rec.npts, lopo);
+    if (st == TPS_OK && !(p->fit.w90 >= p->first.w90)) p->fit.w90 = p->first.w90;
+  } else {
+    st = tps_cal_gemm_fit(&p->fit, p->path, p->k, p->n, r->gpu, NULL, TPS_XG_FLUSHED, p->rec.rows, p->rec.t_us, p->rec.npts,
+                          r->o->method);
+    if (st == TPS_OK) {
+      p->have_first = tps_cal_gemm_fit_quick(&p->first, p->path, p->k, p->n, r->gpu, NULL, TPS_XG_FLUSHED, p->rec.rows,
+                                             p->rec.t_us, p->rec.npts, r->o->method) == TPS_OK;
+      if (p->have_first) p->first.w90 = p->fit.w90;
+      else tps_cal_gemm_free(&p->first);
+    }
+  }
   if (st != TPS_OK) {
     say("gemm %ldx%ld %s: the calibrated model cannot be fitted (%s)", p->k, p->n, tps_path_name(p->path), tps_strstatus(st));
     tps_cal_gemm_free(&p->fit);
@@ -1083,8 +1137,8 @@ static int calibrate(const opts *o) {
     tps_cal_sweep_req q = {p->path, p->k, p->n, r->gpu, o->t_max, o->points};
     long rows[TPS_CAL_MAX_PTS];
     size_t n = tps_cal_sweep_rows(&q, rows, TPS_CAL_MAX_PTS);
-    gemm_step(r, p, rows, n, "sweep");
-    fit_part(r, p);
+    gemm_step(r, p, rows, n, "sweep", -1);
+    fit_part(r, p, 1);
   }
 
   /* 2. gathers: measured where the GPUs are there, else a file or a model */
@@ -1109,6 +1163,48 @@ static int calibrate(const opts *o) {
     }
   if (r->ngpus < 2) tps_thr_add_note(&r->out, "one GPU visible: every all-gather comes from --gather files or models (see each entry's gather provenance)");
 
+  /* 2b. the adaptive phase: rounds over the parts, each measuring the midpoints of the
+   * intervals tps_cal_adapt_rows proposes (per_round at most), until none is proposed,
+   * max_rows are added or a step would end past budget_frac of the budget less the time
+   * kept for the break-even rows (two rows per part) */
+  {
+    double reserve_s = 0;
+    for (int i = 0; i < r->nparts; i++) if (r->part[i].fitted) reserve_s += 2 * r->part[i].s_per_row;
+    int more = o->adapt.max_rows > 0, stop = 0;
+    while (more && !stop) {
+      more = 0;
+      for (int i = 0; i < r->nparts && !stop; i++) {
+        gpart *p = &r->part[i];
+        if (!p->fitted || !p->have_first || p->nadapt >= o->adapt.max_rows) continue;
+        tps_cal_adapt_pick pk[TPS_CAL_MAX_PTS];
+        size_t cap = (size_t)(o->adapt.max_rows - p->nadapt);
+        if (cap > (size_t)o->adapt.per_round) cap = (size_t)o->adapt.per_round;
+        if (cap > TPS_CAL_MAX_PTS - p->rec.npts) cap = TPS_CAL_MAX_PTS - p->rec.npts;
+        size_t np = cap ? tps_cal_adapt_rows(&p->fit, &o->adapt, p->skip_lo, p->nskip, pk, cap) : 0;
+        while (np && !tps_cal_adapt_fits(elapsed_s(), (double)(np + 1) * p->s_per_row, reserve_s, o->budget_s,
+                                         o->adapt.budget_frac))
+          np--;
+        if (!np) continue;
+        long rows[TPS_CAL_MAX_PTS];
+        char why[200] = "";
+        for (size_t j = 0; j < np; j++) {
+          rows[j] = pk[j].row;
+          size_t u = strlen(why);
+          snprintf(why + u, sizeof why - u, "%s%ld %s", j ? ", " : "", pk[j].row, tps_cal_why_names[pk[j].why]);
+        }
+        char phase[240];
+        snprintf(phase, sizeof phase, "adaptive: %s", why);
+        int st = gemm_step(r, p, rows, np, phase, (double)(np + 1) * p->s_per_row);
+        if (st == TPS_SKIP) { stop = 1; break; }
+        if (st != TPS_OK) continue; /* said; the part keeps what it had */
+        p->nadapt += (int)np;
+        fit_part(r, p, 0);
+        more = 1;
+      }
+    }
+    for (int i = 0; i < r->nparts; i++) if (r->part[i].nadapt) fit_part(r, &r->part[i], 1);
+  }
+
   /* 3. the rows the break-even needs */
   for (int i = 0; i < r->nparts; i++) {
     gpart *p = &r->part[i];
@@ -1124,7 +1220,7 @@ static int calibrate(const opts *o) {
     size_t n = tps_cal_breakeven_rows(p->rec.rows, p->rec.npts, tps, be, (size_t)o->ntps, o->t_max, NEAR_FACTOR, rows,
                                       TPS_CAL_MAX_PTS - p->rec.npts < 2 * MAX_TPS ? TPS_CAL_MAX_PTS - p->rec.npts : 2 * MAX_TPS);
     if (!n) continue;
-    if (gemm_step(r, p, rows, n, "break-even rows") == TPS_OK) fit_part(r, p);
+    if (gemm_step(r, p, rows, n, "break-even rows", -1) == TPS_OK) fit_part(r, p, 1);
   }
   progress_end();
 
@@ -1156,7 +1252,10 @@ static int calibrate(const opts *o) {
 out:
   unguard();
   tps_out_abort(&of);
-  for (int i = 0; i < r->nparts; i++) if (r->part[i].fitted) tps_cal_gemm_free(&r->part[i].fit);
+  for (int i = 0; i < r->nparts; i++) {
+    if (r->part[i].fitted) tps_cal_gemm_free(&r->part[i].fit);
+    if (r->part[i].have_first) tps_cal_gemm_free(&r->part[i].first);
+  }
   for (int ti = 0; ti < MAX_TPS; ti++) for (int c = 0; c < 2; c++) tps_loo_curve_free(r->gc[ti][c].curve);
   for (int f = 0; f < o->ngfiles; f++) gfile_free(&r->gf[f]);
   tps_gpus_free(&r->gt);
@@ -1420,6 +1519,390 @@ static int simulate(const opts *o) {
   return rc;
 }
 
+/* ------------------------------------------------------------------ --replay */
+
+/* One replayed table: the merged (M, t) of its pieces, the first-phase sweep and the
+ * adaptive rows taken from its M, the scores of both fits on the rows in neither sweep. */
+typedef struct {
+  char label[512];
+  size_t nm;                 /* rows of the merged table up to max-tokens */
+  size_t n0, nadd;           /* first-phase rows, adaptive rows */
+  long add[TPS_CAL_MAX_PTS];
+  int why[TPS_CAL_MAX_PTS];
+  size_t snapped;            /* adaptive rows not at the proposed M (the nearest row of the table inside) */
+  double clock_s, share_s;   /* simulated seconds at the end, the part's share of the budget */
+  size_t scored;
+  double med[2], max[2];     /* [0] fixed sweep, [1] adaptive; on the same rows */
+  long worst_m[2];
+} reprow;
+
+typedef struct {
+  long *m;
+  double *t;
+  size_t n, cap;
+} mtab;
+
+/* Add rows (ascending in, any order kept out) not yet in the table: the first piece wins. */
+static int mtab_add(mtab *x, const long *m, const double *t, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    int dup = 0;
+    for (size_t j = 0; j < x->n && !dup; j++) dup = x->m[j] == m[i];
+    if (dup || !(t[i] > 0)) continue;
+    if (x->n == x->cap) {
+      size_t c = x->cap ? 2 * x->cap : 256;
+      long *a = realloc(x->m, c * sizeof *a);
+      if (!a) return -1;
+      x->m = a;
+      double *b = realloc(x->t, c * sizeof *b);
+      if (!b) return -1;
+      x->t = b;
+      x->cap = c;
+    }
+    x->m[x->n] = m[i];
+    x->t[x->n++] = t[i];
+  }
+  return 0;
+}
+
+static void mtab_sort(mtab *x) {
+  for (size_t i = 1; i < x->n; i++)
+    for (size_t j = i; j > 0 && x->m[j - 1] > x->m[j]; j--) {
+      long a = x->m[j]; x->m[j] = x->m[j - 1]; x->m[j - 1] = a;
+      double b = x->t[j]; x->t[j] = x->t[j - 1]; x->t[j - 1] = b;
+    }
+}
+
+/* Read one replay spec (pieces joined by '+'): the merged table, its shape, path, GPU and
+ * harness.  A thresholds JSON piece gives its calibration's (K, N, path) sweep of the shape
+ * and path the table pieces name. */
+static int replay_read(const char *spec, const tps_gpu_table *gt, mtab *x, long *k, long *n, int *path,
+                       const tps_gpu **gpu, int *harness, tps_err *e) {
+  char buf[2048];
+  snprintf(buf, sizeof buf, "%s", spec);
+  char *piece[16];
+  int np = 0;
+  for (char *s = buf, *p; np < 16 && s; s = p) {
+    p = strchr(s, '+');
+    if (p) *p++ = 0;
+    piece[np++] = s;
+  }
+  *k = *n = 0;
+  *path = -1;
+  *gpu = NULL;
+  *harness = TPS_XG_FLUSHED;
+  const char *json[16];
+  int nj = 0;
+  for (int i = 0; i < np; i++) {
+    const char *s = piece[i];
+    size_t L = strlen(s);
+    if (L > 5 && !strcmp(s + L - 5, ".json")) { json[nj++] = s; continue; }
+    if (tps_aic_is(s)) {
+      char *file = NULL, gname[64];
+      tps_aic_filter f;
+      tps_aic_file a;
+      if (np > 1) return tps_err_set(e, s, 0, "an AIConfigurator table is replayed alone (no '+')");
+      if (tps_aic_parse_spec(s, &file, &f, e) || tps_aic_read(file, &f, &a, e)) { free(file); return -1; }
+      free(file);
+      long *M = NULL;
+      double *T = NULL;
+      size_t nm = 0;
+      int p = !strcmp(f.dtype, "bfloat16") ? TPS_PATH_DENSE_BF16 : !strcmp(f.dtype, "fp8") ? TPS_PATH_NATIVE_FP8 : -1;
+      int rc = 0;
+      if (p < 0 || f.n < 1 || a.kind != TPS_AIC_GEMM)
+        rc = tps_err_set(e, s, 0, "choose a GEMM table's dtype (bfloat16 or fp8) and n, e.g. FILE:dtype=bfloat16,n=2048");
+      else if (!(*gpu = tps_gpus_find(gt, tps_aic_gpu_name(a.gpu, gname, sizeof gname), e))) rc = -1;
+      else if (tps_aic_gemm_curve(&a, f.dtype, f.n, f.k ? f.k : a.g[0].k, &M, &T, &nm, e)) rc = -1;
+      else {
+        *k = f.k ? f.k : a.g[0].k;
+        *n = f.n;
+        *path = p;
+        *harness = TPS_XG_AIC;
+        if (mtab_add(x, M, T, nm)) rc = tps_err_set(e, s, 0, "out of memory");
+      }
+      free(M);
+      free(T);
+      tps_aic_free(&a);
+      if (rc) return -1;
+      continue;
+    }
+    tps_table t;
+    if (tps_table_read(s, &t, e)) return -1;
+    const tps_path *p = tps_path_find(t.kpath);
+    char shortname[128];
+    tps_bench_gpu_short(t.gpu, shortname, sizeof shortname);
+    int rc = 0;
+    if (t.kind != TPS_TABLE_GEMM || !p || t.k < 1 || t.n < 1)
+      rc = tps_err_set(e, s, 0, "not a bench gemm table with '#@ path', '#@ k' and '#@ n'");
+    else if (*path >= 0 && (t.k != *k || t.n != *n || (int)p->id != *path))
+      rc = tps_err_set(e, s, 0, "%ldx%ld %s: the other pieces are %ldx%ld %s", t.k, t.n, p->name, *k, *n, tps_path_name(*path));
+    else if (!*gpu && !(*gpu = tps_gpus_find(gt, shortname, e))) rc = -1;
+    else {
+      *k = t.k;
+      *n = t.n;
+      *path = p->id;
+      if (mtab_add(x, t.rows, t.time_us, t.nrows)) rc = tps_err_set(e, s, 0, "out of memory");
+    }
+    tps_table_free(&t);
+    if (rc) return -1;
+  }
+  if (*path < 0) return tps_err_set(e, spec, 0, "no bench gemm or AIConfigurator table among its pieces");
+  for (int i = 0; i < nj; i++) {
+    tps_thr_file f;
+    if (tps_thr_read(json[i], &f, e)) return -1;
+    int found = 0;
+    for (size_t d = 0; d < f.ndev && !found; d++)
+      for (size_t j = 0; j < f.dev[d].ngemm && !found; j++) {
+        const tps_thr_gemm *g = &f.dev[d].gemm[j];
+        if (g->k != *k || g->n != *n || g->path != *path || !g->npts) continue;
+        found = 1;
+        if (mtab_add(x, g->rows, g->t_us, g->npts)) found = -1;
+      }
+    tps_thr_free(&f);
+    if (found <= 0)
+      return tps_err_set(e, json[i], 0, found < 0 ? "out of memory" : "no measured calibration of %ldx%ld %s", *k, *n,
+                         tps_path_name(*path));
+  }
+  mtab_sort(x);
+  return 0;
+}
+
+static int in_list(const long *a, size_t n, long v) {
+  for (size_t i = 0; i < n; i++) if (a[i] == v) return 1;
+  return 0;
+}
+
+/* Median and max |rel| of a fit over the rows of M[0..nm) in neither sweep. */
+static size_t replay_score(const tps_cal_gemm *g, const long *M, const double *T, size_t nm, const long *sw, size_t nsw,
+                           double *med, double *max, long *worst) {
+  double *rel = malloc(nm * sizeof *rel);
+  size_t k = 0;
+  *med = *max = NAN;
+  *worst = 0;
+  if (!rel) return 0;
+  double wmax = -1;
+  for (size_t i = 0; i < nm; i++) {
+    if (in_list(sw, nsw, M[i])) continue;
+    double r = tps_cal_gemm_time_us(g, (double)M[i]) / T[i] - 1;
+    if (!isfinite(r)) continue;
+    rel[k++] = r;
+    if (fabs(r) > wmax) { wmax = fabs(r); *worst = M[i]; }
+  }
+  if (k) {
+    tps_loo_err s = tps_loo_summary(rel, k);
+    *med = s.med_abs;
+    *max = s.max_abs;
+  }
+  free(rel);
+  return k;
+}
+
+static int cmp_long_c(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+/* Replay one table: the first-phase rows (each the nearest row of the table), then adaptive
+ * rounds whose rows are the table's rows nearest (in log M) to the ones proposed, strictly
+ * inside their interval, on a simulated clock of row_s per row with a share of the budget. */
+static int replay_one(const char *spec, const tps_gpu_table *gt, const opts *o, reprow *out, tps_err *e) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->label, sizeof out->label, "%s", spec);
+  mtab x = {0};
+  long k, n;
+  int path, harness;
+  const tps_gpu *gpu;
+  int rc = replay_read(spec, gt, &x, &k, &n, &path, &gpu, &harness, e);
+  if (rc) goto done;
+  size_t nm = 0;
+  while (nm < x.n && x.m[nm] <= o->t_max) nm++;
+  out->nm = nm;
+  if (nm < 8) { rc = tps_err_set(e, spec, 0, "%zu rows up to %ld: too few to replay", nm, o->t_max); goto done; }
+  const long *M = x.m;
+  const double *T = x.t;
+  tps_cal_sweep_req q = {path, k, n, gpu, M[nm - 1], o->points};
+  long want[TPS_CAL_MAX_PTS], sw[TPS_CAL_MAX_PTS];
+  double st[TPS_CAL_MAX_PTS];
+  size_t nw = tps_cal_sweep_rows(&q, want, TPS_CAL_MAX_PTS), ns = 0;
+  for (size_t i = 0; i < nw; i++) {
+    size_t best = nm;
+    double bd = INFINITY;
+    for (size_t j = 0; j < nm; j++) {
+      if (in_list(sw, ns, M[j])) continue;
+      double d = fabs(log((double)M[j] / (double)want[i]));
+      if (d < bd) { bd = d; best = j; }
+    }
+    if (best < nm) sw[ns++] = M[best];
+  }
+  qsort(sw, ns, sizeof *sw, cmp_long_c);
+  for (size_t i = 0; i < ns; i++)
+    for (size_t j = 0; j < nm; j++) if (M[j] == sw[i]) st[i] = T[j];
+  out->n0 = ns;
+  tps_cal_gemm fixed, cur;
+  if ((rc = tps_cal_gemm_fit_quick(&fixed, path, k, n, gpu, NULL, harness, sw, st, ns, o->method)) != TPS_OK) {
+    tps_cal_gemm_free(&fixed);
+    rc = tps_err_set(e, spec, 0, "the first-phase fit failed: %s", tps_strstatus(rc));
+    goto done;
+  }
+  cur = fixed;
+  cur.steffen = NULL; /* cur is refitted below; fixed keeps its curve */
+  int have_cur = 0;
+  const tps_cal_gemm *g = &fixed;
+  /* the clock: this part's share of the budget; its first phase took ns rows */
+  out->share_s = o->budget_s / o->replay_parts;
+  out->clock_s = (double)ns * o->row_s;
+  const double reserve_s = 2 * o->row_s; /* the break-even rows after the adaptive phase */
+  long skip[TPS_CAL_MAX_PTS];
+  size_t nskip = 0;
+  while ((int)out->nadd < o->adapt.max_rows && ns < TPS_CAL_MAX_PTS) {
+    tps_cal_adapt_pick pk[TPS_CAL_MAX_PTS];
+    size_t np = tps_cal_adapt_rows(g, &o->adapt, skip, nskip, pk, (size_t)o->adapt.per_round);
+    if (!np) break;
+    long rows[TPS_CAL_MAX_PTS];
+    int why[TPS_CAL_MAX_PTS];
+    size_t nr = 0;
+    for (size_t i = 0; i < np; i++) {
+      size_t best = nm;
+      double bd = INFINITY;
+      for (size_t j = 0; j < nm; j++) {
+        if (M[j] <= pk[i].lo || M[j] >= pk[i].hi || in_list(sw, ns, M[j]) || in_list(rows, nr, M[j])) continue;
+        double d = fabs(log((double)M[j] / (double)pk[i].row));
+        if (d < bd) { bd = d; best = j; }
+      }
+      if (best == nm) { skip[nskip++] = pk[i].lo; continue; }
+      if (M[best] != pk[i].row) out->snapped++;
+      why[nr] = pk[i].why;
+      rows[nr++] = M[best];
+    }
+    if (!nr) continue; /* every interval proposed had no row: ask again without them */
+    size_t left = (size_t)o->adapt.max_rows - out->nadd;
+    if (nr > left) nr = left;
+    while (nr && !tps_cal_adapt_fits(out->clock_s, (double)nr * o->row_s, reserve_s, out->share_s, o->adapt.budget_frac)) nr--;
+    if (!nr) break;
+    out->clock_s += (double)nr * o->row_s;
+    for (size_t i = 0; i < nr; i++) {
+      out->add[out->nadd] = rows[i];
+      out->why[out->nadd++] = why[i];
+      sw[ns++] = rows[i];
+    }
+    qsort(sw, ns, sizeof *sw, cmp_long_c);
+    for (size_t i = 0; i < ns; i++)
+      for (size_t j = 0; j < nm; j++) if (M[j] == sw[i]) st[i] = T[j];
+    if (have_cur) tps_cal_gemm_free(&cur);
+    if (tps_cal_gemm_fit_frozen(&cur, &fixed, sw, st, ns, 0) != TPS_OK) {
+      tps_cal_gemm_free(&cur);
+      have_cur = 0;
+      g = &fixed;
+      break;
+    }
+    have_cur = 1;
+    g = &cur;
+  }
+  /* both on the rows in neither sweep (sw holds the first phase and the adaptive rows) */
+  out->scored = replay_score(&fixed, M, T, nm, sw, ns, &out->med[0], &out->max[0], &out->worst_m[0]);
+  replay_score(g, M, T, nm, sw, ns, &out->med[1], &out->max[1], &out->worst_m[1]);
+  if (have_cur) tps_cal_gemm_free(&cur);
+  tps_cal_gemm_free(&fixed);
+done:
+  free(x.m);
+  free(x.t);
+  return rc;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t n) {
+  if (!n) return NAN;
+  qsort(v, n, sizeof *v, cmp_dbl);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int replay(const opts *o) {
+  tps_err e;
+  tps_err_clear(&e);
+  tps_gpu_table gt;
+  if (tps_gpus_load(NULL, &gt, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
+  reprow *rows = calloc((size_t)o->nargs, sizeof *rows);
+  double *m0 = calloc((size_t)o->nargs + 1, sizeof *m0), *m1 = calloc((size_t)o->nargs + 1, sizeof *m1);
+  int rc = rows && m0 && m1 ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+  for (int i = 0; i < o->nargs && rc == TPS_EXIT_OK; i++)
+    if (replay_one(o->args[i], &gt, o, &rows[i], &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; }
+  if (rc != TPS_EXIT_OK) goto out;
+  int worse = 0, over_cap = 0, over_budget = 0;
+  size_t nt = 0;
+  for (int i = 0; i < o->nargs; i++) {
+    const reprow *s = &rows[i];
+    if (s->max[1] > s->max[0] + 1e-12) worse++;
+    if ((int)s->nadd > o->adapt.max_rows) over_cap++;
+    if (s->clock_s > o->adapt.budget_frac * s->share_s + 1e-9 && s->nadd) over_budget++;
+    m0[nt] = s->max[0];
+    m1[nt++] = s->max[1];
+  }
+  const double mm0 = median_of(m0, nt), mm1 = median_of(m1, nt);
+  if (o->json) {
+    json_t *root = json_object(), *a = json_array();
+    for (int i = 0; i < o->nargs; i++) {
+      const reprow *s = &rows[i];
+      json_t *x = json_object(), *ad = json_array();
+      json_object_set_new(x, "table", json_string(s->label));
+      json_object_set_new(x, "rows", json_integer((json_int_t)s->nm));
+      json_object_set_new(x, "first_phase_rows", json_integer((json_int_t)s->n0));
+      for (size_t j = 0; j < s->nadd; j++) {
+        json_t *y = json_object();
+        json_object_set_new(y, "m", json_integer(s->add[j]));
+        json_object_set_new(y, "why", json_string(tps_cal_why_names[s->why[j]]));
+        json_array_append_new(ad, y);
+      }
+      json_object_set_new(x, "adaptive_rows", ad);
+      json_object_set_new(x, "snapped", json_integer((json_int_t)s->snapped));
+      tps_json_set_num(x, "clock_s", s->clock_s);
+      tps_json_set_num(x, "budget_share_s", s->share_s);
+      json_object_set_new(x, "scored", json_integer((json_int_t)s->scored));
+      for (int m = 0; m < 2; m++) {
+        json_t *y = json_object();
+        tps_json_set_num(y, "median_abs_rel", s->med[m]);
+        tps_json_set_num(y, "max_abs_rel", s->max[m]);
+        json_object_set_new(y, "max_at_m", json_integer(s->worst_m[m]));
+        json_object_set_new(x, m ? "adaptive" : "fixed", y);
+      }
+      json_array_append_new(a, x);
+    }
+    json_object_set_new(root, "tables", a);
+    tps_json_set_num(root, "median_of_max_fixed", mm0);
+    tps_json_set_num(root, "median_of_max_adaptive", mm1);
+    json_object_set_new(root, "adaptive_worse", json_integer(worse));
+    json_object_set_new(root, "over_cap", json_integer(over_cap));
+    json_object_set_new(root, "over_budget", json_integer(over_budget));
+    if (tps_json_print(root)) rc = TPS_EXIT_FAIL;
+  } else {
+    printf("# calibrate --replay: the mock bench returns the table's measured time at the table's row nearest (log M)\n"
+           "# to each row asked (first phase: %d rows; adaptive: strictly inside the interval split, no interpolation);\n"
+           "# clock %.2f s per row, budget %.0f s shared by %d parts, stop at %.0f%%, at most %d adaptive rows;\n"
+           "# fixed (first phase only) and adaptive fits scored on the same rows: the table's rows up to %ld in neither sweep\n",
+           o->points, o->row_s, o->budget_s, o->replay_parts, 100 * o->adapt.budget_frac, o->adapt.max_rows, o->t_max);
+    printf("table\trows\tfirst\tadded\tsnapped\tclock_s\tscored\tfixed_med\tfixed_max\tadapt_med\tadapt_max\tadded_rows\n");
+    for (int i = 0; i < o->nargs; i++) {
+      const reprow *s = &rows[i];
+      printf("%s\t%zu\t%zu\t%zu\t%zu\t%.1f/%.1f\t%zu\t%.2f%%\t%.2f%% (M %ld)\t%.2f%%\t%.2f%% (M %ld)\t", s->label, s->nm, s->n0,
+             s->nadd, s->snapped, s->clock_s, s->share_s, s->scored, 100 * s->med[0], 100 * s->max[0], s->worst_m[0],
+             100 * s->med[1], 100 * s->max[1], s->worst_m[1]);
+      for (size_t j = 0; j < s->nadd; j++) printf("%s%ld:%s", j ? "," : "", s->add[j], tps_cal_why_names[s->why[j]]);
+      printf("%s\n", s->nadd ? "" : "-");
+    }
+    printf("# median over %zu tables of the max error: fixed %.2f%%, adaptive %.2f%%\n", nt, 100 * mm0, 100 * mm1);
+    printf("# adaptive max worse than fixed on %d tables; over the row cap on %d; past %.0f%% of the budget share on %d\n",
+           worse, over_cap, 100 * o->adapt.budget_frac, over_budget);
+  }
+out:
+  free(rows);
+  free(m0);
+  free(m1);
+  tps_gpus_free(&gt);
+  return rc;
+}
+
 int cmd_calibrate(int argc, char **argv) {
   opts o;
   int rc = parse(argc, argv, &o);
@@ -1427,6 +1910,7 @@ int cmd_calibrate(int argc, char **argv) {
   if (rc != TPS_EXIT_OK) return rc;
   if (o.check) return check(&o);
   if (o.simulate) return simulate(&o);
+  if (o.replay) return replay(&o);
   tty = isatty(2);
   t0_s = now_s();
   cur_opts = &o;

@@ -43,7 +43,7 @@ bad "allgather_h200_tp1_nccl.txt: 1 rank\(s\): an all-gather of >= 2 ranks is ne
 bad "an AIConfigurator GEMM table, not an NCCL one" --gather "$D/aic/gemm_h100_sxm_k5120.tsv.gz" -o "$tmp/t.json"
 bad "" -o "$tmp/no/such/dir/t.json"
 no_output "$tmp/t.json"
-bad "--check and --simulate exclude each other" --check x --simulate y
+bad "--check, --simulate and --replay exclude each other" --check x --simulate y
 bad "--simulate needs at least one table argument" --simulate
 
 # ---- --gather files that read: without a GPU the run then stops at the GPU (exit 1), not at the file

@@ -205,6 +205,70 @@ static void test_gemm_fit(void) {
   tps_cal_gemm_free(&c);
 }
 
+/* ------------------------------------------------------------------ adaptive phase */
+
+static void test_adapt(void) {
+  CHECK(tps_cal_adapt_round(128, 192) == 160, "midpoint of 128..192: %ld, want 160", tps_cal_adapt_round(128, 192));
+  CHECK(tps_cal_adapt_round(1, 2) == 0 && tps_cal_adapt_round(7, 8) == 0, "no row strictly inside");
+  CHECK(tps_cal_adapt_round(1, 3) == 2, "1..3: %ld", tps_cal_adapt_round(1, 3));
+  long r = tps_cal_adapt_round(4096, 16384);
+  CHECK(r > 4096 && r < 16384 && r % 128 == 0, "4096..16384: %ld (a multiple of 128 inside)", r);
+  for (long lo = 1; lo < 3000; lo = lo * 5 / 4 + 1)
+    for (long hi = lo + 2; hi < 4 * lo + 8; hi += 1 + hi / 7) {
+      long m = tps_cal_adapt_round(lo, hi);
+      CHECK(m > lo && m < hi, "round(%ld, %ld) = %ld outside", lo, hi, m);
+    }
+  CHECK(tps_cal_adapt_fits(10, 5, 0, 60, 0.9) == 1 && tps_cal_adapt_fits(50, 5, 0, 60, 0.9) == 0 &&
+            tps_cal_adapt_fits(40, 5, 10, 60, 0.9) == 0,
+        "budget test at 90%%");
+  /* a fall of 33% between 16 and 256 rows: that interval first, for its slope, at 64 */
+  const long rows[] = {1, 16, 256, 4096};
+  const double t[] = {10, 12, 8, 12};
+  tps_cal_gemm g;
+  CHECK(tps_cal_gemm_fit_quick(&g, TPS_PATH_DENSE_BF16, 5120, 1792, NULL, NULL, TPS_XG_FLUSHED, rows, t, 4, TPS_CAL_AUTO) ==
+            TPS_OK,
+        "quick fit");
+  tps_cal_adapt_opts o;
+  tps_cal_adapt_defaults(&o);
+  tps_cal_adapt_pick pk[8];
+  size_t n = tps_cal_adapt_rows(&g, &o, NULL, 0, pk, 8);
+  CHECK(n >= 2 && pk[0].lo == 16 && pk[0].why == TPS_CAL_WHY_SLOPE && pk[0].row == 64,
+        "first pick: %zu picks, interval %ld..%ld row %ld why %d", n, n ? pk[0].lo : 0, n ? pk[0].hi : 0, n ? pk[0].row : 0,
+        n ? pk[0].why : 0);
+  for (size_t i = 1; i < n; i++) CHECK(pk[i].score <= pk[i - 1].score, "picks not best first at %zu", i);
+  long skip[] = {16};
+  n = tps_cal_adapt_rows(&g, &o, skip, 1, pk, 8);
+  for (size_t i = 0; i < n; i++) CHECK(pk[i].lo != 16, "a skipped interval proposed");
+  /* a flat curve: nothing to add */
+  const double flat[] = {10, 10, 10, 10};
+  tps_cal_gemm h;
+  CHECK(tps_cal_gemm_fit_quick(&h, TPS_PATH_DENSE_BF16, 5120, 1792, NULL, NULL, TPS_XG_FLUSHED, rows, flat, 4, TPS_CAL_AUTO) ==
+            TPS_OK,
+        "flat fit");
+  CHECK(tps_cal_adapt_rows(&h, &o, NULL, 0, pk, 8) == 0, "a flat curve needs no rows");
+  /* frozen refit: the same curve outside the interval a row was added to */
+  tps_gpu gp = h200();
+  const long r12[] = {1, 16, 64, 128, 256, 512, 1024, 2048, 4096, 16384};
+  double t12[10], t13[11];
+  for (int i = 0; i < 10; i++) t12[i] = 9 + 0.02 * (double)r12[i] + (r12[i] > 200 ? 3 : 0);
+  tps_cal_gemm a, b;
+  CHECK(tps_cal_gemm_fit_quick(&a, TPS_PATH_DENSE_BF16, 5120, 1792, &gp, NULL, TPS_XG_FLUSHED, r12, t12, 10, TPS_CAL_AUTO) ==
+            TPS_OK && a.method == TPS_CAL_SHAPED,
+        "shaped fit for the frozen refit");
+  const long r13[] = {1, 16, 64, 128, 192, 256, 512, 1024, 2048, 4096, 16384};
+  for (int i = 0, j = 0; i < 11; i++) t13[i] = r13[i] == 192 ? 15.0 : t12[j++];
+  CHECK(tps_cal_gemm_fit_frozen(&b, &a, r13, t13, 11, 0) == TPS_OK && b.method == TPS_CAL_SHAPED, "frozen refit");
+  const double away[] = {3, 40, 100, 300, 700, 3000, 9000};
+  for (size_t i = 0; i < sizeof away / sizeof *away; i++)
+    CHECK(fabs(tps_cal_gemm_time_us(&a, away[i]) / tps_cal_gemm_time_us(&b, away[i]) - 1) < 1e-12,
+          "frozen refit moved M %g outside 128..256", away[i]);
+  CHECK(fabs(tps_cal_gemm_time_us(&b, 192) - 15.0) < 1e-9, "frozen refit not through the new row");
+  tps_cal_gemm_free(&a);
+  tps_cal_gemm_free(&b);
+  tps_cal_gemm_free(&g);
+  tps_cal_gemm_free(&h);
+}
+
 /* ------------------------------------------------------------------ the file */
 
 static char tmpdir[256];
@@ -471,6 +535,7 @@ int main(void) {
   test_breakeven();
   test_sweep();
   test_gemm_fit();
+  test_adapt();
   test_file();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
