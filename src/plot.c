@@ -549,7 +549,8 @@ int tps_plot_latency(const char *dir, const char *name, const tps_plot_curve *c,
   fprintf(g, "set title "); gp_str(g, title); fputc('\n', g);
   gp_token_axis(g, F.o);
   fprintf(g, "set logscale y 10\nset ylabel 'latency (us)'\nset format y '%%g'\n");
-  gp_key(g, F.o);
+  /* the legend under the axis, two columns: the plot keeps the full width for the token axis */
+  fprintf(g, "set key below left horizontal Left reverse samplen 3 spacing 1.2 maxcols 2\n");
   fprintf(g, "set style fill transparent solid 0.18 noborder\n");
   int from, to;
   long sw = backend_switch(c, &from, &to);
@@ -1002,33 +1003,91 @@ int tps_plot_fitq(const char *dir, const char *name, const tps_fit *f, const cha
   return fig_end(&F, w, e) ? (fig_abort(&F), -1) : 0;
 }
 
-/* ---------------------------------------------------------------- figure 5: per-layer stage */
+/* ---------------------------------------------------------------- figure 5: the stage by layer kind */
 
+/* Two horizontal bars, replicated (top) and split (bottom), each the stage of one chunk summed
+ * over the model's layers, stacked by layer kind: a segment per kind as long as count x the
+ * stage of one layer of that kind, in the kind's colour.  The totals written at the bar ends
+ * are the model's (l->total_*), and the .dat holds the kinds, the totals and the segments,
+ * then the per-layer rows. */
 int tps_plot_layers_fig(const char *dir, const char *name, const tps_plot_layers *l,
                         const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
-  if (!l || l->n == 0 || !l->layer || !l->main_us || !l->split_us)
-    return tps_err_set(e, NULL, 0, "plot: per-layer figure without layers");
+  if (!l || l->nkind == 0 || !l->kind_label || !l->kind_count || !l->kind_main_us || !l->kind_split_us)
+    return tps_err_set(e, NULL, 0, "plot: per-layer figure without layer kinds");
+  if (l->n && (!l->layer || !l->main_us || !l->split_us))
+    return tps_err_set(e, NULL, 0, "plot: per-layer figure: per-layer rows without times");
+  static const char *const kcol[] = {"#4E79A7", "#F28E2B", "#59A14F", "#B07AA1", "#E15759", "#76B7B2", "#EDC948", "#9C755F"};
+  const size_t ncol = sizeof kcol / sizeof kcol[0];
   fig F;
-  if (fig_begin(&F, dir, name, o, "per-layer input-projection stage, main (replicated) vs split", e)) return -1;
-  block(&F, 0, "one row per layer", "layer\tmain_us\tsplit_us\tsaved_us");
-  for (size_t i = 0; i < l->n; i++) {
-    fprintf(F.dat.fp, "%d\t", l->layer[i]);
-    num(F.dat.fp, l->main_us[i]); fputc('\t', F.dat.fp);
-    num(F.dat.fp, l->split_us[i]); fputc('\t', F.dat.fp);
-    num(F.dat.fp, l->main_us[i] - l->split_us[i]); fputc('\n', F.dat.fp);
+  if (fig_begin(&F, dir, name, o, "input-projection stage over all layers, replicated vs split, by layer kind", e)) return -1;
+  FILE *d = F.dat.fp;
+  int nlayers = 0;
+  block(&F, 0, "layer kinds: one layer's stage (main_us, split_us) and count x it (*_total_us)",
+        "kind\tcount\tmain_us\tsplit_us\tmain_total_us\tsplit_total_us\tsaving_total_us\tlayers");
+  for (size_t k = 0; k < l->nkind; k++) {
+    double mt = l->kind_count[k] * l->kind_main_us[k], st = l->kind_count[k] * l->kind_split_us[k];
+    nlayers += l->kind_count[k];
+    fprintf(d, "%s\t%d\t", l->kind_label[k], l->kind_count[k]);
+    double v[5] = {l->kind_main_us[k], l->kind_split_us[k], mt, st, mt - st};
+    for (int q = 0; q < 5; q++) { num(d, v[q]); fputc('\t', d); }
+    fprintf(d, "%s\n", l->kind_layers && l->kind_layers[k] ? l->kind_layers[k] : "-");
+  }
+  double M = l->total_main_us, S = l->total_split_us;
+  block(&F, 1, "the model's totals over all layers", "layers\tmain_us\tsplit_us\tsaving_us\tsaving_pct");
+  fprintf(d, "%d\t", nlayers);
+  num(d, M); fputc('\t', d);
+  num(d, S); fputc('\t', d);
+  num(d, M - S); fputc('\t', d);
+  num(d, 100.0 * (M - S) / M); fputc('\n', d);
+  /* segments: one block per kind, its replicated (y = 1) and split (y = 0) pieces in ms */
+  double x[2] = {0, 0};
+  for (size_t k = 0; k < l->nkind; k++) {
+    char what[256];
+    snprintf(what, sizeof what, "segments of kind %s (ms from the bar's start; bar 1 replicated, 0 split)", l->kind_label[k]);
+    block(&F, 2 + (int)k, what, "bar\tx_ms\tlo_ms\thi_ms\ty_lo\ty_hi");
+    for (int bar = 1; bar >= 0; bar--) {
+      double len = l->kind_count[k] * (bar ? l->kind_main_us[k] : l->kind_split_us[k]) / 1000.0;
+      double a = x[bar], b = x[bar] + len;
+      x[bar] = b;
+      fprintf(d, "%d\t", bar);
+      double v[5] = {(a + b) / 2, a, b, bar - 0.32, bar + 0.32};
+      for (int q = 0; q < 5; q++) { num(d, v[q]); fputc(q < 4 ? '\t' : '\n', d); }
+    }
+  }
+  int per_layer = 2 + (int)l->nkind;
+  if (l->n) {
+    block(&F, per_layer, "one row per layer", "layer\tmain_us\tsplit_us\tsaved_us");
+    for (size_t i = 0; i < l->n; i++) {
+      fprintf(d, "%d\t", l->layer[i]);
+      num(d, l->main_us[i]); fputc('\t', d);
+      num(d, l->split_us[i]); fputc('\t', d);
+      num(d, l->main_us[i] - l->split_us[i]); fputc('\n', d);
+    }
   }
   FILE *g = F.gp.fp;
-  char col[8], title[512];
-  tp_shade(tps_plot_gpu_colour(l->gpu), l->tp, col);
-  snprintf(title, sizeof title, "%s on %s, TP%d, %s, %ld tokens: input-projection stage per layer",
-           l->model ? l->model : "model", l->gpu ? l->gpu : "?", l->tp, l->path ? l->path : "?", l->tokens);
+  char title[512];
+  snprintf(title, sizeof title, "%s on %s, TP%d, %s: input-projection stage of one %ld-token chunk, all %d layers, by layer kind",
+           l->model ? l->model : "model", l->gpu ? l->gpu : "?", l->tp, l->path ? l->path : "?", l->tokens, nlayers);
   fprintf(g, "set title "); gp_str(g, title); fputc('\n', g);
-  fprintf(g, "set xlabel 'layer index'\nset ylabel 'stage time (us)'\nset yrange [0:*]\n");
-  fprintf(g, "set xrange [%d:%d]\nset xtics 2 out nomirror\n", l->layer[0] - 1, l->layer[l->n - 1] + 1);
-  gp_key(g, F.o);
-  fprintf(g, "set style fill solid 0.85 noborder\nset boxwidth 0.38\n");
-  fprintf(g, "plot '%s.dat' index 0 using ($1-0.2):2 with boxes lc rgb '#777777' title 'main (replicated)', \\\n"
-             "     '' index 0 using ($1+0.2):3 with boxes lc rgb '%s' title 'split'\n", name, col);
+  fprintf(g, "set xlabel 'time summed over the %d layers (ms)'\n", nlayers);
+  fprintf(g, "set xrange [0:%.4g]\nset yrange [-0.7:1.7]\n", 1.3 * (M > S ? M : S) / 1000.0);
+  fprintf(g, "set ytics ('replicated' 1, 'split by token' 0) scale 0\nset grid noytics\n");
+  fprintf(g, "set style fill solid 0.9 border lc rgb '#ffffff'\n");
+  fprintf(g, "set key below left horizontal Left reverse samplen 2 spacing 1.3 maxcols %d title 'layer kind: layers x the stage of one layer, replicated -> split' left\n",
+          F.o->width_px >= 1000 ? 2 : 1);
+  fprintf(g, "# the model's totals at the bar ends\n");
+  fprintf(g, "set label 1 '%.2f ms' at %.10g, 1 left offset 0.8,0 front\n", M / 1000.0, M / 1000.0);
+  fprintf(g, "set label 2 '%.2f ms: saves %.2f ms (%.0f%%)' at %.10g, 0 left offset 0.8,0 front\n", S / 1000.0,
+          (M - S) / 1000.0, 100.0 * (M - S) / M, S / 1000.0);
+  fprintf(g, "plot \\\n");
+  for (size_t k = 0; k < l->nkind; k++) {
+    char lab[320];
+    snprintf(lab, sizeof lab, "%s: %d x (%.1f -> %.1f us)", l->kind_label[k], l->kind_count[k], l->kind_main_us[k],
+             l->kind_split_us[k]);
+    fprintf(g, "  '%s.dat' index %zu using 2:1:3:4:5:6 with boxxyerror fc rgb '%s' title ", name, 2 + k, kcol[k % ncol]);
+    gp_str(g, lab);
+    fprintf(g, "%s\n", k + 1 < l->nkind ? ", \\" : "");
+  }
   return fig_end(&F, w, e) ? (fig_abort(&F), -1) : 0;
 }
 

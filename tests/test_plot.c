@@ -223,6 +223,46 @@ static void test_writers(void) {
   CHECK(strcmp(b->cell[1][8], "never") == 0, "never cell: %s", b->cell[1][8]);
   CHECK(strcmp(b->cell[3][8], "n/a") == 0 && strcmp(b->cell[3][1], "0") == 0, "n/a cell: %s", b->cell[3][8]);
 
+  /* the per-layer figure: 3 layers of kind A (100 -> 60 us) and 1 of kind B (200 -> 150 us),
+   * model totals 500 and 330 us (= 3 x 100 + 200, 3 x 60 + 150): the kinds block holds
+   * count x one layer, the totals block the model's numbers, the segments of each bar run
+   * end to end from 0 to its total (ms), one boxxyerror per kind and no bar per layer */
+  {
+    static const int lay[4] = {0, 1, 2, 3};
+    static const double lm[4] = {100, 100, 200, 100}, ls[4] = {60, 60, 150, 60};
+    static const char *const kl[2] = {"A", "B"}, *const kw[2] = {"0-1,3", "2"};
+    static const int kc[2] = {3, 1};
+    static const double km[2] = {100, 200}, ks[2] = {60, 150};
+    tps_plot_layers ly = {"M", "H200", 8, "marlin-w8a16", 8192, 4, lay, lm, ls, 2, kl, kw, kc, km, ks, 500, 330};
+    CHECK(tps_plot_layers_fig(dir, "ly", &ly, &o, NULL, &e) == 0, "layers: %s", e.msg);
+    snprintf(p, sizeof p, "%s/ly.dat", dir);
+    read_block(p, 0, b);
+    CHECK(b->n == 2 && D(b, 0, 1) == 3 && D(b, 0, 4) == 300 && D(b, 0, 5) == 180 && D(b, 1, 4) == 200 && D(b, 1, 6) == 50 &&
+              strcmp(b->cell[0][7], "0-1,3") == 0, "kinds block");
+    read_block(p, 1, b);
+    CHECK(b->n == 1 && D(b, 0, 0) == 4 && D(b, 0, 1) == 500 && D(b, 0, 2) == 330 && D(b, 0, 3) == 170, "totals block");
+    double end[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+      read_block(p, 2 + k, b);
+      for (size_t r = 0; r < b->n; r++) {
+        int bar = atoi(b->cell[r][0]);
+        NEAR(D(b, r, 2), end[bar], 1e-12);
+        end[bar] = D(b, r, 3);
+      }
+    }
+    NEAR(end[1], 0.5, 1e-12);
+    NEAR(end[0], 0.33, 1e-12);
+    read_block(p, 4, b);
+    CHECK(b->n == 4 && D(b, 2, 1) == 200 && D(b, 2, 3) == 50, "per-layer block");
+    snprintf(p, sizeof p, "%s/ly.gp", dir);
+    char *lg = slurp(p, &len);
+    int nbox = 0;
+    for (const char *q = lg; q && (q = strstr(q, "with boxxyerror")); q++) nbox++;
+    CHECK(nbox == 2 && lg && !strstr(lg, "with boxes"), "layers: %d boxxyerror plots, want one per kind", nbox);
+    CHECK(lg && strstr(lg, "'0.33 ms: saves 0.17 ms (34%)'"), "layers: the split bar's total and saving label");
+    free(lg);
+  }
+
   /* bad data: nothing half-written */
   char dir3[600];
   snprintf(dir3, sizeof dir3, "%s/w3", root);
