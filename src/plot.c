@@ -859,7 +859,8 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
     char what[128];
     snprintf(what, sizeof what, "kernel path %s (col, row: cell position; label: what the cell shows)", paths[p]);
     block(&F, (int)p, what,
-          "col\trow\ttp\tgpu\tbreakeven_tokens\tbreakeven_lo\tbreakeven_hi\tthreshold_tokens\tlabel\tinterval");
+          "col\trow\ttp\tgpu\tbreakeven_tokens\tbreakeven_lo\tbreakeven_hi\tthreshold_tokens\tlabel\tinterval\t"
+          "interval_line1\tinterval_line2");
     for (size_t i = 0; i < n; i++) {
       const tps_plot_cell *c = &cells[i];
       if (strcmp(c->path ? c->path : "?", paths[p]) != 0) continue;
@@ -871,15 +872,16 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
       num(d, c->na ? NAN : c->breakeven_lo); fputc('\t', d);
       num(d, c->na ? NAN : c->breakeven_hi); fputc('\t', d);
       num(d, c->na ? NAN : c->threshold_tokens); fputc('\t', d);
-      if (c->na) fputs("n/a\t ", d);
-      else if (!isfinite(b)) fputs("never\t ", d);
+      /* the interval on one line, then the same on two ("lo.." and "hi") for narrow cells */
+      if (c->na) fputs("n/a\t \t \t ", d);
+      else if (!isfinite(b)) fputs("never\t \t \t ", d);
       else {
         fprintf(d, "%.0f\t", b);
         if (isfinite(c->breakeven_lo) && isfinite(c->breakeven_hi))
-          fprintf(d, "%.0f..%.0f", c->breakeven_lo, c->breakeven_hi);
+          fprintf(d, "%.0f..%.0f\t%.0f..\t%.0f", c->breakeven_lo, c->breakeven_hi, c->breakeven_lo, c->breakeven_hi);
         else if (isfinite(c->breakeven_lo)) /* the upper quantile never breaks even */
-          fprintf(d, "%.0f..never", c->breakeven_lo);
-        else fputs(" ", d);
+          fprintf(d, "%.0f..never\t%.0f..\tnever", c->breakeven_lo, c->breakeven_lo);
+        else fputs(" \t \t ", d);
       }
       fputc('\n', d);
     }
@@ -888,7 +890,16 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
   if (!isfinite(bmin)) { bmin = 1; bmax = 16384; }
   double lo = floor(log2(bmin)), hi = ceil(log2(bmax));
   if (hi <= lo) hi = lo + 1;
-  int cols = np <= 3 ? (int)np : 2, rows = (int)((np + (size_t)cols - 1) / (size_t)cols);
+  /* layout: the panels side by side (up to 4, else rows of 3); the left margin fits the
+   * longest GPU name, the right one the colour box and its label.  A cell narrower than its
+   * interval (under 75 px) shows the interval on two lines, "lo.." over "hi", in small text */
+  int cols = np <= 4 ? (int)np : 3, rows = (int)((np + (size_t)cols - 1) / (size_t)cols);
+  const double W = F.o->width_px, H = F.o->height_px;
+  size_t maxname = 4;
+  for (size_t r = 0; r < ng; r++) if (strlen(gpus[r]) > maxname) maxname = strlen(gpus[r]);
+  double lm = (7.5 * (double)maxname + 30.0) / W, rm = 1.0 - 120.0 / W, hsp = 30.0 / W;
+  double cell_w = ((rm - lm) - hsp * (cols - 1)) * W / cols / (double)nt;
+  int narrow = cell_w < 75;
   fprintf(g, "set palette defined (0 '#c7e9c0', 0.5 '#fee391', 1 '#fc9272')\n");
   fprintf(g, "set logscale cb 2\nset cbrange [%.0f:%.0f]\nset format cb '%%.0f'\n", pow(2, lo), pow(2, hi));
   fprintf(g, "set cblabel 'break-even tokens (split faster from T)'\n");
@@ -906,21 +917,26 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
   fprintf(g, ") scale 0\"\nunset grid\nunset key\nset xlabel 'tensor-parallel size'\n");
   fprintf(g, "# cells where the split never wins (or the path cannot run) stay grey\n");
   fprintf(g, "set object 1 rect from graph 0, graph 0 to graph 1, graph 1 fc rgb '#e6e6e6' fs solid 1 noborder behind\n");
-  fprintf(g, "set colorbox user origin 0.915, 0.15 size 0.015, 0.72\n");
-  fprintf(g, "set multiplot layout %d,%d margins 0.11, 0.88, 0.1, 0.88 spacing 0.03, 0.1 "
-             "title 'break-even tokens: GPU x TP, one panel per kernel path "
-             "(cell: break-even, below: 90%% interval; light grey: never, dark grey: n/a)' font 'Sans,13'\n", rows, cols);
+  fprintf(g, "set colorbox user origin %.4f, %.4f size %.4f, %.4f\n", rm + 20.0 / W, 80.0 / H, 15.0 / W, 1.0 - 180.0 / H);
+  fprintf(g, "set multiplot layout %d,%d margins %.4f, %.4f, %.4f, %.4f spacing %.4f, 0.06 "
+             "title 'break-even tokens per GPU x TP, one panel per kernel path "
+             "(small: 90%% interval; light grey: never; dark grey: n/a)' font 'Sans,13'\n", rows, cols, lm, rm,
+          70.0 / H, 1.0 - 80.0 / H, hsp);
   for (size_t p = 0; p < np; p++) {
     fprintf(g, "set title "); gp_str(g, paths[p]); fputc('\n', g);
     fprintf(g, "%s\n", p % (size_t)cols == 0 ? "eval YT" : "unset ytics");
+    fprintf(g, "%s\n", p + (size_t)cols < np ? "unset xlabel" : "set xlabel 'tensor-parallel size'");
     if (p + 1 < np) fprintf(g, "unset colorbox\n");
-    else fprintf(g, "set colorbox\n");
+    else fprintf(g, "set colorbox user origin %.4f, %.4f size %.4f, %.4f\n", rm + 20.0 / W, 80.0 / H, 15.0 / W, 1.0 - 180.0 / H);
     /* coloured cells; "n/a" cells a darker grey than "never" (the background) */
     fprintf(g, "plot '%s.dat' index %zu using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 noborder lc palette, \\\n"
                "     '' index %zu using (strcol(9) eq 'n/a' ? $1 : NaN):2:(0.5):(0.5) with boxxyerror fs solid 1 noborder lc rgb '#c8c8c8', \\\n"
-               "     '' index %zu using 1:2:9 with labels offset 0,0.45 font 'Sans,11', \\\n"
-               "     '' index %zu using 1:2:10 with labels offset 0,-0.6 font 'Sans,8' tc rgb '#333333'\n",
-            name, p, p, p, p);
+               "     '' index %zu using 1:2:9 with labels offset 0,%s font 'Sans,11'",
+            name, p, p, p, narrow ? "0.7" : "0.45");
+    if (narrow)
+      fprintf(g, ", \\\n     '' index %zu using 1:2:11 with labels offset 0,-0.35 font 'Sans,8' tc rgb '#333333', \\\n"
+                 "     '' index %zu using 1:2:12 with labels offset 0,-1.1 font 'Sans,8' tc rgb '#333333'\n", p, p);
+    else fprintf(g, ", \\\n     '' index %zu using 1:2:10 with labels offset 0,-0.6 font 'Sans,8' tc rgb '#333333'\n", p);
   }
   fprintf(g, "unset multiplot\n");
   free(gpus); free(paths); free(tps);
