@@ -549,6 +549,7 @@ int tps_plot_latency(const char *dir, const char *name, const tps_plot_curve *c,
   fprintf(g, "set title "); gp_str(g, title); fputc('\n', g);
   gp_token_axis(g, F.o);
   fprintf(g, "set logscale y 10\nset ylabel 'latency (us)'\nset format y '%%g'\n");
+  fprintf(g, "set autoscale yfix\nset offsets 0, 0, graph 0.04, graph 0.04  # the data range, not the next decades\n");
   /* the legend under the axis, two columns: the plot keeps the full width for the token axis */
   fprintf(g, "set key below left horizontal Left reverse samplen 3 spacing 1.2 maxcols 2\n");
   fprintf(g, "set style fill transparent solid 0.18 noborder\n");
