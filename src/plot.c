@@ -663,7 +663,7 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     if (strlen(m[j].gpu ? m[j].gpu : "") + 45 > maxkey) maxkey = strlen(m[j].gpu ? m[j].gpu : "") + 45;
   double keyw = 7.6 * (double)maxkey + 80.0;
   if (keyw > 0.5 * W) keyw = 0.5 * W;
-  double lm = (maxlab * 8.5 + 30.0 > 75.0 ? maxlab * 8.5 + 30.0 : 75.0) / W, rm = wide ? 1.0 - keyw / W : 1.0 - 20.0 / W;
+  double lm = (maxlab * 8.5 + 30.0 > 75.0 ? maxlab * 8.5 + 30.0 : 75.0) / W, rm = wide ? 1.0 - keyw / W : 1.0 - 30.0 / W;
   if (rm < lm + 0.3) rm = lm + 0.3;
   /* break-even blocks, one per curve, drawn in a panel of their own below the speedup axis
    * (row r: curve r, top down).  bar_lo..bar_hi is the 90% interval, up to the axis end
@@ -785,6 +785,7 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     gp_str(g, lab);
   }
   if (nthr) { SEP(); fprintf(g, "  NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'recommended threshold (value above)'"); }
+  if (!wide) { SEP(); fprintf(g, "  NaN with xerrorbars pt 13 lc rgb '#555555' title 'break-even (marker), 90%% interval (bar): panel below'"); }
   fprintf(g, "\n");
   fprintf(g, "# panel 2: the break-even of each curve (marker) and its 90%% interval (bar), one row per curve\n");
   fprintf(g, "unset label\nunset arrow 100\nunset key\nunset title\n");
@@ -804,7 +805,6 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
   if (wide)
     fprintf(g, "set label 1 'break-even (marker) and its 90%% interval (bar)' at screen %.4f, screen %.4f left "
                "tc rgb '#555555' front\n", rm + 20.0 / W, (strip_top + bot) / 2);
-  else fprintf(g, "set ylabel 'break-even, 90%%' font 'Sans,9'\n");
   fprintf(g, "plot \\\n");
   first = 1;
   for (size_t i = 0; i < nc; i++) {
