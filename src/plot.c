@@ -1144,8 +1144,8 @@ int tps_plot_render_batch(const char *dir, const tps_plot_opts *o, int nproc, tp
   char tdir[MAXP][4096];
   int tslot[MAXP], np = 0, rc = 0;
   pid_t pid[MAXP], group = 0;
-  int *lslot = malloc((2 * ns + 1) * sizeof *lslot);
-  char (*lpath)[4200] = malloc((2 * ns + 1) * sizeof *lpath);
+  int *lslot = malloc((3 * ns + 1) * sizeof *lslot); /* per script: two links and the image */
+  char (*lpath)[4200] = malloc((3 * ns + 1) * sizeof *lpath);
   size_t nl = 0;
   if (!lslot || !lpath) { free(scripts); free(lslot); free(lpath); return tps_err_oom(e, "rendering figures"); }
   sigset_t all, old;
@@ -1188,6 +1188,14 @@ int tps_plot_render_batch(const char *dir, const tps_plot_opts *o, int nproc, tp
           lslot[nl] = tps_tmp_add(lpath[nl], 0);
           nl++;
         }
+        sigprocmask(SIG_SETMASK, &old, NULL);
+      }
+      if (!rc) { /* the image gnuplot will write here, registered too: an interrupt before it is
+                   * moved into place removes it, and then the folder can go */
+        snprintf(lpath[nl], sizeof lpath[nl], "%s/%.*s.%s", tdir[k], (int)bl, b, ext);
+        sigprocmask(SIG_BLOCK, &all, &old);
+        lslot[nl] = tps_tmp_add(lpath[nl], 0);
+        nl++;
         sigprocmask(SIG_SETMASK, &old, NULL);
       }
       argv[a++] = (char *)"-e";
