@@ -6,7 +6,7 @@ set datafile separator tab
 set datafile missing 'nan'
 set grid back lc rgb '#dddddd'
 set border lw 1
-set title 'H100-SXM, TP8, marlin-w8a16: replicated vs split latency (model from the H20 fit)'
+set title 'H100-SXM, TP8, marlin-w8a16: replicated vs split latency (GEMM transferred[1], gather transferred[11],measured[2])'
 set logscale x 2
 set format x '%.0f'
 set xtics 1, 2
@@ -15,7 +15,9 @@ set xlabel 'tokens per step T'
 set logscale y 10
 set ylabel 'latency (us)'
 set format y '%g'
-set key outside right top vertical Left reverse samplen 3 spacing 1.2
+set autoscale yfix
+set offsets 0, 0, graph 0.04, graph 0.04  # the data range, not the next decades
+set key below left horizontal Left reverse samplen 3 spacing 1.2 maxcols 2
 set style fill transparent solid 0.18 noborder
 # the gather backend changes here
 set arrow 1 from 4681, graph 0 to 4681, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back

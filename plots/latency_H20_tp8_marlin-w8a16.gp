@@ -6,7 +6,7 @@ set datafile separator tab
 set datafile missing 'nan'
 set grid back lc rgb '#dddddd'
 set border lw 1
-set title 'H20, TP8, marlin-w8a16: replicated vs split latency (fit)'
+set title 'H20, TP8, marlin-w8a16: replicated vs split latency (GEMM measured+model[13], gather measured[21])'
 set logscale x 2
 set format x '%.0f'
 set xtics 1, 2
@@ -15,7 +15,9 @@ set xlabel 'tokens per step T'
 set logscale y 10
 set ylabel 'latency (us)'
 set format y '%g'
-set key outside right top vertical Left reverse samplen 3 spacing 1.2
+set autoscale yfix
+set offsets 0, 0, graph 0.04, graph 0.04  # the data range, not the next decades
+set key below left horizontal Left reverse samplen 3 spacing 1.2 maxcols 2
 set style fill transparent solid 0.18 noborder
 # the gather backend changes here
 set arrow 1 from 4681, graph 0 to 4681, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back
@@ -25,6 +27,6 @@ plot \
   'latency_H20_tp8_marlin-w8a16.dat' index 0 using 1:6:7 with filledcurves lc rgb '#E69F00' title 'split, 90% band', \
   'latency_H20_tp8_marlin-w8a16.dat' index 0 using 1:2 with lines lw 2.5 dt 2 lc rgb '#444444' title 'replicated, model', \
   'latency_H20_tp8_marlin-w8a16.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '#E69F00' title 'split, model', \
-  'latency_H20_tp8_marlin-w8a16.dat' index 1 using 1:2 with points pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title 'replicated, measured', \
-  'latency_H20_tp8_marlin-w8a16.dat' index 1 using 1:5 with points pt 5 ps 1.4 lc rgb '#E69F00' title 'split, measured'
+  'latency_H20_tp8_marlin-w8a16.dat' index 1 using 1:2 with points pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title 'replicated, measured median (no min/max in the table)', \
+  'latency_H20_tp8_marlin-w8a16.dat' index 1 using 1:5 with points pt 5 ps 1.4 lc rgb '#E69F00' title 'split, measured median (no min/max in the table)'
 unset output

@@ -102,10 +102,11 @@ int cmd_plot(int argc, char **argv) {
     .about = "Write figures as NAME.dat (data) + NAME.gp (gnuplot script) + NAME.png, and run gnuplot.\n"
              "With no --measured, --fit, --gpus, --tp, --paths or --model: the figures of the main job\n"
              "for the bundled data.\n\n"
-             "Figures: latency (vs tokens, replicated and split, the bootstrap band, measured points,\n"
-             "gather backend switch), speedup (one curve per GPU, TP or path; break-even with its\n"
-             "interval; threshold), crossover (break-even map GPU x TP per path), fitq (residuals and\n"
-             "leave-one-out errors of each fit), layers (per-layer stage of a model, main vs split).",
+             "Figures: latency (vs tokens, replicated and split, the bootstrap band, measured medians\n"
+             "with min..max bars when the table has them, gather backend switch), speedup (one curve\n"
+             "per GPU, TP or path; under it a panel with each break-even and its interval; thresholds),\n"
+             "crossover (break-even map GPU x TP per path), fitq (residuals and leave-one-out errors of\n"
+             "each fit), layers (a model's stage over all layers, replicated vs split, by layer kind).",
     .common = TPS_OPT(TPS_OI_GPUS) | TPS_OPT(TPS_OI_TPS) | TPS_OPT(TPS_OI_PATHS) | TPS_OPTS_REF |
               TPS_OPT(TPS_OI_SAMPLES) | TPS_OPT(TPS_OI_SEED) | TPS_OPT(TPS_OI_OUTPUT) | TPS_OPTS_PARTS | TPS_OPTS_SHAPE,
     .samples_min = 10,

@@ -487,21 +487,31 @@ static void write_curve_block(fig *F, int idx, const tps_plot_curve *c) {
   }
 }
 
-/* Measured block: tokens, rep, min, max, split, min, max, speedup. */
+/* Measured block: tokens, rep, min, max, split, min, max, speedup and its range.  The range of
+ * the speedup is the widest the min/max allow: rep_min / split_max .. rep_max / split_min. */
 static void write_meas_block(fig *F, int idx, const tps_plot_meas *m) {
   char what[512];
   snprintf(what, sizeof what, "measured %s TP%d %s (%s)", m->gpu ? m->gpu : "?", m->tp,
            m->path ? m->path : "?", m->file ? m->file : "-");
   block(F, idx, what,
-        "tokens\treplicated_us\treplicated_min_us\treplicated_max_us\tsplit_us\tsplit_min_us\tsplit_max_us\tspeedup");
+        "tokens\treplicated_us\treplicated_min_us\treplicated_max_us\tsplit_us\tsplit_min_us\tsplit_max_us\tspeedup\t"
+        "speedup_min\tspeedup_max");
   FILE *d = F->dat.fp;
   for (size_t i = 0; i < m->n; i++) {
     fprintf(d, "%ld", m->tokens[i]);
-    double v[7] = {m->rep_us[i], at(m->rep_min_us, i), at(m->rep_max_us, i), m->split_us[i],
-                   at(m->split_min_us, i), at(m->split_max_us, i), m->rep_us[i] / m->split_us[i]};
-    for (int k = 0; k < 7; k++) { fputc('\t', d); num(d, v[k]); }
+    double sp = at(m->split_us, i);
+    double v[9] = {m->rep_us[i], at(m->rep_min_us, i), at(m->rep_max_us, i), sp,
+                   at(m->split_min_us, i), at(m->split_max_us, i), m->rep_us[i] / sp,
+                   at(m->rep_min_us, i) / at(m->split_max_us, i), at(m->rep_max_us, i) / at(m->split_min_us, i)};
+    for (int k = 0; k < 9; k++) { fputc('\t', d); num(d, v[k]); }
     fputc('\n', d);
   }
+}
+
+/* 1 when some row of v (may be NULL) is a number. */
+static int any_finite(const double *v, size_t n) {
+  for (size_t i = 0; v && i < n; i++) if (isfinite(v[i])) return 1;
+  return 0;
 }
 
 static int has_band(const double *lo, const double *hi, size_t n) {
@@ -539,7 +549,9 @@ int tps_plot_latency(const char *dir, const char *name, const tps_plot_curve *c,
   fprintf(g, "set title "); gp_str(g, title); fputc('\n', g);
   gp_token_axis(g, F.o);
   fprintf(g, "set logscale y 10\nset ylabel 'latency (us)'\nset format y '%%g'\n");
-  gp_key(g, F.o);
+  fprintf(g, "set autoscale yfix\nset offsets 0, 0, graph 0.04, graph 0.04  # the data range, not the next decades\n");
+  /* the legend under the axis, two columns: the plot keeps the full width for the token axis */
+  fprintf(g, "set key below left horizontal Left reverse samplen 3 spacing 1.2 maxcols 2\n");
   fprintf(g, "set style fill transparent solid 0.18 noborder\n");
   int from, to;
   long sw = backend_switch(c, &from, &to);
@@ -561,13 +573,19 @@ int tps_plot_latency(const char *dir, const char *name, const tps_plot_curve *c,
   SEP(); fprintf(g, "  '%s.dat' index 0 using 1:2 with lines lw 2.5 dt 2 lc rgb '#444444' title 'replicated, model'", name);
   SEP(); fprintf(g, "  '%s.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '%s' title 'split, model'", name, col);
   if (m && m->n) {
-    int eb_r = m->rep_min_us && m->rep_max_us, eb_s = m->split_min_us && m->split_max_us;
+    /* measured medians, with min..max bars when the table has them; a measurement of the
+     * replicated GEMM alone (a GEMM table) has no split points */
+    int eb_r = any_finite(m->rep_min_us, m->n) && any_finite(m->rep_max_us, m->n);
+    int eb_s = any_finite(m->split_min_us, m->n) && any_finite(m->split_max_us, m->n);
+    const char *rw = m->split_us ? "replicated" : "replicated (GEMM of T rows)";
     SEP();
-    if (eb_r) fprintf(g, "  '%s.dat' index 1 using 1:2:3:4 with yerrorbars pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title 'replicated, measured (min..max)'", name);
-    else fprintf(g, "  '%s.dat' index 1 using 1:2 with points pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title 'replicated, measured'", name);
-    SEP();
-    if (eb_s) fprintf(g, "  '%s.dat' index 1 using 1:5:6:7 with yerrorbars pt 5 ps 1.4 lc rgb '%s' title 'split, measured (min..max)'", name, col);
-    else fprintf(g, "  '%s.dat' index 1 using 1:5 with points pt 5 ps 1.4 lc rgb '%s' title 'split, measured'", name, col);
+    if (eb_r) fprintf(g, "  '%s.dat' index 1 using 1:2:3:4 with yerrorbars pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title '%s, measured median (bar: min..max)'", name, rw);
+    else fprintf(g, "  '%s.dat' index 1 using 1:2 with points pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title '%s, measured median (no min/max in the table)'", name, rw);
+    if (any_finite(m->split_us, m->n)) {
+      SEP();
+      if (eb_s) fprintf(g, "  '%s.dat' index 1 using 1:5:6:7 with yerrorbars pt 5 ps 1.4 lw 1.5 lc rgb '%s' title 'split, measured median (bar: min..max)'", name, col);
+      else fprintf(g, "  '%s.dat' index 1 using 1:5 with points pt 5 ps 1.4 lc rgb '%s' title 'split, measured median (no min/max in the table)'", name, col);
+    }
   }
   fprintf(g, "\n");
 #undef SEP
@@ -601,8 +619,8 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
   for (size_t i = 0; i < nc; i++) write_curve_block(&F, idx++, &c[i]);
   int meas0 = idx;
   for (size_t i = 0; i < nm; i++) write_meas_block(&F, idx++, &m[i]);
-  /* y range: 0 .. 8% above the highest speedup (curves, bands, points), fixed so that the
-   * break-even intervals can sit in a strip at the bottom, one row per curve */
+  /* y range of the speedup panel: 0 .. 8% above the highest speedup (curves, bands, points
+   * and their bars) */
   double ymax = 1.0;
   for (size_t i = 0; i < nc; i++)
     for (size_t r = 0; r < c[i].n; r++) {
@@ -611,22 +629,82 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     }
   for (size_t i = 0; i < nm; i++)
     for (size_t r = 0; r < m[i].n; r++) {
-      double v = m[i].rep_us[r] / m[i].split_us[r];
-      if (isfinite(v) && v > ymax) ymax = v;
+      double v[2] = {m[i].rep_us[r] / at(m[i].split_us, r), at(m[i].rep_max_us, r) / at(m[i].split_min_us, r)};
+      for (int q = 0; q < 2; q++) if (isfinite(v[q]) && v[q] > ymax) ymax = v[q];
     }
   ymax *= 1.08;
-  int mark = idx; /* then one block per curve: its break-even and threshold */
+  /* token range shared by both panels */
+  long tlo = c[0].tokens[0], thi = c[0].tokens[c[0].n - 1];
+  for (size_t i = 1; i < nc; i++) {
+    if (c[i].tokens[0] < tlo) tlo = c[i].tokens[0];
+    if (c[i].tokens[c[i].n - 1] > thi) thi = c[i].tokens[c[i].n - 1];
+  }
+  if (thi <= tlo) thi = tlo + 1;
+  /* layout in screen fractions: the title, the speedup panel, under it the break-even panel
+   * (a row of 26 px per curve), the token axis at the bottom; the legend right of the panels
+   * (wide images) or inside the speedup panel's top left corner (narrow ones) */
+  const double H = F.o->height_px, W = F.o->width_px;
+  const int wide = F.o->width_px >= 1000;
+  size_t maxlab = 0; /* the longest row name of the break-even panel sets the left margin */
   for (size_t i = 0; i < nc; i++) {
-    char what[200];
-    snprintf(what, sizeof what, "break-even of curve %zu (NaN: the split never wins); strip_y: where its interval is drawn", i);
+    char who[128];
+    curve_label(&c[i], by, who, sizeof who);
+    char *paren = strstr(who, " (");
+    if (paren) *paren = '\0';
+    if (strlen(who) > maxlab) maxlab = strlen(who);
+  }
+  size_t maxkey = 30; /* and the longest legend entry the right margin */
+  for (size_t i = 0; i < nc; i++) {
+    char lab[256];
+    curve_label(&c[i], by, lab, sizeof lab);
+    if (strlen(lab) > maxkey) maxkey = strlen(lab);
+  }
+  for (size_t j = 0; j < nm; j++)
+    if (strlen(m[j].gpu ? m[j].gpu : "") + 45 > maxkey) maxkey = strlen(m[j].gpu ? m[j].gpu : "") + 45;
+  double keyw = 7.6 * (double)maxkey + 80.0;
+  if (keyw > 0.5 * W) keyw = 0.5 * W;
+  double lm = (maxlab * 8.5 + 30.0 > 75.0 ? maxlab * 8.5 + 30.0 : 75.0) / W, rm = wide ? 1.0 - keyw / W : 1.0 - 30.0 / W;
+  if (rm < lm + 0.3) rm = lm + 0.3;
+  /* break-even blocks, one per curve, drawn in a panel of their own below the speedup axis
+   * (row r: curve r, top down).  bar_lo..bar_hi is the 90% interval, up to the axis end
+   * when its upper end never breaks even; the label goes right of the bar, or left of it
+   * when it would not fit there. */
+  int mark = idx;
+  int *left_of = calloc(nc, sizeof *left_of); /* 1: the label of curve i goes left of its bar */
+  if (!left_of) { fig_abort(&F); return tps_err_oom(e, "speedup figure"); }
+  for (size_t i = 0; i < nc; i++) {
+    char what[200], lab[160];
+    snprintf(what, sizeof what, "break-even of curve %zu (NaN: the split never wins); row, bar, label: its row in the "
+             "break-even panel", i);
     block(&F, idx++, what,
-          "curve\tgpu\ttp\tpath\tbreakeven_tokens\tbreakeven_lo\tbreakeven_hi\tthreshold_tokens\tspeedup\tstrip_y");
-    fprintf(F.dat.fp, "%zu\t%s\t%d\t%s\t", i, c[i].gpu, c[i].tp, c[i].path);
-    num(F.dat.fp, c[i].breakeven_tokens); fputc('\t', F.dat.fp);
-    num(F.dat.fp, c[i].breakeven_lo); fputc('\t', F.dat.fp);
-    num(F.dat.fp, c[i].breakeven_hi); fputc('\t', F.dat.fp);
-    num(F.dat.fp, c[i].threshold_tokens);
-    fprintf(F.dat.fp, "\t1\t%.4g\n", ymax * (0.035 + 0.035 * (double)i));
+          "curve\tgpu\ttp\tpath\tbreakeven_tokens\tbreakeven_lo\tbreakeven_hi\tthreshold_tokens\trow\tbar_lo\tbar_hi\t"
+          "label\tlabel_right_of\tlabel_left_of");
+    double be = c[i].breakeven_tokens, lo = c[i].breakeven_lo, hi = c[i].breakeven_hi, blo = NAN, bhi = NAN;
+    if (!isfinite(be)) snprintf(lab, sizeof lab, "never wins up to %ld", thi);
+    else if (isfinite(lo) && isfinite(hi)) { snprintf(lab, sizeof lab, "%.0f [90%%: %.0f..%.0f]", be, lo, hi); blo = lo; bhi = hi; }
+    else if (isfinite(lo)) { snprintf(lab, sizeof lab, "%.0f [90%%: %.0f..never]", be, lo); blo = lo; bhi = (double)thi; }
+    else { snprintf(lab, sizeof lab, "%.0f", be); blo = bhi = be; }
+    if (isfinite(c[i].threshold_tokens)) {
+      size_t l = strlen(lab);
+      snprintf(lab + l, sizeof lab - l, ", threshold %.0f", c[i].threshold_tokens);
+    }
+    double span = log((double)thi / (double)tlo), right_end = isfinite(bhi) ? bhi : (double)thi;
+    double panel_px = (rm - lm) * W, lab_px = 7.5 * (double)strlen(lab) + 16.0;
+    int left = log(right_end / (double)tlo) / span * panel_px + lab_px > panel_px;
+    double anchor_r = NAN, anchor_l = NAN;
+    if (!isfinite(be)) anchor_l = (double)thi;
+    else if (left) anchor_l = isfinite(blo) ? blo : be;
+    else anchor_r = right_end;
+    left_of[i] = isfinite(anchor_l);
+    FILE *d = F.dat.fp;
+    fprintf(d, "%zu\t%s\t%d\t%s\t", i, c[i].gpu, c[i].tp, c[i].path);
+    double v[5] = {be, lo, hi, c[i].threshold_tokens, (double)i};
+    for (int k = 0; k < 5; k++) { num(d, v[k]); fputc('\t', d); }
+    num(d, blo); fputc('\t', d);
+    num(d, bhi);
+    fprintf(d, "\t%s\t", lab);
+    num(d, anchor_r); fputc('\t', d);
+    num(d, anchor_l); fputc('\n', d);
   }
   /* title: what is fixed across the curves */
   FILE *g = F.gp.fp;
@@ -638,32 +716,41 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     snprintf(title, sizeof title, "split vs replicated: speedup on %s, %s (one curve per TP)", c0->gpu, c0->path);
   else
     snprintf(title, sizeof title, "split vs replicated: speedup on %s, TP%d (one curve per kernel path)", c0->gpu, c0->tp);
-  fprintf(g, "set title "); gp_str(g, title); fputc('\n', g);
+  double bot = 55.0 / H, strip_top = bot + (26.0 * (double)nc + 14.0) / H, gap = 12.0 / H, top = 1.0 - 70.0 / H;
+  fprintf(g, "set xrange [%ld:%ld]\n", tlo, thi);
   gp_token_axis(g, F.o);
-  fprintf(g, "set ylabel 'speedup of the split = replicated / split'\nset yrange [0:%.4g]\n", ymax);
+  if ((rm - lm) * W < 700) fprintf(g, "set xtics 1, 4\n"); /* a narrow panel: a tic per power of four */
   fprintf(g, "set style textbox opaque noborder\n");
-  gp_key(g, F.o);
   fprintf(g, "set style fill transparent solid 0.15 noborder\n");
-  fprintf(g, "# speedup 1: the split neither wins nor loses\n");
-  fprintf(g, "set arrow 100 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 lc rgb '#000000' back\n");
-  /* recommended thresholds: a vertical dotted line per curve, labelled at the top (left of
-   * the line when it is in the right fifth of the token axis) */
-  long tlo = c[0].tokens[0], thi = c[0].tokens[c[0].n - 1];
-  for (size_t i = 1; i < nc; i++) {
-    if (c[i].tokens[0] < tlo) tlo = c[i].tokens[0];
-    if (c[i].tokens[c[i].n - 1] > thi) thi = c[i].tokens[c[i].n - 1];
-  }
+  fprintf(g, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n", lm, rm);
+  /* recommended thresholds: a dotted vertical line through both panels per distinct value,
+   * in the curve's colour (dark grey when curves share it), its value above the frame */
+  size_t nthr = 0;
   for (size_t i = 0; i < nc; i++) {
     if (!isfinite(c[i].threshold_tokens)) continue;
+    int seen = 0, shared = 0;
+    for (size_t q = 0; q < nc; q++)
+      if (c[q].threshold_tokens == c[i].threshold_tokens) { if (q < i) seen = 1; if (q != i) shared = 1; }
+    if (seen) continue;
     char col[8];
-    curve_colour(&c[i], col);
-    double y = 0.97 - (30.0 / F.o->height_px) * (double)i; /* about one text line apart */
-    fprintf(g, "set arrow %zu from %.10g, graph 0 to %.10g, graph %.3f nohead dt 3 lw 1.5 lc rgb '%s' back\n",
-            i + 1, c[i].threshold_tokens, c[i].threshold_tokens, y, col);
-    int right = thi > tlo && log((double)c[i].threshold_tokens / (double)tlo) > 0.8 * log((double)thi / (double)tlo);
-    fprintf(g, "set label %zu 'threshold %.0f' at %.10g, graph %.3f %s tc rgb '%s' boxed front\n", i + 1,
-            c[i].threshold_tokens, c[i].threshold_tokens, y, right ? "right offset -0.4,0" : "left offset 0.4,0", col);
+    if (shared) snprintf(col, sizeof col, "#555555"); else curve_colour(&c[i], col);
+    nthr++;
+    fprintf(g, "set arrow %zu from %.10g, graph 0 to %.10g, graph 1 nohead dt 3 lw 1.5 lc rgb '%s' back\n", nthr,
+            c[i].threshold_tokens, c[i].threshold_tokens, col);
+    fprintf(g, "set label %zu '%.0f' at %.10g, graph 1 center offset 0,0.8 tc rgb '%s' front\n", nthr,
+            c[i].threshold_tokens, c[i].threshold_tokens, col);
   }
+  fprintf(g, "set multiplot title ");
+  gp_str(g, title);
+  fprintf(g, " font 'Sans,12'\n");
+  fprintf(g, "# panel 1: the speedup\n");
+  fprintf(g, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", top, strip_top + gap);
+  fprintf(g, "set format x ''\nunset xlabel\n");
+  fprintf(g, "set ylabel 'speedup of the split = replicated / split'\nset yrange [0:%.4g]\n", ymax);
+  if (wide) fprintf(g, "set key at screen %.4f, screen %.4f left top vertical Left reverse samplen 3 spacing 1.2\n", rm + 10.0 / W, top);
+  else fprintf(g, "set key inside left top vertical Left reverse samplen 3 opaque box lc rgb '#cccccc'\n");
+  fprintf(g, "# speedup 1: the split neither wins nor loses\n");
+  fprintf(g, "set arrow 100 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 lc rgb '#000000' back\n");
   fprintf(g, "plot \\\n");
   int first = 1;
 #define SEP() do { if (!first) fprintf(g, ", \\\n"); first = 0; } while (0)
@@ -686,38 +773,52 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
   for (size_t j = 0; j < nm; j++) {
     char col[8], lab[256];
     tp_shade(tps_plot_gpu_colour(m[j].gpu), m[j].tp, col);
-    snprintf(lab, sizeof lab, "%s TP%d measured", m[j].gpu, m[j].tp);
-    SEP(); fprintf(g, "  '%s.dat' index %d using 1:8 with points pt 7 ps 1.5 lc rgb '%s' title ", name, meas0 + (int)j, col);
+    int bars = any_finite(m[j].rep_min_us, m[j].n) && any_finite(m[j].split_max_us, m[j].n);
+    snprintf(lab, sizeof lab, "%s TP%d measured median%s", m[j].gpu, m[j].tp,
+             bars ? " (bar: min..max)" : " (no min/max in the table)");
+    SEP();
+    if (bars)
+      fprintf(g, "  '%s.dat' index %d using 1:8:9:10 with yerrorbars pt 7 ps 1.3 lw 1.5 lc rgb '%s' title ", name,
+              meas0 + (int)j, col);
+    else
+      fprintf(g, "  '%s.dat' index %d using 1:8 with points pt 7 ps 1.5 lc rgb '%s' title ", name, meas0 + (int)j, col);
     gp_str(g, lab);
   }
-  /* break-even: a diamond on the 1.0 line, and again in a strip at the bottom with its 90%
-   * interval as a horizontal bar (one row per curve, so that equal intervals stay apart) */
+  if (nthr) { SEP(); fprintf(g, "  NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'recommended threshold (value above)'"); }
+  if (!wide) { SEP(); fprintf(g, "  NaN with xerrorbars pt 13 lc rgb '#555555' title 'break-even (marker), 90%% interval (bar): panel below'"); }
+  fprintf(g, "\n");
+  fprintf(g, "# panel 2: the break-even of each curve (marker) and its 90%% interval (bar), one row per curve\n");
+  fprintf(g, "unset label\nunset arrow 100\nunset key\nunset title\n");
+  fprintf(g, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", strip_top, bot);
+  fprintf(g, "set format x '%%.0f'\nset xlabel 'tokens per step T'\nset ylabel ''\n");
+  fprintf(g, "set yrange [%.1f:-0.6]\nset ytics (", (double)nc - 0.4);
   for (size_t i = 0; i < nc; i++) {
-    if (!isfinite(c[i].breakeven_tokens)) continue;
-    char col[8], lab[256], who[128];
-    curve_colour(&c[i], col);
+    char who[128];
     curve_label(&c[i], by, who, sizeof who);
     char *paren = strstr(who, " (");
     if (paren) *paren = '\0';
-    if (isfinite(c[i].breakeven_lo) && isfinite(c[i].breakeven_hi))
-      snprintf(lab, sizeof lab, "%s break-even %.0f [90%%: %.0f..%.0f]", who, c[i].breakeven_tokens,
-               c[i].breakeven_lo, c[i].breakeven_hi);
-    else if (isfinite(c[i].breakeven_lo))
-      snprintf(lab, sizeof lab, "%s break-even %.0f [90%%: %.0f..never]", who, c[i].breakeven_tokens,
-               c[i].breakeven_lo);
-    else
-      snprintf(lab, sizeof lab, "%s break-even %.0f", who, c[i].breakeven_tokens);
-    SEP();
-    /* a point type per curve (diamond, triangles, square, circle), for curves of one colour */
-    static const int pts[5] = {13, 9, 11, 5, 7};
-    int pt = pts[i % 5];
-    fprintf(g, "  '%s.dat' index %d using 5:9 with points pt %d ps 1.8 lc rgb '%s' notitle", name, mark + (int)i, pt, col);
-    SEP();
-    fprintf(g, "  '%s.dat' index %d using 5:10:%s with xerrorbars pt %d ps 1.8 lw 2 lc rgb '%s' title ",
-            name, mark + (int)i, isfinite(c[i].breakeven_lo) && isfinite(c[i].breakeven_hi) ? "6:7" : "5:5", pt, col);
-    gp_str(g, lab);
+    fprintf(g, "%s", i ? ", " : "");
+    gp_str(g, who);
+    fprintf(g, " %zu", i);
   }
-  fprintf(g, "\n");
+  fprintf(g, ") scale 0\nset grid noytics\n");
+  if (wide)
+    fprintf(g, "set label 1 'break-even (marker) and its 90%% interval (bar)' at screen %.4f, screen %.4f left "
+               "tc rgb '#555555' front\n", rm + 20.0 / W, (strip_top + bot) / 2);
+  fprintf(g, "plot \\\n");
+  first = 1;
+  for (size_t i = 0; i < nc; i++) {
+    static const int pts[5] = {13, 9, 11, 5, 7}; /* diamond, triangles, square, circle */
+    char col[8];
+    curve_colour(&c[i], col);
+    int pt = pts[i % 5], b = mark + (int)i;
+    SEP(); fprintf(g, "  '%s.dat' index %d using 5:9:10:11 with xerrorbars pt %d ps 1.6 lw 2 lc rgb '%s'", name, b, pt, col);
+    SEP();
+    if (left_of[i]) fprintf(g, "  '' index %d using 14:9:12 with labels right offset -1,0 tc rgb '%s'", b, col);
+    else fprintf(g, "  '' index %d using 13:9:12 with labels left offset 1,0 tc rgb '%s'", b, col);
+  }
+  fprintf(g, "\nunset multiplot\n");
+  free(left_of);
 #undef SEP
   return fig_end(&F, w, e) ? (fig_abort(&F), -1) : 0;
 }
@@ -759,7 +860,8 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
     char what[128];
     snprintf(what, sizeof what, "kernel path %s (col, row: cell position; label: what the cell shows)", paths[p]);
     block(&F, (int)p, what,
-          "col\trow\ttp\tgpu\tbreakeven_tokens\tbreakeven_lo\tbreakeven_hi\tthreshold_tokens\tlabel\tinterval");
+          "col\trow\ttp\tgpu\tbreakeven_tokens\tbreakeven_lo\tbreakeven_hi\tthreshold_tokens\tlabel\tinterval\t"
+          "interval_line1\tinterval_line2");
     for (size_t i = 0; i < n; i++) {
       const tps_plot_cell *c = &cells[i];
       if (strcmp(c->path ? c->path : "?", paths[p]) != 0) continue;
@@ -771,15 +873,16 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
       num(d, c->na ? NAN : c->breakeven_lo); fputc('\t', d);
       num(d, c->na ? NAN : c->breakeven_hi); fputc('\t', d);
       num(d, c->na ? NAN : c->threshold_tokens); fputc('\t', d);
-      if (c->na) fputs("n/a\t ", d);
-      else if (!isfinite(b)) fputs("never\t ", d);
+      /* the interval on one line, then the same on two ("lo.." and "hi") for narrow cells */
+      if (c->na) fputs("n/a\t \t \t ", d);
+      else if (!isfinite(b)) fputs("never\t \t \t ", d);
       else {
         fprintf(d, "%.0f\t", b);
         if (isfinite(c->breakeven_lo) && isfinite(c->breakeven_hi))
-          fprintf(d, "%.0f..%.0f", c->breakeven_lo, c->breakeven_hi);
+          fprintf(d, "%.0f..%.0f\t%.0f..\t%.0f", c->breakeven_lo, c->breakeven_hi, c->breakeven_lo, c->breakeven_hi);
         else if (isfinite(c->breakeven_lo)) /* the upper quantile never breaks even */
-          fprintf(d, "%.0f..never", c->breakeven_lo);
-        else fputs(" ", d);
+          fprintf(d, "%.0f..never\t%.0f..\tnever", c->breakeven_lo, c->breakeven_lo);
+        else fputs(" \t \t ", d);
       }
       fputc('\n', d);
     }
@@ -788,7 +891,16 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
   if (!isfinite(bmin)) { bmin = 1; bmax = 16384; }
   double lo = floor(log2(bmin)), hi = ceil(log2(bmax));
   if (hi <= lo) hi = lo + 1;
-  int cols = np <= 3 ? (int)np : 2, rows = (int)((np + (size_t)cols - 1) / (size_t)cols);
+  /* layout: the panels side by side (up to 4, else rows of 3); the left margin fits the
+   * longest GPU name, the right one the colour box and its label.  A cell narrower than its
+   * interval (under 75 px) shows the interval on two lines, "lo.." over "hi", in small text */
+  int cols = np <= 4 ? (int)np : 3, rows = (int)((np + (size_t)cols - 1) / (size_t)cols);
+  const double W = F.o->width_px, H = F.o->height_px;
+  size_t maxname = 4;
+  for (size_t r = 0; r < ng; r++) if (strlen(gpus[r]) > maxname) maxname = strlen(gpus[r]);
+  double lm = (7.5 * (double)maxname + 30.0) / W, rm = 1.0 - 120.0 / W, hsp = 30.0 / W;
+  double cell_w = ((rm - lm) - hsp * (cols - 1)) * W / cols / (double)nt;
+  int narrow = cell_w < 75;
   fprintf(g, "set palette defined (0 '#c7e9c0', 0.5 '#fee391', 1 '#fc9272')\n");
   fprintf(g, "set logscale cb 2\nset cbrange [%.0f:%.0f]\nset format cb '%%.0f'\n", pow(2, lo), pow(2, hi));
   fprintf(g, "set cblabel 'break-even tokens (split faster from T)'\n");
@@ -806,21 +918,26 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
   fprintf(g, ") scale 0\"\nunset grid\nunset key\nset xlabel 'tensor-parallel size'\n");
   fprintf(g, "# cells where the split never wins (or the path cannot run) stay grey\n");
   fprintf(g, "set object 1 rect from graph 0, graph 0 to graph 1, graph 1 fc rgb '#e6e6e6' fs solid 1 noborder behind\n");
-  fprintf(g, "set colorbox user origin 0.915, 0.15 size 0.015, 0.72\n");
-  fprintf(g, "set multiplot layout %d,%d margins 0.11, 0.88, 0.1, 0.88 spacing 0.03, 0.1 "
-             "title 'break-even tokens: GPU x TP, one panel per kernel path "
-             "(cell: break-even, below: 90%% interval; light grey: never, dark grey: n/a)' font 'Sans,13'\n", rows, cols);
+  fprintf(g, "set colorbox user origin %.4f, %.4f size %.4f, %.4f\n", rm + 20.0 / W, 80.0 / H, 15.0 / W, 1.0 - 180.0 / H);
+  fprintf(g, "set multiplot layout %d,%d margins %.4f, %.4f, %.4f, %.4f spacing %.4f, 0.06 "
+             "title 'break-even tokens per GPU x TP, one panel per kernel path "
+             "(small: 90%% interval; light grey: never; dark grey: n/a)' font 'Sans,13'\n", rows, cols, lm, rm,
+          70.0 / H, 1.0 - 80.0 / H, hsp);
   for (size_t p = 0; p < np; p++) {
     fprintf(g, "set title "); gp_str(g, paths[p]); fputc('\n', g);
     fprintf(g, "%s\n", p % (size_t)cols == 0 ? "eval YT" : "unset ytics");
+    fprintf(g, "%s\n", p + (size_t)cols < np ? "unset xlabel" : "set xlabel 'tensor-parallel size'");
     if (p + 1 < np) fprintf(g, "unset colorbox\n");
-    else fprintf(g, "set colorbox\n");
+    else fprintf(g, "set colorbox user origin %.4f, %.4f size %.4f, %.4f\n", rm + 20.0 / W, 80.0 / H, 15.0 / W, 1.0 - 180.0 / H);
     /* coloured cells; "n/a" cells a darker grey than "never" (the background) */
     fprintf(g, "plot '%s.dat' index %zu using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 noborder lc palette, \\\n"
                "     '' index %zu using (strcol(9) eq 'n/a' ? $1 : NaN):2:(0.5):(0.5) with boxxyerror fs solid 1 noborder lc rgb '#c8c8c8', \\\n"
-               "     '' index %zu using 1:2:9 with labels offset 0,0.45 font 'Sans,11', \\\n"
-               "     '' index %zu using 1:2:10 with labels offset 0,-0.6 font 'Sans,8' tc rgb '#333333'\n",
-            name, p, p, p, p);
+               "     '' index %zu using 1:2:9 with labels offset 0,%s font 'Sans,11'",
+            name, p, p, p, narrow ? "0.7" : "0.45");
+    if (narrow)
+      fprintf(g, ", \\\n     '' index %zu using 1:2:11 with labels offset 0,-0.35 font 'Sans,8' tc rgb '#333333', \\\n"
+                 "     '' index %zu using 1:2:12 with labels offset 0,-1.1 font 'Sans,8' tc rgb '#333333'\n", p, p);
+    else fprintf(g, ", \\\n     '' index %zu using 1:2:10 with labels offset 0,-0.6 font 'Sans,8' tc rgb '#333333'\n", p);
   }
   fprintf(g, "unset multiplot\n");
   free(gpus); free(paths); free(tps);
@@ -903,33 +1020,91 @@ int tps_plot_fitq(const char *dir, const char *name, const tps_fit *f, const cha
   return fig_end(&F, w, e) ? (fig_abort(&F), -1) : 0;
 }
 
-/* ---------------------------------------------------------------- figure 5: per-layer stage */
+/* ---------------------------------------------------------------- figure 5: the stage by layer kind */
 
+/* Two horizontal bars, replicated (top) and split (bottom), each the stage of one chunk summed
+ * over the model's layers, stacked by layer kind: a segment per kind as long as count x the
+ * stage of one layer of that kind, in the kind's colour.  The totals written at the bar ends
+ * are the model's (l->total_*), and the .dat holds the kinds, the totals and the segments,
+ * then the per-layer rows. */
 int tps_plot_layers_fig(const char *dir, const char *name, const tps_plot_layers *l,
                         const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
-  if (!l || l->n == 0 || !l->layer || !l->main_us || !l->split_us)
-    return tps_err_set(e, NULL, 0, "plot: per-layer figure without layers");
+  if (!l || l->nkind == 0 || !l->kind_label || !l->kind_count || !l->kind_main_us || !l->kind_split_us)
+    return tps_err_set(e, NULL, 0, "plot: per-layer figure without layer kinds");
+  if (l->n && (!l->layer || !l->main_us || !l->split_us))
+    return tps_err_set(e, NULL, 0, "plot: per-layer figure: per-layer rows without times");
+  static const char *const kcol[] = {"#4E79A7", "#F28E2B", "#59A14F", "#B07AA1", "#E15759", "#76B7B2", "#EDC948", "#9C755F"};
+  const size_t ncol = sizeof kcol / sizeof kcol[0];
   fig F;
-  if (fig_begin(&F, dir, name, o, "per-layer input-projection stage, main (replicated) vs split", e)) return -1;
-  block(&F, 0, "one row per layer", "layer\tmain_us\tsplit_us\tsaved_us");
-  for (size_t i = 0; i < l->n; i++) {
-    fprintf(F.dat.fp, "%d\t", l->layer[i]);
-    num(F.dat.fp, l->main_us[i]); fputc('\t', F.dat.fp);
-    num(F.dat.fp, l->split_us[i]); fputc('\t', F.dat.fp);
-    num(F.dat.fp, l->main_us[i] - l->split_us[i]); fputc('\n', F.dat.fp);
+  if (fig_begin(&F, dir, name, o, "input-projection stage over all layers, replicated vs split, by layer kind", e)) return -1;
+  FILE *d = F.dat.fp;
+  int nlayers = 0;
+  block(&F, 0, "layer kinds: one layer's stage (main_us, split_us) and count x it (*_total_us)",
+        "kind\tcount\tmain_us\tsplit_us\tmain_total_us\tsplit_total_us\tsaving_total_us\tlayers");
+  for (size_t k = 0; k < l->nkind; k++) {
+    double mt = l->kind_count[k] * l->kind_main_us[k], st = l->kind_count[k] * l->kind_split_us[k];
+    nlayers += l->kind_count[k];
+    fprintf(d, "%s\t%d\t", l->kind_label[k], l->kind_count[k]);
+    double v[5] = {l->kind_main_us[k], l->kind_split_us[k], mt, st, mt - st};
+    for (int q = 0; q < 5; q++) { num(d, v[q]); fputc('\t', d); }
+    fprintf(d, "%s\n", l->kind_layers && l->kind_layers[k] ? l->kind_layers[k] : "-");
+  }
+  double M = l->total_main_us, S = l->total_split_us;
+  block(&F, 1, "the model's totals over all layers", "layers\tmain_us\tsplit_us\tsaving_us\tsaving_pct");
+  fprintf(d, "%d\t", nlayers);
+  num(d, M); fputc('\t', d);
+  num(d, S); fputc('\t', d);
+  num(d, M - S); fputc('\t', d);
+  num(d, 100.0 * (M - S) / M); fputc('\n', d);
+  /* segments: one block per kind, its replicated (y = 1) and split (y = 0) pieces in ms */
+  double x[2] = {0, 0};
+  for (size_t k = 0; k < l->nkind; k++) {
+    char what[256];
+    snprintf(what, sizeof what, "segments of kind %s (ms from the bar's start; bar 1 replicated, 0 split)", l->kind_label[k]);
+    block(&F, 2 + (int)k, what, "bar\tx_ms\tlo_ms\thi_ms\ty_lo\ty_hi");
+    for (int bar = 1; bar >= 0; bar--) {
+      double len = l->kind_count[k] * (bar ? l->kind_main_us[k] : l->kind_split_us[k]) / 1000.0;
+      double a = x[bar], b = x[bar] + len;
+      x[bar] = b;
+      fprintf(d, "%d\t", bar);
+      double v[5] = {(a + b) / 2, a, b, bar - 0.32, bar + 0.32};
+      for (int q = 0; q < 5; q++) { num(d, v[q]); fputc(q < 4 ? '\t' : '\n', d); }
+    }
+  }
+  int per_layer = 2 + (int)l->nkind;
+  if (l->n) {
+    block(&F, per_layer, "one row per layer", "layer\tmain_us\tsplit_us\tsaved_us");
+    for (size_t i = 0; i < l->n; i++) {
+      fprintf(d, "%d\t", l->layer[i]);
+      num(d, l->main_us[i]); fputc('\t', d);
+      num(d, l->split_us[i]); fputc('\t', d);
+      num(d, l->main_us[i] - l->split_us[i]); fputc('\n', d);
+    }
   }
   FILE *g = F.gp.fp;
-  char col[8], title[512];
-  tp_shade(tps_plot_gpu_colour(l->gpu), l->tp, col);
-  snprintf(title, sizeof title, "%s on %s, TP%d, %s, %ld tokens: input-projection stage per layer",
-           l->model ? l->model : "model", l->gpu ? l->gpu : "?", l->tp, l->path ? l->path : "?", l->tokens);
+  char title[512];
+  snprintf(title, sizeof title, "%s on %s, TP%d, %s: input-projection stage of one %ld-token chunk, all %d layers, by layer kind",
+           l->model ? l->model : "model", l->gpu ? l->gpu : "?", l->tp, l->path ? l->path : "?", l->tokens, nlayers);
   fprintf(g, "set title "); gp_str(g, title); fputc('\n', g);
-  fprintf(g, "set xlabel 'layer index'\nset ylabel 'stage time (us)'\nset yrange [0:*]\n");
-  fprintf(g, "set xrange [%d:%d]\nset xtics 2 out nomirror\n", l->layer[0] - 1, l->layer[l->n - 1] + 1);
-  gp_key(g, F.o);
-  fprintf(g, "set style fill solid 0.85 noborder\nset boxwidth 0.38\n");
-  fprintf(g, "plot '%s.dat' index 0 using ($1-0.2):2 with boxes lc rgb '#777777' title 'main (replicated)', \\\n"
-             "     '' index 0 using ($1+0.2):3 with boxes lc rgb '%s' title 'split'\n", name, col);
+  fprintf(g, "set xlabel 'time summed over the %d layers (ms)'\n", nlayers);
+  fprintf(g, "set xrange [0:%.4g]\nset yrange [-0.7:1.7]\n", 1.3 * (M > S ? M : S) / 1000.0);
+  fprintf(g, "set ytics ('replicated' 1, 'split by token' 0) scale 0\nset grid noytics\n");
+  fprintf(g, "set style fill solid 0.9 border lc rgb '#ffffff'\n");
+  fprintf(g, "set key below left horizontal Left reverse samplen 2 spacing 1.3 maxcols %d title 'layer kind: layers x the stage of one layer, replicated -> split' left\n",
+          F.o->width_px >= 1000 ? 2 : 1);
+  fprintf(g, "# the model's totals at the bar ends\n");
+  fprintf(g, "set label 1 '%.2f ms' at %.10g, 1 left offset 0.8,0 front\n", M / 1000.0, M / 1000.0);
+  fprintf(g, "set label 2 '%.2f ms: saves %.2f ms (%.0f%%)' at %.10g, 0 left offset 0.8,0 front\n", S / 1000.0,
+          (M - S) / 1000.0, 100.0 * (M - S) / M, S / 1000.0);
+  fprintf(g, "plot \\\n");
+  for (size_t k = 0; k < l->nkind; k++) {
+    char lab[320];
+    snprintf(lab, sizeof lab, "%s: %d x (%.1f -> %.1f us)", l->kind_label[k], l->kind_count[k], l->kind_main_us[k],
+             l->kind_split_us[k]);
+    fprintf(g, "  '%s.dat' index %zu using 2:1:3:4:5:6 with boxxyerror fc rgb '%s' title ", name, 2 + k, kcol[k % ncol]);
+    gp_str(g, lab);
+    fprintf(g, "%s\n", k + 1 < l->nkind ? ", \\" : "");
+  }
   return fig_end(&F, w, e) ? (fig_abort(&F), -1) : 0;
 }
 
@@ -969,8 +1144,8 @@ int tps_plot_render_batch(const char *dir, const tps_plot_opts *o, int nproc, tp
   char tdir[MAXP][4096];
   int tslot[MAXP], np = 0, rc = 0;
   pid_t pid[MAXP], group = 0;
-  int *lslot = malloc((2 * ns + 1) * sizeof *lslot);
-  char (*lpath)[4200] = malloc((2 * ns + 1) * sizeof *lpath);
+  int *lslot = malloc((3 * ns + 1) * sizeof *lslot); /* per script: two links and the image */
+  char (*lpath)[4200] = malloc((3 * ns + 1) * sizeof *lpath);
   size_t nl = 0;
   if (!lslot || !lpath) { free(scripts); free(lslot); free(lpath); return tps_err_oom(e, "rendering figures"); }
   sigset_t all, old;
@@ -1013,6 +1188,14 @@ int tps_plot_render_batch(const char *dir, const tps_plot_opts *o, int nproc, tp
           lslot[nl] = tps_tmp_add(lpath[nl], 0);
           nl++;
         }
+        sigprocmask(SIG_SETMASK, &old, NULL);
+      }
+      if (!rc) { /* the image gnuplot will write here, registered too: an interrupt before it is
+                   * moved into place removes it, and then the folder can go */
+        snprintf(lpath[nl], sizeof lpath[nl], "%s/%.*s.%s", tdir[k], (int)bl, b, ext);
+        sigprocmask(SIG_BLOCK, &all, &old);
+        lslot[nl] = tps_tmp_add(lpath[nl], 0);
+        nl++;
         sigprocmask(SIG_SETMASK, &old, NULL);
       }
       argv[a++] = (char *)"-e";

@@ -29,7 +29,8 @@
  *               break-even with its interval and the recommended threshold;
  *   crossover   break-even tokens on a GPU x TP map, one panel per kernel path;
  *   fitq_*      relative residual of each measured point and its leave-one-out error;
- *   layers_*    per-layer input-projection stage time, main vs split (simulator). */
+ *   layers_*    the input-projection stage of one chunk summed over the layers, replicated vs split,
+ *               as two bars stacked by layer kind (simulator). */
 #ifndef TPS_PLOT_H
 #define TPS_PLOT_H
 #include <stddef.h>
@@ -122,17 +123,25 @@ typedef struct {
   int na;                    /* 1: the path cannot run there (e.g. fp8 on an A100): cell "n/a" */
 } tps_plot_cell;
 
-/* Per-layer input-projection stage (simulator): one row per layer index. */
+/* The simulator's input-projection stage of one chunk, by layer kind (a kind = the layers
+ * holding the same projections, model/sim.h), with the model's totals over all layers. */
 typedef struct {
   const char *model;         /* model name, e.g. "DeepSeek-V4.1-Flash" */
   const char *gpu;
   int tp;
   const char *path;
   long tokens;               /* tokens of the step simulated */
-  size_t n;
+  size_t n;                  /* per layer, for the .dat (may be 0) */
   const int *layer;          /* layer index */
   const double *main_us;     /* stage time with the projection replicated */
   const double *split_us;    /* stage time with the projection split */
+  size_t nkind;              /* layer kinds, >= 1 */
+  const char *const *kind_label;  /* "plain", "compressor/1024+indexer/32" */
+  const char *const *kind_layers; /* "0-1,3-7,..." (may be NULL) */
+  const int *kind_count;          /* layers of the kind */
+  const double *kind_main_us;     /* stage time of one layer of the kind, replicated */
+  const double *kind_split_us;    /* and split */
+  double total_main_us, total_split_us; /* the model's sums over all layers (tps_sim_chunk) */
 } tps_plot_layers;
 
 enum { TPS_PLOT_BY_GPU = 0, TPS_PLOT_BY_TP = 1, TPS_PLOT_BY_PATH = 2 };
@@ -157,7 +166,7 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
 /* Fit quality of a fit (fit.h): relative residuals and, when computed, leave-one-out errors. */
 int tps_plot_fitq(const char *dir, const char *name, const tps_fit *f, const char *path_name,
                   const tps_plot_opts *o, tps_plot_files *w, tps_err *e);
-/* Per-layer input-projection stage, main vs split. */
+/* The input-projection stage over all layers, replicated vs split, stacked by layer kind. */
 int tps_plot_layers_fig(const char *dir, const char *name, const tps_plot_layers *l,
                         const tps_plot_opts *o, tps_plot_files *w, tps_err *e);
 

@@ -32,6 +32,7 @@
 #include "fitload.h"
 #include "util.h"
 #include "cmdopt.h"
+#include "table.h"
 #include <errno.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -40,6 +41,9 @@
 #define DEFAULT_TMAX 16384L
 #define DEFAULT_SAMPLES 200
 #define LATENCY_MAX_TARGETS 12
+/* the H200 GEMM measurement the main job draws on its H200 latency figure, and its path */
+#define TPS_H200_GEMM_TABLE "h200_gemm_w8a16.tsv"
+#define TPS_H200_GEMM_PATH "w8a16"
 
 /* ---------------------------------------------------------------- token grid */
 
@@ -362,7 +366,13 @@ static int layers_figure(const tps_plot_job *j, const target *t, tps_plot_files 
       if (mask == kinds[k].mask) { mu[L] = ch->kind_main_us[k]; su[L] = ch->kind_split_us[k]; }
     }
   }
-  tps_plot_layers ly = {m->name, t->gpu->name, t->tp, t->path->name, T, (size_t)m->layers, layer, mu, su};
+  tps_plot_layers ly = {m->name, t->gpu->name, t->tp, t->path->name, T, (size_t)m->layers, layer, mu, su,
+                        0, NULL, NULL, NULL, NULL, NULL, ch->main_us, ch->split_us};
+  const char *klab[TPS_SIM_MAXKINDS], *klay[TPS_SIM_MAXKINDS];
+  int kcount[TPS_SIM_MAXKINDS];
+  for (size_t k = 0; k < nk; k++) { klab[k] = kinds[k].label; klay[k] = kinds[k].layer_list; kcount[k] = kinds[k].count; }
+  ly.nkind = nk; ly.kind_label = klab; ly.kind_layers = klay; ly.kind_count = kcount;
+  ly.kind_main_us = ch->kind_main_us; ly.kind_split_us = ch->kind_split_us;
   char name[256], tt[32];
   snprintf(tt, sizeof tt, "tp%d_T%ld", t->tp, T);
   fig_name(name, sizeof name, "layers", m->name, t->gpu->name, tt);
@@ -676,6 +686,37 @@ int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const tps_
   /* 2b. H100/H200 next to the seed pull request's pessimistic rule (the rule scales H20 the
    * same way for both, so one grey curve) */
   if (rule_figure(&j, h100, h200, outdir, &oo, w, e)) goto out;
+  /* 2c. the H200 at TP8 on the path measured there (w8a16): its replicated latency is the
+   * GEMM of T rows, which the bundled H200 table measures (median, min and max) */
+  {
+    const tps_path *hp = tps_path_find_for(TPS_H200_GEMM_PATH, TPS_PATH_F_MODEL);
+    tps_table gt;
+    memset(&gt, 0, sizeof gt);
+    char gpath[4096];
+    if (!hp || tps_data_path(TPS_H200_GEMM_TABLE, gpath, sizeof gpath, e) || tps_table_read(gpath, &gt, e)) {
+      if (!hp) tps_err_set(e, NULL, 0, "unknown kernel path '%s'", TPS_H200_GEMM_PATH);
+      goto out;
+    }
+    const double *mn = tps_table_extra(&gt, "min_us"), *mx = tps_table_extra(&gt, "max_us");
+    long *tok = gt.kind == TPS_TABLE_GEMM ? malloc(gt.nrows * sizeof *tok) : NULL;
+    if (!tok) {
+      tps_table_free(&gt);
+      tps_err_set(e, gpath, 0, gt.kind == TPS_TABLE_GEMM ? "out of memory" : "not a GEMM table");
+      goto out;
+    }
+    for (size_t i = 0; i < gt.nrows; i++) tok[i] = gt.rows[i];
+    tps_plot_meas gm = {h200->name, tp1[0], hp->name, TPS_H200_GEMM_TABLE, gt.nrows, tok, gt.time_us, NULL, mn, mx, NULL, NULL};
+    const tps_plot_meas *gms[1] = {&gm};
+    const char *hpn[1] = {hp->name};
+    const tps_gpu *g1[1] = {h200};
+    tps_plot_job jh = j;
+    jh.meas = gms; jh.ngpu = 1; jh.gpu = g1; jh.npath = 1; jh.path = hpn;
+    jh.figures = TPS_PLOT_FIG_LATENCY;
+    int r2 = tps_plot_run(&jh, w, e);
+    free(tok);
+    tps_table_free(&gt);
+    if (r2) goto out;
+  }
   /* 3. the crossover map: every bundled GPU x TP 2, 4, 8, 16 x every path (tps_grid_run) */
   if (!grid0) {
     const tps_gpu **ga = malloc(ref->gpus.n * sizeof *ga);

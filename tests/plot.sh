@@ -113,6 +113,50 @@ for f in speedup_tp8_marlin-w8a16 speedup_tp8_marlin-w8a16_vs_rule crossover lat
   [ -s "$tmp/d/$f.gp" ] && ok || fail "default figure $f.gp missing"
 done
 expect_grep "written to $tmp/d\$" "$tmp/out"
+# the per-layer figure: the kinds' totals (count x one layer) add up to the model's totals
+# over all layers, which equal the sum of the per-layer rows and what `tpsplit simulate`
+# reports for the same chunk (a separate path through model/sim.c)
+ly="$tmp/d/layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat"
+awk -F'\t' '/^# block/{split($0, w, " "); b=w[3]+0; next} /^#/||NF<2||$1=="kind"||$1=="layers"||$1=="layer"||$1=="bar"{next}
+  b==0 { km+=$5; ks+=$6; kn+=$2; if ($5!=$2*$3 && ($5-$2*$3)^2 > 1e-12*$5*$5) bad++ }
+  b==1 { tm=$2; ts=$3; tn=$1 }
+  b>=2 && NF==6 { if ($1==1 && $4>seg1) seg1=$4; if ($1==0 && $4>seg0) seg0=$4 }
+  NF==4 && $1 ~ /^[0-9]+$/ && b>=2 { lm+=$2; ls+=$3; ln++ }
+  function near(a, c) { d=a-c; if (d<0) d=-d; return d <= 1e-6*c }
+  END { if (bad || kn!=40 || tn!=40 || ln!=40 || !near(km,tm) || !near(ks,ts) || !near(lm,tm) || !near(ls,ts) ||
+            !near(seg1*1000,tm) || !near(seg0*1000,ts)) { print bad, kn, tn, ln, km, tm, ks, ts, lm, ls, seg1, seg0; exit 1 }
+        printf "%.6f %.6f\n", tm, ts }' "$ly" >"$tmp/ly.tot" && ok || fail "per-layer kinds/segments/layers do not add up to the totals: $(cat "$tmp/ly.tot")"
+expect_rc 0 "$TPSPLIT" simulate --model deepseek-v4.1-flash --gpu H200 --tp 8 --chunk 8192 --prompt 8192 --json
+sm=$(tr ',' '\n' <"$tmp/out" | grep -m1 '"main_us"' | sed 's/.*: *//')
+ss=$(tr ',' '\n' <"$tmp/out" | grep -m1 '"split_us"' | sed 's/.*: *//')
+awk -v m="$sm" -v s="$ss" '{ d1=$1-m; d2=$2-s; if (d1<0) d1=-d1; if (d2<0) d2=-d2; exit !(m>0 && d1<=1e-6*m && d2<=1e-6*s) }' "$tmp/ly.tot" &&
+  ok || fail "per-layer totals $(cat "$tmp/ly.tot") differ from simulate's chunk ($sm, $ss)"
+# one chart: two stacked bars, a segment plot per layer kind (4 kinds), no bar per layer
+gp="$tmp/d/layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.gp"
+[ "$(grep -c 'with boxxyerror' "$gp")" -eq 4 ] && ok || fail "per-layer chart: want one boxxyerror per layer kind (4)"
+expect_nogrep 'with boxes' "$gp"
+# the speedup figures: the break-even intervals are drawn in the second panel, whose top is
+# under the bottom of the speedup panel; nothing in panel 1 is placed at a data y below 1
+for f in speedup_tp8_marlin-w8a16 speedup_tp8_marlin-w8a16_vs_rule; do
+  awk '/^# panel 1/{p=1} /^# panel 2/{p=2}
+    p==1 && /^set bmargin at screen/{b1=$5} p==2 && /^set tmargin at screen/{t2=$5}
+    p==1 && /xerrorbars/{bad++} p==2 && /xerrorbars/{n2++}
+    p==1 && /^set (label|arrow)/ && /first 0\.[0-9]/{bad++}
+    END{exit !(p==2 && b1>0 && t2>0 && t2<b1 && n2>=2 && !bad)}' "$tmp/d/$f.gp" &&
+    ok || fail "$f.gp: break-even marks not in a panel of their own below the speedup axis"
+done
+# measured tables with min/max columns are drawn with min..max bars: the H200 GEMM table
+# on the H200 w8a16 latency figure (its medians and bars are the table's rows unchanged)
+lat="$tmp/d/latency_H200-SXM_tp8_w8a16"
+[ -s "$lat.gp" ] && ok || fail "no H200 w8a16 latency figure"
+expect_grep "index 1 using 1:2:3:4 with yerrorbars .*min\.\.max" "$lat.gp"
+awk -F'\t' 'FNR==NR { if ($1 ~ /^[0-9]+$/) { a[$1]=$2; lo[$1]=$3; hi[$1]=$4 } next }
+  /^# block 1/{b=1; next} b && $1 ~ /^[0-9]+$/ { n++; if ($2!=a[$1] || $3!=lo[$1] || $4!=hi[$1] || !($3<=$2 && $2<=$4)) bad++ }
+  END { exit !(n>=15 && !bad) }' "$TPSPLIT_DATADIR/h200_gemm_w8a16.tsv" "$lat.dat" &&
+  ok || fail "H200 w8a16 measured block differs from data/h200_gemm_w8a16.tsv"
+# a table without min/max (the H20 split table) is drawn as points and says so
+expect_grep "with points .*no min/max in the table" "$tmp/d/latency_H20_tp8_marlin-w8a16.gp"
+expect_nogrep "yerrorbars" "$tmp/d/latency_H20_tp8_marlin-w8a16.gp"
 # the rule's curve (block 2) is the pessimistic scaling's break-even, printed by the main job too
 rule=$(awk -F'\t' '/^# block/{b=$0} b~/break-even of curve 2/ && $1=="2"{print $5}' "$tmp/d/speedup_tp8_marlin-w8a16_vs_rule.dat")
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path marlin-w8a16 --scaling pessimistic

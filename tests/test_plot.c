@@ -175,14 +175,39 @@ static void test_writers(void) {
   size_t l1, l2;
   char *g1 = slurp(p, &l1), *g2 = slurp(p2, &l2);
   CHECK(g1 && g2 && l1 == l2 && memcmp(g1, g2, l1) == 0, "speedup .gp differs between runs");
-  /* each GPU in its own colour, break-even labelled with its interval */
+  /* each GPU in its own colour */
   CHECK(g1 && strstr(g1, "#009E73") && strstr(g1, "#0072B2"), "GPU colours missing");
-  CHECK(g1 && strstr(g1, "break-even 8 [90%: 4..16]"), "break-even label missing");
+  /* break-even marks outside the speedup axis: two panels, the break-even one below the
+   * speedup one (its top margin under the speedup panel's bottom margin), every break-even
+   * interval (xerrorbars) drawn in the second panel only, and no label or arrow placed
+   * inside the speedup axis at a data y (the old strip used `first` y coordinates) */
+  const char *p2s = g1 ? strstr(g1, "# panel 2:") : NULL;
+  const char *p1s = g1 ? strstr(g1, "# panel 1:") : NULL;
+  CHECK(g1 && strstr(g1, "set multiplot") && p1s && p2s && p1s < p2s, "speedup: not two panels");
+  if (p1s && p2s) {
+    double b1 = NAN, t2 = NAN;
+    const char *q = strstr(p1s, "set bmargin at screen ");
+    if (q && q < p2s) b1 = strtod(q + 22, NULL);
+    q = strstr(p2s, "set tmargin at screen ");
+    if (q) t2 = strtod(q + 22, NULL);
+    CHECK(isfinite(b1) && isfinite(t2) && t2 < b1, "break-even panel top %g not below the speedup panel bottom %g", t2, b1);
+    const char *xe = strstr(g1, "xerrorbars");
+    CHECK(xe && xe > p2s, "a break-even interval is drawn in the speedup panel");
+    char *panel1 = strndup(p1s, (size_t)(p2s - p1s));
+    CHECK(panel1 && !strstr(panel1, "xerrorbars") && !strstr(panel1, "using 5:"), "break-even data in the speedup panel");
+    free(panel1);
+  }
+  /* thresholds shared by the two curves: one line, its value above the frame (graph y >= 1) */
+  CHECK(g1 && strstr(g1, "set label 1 '8' at 8, graph 1 center offset 0,0.8") && !strstr(g1, "set arrow 2 from 8"),
+        "one threshold mark above the frame for the shared threshold 8");
   free(g1); free(g2);
-  /* break-even block of curve 1 (blocks: 0-1 curves, 2-3 break-even) */
+  /* break-even block of curve 1 (blocks: 0-1 curves, 2-3 break-even): row 1, bar 4..16, label */
   snprintf(p, sizeof p, "%s/sp.dat", dir);
   read_block(p, 3, b);
   CHECK(b->n == 1 && strcmp(b->cell[0][1], "H100") == 0 && D(b, 0, 4) == 8 && D(b, 0, 7) == 8, "marker block");
+  CHECK(b->n == 1 && D(b, 0, 8) == 1 && D(b, 0, 9) == 4 && D(b, 0, 10) == 16 &&
+            strcmp(b->cell[0][11], "8 [90%: 4..16], threshold 8") == 0,
+        "break-even row: %s %s %s '%s'", b->cell[0][8], b->cell[0][9], b->cell[0][10], b->cell[0][11]);
 
   /* crossover cells: 2 GPUs x 2 TPs, one never, one n/a; rows top-down in GPU order */
   tps_plot_cell cells[4] = {
@@ -197,6 +222,46 @@ static void test_writers(void) {
             strcmp(b->cell[0][9], "20..40") == 0, "H20 TP8 cell: %s %s %s %s", b->cell[0][0], b->cell[0][1], b->cell[0][8], b->cell[0][9]);
   CHECK(strcmp(b->cell[1][8], "never") == 0, "never cell: %s", b->cell[1][8]);
   CHECK(strcmp(b->cell[3][8], "n/a") == 0 && strcmp(b->cell[3][1], "0") == 0, "n/a cell: %s", b->cell[3][8]);
+
+  /* the per-layer figure: 3 layers of kind A (100 -> 60 us) and 1 of kind B (200 -> 150 us),
+   * model totals 500 and 330 us (= 3 x 100 + 200, 3 x 60 + 150): the kinds block holds
+   * count x one layer, the totals block the model's numbers, the segments of each bar run
+   * end to end from 0 to its total (ms), one boxxyerror per kind and no bar per layer */
+  {
+    static const int lay[4] = {0, 1, 2, 3};
+    static const double lm[4] = {100, 100, 200, 100}, ls[4] = {60, 60, 150, 60};
+    static const char *const kl[2] = {"A", "B"}, *const kw[2] = {"0-1,3", "2"};
+    static const int kc[2] = {3, 1};
+    static const double km[2] = {100, 200}, ks[2] = {60, 150};
+    tps_plot_layers ly = {"M", "H200", 8, "marlin-w8a16", 8192, 4, lay, lm, ls, 2, kl, kw, kc, km, ks, 500, 330};
+    CHECK(tps_plot_layers_fig(dir, "ly", &ly, &o, NULL, &e) == 0, "layers: %s", e.msg);
+    snprintf(p, sizeof p, "%s/ly.dat", dir);
+    read_block(p, 0, b);
+    CHECK(b->n == 2 && D(b, 0, 1) == 3 && D(b, 0, 4) == 300 && D(b, 0, 5) == 180 && D(b, 1, 4) == 200 && D(b, 1, 6) == 50 &&
+              strcmp(b->cell[0][7], "0-1,3") == 0, "kinds block");
+    read_block(p, 1, b);
+    CHECK(b->n == 1 && D(b, 0, 0) == 4 && D(b, 0, 1) == 500 && D(b, 0, 2) == 330 && D(b, 0, 3) == 170, "totals block");
+    double end[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+      read_block(p, 2 + k, b);
+      for (size_t r = 0; r < b->n; r++) {
+        int bar = atoi(b->cell[r][0]);
+        NEAR(D(b, r, 2), end[bar], 1e-12);
+        end[bar] = D(b, r, 3);
+      }
+    }
+    NEAR(end[1], 0.5, 1e-12);
+    NEAR(end[0], 0.33, 1e-12);
+    read_block(p, 4, b);
+    CHECK(b->n == 4 && D(b, 2, 1) == 200 && D(b, 2, 3) == 50, "per-layer block");
+    snprintf(p, sizeof p, "%s/ly.gp", dir);
+    char *lg = slurp(p, &len);
+    int nbox = 0;
+    for (const char *q = lg; q && (q = strstr(q, "with boxxyerror")); q++) nbox++;
+    CHECK(nbox == 2 && lg && !strstr(lg, "with boxes"), "layers: %d boxxyerror plots, want one per kind", nbox);
+    CHECK(lg && strstr(lg, "'0.33 ms: saves 0.17 ms (34%)'"), "layers: the split bar's total and saving label");
+    free(lg);
+  }
 
   /* bad data: nothing half-written */
   char dir3[600];
