@@ -42,10 +42,14 @@ extern const char *const tps_xga_backend_source[TPS_XGA_NBACKEND];
 
 #define TPS_XGA_CUSTOM_CAP_BYTES (2.0 * 1024 * 1024)
 
-/* Parameter vector: per protocol a (us), b (us per peer), f (fraction of B). */
+/* Parameter vector: per protocol a (us), b (us per peer), f (fraction of B); then LL's
+ * payload cap (GB/s) and the sharpness k of the smooth minimum over the protocols. */
 enum { TPS_XGA_A = 0, TPS_XGA_B = 1, TPS_XGA_F = 2 };
-#define TPS_XGA_NPAR (3 * TPS_XGA_NPROTO)
 #define TPS_XGA_PAR(proto, what) (3 * (proto) + (what))
+#define TPS_XGA_LLCAP (3 * TPS_XGA_NPROTO)
+#define TPS_XGA_SHARP (3 * TPS_XGA_NPROTO + 1)
+#define TPS_XGA_PHI(proto) (3 * TPS_XGA_NPROTO + 2 + (proto)) /* per-channel rate / per-link bandwidth */
+#define TPS_XGA_NPAR (4 * TPS_XGA_NPROTO + 2)
 
 typedef struct {
   int pcie;                  /* 0: NVLink parameters, 1: PCIe parameters */

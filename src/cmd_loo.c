@@ -385,6 +385,7 @@ typedef struct {
   int nest_ok[MAXSETS][MAXSETS];
   int fold_ok[MAXSETS];
   tps_loo_err err[MAXSETS], err_n[MAXSETS][3]; /* eval points; 64 KiB..64 MiB at 2, 4, 8 ranks */
+  tps_loo_err err_1pt[MAXSETS]; /* eval points, the latency shifted to the GPU's own smallest-size time */
   double hw[MAXSETS], cover[MAXSETS];
   int hw_ok[MAXSETS];
 } gather_loo;
@@ -414,12 +415,29 @@ static int run_gather_loo(aset *sets, int ns, gather_loo *r) {
       if (q == 3) r->err[g] = tps_loo_summary(rel, ne);
       else r->err_n[g][q] = tps_loo_summary(rel, ne);
     }
+    /* one measured point: the held-out GPU's smallest-size time at each rank count sets the
+     * latency (pred + (measured - pred) at that size); everything else stays transferred */
+    {
+      size_t ne = 0;
+      for (size_t j = 0; j < sets[g].n; j++) {
+        if (!sets[g].eval[j]) continue;
+        double d = NAN, smin = INFINITY;
+        for (size_t i = 0; i < sets[g].n; i++)
+          if (sets[g].ranks[i] == sets[g].ranks[j] && sets[g].bytes[i] < smin) { smin = sets[g].bytes[i]; d = sets[g].t[i] - sets[g].pred[i]; }
+        rel[ne++] = (sets[g].pred[j] + d) / sets[g].t[j] - 1.0;
+      }
+      r->err_1pt[g] = tps_loo_summary(rel, ne);
+    }
     free(rel);
   }
   /* nested: interval half-width of g from the other GPUs of its fabric, each predicted
-   * without g and itself */
+   * without g and itself: the 90% quantile of each such GPU's |log residuals|, and the
+   * widest of them (a GPU's errors are correlated, a latency offset or a protocol switch of
+   * its own; with two or three GPUs per fabric the 90% point of the spread between GPUs is
+   * not below the largest one seen, so pooling their points would understate it) */
   for (int g = 0; g < ns; g++) {
     int pcie = sets[g].gpu->nvlink == 0;
+    double hw = NAN;
     double *lr = NULL;
     size_t k = 0, cap = 0;
     for (int h = 0; h < ns; h++) {
@@ -433,12 +451,17 @@ static int run_gather_loo(aset *sets, int ns, gather_loo *r) {
       if (!nl) { free(lr); return TPS_ENOMEM; }
       lr = nl;
       cap += sets[h].n;
+      size_t k0 = k;
       for (size_t j = 0; j < sets[h].n; j++)
         if (sets[h].eval[j])
           lr[k++] = log(tps_xga_time_us(&r->nest[g][h], sets[h].gpu, sets[h].bytes[j], sets[h].ranks[j], TPS_XGA_NCCL, NULL) / sets[h].t[j]);
+      if (k > k0) {
+        double q = tps_loo_quantile_abs(lr + k0, k - k0, 0.9, HW_FLOOR);
+        if (!(q <= hw)) hw = q;
+      }
     }
     r->hw_ok[g] = k > 0;
-    r->hw[g] = k ? tps_loo_quantile_abs(lr, k, 0.9, HW_FLOOR) : NAN;
+    r->hw[g] = k ? hw : NAN;
     free(lr);
     size_t in = 0;
     for (size_t j = 0; j < sets[g].n && r->hw_ok[g]; j++)
@@ -838,14 +861,15 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
     if (do_gather) {
       printf("# all-gather (NCCL), leave one GPU out among the GPUs of the same fabric (NVLink, PCIe)\n");
       printf("# med/max_err: 8 GPUs, 64 KiB..64 MiB; med2/med4: 2 and 4 GPUs, same sizes\n");
-      printf("%-20s %-7s %-6s %5s %8s %8s %8s %8s %8s\n", "gpu", "fabric", "nccl", "n", "med_err", "max_err", "med2", "med4", "cover90");
+      printf("%-20s %-7s %-6s %5s %8s %8s %8s %8s %8s %8s\n", "gpu", "fabric", "nccl", "n", "med_err", "max_err", "med2", "med4", "cover90", "med_1pt");
       for (int a = 0; a < nas; a++) {
         printf("%-20s %-7s %-6s %5zu", as[a].gpu->name, as[a].gpu->nvlink ? "NVLink" : "PCIe", as[a].version, as[a].neval);
         if (!ar.fold_ok[a]) { printf(" %8s\n", "no fit"); continue; }
         printf(" %7.1f%% %7.1f%% %7.1f%% %7.1f%%", 100 * ar.err[a].med_abs, 100 * ar.err[a].max_abs, 100 * ar.err_n[a][0].med_abs,
                100 * ar.err_n[a][1].med_abs);
-        if (ar.hw_ok[a]) printf(" %7.1f%%\n", 100 * ar.cover[a]);
-        else printf(" %8s\n", "-");
+        if (ar.hw_ok[a]) printf(" %7.1f%%", 100 * ar.cover[a]);
+        else printf(" %8s", "-");
+        printf(" %7.1f%%\n", 100 * ar.err_1pt[a].med_abs);
       }
       printf("\n");
     }
@@ -930,6 +954,19 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
       tps_json_set_num(o, "median_abs_rel_2", ar.err_n[a][0].med_abs);
       tps_json_set_num(o, "median_abs_rel_4", ar.err_n[a][1].med_abs);
       tps_json_set_num(o, "coverage90", ar.hw_ok[a] ? ar.cover[a] : NAN);
+      json_t *pts = json_array();
+      for (size_t j = 0; j < as[a].n; j++) {
+        json_t *q = json_object();
+        json_object_set_new(q, "ranks", json_integer(as[a].ranks[j]));
+        tps_json_set_num(q, "bytes", as[a].bytes[j]);
+        tps_json_set_num(q, "measured_us", as[a].t[j]);
+        tps_json_set_num(q, "predicted_us", as[a].pred[j]);
+        tps_json_set_num(q, "lo90_us", ar.hw_ok[a] ? as[a].pred[j] * exp(-ar.hw[a]) : NAN);
+        tps_json_set_num(q, "hi90_us", ar.hw_ok[a] ? as[a].pred[j] * exp(ar.hw[a]) : NAN);
+        json_object_set_new(q, "scored", json_boolean(as[a].eval[j]));
+        json_array_append_new(pts, q);
+      }
+      json_object_set_new(o, "points", pts);
       json_array_append_new(ja, o);
     }
     for (int i = 0; i < nbe && do_be; i++) {
