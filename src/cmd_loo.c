@@ -1017,12 +1017,13 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
  * them (the folds of the leave-one-GPU-out table above, same data, same starts), per
  * fabric the same for the NCCL all-gather, and our W8A16 kernels' fit.  Each line carries
  * the half-width sigma of its 90% interval in log space: for the fit without GPU g, the 90%
- * quantile of the held-out |log residuals| of every other GPU h (each predicted by the fit
+ * quantile of the held-out |log residuals| of each other GPU h, the widest (each predicted by the fit
  * without h, which does contain g: one level of leave-one-out, not the nested one of the
  * table above); for the fit on all GPUs, of every GPU.  Format (TAB-separated, %.17g):
  *   format  tpsplit-xgpu  1
  *   gemm    PATH  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P10 (tps_xg_par_names)  SHARP
- *   gather  nvlink|pcie  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P8 (LL, LL128, Simple: a b f)
+ *   gather  nvlink|pcie  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P13 (LL, LL128, Simple: a b f; LL cap GB/s;
+ *          smooth-min sharpness; phi LL, LL128, Simple: model/xgather.h)
  *           SYMM_LAT_US  CUSTOM_FLOOR_US  CUSTOM_EFF
  *   w8a16   GPU  FILE  SIGMA  P0..P5 (tps_xw8_par_names)
  * Gather sigma: points at 2, 4 and 8 GPUs from 16 KiB to 64 MiB (the gathers of T = 1..16384
@@ -1109,14 +1110,17 @@ static int xgpu_gather(FILE *fp, aset *sets, int ns, int pcie) {
     for (int h = 0; h < n; h++) cap += sets[idx[h]].n;
     double *lr = malloc((cap ? cap : 1) * sizeof *lr);
     if (!lr) return TPS_ENOMEM;
+    double sigma = HW_FLOOR;
     for (int h = 0; h < n; h++) {
       if (h == g || !fold_ok[h]) continue;
       const aset *s = &sets[idx[h]];
+      size_t m0 = m;
       for (size_t j = 0; j < s->n; j++)
         if (s->bytes[j] >= XG_SIGMA_LO && s->bytes[j] <= AG_EVAL_HI)
           lr[m++] = log(tps_xga_time_us(&fold[h], s->gpu, s->bytes[j], s->ranks[j], TPS_XGA_NCCL, NULL) / s->t[j]);
+      /* the widest GPU's 90% quantile (as the table's nested width, see run_gather_loo) */
+      if (m > m0) sigma = fmax(sigma, tps_loo_quantile_abs(lr + m0, m - m0, 0.9, HW_FLOOR));
     }
-    double sigma = tps_loo_quantile_abs(lr, m, 0.9, HW_FLOOR);
     free(lr);
     const tps_xga_model *mo = g < 0 ? &all : &fold[g];
     names_except(gg, n, g < 0 ? NULL : gg[g], names, sizeof names);
