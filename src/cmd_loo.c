@@ -794,8 +794,10 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
            * fits without this GPU and itself (both paths, all TP) */
           double lr[2 * 3 * MAXSETS];
           size_t k = 0;
+          double hw = HW_FLOOR;
           for (int h = 0; h < nas; h++) {
             if (h == a || (as[h].gpu->nvlink == 0) != (as[a].gpu->nvlink == 0) || !ar.nest_ok[a][h]) continue;
+            size_t k0 = k;
             for (int p2 = 0; p2 < TPS_XG_NPATH; p2++) {
               int sh = 0, gh = gemm_group_of(&gp[p2], as[h].gpu, &sh), ga = gemm_group_of(&gp[p2], as[a].gpu, NULL);
               if (gh < 0 || ga < 0 || gp[p2].sets[sh].harness.kind != TPS_XG_AIC) continue;
@@ -811,10 +813,11 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
               }
               tps_loo_curve_free(hg);
             }
+            /* the widest of the other GPUs (as the gather's width, see run_gather_loo) */
+            if (k > k0) hw = fmax(hw, tps_loo_quantile_abs(lr + k0, k - k0, 0.9, HW_FLOOR));
           }
           b->has_interval = k > 0;
           if (k) {
-            double hw = tps_loo_quantile_abs(lr, k, 0.9, HW_FLOOR);
             b->lo = b->pred * exp(-hw);
             b->hi = b->pred * exp(hw);
             b->covered = b->meas >= b->lo && b->meas <= b->hi;
