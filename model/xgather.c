@@ -81,12 +81,7 @@ static double proto_us(const tps_xga_model *m, double B, double link, double S, 
   double a = m->p[TPS_XGA_PAR(p, TPS_XGA_A)], b = m->p[TPS_XGA_PAR(p, TPS_XGA_B)];
   double full = proto_gbps(m, B, p), ch = S / chan_bytes(p, n);
   double ramp = m->p[TPS_XGA_PHI(p)] * link * (ch > 1 ? ch : 1);
-#ifdef XGA_NORAMP
-  (void)ramp;
-  double bw = full;
-#else
   double bw = ramp < full ? ramp : full;
-#endif
   return a + b * (n - 1) + S * (n - 1) / n / (bw * 1e3);
 }
 
@@ -119,12 +114,9 @@ double tps_xga_time_us(const tps_xga_model *m, const tps_gpu *gpu, double total_
   }
 }
 
-#ifndef XGA_PRIOR_LOG_SD
+/* the pull of each parameter to its prior: log-sd log 2, weight 0.05 (a GPU's points weigh 1) */
 #define XGA_PRIOR_LOG_SD 0.693
-#endif
-#ifndef XGA_PRIOR_W
 #define XGA_PRIOR_W 0.05
-#endif
 typedef struct {
   tps_xga_model *m;
   const tps_xga_point *pts;

@@ -2,10 +2,11 @@
  *
  * Backends a user can name, each with its model terms and provenance:
  *
- *  nccl: NCCL's three protocols and the fastest of them (what its tuner aims at):
- *      t_p(S, n) = lat_p(n) + S (n-1)/n / (f_p B)            p in {LL, LL128, Simple}
- *      lat_p(n)  = a_p + b_p (n-1)                           (a fixed part and one per peer)
- *      t         = min_p t_p
+ *  nccl: NCCL's three protocols, combined by a smooth minimum (what its tuner aims at):
+ *      t_p(S, n) = a_p + b_p (n-1) + S (n-1)/n / bw_p(S)      p in {LL, LL128, Simple}
+ *      bw_p(S)   = min(f_p B (LL also <= LLCAP), phi_p link max(1, S / c_p))  (channels
+ *                  opened by size, c_p bytes each, at phi_p x one link: model/xgather.c)
+ *      t         = (sum_p t_p^-k)^(-1/k)   (LL128 off on PCIe; priors: NCCL's tuning.cc)
  *    S = the whole gathered buffer (nccl-tests' size), bytes; B = the fabric's bus
  *    bandwidth per GPU from the datasheet: NVLink: NCCL's topology model per-link bandwidth x
  *    links (20.0 SM80/NVLink3, 20.6 SM90/NVLink4, 40.1 SM100/NVLink5: the NVLink generation
