@@ -2,10 +2,11 @@
  *
  * Backends a user can name, each with its model terms and provenance:
  *
- *  nccl: NCCL's three protocols and the fastest of them (what its tuner aims at):
- *      t_p(S, n) = lat_p(n) + S (n-1)/n / (f_p B)            p in {LL, LL128, Simple}
- *      lat_p(n)  = a_p + b_p (n-1)                           (a fixed part and one per peer)
- *      t         = min_p t_p
+ *  nccl: NCCL's three protocols, combined by a smooth minimum (what its tuner aims at):
+ *      t_p(S, n) = a_p + b_p (n-1) + S (n-1)/n / bw_p(S)      p in {LL, LL128, Simple}
+ *      bw_p(S)   = min(f_p B (LL also <= LLCAP), phi_p link max(1, S / c_p))  (channels
+ *                  opened by size, c_p bytes each, at phi_p x one link: model/xgather.c)
+ *      t         = (sum_p t_p^-k)^(-1/k)   (LL128 off on PCIe; priors: NCCL's tuning.cc)
  *    S = the whole gathered buffer (nccl-tests' size), bytes; B = the fabric's bus
  *    bandwidth per GPU from the datasheet: NVLink: NCCL's topology model per-link bandwidth x
  *    links (20.0 SM80/NVLink3, 20.6 SM90/NVLink4, 40.1 SM100/NVLink5: the NVLink generation
@@ -42,10 +43,14 @@ extern const char *const tps_xga_backend_source[TPS_XGA_NBACKEND];
 
 #define TPS_XGA_CUSTOM_CAP_BYTES (2.0 * 1024 * 1024)
 
-/* Parameter vector: per protocol a (us), b (us per peer), f (fraction of B). */
+/* Parameter vector: per protocol a (us), b (us per peer), f (fraction of B); then LL's
+ * payload cap (GB/s) and the sharpness k of the smooth minimum over the protocols. */
 enum { TPS_XGA_A = 0, TPS_XGA_B = 1, TPS_XGA_F = 2 };
-#define TPS_XGA_NPAR (3 * TPS_XGA_NPROTO)
 #define TPS_XGA_PAR(proto, what) (3 * (proto) + (what))
+#define TPS_XGA_LLCAP (3 * TPS_XGA_NPROTO)
+#define TPS_XGA_SHARP (3 * TPS_XGA_NPROTO + 1)
+#define TPS_XGA_PHI(proto) (3 * TPS_XGA_NPROTO + 2 + (proto)) /* per-channel rate / per-link bandwidth */
+#define TPS_XGA_NPAR (4 * TPS_XGA_NPROTO + 2)
 
 typedef struct {
   int pcie;                  /* 0: NVLink parameters, 1: PCIe parameters */

@@ -385,6 +385,7 @@ typedef struct {
   int nest_ok[MAXSETS][MAXSETS];
   int fold_ok[MAXSETS];
   tps_loo_err err[MAXSETS], err_n[MAXSETS][3]; /* eval points; 64 KiB..64 MiB at 2, 4, 8 ranks */
+  tps_loo_err err_1pt[MAXSETS]; /* eval points, the latency shifted to the GPU's own smallest-size time */
   double hw[MAXSETS], cover[MAXSETS];
   int hw_ok[MAXSETS];
 } gather_loo;
@@ -414,12 +415,29 @@ static int run_gather_loo(aset *sets, int ns, gather_loo *r) {
       if (q == 3) r->err[g] = tps_loo_summary(rel, ne);
       else r->err_n[g][q] = tps_loo_summary(rel, ne);
     }
+    /* one measured point: the held-out GPU's smallest-size time at each rank count sets the
+     * latency (pred + (measured - pred) at that size); everything else stays transferred */
+    {
+      size_t ne = 0;
+      for (size_t j = 0; j < sets[g].n; j++) {
+        if (!sets[g].eval[j]) continue;
+        double d = NAN, smin = INFINITY;
+        for (size_t i = 0; i < sets[g].n; i++)
+          if (sets[g].ranks[i] == sets[g].ranks[j] && sets[g].bytes[i] < smin) { smin = sets[g].bytes[i]; d = sets[g].t[i] - sets[g].pred[i]; }
+        rel[ne++] = (sets[g].pred[j] + d) / sets[g].t[j] - 1.0;
+      }
+      r->err_1pt[g] = tps_loo_summary(rel, ne);
+    }
     free(rel);
   }
   /* nested: interval half-width of g from the other GPUs of its fabric, each predicted
-   * without g and itself */
+   * without g and itself: the 90% quantile of each such GPU's |log residuals|, and the
+   * widest of them (a GPU's errors are correlated, a latency offset or a protocol switch of
+   * its own; with two or three GPUs per fabric the 90% point of the spread between GPUs is
+   * not below the largest one seen, so pooling their points would understate it) */
   for (int g = 0; g < ns; g++) {
     int pcie = sets[g].gpu->nvlink == 0;
+    double hw = NAN;
     double *lr = NULL;
     size_t k = 0, cap = 0;
     for (int h = 0; h < ns; h++) {
@@ -433,12 +451,17 @@ static int run_gather_loo(aset *sets, int ns, gather_loo *r) {
       if (!nl) { free(lr); return TPS_ENOMEM; }
       lr = nl;
       cap += sets[h].n;
+      size_t k0 = k;
       for (size_t j = 0; j < sets[h].n; j++)
         if (sets[h].eval[j])
           lr[k++] = log(tps_xga_time_us(&r->nest[g][h], sets[h].gpu, sets[h].bytes[j], sets[h].ranks[j], TPS_XGA_NCCL, NULL) / sets[h].t[j]);
+      if (k > k0) {
+        double q = tps_loo_quantile_abs(lr + k0, k - k0, 0.9, HW_FLOOR);
+        if (!(q <= hw)) hw = q;
+      }
     }
     r->hw_ok[g] = k > 0;
-    r->hw[g] = k ? tps_loo_quantile_abs(lr, k, 0.9, HW_FLOOR) : NAN;
+    r->hw[g] = k ? hw : NAN;
     free(lr);
     size_t in = 0;
     for (size_t j = 0; j < sets[g].n && r->hw_ok[g]; j++)
@@ -771,8 +794,10 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
            * fits without this GPU and itself (both paths, all TP) */
           double lr[2 * 3 * MAXSETS];
           size_t k = 0;
+          double hw = HW_FLOOR;
           for (int h = 0; h < nas; h++) {
             if (h == a || (as[h].gpu->nvlink == 0) != (as[a].gpu->nvlink == 0) || !ar.nest_ok[a][h]) continue;
+            size_t k0 = k;
             for (int p2 = 0; p2 < TPS_XG_NPATH; p2++) {
               int sh = 0, gh = gemm_group_of(&gp[p2], as[h].gpu, &sh), ga = gemm_group_of(&gp[p2], as[a].gpu, NULL);
               if (gh < 0 || ga < 0 || gp[p2].sets[sh].harness.kind != TPS_XG_AIC) continue;
@@ -788,10 +813,11 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
               }
               tps_loo_curve_free(hg);
             }
+            /* the widest of the other GPUs (as the gather's width, see run_gather_loo) */
+            if (k > k0) hw = fmax(hw, tps_loo_quantile_abs(lr + k0, k - k0, 0.9, HW_FLOOR));
           }
           b->has_interval = k > 0;
           if (k) {
-            double hw = tps_loo_quantile_abs(lr, k, 0.9, HW_FLOOR);
             b->lo = b->pred * exp(-hw);
             b->hi = b->pred * exp(hw);
             b->covered = b->meas >= b->lo && b->meas <= b->hi;
@@ -838,14 +864,15 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
     if (do_gather) {
       printf("# all-gather (NCCL), leave one GPU out among the GPUs of the same fabric (NVLink, PCIe)\n");
       printf("# med/max_err: 8 GPUs, 64 KiB..64 MiB; med2/med4: 2 and 4 GPUs, same sizes\n");
-      printf("%-20s %-7s %-6s %5s %8s %8s %8s %8s %8s\n", "gpu", "fabric", "nccl", "n", "med_err", "max_err", "med2", "med4", "cover90");
+      printf("%-20s %-7s %-6s %5s %8s %8s %8s %8s %8s %8s\n", "gpu", "fabric", "nccl", "n", "med_err", "max_err", "med2", "med4", "cover90", "med_1pt");
       for (int a = 0; a < nas; a++) {
         printf("%-20s %-7s %-6s %5zu", as[a].gpu->name, as[a].gpu->nvlink ? "NVLink" : "PCIe", as[a].version, as[a].neval);
         if (!ar.fold_ok[a]) { printf(" %8s\n", "no fit"); continue; }
         printf(" %7.1f%% %7.1f%% %7.1f%% %7.1f%%", 100 * ar.err[a].med_abs, 100 * ar.err[a].max_abs, 100 * ar.err_n[a][0].med_abs,
                100 * ar.err_n[a][1].med_abs);
-        if (ar.hw_ok[a]) printf(" %7.1f%%\n", 100 * ar.cover[a]);
-        else printf(" %8s\n", "-");
+        if (ar.hw_ok[a]) printf(" %7.1f%%", 100 * ar.cover[a]);
+        else printf(" %8s", "-");
+        printf(" %7.1f%%\n", 100 * ar.err_1pt[a].med_abs);
       }
       printf("\n");
     }
@@ -930,6 +957,19 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
       tps_json_set_num(o, "median_abs_rel_2", ar.err_n[a][0].med_abs);
       tps_json_set_num(o, "median_abs_rel_4", ar.err_n[a][1].med_abs);
       tps_json_set_num(o, "coverage90", ar.hw_ok[a] ? ar.cover[a] : NAN);
+      json_t *pts = json_array();
+      for (size_t j = 0; j < as[a].n; j++) {
+        json_t *q = json_object();
+        json_object_set_new(q, "ranks", json_integer(as[a].ranks[j]));
+        tps_json_set_num(q, "bytes", as[a].bytes[j]);
+        tps_json_set_num(q, "measured_us", as[a].t[j]);
+        tps_json_set_num(q, "predicted_us", as[a].pred[j]);
+        tps_json_set_num(q, "lo90_us", ar.hw_ok[a] ? as[a].pred[j] * exp(-ar.hw[a]) : NAN);
+        tps_json_set_num(q, "hi90_us", ar.hw_ok[a] ? as[a].pred[j] * exp(ar.hw[a]) : NAN);
+        json_object_set_new(q, "scored", json_boolean(as[a].eval[j]));
+        json_array_append_new(pts, q);
+      }
+      json_object_set_new(o, "points", pts);
       json_array_append_new(ja, o);
     }
     for (int i = 0; i < nbe && do_be; i++) {
@@ -980,12 +1020,13 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
  * them (the folds of the leave-one-GPU-out table above, same data, same starts), per
  * fabric the same for the NCCL all-gather, and our W8A16 kernels' fit.  Each line carries
  * the half-width sigma of its 90% interval in log space: for the fit without GPU g, the 90%
- * quantile of the held-out |log residuals| of every other GPU h (each predicted by the fit
+ * quantile of the held-out |log residuals| of each other GPU h, the widest (each predicted by the fit
  * without h, which does contain g: one level of leave-one-out, not the nested one of the
  * table above); for the fit on all GPUs, of every GPU.  Format (TAB-separated, %.17g):
  *   format  tpsplit-xgpu  1
  *   gemm    PATH  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P10 (tps_xg_par_names)  SHARP
- *   gather  nvlink|pcie  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P8 (LL, LL128, Simple: a b f)
+ *   gather  nvlink|pcie  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P13 (LL, LL128, Simple: a b f; LL cap GB/s;
+ *          smooth-min sharpness; phi LL, LL128, Simple: model/xgather.h)
  *           SYMM_LAT_US  CUSTOM_FLOOR_US  CUSTOM_EFF
  *   w8a16   GPU  FILE  SIGMA  P0..P5 (tps_xw8_par_names)
  * Gather sigma: points at 2, 4 and 8 GPUs from 16 KiB to 64 MiB (the gathers of T = 1..16384
@@ -1072,14 +1113,17 @@ static int xgpu_gather(FILE *fp, aset *sets, int ns, int pcie) {
     for (int h = 0; h < n; h++) cap += sets[idx[h]].n;
     double *lr = malloc((cap ? cap : 1) * sizeof *lr);
     if (!lr) return TPS_ENOMEM;
+    double sigma = HW_FLOOR;
     for (int h = 0; h < n; h++) {
       if (h == g || !fold_ok[h]) continue;
       const aset *s = &sets[idx[h]];
+      size_t m0 = m;
       for (size_t j = 0; j < s->n; j++)
         if (s->bytes[j] >= XG_SIGMA_LO && s->bytes[j] <= AG_EVAL_HI)
           lr[m++] = log(tps_xga_time_us(&fold[h], s->gpu, s->bytes[j], s->ranks[j], TPS_XGA_NCCL, NULL) / s->t[j]);
+      /* the widest GPU's 90% quantile (as the table's nested width, see run_gather_loo) */
+      if (m > m0) sigma = fmax(sigma, tps_loo_quantile_abs(lr + m0, m - m0, 0.9, HW_FLOOR));
     }
-    double sigma = tps_loo_quantile_abs(lr, m, 0.9, HW_FLOOR);
     free(lr);
     const tps_xga_model *mo = g < 0 ? &all : &fold[g];
     names_except(gg, n, g < 0 ? NULL : gg[g], names, sizeof names);

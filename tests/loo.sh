@@ -96,6 +96,27 @@ awk '/^# GEMM dense|^# GEMM native/{g=1; next} /^$/{g=0} g && !/^gpu/ {
        if ($(NF-3) !~ /%$/ || $(NF-1) !~ /%$/) bad++ } END{exit bad > 0}' "$tmp/full" && ok || fail "GEMM rows malformed"
 expect_rc 0 "$TPSPLIT" fit --loo-gpu --only gather
 cmp -s "$tmp/out" /dev/null && fail "--only gather printed nothing" || ok
+cp "$tmp/out" "$tmp/gather"
+# the printed all-gather median error and coverage, recomputed from the per-point JSON (the
+# scored points: 8 GPUs, 64 KiB..64 MiB; covered: lo90 <= measured <= hi90); held-out
+# predictions of the NVLink GPUs are not the measurements (no leakage: errors > 0)
+expect_rc 0 "$TPSPLIT" fit --loo-gpu --only gather --json
+cp "$tmp/out" "$tmp/gather.json"
+for g in A100-SXM-80GB H100-SXM B200; do
+  want=$(awk -v g="$g" '$1 == g {print $5, $9}' "$tmp/gather")
+  # one line per scored point: |relative error| and 1 when lo90 <= measured <= hi90
+  awk -v g="$g" -F'[:,]' '
+    /"gpu":/ { gsub(/[ "]/, "", $2); cur = $2 }
+    /"hi90_us":/ { hi = $2 + 0 } /"lo90_us":/ { lo = $2 + 0 }
+    /"measured_us":/ { me = $2 + 0 } /"predicted_us":/ { pr = $2 + 0 }
+    /"scored": true/ && cur == g { e = pr / me - 1; if (e < 0) e = -e; print e, (lo <= me && me <= hi) }
+  ' "$tmp/gather.json" | sort -g > "$tmp/gpts"
+  got=$(awk '{ e[NR] = $1; c += $2 } END { m = NR % 2 ? e[(NR + 1) / 2] : (e[NR / 2] + e[NR / 2 + 1]) / 2;
+              printf "%.1f %.1f %d", 100 * m, 100 * c / NR, NR }' "$tmp/gpts")
+  # printed with one decimal and a %: compare to 0.1; 22 scored points; errors above zero
+  echo "$want $got" | awk '{ gsub(/%/, ""); d1 = $1 - $3; d2 = $2 - $4; if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2;
+                             exit !(d1 <= 0.11 && d2 <= 0.11 && $3 > 0 && $5 == 22) }' && ok || fail "$g gather: printed '$want', from the points '$got'"
+done
 expect_rc 2 "$TPSPLIT" fit --loo-gpu --only cats
 expect_grep "expected gemm, gather, breakeven or w8a16" "$tmp/err"
 expect_rc 2 "$TPSPLIT" fit --loo-gpu data/h200_gemm_w8a16.tsv

@@ -185,15 +185,34 @@ static void test_xgather(void) {
   CHECK(fabs(tps_xga_bus_gbps(h100) - 20.6 * 18) < 1e-9);
   CHECK(tps_xga_bus_gbps(l40s) == 32);
   CHECK(tps_xga_time_us(&m, h100, 1e6, 1, TPS_XGA_NCCL, NULL) == 0);
-  /* nccl = the fastest protocol, by hand */
+  /* nccl = the smooth minimum (sum t_p^-k)^(-1/k) of the protocols, by hand: t_p = a + b (n-1)
+   * + S (n-1)/n / bw_p, bw_p = min(f_p B (LL also <= its cap), phi_p x link x max(1, S / c_p))
+   * with c_p = 8 x 8 x 512 (LL at 8 ranks), 8 x 640 (LL128), 64 x 512 (Simple) bytes */
+  const double chan[TPS_XGA_NPROTO] = {8.0 * 8 * 512, 8.0 * 640, 64.0 * 512};
   for (double S = 512; S < 1e9; S *= 8) {
-    double best = INFINITY;
+    double best = INFINITY, t[TPS_XGA_NPROTO], k = m.p[TPS_XGA_SHARP];
     for (int p = 0; p < TPS_XGA_NPROTO; p++) {
       double a = m.p[TPS_XGA_PAR(p, TPS_XGA_A)], b = m.p[TPS_XGA_PAR(p, TPS_XGA_B)], f = m.p[TPS_XGA_PAR(p, TPS_XGA_F)];
-      best = fmin(best, a + b * 7 + S * 7 / 8 / (f * 20.6 * 18 * 1e3));
+      double full = f * 20.6 * 18;
+      if (p == TPS_XGA_LL) full = fmin(full, m.p[TPS_XGA_LLCAP]);
+      double bw = fmin(full, m.p[TPS_XGA_PHI(p)] * 20.6 * fmax(1.0, S / chan[p]));
+      t[p] = a + b * 7 + S * 7 / 8 / (bw * 1e3);
+      best = fmin(best, t[p]);
     }
+    double s = 0;
+    for (int p = 0; p < TPS_XGA_NPROTO; p++) s += pow(t[p], -k);
     int proto;
-    CHECK(fabs(tps_xga_time_us(&m, h100, S, 8, TPS_XGA_NCCL, &proto) - best) < 1e-9 && proto >= 0);
+    double got = tps_xga_time_us(&m, h100, S, 8, TPS_XGA_NCCL, &proto);
+    CHECK(fabs(got - pow(s, -1.0 / k)) < 1e-9 * got && proto >= 0 && t[proto] == best);
+    CHECK(got <= best && got >= best * pow(3.0, -1.0 / k));
+  }
+  /* PCIe: no LL128 (NCCL enables it only over NVLink) */
+  tps_xga_model mp;
+  tps_xga_prior(&mp, 1);
+  for (double S = 512; S < 1e9; S *= 8) {
+    int proto;
+    tps_xga_time_us(&mp, l40s, S, 8, TPS_XGA_NCCL, &proto);
+    CHECK(proto != TPS_XGA_LL128);
   }
   /* custom: per-rank input capped at 2 MiB, NVLink only */
   CHECK(isfinite(tps_xga_time_us(&m, h100, 8 * 2097152.0, 8, TPS_XGA_CUSTOM, NULL)));
