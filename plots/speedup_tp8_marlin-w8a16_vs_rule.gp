@@ -26,7 +26,7 @@ set bmargin at screen 0.1988
 set format x ''
 unset xlabel
 set ylabel 'speedup of the split = replicated / split'
-set yrange [0:3.964]
+set yrange [0:4.081]
 set key at screen 0.5083, screen 0.9125 left top vertical Left reverse samplen 3 spacing 1.2
 # speedup 1: the split neither wins nor loses
 set arrow 100 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 lc rgb '#000000' back
