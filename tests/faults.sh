@@ -11,7 +11,8 @@
 #    image there complete;
 #  - -o through a symbolic link, into /dev/null, a FIFO, a directory;
 #  - limits of options checked before any work (token ranges, --at, --round);
-#  - out of memory: said as such, never blamed on the input file, the same every run.
+#  - out of memory while reading (inspect, predict, decide, simulate, validate): exit 1, said
+#    as such with the file being read, never blamed on a line of it, the same every run.
 . "$top_srcdir/tests/lib.sh"
 
 h20="$top_srcdir/data/h20_tp8_fused_wqa_wkv.tsv"
@@ -215,5 +216,26 @@ if (ulimit -v 60000 && "$TPSPLIT" --version) >/dev/null 2>&1; then
     expect_grep "^tpsplit: out of memory \\(reading $tmp/big.txt\\)$" "$tmp/oom1"
   fi
   cmp -s "$tmp/oom1" "$tmp/oom2" && cmp -s "$tmp/oom1" "$tmp/oom3" && ok || fail "out of memory: not the same every run"
+  # the commands that read measurements, fits and model files: exit 1 (a resource error),
+  # the message names memory and the file being read, never a line of it
+  m="$top_srcdir/data/models/deepseek-v3.tsv"
+  { cat "$m"; head -c 44000000 /dev/zero | tr '\0' '#' | fold -w 100; } >"$tmp/bigmodel.tsv"
+  oom_cmd() { # oom_cmd FILE_READ tpsplit-args...: run twice under the limit
+    f=$1; shift
+    for k in 1 2; do
+      (ulimit -v 60000; exec "$TPSPLIT" "$@") >"$tmp/oomout" 2>"$tmp/oomc$k"; rc=$?
+      [ "$rc" -eq 1 ] && ok || fail "$1 out of memory reading $f: exit $rc, want 1: $(head -c 300 "$tmp/oomc$k")"
+      expect_grep "^tpsplit: out of memory \\(reading $f\\)$" "$tmp/oomc$k"
+      [ "$(wc -l <"$tmp/oomc$k")" -eq 1 ] && ok || fail "$1: more than one error line"
+      [ -s "$tmp/oomout" ] && fail "$1: wrote to stdout when out of memory" || ok
+    done
+    cmp -s "$tmp/oomc1" "$tmp/oomc2" && ok || fail "$1 out of memory: not the same every run"
+  }
+  oom_cmd "$tmp/big.txt" predict --gpu H200 --tp 8 --gather "$tmp/big.txt"
+  oom_cmd "$tmp/big.txt" decide --gpu H200 --tp 8 --tokens 4096 --gather "$tmp/big.txt"
+  oom_cmd "$tmp/bigmodel.tsv" simulate --model "$tmp/bigmodel.tsv" --gpu H200 --tp 8
+  oom_cmd "$tmp/big.txt" simulate --model "$m" --gpu H200 --tp 8 --gather "$tmp/big.txt"
+  oom_cmd "$tmp/big.txt" validate --predicted "$h20" --measured "$tmp/big.txt"
+  oom_cmd "$tmp/big.txt" validate --predicted "$tmp/big.txt" --measured "$h20"
 fi
 finish
