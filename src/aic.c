@@ -185,7 +185,7 @@ static int gunzip(const char *path, const unsigned char *in, size_t len, char **
       if (cap == max) {
         inflateEnd(&s);
         free(buf);
-        return tps_err_set(e, path, 0, "more than %ld bytes once uncompressed, the limit of an input file",
+        return tps_err_set(e, path, 0, "more than %ld bytes (64 MiB) once uncompressed, the limit of an input file",
                            TPS_INPUT_MAX_BYTES);
       }
       size_t nc = cap > max / 2 ? max : 2 * cap;
@@ -201,7 +201,7 @@ static int gunzip(const char *path, const unsigned char *in, size_t len, char **
     if (r == Z_STREAM_END) {
       if (s.avail_in == 0) break;
       if (s.avail_in >= 2 && s.next_in[0] == 0x1f && s.next_in[1] == 0x8b && inflateReset(&s) == Z_OK) continue;
-      what = "bytes after the end of the gzip data (not a gzip file, or two files joined?)";
+      what = "bytes after the end of the gzip data (other data appended to a gzip file?)";
       break;
     }
     if (r == Z_MEM_ERROR) { inflateEnd(&s); free(buf); return tps_err_oom(e, "reading %s", path); }
@@ -211,7 +211,9 @@ static int gunzip(const char *path, const unsigned char *in, size_t len, char **
       break;
     }
     if (s.avail_out == 0) continue; /* output full: grow */
-    if (s.avail_in == 0) { what = "the gzip data end here, cut short (a partial copy or download?)"; break; }
+    /* input used up (or no progress possible) before the end of the stream */
+    what = "the gzip data end here, cut short (a partial copy or download?)";
+    break;
   }
   inflateEnd(&s);
   buf[n] = '\0';

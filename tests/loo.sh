@@ -33,6 +33,12 @@ expect_grep "^tpsplit: $tmp/bad.tsv.gz:20: unknown op 'broadcast'" "$tmp/err"
 head -c 3000 "$aic/gemm_b200_sxm_k5120.tsv.gz" > "$tmp/trunc.tsv.gz"
 expect_rc 2 "$TPSPLIT" inspect "$tmp/trunc.tsv.gz"
 expect_grep "^tpsplit: $tmp/trunc.tsv.gz:[0-9]+: the gzip data end here, cut short" "$tmp/err"
+# two gzip members (`cat a.gz b.gz`): the rows of both
+gzip -dc "$aic/nccl_h100_sxm.tsv.gz" | grep -v -e '^#' -e '^gpu' | gzip > "$tmp/rows.gz"
+cat "$aic/nccl_h100_sxm.tsv.gz" "$tmp/rows.gz" > "$tmp/two.tsv.gz"
+expect_rc 0 "$TPSPLIT" inspect --json "$tmp/two.tsv.gz"
+nrows=$(gzip -dc "$aic/nccl_h100_sxm.tsv.gz" | grep -c -v -e '^#' -e '^gpu')
+expect_grep "\"nrows\": $((2 * nrows))," "$tmp/out"
 printf '# source: ai-dynamo/aiconfigurator x\n' | gzip > "$tmp/hdr.gz"
 expect_rc 2 "$TPSPLIT" inspect "$tmp/hdr.gz"
 expect_grep "no header line" "$tmp/err"
