@@ -484,18 +484,47 @@ int tps_aic_read_spec(const char *spec, tps_aic_file *out, tps_err *e) {
   return rc;
 }
 
+static const char aic_mark[] = "# source: ai-dynamo/aiconfigurator";
+
+/* Do data[0..len) (gzip or plain) start with aic_mark? */
+static int starts_aic(const char *data, size_t len) {
+  const size_t m = sizeof aic_mark - 1;
+  const unsigned char *u = (const unsigned char *)data;
+  if (len < 2 || u[0] != 0x1f || u[1] != 0x8b) return len >= m && memcmp(data, aic_mark, m) == 0;
+  char head[sizeof aic_mark];
+  z_stream s;
+  memset(&s, 0, sizeof s);
+  if (inflateInit2(&s, 15 + 16) != Z_OK) return 0;
+  s.next_in = (Bytef *)(uintptr_t)data;
+  s.avail_in = (uInt)(len < (size_t)TPS_INPUT_MAX_BYTES ? len : (size_t)TPS_INPUT_MAX_BYTES);
+  s.next_out = (Bytef *)head;
+  s.avail_out = (uInt)m;
+  int r;
+  do r = inflate(&s, Z_NO_FLUSH); while (r == Z_OK && s.avail_out > 0 && s.avail_in > 0);
+  size_t got = m - s.avail_out;
+  inflateEnd(&s);
+  return got == m && memcmp(head, aic_mark, m) == 0;
+}
+
 int tps_aic_is(const char *spec) {
   char *path;
   tps_aic_filter f;
   tps_err e;
   if (tps_aic_parse_spec(spec, &path, &f, &e)) return strchr(spec, ':') != NULL && strstr(spec, "=") != NULL;
-  struct stat st; /* only a regular file is sniffed: a FIFO or device goes to the readers that bound them */
-  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) { free(path); return 0; }
+  struct stat st;
+  if (stat(path, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) { free(path); return 0; }
+  if (S_ISFIFO(st.st_mode)) { /* a pipe is read once, bounded: tps_buf_read keeps its bytes for the reader */
+    tps_buf b;
+    int is = tps_buf_read(path, &b, &e) == 0 && starts_aic(b.data, b.len);
+    if (b.data) tps_buf_free(&b);
+    free(path);
+    return is;
+  }
   gzFile z = gzopen(path, "rb");
   free(path);
   if (!z) return 0;
   char line[256];
-  int is = gzgets(z, line, sizeof line) && strncmp(line, "# source: ai-dynamo/aiconfigurator", 34) == 0;
+  int is = gzgets(z, line, sizeof line) && strncmp(line, aic_mark, sizeof aic_mark - 1) == 0;
   gzclose(z);
   return is;
 }

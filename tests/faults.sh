@@ -63,6 +63,25 @@ if [ -s "$tmp/tp1.fit" ]; then
   sed 's|/dev/stdin|F|' "$tmp/out" >"$tmp/o1"; sed "s|$tmp/tp1.fit|F|" "$tmp/ref" >"$tmp/o2"
   cmp -s "$tmp/o1" "$tmp/o2" && ok || fail "validate from a pipe differs from the file"
 else fail "fit -o tp1.fit"; fi
+# the files of predict --gemm/--gather are sniffed (fit file? bench log? AIConfigurator
+# table?) and then read: a pipe must survive both, a FIFO without a writer must not hang
+aicn="$top_srcdir/data/aic/nccl_h100_sxm.tsv.gz"
+timeout 60 "$TPSPLIT" predict --gpu H20 --gather "$cur" >"$tmp/ref" 2>&1
+cat "$cur" | timeout 60 "$TPSPLIT" predict --gpu H20 --gather /dev/stdin >"$tmp/out" 2>"$tmp/err" && ok ||
+  fail "predict --gather from a pipe: $(cat "$tmp/err")"
+sed "s|$cur|F|" "$tmp/ref" >"$tmp/o1"; sed 's|/dev/stdin|F|' "$tmp/out" >"$tmp/o2"
+cmp -s "$tmp/o1" "$tmp/o2" && ok || fail "predict --gather from a pipe differs from the file"
+cat "$aicn" | timeout 20 "$TPSPLIT" inspect /dev/stdin >"$tmp/out" 2>"$tmp/err" && ok || fail "gzip AIConfigurator pipe: $(cat "$tmp/err")"
+expect_grep "^# /dev/stdin: AIConfigurator NCCL table, gpu h100_sxm, 573 rows$" "$tmp/out"
+cat "$top_srcdir/data/aic/gemm_h100_sxm_k5120.tsv.gz" | timeout 60 "$TPSPLIT" predict --gpu H100 --path dense-bf16 \
+  --gemm /dev/stdin:dtype=bfloat16 --gather "$aicn" >"$tmp/out" 2>"$tmp/err" && ok || fail "predict --gemm from a pipe: $(cat "$tmp/err")"
+expect_grep "^# parts: GEMM measured" "$tmp/out"
+t0=$(now_ms)
+TPSPLIT_INPUT_TIMEOUT=1 timeout 20 "$TPSPLIT" predict --gpu H20 --gather "$tmp/fifo" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t1=$(now_ms)
+[ "$rc" -eq 2 ] && ok || fail "predict --gather FIFO without a writer: exit $rc, want 2"
+expect_grep "^tpsplit: $tmp/fifo: no data for 1 s" "$tmp/err"
+[ $((t1 - t0)) -lt 8000 ] && ok || fail "predict --gather FIFO without a writer took $((t1 - t0)) ms"
 # a stream without newlines: stopped at the line limit, memory bounded
 head -c 300000 /dev/zero | tr '\0' x | timeout 20 "$TPSPLIT" inspect /dev/stdin >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ "$rc" -eq 2 ] && ok || fail "newline-free stream: exit $rc, want 2"
