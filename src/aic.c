@@ -8,11 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <zlib.h>
 #include <jansson.h>
 #include "jsonout.h"
 #include "table.h"
+#include "text.h"
+#include "util.h"
 
 const char *const tps_aic_gemm_dtypes = "bfloat16, float16, fp8, fp8_block, nvfp4, int8_wo, int4_wo, sq";
 const char *const tps_aic_nccl_ops = "all_gather, all_reduce, reduce_scatter, alltoall, custom_all_reduce";
@@ -37,33 +40,6 @@ static int in_list(const char *list, const char *word) {
     while (*p == ',' || *p == ' ') p++;
   }
   return 0;
-}
-
-/* One line of any length (without the newline) into *buf. 1 line, 0 EOF, -1 error. */
-static int gz_line(gzFile z, char **buf, size_t *cap) {
-  size_t len = 0;
-  if (!*buf) {
-    *cap = 4096;
-    if (!(*buf = malloc(*cap))) return -1;
-  }
-  for (;;) {
-    if (!gzgets(z, *buf + len, (int)(*cap - len))) {
-      int err;
-      gzerror(z, &err);
-      if (err != Z_OK && err != Z_STREAM_END) return -1;
-      if (len == 0) return 0;
-      break;
-    }
-    len += strlen(*buf + len);
-    if (len && (*buf)[len - 1] == '\n') break;
-    if (len + 1 < *cap) continue; /* short read without newline: end of file next */
-    char *nb = realloc(*buf, *cap * 2);
-    if (!nb) return -1;
-    *buf = nb;
-    *cap *= 2;
-  }
-  while (len && ((*buf)[len - 1] == '\n' || (*buf)[len - 1] == '\r')) (*buf)[--len] = '\0';
-  return 1;
 }
 
 static int split_tabs(char *s, char **f, int max) {
@@ -184,30 +160,149 @@ static void gemm_hint(const tps_aic_gemm_row *all, size_t n, const tps_aic_filte
   free(v);
 }
 
-int tps_aic_read(const char *path, const tps_aic_filter *f, tps_aic_file *out, tps_err *e) {
-  memset(out, 0, sizeof *out);
-  gzFile z = gzopen(path, "rb");
-  if (!z) return tps_err_set(e, path, 0, "cannot open: %s", strerror(errno ? errno : ENOENT));
-  char *buf = NULL, *fld[MAXF];
-  size_t cap = 0, rcap = 0, pcap = 0, nall = 0, acap = 0;
-  tps_aic_gemm_row *all = NULL; /* GEMM rows before filtering (for the missing-shape hint) */
-  long ln = 0;
-  int rc = -1, r;
-  if (!(out->path = strdup(path))) { tps_err_set(e, path, 0, "out of memory"); goto done; }
-  while ((r = gz_line(z, &buf, &cap)) == 1) {
-    ln++;
-    if (buf[0] == '#') {
-      if (out->nprov == pcap) {
-        size_t nc = pcap ? 2 * pcap : 8;
-        char **np = realloc(out->prov, nc * sizeof *np);
-        if (!np) { tps_err_set(e, path, ln, "out of memory"); goto done; }
-        out->prov = np;
-        pcap = nc;
+/* gzip data (one member or several, as `cat a.gz b.gz` makes) inflated into a new buffer of
+ * at most TPS_INPUT_MAX_BYTES, NUL-terminated.  Damaged or cut data is an error naming the
+ * line where the readable text stops. */
+static int gunzip(const char *path, const unsigned char *in, size_t len, char **outp, size_t *outlen, tps_err *e) {
+  const size_t max = (size_t)TPS_INPUT_MAX_BYTES;
+  z_stream s;
+  memset(&s, 0, sizeof s);
+  *outp = NULL;
+  *outlen = 0;
+  if (len > max) return tps_err_set(e, path, 0, "larger than the limit of %ld bytes", TPS_INPUT_MAX_BYTES);
+  int r = inflateInit2(&s, 15 + 16);
+  if (r != Z_OK) return r == Z_MEM_ERROR ? tps_err_oom(e, "reading %s", path) : tps_err_resource(e, path, "zlib: %s", zError(r));
+  size_t cap = len < max / 4 ? 4 * len + 4096 : max, n = 0;
+  if (cap > max) cap = max;
+  char *buf = malloc(cap + 1);
+  if (!buf) { inflateEnd(&s); return tps_err_oom(e, "reading %s", path); }
+  s.next_in = (Bytef *)(uintptr_t)in;
+  s.avail_in = (uInt)len;
+  const char *what = NULL;
+  char zmsg[160];
+  for (;;) {
+    if (n == cap) {
+      if (cap == max) {
+        inflateEnd(&s);
+        free(buf);
+        return tps_err_set(e, path, 0, "more than %ld bytes (64 MiB) once uncompressed, the limit of an input file",
+                           TPS_INPUT_MAX_BYTES);
       }
+      size_t nc = cap > max / 2 ? max : 2 * cap;
+      char *nb = realloc(buf, nc + 1);
+      if (!nb) { inflateEnd(&s); free(buf); return tps_err_oom(e, "reading %s", path); }
+      buf = nb;
+      cap = nc;
+    }
+    s.next_out = (Bytef *)buf + n;
+    s.avail_out = (uInt)(cap - n);
+    r = inflate(&s, Z_NO_FLUSH);
+    n = cap - s.avail_out;
+    if (r == Z_STREAM_END) {
+      if (s.avail_in == 0) break;
+      if (s.avail_in >= 2 && s.next_in[0] == 0x1f && s.next_in[1] == 0x8b && inflateReset(&s) == Z_OK) continue;
+      what = "bytes after the end of the gzip data (other data appended to a gzip file?)";
+      break;
+    }
+    if (r == Z_MEM_ERROR) { inflateEnd(&s); free(buf); return tps_err_oom(e, "reading %s", path); }
+    if (r == Z_DATA_ERROR || r == Z_NEED_DICT || r == Z_STREAM_ERROR) {
+      snprintf(zmsg, sizeof zmsg, "corrupt gzip data (zlib: %s)", s.msg ? s.msg : zError(r));
+      what = zmsg;
+      break;
+    }
+    if (s.avail_out == 0) continue; /* output full: grow */
+    /* input used up (or no progress possible) before the end of the stream */
+    what = "the gzip data end here, cut short (a partial copy or download?)";
+    break;
+  }
+  inflateEnd(&s);
+  buf[n] = '\0';
+  if (what) {
+    long ln = 1;
+    for (size_t i = 0; i < n; i++) ln += buf[i] == '\n';
+    free(buf);
+    return tps_err_set(e, path, ln, "%s", what);
+  }
+  *outp = buf;
+  *outlen = n;
+  return 0;
+}
+
+/* One data row of a GEMM table into g: -1 with e naming the line. */
+static int gemm_row(const char *path, long ln, char **fld, tps_aic_gemm_row *g, tps_err *e) {
+  memset(g, 0, sizeof *g);
+  if (!in_list(tps_aic_gemm_dtypes, fld[3]))
+    return tps_err_set(e, path, ln, "unknown dtype '%s' (known: %s)", fld[3], tps_aic_gemm_dtypes);
+  if (whole(fld[4], &g->m) || whole(fld[5], &g->n) || whole(fld[6], &g->k) || g->m < 1 || g->m > TPS_TABLE_MAX_COUNT ||
+      g->n < 1 || g->n > TPS_DIM_MAX || g->k < 1 || g->k > TPS_DIM_MAX)
+    return tps_err_set(e, path, ln, "m, n, k must be whole numbers in 1..%ld (m), 1..%ld (n, k) (got '%s', '%s', '%s')",
+                       TPS_TABLE_MAX_COUNT, TPS_DIM_MAX, fld[4], fld[5], fld[6]);
+  if (num(fld[7], &g->latency_us) || !(g->latency_us >= TPS_TABLE_MIN_US && g->latency_us <= TPS_TABLE_MAX_US))
+    return tps_err_set(e, path, ln, "latency_us '%s' is not a number in %g..%.0f", fld[7], TPS_TABLE_MIN_US,
+                       TPS_TABLE_MAX_US);
+  copy(g->dtype, sizeof g->dtype, fld[3]);
+  copy(g->backend, sizeof g->backend, fld[1]);
+  copy(g->version, sizeof g->version, fld[2]);
+  copy(g->kernel_source, sizeof g->kernel_source, fld[8]);
+  g->line = ln;
+  return 0;
+}
+
+/* One data row of an NCCL table into c: -1 with e naming the line. */
+static int nccl_row(const char *path, long ln, char **fld, tps_aic_nccl_row *c, tps_err *e) {
+  long ng;
+  memset(c, 0, sizeof *c);
+  if (!in_list(tps_aic_nccl_ops, fld[2]))
+    return tps_err_set(e, path, ln, "unknown op '%s' (known: %s)", fld[2], tps_aic_nccl_ops);
+  if (!in_list(nccl_dtypes, fld[6])) return tps_err_set(e, path, ln, "unknown dtype '%s' (known: %s)", fld[6], nccl_dtypes);
+  if (whole(fld[3], &ng) || ng < 1 || ng > 65536)
+    return tps_err_set(e, path, ln, "num_gpus '%s' is not a whole number in 1..65536", fld[3]);
+  if (num(fld[4], &c->bytes) || c->bytes != floor(c->bytes) || !(c->bytes >= 1 && c->bytes <= TPS_TABLE_MAX_BYTES))
+    return tps_err_set(e, path, ln, "message_size_bytes '%s' is not a whole number in 1..%.0f", fld[4],
+                       TPS_TABLE_MAX_BYTES);
+  if (whole(fld[7], &c->elements) || c->elements < 1 || (double)c->elements > TPS_TABLE_MAX_BYTES)
+    return tps_err_set(e, path, ln, "message_size_elements '%s' is not a whole number in 1..%.0f", fld[7],
+                       TPS_TABLE_MAX_BYTES);
+  if (num(fld[5], &c->latency_us) || !(c->latency_us >= TPS_TABLE_MIN_US && c->latency_us <= TPS_TABLE_MAX_US))
+    return tps_err_set(e, path, ln, "latency_us '%s' is not a number in %g..%.0f", fld[5], TPS_TABLE_MIN_US,
+                       TPS_TABLE_MAX_US);
+  c->num_gpus = (int)ng;
+  copy(c->op, sizeof c->op, fld[2]);
+  copy(c->dtype, sizeof c->dtype, fld[6]);
+  copy(c->nccl_version, sizeof c->nccl_version, fld[1]);
+  copy(c->kernel_source, sizeof c->kernel_source, fld[8]);
+  c->line = ln;
+  return 0;
+}
+
+/* Append one element of size sz to *v (count *n, capacity *cap). */
+static int push(void *v, size_t *n, size_t *cap, size_t sz, const void *x) {
+  if (*n == *cap) {
+    size_t nc = *cap ? 2 * *cap : 256;
+    void *nv = realloc(*(void **)v, nc * sz);
+    if (!nv) return -1;
+    *(void **)v = nv;
+    *cap = nc;
+  }
+  memcpy((char *)*(void **)v + *n * sz, x, sz);
+  (*n)++;
+  return 0;
+}
+
+/* The lines of tx into out (see tps_aic_read_mem). */
+static int parse_lines(const tps_text *tx, const tps_aic_filter *f, tps_aic_file *out, tps_aic_gemm_row **all,
+                       size_t *nall, tps_err *e) {
+  const char *path = tx->path;
+  char *fld[MAXF];
+  size_t rcap = 0, pcap = 0, acap = 0;
+  for (size_t i = 0; i < tx->n; i++) {
+    long ln = (long)i + 1;
+    char *buf = tx->line[i];
+    if (buf[0] == '#') {
       const char *s = buf + 1;
       if (*s == ' ') s++;
-      if (!(out->prov[out->nprov] = strdup(s))) { tps_err_set(e, path, ln, "out of memory"); goto done; }
-      out->nprov++;
+      char *p = strdup(s);
+      if (!p || push(&out->prov, &out->nprov, &pcap, sizeof *out->prov, &p)) { free(p); return tps_err_oom(e, "reading %s", path); }
       continue;
     }
     if (!buf[0]) continue;
@@ -216,92 +311,52 @@ int tps_aic_read(const char *path, const tps_aic_filter *f, tps_aic_file *out, t
       int g = nf == (int)NGEMM_COLS, c = nf == (int)NNCCL_COLS;
       for (int j = 0; g && j < nf; j++) g = strcmp(fld[j], gemm_cols[j]) == 0;
       for (int j = 0; c && j < nf; j++) c = strcmp(fld[j], nccl_cols[j]) == 0;
-      if (!g && !c) {
-        tps_err_set(e, path, ln,
-                    "not an AIConfigurator header: expected 'gpu backend version dtype m n k latency_us "
-                    "kernel_source' (GEMM) or 'gpu nccl_version op num_gpus message_size_bytes latency_us ...' (NCCL)");
-        goto done;
-      }
+      if (!g && !c)
+        return tps_err_set(e, path, ln,
+                           "not an AIConfigurator header: expected 'gpu backend version dtype m n k latency_us "
+                           "kernel_source' (GEMM) or 'gpu nccl_version op num_gpus message_size_bytes latency_us ...' (NCCL)");
       out->kind = g ? TPS_AIC_GEMM : TPS_AIC_NCCL;
       continue;
     }
     int want = out->kind == TPS_AIC_GEMM ? (int)NGEMM_COLS : (int)NNCCL_COLS;
-    if (nf != want) { tps_err_set(e, path, ln, "%d fields, the header has %d", nf, want); goto done; }
+    if (nf != want) return tps_err_set(e, path, ln, "%d fields, the header has %d", nf, want);
     if (!out->gpu[0]) copy(out->gpu, sizeof out->gpu, fld[0]);
     if (out->kind == TPS_AIC_GEMM) {
       tps_aic_gemm_row g;
-      double t;
-      memset(&g, 0, sizeof g);
-      if (!in_list(tps_aic_gemm_dtypes, fld[3])) {
-        tps_err_set(e, path, ln, "unknown dtype '%s' (known: %s)", fld[3], tps_aic_gemm_dtypes);
-        goto done;
-      }
-      if (whole(fld[4], &g.m) || whole(fld[5], &g.n) || whole(fld[6], &g.k) || g.m < 1 || g.n < 1 || g.k < 1) {
-        tps_err_set(e, path, ln, "m, n, k must be positive whole numbers (got '%s', '%s', '%s')", fld[4], fld[5], fld[6]);
-        goto done;
-      }
-      if (num(fld[7], &t) || !(t > 0)) { tps_err_set(e, path, ln, "latency_us '%s' is not a positive number", fld[7]); goto done; }
-      g.latency_us = t;
-      copy(g.dtype, sizeof g.dtype, fld[3]);
-      copy(g.backend, sizeof g.backend, fld[1]);
-      copy(g.version, sizeof g.version, fld[2]);
-      copy(g.kernel_source, sizeof g.kernel_source, fld[8]);
-      g.line = ln;
-      if (filter_any(f)) {
-        if (nall == acap) {
-          size_t nc = acap ? 2 * acap : 1024;
-          tps_aic_gemm_row *na = realloc(all, nc * sizeof *na);
-          if (!na) { tps_err_set(e, path, ln, "out of memory"); goto done; }
-          all = na;
-          acap = nc;
-        }
-        all[nall++] = g;
-      }
-      if (!gemm_match(f, &g)) continue;
-      if (out->nrows == rcap) {
-        size_t nc = rcap ? 2 * rcap : 256;
-        tps_aic_gemm_row *ng = realloc(out->g, nc * sizeof *ng);
-        if (!ng) { tps_err_set(e, path, ln, "out of memory"); goto done; }
-        out->g = ng;
-        rcap = nc;
-      }
-      out->g[out->nrows++] = g;
+      if (gemm_row(path, ln, fld, &g, e)) return -1;
+      if (filter_any(f) && push(all, nall, &acap, sizeof g, &g)) return tps_err_oom(e, "reading %s", path);
+      if (gemm_match(f, &g) && push(&out->g, &out->nrows, &rcap, sizeof g, &g)) return tps_err_oom(e, "reading %s", path);
     } else {
       tps_aic_nccl_row c;
-      long ng;
-      memset(&c, 0, sizeof c);
-      if (!in_list(tps_aic_nccl_ops, fld[2])) {
-        tps_err_set(e, path, ln, "unknown op '%s' (known: %s)", fld[2], tps_aic_nccl_ops);
-        goto done;
-      }
-      if (!in_list(nccl_dtypes, fld[6])) {
-        tps_err_set(e, path, ln, "unknown dtype '%s' (known: %s)", fld[6], nccl_dtypes);
-        goto done;
-      }
-      if (whole(fld[3], &ng) || ng < 1 || ng > 1 << 20 || num(fld[4], &c.bytes) || !(c.bytes > 0) ||
-          whole(fld[7], &c.elements) || num(fld[5], &c.latency_us) || !(c.latency_us > 0)) {
-        tps_err_set(e, path, ln, "num_gpus, message_size_bytes, latency_us, message_size_elements must be positive numbers");
-        goto done;
-      }
-      c.num_gpus = (int)ng;
-      copy(c.op, sizeof c.op, fld[2]);
-      copy(c.dtype, sizeof c.dtype, fld[6]);
-      copy(c.nccl_version, sizeof c.nccl_version, fld[1]);
-      copy(c.kernel_source, sizeof c.kernel_source, fld[8]);
-      c.line = ln;
-      if (!nccl_match(f, &c)) continue;
-      if (out->nrows == rcap) {
-        size_t nc = rcap ? 2 * rcap : 256;
-        tps_aic_nccl_row *nr = realloc(out->c, nc * sizeof *nr);
-        if (!nr) { tps_err_set(e, path, ln, "out of memory"); goto done; }
-        out->c = nr;
-        rcap = nc;
-      }
-      out->c[out->nrows++] = c;
+      if (nccl_row(path, ln, fld, &c, e)) return -1;
+      if (nccl_match(f, &c) && push(&out->c, &out->nrows, &rcap, sizeof c, &c)) return tps_err_oom(e, "reading %s", path);
     }
   }
-  if (r < 0) { tps_err_set(e, path, ln + 1, "read error (truncated or corrupt gzip?)"); goto done; }
+  return 0;
+}
+
+int tps_aic_read_mem(const char *path, const char *data, size_t len, const tps_aic_filter *f, tps_aic_file *out,
+                     tps_err *e) {
+  memset(out, 0, sizeof *out);
+  char *plain = NULL;
+  size_t plen = len;
+  const unsigned char *u = (const unsigned char *)data;
+  if (len >= 2 && u[0] == 0x1f && u[1] == 0x8b) {
+    if (gunzip(path, u, len, &plain, &plen, e)) return -1;
+    data = plain;
+  }
+  tps_text tx;
+  int rc = tps_text_from_buf(path, data, plen, 0, &tx, e);
+  free(plain);
+  if (rc) return -1;
+  tps_aic_gemm_row *all = NULL; /* GEMM rows before filtering (for the missing-shape hint) */
+  size_t nall = 0;
+  rc = -1;
+  if (!(out->path = strdup(path))) { tps_err_oom(e, "reading %s", path); goto done; }
+  if (tx.n == 0) { tps_err_set(e, path, 0, "empty file"); goto done; }
+  if (parse_lines(&tx, f, out, &all, &nall, e)) goto done;
   if (!out->kind) { tps_err_set(e, path, 0, "no header line: not an AIConfigurator table"); goto done; }
+  if (tps_text_check_end(&tx, e)) goto done;
   if (f && out->kind == TPS_AIC_GEMM && (f->op[0] || f->num_gpus)) {
     tps_err_set(e, path, 0, "a GEMM table: op and num_gpus select NCCL rows");
     goto done;
@@ -323,10 +378,18 @@ int tps_aic_read(const char *path, const tps_aic_filter *f, tps_aic_file *out, t
   }
   rc = 0;
 done:
-  free(buf);
   free(all);
-  gzclose(z);
+  tps_text_free(&tx);
   if (rc) tps_aic_free(out);
+  return rc;
+}
+
+int tps_aic_read(const char *path, const tps_aic_filter *f, tps_aic_file *out, tps_err *e) {
+  tps_buf b;
+  memset(out, 0, sizeof *out);
+  if (tps_buf_read(path, &b, e)) return -1;
+  int rc = tps_aic_read_mem(path, b.data, b.len, f, out, e);
+  tps_buf_free(&b);
   return rc;
 }
 
@@ -421,18 +484,47 @@ int tps_aic_read_spec(const char *spec, tps_aic_file *out, tps_err *e) {
   return rc;
 }
 
+static const char aic_mark[] = "# source: ai-dynamo/aiconfigurator";
+
+/* Do data[0..len) (gzip or plain) start with aic_mark? */
+static int starts_aic(const char *data, size_t len) {
+  const size_t m = sizeof aic_mark - 1;
+  const unsigned char *u = (const unsigned char *)data;
+  if (len < 2 || u[0] != 0x1f || u[1] != 0x8b) return len >= m && memcmp(data, aic_mark, m) == 0;
+  char head[sizeof aic_mark];
+  z_stream s;
+  memset(&s, 0, sizeof s);
+  if (inflateInit2(&s, 15 + 16) != Z_OK) return 0;
+  s.next_in = (Bytef *)(uintptr_t)data;
+  s.avail_in = (uInt)(len < (size_t)TPS_INPUT_MAX_BYTES ? len : (size_t)TPS_INPUT_MAX_BYTES);
+  s.next_out = (Bytef *)head;
+  s.avail_out = (uInt)m;
+  int r;
+  do r = inflate(&s, Z_NO_FLUSH); while (r == Z_OK && s.avail_out > 0 && s.avail_in > 0);
+  size_t got = m - s.avail_out;
+  inflateEnd(&s);
+  return got == m && memcmp(head, aic_mark, m) == 0;
+}
+
 int tps_aic_is(const char *spec) {
   char *path;
   tps_aic_filter f;
   tps_err e;
   if (tps_aic_parse_spec(spec, &path, &f, &e)) return strchr(spec, ':') != NULL && strstr(spec, "=") != NULL;
-  struct stat st; /* only a regular file is sniffed: a FIFO or device goes to the readers that bound them */
-  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) { free(path); return 0; }
+  struct stat st;
+  if (stat(path, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) { free(path); return 0; }
+  if (S_ISFIFO(st.st_mode)) { /* a pipe is read once, bounded: tps_buf_read keeps its bytes for the reader */
+    tps_buf b;
+    int is = tps_buf_read(path, &b, &e) == 0 && starts_aic(b.data, b.len);
+    if (b.data) tps_buf_free(&b);
+    free(path);
+    return is;
+  }
   gzFile z = gzopen(path, "rb");
   free(path);
   if (!z) return 0;
   char line[256];
-  int is = gzgets(z, line, sizeof line) && strncmp(line, "# source: ai-dynamo/aiconfigurator", 34) == 0;
+  int is = gzgets(z, line, sizeof line) && strncmp(line, aic_mark, sizeof aic_mark - 1) == 0;
   gzclose(z);
   return is;
 }

@@ -9,13 +9,21 @@
  *         message_size_elements kernel_source source_dir
  *         message_size_bytes = nccl-tests' size (for all_gather the whole gathered buffer);
  *         latency_us = nccl-tests' out-of-place time.
- * Every '#' line is kept (provenance), wherever it is.  Read with zlib's gzopen/gzgets,
- * which also reads uncompressed files.
+ * Every '#' line is kept (provenance), wherever it is.  The file is read whole with the
+ * bounds of every input (tps_buf_read: 64 MiB, pipes read once, devices refused); gzip
+ * data (recognised by its magic bytes, one or several members) are inflated in memory, at
+ * most 64 MiB; the text then passes the checks of every text reader (tps_text_from_buf:
+ * UTF-8, no control bytes, lines up to 64 KiB, a newline at the end).
+ *
+ * Ranges: m 1..2^24, n and k 1..2^20, num_gpus 1..65536, message_size_bytes and
+ * message_size_elements whole numbers 1..2^50, latency_us 0.001..1e9 (the ranges of
+ * table.h).
  *
  * Errors are one line naming the file and line: a dtype (GEMM) or op (NCCL) outside the
- * known lists, a malformed number, a wrong column count; and, for a filter that matches
- * no row, the missing shape ("no rows with dtype fp8, n 1792, k 5120; n at k 5120 in the
- * file: 32, 64, ...").
+ * known lists, a malformed or out-of-range number, a wrong column count, damaged or cut
+ * gzip data (the line where the readable text stops); and, for a filter that matches no
+ * row, the missing shape ("no rows with dtype fp8, n 1792, k 5120; n at k 5120 in the
+ * file: 32, 64, ...").  Running out of memory is a resource error (exit 1).
  *
  * A file argument may carry a selection: "FILE:key=value,key=value" with keys dtype, m
  * (one value or A-B), n, k, backend (GEMM), op, num_gpus (NCCL).  The whole string is
@@ -88,6 +96,9 @@ int tps_aic_parse_spec(const char *spec, char **path, tps_aic_filter *f, tps_err
 /* Read a whole file; rows failing f are dropped (f may be NULL).  When f selects something
  * and no row matches, -1 with e naming the missing shape.  0 ok, -1 with e. */
 int tps_aic_read(const char *path, const tps_aic_filter *f, tps_aic_file *out, tps_err *e);
+/* The same from data[0..len) (gzip or plain), path naming it in messages. */
+int tps_aic_read_mem(const char *path, const char *data, size_t len, const tps_aic_filter *f, tps_aic_file *out,
+                     tps_err *e);
 /* tps_aic_parse_spec + tps_aic_read. */
 int tps_aic_read_spec(const char *spec, tps_aic_file *out, tps_err *e);
 void tps_aic_free(tps_aic_file *a);

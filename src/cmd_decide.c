@@ -244,7 +244,7 @@ int cmd_decide(int argc, char **argv) {
   tps_err_clear(&e);
   tps_gpu_table gt;
   memset(&gt, 0, sizeof gt);
-  if (tps_gpus_load(gpus_file, &gt, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
+  if (tps_gpus_load(gpus_file, &gt, &e)) { tps_err_print(&e); return tps_err_exit_code(&e); }
   const tps_gpu *gpu = NULL;
   tps_simctx_thr thr;
   json_t *prov = NULL; /* the threshold's parts, for --json */
@@ -252,12 +252,12 @@ int cmd_decide(int argc, char **argv) {
     if (thr_from_file(thr_file, &gt, v.gpu, v.k, v.n, path, (int)tp, v.po.backend, tokens, &gpu, &thr, &prov, &e)) {
       tps_err_print(&e);
       tps_gpus_free(&gt);
-      return TPS_EXIT_USAGE;
+      return tps_err_exit_code(&e);
     }
   } else if (!(gpu = tps_gpus_find(&gt, v.gpu, &e))) {
     tps_err_print(&e);
     tps_gpus_free(&gt);
-    return TPS_EXIT_USAGE;
+    return tps_err_exit_code(&e);
   }
 
   /* threshold */
@@ -282,7 +282,7 @@ int cmd_decide(int argc, char **argv) {
         (tps_simref_threshold(&ref, sc, gpu, (int)tp, path, &shape, tmax, &thr, &e) && (tps_simref_free(&ref), 1))) {
       tps_err_print(&e);
       tps_gpus_free(&gt);
-      return TPS_EXIT_USAGE;
+      return tps_err_exit_code(&e);
     }
     if (ref.parts) prov = tps_partuse_json(&thr.use, TPS_GATHER_AUTO, (int)tp, gpu->nvlink);
     tps_simref_free(&ref);

@@ -370,7 +370,7 @@ int cmd_predict(int argc, char **argv) {
   }
   if (tps_predref_load_opts(&ref, &v, a->tmax, v.path, &fit_failed, &e) != 0) {
     tps_err_print(&e);
-    rc = fit_failed ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
+    rc = fit_failed ? TPS_EXIT_FAIL : tps_err_exit_code(&e);
     goto done;
   }
   if (ref.parts && tps_partset_has_user(ref.parts)) {
@@ -381,13 +381,14 @@ int cmd_predict(int argc, char **argv) {
     if (!((v.given >> TPS_OI_PATH) & 1u) && tps_partset_user_paths(ref.parts, up, 2) == 1) a->path = up[0];
     if (!v.gpu && !a->gpu) { tps_die_msg("predict: the files measure several GPUs: give --gpu"); goto done; }
   }
-  if (!a->gpu && !(a->gpu = tps_gpus_find(&ref.gpus, v.gpu, &e))) { tps_err_print(&e); goto done; }
+  if (!a->gpu && !(a->gpu = tps_gpus_find(&ref.gpus, v.gpu, &e))) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
   if (ref.parts && tps_partset_check_targets(ref.parts, &a->gpu, 1, (const int[]){(int)a->tp}, 1, &a->path, 1, &e) != 0) {
     tps_err_print(&e);
+    rc = tps_err_exit_code(&e);
     goto done;
   }
   int st = tps_predref_context_use(&ref, a->scaling, a->gpu, (int)a->tp, a->path, &v.po, &a->p, &a->use, &e);
-  if (st == TPS_EBADDATA) { tps_err_print(&e); goto done; }
+  if (st == TPS_EBADDATA) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
   if (st == TPS_OK && a->scaling == TPS_SCALING_PARTS)
     tps_partset_mark(ref.parts, &a->use, a->backend, (int)a->tp, tps_pred_custom_possible(&a->p));
   if (st == TPS_NA) { tps_die_msg("predict: %s on %s at TP %ld: n/a: %s", a->path->name, a->gpu->name, a->tp, a->p.why); goto done; }

@@ -403,6 +403,7 @@ int cmd_simulate(int argc, char **argv) {
   int st = tps_simrun(&in, &r);
   if (st == TPS_ECOST) { tps_err_set(&e, mpath, 0, "the cost of a projection is not finite at a chunk size"); goto err; }
   if (st == TPS_EINVAL) { tps_die_msg("simulate: more than %d distinct chunk sizes", TPS_SIMRUN_MAXCHUNKS); goto out; }
+  if (st == TPS_ENOMEM) { tps_err_oom(&e, "simulating %s", mpath); goto err; }
   if (st != TPS_OK) { tps_err_set(&e, mpath, 0, "the simulation failed: %s", tps_strstatus(st)); goto err; }
   char splitnames[512];
   tps_sim_mask_names(m, mask, ",", splitnames, sizeof splitnames);
@@ -419,7 +420,7 @@ int cmd_simulate(int argc, char **argv) {
   goto out;
 err:
   tps_err_print(&e);
-  rc = TPS_EXIT_USAGE;
+  rc = tps_err_exit_code(&e);
 out:
   tps_simrun_free(&r);
   if (src) tps_simsrc_free(src);

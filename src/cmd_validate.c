@@ -227,13 +227,14 @@ static int validate_calibration(const char *cal, char *const *bench, size_t nben
   tps_thr_file f;
   tps_gpu_table gt;
   memset(&gt, 0, sizeof gt);
-  if (tps_gpus_load(gpus_path, &gt, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
-  if (tps_thr_read(cal, &f, &e)) { tps_err_print(&e); tps_gpus_free(&gt); return TPS_EXIT_USAGE; }
+  if (tps_gpus_load(gpus_path, &gt, &e)) { tps_err_print(&e); return tps_err_exit_code(&e); }
+  if (tps_thr_read(cal, &f, &e)) { tps_err_print(&e); tps_gpus_free(&gt); return tps_err_exit_code(&e); }
   tps_thr_check_row *rows = NULL;
   size_t n = 0;
   int rc = TPS_EXIT_USAGE;
   if (tps_thr_check(&f, device, bench, nbench, tol[0], tol[1], &gt, &rows, &n, &e)) {
     tps_err_print(&e);
+    rc = tps_err_exit_code(&e);
     goto out;
   }
   const tps_thr_device *d = device ? tps_thr_find_device(&f, device) : &f.dev[0];
@@ -351,7 +352,7 @@ int cmd_validate(int argc, char **argv) {
   in.pred_path = pred_path;
   in.meas_path = meas_path;
   int rc = TPS_EXIT_USAGE;
-  if (tps_table_read(meas_path, &in.meas, &e) != 0) { tps_err_print(&e); return TPS_EXIT_USAGE; }
+  if (tps_table_read(meas_path, &in.meas, &e) != 0) { tps_err_print(&e); return tps_err_exit_code(&e); }
   const tps_table *meas = &in.meas;
   const size_t n = meas->nrows;
   if (meas->kind != TPS_TABLE_SPLIT)
@@ -373,8 +374,7 @@ int cmd_validate(int argc, char **argv) {
   } else if (st == TPS_EBADDATA) {
     tps_err_set(&e, pred_path, 0, "the model gives no value at %ld tokens", r.bad_tokens);
   } else if (st == TPS_ENOMEM) {
-    tps_err_set(&e, NULL, 0, "out of memory");
-    rc = TPS_EXIT_FAIL;
+    tps_err_oom(&e, "validating %s against %s", pred_path, meas_path);
   } else if (st != TPS_OK) {
     tps_err_set(&e, pred_path, 0, "break-even: the prediction is not a number somewhere in [%ld, %ld]", meas->tokens[0],
                 meas->tokens[n - 1]);
@@ -385,7 +385,10 @@ int cmd_validate(int argc, char **argv) {
     rc = r.pass ? TPS_EXIT_OK : TPS_EXIT_FAIL;
   }
 out:
-  if (e.set) tps_err_print(&e);
+  if (e.set) {
+    tps_err_print(&e);
+    if (rc == TPS_EXIT_USAGE) rc = tps_err_exit_code(&e); /* a resource error (memory) is 1 */
+  }
   tps_validation_free(&r);
   vinput_free(&in);
   return rc;

@@ -289,22 +289,28 @@ static int load_file(tps_partset *ps, const char *path, int bundled, loaded **ou
     if (!strcmp(ps->lf[i]->path, path)) { *out = ps->lf[i]; return 0; }
   if (ps->nlf == MAXLOADED) return tps_err_set(e, path, 0, "too many files");
   loaded *l = calloc(1, sizeof *l);
-  if (!l) return tps_err_set(e, path, 0, "out of memory");
+  if (!l) return tps_err_oom(e, "reading %s", path);
   cpy(l->path, sizeof l->path, path);
   cpy(l->name, sizeof l->name, bundled ? shown(path) : path);
   int rc;
-  FILE *fp = fopen(path, "r");
+  /* the format line of a fit file, or a bench log's "# Gather: X", from the first 40 lines of
+   * the bytes read (bounded; a pipe is read once and its bytes kept for the reader below) */
+  tps_buf b;
+  if (tps_buf_read(path, &b, e)) { free(l); return -1; }
   char first[256] = "";
-  if (fp) {
-    /* the format line of a fit file, or a bench log's "# Gather: X" */
+  const char *p = b.data, *end = b.data + b.len;
+  for (int nl = 0; p < end && nl < 40; nl++) {
+    const char *q = memchr(p, '\n', (size_t)(end - p));
+    size_t n = q ? (size_t)(q - p) : (size_t)(end - p);
     char line[1024];
-    int nl = 0;
-    while (fgets(line, sizeof line, fp) && nl++ < 40) {
-      if (!first[0] && line[0] != '#' && line[0] != '\n') cpy(first, sizeof first, line);
-      if (!strncmp(line, "# Gather: ", 10)) sscanf(line + 10, "%127[a-z-]", l->gather_line);
-    }
-    fclose(fp);
+    if (n >= sizeof line) n = sizeof line - 1;
+    memcpy(line, p, n);
+    line[n] = '\0';
+    if (!first[0] && line[0] != '#' && line[0] != '\0') cpy(first, sizeof first, line);
+    if (!strncmp(line, "# Gather: ", 10)) sscanf(line + 10, "%127[a-z-]", l->gather_line);
+    p = q ? q + 1 : end;
   }
+  tps_buf_free(&b);
   if (tps_aic_is(path)) {
     l->kind = LF_AIC;
     rc = tps_aic_read(path, NULL, &l->aic, e);

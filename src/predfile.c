@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "text.h"
 #include "util.h"
 
 #define MAXROWS 4096
@@ -32,22 +33,24 @@ static int what_line(const char *line, char *gpu, int *tp, char *kp, char *gathe
 }
 
 int tps_predtext_is(const char *path) {
-  FILE *fp = fopen(path, "r");
-  if (!fp) return 0;
+  tps_text tx; /* tps_text_read: bounded, and a pipe read once (its bytes kept for the reader) */
+  tps_err e;
+  if (tps_text_read(path, &tx, &e)) return 0;
   char line[1024], gpu[64], kp[32], ga[16];
-  int tp, what = 0, is = 0, lines = 0;
-  while (fgets(line, sizeof line, fp) && lines++ < 200 && !is) {
+  int tp, what = 0, is = 0;
+  for (size_t i = 0; i < tx.n && i < 200 && !is; i++) {
+    snprintf(line, sizeof line, "%s", tx.line[i]);
     if (line[0] == '#') { what |= what_line(line, gpu, &tp, kp, ga); continue; }
     is = what && is_header(line);
   }
-  fclose(fp);
+  tps_text_free(&tx);
   return is;
 }
 
 int tps_predtext_read(const char *path, tps_table *t, tps_err *e) {
   memset(t, 0, sizeof *t);
-  FILE *fp = fopen(path, "r");
-  if (!fp) return tps_err_set(e, path, 0, "cannot open");
+  tps_text tx;
+  if (tps_text_read(path, &tx, e)) return -1;
   char line[4096];
   long ln = 0, hdr = 0;
   int rc = 0, ncol = 0, what = 0;
@@ -61,11 +64,14 @@ int tps_predtext_read(const char *path, tps_table *t, tps_err *e) {
   t->prov = calloc(256, sizeof *t->prov);
   snprintf(t->source, sizeof t->source, "predict");
   if (!t->path || !t->tokens || !t->rows_per_rank || !t->replicated_us || !t->split_us || !t->line || !t->prov) {
-    fclose(fp);
-    return tps_err_set(e, path, 0, "out of memory");
+    tps_text_free(&tx);
+    tps_table_free(t);
+    return tps_err_oom(e, "reading %s", path);
   }
-  while (!rc && fgets(line, sizeof line, fp)) {
-    ln++;
+  for (size_t i = 0; !rc && i < tx.n; i++) {
+    ln = (long)i + 1;
+    if (strlen(tx.line[i]) >= sizeof line) { rc = tps_err_set(e, path, ln, "line longer than %zu bytes", sizeof line - 1); break; }
+    snprintf(line, sizeof line, "%s", tx.line[i]);
     if (line[0] == '#' && !what && !hdr) what = what_line(line, t->gpu, &t->tp, t->kpath, t->gather);
     if (line[0] == '#') {
       if (t->nprov < 256) {
@@ -106,7 +112,7 @@ int tps_predtext_read(const char *path, tps_table *t, tps_err *e) {
     t->line[t->nrows] = ln;
     t->nrows++;
   }
-  fclose(fp);
+  tps_text_free(&tx);
   if (!rc && !hdr) rc = tps_err_set(e, path, 0, "no header line 'tokens rows_per_rank replicated_us split_us speedup gather_backend'");
   if (!rc && t->nrows < 2) rc = tps_err_set(e, path, hdr, "fewer than 2 rows after the header");
   if (rc) tps_table_free(t);

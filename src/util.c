@@ -107,9 +107,10 @@ void tps_tmp_child(pid_t pgid) {
 
 /* ------------------------------------------------------------------ input files */
 
-/* Bytes of pipes and FIFOs already read, by path: a second read of the same path gets them. */
+/* Bytes of pipes and FIFOs already read, by path: a second read of the same path gets them,
+ * or the error of the first read (a FIFO nobody writes is waited for once, not per sniff). */
 #define NSTREAM 16
-static struct { char *path, *data; size_t len; } streams[NSTREAM];
+static struct { char *path, *data; size_t len; tps_err *err; } streams[NSTREAM];
 
 void tps_buf_free(tps_buf *b) {
   free(b->data);
@@ -147,6 +148,10 @@ static double now_s(void) {
 static int read_stream(const char *path, tps_buf *b, tps_err *e) {
   for (int i = 0; i < NSTREAM; i++)
     if (streams[i].path && strcmp(streams[i].path, path) == 0) {
+      if (streams[i].err) {
+        if (e) *e = *streams[i].err;
+        return -1;
+      }
       if (!(b->data = malloc(streams[i].len + 1))) return tps_err_oom(e, "reading %s", path);
       memcpy(b->data, streams[i].data, streams[i].len + 1);
       b->len = streams[i].len;
@@ -204,7 +209,20 @@ static int read_stream(const char *path, tps_buf *b, tps_err *e) {
     }
   }
   close(fd);
-  if (rc) { free(data); return -1; }
+  if (rc) {
+    free(data);
+    for (int i = 0; i < NSTREAM; i++) /* keep the error (when it fits) for the next read of path */
+      if (!streams[i].path) {
+        char *p = strdup(path);
+        tps_err *ke = e ? malloc(sizeof *ke) : NULL;
+        if (p && ke) {
+          *ke = *e;
+          streams[i].path = p; streams[i].err = ke;
+        } else { free(p); free(ke); }
+        break;
+      }
+    return -1;
+  }
   if (reserve(&data, &cap, len)) { free(data); return tps_err_oom(e, "reading %s", path); }
   data[len] = '\0';
   b->data = data;

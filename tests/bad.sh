@@ -17,6 +17,8 @@ gen() { # gen NAME: make the run-time inputs, print their path
         head -c 10485760 /dev/zero | tr '\0' 'x'; echo; } >"$tmp/long_line.tsv" ;;
     binary.bin) # an ELF-like header: NUL bytes on line 1
       printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000\003\000>\000\001\000\000\000' >"$tmp/binary.bin" ;;
+    aic_bomb.tsv.gz) # 300 KiB of gzip that inflate to 70 MB, above the 64 MiB bound
+      { printf '# source: ai-dynamo/aiconfigurator x\n'; head -c 70000000 /dev/zero | tr '\0' a; } | gzip -1 >"$tmp/aic_bomb.tsv.gz" ;;
     directory) mkdir -p "$tmp/directory" ;;
     missing.tsv) rm -f "$tmp/missing.tsv" ;;
     devzero) echo /dev/zero; return ;;

@@ -11,7 +11,8 @@
 #    image there complete;
 #  - -o through a symbolic link, into /dev/null, a FIFO, a directory;
 #  - limits of options checked before any work (token ranges, --at, --round);
-#  - out of memory: said as such, never blamed on the input file, the same every run.
+#  - out of memory while reading (inspect, predict, decide, simulate, validate): exit 1, said
+#    as such with the file being read, never blamed on a line of it, the same every run.
 . "$top_srcdir/tests/lib.sh"
 
 h20="$top_srcdir/data/h20_tp8_fused_wqa_wkv.tsv"
@@ -62,6 +63,25 @@ if [ -s "$tmp/tp1.fit" ]; then
   sed 's|/dev/stdin|F|' "$tmp/out" >"$tmp/o1"; sed "s|$tmp/tp1.fit|F|" "$tmp/ref" >"$tmp/o2"
   cmp -s "$tmp/o1" "$tmp/o2" && ok || fail "validate from a pipe differs from the file"
 else fail "fit -o tp1.fit"; fi
+# the files of predict --gemm/--gather are sniffed (fit file? bench log? AIConfigurator
+# table?) and then read: a pipe must survive both, a FIFO without a writer must not hang
+aicn="$top_srcdir/data/aic/nccl_h100_sxm.tsv.gz"
+timeout 60 "$TPSPLIT" predict --gpu H20 --gather "$cur" >"$tmp/ref" 2>&1
+cat "$cur" | timeout 60 "$TPSPLIT" predict --gpu H20 --gather /dev/stdin >"$tmp/out" 2>"$tmp/err" && ok ||
+  fail "predict --gather from a pipe: $(cat "$tmp/err")"
+sed "s|$cur|F|" "$tmp/ref" >"$tmp/o1"; sed 's|/dev/stdin|F|' "$tmp/out" >"$tmp/o2"
+cmp -s "$tmp/o1" "$tmp/o2" && ok || fail "predict --gather from a pipe differs from the file"
+cat "$aicn" | timeout 20 "$TPSPLIT" inspect /dev/stdin >"$tmp/out" 2>"$tmp/err" && ok || fail "gzip AIConfigurator pipe: $(cat "$tmp/err")"
+expect_grep "^# /dev/stdin: AIConfigurator NCCL table, gpu h100_sxm, 573 rows$" "$tmp/out"
+cat "$top_srcdir/data/aic/gemm_h100_sxm_k5120.tsv.gz" | timeout 60 "$TPSPLIT" predict --gpu H100 --path dense-bf16 \
+  --gemm /dev/stdin:dtype=bfloat16 --gather "$aicn" >"$tmp/out" 2>"$tmp/err" && ok || fail "predict --gemm from a pipe: $(cat "$tmp/err")"
+expect_grep "^# parts: GEMM measured" "$tmp/out"
+t0=$(now_ms)
+TPSPLIT_INPUT_TIMEOUT=1 timeout 20 "$TPSPLIT" predict --gpu H20 --gather "$tmp/fifo" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t1=$(now_ms)
+[ "$rc" -eq 2 ] && ok || fail "predict --gather FIFO without a writer: exit $rc, want 2"
+expect_grep "^tpsplit: $tmp/fifo: no data for 1 s" "$tmp/err"
+[ $((t1 - t0)) -lt 8000 ] && ok || fail "predict --gather FIFO without a writer took $((t1 - t0)) ms"
 # a stream without newlines: stopped at the line limit, memory bounded
 head -c 300000 /dev/zero | tr '\0' x | timeout 20 "$TPSPLIT" inspect /dev/stdin >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ "$rc" -eq 2 ] && ok || fail "newline-free stream: exit $rc, want 2"
@@ -223,5 +243,26 @@ if (ulimit -v 60000 && "$TPSPLIT" --version) >/dev/null 2>&1; then
     expect_grep "^tpsplit: out of memory \\(reading $tmp/big.txt\\)$" "$tmp/oom1"
   fi
   cmp -s "$tmp/oom1" "$tmp/oom2" && cmp -s "$tmp/oom1" "$tmp/oom3" && ok || fail "out of memory: not the same every run"
+  # the commands that read measurements, fits and model files: exit 1 (a resource error),
+  # the message names memory and the file being read, never a line of it
+  m="$top_srcdir/data/models/deepseek-v3.tsv"
+  { cat "$m"; head -c 44000000 /dev/zero | tr '\0' '#' | fold -w 100; } >"$tmp/bigmodel.tsv"
+  oom_cmd() { # oom_cmd FILE_READ tpsplit-args...: run twice under the limit
+    f=$1; shift
+    for k in 1 2; do
+      (ulimit -v 60000; exec "$TPSPLIT" "$@") >"$tmp/oomout" 2>"$tmp/oomc$k"; rc=$?
+      [ "$rc" -eq 1 ] && ok || fail "$1 out of memory reading $f: exit $rc, want 1: $(head -c 300 "$tmp/oomc$k")"
+      expect_grep "^tpsplit: out of memory \\(reading $f\\)$" "$tmp/oomc$k"
+      [ "$(wc -l <"$tmp/oomc$k")" -eq 1 ] && ok || fail "$1: more than one error line"
+      [ -s "$tmp/oomout" ] && fail "$1: wrote to stdout when out of memory" || ok
+    done
+    cmp -s "$tmp/oomc1" "$tmp/oomc2" && ok || fail "$1 out of memory: not the same every run"
+  }
+  oom_cmd "$tmp/big.txt" predict --gpu H200 --tp 8 --gather "$tmp/big.txt"
+  oom_cmd "$tmp/big.txt" decide --gpu H200 --tp 8 --tokens 4096 --gather "$tmp/big.txt"
+  oom_cmd "$tmp/bigmodel.tsv" simulate --model "$tmp/bigmodel.tsv" --gpu H200 --tp 8
+  oom_cmd "$tmp/big.txt" simulate --model "$m" --gpu H200 --tp 8 --gather "$tmp/big.txt"
+  oom_cmd "$tmp/big.txt" validate --predicted "$h20" --measured "$tmp/big.txt"
+  oom_cmd "$tmp/big.txt" validate --predicted "$tmp/big.txt" --measured "$h20"
 fi
 finish

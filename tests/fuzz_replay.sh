@@ -20,7 +20,7 @@ replay fitfile "$s"/tests/fuzz/seeds/fit
 replay gpus "$s"/data/gpus.tsv
 replay modeldesc "$s"/data/models
 replay lists "$s"/tests/fuzz/seeds/lists
-replay aiconf "$s"/tests/fuzz/seeds/lists
+replay aiconf "$s"/tests/fuzz/seeds/aiconf
 n=$(find "$c" -type f | wc -l)
 [ "$n" -ge 10 ] && ok || fail "only $n committed crash inputs"
 finish

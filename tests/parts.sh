@@ -194,6 +194,12 @@ expect_rc 0 "$TPSPLIT" validate --predicted "$data/pred_h200_tp8_marlin-w8a16.tx
 expect_grep '"predicted_kind": "table"' "$tmp/out"
 med=$(awk '/"all": \{/ { f = 1 } f && /"median_abs"/ { gsub(/[",]/, ""); print $2; exit }' "$tmp/out")
 expect_near "$med" "$(awk 'BEGIN { print 1 - 1 / 1.1 }')" 0.01 "median |err| of the pre-registered prediction vs itself x1.1"
+# the same through a pipe: sniffed and read from one read of the stream
+cp "$tmp/out" "$tmp/pred_file.json"
+cat "$data/pred_h200_tp8_marlin-w8a16.txt" | "$TPSPLIT" validate --predicted /dev/stdin --measured "$tmp/meas8.tsv" --json \
+  >"$tmp/out" 2>"$tmp/err" && ok || fail "validate --predicted predict's text from a pipe: $(cat "$tmp/err")"
+sed "s|$data/pred_h200_tp8_marlin-w8a16.txt|F|" "$tmp/pred_file.json" >"$tmp/o1"; sed 's|/dev/stdin|F|' "$tmp/out" >"$tmp/o2"
+cmp -s "$tmp/o1" "$tmp/o2" && ok || fail "validate of predict's text from a pipe differs from the file"
 # against a TP1 table it says why not (a TP8 prediction)
 expect_rc 2 "$TPSPLIT" validate --predicted "$data/pred_h200_tp8_marlin-w8a16.txt" --measured "$data/h200_tp1_fused_wqa_wkv_w8a16.tsv"
 one_line_error "$data/pred_h200_tp8_marlin-w8a16.txt: predicted for TP8, measured .* is TP1"

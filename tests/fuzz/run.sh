@@ -8,18 +8,35 @@
 # harness: its execs, and exits 1 when anything crashed.
 set -u
 src=$1; bin=$2; secs=$3; shift 3
-names=${*:-"split_table bench_table ncclt_text ncclt_json fitfile gpus modeldesc lists"}
+names=${*:-"split_table bench_table ncclt_text ncclt_json fitfile gpus modeldesc lists aiconf"}
+pre() { # pre OCTAL NAME: stdin with one byte in front (the options byte of ncclt_text, aiconf), as a seed
+  { printf "\\$1"; cat; } >"$tmpd/$2"; echo "$tmpd/$2"
+}
 seeds() { # seeds NAME: the files the corpus of NAME starts from
   case "$1" in
     split_table) ls "$src"/data/*fused_wqa_wkv*.tsv "$src"/tests/bad/*.tsv ;;
     bench_table) ls "$src"/data/h200_gemm_*.tsv "$src"/tests/data/*.tsv "$src"/tests/bad/gemm_*.tsv "$src"/tests/bad/allgather_*.tsv ;;
     ncclt_text) for f in "$src"/tests/data/ncclt/*.txt "$src"/data/allgather_*.txt "$src"/tests/bad/ncclt_*.txt; do
-                  printf '\000' >"$tmpd/s.$$"; cat "$f" >>"$tmpd/s.$$"; mv "$tmpd/s.$$" "$tmpd/nt_$(basename "$f")"; echo "$tmpd/nt_$(basename "$f")"; done ;;
+                  pre 000 "nt_$(basename "$f")" <"$f"; done ;;
     ncclt_json) ls "$src"/tests/data/ncclt/json*.txt "$src"/tests/bad/ncclt_json_*.txt ;;
     fitfile) ls "$src"/tests/fuzz/seeds/fit/* "$src"/tests/bad/*.fit ;;
     gpus) ls "$src"/data/gpus.tsv "$src"/tests/bad/gpus_*.tsv ;;
     modeldesc) ls "$src"/data/models/*.tsv "$src"/tests/bad/model_*.tsv ;;
     lists) ls "$src"/tests/fuzz/seeds/lists/* ;;
+    aiconf) # byte 0 = no selection; the bundled tables whole (gzip) and their first rows (plain
+            # and gzip), first rows of the full tables of shared/ where there is one, the bad cases
+      ls "$src"/tests/fuzz/seeds/aiconf/*
+      for f in "$src"/data/aic/*.gz; do
+        b=$(basename "$f" .tsv.gz)
+        pre 000 "aic_$b.gz" <"$f"
+        gzip -dc "$f" | head -n 60 | pre 000 "aic_${b}_60.tsv"
+        gzip -dc "$f" | head -n 200 | gzip -n | pre 000 "aic_${b}_200.gz"
+      done
+      for f in "$src"/shared/data/aic/*.gz "$src"/../shared/data/aic/*.gz; do
+        [ -f "$f" ] || continue
+        gzip -dc "$f" | head -n 300 | gzip -n | pre 000 "aic_shared_$(basename "$f" .tsv.gz)_300.gz"
+      done
+      for f in "$src"/tests/bad/aic_*; do pre 000 "aic_bad_$(basename "$f")" <"$f"; done ;;
   esac 2>/dev/null
 }
 status=0
