@@ -136,6 +136,7 @@ static int world_option(tps_bench_cmd *c, int code, const char *arg) {
   case 'o': c->out = arg; break;
   case OPT_JSON: c->json_out = 1; break;
   case 'h': c->usage(stdout); return -1;
+  case 'V':
   case OPT_VERSION:
     snprintf(names, sizeof names, "bench %s", c->name);
     tps_print_version(names);
@@ -155,9 +156,9 @@ static int world_parse(tps_bench_cmd *c, int argc, char **argv) {
   optind = 0;
   opterr = 0;
   int code, rc = TPS_EXIT_OK;
-  while (rc == TPS_EXIT_OK && (code = getopt_long(argc, argv, ":o:h", lo, NULL)) != -1) {
+  while (rc == TPS_EXIT_OK && (code = getopt_long(argc, argv, ":o:hV", lo, NULL)) != -1) {
     if (code == ':') { tps_die_msg("bench %s: option '%s' needs a value", c->name, argv[optind - 1]); rc = TPS_EXIT_USAGE; }
-    else if (code == '?') { tps_die_msg("bench %s: bad option '%s' (see --help)", c->name, argv[optind - 1]); rc = TPS_EXIT_USAGE; }
+    else if (code == '?') { tps_die_msg("bench %s: bad option '%s' (try 'tpsplit bench %s --help')", c->name, argv[optind - 1], c->name); rc = TPS_EXIT_USAGE; }
     else rc = world_option(c, code, optarg);
   }
   free(lo);

@@ -189,8 +189,10 @@ static int parse_option(gemm_opts *g, int c, const char *arg, const char **token
     else { tps_die_msg("bench gemm: --flush must be write or write-read, not '%s'", arg); return TPS_EXIT_USAGE; }
     break;
   case 'h': usage(stdout); return -1;
+  case 'V':
   case OPT_VERSION: tps_print_version("bench gemm"); return -1;
-  default: usage(stderr); return TPS_EXIT_USAGE;
+  case ':': tps_die_msg("bench gemm: option '%s' needs a value (try 'tpsplit bench gemm --help')", arg); return TPS_EXIT_USAGE;
+  default: tps_die_msg("bench gemm: bad option '%s' (try 'tpsplit bench gemm --help')", arg); return TPS_EXIT_USAGE;
   }
   return rc;
 }
@@ -214,8 +216,9 @@ static int parse(int argc, char **argv, gemm_opts *g) {
   const char *tokens = default_tokens, *tps = "8";
   int c, rc = TPS_EXIT_OK;
   optind = 0;
-  while (rc == TPS_EXIT_OK && (c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1)
-    rc = parse_option(g, c, optarg, &tokens, &tps);
+  opterr = 0;
+  while (rc == TPS_EXIT_OK && (c = getopt_long(argc, argv, ":o:hV", lo, NULL)) != -1)
+    rc = parse_option(g, c, c == ':' || c == '?' ? argv[optind - 1] : optarg, &tokens, &tps);
   if (rc != TPS_EXIT_OK) return rc;
   char names[128];
   if (optind < argc) { tps_die_msg("bench gemm: unexpected argument '%s'", argv[optind]); return TPS_EXIT_USAGE; }

@@ -240,7 +240,7 @@ static int parse(int argc, char **argv, opts *o) {
   double d;
   optind = 0;
   opterr = 0;
-  while (rc == TPS_EXIT_OK && (c = getopt_long(argc, argv, ":o:h", lo, NULL)) != -1) {
+  while (rc == TPS_EXIT_OK && (c = getopt_long(argc, argv, ":o:hV", lo, NULL)) != -1) {
     switch (c) {
     case OPT_SHAPES: shapes = optarg; break;
     case OPT_PATHS: paths = optarg; break;
@@ -289,9 +289,10 @@ static int parse(int argc, char **argv, opts *o) {
     case OPT_JSON: o->json = 1; break;
     case 'o': o->out = optarg; break;
     case 'h': usage(stdout); return -1;
+    case 'V':
     case OPT_VERSION: tps_print_version("calibrate"); return -1;
     case ':': tps_die_msg("calibrate: option '%s' needs a value", argv[optind - 1]); rc = TPS_EXIT_USAGE; break;
-    default: tps_die_msg("calibrate: bad option '%s' (see --help)", argv[optind - 1]); rc = TPS_EXIT_USAGE; break;
+    default: tps_die_msg("calibrate: bad option '%s' (try 'tpsplit calibrate --help')", argv[optind - 1]); rc = TPS_EXIT_USAGE; break;
     }
   }
   if (rc != TPS_EXIT_OK) return rc;

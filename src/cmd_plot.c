@@ -254,6 +254,10 @@ int cmd_plot(int argc, char **argv) {
     rc = (e.kind == TPS_ERR_RESOURCE || strstr(e.msg, "gnuplot")) ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
     goto cleanup;
   }
+  if (w.n == 0) { /* e.g. --figures crossover for one measured GPU and TP: no figure applies */
+    tps_die_msg("plot: none of the figures asked for applies to these inputs: nothing written (try 'tpsplit plot --help')");
+    goto cleanup;
+  }
   rc = print_result(outdir, &w, json);
 cleanup:
   tps_predref_free(&pref);

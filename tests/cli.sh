@@ -36,6 +36,19 @@ for c in inspect fit predict crossover plot simulate decide validate; do
   expect_rc 2 "$TPSPLIT" "$c" --gpus-file
   expect_grep "^tpsplit: $c: (option '--gpus-file' needs a value|bad option '--gpus-file')" "$tmp/err"
 done
+# the commands with their own parser (GPU work): the same -h, -V and error line
+for c in calibrate "bench gemm" "bench split" "bench allgather"; do
+  # shellcheck disable=SC2086
+  expect_rc 0 "$TPSPLIT" $c -h
+  expect_grep "^Usage: tpsplit $c" "$tmp/out"
+  # shellcheck disable=SC2086
+  expect_rc 0 "$TPSPLIT" $c -V
+  expect_grep "^tpsplit $c \(tpsplit\) [0-9]+\.[0-9]+\.[0-9]+$" "$tmp/out"
+  # shellcheck disable=SC2086
+  expect_rc 2 "$TPSPLIT" $c --no-such-option
+  expect_grep "^tpsplit: $c: bad option '--no-such-option' \(try 'tpsplit $c --help'\)$" "$tmp/err"
+  [ "$(wc -l < "$tmp/err")" -eq 1 ] && ok || fail "$c: bad option: not one stderr line"
+done
 for c in predict crossover simulate decide plot; do
   expect_rc 2 "$TPSPLIT" "$c" stray-argument
   expect_grep "^tpsplit: $c: unexpected argument 'stray-argument'$" "$tmp/err"

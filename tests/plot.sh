@@ -182,5 +182,8 @@ expect_rc 2 "$TPSPLIT" plot --measured "$h20" --tp 100 -o "$tmp/e"
 expect_grep "bad --tp '100'" "$tmp/err"
 expect_rc 2 "$TPSPLIT" plot --measured "$h20" --paths no-such-path -o "$tmp/e"
 expect_rc 2 "$TPSPLIT" plot --gpus H100 -o "$tmp/e"
+# a figure list none of which applies (one measured GPU and TP has no crossover map) is refused
+expect_rc 2 "$TPSPLIT" plot --measured "$h20" --figures crossover -o "$tmp/e"
+expect_grep "^tpsplit: plot: none of the figures asked for applies to these inputs: nothing written" "$tmp/err"
 [ -e "$tmp/e" ] && fail "output written after usage errors" || ok
 finish
