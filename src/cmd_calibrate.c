@@ -1056,7 +1056,7 @@ static int calibrate(const opts *o) {
   memset(&of, 0, sizeof of);
   /* bad input first, before any GPU work: the --gather files, the GPU table, the output */
   for (int f = 0; f < o->ngfiles && rc == TPS_EXIT_OK; f++)
-    if (gfile_read(o->gfile[f], o, &r->gf[f], &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; }
+    if (gfile_read(o->gfile[f], o, &r->gf[f], &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); }
   if (rc == TPS_EXIT_OK && tps_gpus_load(NULL, &r->gt, &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; }
   if (rc == TPS_EXIT_OK && tps_out_open(&of, o->out, &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; }
   char why[TPS_BENCH_WHY];
@@ -1271,7 +1271,7 @@ static int check(const opts *o) {
   tps_err e;
   tps_err_clear(&e);
   tps_thr_file f;
-  if (tps_thr_read(o->check, &f, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
+  if (tps_thr_read(o->check, &f, &e)) { tps_err_print(&e); return tps_err_exit_code(&e); }
   tps_gpu_table gt;
   if (tps_gpus_load(NULL, &gt, &e)) { tps_err_print(&e); tps_thr_free(&f); return TPS_EXIT_USAGE; }
   tps_thr_check_row *rows;
@@ -1436,7 +1436,7 @@ static int simulate(const opts *o) {
       double *T = NULL;
       size_t nm = 0;
       char gname[64], what[64];
-      if (tps_aic_parse_spec(spec, &file, &f, &e) || tps_aic_read(file, &f, &a, &e)) { tps_err_print(&e); free(file); rc = TPS_EXIT_USAGE; break; }
+      if (tps_aic_parse_spec(spec, &file, &f, &e) || tps_aic_read(file, &f, &a, &e)) { tps_err_print(&e); free(file); rc = tps_err_exit_code(&e); break; }
       int path = !strcmp(f.dtype, "bfloat16") ? TPS_PATH_DENSE_BF16 : !strcmp(f.dtype, "fp8") ? TPS_PATH_NATIVE_FP8 : -1;
       const tps_gpu *gpu = tps_gpus_find(&gt, tps_aic_gpu_name(a.gpu, gname, sizeof gname), &e);
       if (path < 0 || f.n < 1 || a.kind != TPS_AIC_GEMM) {
@@ -1457,7 +1457,7 @@ static int simulate(const opts *o) {
       continue;
     }
     tps_table t;
-    if (tps_table_read(spec, &t, &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; break; }
+    if (tps_table_read(spec, &t, &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); break; }
     const tps_path *p = tps_path_find(t.kpath);
     char shortname[128];
     tps_bench_gpu_short(t.gpu, shortname, sizeof shortname);

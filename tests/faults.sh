@@ -259,6 +259,7 @@ if (ulimit -v 60000 && "$TPSPLIT" --version) >/dev/null 2>&1; then
     cmp -s "$tmp/oomc1" "$tmp/oomc2" && ok || fail "$1 out of memory: not the same every run"
   }
   oom_cmd "$tmp/big.txt" predict --gpu H200 --tp 8 --gather "$tmp/big.txt"
+  oom_cmd "$tmp/big.txt" calibrate --simulate "$tmp/big.txt"
   oom_cmd "$tmp/big.txt" decide --gpu H200 --tp 8 --tokens 4096 --gather "$tmp/big.txt"
   oom_cmd "$tmp/bigmodel.tsv" simulate --model "$tmp/bigmodel.tsv" --gpu H200 --tp 8
   oom_cmd "$tmp/big.txt" simulate --model "$m" --gpu H200 --tp 8 --gather "$tmp/big.txt"
