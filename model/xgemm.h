@@ -63,6 +63,15 @@ enum {
 };
 extern const char *const tps_xg_par_names[TPS_XG_NPAR];
 
+/* native-fp8 under tpsplit bench: our per-tensor activation quantization runs as extra graph
+ * nodes before the GEMM (kernels/gemm_cublaslt.cu quantize: a 4-byte memset, amax, scale and
+ * convert), none of which an AIConfigurator table has.  Modelled from the code, not fitted:
+ * each node a graph launch gap plus a short kernel (TPS_XG_NODE_US, assumed), and the bytes
+ * the two kernels move per activation element (bf16 read twice, E4M3 written once). */
+#define TPS_XG_BENCH_QUANT_NODES 3
+#define TPS_XG_NODE_US 1.0
+#define TPS_XG_BENCH_QUANT_BYTES 5.0
+
 typedef struct {
   tps_xg_path path;
   double p[TPS_XG_NPAR];
