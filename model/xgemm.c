@@ -54,10 +54,10 @@ void tps_xg_prior(tps_xg_model *m, tps_xg_path path) {
   m->p[TPS_XG_EFF_MAX] = path == TPS_XG_FP8 ? 0.6 : 0.8;
   m->p[TPS_XG_OPERAND_BPC] = 64.0;
   m->p[TPS_XG_STREAMK_US] = 1.0;
-  m->p[TPS_XG_FLOOR_BENCH_US] = 4.0; /* the GEMM kernel alone (quantization: TPS_XG_BENCH_QUANT_*) */
+  m->p[TPS_XG_FLOOR_BENCH_US] = m->p[TPS_XG_FLOOR_US];
   m->p[TPS_XG_TILE_US] = 1.0;
   m->p[TPS_XG_SPLITK_US] = 1.0;
-  m->p[TPS_XG_QUANT_BYTES] = path == TPS_XG_FP8 ? 3.0 : 0.0; /* static per-tensor quant: read bf16, write E4M3 */
+  m->p[TPS_XG_QUANT_BYTES] = path == TPS_XG_FP8 ? 5.0 : 0.0;
 }
 
 int tps_xg_par_free(tps_xg_path path, int j) {
@@ -156,19 +156,13 @@ double tps_xg_time_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_ha
       }
     }
   }
-  double quant = 0.0;
-  if (m->path == TPS_XG_FP8) {
-    if (h && h->kind == TPS_XG_FLUSHED)
-      /* ours (kernels/gemm_cublaslt.cu quantize): a memset, an amax kernel and a convert
-       * kernel: TPS_XG_BENCH_QUANT_NODES graph nodes and 5 bytes per activation element
-       * (amax reads the bf16 X, convert reads it again and writes E4M3), streamed at the
-       * brief's 0.875 x HBM; none of it fitted */
-      quant = TPS_XG_BENCH_QUANT_NODES * TPS_XG_NODE_US + M * K * TPS_XG_BENCH_QUANT_BYTES / (0.875 * gpu->hbm_gbps * 1e3);
-    else
-      quant = M * K * p[TPS_XG_QUANT_BYTES] / (hbm * 1e3); /* the framework's one static pass */
-  }
+  double quant = m->path == TPS_XG_FP8 ? M * K * p[TPS_XG_QUANT_BYTES] / (hbm * 1e3) : 0.0;
   double floor_us = h && h->kind == TPS_XG_FLUSHED ? p[TPS_XG_FLOOR_BENCH_US] : p[TPS_XG_FLOOR_US];
   return floor_us + quant + tbest;
+}
+
+double tps_xg_bench_floor_spec_us(tps_xg_path path) {
+  return TPS_XG_KERNEL_FLOOR_US + (path == TPS_XG_FP8 ? TPS_XG_BENCH_QUANT_NODES * TPS_XG_NODE_US : 0.0);
 }
 
 /* ------------------------------------------------------------------ fit */
@@ -237,7 +231,7 @@ int tps_xg_fit(tps_xg_model *m, const tps_xg_point *pts, size_t npts, int max_it
   /* no tpsplit-bench point: that harness's floor (the GEMM kernel's own fixed cost) is not
    * identified: it stays at its prior.  The AIC floor does not stand in: it holds the
    * framework's other ops of the Linear (fp8: 12.5-17.9 us at M = 1 on every AIC GPU) */
-  if (!flushed) m->p[TPS_XG_FLOOR_BENCH_US] = prior.p[TPS_XG_FLOOR_BENCH_US];
+  if (!flushed) m->p[TPS_XG_FLOOR_BENCH_US] = tps_xg_bench_floor_spec_us(m->path);
   return st;
 }
 
