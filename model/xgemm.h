@@ -33,8 +33,8 @@
  * replays, no L2 flush, cycling copies = min(5, ceil(L2/W)) weight copies (its collector):
  * when copies * W <= L2 the weights stay resident.  tpsplit bench (TPS_XG_FLUSHED): L2
  * flushed before every replay (weights from HBM); median of 50 CUPTI spans of one replay;
- * its own fixed cost floor_bench_us, fitted only when such points are in the fit (else it
- * equals floor_us: the one value the other GPUs give). */
+ * its own fixed cost floor_bench_us, fitted only when such points are in the fit (else the
+ * spec-only tps_xg_bench_floor_spec_us: the AIC floor holds the framework's other ops). */
 #ifndef TPS_MODEL_XGEMM_H
 #define TPS_MODEL_XGEMM_H
 #include <stddef.h>
