@@ -33,8 +33,8 @@
  * replays, no L2 flush, cycling copies = min(5, ceil(L2/W)) weight copies (its collector):
  * when copies * W <= L2 the weights stay resident.  tpsplit bench (TPS_XG_FLUSHED): L2
  * flushed before every replay (weights from HBM); median of 50 CUPTI spans of one replay;
- * its own fixed cost floor_bench_us, fitted only when such points are in the fit (else it
- * equals floor_us: the one value the other GPUs give). */
+ * its own fixed cost floor_bench_us, fitted only when such points are in the fit (else the
+ * spec-only tps_xg_bench_floor_spec_us: the AIC floor holds the framework's other ops). */
 #ifndef TPS_MODEL_XGEMM_H
 #define TPS_MODEL_XGEMM_H
 #include <stddef.h>
@@ -62,6 +62,22 @@ enum {
   TPS_XG_NPAR
 };
 extern const char *const tps_xg_par_names[TPS_XG_NPAR];
+
+/* native-fp8 under tpsplit bench: our per-tensor activation quantization runs as extra graph
+ * nodes before the GEMM (kernels/gemm_cublaslt.cu quantize: a 4-byte memset, amax, scale and
+ * convert), none of which an AIConfigurator table has (its fp8 Linear has its own ops, in its
+ * floor).  Their fixed cost is modelled from the code, not fitted: each node a graph launch gap
+ * plus a short kernel (TPS_XG_NODE_US, assumed).  It enters floor_bench_us when no tpsplit bench
+ * point is in the fit (otherwise the fit measures it); the bytes they move per activation
+ * element are the quant_bytes term (prior 5: bf16 read twice, E4M3 written once). */
+#define TPS_XG_BENCH_QUANT_NODES 3
+#define TPS_XG_NODE_US 1.0
+/* The GEMM kernel's own fixed cost (the bf16 prior: the brief's >= 2.5 us per cuBLAS GEMM in a
+ * graph plus the pipeline fill). */
+#define TPS_XG_KERNEL_FLOOR_US 4.0
+/* floor_bench_us when no tpsplit bench point is fitted: the kernel floor, plus the
+ * quantization nodes for native-fp8 (spec-only, from the code). */
+double tps_xg_bench_floor_spec_us(tps_xg_path path);
 
 typedef struct {
   tps_xg_path path;

@@ -110,12 +110,12 @@ static void test_xgemm_fit(void) {
   truth.p[TPS_XG_EFF_MAX] = 0.7;
   truth.p[TPS_XG_STREAM_EFF] = 0.8;
   const char *names[] = {"A100", "H100", "B200"};
-  tps_xg_point pts[3 * 40];
+  tps_xg_point pts[3 * 40 + 8]; /* + 8: the bench points below */
   size_t n = 0;
   for (int g = 0; g < 3; g++)
     for (long M = 1; M <= 16384; M *= 2)
       for (int nn = 0; nn < 3; nn++) {
-        if (n >= sizeof pts / sizeof pts[0]) break;
+        if (n >= 3 * 40) break;
         tps_xg_harness h = {TPS_XG_AIC};
         long N = nn == 0 ? 1536 : nn == 1 ? 2048 : 4096;
         if (nn == 2 && M % 4) continue;
@@ -136,6 +136,21 @@ static void test_xgemm_fit(void) {
     double a = tps_xg_time_us(&fit, gpu("H200"), &h, M, 1792, 5120, NULL), b = tps_xg_time_us(&truth, gpu("H200"), &h, M, 1792, 5120, NULL);
     CHECK(fabs(a / b - 1) < 0.05);
   }
+  /* no tpsplit bench point in the fit: the bench floor is the GEMM kernel's own (4 us),
+   * plus our fp8 quantization's 3 graph nodes at 1 us (kernels/gemm_cublaslt.cu), never
+   * the fitted AIC floor (5 us here: it would be carried over if the fit fell back to it) */
+  CHECK(fabs(fit.p[TPS_XG_FLOOR_BENCH_US] - 4.0) < 1e-12);
+  CHECK(fabs(fit.p[TPS_XG_FLOOR_US] - 5.0) < 0.5);
+  CHECK(fabs(tps_xg_bench_floor_spec_us(TPS_XG_FP8) - 7.0) < 1e-12);
+  CHECK(fabs(tps_xg_bench_floor_spec_us(TPS_XG_BF16) - 4.0) < 1e-12);
+  /* one bench point in the fit: the bench floor is fitted (moves off the spec value) */
+  tps_xg_harness fl = {TPS_XG_FLUSHED};
+  truth.p[TPS_XG_FLOOR_BENCH_US] = 9.0;
+  for (long M = 1; M <= 16384 && n < sizeof pts / sizeof pts[0]; M *= 16, n++)
+    pts[n] = (tps_xg_point){gpu("H200"), fl, M, 1792, 5120, tps_xg_time_us(&truth, gpu("H200"), &fl, M, 1792, 5120, NULL), 1.0};
+  tps_xg_prior(&fit, TPS_XG_BF16);
+  CHECK(tps_xg_fit(&fit, pts, n, 150, 2) == TPS_OK);
+  CHECK(fabs(fit.p[TPS_XG_FLOOR_BENCH_US] - 9.0) < 1.0);
   CHECK(tps_xg_fit(&fit, pts, 3, 10, 1) == TPS_ETOOFEW);
 }
 
