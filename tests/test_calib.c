@@ -21,17 +21,7 @@
 #include "thresholds.h"
 #include "util.h"
 
-static int fails, checks;
-#define CHECK(c, ...)                                   \
-  do {                                                  \
-    checks++;                                           \
-    if (!(c)) {                                         \
-      fails++;                                          \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);       \
-      printf(__VA_ARGS__);                              \
-      printf("\n");                                     \
-    }                                                   \
-  } while (0)
+#include "expect.h"
 
 /* ------------------------------------------------------------------ known curves */
 /* GEMM 10 us + 0.02 us per row; gather 15 us + bytes / 300 GB/s (300e3 B/us). */

@@ -23,8 +23,7 @@
 #include "fit.h"
 #include "path.h"
 
-static int fails = 0;
-#define CHECK(c, ...) do { if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "expect.h"
 
 /* data/h20_tp8_fused_wqa_wkv.tsv */
 static const long tok[11] = {6, 12, 24, 48, 96, 384, 1024, 2048, 4096, 8192, 16384};

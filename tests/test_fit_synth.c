@@ -28,8 +28,7 @@
 #include "fit.h"
 #include "path.h"
 
-static int fails = 0;
-#define CHECK(c, ...) do { if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "expect.h"
 
 #define NT 16
 static const long tok[NT] = {4, 8, 16, 24, 40, 48, 96, 160, 384, 640, 1024, 2048, 4096, 6144, 16384, 32768};

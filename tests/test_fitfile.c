@@ -15,8 +15,7 @@
 #include "fitload.h"
 #include "fit.h"
 
-static int fails = 0;
-#define CHECK(c, ...) do { if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "expect.h"
 
 static int same(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
 

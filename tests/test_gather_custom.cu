@@ -23,17 +23,7 @@
 #include "gather.h"
 
 #define POISON 0xA5
-static int fails = 0, checks = 0;
-#define EXPECT(cond, ...)                                                                    \
-  do {                                                                                       \
-    checks++;                                                                                \
-    if (!(cond)) {                                                                           \
-      fails++;                                                                               \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-      printf(__VA_ARGS__);                                                                   \
-      printf("\n");                                                                          \
-    }                                                                                        \
-  } while (0)
+#include "expect.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint8_t next_byte(void) {

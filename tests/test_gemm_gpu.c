@@ -35,8 +35,7 @@
 #include "../kernels/harness.h"
 #include "../kernels/w8quant.h"
 
-static int fails = 0;
-#define EXPECT(cond, ...) do { if (!(cond)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "expect.h"
 #define OK(call) do { if ((call) != 0) { fails++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #call); return 1; } } while (0)
 
 static uint16_t f2bf(float f) { uint32_t u; memcpy(&u, &f, 4); return (uint16_t)(u >> 16); } /* exact inputs only */

@@ -18,8 +18,7 @@
 #include "gemm.h"
 #include "path.h"
 
-static int fails = 0;
-#define CHECK(c, ...) do { if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "expect.h"
 #define NEAR(a, b, tol) (fabs((a) - (b)) <= (tol) * fabs(b))
 
 static void launches(const tps_path *p, long m, long n, const long *rows, const long *par) {

@@ -6,8 +6,7 @@
 #include <string.h>
 #include "kspan.h"
 
-static int fails;
-#define EXPECT(c, ...) do { if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "expect.h"
 
 int main(void) {
   setenv("TPS_TIMER", "events", 1);

@@ -23,8 +23,7 @@
 #include "fitload.h"
 #include "util.h"
 
-static int fails = 0, checks = 0;
-#define CHECK(c, ...) do { checks++; if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "expect.h"
 #define NEAR(a, b, rel) CHECK(fabs((a) - (b)) <= (rel) * fabs(b), "%s = %.10g, want %.10g", #a, (double)(a), (double)(b))
 
 static char root[512];

@@ -14,17 +14,7 @@
 #include "uncertainty.h"
 #include "sensitivity.h"
 
-static int fails = 0, checks = 0;
-#define CHECK(cond, ...)                                                     \
-  do {                                                                       \
-    checks++;                                                                \
-    if (!(cond)) {                                                           \
-      fails++;                                                               \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                            \
-      printf(__VA_ARGS__);                                                   \
-      printf("\n");                                                          \
-    }                                                                        \
-  } while (0)
+#include "expect.h"
 
 static int near(double a, double b, double rel) { return fabs(a - b) <= rel * fabs(b); }
 

@@ -13,8 +13,7 @@
 #include "simrun.h"
 #include "modeldesc.h"
 
-static int fails = 0, checks = 0;
-#define CHECK(c, ...) do { checks++; if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "expect.h"
 #define NEAR(a, b, tol) CHECK(fabs((a) - (b)) <= (tol), "%s = %.6f, want %.6f", #a, (double)(a), (double)(b))
 
 static const double A[3] = {0.2, 0.05, 0.01}, G[3] = {10, 5, 5};

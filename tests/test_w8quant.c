@@ -7,8 +7,7 @@
 #include <string.h>
 #include "../kernels/w8quant.h"
 
-static int fails = 0;
-#define EXPECT(cond, ...) do { if (!(cond)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "expect.h"
 
 int main(void) {
   /* decode: 0x38 = 0 0111 000 -> 2^(7-7) = 1; 0x7E = 0 1111 110 -> 1.75 * 2^8 = 448;
