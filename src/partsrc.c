@@ -1018,6 +1018,29 @@ static int gemm_meas(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, 
   return 1;
 }
 
+
+/* A part measured at points p (owned; freed here): its curve, provenance and source line, and,
+ * when have_model, the model msrc for outside them (dropped when it cannot be anchored).
+ * -1 with e set (why: what is wrong with the points) when no curve can be made. */
+static int set_measured(tps_partsrc *s, pts *p, int have_model, const char *msrc, const char *why, tps_err *e) {
+  s->part.meas = tps_mcurve_alloc(p->x, p->t, p->n);
+  if (!s->part.meas) {
+    pts_free(p);
+    return tps_err_set(e, s->file, 0, "cannot interpolate its points%s", why);
+  }
+  s->part.meas_rsd = TPS_PART_MEASURED_RSD;
+  s->prov = TPS_PROV_MEASURED;
+  s->line_lo = p->lo;
+  s->line_hi = p->hi;
+  s->xlo = p->x[0];
+  s->xhi = p->x[p->n - 1];
+  snprintf(s->src, sizeof s->src, "measured: %.480s lines %ld-%ld (%s)", s->file, p->lo, p->hi, p->how);
+  if (have_model) cpy(s->model_src, sizeof s->model_src, msrc);
+  if (have_model && tps_part_finish(&s->part) != TPS_OK) { s->part.model.kind = TPS_PM_NONE; s->model_src[0] = 0; }
+  pts_free(p);
+  return 0;
+}
+
 static int resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, tps_partsrc **out,
                         tps_err *e) {
   char key[256];
@@ -1065,26 +1088,7 @@ static int resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *pat
     int have_model = gemm_model(ps, gpu, path, k, n, is_aic, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
     if (!have_model) s->part.model.kind = TPS_PM_NONE;
     if (rc == 0) {
-      s->part.meas = tps_mcurve_alloc(p.x, p.t, p.n);
-      if (!s->part.meas) {
-        pts_free(&p);
-        tps_err_set(e, s->file, 0, "cannot interpolate its points (not increasing?)");
-        free(s);
-        return -1;
-      }
-      s->part.meas_rsd = TPS_PART_MEASURED_RSD;
-      s->prov = TPS_PROV_MEASURED;
-      s->line_lo = p.lo;
-      s->line_hi = p.hi;
-      s->xlo = p.x[0];
-      s->xhi = p.x[p.n - 1];
-      snprintf(s->src, sizeof s->src, "measured: %.480s lines %ld-%ld (%s)", s->file, p.lo, p.hi, p.how);
-      if (have_model) snprintf(s->model_src, sizeof s->model_src, "%s", msrc);
-      if (have_model && tps_part_finish(&s->part) != TPS_OK) {
-        s->part.model.kind = TPS_PM_NONE;
-        s->model_src[0] = 0;
-      }
-      pts_free(&p);
+      if (set_measured(s, &p, have_model, msrc, " (not increasing?)", e)) { free(s); return -1; }
     } else {
       if (!have_model) { free(s); return tps_err_set(e, NULL, 0, "no model of %s on %s", path->name, gpu->name); }
       s->prov = s->part.model.prov;
@@ -1265,26 +1269,10 @@ static int resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backe
                      gather_model(ps, gpu, tp, backend, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
     if (!have_model) s->part.model.kind = TPS_PM_NONE;
     if (rc == 0) {
-      s->part.meas = tps_mcurve_alloc(p.x, p.t, p.n);
-      if (!s->part.meas) {
-        pts_free(&p);
-        tps_err_set(e, s->file, 0, "cannot interpolate its points");
-        free(s);
-        return -1;
-      }
-      s->part.meas_rsd = TPS_PART_MEASURED_RSD;
-      s->prov = TPS_PROV_MEASURED;
-      s->line_lo = p.lo;
-      s->line_hi = p.hi;
-      s->xlo = p.x[0];
-      s->xhi = p.x[p.n - 1];
-      snprintf(s->src, sizeof s->src, "measured: %.480s lines %ld-%ld (%s)", s->file, p.lo, p.hi, p.how);
-      if (have_model) cpy(s->model_src, sizeof s->model_src, msrc);
-      if (have_model && tps_part_finish(&s->part) != TPS_OK) { s->part.model.kind = TPS_PM_NONE; s->model_src[0] = 0; }
+      if (set_measured(s, &p, have_model, msrc, "", e)) { free(s); return -1; }
       if (backend == TPS_GATHER_AUTO)
         snprintf(s->model_src, sizeof s->model_src, "the auto rule over %s's custom and nccl gathers at TP %d (their own sources)",
                  gpu->name, tp);
-      pts_free(&p);
     } else if (have_model) {
       s->prov = s->part.model.prov;
       cpy(s->src, sizeof s->src, msrc);
