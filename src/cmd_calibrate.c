@@ -31,6 +31,8 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include "tpsplit.h"
 #include "err.h"
 #include "util.h"
@@ -1809,15 +1811,11 @@ done:
   return rc;
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
+/* the median of v[0..n-1] (sorts v); NaN when empty */
 static double median_of(double *v, size_t n) {
   if (!n) return NAN;
-  qsort(v, n, sizeof *v, cmp_dbl);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  gsl_sort(v, 1, n);
+  return gsl_stats_median_from_sorted_data(v, 1, n);
 }
 
 static int replay(const opts *o) {
@@ -1829,7 +1827,7 @@ static int replay(const opts *o) {
   double *m0 = calloc((size_t)o->nargs + 1, sizeof *m0), *m1 = calloc((size_t)o->nargs + 1, sizeof *m1);
   int rc = rows && m0 && m1 ? TPS_EXIT_OK : TPS_EXIT_FAIL;
   for (int i = 0; i < o->nargs && rc == TPS_EXIT_OK; i++)
-    if (replay_one(o->args[i], &gt, o, &rows[i], &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; }
+    if (replay_one(o->args[i], &gt, o, &rows[i], &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); }
   if (rc != TPS_EXIT_OK) goto out;
   int worse = 0, over_cap = 0, over_budget = 0;
   size_t nt = 0;
