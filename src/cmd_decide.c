@@ -152,7 +152,7 @@ static int thr_from_file(const char *file, const tps_gpu_table *gt, const char *
   thr->breakeven = x->breakeven > 0 ? (long)ceil(x->breakeven) : -1;
   char line[1200];
   tps_thr_entry_line(x, line, sizeof line);
-  snprintf(thr->source, sizeof thr->source, "%.100s, %.64s %s %.32s: %.330s%s", file, d->key,
+  snprintf(thr->source, sizeof thr->source, "%.4096s, %.64s %s %.32s: %.330s%s", file, d->key,
            d->gpus_visible ? "calibrated" : "predicted", f.date, line, tokens > x->max_tokens ? "; T is above the entry's max_tokens" : "");
   json_t *o = json_object();
   json_object_set_new(o, "file", json_string(file));

@@ -50,7 +50,7 @@ int tps_simref_parts(tps_simref *r, const tps_gpu_table *gt, const tps_cmdopt_va
 typedef struct {
   long threshold;     /* recommended threshold (next power of two >= break-even); -1 never */
   long breakeven;     /* -1 when the split never wins up to tmax, or not computed */
-  char source[600];   /* one line: where the threshold comes from */
+  char source[4800];  /* one line: where the threshold comes from (a file path in full) */
   tps_partuse use;    /* parts scaling: the parts of the prediction */
 } tps_simctx_thr;
 
