@@ -760,17 +760,30 @@ static int gemm_step(run_t *r, gpart *p, const long *rows, size_t nrows, const c
     snprintf(p->rec.reason, sizeof p->rec.reason, "%s", res.why[0] ? res.why : "the GEMM bench failed (see above)");
     say("%s: failed: %s", what, p->rec.reason);
   } else {
-    /* merge, ascending */
+    /* merge, ascending; a row measured before keeps its first time and configuration */
+    char mc[TPS_CAL_MAX_PTS][TPS_THR_CONFIG];
     long mr[TPS_CAL_MAX_PTS];
     double mt[TPS_CAL_MAX_PTS];
     size_t m = 0, a = 0, b = 0;
     while ((a < p->rec.npts || b < nrows) && m < TPS_CAL_MAX_PTS) {
-      if (b >= nrows || (a < p->rec.npts && p->rec.rows[a] < res.rows[b].m)) { mr[m] = p->rec.rows[a]; mt[m++] = p->rec.t_us[a++]; }
-      else if (a < p->rec.npts && p->rec.rows[a] == res.rows[b].m) { mr[m] = p->rec.rows[a]; mt[m++] = p->rec.t_us[a++]; b++; }
-      else { mr[m] = res.rows[b].m; mt[m++] = res.rows[b].t[0].median_us; b++; }
+      const int old = b >= nrows || (a < p->rec.npts && p->rec.rows[a] <= res.rows[b].m);
+      if (old && b < nrows && p->rec.rows[a] == res.rows[b].m) b++;
+      if (old) {
+        mr[m] = p->rec.rows[a];
+        mt[m] = p->rec.t_us[a];
+        memcpy(mc[m], p->rec.config[a], TPS_THR_CONFIG);
+        a++;
+      } else {
+        mr[m] = res.rows[b].m;
+        mt[m] = res.rows[b].t[0].median_us;
+        snprintf(mc[m], TPS_THR_CONFIG, "%s", res.rows[b].config);
+        b++;
+      }
+      m++;
     }
     memcpy(p->rec.rows, mr, m * sizeof *mr);
     memcpy(p->rec.t_us, mt, m * sizeof *mt);
+    memcpy(p->rec.config, mc, m * sizeof *mc);
     p->rec.npts = m;
     p->rec.samples = r->o->samples;
     snprintf(p->rec.status, sizeof p->rec.status, "measured");

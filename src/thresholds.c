@@ -250,6 +250,13 @@ static json_t *device_json(const tps_thr_device *d) {
       }
       json_object_set_new(x, "rows", r);
       json_object_set_new(x, "time_us", t);
+      int have_cfg = 0;
+      for (size_t j = 0; j < g->npts; j++) have_cfg |= g->config[j][0] != 0;
+      if (have_cfg) { /* optional: the kernel each row ran, as the bench names it */
+        json_t *c = json_array();
+        for (size_t j = 0; j < g->npts; j++) json_array_append_new(c, json_string(g->config[j]));
+        json_object_set_new(x, "configs", c);
+      }
       json_object_set_new(x, "method", json_string(tps_cal_method_names[g->method]));
       json_object_set_new(x, "base", json_string(tps_cal_base_names[g->base]));
       json_object_set_new(x, "w90_log", jnum(g->w90_log));
@@ -624,6 +631,25 @@ static int read_points(rd *r, json_t *x, const char *xkey, long *xi, double *xd,
   return 0;
 }
 
+/* "configs" (optional): one string per row, as long as "rows". */
+static int read_configs(rd *r, json_t *x, tps_thr_gemm *g) {
+  json_t *a = member(r, x, "configs", 0);
+  for (size_t i = 0; i < TPS_CAL_MAX_PTS; i++) g->config[i][0] = 0;
+  if (!a) return 0;
+  size_t l = push(r, "configs", 0);
+  if (!json_is_array(a) || json_array_size(a) != g->npts) return bad(r, "an array of strings as long as rows (%zu)", g->npts);
+  for (size_t i = 0; i < g->npts; i++) {
+    json_t *v = json_array_get(a, i);
+    size_t l2 = push(r, NULL, i);
+    if (!json_is_string(v)) return bad(r, "a string, not %s", type_name(v));
+    if (strlen(json_string_value(v)) >= TPS_THR_CONFIG) return bad(r, "longer than %d bytes", TPS_THR_CONFIG - 1);
+    copy(g->config[i], TPS_THR_CONFIG, json_string_value(v));
+    pop(r, l2);
+  }
+  pop(r, l);
+  return 0;
+}
+
 static int read_calibration(rd *r, json_t *cal, tps_thr_device *d) {
   if (need_obj(r, cal)) return -1;
   json_t *ga = member(r, cal, "gemm", 1), *aa = member(r, cal, "gather", 1);
@@ -651,6 +677,7 @@ static int read_calibration(rd *r, json_t *cal, tps_thr_device *d) {
       return -1;
     g->samples = (int)v;
     if (read_points(r, x, "rows", g->rows, NULL, g->t_us, &g->npts)) return -1;
+    if (read_configs(r, x, g)) return -1;
     if (!strcmp(g->status, "measured") && g->npts < 2) {
       push(r, "rows", 0);
       return bad(r, "a measured sweep has at least 2 rows, not %zu", g->npts);

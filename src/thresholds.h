@@ -31,8 +31,9 @@
  *       },
  *       "calibration": {                 optional: what calibrate measured (for --check)
  *         "gemm": [{"k", "n", "path", "status", "reason", "samples", "rows", "time_us",
- *                   "method", "base", "w90_log", "lopo_median": {"steffen", "shaped"},
- *                   "lopo_max": {...}}],
+ *                   "configs" (optional: the kernel configuration each row ran, as bench gemm
+ *                   names it, one string per row), "method", "base", "w90_log",
+ *                   "lopo_median": {"steffen", "shaped"}, "lopo_max": {...}}],
  *         "gather": [{"tp", "backend", "status", "reason", "samples", "bytes", "time_us",
  *                     "provenance": PROVENANCE}] } } } }
  * PROVENANCE: {"kind": "measured" | "fitted" | "transferred" | "spec-only", "source": "...",
@@ -56,6 +57,7 @@ extern "C" {
 #endif
 
 #define TPS_THR_SCHEMA_VERSION 1
+#define TPS_THR_CONFIG 160  /* bytes of one row's kernel configuration text (kernels/bench.h row config) */
 
 /* The provenance kinds are the parts' (model/parts.h: TPS_PROV_MEASURED, _FITTED,
  * _TRANSFERRED, _SPEC), so that a file may include both headers. */
@@ -95,6 +97,7 @@ typedef struct {
   size_t npts;
   long rows[TPS_CAL_MAX_PTS];
   double t_us[TPS_CAL_MAX_PTS];
+  char config[TPS_CAL_MAX_PTS][TPS_THR_CONFIG]; /* the kernel configuration each row ran (bench's text; "" unknown) */
   int method, base;          /* TPS_CAL_STEFFEN/SHAPED, TPS_CAL_BASE_* */
   double w90_log;
   double lopo_med[2], lopo_max[2]; /* [TPS_CAL_STEFFEN], [TPS_CAL_SHAPED]; NaN: none */

@@ -103,7 +103,7 @@ int tps_bench_gemm_run(const tps_bench_gemm_opts *o, tps_bench_gemm_result *r) {
   const double scale = 0.3 + 0.7 * (double)o->k * (double)o->n / (5120.0 * 1792.0);
   for (int i = 0; i < o->nrows; i++) {
     r->rows[i].m = o->rows[i];
-    snprintf(r->rows[i].config, sizeof r->rows[i].config, "mock");
+    snprintf(r->rows[i].config, sizeof r->rows[i].config, "mock M=%d", o->rows[i]);
     double us = tps_loo_curve_eval(c, (double)o->rows[i]) * scale;
     r->rows[i].t[0] = (tps_timing){.median_us = us, .min_us = us * 0.99, .max_us = us * 1.05};
   }

@@ -26,6 +26,13 @@ expect_grep '"kind": "spec-only"' "$f"
 expect_grep 'one GPU visible: every all-gather comes from --gather files or models' "$f"
 expect_grep 'TP8 nccl gather: transferred \(A100-SXM-80GB,H100-SXM,B200\)' "$tmp/err"
 expect_grep 'wrote .*one.json: 18 thresholds' "$tmp/err"
+# each measured row keeps the kernel configuration it ran (the mock names it 'mock M=<rows>'):
+# configs[i] belongs to rows[i] in every sweep, through the merges of the adaptive rounds
+v=$(awk '/"configs": \[/ { k = "c"; nc = 0; next } /"rows": \[/ { k = "r"; nr = 0; next }
+  /\]/ { if (k == "r") { n++; if (nc != nr) bad++; for (i = 1; i <= nr; i++) if (c[i] != "\"mock M=" r[i] "\"") bad++ } k = ""; next }
+  k != "" { sub(/^ +/, ""); sub(/,$/, ""); if (k == "c") c[++nc] = $0; else r[++nr] = $0 }
+  END { printf "%d %d", n, bad }' "$f")
+[ "$v" = "3 0" ] && ok || fail "one GPU: configs per row (sweeps, mismatches) = $v, want 3 0"
 # the file reads back: --check scores its calibration against the full tables (exit 0 or 1, not 2)
 "$TPSPLIT" calibrate --check "$f" "$D/h200_gemm_w8a16.tsv" >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ "$rc" -le 1 ] && ok || fail "--check of a calibrate result: exit $rc: $(cat "$tmp/err")"

@@ -55,6 +55,17 @@ sed 's/"split_from_tokens": 256/"split_from_tokens": -3/' "$cal" >"$tmp/bad.json
 expect_rc 2 dec --thresholds "$tmp/bad.json" --tp 8 --tokens 4096 --path w8a16
 one_line
 expect_grep 'bad.json: \$\.devices\.NVIDIA_H200\.thresholds\.5120x1792\.w8a16\.8\.auto\.split_from_tokens: an integer' "$tmp/err"
+# calibration.gemm[i].configs (optional): one string per row
+sed '0,/"lopo_max": {/s//"configs": ["x"], "lopo_max": {/' "$cal" >"$tmp/badc.json"
+expect_rc 2 dec --thresholds "$tmp/badc.json" --tp 8 --tokens 4096 --path w8a16
+one_line
+expect_grep 'badc.json: \$\.devices\.NVIDIA_H200\.calibration\.gemm\[0\]\.configs: an array of strings as long as rows \(14\)' "$tmp/err"
+cfgs='"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m"'
+sed "0,/\"lopo_max\": {/s//\"configs\": [$cfgs, 7], \"lopo_max\": {/" "$cal" >"$tmp/badc.json"
+expect_rc 2 dec --thresholds "$tmp/badc.json" --tp 8 --tokens 4096 --path w8a16
+expect_grep 'gemm\[0\]\.configs\[13\]: a string, not an integer' "$tmp/err"
+sed "0,/\"lopo_max\": {/s//\"configs\": [$cfgs, \"n\"], \"lopo_max\": {/" "$cal" >"$tmp/okc.json"
+expect_rc 0 dec --thresholds "$tmp/okc.json" --tp 8 --tokens 4096 --path w8a16
 expect_rc 2 dec --thresholds "$tmp/missing.json" --tp 8 --tokens 4096
 expect_grep 'missing.json' "$tmp/err"
 # the file is the threshold: no other source with it
