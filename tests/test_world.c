@@ -12,8 +12,7 @@
 #include "check.h"
 #include "gather.h"
 
-static int fails = 0, checks = 0;
-#define EXPECT(c, ...) do { checks++; if (!(c)) { fails++; printf("FAIL line %d: ", __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "expect.h"
 
 static int collectives(tps_world *w, void *arg) {
   (void)arg;

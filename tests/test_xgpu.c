@@ -15,12 +15,7 @@
 #include "xgather.h"
 #include "xgemm.h"
 
-static int fails, checks;
-#define CHECK(c)                                                                   \
-  do {                                                                             \
-    checks++;                                                                      \
-    if (!(c)) { fails++; fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } \
-  } while (0)
+#include "expect.h"
 
 static tps_gpu_table gt;
 
@@ -41,8 +36,8 @@ static void test_xgemm(void) {
     for (size_t gi = 0; gi < sizeof names / sizeof names[0]; gi++) {
       const tps_gpu *g = gpu(names[gi]);
       if (!tps_xg_supported(g, (tps_xg_path)path)) {
-        CHECK(path == TPS_XG_FP8 && g->fp8_tflops == 0);
-        CHECK(isnan(tps_xg_time_us(&m, g, NULL, 16, 1792, 5120, NULL)));
+        CHECK_TRUE(path == TPS_XG_FP8 && g->fp8_tflops == 0);
+        CHECK_TRUE(isnan(tps_xg_time_us(&m, g, NULL, 16, 1792, 5120, NULL)));
         continue;
       }
       for (int h = 0; h < 2; h++) {
@@ -58,26 +53,26 @@ static void test_xgemm(void) {
           if (!(t >= prev - 1e-9)) mono = 0;
           prev = t;
         }
-        CHECK(mono);
+        CHECK_TRUE(mono);
         /* large M: no faster than the tensor peak allows, within 2x of eff_max of it */
         double M = 16384, N = 1792, K = 5120;
         double peak = path == TPS_XG_FP8 ? g->fp8_tflops : g->bf16_tflops;
         double tmin = 2 * M * N * K / (peak * 1e6);
         double t = tps_xg_time_us(&m, g, &hs, (long)M, (long)N, (long)K, NULL);
-        CHECK(t > tmin && t < 2.0 * tmin / m.p[TPS_XG_EFF_MAX] + 100);
+        CHECK_TRUE(t > tmin && t < 2.0 * tmin / m.p[TPS_XG_EFF_MAX] + 100);
         /* M = 1: at least the floor plus the weights at the fastest rate the model allows */
         double wb = path == TPS_XG_FP8 ? 1 : 2;
         double t1 = tps_xg_time_us(&m, g, &hs, 1, (long)N, (long)K, NULL);
         double floor_us = h ? m.p[TPS_XG_FLOOR_BENCH_US] : m.p[TPS_XG_FLOOR_US];
         double ghz = tps_xg_clock_ghz(g);
         double fastest = fmax(m.p[TPS_XG_STREAM_EFF] * g->hbm_gbps, m.p[TPS_XG_L2_BPC_SM] * g->sms * ghz);
-        CHECK(t1 >= floor_us + K * N * wb / (fastest * 1e3) - 1e-9);
+        CHECK_TRUE(t1 >= floor_us + K * N * wb / (fastest * 1e3) - 1e-9);
       }
     }
   }
   /* the clock implied by the datasheet: H100 989 TFLOPS / (132 SMs x 4096) = 1.829 GHz */
-  CHECK(fabs(tps_xg_clock_ghz(gpu("H100")) - 989e3 / (132.0 * 4096)) < 1e-12);
-  CHECK(isnan(tps_xg_clock_ghz(gpu("MI300X"))));
+  CHECK_TRUE(fabs(tps_xg_clock_ghz(gpu("H100")) - 989e3 / (132.0 * 4096)) < 1e-12);
+  CHECK_TRUE(isnan(tps_xg_clock_ghz(gpu("MI300X"))));
   /* L2 residency (AIC harness): 5 copies of N=512 bf16 weights (5.2 MB each) fit an L2 of
    * 128 MB, so with a fast L2 rate the AIC time is below the flushed one; N=16384 (168 MB)
    * does not fit and both harnesses stream from HBM (same time but the floor) */
@@ -87,19 +82,19 @@ static void test_xgemm(void) {
   m.p[TPS_XG_FLOOR_BENCH_US] = m.p[TPS_XG_FLOOR_US];
   tps_xg_harness aic = {TPS_XG_AIC}, fl = {TPS_XG_FLUSHED};
   const tps_gpu *rtx = gpu("RTX-PRO-6000-Server");
-  CHECK(tps_xg_time_us(&m, rtx, &aic, 1, 512, 5120, NULL) < 0.9 * tps_xg_time_us(&m, rtx, &fl, 1, 512, 5120, NULL));
-  CHECK(fabs(tps_xg_time_us(&m, rtx, &aic, 1, 16384, 5120, NULL) - tps_xg_time_us(&m, rtx, &fl, 1, 16384, 5120, NULL)) < 1e-9);
+  CHECK_TRUE(tps_xg_time_us(&m, rtx, &aic, 1, 512, 5120, NULL) < 0.9 * tps_xg_time_us(&m, rtx, &fl, 1, 512, 5120, NULL));
+  CHECK_TRUE(fabs(tps_xg_time_us(&m, rtx, &aic, 1, 16384, 5120, NULL) - tps_xg_time_us(&m, rtx, &fl, 1, 16384, 5120, NULL)) < 1e-9);
   /* the winning tiling is a valid one; stream-K (sk 0) only on SM90/SM100 */
   int best, tm, tn, sk;
   tps_xg_time_us(&m, gpu("A100"), &aic, 3000, 1792, 5120, &best);
-  CHECK(tps_xg_tiling(best, &tm, &tn, &sk) == 0 && sk != 0);
+  CHECK_TRUE(tps_xg_tiling(best, &tm, &tn, &sk) == 0 && sk != 0);
   int any_streamk = 0;
   for (long M = 256; M <= 8192; M += 128) {
     tps_xg_time_us(&m, gpu("H100"), &aic, M, 1792, 5120, &best);
     if (tps_xg_tiling(best, &tm, &tn, &sk) == 0 && sk == 0) any_streamk = 1;
   }
-  CHECK(any_streamk);
-  CHECK(tps_xg_tiling(-1, &tm, &tn, &sk) == -1 && tps_xg_tiling(1000, &tm, &tn, &sk) == -1);
+  CHECK_TRUE(any_streamk);
+  CHECK_TRUE(tps_xg_tiling(-1, &tm, &tn, &sk) == -1 && tps_xg_tiling(1000, &tm, &tn, &sk) == -1);
 }
 
 /* A fit recovers parameters it generated: points from a known model on three GPUs. */
@@ -123,35 +118,35 @@ static void test_xgemm_fit(void) {
         n++;
       }
   tps_xg_prior(&fit, TPS_XG_BF16);
-  CHECK(tps_xg_fit(&fit, pts, n, 150, 2) == TPS_OK);
+  CHECK_TRUE(tps_xg_fit(&fit, pts, n, 150, 2) == TPS_OK);
   double worst = 0;
   for (size_t i = 0; i < n; i++) {
     double t = tps_xg_time_us(&fit, pts[i].gpu, &pts[i].harness, pts[i].m, pts[i].n, pts[i].k, NULL);
     worst = fmax(worst, fabs(t / pts[i].t_us - 1));
   }
-  CHECK(worst < 0.03);
+  CHECK_TRUE(worst < 0.03);
   /* the H200 (not in the fit) is predicted as the true model does */
   tps_xg_harness h = {TPS_XG_AIC};
   for (long M = 1; M <= 16384; M *= 4) {
     double a = tps_xg_time_us(&fit, gpu("H200"), &h, M, 1792, 5120, NULL), b = tps_xg_time_us(&truth, gpu("H200"), &h, M, 1792, 5120, NULL);
-    CHECK(fabs(a / b - 1) < 0.05);
+    CHECK_TRUE(fabs(a / b - 1) < 0.05);
   }
   /* no tpsplit bench point in the fit: the bench floor is the GEMM kernel's own (4 us),
    * plus our fp8 quantization's 3 graph nodes at 1 us (kernels/gemm_cublaslt.cu), never
    * the fitted AIC floor (5 us here: it would be carried over if the fit fell back to it) */
-  CHECK(fabs(fit.p[TPS_XG_FLOOR_BENCH_US] - 4.0) < 1e-12);
-  CHECK(fabs(fit.p[TPS_XG_FLOOR_US] - 5.0) < 0.5);
-  CHECK(fabs(tps_xg_bench_floor_spec_us(TPS_XG_FP8) - 7.0) < 1e-12);
-  CHECK(fabs(tps_xg_bench_floor_spec_us(TPS_XG_BF16) - 4.0) < 1e-12);
+  CHECK_TRUE(fabs(fit.p[TPS_XG_FLOOR_BENCH_US] - 4.0) < 1e-12);
+  CHECK_TRUE(fabs(fit.p[TPS_XG_FLOOR_US] - 5.0) < 0.5);
+  CHECK_TRUE(fabs(tps_xg_bench_floor_spec_us(TPS_XG_FP8) - 7.0) < 1e-12);
+  CHECK_TRUE(fabs(tps_xg_bench_floor_spec_us(TPS_XG_BF16) - 4.0) < 1e-12);
   /* one bench point in the fit: the bench floor is fitted (moves off the spec value) */
   tps_xg_harness fl = {TPS_XG_FLUSHED};
   truth.p[TPS_XG_FLOOR_BENCH_US] = 9.0;
   for (long M = 1; M <= 16384 && n < sizeof pts / sizeof pts[0]; M *= 16, n++)
     pts[n] = (tps_xg_point){gpu("H200"), fl, M, 1792, 5120, tps_xg_time_us(&truth, gpu("H200"), &fl, M, 1792, 5120, NULL), 1.0};
   tps_xg_prior(&fit, TPS_XG_BF16);
-  CHECK(tps_xg_fit(&fit, pts, n, 150, 2) == TPS_OK);
-  CHECK(fabs(fit.p[TPS_XG_FLOOR_BENCH_US] - 9.0) < 1.0);
-  CHECK(tps_xg_fit(&fit, pts, 3, 10, 1) == TPS_ETOOFEW);
+  CHECK_TRUE(tps_xg_fit(&fit, pts, n, 150, 2) == TPS_OK);
+  CHECK_TRUE(fabs(fit.p[TPS_XG_FLOOR_BENCH_US] - 9.0) < 1.0);
+  CHECK_TRUE(tps_xg_fit(&fit, pts, 3, 10, 1) == TPS_ETOOFEW);
 }
 
 /* ------------------------------------------------------------------ w8a16 */
@@ -162,19 +157,19 @@ static void test_xw8(void) {
   tps_xw8_prior(&m, h200);
   int kind;
   tps_xw8_time_us(&m, h200, 384, 1792, 5120, &kind);
-  CHECK(kind == 0);
+  CHECK_TRUE(kind == 0);
   tps_xw8_time_us(&m, h200, 385, 1792, 5120, &kind);
-  CHECK(kind == 1);
+  CHECK_TRUE(kind == 1);
   /* the stream kernel: 129..256 rows are two launches of the 128-token tile, 257..384 three */
   double t128 = tps_xw8_time_us(&m, h200, 128, 1792, 5120, NULL);
-  CHECK(fabs(tps_xw8_time_us(&m, h200, 129, 1792, 5120, NULL) - 2 * t128) < 1e-9);
-  CHECK(fabs(tps_xw8_time_us(&m, h200, 384, 1792, 5120, NULL) - 3 * t128) < 1e-9);
-  CHECK(tps_xw8_time_us(&m, h200, 65, 1792, 5120, NULL) == t128);
+  CHECK_TRUE(fabs(tps_xw8_time_us(&m, h200, 129, 1792, 5120, NULL) - 2 * t128) < 1e-9);
+  CHECK_TRUE(fabs(tps_xw8_time_us(&m, h200, 384, 1792, 5120, NULL) - 3 * t128) < 1e-9);
+  CHECK_TRUE(tps_xw8_time_us(&m, h200, 65, 1792, 5120, NULL) == t128);
   /* wgmma: 14 x 16 = 224 blocks of 256 tokens at M = 4096 are 2 waves on 132 SMs; M = 2048
    * (112 blocks) is one: the wave term doubles */
   double w1 = tps_xw8_time_us(&m, h200, 2048, 1792, 5120, NULL) - m.p[TPS_XW8_WGMMA_US];
   double w2 = tps_xw8_time_us(&m, h200, 4096, 1792, 5120, NULL) - m.p[TPS_XW8_WGMMA_US];
-  CHECK(fabs(w2 - 2 * w1) < 1e-9);
+  CHECK_TRUE(fabs(w2 - 2 * w1) < 1e-9);
   /* a fit to points of a known model recovers them; leaving a point out still fits */
   tps_xw8_model truth = m;
   truth.p[TPS_XW8_STREAM_US] = 4.0;
@@ -183,12 +178,12 @@ static void test_xw8(void) {
   double t[18];
   for (int i = 0; i < 18; i++) t[i] = tps_xw8_time_us(&truth, h200, rows[i], 1792, 5120, NULL);
   tps_xw8_model f;
-  CHECK(tps_xw8_fit(&f, h200, 1792, 5120, rows, t, 18, -1) == TPS_OK);
+  CHECK_TRUE(tps_xw8_fit(&f, h200, 1792, 5120, rows, t, 18, -1) == TPS_OK);
   double worst = 0;
   for (int i = 0; i < 18; i++) worst = fmax(worst, fabs(tps_xw8_time_us(&f, h200, rows[i], 1792, 5120, NULL) / t[i] - 1));
-  CHECK(worst < 0.02);
-  CHECK(tps_xw8_fit(&f, h200, 1792, 5120, rows, t, 18, 17) == TPS_OK);
-  CHECK(tps_xw8_fit(&f, h200, 1792, 5120, rows, t, 6, -1) == TPS_ETOOFEW);
+  CHECK_TRUE(worst < 0.02);
+  CHECK_TRUE(tps_xw8_fit(&f, h200, 1792, 5120, rows, t, 18, 17) == TPS_OK);
+  CHECK_TRUE(tps_xw8_fit(&f, h200, 1792, 5120, rows, t, 6, -1) == TPS_ETOOFEW);
 }
 
 /* ------------------------------------------------------------------ xgather */
@@ -197,9 +192,9 @@ static void test_xgather(void) {
   tps_xga_model m;
   tps_xga_prior(&m, 0);
   const tps_gpu *h100 = gpu("H100"), *l40s = gpu("L40S");
-  CHECK(fabs(tps_xga_bus_gbps(h100) - 20.6 * 18) < 1e-9);
-  CHECK(tps_xga_bus_gbps(l40s) == 32);
-  CHECK(tps_xga_time_us(&m, h100, 1e6, 1, TPS_XGA_NCCL, NULL) == 0);
+  CHECK_TRUE(fabs(tps_xga_bus_gbps(h100) - 20.6 * 18) < 1e-9);
+  CHECK_TRUE(tps_xga_bus_gbps(l40s) == 32);
+  CHECK_TRUE(tps_xga_time_us(&m, h100, 1e6, 1, TPS_XGA_NCCL, NULL) == 0);
   /* nccl = the smooth minimum (sum t_p^-k)^(-1/k) of the protocols, by hand: t_p = a + b (n-1)
    * + S (n-1)/n / bw_p, bw_p = min(f_p B (LL also <= its cap), phi_p x link x max(1, S / c_p))
    * with c_p = 8 x 8 x 512 (LL at 8 ranks), 8 x 640 (LL128), 64 x 512 (Simple) bytes */
@@ -218,8 +213,8 @@ static void test_xgather(void) {
     for (int p = 0; p < TPS_XGA_NPROTO; p++) s += pow(t[p], -k);
     int proto;
     double got = tps_xga_time_us(&m, h100, S, 8, TPS_XGA_NCCL, &proto);
-    CHECK(fabs(got - pow(s, -1.0 / k)) < 1e-9 * got && proto >= 0 && t[proto] == best);
-    CHECK(got <= best && got >= best * pow(3.0, -1.0 / k));
+    CHECK_TRUE(fabs(got - pow(s, -1.0 / k)) < 1e-9 * got && proto >= 0 && t[proto] == best);
+    CHECK_TRUE(got <= best && got >= best * pow(3.0, -1.0 / k));
   }
   /* PCIe: no LL128 (NCCL enables it only over NVLink) */
   tps_xga_model mp;
@@ -227,12 +222,12 @@ static void test_xgather(void) {
   for (double S = 512; S < 1e9; S *= 8) {
     int proto;
     tps_xga_time_us(&mp, l40s, S, 8, TPS_XGA_NCCL, &proto);
-    CHECK(proto != TPS_XGA_LL128);
+    CHECK_TRUE(proto != TPS_XGA_LL128);
   }
   /* custom: per-rank input capped at 2 MiB, NVLink only */
-  CHECK(isfinite(tps_xga_time_us(&m, h100, 8 * 2097152.0, 8, TPS_XGA_CUSTOM, NULL)));
-  CHECK(isnan(tps_xga_time_us(&m, h100, 8 * 2097152.0 + 8, 8, TPS_XGA_CUSTOM, NULL)));
-  CHECK(isnan(tps_xga_time_us(&m, l40s, 1024, 8, TPS_XGA_CUSTOM, NULL)));
+  CHECK_TRUE(isfinite(tps_xga_time_us(&m, h100, 8 * 2097152.0, 8, TPS_XGA_CUSTOM, NULL)));
+  CHECK_TRUE(isnan(tps_xga_time_us(&m, h100, 8 * 2097152.0 + 8, 8, TPS_XGA_CUSTOM, NULL)));
+  CHECK_TRUE(isnan(tps_xga_time_us(&m, l40s, 1024, 8, TPS_XGA_CUSTOM, NULL)));
   /* a fit to points of a known model (two NVLink GPUs) predicts a third; nccl-symm then
    * reproduces its reference point, 2 MiB at 8 H100s in 10.9 us */
   tps_xga_model truth;
@@ -249,12 +244,12 @@ static void test_xgather(void) {
           pts[n++] = (tps_xga_point){gs[g], r, S, tps_xga_time_us(&truth, gs[g], S, r, TPS_XGA_NCCL, NULL), 1.0};
   tps_xga_model f;
   tps_xga_prior(&f, 0);
-  CHECK(tps_xga_fit(&f, pts, n) == TPS_OK);
+  CHECK_TRUE(tps_xga_fit(&f, pts, n) == TPS_OK);
   double worst = 0;
   for (double S = 65536; S <= 64.0 * 1024 * 1024; S *= 2)
     worst = fmax(worst, fabs(tps_xga_time_us(&f, h100, S, 8, TPS_XGA_NCCL, NULL) / tps_xga_time_us(&truth, h100, S, 8, TPS_XGA_NCCL, NULL) - 1));
-  CHECK(worst < 0.05);
-  CHECK(fabs(tps_xga_time_us(&f, h100, 2.0 * 1024 * 1024, 8, TPS_XGA_NCCL_SYMM, NULL) - 10.9) < 1e-6);
+  CHECK_TRUE(worst < 0.05);
+  CHECK_TRUE(fabs(tps_xga_time_us(&f, h100, 2.0 * 1024 * 1024, 8, TPS_XGA_NCCL_SYMM, NULL) - 10.9) < 1e-6);
 }
 
 /* ------------------------------------------------------------------ break-even, intervals */
@@ -274,39 +269,39 @@ static void test_breakeven(void) {
       if (!(split < repl)) last_lose = T;
     }
     double want = last_lose >= 16384 ? 0 : (double)(last_lose + 1);
-    CHECK(tps_loo_breakeven(cg, ca, tp, 3584, 16384) == want);
-    CHECK(want > 1);
-    CHECK(tps_loo_split_wins(cg, ca, tp, 3584, want) == 1 && tps_loo_split_wins(cg, ca, tp, 3584, want - 1) == 0);
+    CHECK_TRUE(tps_loo_breakeven(cg, ca, tp, 3584, 16384) == want);
+    CHECK_TRUE(want > 1);
+    CHECK_TRUE(tps_loo_split_wins(cg, ca, tp, 3584, want) == 1 && tps_loo_split_wins(cg, ca, tp, 3584, want - 1) == 0);
   }
   /* a gather that never pays off: 0 */
   lin slow = {8, 1.0 / 1e3};
   tps_loo_curve *cs = tps_loo_curve_fn(lin_fn, &slow);
-  CHECK(tps_loo_breakeven(cg, cs, 8, 3584, 16384) == 0);
+  CHECK_TRUE(tps_loo_breakeven(cg, cs, 8, 3584, 16384) == 0);
   tps_loo_curve_free(cs);
   tps_loo_curve_free(cg);
   tps_loo_curve_free(ca);
   /* measured curves: through their points, flat below, log-log slope above */
   double x[] = {1, 10, 100, 1000}, t[] = {5, 6, 20, 150};
   tps_loo_curve *c = tps_loo_curve_measured(x, t, 4);
-  CHECK(c != NULL);
-  for (int i = 0; i < 4; i++) CHECK(fabs(tps_loo_curve_eval(c, x[i]) - t[i]) < 1e-9 * t[i]);
-  CHECK(fabs(tps_loo_curve_eval(c, 0.5) - 5) < 1e-12);
-  CHECK(fabs(tps_loo_curve_eval(c, 10000) - 150 * pow(10, log(150.0 / 20) / log(10))) < 1e-6);
+  CHECK_TRUE(c != NULL);
+  for (int i = 0; i < 4; i++) CHECK_TRUE(fabs(tps_loo_curve_eval(c, x[i]) - t[i]) < 1e-9 * t[i]);
+  CHECK_TRUE(fabs(tps_loo_curve_eval(c, 0.5) - 5) < 1e-12);
+  CHECK_TRUE(fabs(tps_loo_curve_eval(c, 10000) - 150 * pow(10, log(150.0 / 20) / log(10))) < 1e-6);
   double v = tps_loo_curve_eval(c, 50);
-  CHECK(v > 6 && v < 20);
-  CHECK(tps_loo_curve_covers(c, 500) && !tps_loo_curve_covers(c, 2000));
+  CHECK_TRUE(v > 6 && v < 20);
+  CHECK_TRUE(tps_loo_curve_covers(c, 500) && !tps_loo_curve_covers(c, 2000));
   tps_loo_curve_free(c);
   double bad[] = {1, 1, 2};
-  CHECK(tps_loo_curve_measured(bad, t, 3) == NULL);
+  CHECK_TRUE(tps_loo_curve_measured(bad, t, 3) == NULL);
   /* the quantile half-width: |v| = 0.01 .. 0.10; the 90% quantile (linear between order
    * statistics, GSL's definition) is 0.01 + 0.9 * 9 * 0.01 = 0.091; never below the floor */
   double r[10];
   for (int i = 0; i < 10; i++) r[i] = (i % 2 ? -1 : 1) * 0.01 * (i + 1);
-  CHECK(fabs(tps_loo_quantile_abs(r, 10, 0.9, 0.0) - 0.091) < 1e-12);
-  CHECK(tps_loo_quantile_abs(r, 10, 0.9, 0.2) == 0.2);
-  CHECK(tps_loo_quantile_abs(NULL, 0, 0.9, 0.03) == 0.03);
+  CHECK_TRUE(fabs(tps_loo_quantile_abs(r, 10, 0.9, 0.0) - 0.091) < 1e-12);
+  CHECK_TRUE(tps_loo_quantile_abs(r, 10, 0.9, 0.2) == 0.2);
+  CHECK_TRUE(tps_loo_quantile_abs(NULL, 0, 0.9, 0.03) == 0.03);
   tps_loo_err s = tps_loo_summary(r, 10);
-  CHECK(s.n == 10 && fabs(s.med_abs - 0.055) < 1e-12 && fabs(s.max_abs - 0.10) < 1e-12);
+  CHECK_TRUE(s.n == 10 && fabs(s.med_abs - 0.055) < 1e-12 && fabs(s.max_abs - 0.10) < 1e-12);
 }
 
 /* ------------------------------------------------------------------ AIC reader */
@@ -334,38 +329,38 @@ static void test_aic(const char *datadir) {
   tps_aic_file a;
   tps_err e;
   snprintf(spec, sizeof spec, "%s:dtype=fp8,n=2048,k=5120", path);
-  CHECK(tps_aic_read_spec(spec, &a, &e) == 0);
-  CHECK(a.kind == TPS_AIC_GEMM && (long)a.nrows == count_raw(path, "fp8", 2048, 5120) && a.nrows > 50);
-  CHECK(a.nprov >= 5 && strncmp(a.prov[0], "source: ai-dynamo/aiconfigurator", 32) == 0);
+  CHECK_TRUE(tps_aic_read_spec(spec, &a, &e) == 0);
+  CHECK_TRUE(a.kind == TPS_AIC_GEMM && (long)a.nrows == count_raw(path, "fp8", 2048, 5120) && a.nrows > 50);
+  CHECK_TRUE(a.nprov >= 5 && strncmp(a.prov[0], "source: ai-dynamo/aiconfigurator", 32) == 0);
   int copy_line = 0;
   for (size_t i = 0; i < a.nprov; i++) if (!strncmp(a.prov[i], "copy: 2026-12-04 from shared/data/aic/", 38)) copy_line = 1;
-  CHECK(copy_line);
+  CHECK_TRUE(copy_line);
   long *m;
   double *t;
   size_t n;
-  CHECK(tps_aic_gemm_curve(&a, "fp8", 2048, 5120, &m, &t, &n, &e) == 0 && n == a.nrows);
-  for (size_t i = 1; i < n; i++) CHECK(m[i] > m[i - 1]);
+  CHECK_TRUE(tps_aic_gemm_curve(&a, "fp8", 2048, 5120, &m, &t, &n, &e) == 0 && n == a.nrows);
+  for (size_t i = 1; i < n; i++) CHECK_TRUE(m[i] > m[i - 1]);
   free(m);
   free(t);
-  CHECK(tps_aic_gemm_curve(&a, "fp8", 1792, 5120, &m, &t, &n, &e) == -1 && strstr(e.msg, "n 1792"));
+  CHECK_TRUE(tps_aic_gemm_curve(&a, "fp8", 1792, 5120, &m, &t, &n, &e) == -1 && strstr(e.msg, "n 1792"));
   char name[64];
-  CHECK(strcmp(tps_aic_gpu_name(a.gpu, name, sizeof name), "h100-sxm") == 0 && gpu(name) == gpu("H100-SXM"));
+  CHECK_TRUE(strcmp(tps_aic_gpu_name(a.gpu, name, sizeof name), "h100-sxm") == 0 && gpu(name) == gpu("H100-SXM"));
   tps_aic_free(&a);
   /* missing shape and unknown dtype: errors naming the file */
   snprintf(spec, sizeof spec, "%s:dtype=fp8,n=1792", path);
-  CHECK(tps_aic_read_spec(spec, &a, &e) == -1 && strstr(e.msg, path) && strstr(e.msg, "no rows with dtype fp8, n 1792"));
+  CHECK_TRUE(tps_aic_read_spec(spec, &a, &e) == -1 && strstr(e.msg, path) && strstr(e.msg, "no rows with dtype fp8, n 1792"));
   snprintf(spec, sizeof spec, "%s:dtype=int3", path);
-  CHECK(tps_aic_read_spec(spec, &a, &e) == -1 && strstr(e.msg, "unknown dtype 'int3'"));
+  CHECK_TRUE(tps_aic_read_spec(spec, &a, &e) == -1 && strstr(e.msg, "unknown dtype 'int3'"));
   snprintf(spec, sizeof spec, "%s:colour=red", path);
-  CHECK(tps_aic_read_spec(spec, &a, &e) == -1 && strstr(e.msg, "unknown selection key 'colour'"));
-  CHECK(tps_aic_is(path) == 1);
+  CHECK_TRUE(tps_aic_read_spec(spec, &a, &e) == -1 && strstr(e.msg, "unknown selection key 'colour'"));
+  CHECK_TRUE(tps_aic_is(path) == 1);
   snprintf(path, sizeof path, "%s/gpus.tsv", datadir);
-  CHECK(tps_aic_is(path) == 0);
+  CHECK_TRUE(tps_aic_is(path) == 0);
   /* NCCL: all_gather at 8 GPUs has 21 sizes in each of two dtypes */
   snprintf(spec, sizeof spec, "%s/aic/nccl_b200_sxm.tsv.gz:op=all_gather,num_gpus=8", datadir);
-  CHECK(tps_aic_read_spec(spec, &a, &e) == 0 && a.kind == TPS_AIC_NCCL && a.nrows == 42);
+  CHECK_TRUE(tps_aic_read_spec(spec, &a, &e) == 0 && a.kind == TPS_AIC_NCCL && a.nrows == 42);
   double *by;
-  CHECK(tps_aic_nccl_curve(&a, "all_gather", 8, "half", &by, &t, &n, &e) == 0 && n == 21 && by[0] == 512);
+  CHECK_TRUE(tps_aic_nccl_curve(&a, "all_gather", 8, "half", &by, &t, &n, &e) == 0 && n == 21 && by[0] == 512);
   free(by);
   free(t);
   tps_aic_free(&a);
