@@ -31,8 +31,6 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include "tpsplit.h"
 #include "err.h"
 #include "util.h"
@@ -1524,19 +1522,10 @@ static int simulate(const opts *o) {
 
 /* ------------------------------------------------------------------ --replay */
 
-/* One replayed table: the merged (M, t) of its pieces, the first-phase sweep and the
- * adaptive rows taken from its M, the scores of both fits on the rows in neither sweep. */
+/* One replayed table: its label and what tps_cal_replay (model/calib.h) made of it. */
 typedef struct {
   char label[512];
-  size_t nm;                 /* rows of the merged table up to max-tokens */
-  size_t n0, nadd;           /* first-phase rows, adaptive rows */
-  long add[TPS_CAL_MAX_PTS];
-  int why[TPS_CAL_MAX_PTS];
-  size_t snapped;            /* adaptive rows not at the proposed M (the nearest row of the table inside) */
-  double clock_s, share_s;   /* simulated seconds at the end, the part's share of the budget */
-  size_t scored;
-  double med[2], max[2];     /* [0] fixed sweep, [1] adaptive; on the same rows */
-  long worst_m[2];
+  tps_cal_replay_res r;
 } reprow;
 
 typedef struct {
@@ -1669,45 +1658,22 @@ static int replay_read(const char *spec, const tps_gpu_table *gt, mtab *x, long 
   return 0;
 }
 
-static int in_list(const long *a, size_t n, long v) {
-  for (size_t i = 0; i < n; i++) if (a[i] == v) return 1;
-  return 0;
+/* The replay options of the command line. */
+static tps_cal_replay_opts replay_opts(const opts *o) {
+  tps_cal_replay_opts r;
+  memset(&r, 0, sizeof r);
+  r.points = o->points;
+  r.method = o->method;
+  r.t_max = o->t_max;
+  r.row_s = o->row_s;
+  r.share_s = o->budget_s / o->replay_parts;
+  r.adapt = o->adapt;
+  r.heldout = 1;
+  return r;
 }
 
-/* Median and max |rel| of a fit over the rows of M[0..nm) in neither sweep. */
-static size_t replay_score(const tps_cal_gemm *g, const long *M, const double *T, size_t nm, const long *sw, size_t nsw,
-                           double *med, double *max, long *worst) {
-  double *rel = malloc(nm * sizeof *rel);
-  size_t k = 0;
-  *med = *max = NAN;
-  *worst = 0;
-  if (!rel) return 0;
-  double wmax = -1;
-  for (size_t i = 0; i < nm; i++) {
-    if (in_list(sw, nsw, M[i])) continue;
-    double r = tps_cal_gemm_time_us(g, (double)M[i]) / T[i] - 1;
-    if (!isfinite(r)) continue;
-    rel[k++] = r;
-    if (fabs(r) > wmax) { wmax = fabs(r); *worst = M[i]; }
-  }
-  if (k) {
-    tps_loo_err s = tps_loo_summary(rel, k);
-    *med = s.med_abs;
-    *max = s.max_abs;
-  }
-  free(rel);
-  return k;
-}
-
-static int cmp_long_c(const void *a, const void *b) {
-  long x = *(const long *)a, y = *(const long *)b;
-  return (x > y) - (x < y);
-}
-
-/* Replay one table: the first-phase rows (each the nearest row of the table), then adaptive
- * rounds whose rows are the table's rows nearest (in log M) to the ones proposed, strictly
- * inside their interval, on a simulated clock of row_s per row with a share of the budget. */
-static int replay_one(const char *spec, const tps_gpu_table *gt, const opts *o, reprow *out, tps_err *e) {
+/* Replay one table spec: read its pieces, replay (model/calib.c tps_cal_replay). */
+static int replay_one(const char *spec, const tps_gpu_table *gt, const tps_cal_replay_opts *ro, reprow *out, tps_err *e) {
   memset(out, 0, sizeof *out);
   snprintf(out->label, sizeof out->label, "%s", spec);
   mtab x = {0};
@@ -1715,107 +1681,23 @@ static int replay_one(const char *spec, const tps_gpu_table *gt, const opts *o, 
   int path, harness;
   const tps_gpu *gpu;
   int rc = replay_read(spec, gt, &x, &k, &n, &path, &gpu, &harness, e);
-  if (rc) goto done;
-  size_t nm = 0;
-  while (nm < x.n && x.m[nm] <= o->t_max) nm++;
-  out->nm = nm;
-  if (nm < 8) { rc = tps_err_set(e, spec, 0, "%zu rows up to %ld: too few to replay", nm, o->t_max); goto done; }
-  const long *M = x.m;
-  const double *T = x.t;
-  tps_cal_sweep_req q = {path, k, n, gpu, M[nm - 1], o->points};
-  long want[TPS_CAL_MAX_PTS], sw[TPS_CAL_MAX_PTS];
-  double st[TPS_CAL_MAX_PTS];
-  size_t nw = tps_cal_sweep_rows(&q, want, TPS_CAL_MAX_PTS), ns = 0;
-  for (size_t i = 0; i < nw; i++) {
-    size_t best = nm;
-    double bd = INFINITY;
-    for (size_t j = 0; j < nm; j++) {
-      if (in_list(sw, ns, M[j])) continue;
-      double d = fabs(log((double)M[j] / (double)want[i]));
-      if (d < bd) { bd = d; best = j; }
-    }
-    if (best < nm) sw[ns++] = M[best];
+  if (!rc) {
+    int st = tps_cal_replay(x.m, x.t, x.n, path, k, n, gpu, harness, ro, &out->r);
+    if (st == TPS_ETOOFEW) rc = tps_err_set(e, spec, 0, "%zu rows up to %ld: too few to replay", out->r.nm, ro->t_max);
+    else if (st == TPS_ENOMEM) rc = tps_err_set(e, spec, 0, "out of memory");
+    else if (st != TPS_OK) rc = tps_err_set(e, spec, 0, "the first-phase fit failed: %s", tps_strstatus(st));
   }
-  qsort(sw, ns, sizeof *sw, cmp_long_c);
-  for (size_t i = 0; i < ns; i++)
-    for (size_t j = 0; j < nm; j++) if (M[j] == sw[i]) st[i] = T[j];
-  out->n0 = ns;
-  tps_cal_gemm fixed, cur;
-  if ((rc = tps_cal_gemm_fit_quick(&fixed, path, k, n, gpu, NULL, harness, sw, st, ns, o->method)) != TPS_OK) {
-    tps_cal_gemm_free(&fixed);
-    rc = tps_err_set(e, spec, 0, "the first-phase fit failed: %s", tps_strstatus(rc));
-    goto done;
-  }
-  cur = fixed;
-  cur.steffen = NULL; /* cur is refitted below; fixed keeps its curve */
-  int have_cur = 0;
-  const tps_cal_gemm *g = &fixed;
-  /* the clock: this part's share of the budget; its first phase took ns rows */
-  out->share_s = o->budget_s / o->replay_parts;
-  out->clock_s = (double)ns * o->row_s;
-  const double reserve_s = 2 * o->row_s; /* the break-even rows after the adaptive phase */
-  long skip[TPS_CAL_MAX_PTS];
-  size_t nskip = 0;
-  while ((int)out->nadd < o->adapt.max_rows && ns < TPS_CAL_MAX_PTS) {
-    tps_cal_adapt_pick pk[TPS_CAL_MAX_PTS];
-    size_t np = tps_cal_adapt_rows(g, &o->adapt, skip, nskip, pk, (size_t)o->adapt.per_round);
-    if (!np) break;
-    long rows[TPS_CAL_MAX_PTS];
-    int why[TPS_CAL_MAX_PTS];
-    size_t nr = 0;
-    for (size_t i = 0; i < np; i++) {
-      size_t best = nm;
-      double bd = INFINITY;
-      for (size_t j = 0; j < nm; j++) {
-        if (M[j] <= pk[i].lo || M[j] >= pk[i].hi || in_list(sw, ns, M[j]) || in_list(rows, nr, M[j])) continue;
-        double d = fabs(log((double)M[j] / (double)pk[i].row));
-        if (d < bd) { bd = d; best = j; }
-      }
-      if (best == nm) { skip[nskip++] = pk[i].lo; continue; }
-      if (M[best] != pk[i].row) out->snapped++;
-      why[nr] = pk[i].why;
-      rows[nr++] = M[best];
-    }
-    if (!nr) continue; /* every interval proposed had no row: ask again without them */
-    size_t left = (size_t)o->adapt.max_rows - out->nadd;
-    if (nr > left) nr = left;
-    while (nr && !tps_cal_adapt_fits(out->clock_s, (double)nr * o->row_s, reserve_s, out->share_s, o->adapt.budget_frac)) nr--;
-    if (!nr) break;
-    out->clock_s += (double)nr * o->row_s;
-    for (size_t i = 0; i < nr; i++) {
-      out->add[out->nadd] = rows[i];
-      out->why[out->nadd++] = why[i];
-      sw[ns++] = rows[i];
-    }
-    qsort(sw, ns, sizeof *sw, cmp_long_c);
-    for (size_t i = 0; i < ns; i++)
-      for (size_t j = 0; j < nm; j++) if (M[j] == sw[i]) st[i] = T[j];
-    if (have_cur) tps_cal_gemm_free(&cur);
-    if (tps_cal_gemm_fit_frozen(&cur, &fixed, sw, st, ns, 0) != TPS_OK) {
-      tps_cal_gemm_free(&cur);
-      have_cur = 0;
-      g = &fixed;
-      break;
-    }
-    have_cur = 1;
-    g = &cur;
-  }
-  /* both on the rows in neither sweep (sw holds the first phase and the adaptive rows) */
-  out->scored = replay_score(&fixed, M, T, nm, sw, ns, &out->med[0], &out->max[0], &out->worst_m[0]);
-  replay_score(g, M, T, nm, sw, ns, &out->med[1], &out->max[1], &out->worst_m[1]);
-  if (have_cur) tps_cal_gemm_free(&cur);
-  tps_cal_gemm_free(&fixed);
-done:
   free(x.m);
   free(x.t);
   return rc;
 }
 
-/* the median of v[0..n-1] (sorts v); NaN when empty */
-static double median_of(double *v, size_t n) {
-  if (!n) return NAN;
-  gsl_sort(v, 1, n);
-  return gsl_stats_median_from_sorted_data(v, 1, n);
+/* A per-method object {"steffen": v[0], "shaped": v[1]}. */
+static json_t *by_method_json(const double *v) {
+  json_t *o = json_object();
+  tps_json_set_num(o, "steffen", v[TPS_CAL_STEFFEN]);
+  tps_json_set_num(o, "shaped", v[TPS_CAL_SHAPED]);
+  return o;
 }
 
 static int replay(const opts *o) {
@@ -1823,29 +1705,27 @@ static int replay(const opts *o) {
   tps_err_clear(&e);
   tps_gpu_table gt;
   if (tps_gpus_load(NULL, &gt, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
+  const tps_cal_replay_opts ro = replay_opts(o);
   reprow *rows = calloc((size_t)o->nargs, sizeof *rows);
-  double *m0 = calloc((size_t)o->nargs + 1, sizeof *m0), *m1 = calloc((size_t)o->nargs + 1, sizeof *m1);
-  int rc = rows && m0 && m1 ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+  tps_cal_replay_res *res = calloc((size_t)o->nargs + 1, sizeof *res);
+  int rc = rows && res ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+  if (rc != TPS_EXIT_OK) tps_die_msg("calibrate: out of memory");
   for (int i = 0; i < o->nargs && rc == TPS_EXIT_OK; i++)
-    if (replay_one(o->args[i], &gt, o, &rows[i], &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); }
+    if (replay_one(o->args[i], &gt, &ro, &rows[i], &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); }
   if (rc != TPS_EXIT_OK) goto out;
-  int worse = 0, over_cap = 0, over_budget = 0;
-  size_t nt = 0;
-  for (int i = 0; i < o->nargs; i++) {
-    const reprow *s = &rows[i];
-    if (s->max[1] > s->max[0] + 1e-12) worse++;
-    if ((int)s->nadd > o->adapt.max_rows) over_cap++;
-    if (s->clock_s > o->adapt.budget_frac * s->share_s + 1e-9 && s->nadd) over_budget++;
-    m0[nt] = s->max[0];
-    m1[nt++] = s->max[1];
+  for (int i = 0; i < o->nargs; i++) res[i] = rows[i].r;
+  tps_cal_replay_sum sum;
+  if (tps_cal_replay_summary(res, (size_t)o->nargs, &ro, &sum) != TPS_OK) {
+    tps_die_msg("calibrate: out of memory");
+    rc = TPS_EXIT_FAIL;
+    goto out;
   }
-  const double mm0 = median_of(m0, nt), mm1 = median_of(m1, nt);
   if (o->json) {
     json_t *root = json_object(), *a = json_array();
     for (int i = 0; i < o->nargs; i++) {
-      const reprow *s = &rows[i];
-      json_t *x = json_object(), *ad = json_array();
-      json_object_set_new(x, "table", json_string(s->label));
+      const tps_cal_replay_res *s = &rows[i].r;
+      json_t *x = json_object(), *ad = json_array(), *ho = json_object(), *hr = json_array();
+      json_object_set_new(x, "table", json_string(rows[i].label));
       json_object_set_new(x, "rows", json_integer((json_int_t)s->nm));
       json_object_set_new(x, "first_phase_rows", json_integer((json_int_t)s->n0));
       for (size_t j = 0; j < s->nadd; j++) {
@@ -1857,7 +1737,7 @@ static int replay(const opts *o) {
       json_object_set_new(x, "adaptive_rows", ad);
       json_object_set_new(x, "snapped", json_integer((json_int_t)s->snapped));
       tps_json_set_num(x, "clock_s", s->clock_s);
-      tps_json_set_num(x, "budget_share_s", s->share_s);
+      tps_json_set_num(x, "budget_share_s", ro.share_s);
       json_object_set_new(x, "scored", json_integer((json_int_t)s->scored));
       for (int m = 0; m < 2; m++) {
         json_t *y = json_object();
@@ -1866,38 +1746,53 @@ static int replay(const opts *o) {
         json_object_set_new(y, "max_at_m", json_integer(s->worst_m[m]));
         json_object_set_new(x, m ? "adaptive" : "fixed", y);
       }
+      /* the held-out check: the adaptive rows predicted by the first-phase fit */
+      for (size_t j = 0; j < s->ho.n; j++) json_array_append_new(hr, json_integer(s->ho.rows[j]));
+      json_object_set_new(ho, "rows", hr);
+      json_object_set_new(ho, "max_abs_rel", by_method_json(s->ho.max_abs_rel));
+      json_object_set_new(ho, "median_abs_rel", by_method_json(s->ho.med_abs_rel));
+      json_object_set_new(ho, "first_phase_method", json_string(tps_cal_method_names[s->ho.prior]));
+      json_object_set_new(ho, "method", json_string(tps_cal_method_names[s->ho.method]));
+      json_object_set_new(x, "heldout", ho);
       json_array_append_new(a, x);
     }
     json_object_set_new(root, "tables", a);
-    tps_json_set_num(root, "median_of_max_fixed", mm0);
-    tps_json_set_num(root, "median_of_max_adaptive", mm1);
-    json_object_set_new(root, "adaptive_worse", json_integer(worse));
-    json_object_set_new(root, "over_cap", json_integer(over_cap));
-    json_object_set_new(root, "over_budget", json_integer(over_budget));
+    tps_json_set_num(root, "median_of_max_fixed", sum.med_max[0]);
+    tps_json_set_num(root, "median_of_max_adaptive", sum.med_max[1]);
+    json_object_set_new(root, "adaptive_worse", json_integer(sum.worse));
+    tps_json_set_num(root, "adaptive_worst_rise", sum.worst_rise);
+    json_object_set_new(root, "method_switched", json_integer(sum.switched));
+    json_object_set_new(root, "over_cap", json_integer(sum.over_cap));
+    json_object_set_new(root, "over_budget", json_integer(sum.over_budget));
     if (tps_json_print(root)) rc = TPS_EXIT_FAIL;
   } else {
     printf("# calibrate --replay: the mock bench returns the table's measured time at the table's row nearest (log M)\n"
            "# to each row asked (first phase: %d rows; adaptive: strictly inside the interval split, no interpolation);\n"
            "# clock %.2f s per row, budget %.0f s shared by %d parts, stop at %.0f%%, at most %d adaptive rows;\n"
+           "# the adaptive fit's method chosen by the held-out check (the adaptive rows predicted by the first-phase fit);\n"
            "# fixed (first phase only) and adaptive fits scored on the same rows: the table's rows up to %ld in neither sweep\n",
            o->points, o->row_s, o->budget_s, o->replay_parts, 100 * o->adapt.budget_frac, o->adapt.max_rows, o->t_max);
-    printf("table\trows\tfirst\tadded\tsnapped\tclock_s\tscored\tfixed_med\tfixed_max\tadapt_med\tadapt_max\tadded_rows\n");
+    printf("table\trows\tfirst\tadded\tsnapped\tclock_s\tscored\tfixed_med\tfixed_max\tadapt_med\tadapt_max\t"
+           "heldout_max_steffen\theldout_max_shaped\tmethod\tadded_rows\n");
     for (int i = 0; i < o->nargs; i++) {
-      const reprow *s = &rows[i];
-      printf("%s\t%zu\t%zu\t%zu\t%zu\t%.1f/%.1f\t%zu\t%.2f%%\t%.2f%% (M %ld)\t%.2f%%\t%.2f%% (M %ld)\t", s->label, s->nm, s->n0,
-             s->nadd, s->snapped, s->clock_s, s->share_s, s->scored, 100 * s->med[0], 100 * s->max[0], s->worst_m[0],
-             100 * s->med[1], 100 * s->max[1], s->worst_m[1]);
+      const tps_cal_replay_res *s = &rows[i].r;
+      printf("%s\t%zu\t%zu\t%zu\t%zu\t%.1f/%.1f\t%zu\t%.2f%%\t%.2f%% (M %ld)\t%.2f%%\t%.2f%% (M %ld)\t%.2f%%\t%.2f%%\t%s%s\t",
+             rows[i].label, s->nm, s->n0, s->nadd, s->snapped, s->clock_s, ro.share_s, s->scored, 100 * s->med[0],
+             100 * s->max[0], s->worst_m[0], 100 * s->med[1], 100 * s->max[1], s->worst_m[1],
+             100 * s->ho.max_abs_rel[TPS_CAL_STEFFEN], 100 * s->ho.max_abs_rel[TPS_CAL_SHAPED],
+             tps_cal_method_names[s->ho.method], s->ho.method != s->ho.prior ? " (switched)" : "");
       for (size_t j = 0; j < s->nadd; j++) printf("%s%ld:%s", j ? "," : "", s->add[j], tps_cal_why_names[s->why[j]]);
       printf("%s\n", s->nadd ? "" : "-");
     }
-    printf("# median over %zu tables of the max error: fixed %.2f%%, adaptive %.2f%%\n", nt, 100 * mm0, 100 * mm1);
-    printf("# adaptive max worse than fixed on %d tables; over the row cap on %d; past %.0f%% of the budget share on %d\n",
-           worse, over_cap, 100 * o->adapt.budget_frac, over_budget);
+    printf("# median over %zu tables of the max error: fixed %.2f%%, adaptive %.2f%%\n", sum.n, 100 * sum.med_max[0],
+           100 * sum.med_max[1]);
+    printf("# adaptive max worse than fixed on %d tables (by %.2f points at most); method switched by the held-out check on "
+           "%d; over the row cap on %d; past %.0f%% of the budget share on %d\n",
+           sum.worse, 100 * sum.worst_rise, sum.switched, sum.over_cap, 100 * o->adapt.budget_frac, sum.over_budget);
   }
 out:
   free(rows);
-  free(m0);
-  free(m1);
+  free(res);
   tps_gpus_free(&gt);
   return rc;
 }
