@@ -747,10 +747,12 @@ int tps_cal_heldout_choose(const tps_cal_gemm *first, const long *rows, const do
     out->max_abs_rel[m] = s.max_abs;
     out->med_abs_rel[m] = s.med_abs;
   }
-  /* the other method only when it is better by more than the tie margin */
+  /* the other method only when both its max and its median are smaller by more than the
+   * tie margin (one row where the first-phase method misses does not decide) */
   const int cur = out->prior, oth = 1 - cur;
-  if (isfinite(out->max_abs_rel[cur]) && isfinite(out->max_abs_rel[oth]) &&
-      out->max_abs_rel[oth] < out->max_abs_rel[cur] - TPS_CAL_HELDOUT_TIE)
+  const double *mx = out->max_abs_rel, *md = out->med_abs_rel;
+  if (isfinite(mx[cur]) && isfinite(mx[oth]) && mx[oth] < mx[cur] - TPS_CAL_HELDOUT_TIE &&
+      md[oth] < md[cur] - TPS_CAL_HELDOUT_TIE)
     out->method = oth;
   return TPS_OK;
 }

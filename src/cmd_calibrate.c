@@ -99,6 +99,9 @@ static void usage(FILE *fp) {
           "                     16; 0: none): after the first-phase fits, midpoints where the model\n"
           "                     bends, the slope leaves [0, 1.2] or the time rises most, until 90%%\n"
           "                     of the budget (model/calib.h)\n"
+          "  --no-heldout       keep the first-phase method after the adaptive phase (default with\n"
+          "                     --method auto: the adaptive rows, predicted by the first-phase fit\n"
+          "                     before they join it, choose shaped or steffen: model/calib.h)\n"
           "  --replay           offline: for each table (pieces of one shape and path joined by\n"
           "                     +: bench gemm tables, a calibrate result's sweep; or an AIConfigurator\n"
           "                     table FILE:dtype=D,n=N) a mock bench returns its times at its rows\n"
@@ -136,6 +139,7 @@ typedef struct {
   double row_s;              /* --replay: simulated seconds per measured row */
   int replay_parts;          /* --replay: parts sharing the budget */
   tps_cal_adapt_opts adapt;  /* the adaptive phase (--adapt-rows 0: none) */
+  int no_heldout;            /* --no-heldout: the first-phase method kept after the adaptive phase */
   int per_row;               /* --check --rows */
   char **args;               /* positional: --check benches or --simulate tables */
   int nargs;
@@ -143,7 +147,7 @@ typedef struct {
 
 enum { OPT_SHAPES = 256, OPT_PATHS, OPT_TP, OPT_BACKENDS, OPT_BUDGET, OPT_GATHER, OPT_SAMPLES, OPT_POINTS,
        OPT_MAXTOK, OPT_METHOD, OPT_DEVICE, OPT_SEED, OPT_CHECK, OPT_TOL, OPT_SIMULATE, OPT_JSON, OPT_ROWS, OPT_VERSION,
-       OPT_REPLAY, OPT_ROW_S, OPT_PARTS, OPT_ADAPT_ROWS };
+       OPT_REPLAY, OPT_ROW_S, OPT_PARTS, OPT_ADAPT_ROWS, OPT_NO_HELDOUT };
 
 static int list_each(const char *arg, const char *what, int (*fn)(opts *, const char *), opts *o) {
   char **items;
@@ -219,7 +223,7 @@ static int parse(int argc, char **argv, opts *o) {
       {"simulate", no_argument, 0, OPT_SIMULATE},     {"json", no_argument, 0, OPT_JSON},
       {"rows", no_argument, 0, OPT_ROWS},             {"replay", no_argument, 0, OPT_REPLAY},
       {"row-s", required_argument, 0, OPT_ROW_S},     {"parts", required_argument, 0, OPT_PARTS},
-      {"adapt-rows", required_argument, 0, OPT_ADAPT_ROWS},
+      {"adapt-rows", required_argument, 0, OPT_ADAPT_ROWS}, {"no-heldout", no_argument, 0, OPT_NO_HELDOUT},
       {"output", required_argument, 0, 'o'},          {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, OPT_VERSION},       {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
@@ -279,6 +283,7 @@ static int parse(int argc, char **argv, opts *o) {
     }
     case OPT_SIMULATE: o->simulate = 1; break;
     case OPT_REPLAY: o->replay = 1; break;
+    case OPT_NO_HELDOUT: o->no_heldout = 1; break;
     case OPT_PARTS: rc = int_opt("parts", optarg, 1, MAX_SHAPES * MAX_PATHS, &v); o->replay_parts = (int)v; break;
     case OPT_ADAPT_ROWS: rc = int_opt("adapt-rows", optarg, 0, TPS_CAL_MAX_PTS / 2, &v); o->adapt.max_rows = (int)v; break;
     case OPT_ROW_S:
@@ -664,6 +669,9 @@ typedef struct {
   int have_first;
   double s_per_row;          /* seconds per row of its first step (0: none ran) */
   int nadapt;                /* rows the adaptive phase added */
+  long adapt_rows[TPS_CAL_MAX_PTS]; /* those rows, in the order measured */
+  tps_cal_heldout ho;        /* the held-out check of them against the first-phase fit */
+  int have_ho;
   long skip_lo[TPS_CAL_MAX_PTS]; /* intervals the adaptive phase cannot split (lower rows) */
   size_t nskip;
 } gpart;
@@ -703,6 +711,11 @@ static void on_check(void *arg, const tps_bench_gemm_check *c) {
   } else {
     progress("%s: checked M=%d", r->what, c->m);
   }
+}
+
+static int cmp_long_r(const void *a, const void *b) {
+  const long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
 }
 
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
@@ -957,10 +970,15 @@ static void fit_part(run_t *r, gpart *p, int lopo) {
     st = tps_cal_gemm_fit(&p->fit, p->path, p->k, p->n, r->gpu, NULL, TPS_XG_FLUSHED, p->rec.rows, p->rec.t_us, p->rec.npts,
                           r->o->method);
     if (st == TPS_OK) {
+      p->rec.first_method = p->fit.method;
       p->have_first = tps_cal_gemm_fit_quick(&p->first, p->path, p->k, p->n, r->gpu, NULL, TPS_XG_FLUSHED, p->rec.rows,
                                              p->rec.t_us, p->rec.npts, r->o->method) == TPS_OK;
-      if (p->have_first) p->first.w90 = p->fit.w90;
-      else tps_cal_gemm_free(&p->first);
+      if (p->have_first) {
+        p->first.w90 = p->fit.w90;
+        memcpy(p->first.w90_by, p->fit.w90_by, sizeof p->first.w90_by);
+      } else {
+        tps_cal_gemm_free(&p->first);
+      }
     }
   }
   if (st != TPS_OK) {
@@ -976,6 +994,54 @@ static void fit_part(run_t *r, gpart *p, int lopo) {
   memcpy(p->rec.lopo_max, p->fit.lopo_max, sizeof p->rec.lopo_max);
 }
 
+/* A fraction as a percentage with one decimal into buf[16], "n/a" for NaN; returns buf. */
+static const char *pct_text(double v, char *buf) {
+  if (isfinite(v)) snprintf(buf, 16, "%.1f%%", 100 * v);
+  else snprintf(buf, 16, "n/a");
+  return buf;
+}
+
+/* The held-out check of a part's adaptive rows (model/calib.h): each predicted by the
+ * first-phase fit by both methods; the method chosen becomes the first-phase fit's, which
+ * the refits after it keep (tps_cal_gemm_fit_frozen), unless --no-heldout or a --method
+ * forced.  Said and recorded in the part's calibration record.  TPS_OK, TPS_NA (no adaptive
+ * row), or the check's status (said). */
+static int heldout_part(run_t *r, gpart *p) {
+  if (!p->have_first || !p->nadapt) return TPS_NA;
+  double t[TPS_CAL_MAX_PTS];
+  size_t n = 0;
+  for (int j = 0; j < p->nadapt; j++)
+    for (size_t i = 0; i < p->rec.npts; i++)
+      if (p->rec.rows[i] == p->adapt_rows[j]) { t[n++] = p->rec.t_us[i]; break; }
+  if (n != (size_t)p->nadapt) return TPS_NA; /* a row not measured: no check */
+  int st = tps_cal_heldout_choose(&p->first, p->adapt_rows, t, n, &p->ho);
+  if (st != TPS_OK) {
+    say("gemm %ldx%ld %s: no held-out check (%s)", p->k, p->n, tps_path_name(p->path), tps_strstatus(st));
+    return st;
+  }
+  p->have_ho = 1;
+  const int prior = p->first.method;
+  const int keep = r->o->no_heldout || r->o->method != TPS_CAL_AUTO; /* a method forced is kept */
+  int chosen = keep ? prior : p->ho.method;
+  if (chosen != prior && tps_cal_gemm_use_method(&p->first, chosen) != TPS_OK) chosen = prior;
+  char a[4][16];
+  say("gemm %ldx%ld %s: held-out check of %zu adaptive rows by the first-phase fit: max |error| steffen %s, shaped %s "
+      "(median %s, %s): %s %s",
+      p->k, p->n, tps_path_name(p->path), p->ho.n, pct_text(p->ho.max_abs_rel[TPS_CAL_STEFFEN], a[0]),
+      pct_text(p->ho.max_abs_rel[TPS_CAL_SHAPED], a[1]), pct_text(p->ho.med_abs_rel[TPS_CAL_STEFFEN], a[2]),
+      pct_text(p->ho.med_abs_rel[TPS_CAL_SHAPED], a[3]), tps_cal_method_names[chosen],
+      chosen != prior ? "chosen instead of the first phase's" : r->o->no_heldout ? "kept (--no-heldout)"
+                                                              : keep ? "kept (--method)" : "kept");
+  tps_thr_gemm *g = &p->rec;
+  g->first_method = prior;
+  g->heldout_n = p->ho.n;
+  memcpy(g->heldout_rows, p->ho.rows, p->ho.n * sizeof *p->ho.rows);
+  qsort(g->heldout_rows, g->heldout_n, sizeof *g->heldout_rows, cmp_long_r);
+  memcpy(g->heldout_max, p->ho.max_abs_rel, sizeof g->heldout_max);
+  memcpy(g->heldout_med, p->ho.med_abs_rel, sizeof g->heldout_med);
+  return TPS_OK;
+}
+
 /* The break-even of a part at a TP and backend (0: never; -1: no gather). */
 static int part_be(run_t *r, gpart *p, int ti, int backend, tps_cal_be *be) {
   gsel s = {&r->gc[ti][0], backend == TPS_GATHER_NCCL ? NULL : &r->gc[ti][1], r->o->tp[ti]};
@@ -985,12 +1051,23 @@ static int part_be(run_t *r, gpart *p, int ti, int backend, tps_cal_be *be) {
   return tps_cal_breakeven(&parts, r->o->tp[ti], 2.0 * (double)p->n, r->o->t_max, be) == TPS_OK ? 0 : -1;
 }
 
-static const char *gemm_method_text(const gpart *p) {
+/* The GEMM provenance's method: the calibrated model, and how the held-out check chose it. */
+static void gemm_method_text(const gpart *p, char *buf, size_t sz) {
+  const char *m;
   if (p->fit.method == TPS_CAL_SHAPED && p->fit.base == TPS_CAL_BASE_XW8)
-    return "shaped: model/xgemm.h tps_xw8 (our w8a16 dispatch) fitted to the sweep x its measured residuals, per dispatch regime (model/calib.h)";
-  if (p->fit.method == TPS_CAL_SHAPED)
-    return "shaped: model/xgemm.h best-of-tilings fitted to the sweep (this GPU's datasheet as input) x its measured residuals interpolated in log M (model/calib.h)";
-  return "Steffen interpolation in log-log of the sweep (model/calib.h)";
+    m = "shaped: model/xgemm.h tps_xw8 (our w8a16 dispatch) fitted to the sweep x its measured residuals, per dispatch regime (model/calib.h)";
+  else if (p->fit.method == TPS_CAL_SHAPED)
+    m = "shaped: model/xgemm.h best-of-tilings fitted to the sweep (this GPU's datasheet as input) x its measured residuals interpolated in log M (model/calib.h)";
+  else
+    m = "Steffen interpolation in log-log of the sweep (model/calib.h)";
+  if (!p->have_ho || !p->ho.n) {
+    snprintf(buf, sz, "%s", m);
+    return;
+  }
+  char a[2][16];
+  snprintf(buf, sz, "%s; %s by the held-out check of %zu adaptive rows (first-phase fit's max |error| steffen %s, shaped %s)",
+           m, p->fit.method != p->rec.first_method ? "chosen" : "kept", p->ho.n,
+           pct_text(p->ho.max_abs_rel[TPS_CAL_STEFFEN], a[0]), pct_text(p->ho.max_abs_rel[TPS_CAL_SHAPED], a[1]));
 }
 
 static void build_entries(run_t *r, const char *date) {
@@ -1016,7 +1093,9 @@ static void build_entries(run_t *r, const char *date) {
         char src[512];
         snprintf(src, sizeof src, "tpsplit calibrate on this GPU (%s), %s: bench gemm sweep, %d samples per row", d->name, date,
                  p->rec.samples);
-        e->gemm = tps_thr_prov_make(TPS_PROV_MEASURED, src, gemm_method_text(p));
+        char mtext[512];
+        gemm_method_text(p, mtext, sizeof mtext);
+        e->gemm = tps_thr_prov_make(TPS_PROV_MEASURED, src, mtext);
         e->gemm.points = (int)p->rec.npts;
         e->gemm.w90_log = p->fit.w90;
         gsel s = {&r->gc[ti][0], backend == TPS_GATHER_NCCL ? NULL : &r->gc[ti][1], e->tp};
@@ -1121,6 +1200,8 @@ static int calibrate(const opts *o) {
       p->rec.path = p->path;
       p->rec.w90_log = NAN;
       p->rec.lopo_med[0] = p->rec.lopo_med[1] = p->rec.lopo_max[0] = p->rec.lopo_max[1] = NAN;
+      p->rec.heldout_max[0] = p->rec.heldout_max[1] = p->rec.heldout_med[0] = p->rec.heldout_med[1] = NAN;
+      p->rec.first_method = -1;
       const tps_path *tp = tps_path_get(p->path);
       if (cc < tp->min_cc) {
         snprintf(p->rec.status, sizeof p->rec.status, "skipped");
@@ -1198,12 +1279,16 @@ static int calibrate(const opts *o) {
         int st = gemm_step(r, p, rows, np, phase, (double)(np + 1) * p->s_per_row);
         if (st == TPS_SKIP) { stop = 1; break; }
         if (st != TPS_OK) continue; /* said; the part keeps what it had */
-        p->nadapt += (int)np;
+        for (size_t j = 0; j < np; j++) p->adapt_rows[p->nadapt++] = rows[j];
         fit_part(r, p, 0);
         more = 1;
       }
     }
-    for (int i = 0; i < r->nparts; i++) if (r->part[i].nadapt) fit_part(r, &r->part[i], 1);
+    for (int i = 0; i < r->nparts; i++)
+      if (r->part[i].nadapt) {
+        heldout_part(r, &r->part[i]);
+        fit_part(r, &r->part[i], 1);
+      }
   }
 
   /* 3. the rows the break-even needs */
@@ -1668,7 +1753,7 @@ static tps_cal_replay_opts replay_opts(const opts *o) {
   r.row_s = o->row_s;
   r.share_s = o->budget_s / o->replay_parts;
   r.adapt = o->adapt;
-  r.heldout = 1;
+  r.heldout = !o->no_heldout && o->method == TPS_CAL_AUTO; /* a method forced is kept */
   return r;
 }
 
