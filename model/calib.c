@@ -884,6 +884,7 @@ int tps_cal_replay(const long *M, const double *T, size_t n, int path, long k, l
   double ta[TPS_CAL_MAX_PTS];
   times_of(M, T, nm, out->add, out->nadd, ta);
   rc = tps_cal_heldout_choose(&fixed, out->add, ta, out->nadd, &out->ho);
+  if (!o->heldout || !have_cur) out->ho.method = out->ho.prior; /* the method the adaptive fit uses */
   if (rc == TPS_OK && o->heldout && have_cur && out->ho.n) {
     int u = tps_cal_gemm_use_method(&cur, out->ho.method);
     if (u != TPS_OK && u != TPS_NA) rc = u;

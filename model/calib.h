@@ -280,7 +280,8 @@ typedef struct {
   size_t scored;             /* rows scored (in neither sweep) */
   double med[2], max[2];     /* |relative error| median and max: [0] fixed, [1] adaptive */
   long worst_m[2];           /* the row of each max */
-  tps_cal_heldout ho;        /* the held-out check of the adaptive rows (ho.n 0: none added) */
+  tps_cal_heldout ho;        /* the held-out check of the adaptive rows (ho.n 0: none added);
+                              * ho.method: the adaptive fit's (the first phase's when heldout 0) */
 } tps_cal_replay_res;
 
 /* Replay one table M[0..n) ascending, distinct, times T[] > 0 (shape k x nn, path, gpu,

@@ -1052,7 +1052,7 @@ static int part_be(run_t *r, gpart *p, int ti, int backend, tps_cal_be *be) {
 }
 
 /* The GEMM provenance's method: the calibrated model, and how the held-out check chose it. */
-static void gemm_method_text(const gpart *p, char *buf, size_t sz) {
+static void gemm_method_text(const run_t *r, const gpart *p, char *buf, size_t sz) {
   const char *m;
   if (p->fit.method == TPS_CAL_SHAPED && p->fit.base == TPS_CAL_BASE_XW8)
     m = "shaped: model/xgemm.h tps_xw8 (our w8a16 dispatch) fitted to the sweep x its measured residuals, per dispatch regime (model/calib.h)";
@@ -1065,8 +1065,11 @@ static void gemm_method_text(const gpart *p, char *buf, size_t sz) {
     return;
   }
   char a[2][16];
-  snprintf(buf, sz, "%s; %s by the held-out check of %zu adaptive rows (first-phase fit's max |error| steffen %s, shaped %s)",
-           m, p->fit.method != p->rec.first_method ? "chosen" : "kept", p->ho.n,
+  const char *how = p->fit.method != p->rec.first_method ? "chosen by the held-out check"
+                    : r->o->no_heldout                    ? "the first phase's (--no-heldout); the held-out check"
+                    : r->o->method != TPS_CAL_AUTO        ? "as --method forces; the held-out check"
+                                                          : "kept by the held-out check";
+  snprintf(buf, sz, "%s; %s of %zu adaptive rows (first-phase fit's max |error| steffen %s, shaped %s)", m, how, p->ho.n,
            pct_text(p->ho.max_abs_rel[TPS_CAL_STEFFEN], a[0]), pct_text(p->ho.max_abs_rel[TPS_CAL_SHAPED], a[1]));
 }
 
@@ -1094,7 +1097,7 @@ static void build_entries(run_t *r, const char *date) {
         snprintf(src, sizeof src, "tpsplit calibrate on this GPU (%s), %s: bench gemm sweep, %d samples per row", d->name, date,
                  p->rec.samples);
         char mtext[512];
-        gemm_method_text(p, mtext, sizeof mtext);
+        gemm_method_text(r, p, mtext, sizeof mtext);
         e->gemm = tps_thr_prov_make(TPS_PROV_MEASURED, src, mtext);
         e->gemm.points = (int)p->rec.npts;
         e->gemm.w90_log = p->fit.w90;

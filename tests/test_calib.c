@@ -505,6 +505,15 @@ static void test_file(void) {
   gm->method = TPS_CAL_SHAPED;
   gm->base = TPS_CAL_BASE_XW8;
   gm->w90_log = 0.04;
+  /* the held-out check: two adaptive rows, Steffen's errors the larger (shaped kept) */
+  gm->first_method = TPS_CAL_SHAPED;
+  gm->heldout_n = 2;
+  gm->heldout_rows[0] = 40;
+  gm->heldout_rows[1] = 3000;
+  gm->heldout_max[TPS_CAL_STEFFEN] = 0.125;
+  gm->heldout_max[TPS_CAL_SHAPED] = 0.03125;
+  gm->heldout_med[TPS_CAL_STEFFEN] = 0.0625;
+  gm->heldout_med[TPS_CAL_SHAPED] = 0.015625;
   tps_thr_gather *ga = tps_thr_add_gather(d);
   ga->tp = 8;
   ga->backend = TPS_GATHER_NCCL;
@@ -573,6 +582,11 @@ static void test_file(void) {
     for (size_t i = 0; rd && i < gm->npts; i++)
       CHECK(rd->gemm[0].rows[i] == gm->rows[i] && fabs(rd->gemm[0].t_us[i] / gm->t_us[i] - 1) < 1e-10, "sweep point %zu", i);
     CHECK(rd && rd->ngather == 1 && rd->gather[0].npts == 3 && rd->gather[0].t_us[2] == 20, "calibration gather");
+    CHECK(rd && rd->gemm[0].first_method == TPS_CAL_SHAPED && rd->gemm[0].heldout_n == 2 && rd->gemm[0].heldout_rows[0] == 40 &&
+              rd->gemm[0].heldout_rows[1] == 3000 && rd->gemm[0].heldout_max[TPS_CAL_STEFFEN] == 0.125 &&
+              rd->gemm[0].heldout_max[TPS_CAL_SHAPED] == 0.03125 && rd->gemm[0].heldout_med[TPS_CAL_STEFFEN] == 0.0625 &&
+              rd->gemm[0].heldout_med[TPS_CAL_SHAPED] == 0.015625,
+          "the held-out check reads back");
 
     /* the check: a bench table of the staircase at rows the sweep did not take */
     char bench[512];
@@ -636,6 +650,9 @@ static void test_file(void) {
       {"\"out_bytes_per_token\": 3584", "\"out_bytes_per_token\": 0", "auto.out_bytes_per_token: a number > 0"},
       {"\"status\": \"measured\"", "\"status\": \"done\"" /* the first: gather (keys sorted) */, "$.devices.NVIDIA_H200.calibration.gather[0].status: 'done' is not"},
       {"\"points\": 12", "\"pointz\": 12", "auto.gemm.points: missing"},
+      {"\"first_phase_method\": \"shaped\"", "\"first_phase_method\": \"cubic\"",
+       "$.devices.NVIDIA_H200.calibration.gemm[0].first_phase_method: steffen, shaped or null, not cubic"},
+      {"\"heldout_rows\": [", "\"heldout_rows\": [0, ", "calibration.gemm[0].heldout_rows[0]: a row count >= 1"},
   };
   for (size_t i = 0; good && i < sizeof cases / sizeof *cases; i++) {
     char *bad = subst(good, cases[i].from, cases[i].to);
