@@ -241,8 +241,8 @@ typedef struct {
   int method;                /* the method chosen */
 } tps_cal_heldout;
 
-/* Predict rows[0..n) (measured t_us[]) with the first-phase fit first by both methods and
- * choose by the rule above.  TPS_OK, TPS_EINVAL (no fit, n past TPS_CAL_MAX_PTS), TPS_EBADDATA
+/* Predict rows[0..n) (measured t_us[]) with the first-phase fit `first` by both methods and
+ * choose by the rule above (out->prior: first's method, out->method: the one chosen).  TPS_OK, TPS_EINVAL (no fit, n past TPS_CAL_MAX_PTS), TPS_EBADDATA
  * (a row < 1 or a time not > 0), TPS_ENOMEM. */
 int tps_cal_heldout_choose(const tps_cal_gemm *first, const long *rows, const double *t_us, size_t n,
                            tps_cal_heldout *out);

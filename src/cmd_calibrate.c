@@ -1,8 +1,10 @@
 /* cmd_calibrate.c: `tpsplit calibrate`: a short sweep of the GEMM paths (and, with >= 2
  * GPUs, the all-gathers) of the machine it runs on, the calibrated models of model/calib.h,
  * and the engine-facing thresholds file of src/thresholds.h.  Also `calibrate --check`
- * (a calibration against full bench gemm tables) and `calibrate --simulate` (offline: the
- * sweep taken from full tables, the other rows scored).
+ * (a calibration against full bench gemm tables), `calibrate --simulate` (offline: the
+ * sweep taken from full tables, the other rows scored) and `calibrate --replay` (offline:
+ * the adaptive sweep on measured tables, model/calib.c tps_cal_replay; this file reads the
+ * tables and prints).
  *
  * Plan of a run, in order, each step checked against the budget before it starts (a step
  * is not interrupted: the budget is wall time from the start, and a step that would end
@@ -10,6 +12,9 @@
  *   1. per (shape, path) a bench gemm run of the first-phase sweep rows (tps_cal_sweep_rows);
  *   2. per TP <= GPUs visible, a bench allgather run per concrete backend (nccl; custom for
  *      custom/auto), ~10 sizes from 1 to max-tokens tokens of the shapes' outputs;
+ *   2b. per (shape, path) rounds of adaptive rows (tps_cal_adapt_rows), then the held-out
+ *      check: those rows, predicted by the first-phase fit, choose shaped or Steffen
+ *      (tps_cal_heldout_choose); the method chosen is kept by the refits after it;
  *   3. per (shape, path) a second bench gemm run of the rows the break-even needs
  *      (T* and ceil(T* / TP) of each TP: tps_cal_breakeven_rows), when not near a row had;
  *   4. the calibrated models, break-even, interval and threshold per (shape, path, TP,
