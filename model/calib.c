@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include "path.h"
 #include "status.h"
 
@@ -404,7 +406,7 @@ static int fit_impl(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gp
                     const tps_cal_gemm *frozen) {
   memset(g, 0, sizeof *g);
   g->lopo_med[0] = g->lopo_med[1] = g->lopo_max[0] = g->lopo_max[1] = NAN;
-  g->w90 = NAN;
+  g->w90 = g->w90_by[0] = g->w90_by[1] = NAN;
   g->base_status = TPS_NA;
   if (!tps_path_get(path) || k < 1 || n < 1 || method < 0 || method > TPS_CAL_AUTO ||
       (harness != TPS_XG_FLUSHED && harness != TPS_XG_AIC))
@@ -503,8 +505,12 @@ static int fit_impl(tps_cal_gemm *g, int path, long k, long n, const tps_gpu *gp
   }
   /* auto: shaped wherever the path has a base on this GPU (calib.h says why) */
   g->method = (method == TPS_CAL_AUTO || method == TPS_CAL_SHAPED) && shaped_ok ? TPS_CAL_SHAPED : TPS_CAL_STEFFEN;
-  g->w90 = nl ? tps_loo_quantile_abs(le[g->method], nl, 0.9, TPS_CAL_MIN_W) : TPS_CAL_MIN_W;
-  if (!isfinite(g->w90)) g->w90 = TPS_CAL_MIN_W;
+  for (int mth = 0; mth < 2; mth++) {
+    g->w90_by[mth] = nl ? tps_loo_quantile_abs(le[mth], nl, 0.9, TPS_CAL_MIN_W) : TPS_CAL_MIN_W;
+    if (!isfinite(g->w90_by[mth])) g->w90_by[mth] = TPS_CAL_MIN_W;
+  }
+  if (!shaped_ok) g->w90_by[TPS_CAL_SHAPED] = NAN;
+  g->w90 = g->w90_by[g->method];
   return TPS_OK;
 }
 
@@ -535,6 +541,14 @@ double tps_cal_gemm_time_by(const tps_cal_gemm *g, int method, double m) {
 }
 
 double tps_cal_gemm_time_us(const tps_cal_gemm *g, double m) { return g ? tps_cal_gemm_time_by(g, g->method, m) : NAN; }
+
+int tps_cal_gemm_use_method(tps_cal_gemm *g, int method) {
+  if (!g || !g->steffen || (method != TPS_CAL_STEFFEN && method != TPS_CAL_SHAPED)) return TPS_EINVAL;
+  if (method == TPS_CAL_SHAPED && (g->base == TPS_CAL_BASE_NONE || g->base_status != TPS_OK)) return TPS_NA;
+  g->method = method;
+  g->w90 = isfinite(g->w90_by[method]) ? g->w90_by[method] : TPS_CAL_MIN_W;
+  return TPS_OK;
+}
 
 void tps_cal_gemm_free(tps_cal_gemm *g) {
   if (!g) return;
@@ -702,4 +716,214 @@ size_t tps_cal_adapt_rows(const tps_cal_gemm *g, const tps_cal_adapt_opts *o, co
   if (n > cap) n = cap;
   memcpy(picks, all, n * sizeof *all);
   return n;
+}
+
+/* ------------------------------------------------------------------ held-out method choice */
+
+int tps_cal_heldout_choose(const tps_cal_gemm *first, const long *rows, const double *t_us, size_t n,
+                           tps_cal_heldout *out) {
+  if (!out) return TPS_EINVAL;
+  memset(out, 0, sizeof *out);
+  for (int m = 0; m < 2; m++) out->max_abs_rel[m] = out->med_abs_rel[m] = NAN;
+  if (!first || !first->steffen || n > TPS_CAL_MAX_PTS || (n && (!rows || !t_us))) return TPS_EINVAL;
+  out->prior = out->method = first->method;
+  double rel[2][TPS_CAL_MAX_PTS];
+  int have[2] = {1, 1};
+  for (size_t i = 0; i < n; i++) {
+    if (rows[i] < 1 || !(t_us[i] > 0) || !isfinite(t_us[i])) return TPS_EBADDATA;
+    if (has_row(first->rows, first->npts, rows[i])) continue;
+    for (int m = 0; m < 2; m++) {
+      const double r = tps_cal_gemm_time_by(first, m, (double)rows[i]) / t_us[i] - 1.0;
+      if (!isfinite(r)) have[m] = 0;
+      rel[m][out->n] = r;
+    }
+    out->rows[out->n++] = rows[i];
+  }
+  if (!out->n) return TPS_OK;
+  for (int m = 0; m < 2; m++) {
+    if (!have[m]) continue;
+    tps_loo_err s = tps_loo_summary(rel[m], out->n);
+    if (s.n != out->n) return TPS_ENOMEM;
+    out->max_abs_rel[m] = s.max_abs;
+    out->med_abs_rel[m] = s.med_abs;
+  }
+  /* the other method only when both its max and its median are smaller by more than the
+   * tie margin (one row where the first-phase method misses does not decide) */
+  const int cur = out->prior, oth = 1 - cur;
+  const double *mx = out->max_abs_rel, *md = out->med_abs_rel;
+  if (isfinite(mx[cur]) && isfinite(mx[oth]) && mx[oth] < mx[cur] - TPS_CAL_HELDOUT_TIE &&
+      md[oth] < md[cur] - TPS_CAL_HELDOUT_TIE)
+    out->method = oth;
+  return TPS_OK;
+}
+
+/* ------------------------------------------------------------------ offline replay */
+
+/* The index of the row of M[0..nm) nearest to want in log M among those strictly inside
+ * (lo, hi) (lo, hi 0: no bound) and in neither taken[0..nt) nor also[0..na); nm when none. */
+static size_t nearest_row(const long *M, size_t nm, long want, long lo, long hi, const long *taken, size_t nt,
+                          const long *also, size_t na) {
+  size_t best = nm;
+  double bd = INFINITY;
+  for (size_t j = 0; j < nm; j++) {
+    if ((lo && M[j] <= lo) || (hi && M[j] >= hi) || has_row(taken, nt, M[j]) || has_row(also, na, M[j])) continue;
+    const double d = fabs(log((double)M[j] / (double)want));
+    if (d < bd) { bd = d; best = j; }
+  }
+  return best;
+}
+
+/* The times of rows[0..n) from the table M, T (every row is one of M). */
+static void times_of(const long *M, const double *T, size_t nm, const long *rows, size_t n, double *t) {
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < nm; j++) if (M[j] == rows[i]) t[i] = T[j];
+}
+
+/* Median and max |relative error| of a fit over the rows of M[0..nm) not in sw[0..nsw), and
+ * the row of the max; the count scored into *scored.  TPS_OK, TPS_ENOMEM. */
+static int replay_score(const tps_cal_gemm *g, const long *M, const double *T, size_t nm, const long *sw, size_t nsw,
+                        double *med, double *max, long *worst, size_t *scored) {
+  *med = *max = NAN;
+  *worst = 0;
+  *scored = 0;
+  double *rel = malloc((nm ? nm : 1) * sizeof *rel);
+  if (!rel) return TPS_ENOMEM;
+  size_t k = 0;
+  double wmax = -1;
+  for (size_t i = 0; i < nm; i++) {
+    if (has_row(sw, nsw, M[i])) continue;
+    const double r = tps_cal_gemm_time_us(g, (double)M[i]) / T[i] - 1;
+    if (!isfinite(r)) continue;
+    rel[k++] = r;
+    if (fabs(r) > wmax) { wmax = fabs(r); *worst = M[i]; }
+  }
+  int st = TPS_OK;
+  if (k) {
+    tps_loo_err s = tps_loo_summary(rel, k);
+    if (s.n != k) st = TPS_ENOMEM;
+    *med = s.med_abs;
+    *max = s.max_abs;
+  }
+  free(rel);
+  *scored = k;
+  return st;
+}
+
+int tps_cal_replay(const long *M, const double *T, size_t n, int path, long k, long nn, const tps_gpu *gpu, int harness,
+                   const tps_cal_replay_opts *o, tps_cal_replay_res *out) {
+  if (!out) return TPS_EINVAL;
+  memset(out, 0, sizeof *out);
+  out->med[0] = out->med[1] = out->max[0] = out->max[1] = NAN;
+  if (!M || !T || !o || o->points < 2 || o->t_max < 2 || !(o->row_s >= 0) || !(o->share_s > 0) || o->adapt.max_rows < 0 ||
+      o->adapt.per_round < 1)
+    return TPS_EINVAL;
+  for (size_t i = 0; i < n; i++)
+    if (M[i] < 1 || !(T[i] > 0) || (i && M[i] <= M[i - 1])) return TPS_EBADDATA;
+  size_t nm = 0;
+  while (nm < n && M[nm] <= o->t_max) nm++;
+  out->nm = nm;
+  if (nm < 8) return TPS_ETOOFEW;
+  /* the first phase: each row asked, the nearest row of the table not taken yet */
+  tps_cal_sweep_req q = {path, k, nn, gpu, M[nm - 1], o->points};
+  long want[TPS_CAL_MAX_PTS], sw[TPS_CAL_MAX_PTS];
+  double st[TPS_CAL_MAX_PTS];
+  size_t nw = tps_cal_sweep_rows(&q, want, TPS_CAL_MAX_PTS), ns = 0;
+  for (size_t i = 0; i < nw; i++) {
+    size_t j = nearest_row(M, nm, want[i], 0, 0, sw, ns, NULL, 0);
+    if (j < nm) sw[ns++] = M[j];
+  }
+  qsort(sw, ns, sizeof *sw, cmp_long);
+  times_of(M, T, nm, sw, ns, st);
+  out->n0 = ns;
+  tps_cal_gemm fixed, cur;
+  int rc = tps_cal_gemm_fit_quick(&fixed, path, k, nn, gpu, NULL, harness, sw, st, ns, o->method);
+  if (rc != TPS_OK) { tps_cal_gemm_free(&fixed); return rc; }
+  int have_cur = 0;
+  const tps_cal_gemm *g = &fixed;
+  /* the clock: this part's share of the budget; its first phase took ns rows */
+  out->clock_s = (double)ns * o->row_s;
+  const double reserve_s = 2 * o->row_s; /* the break-even rows after the adaptive phase */
+  long skip[TPS_CAL_MAX_PTS];
+  size_t nskip = 0;
+  while ((int)out->nadd < o->adapt.max_rows && ns < TPS_CAL_MAX_PTS) {
+    tps_cal_adapt_pick pk[TPS_CAL_MAX_PTS];
+    size_t np = tps_cal_adapt_rows(g, &o->adapt, skip, nskip, pk, (size_t)o->adapt.per_round);
+    if (!np) break;
+    long rows[TPS_CAL_MAX_PTS];
+    int why[TPS_CAL_MAX_PTS];
+    size_t nr = 0;
+    for (size_t i = 0; i < np; i++) {
+      size_t j = nearest_row(M, nm, pk[i].row, pk[i].lo, pk[i].hi, sw, ns, rows, nr);
+      if (j == nm) { skip[nskip++] = pk[i].lo; continue; }
+      if (M[j] != pk[i].row) out->snapped++;
+      why[nr] = pk[i].why;
+      rows[nr++] = M[j];
+    }
+    if (!nr) continue; /* every interval proposed had no row: ask again without them */
+    size_t left = (size_t)o->adapt.max_rows - out->nadd;
+    if (nr > left) nr = left;
+    if (nr > TPS_CAL_MAX_PTS - ns) nr = TPS_CAL_MAX_PTS - ns;
+    while (nr && !tps_cal_adapt_fits(out->clock_s, (double)nr * o->row_s, reserve_s, o->share_s, o->adapt.budget_frac)) nr--;
+    if (!nr) break;
+    out->clock_s += (double)nr * o->row_s;
+    for (size_t i = 0; i < nr; i++) {
+      out->add[out->nadd] = rows[i];
+      out->why[out->nadd++] = why[i];
+      sw[ns++] = rows[i];
+    }
+    qsort(sw, ns, sizeof *sw, cmp_long);
+    times_of(M, T, nm, sw, ns, st);
+    if (have_cur) tps_cal_gemm_free(&cur);
+    have_cur = 0;
+    g = &fixed;
+    if (tps_cal_gemm_fit_frozen(&cur, &fixed, sw, st, ns, 0) != TPS_OK) { tps_cal_gemm_free(&cur); break; }
+    have_cur = 1;
+    g = &cur;
+  }
+  /* the held-out check of the adaptive rows against the first-phase fit, and its choice */
+  double ta[TPS_CAL_MAX_PTS];
+  times_of(M, T, nm, out->add, out->nadd, ta);
+  rc = tps_cal_heldout_choose(&fixed, out->add, ta, out->nadd, &out->ho);
+  if (!o->heldout || !have_cur) out->ho.method = out->ho.prior; /* the method the adaptive fit uses */
+  if (rc == TPS_OK && o->heldout && have_cur && out->ho.n) {
+    int u = tps_cal_gemm_use_method(&cur, out->ho.method);
+    if (u != TPS_OK && u != TPS_NA) rc = u;
+  }
+  /* both on the rows in neither sweep (sw holds the first phase and the adaptive rows) */
+  size_t sc1 = 0;
+  if (rc == TPS_OK) rc = replay_score(&fixed, M, T, nm, sw, ns, &out->med[0], &out->max[0], &out->worst_m[0], &out->scored);
+  if (rc == TPS_OK) rc = replay_score(g, M, T, nm, sw, ns, &out->med[1], &out->max[1], &out->worst_m[1], &sc1);
+  if (have_cur) tps_cal_gemm_free(&cur);
+  tps_cal_gemm_free(&fixed);
+  return rc;
+}
+
+int tps_cal_replay_summary(const tps_cal_replay_res *r, size_t n, const tps_cal_replay_opts *o, tps_cal_replay_sum *s) {
+  if (!s) return TPS_EINVAL;
+  memset(s, 0, sizeof *s);
+  s->med_max[0] = s->med_max[1] = NAN;
+  if ((n && !r) || !o) return TPS_EINVAL;
+  s->n = n;
+  if (!n) return TPS_OK;
+  double *m = malloc(2 * n * sizeof *m);
+  if (!m) return TPS_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    const tps_cal_replay_res *x = &r[i];
+    const double rise = x->max[1] - x->max[0];
+    if (rise > 1e-12) {
+      s->worse++;
+      if (rise > s->worst_rise) s->worst_rise = rise;
+    }
+    if ((int)x->nadd > o->adapt.max_rows) s->over_cap++;
+    if (x->nadd && x->clock_s > o->adapt.budget_frac * o->share_s + 1e-9) s->over_budget++;
+    if (o->heldout && x->ho.n && x->ho.method != x->ho.prior) s->switched++;
+    m[i] = x->max[0];
+    m[n + i] = x->max[1];
+  }
+  for (int j = 0; j < 2; j++) {
+    gsl_sort(m + (size_t)j * n, 1, n);
+    s->med_max[j] = gsl_stats_median_from_sorted_data(m + (size_t)j * n, 1, n);
+  }
+  free(m);
+  return TPS_OK;
 }

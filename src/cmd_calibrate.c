@@ -1,8 +1,10 @@
 /* cmd_calibrate.c: `tpsplit calibrate`: a short sweep of the GEMM paths (and, with >= 2
  * GPUs, the all-gathers) of the machine it runs on, the calibrated models of model/calib.h,
  * and the engine-facing thresholds file of src/thresholds.h.  Also `calibrate --check`
- * (a calibration against full bench gemm tables) and `calibrate --simulate` (offline: the
- * sweep taken from full tables, the other rows scored).
+ * (a calibration against full bench gemm tables), `calibrate --simulate` (offline: the
+ * sweep taken from full tables, the other rows scored) and `calibrate --replay` (offline:
+ * the adaptive sweep on measured tables, model/calib.c tps_cal_replay; this file reads the
+ * tables and prints).
  *
  * Plan of a run, in order, each step checked against the budget before it starts (a step
  * is not interrupted: the budget is wall time from the start, and a step that would end
@@ -10,6 +12,9 @@
  *   1. per (shape, path) a bench gemm run of the first-phase sweep rows (tps_cal_sweep_rows);
  *   2. per TP <= GPUs visible, a bench allgather run per concrete backend (nccl; custom for
  *      custom/auto), ~10 sizes from 1 to max-tokens tokens of the shapes' outputs;
+ *   2b. per (shape, path) rounds of adaptive rows (tps_cal_adapt_rows), then the held-out
+ *      check: those rows, predicted by the first-phase fit, choose shaped or Steffen
+ *      (tps_cal_heldout_choose); the method chosen is kept by the refits after it;
  *   3. per (shape, path) a second bench gemm run of the rows the break-even needs
  *      (T* and ceil(T* / TP) of each TP: tps_cal_breakeven_rows), when not near a row had;
  *   4. the calibrated models, break-even, interval and threshold per (shape, path, TP,
@@ -31,8 +36,6 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include "tpsplit.h"
 #include "err.h"
 #include "util.h"
@@ -101,6 +104,9 @@ static void usage(FILE *fp) {
           "                     16; 0: none): after the first-phase fits, midpoints where the model\n"
           "                     bends, the slope leaves [0, 1.2] or the time rises most, until 90%%\n"
           "                     of the budget (model/calib.h)\n"
+          "  --no-heldout       keep the first-phase method after the adaptive phase (default with\n"
+          "                     --method auto: the adaptive rows, predicted by the first-phase fit\n"
+          "                     before they join it, choose shaped or steffen: model/calib.h)\n"
           "  --replay           offline: for each table (pieces of one shape and path joined by\n"
           "                     +: bench gemm tables, a calibrate result's sweep; or an AIConfigurator\n"
           "                     table FILE:dtype=D,n=N) a mock bench returns its times at its rows\n"
@@ -138,6 +144,7 @@ typedef struct {
   double row_s;              /* --replay: simulated seconds per measured row */
   int replay_parts;          /* --replay: parts sharing the budget */
   tps_cal_adapt_opts adapt;  /* the adaptive phase (--adapt-rows 0: none) */
+  int no_heldout;            /* --no-heldout: the first-phase method kept after the adaptive phase */
   int per_row;               /* --check --rows */
   char **args;               /* positional: --check benches or --simulate tables */
   int nargs;
@@ -145,7 +152,7 @@ typedef struct {
 
 enum { OPT_SHAPES = 256, OPT_PATHS, OPT_TP, OPT_BACKENDS, OPT_BUDGET, OPT_GATHER, OPT_SAMPLES, OPT_POINTS,
        OPT_MAXTOK, OPT_METHOD, OPT_DEVICE, OPT_SEED, OPT_CHECK, OPT_TOL, OPT_SIMULATE, OPT_JSON, OPT_ROWS, OPT_VERSION,
-       OPT_REPLAY, OPT_ROW_S, OPT_PARTS, OPT_ADAPT_ROWS };
+       OPT_REPLAY, OPT_ROW_S, OPT_PARTS, OPT_ADAPT_ROWS, OPT_NO_HELDOUT };
 
 static int list_each(const char *arg, const char *what, int (*fn)(opts *, const char *), opts *o) {
   char **items;
@@ -221,7 +228,7 @@ static int parse(int argc, char **argv, opts *o) {
       {"simulate", no_argument, 0, OPT_SIMULATE},     {"json", no_argument, 0, OPT_JSON},
       {"rows", no_argument, 0, OPT_ROWS},             {"replay", no_argument, 0, OPT_REPLAY},
       {"row-s", required_argument, 0, OPT_ROW_S},     {"parts", required_argument, 0, OPT_PARTS},
-      {"adapt-rows", required_argument, 0, OPT_ADAPT_ROWS},
+      {"adapt-rows", required_argument, 0, OPT_ADAPT_ROWS}, {"no-heldout", no_argument, 0, OPT_NO_HELDOUT},
       {"output", required_argument, 0, 'o'},          {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, OPT_VERSION},       {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
@@ -281,6 +288,7 @@ static int parse(int argc, char **argv, opts *o) {
     }
     case OPT_SIMULATE: o->simulate = 1; break;
     case OPT_REPLAY: o->replay = 1; break;
+    case OPT_NO_HELDOUT: o->no_heldout = 1; break;
     case OPT_PARTS: rc = int_opt("parts", optarg, 1, MAX_SHAPES * MAX_PATHS, &v); o->replay_parts = (int)v; break;
     case OPT_ADAPT_ROWS: rc = int_opt("adapt-rows", optarg, 0, TPS_CAL_MAX_PTS / 2, &v); o->adapt.max_rows = (int)v; break;
     case OPT_ROW_S:
@@ -666,6 +674,9 @@ typedef struct {
   int have_first;
   double s_per_row;          /* seconds per row of its first step (0: none ran) */
   int nadapt;                /* rows the adaptive phase added */
+  long adapt_rows[TPS_CAL_MAX_PTS]; /* those rows, in the order measured */
+  tps_cal_heldout ho;        /* the held-out check of them against the first-phase fit */
+  int have_ho;
   long skip_lo[TPS_CAL_MAX_PTS]; /* intervals the adaptive phase cannot split (lower rows) */
   size_t nskip;
 } gpart;
@@ -705,6 +716,11 @@ static void on_check(void *arg, const tps_bench_gemm_check *c) {
   } else {
     progress("%s: checked M=%d", r->what, c->m);
   }
+}
+
+static int cmp_long_r(const void *a, const void *b) {
+  const long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
 }
 
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
@@ -972,10 +988,15 @@ static void fit_part(run_t *r, gpart *p, int lopo) {
     st = tps_cal_gemm_fit(&p->fit, p->path, p->k, p->n, r->gpu, NULL, TPS_XG_FLUSHED, p->rec.rows, p->rec.t_us, p->rec.npts,
                           r->o->method);
     if (st == TPS_OK) {
+      p->rec.first_method = p->fit.method;
       p->have_first = tps_cal_gemm_fit_quick(&p->first, p->path, p->k, p->n, r->gpu, NULL, TPS_XG_FLUSHED, p->rec.rows,
                                              p->rec.t_us, p->rec.npts, r->o->method) == TPS_OK;
-      if (p->have_first) p->first.w90 = p->fit.w90;
-      else tps_cal_gemm_free(&p->first);
+      if (p->have_first) {
+        p->first.w90 = p->fit.w90;
+        memcpy(p->first.w90_by, p->fit.w90_by, sizeof p->first.w90_by);
+      } else {
+        tps_cal_gemm_free(&p->first);
+      }
     }
   }
   if (st != TPS_OK) {
@@ -991,6 +1012,54 @@ static void fit_part(run_t *r, gpart *p, int lopo) {
   memcpy(p->rec.lopo_max, p->fit.lopo_max, sizeof p->rec.lopo_max);
 }
 
+/* A fraction as a percentage with one decimal into buf[16], "n/a" for NaN; returns buf. */
+static const char *pct_text(double v, char *buf) {
+  if (isfinite(v)) snprintf(buf, 16, "%.1f%%", 100 * v);
+  else snprintf(buf, 16, "n/a");
+  return buf;
+}
+
+/* The held-out check of a part's adaptive rows (model/calib.h): each predicted by the
+ * first-phase fit by both methods; the method chosen becomes the first-phase fit's, which
+ * the refits after it keep (tps_cal_gemm_fit_frozen), unless --no-heldout or a --method
+ * forced.  Said and recorded in the part's calibration record.  TPS_OK, TPS_NA (no adaptive
+ * row), or the check's status (said). */
+static int heldout_part(run_t *r, gpart *p) {
+  if (!p->have_first || !p->nadapt) return TPS_NA;
+  double t[TPS_CAL_MAX_PTS];
+  size_t n = 0;
+  for (int j = 0; j < p->nadapt; j++)
+    for (size_t i = 0; i < p->rec.npts; i++)
+      if (p->rec.rows[i] == p->adapt_rows[j]) { t[n++] = p->rec.t_us[i]; break; }
+  if (n != (size_t)p->nadapt) return TPS_NA; /* a row not measured: no check */
+  int st = tps_cal_heldout_choose(&p->first, p->adapt_rows, t, n, &p->ho);
+  if (st != TPS_OK) {
+    say("gemm %ldx%ld %s: no held-out check (%s)", p->k, p->n, tps_path_name(p->path), tps_strstatus(st));
+    return st;
+  }
+  p->have_ho = 1;
+  const int prior = p->first.method;
+  const int keep = r->o->no_heldout || r->o->method != TPS_CAL_AUTO; /* a method forced is kept */
+  int chosen = keep ? prior : p->ho.method;
+  if (chosen != prior && tps_cal_gemm_use_method(&p->first, chosen) != TPS_OK) chosen = prior;
+  char a[4][16];
+  say("gemm %ldx%ld %s: held-out check of %zu adaptive rows by the first-phase fit: max |error| steffen %s, shaped %s "
+      "(median %s, %s): %s %s",
+      p->k, p->n, tps_path_name(p->path), p->ho.n, pct_text(p->ho.max_abs_rel[TPS_CAL_STEFFEN], a[0]),
+      pct_text(p->ho.max_abs_rel[TPS_CAL_SHAPED], a[1]), pct_text(p->ho.med_abs_rel[TPS_CAL_STEFFEN], a[2]),
+      pct_text(p->ho.med_abs_rel[TPS_CAL_SHAPED], a[3]), tps_cal_method_names[chosen],
+      chosen != prior ? "chosen instead of the first phase's" : r->o->no_heldout ? "kept (--no-heldout)"
+                                                              : keep ? "kept (--method)" : "kept");
+  tps_thr_gemm *g = &p->rec;
+  g->first_method = prior;
+  g->heldout_n = p->ho.n;
+  memcpy(g->heldout_rows, p->ho.rows, p->ho.n * sizeof *p->ho.rows);
+  qsort(g->heldout_rows, g->heldout_n, sizeof *g->heldout_rows, cmp_long_r);
+  memcpy(g->heldout_max, p->ho.max_abs_rel, sizeof g->heldout_max);
+  memcpy(g->heldout_med, p->ho.med_abs_rel, sizeof g->heldout_med);
+  return TPS_OK;
+}
+
 /* The break-even of a part at a TP and backend (0: never; -1: no gather). */
 static int part_be(run_t *r, gpart *p, int ti, int backend, tps_cal_be *be) {
   gsel s = {&r->gc[ti][0], backend == TPS_GATHER_NCCL ? NULL : &r->gc[ti][1], r->o->tp[ti]};
@@ -1000,12 +1069,26 @@ static int part_be(run_t *r, gpart *p, int ti, int backend, tps_cal_be *be) {
   return tps_cal_breakeven(&parts, r->o->tp[ti], 2.0 * (double)p->n, r->o->t_max, be) == TPS_OK ? 0 : -1;
 }
 
-static const char *gemm_method_text(const gpart *p) {
+/* The GEMM provenance's method: the calibrated model, and how the held-out check chose it. */
+static void gemm_method_text(const run_t *r, const gpart *p, char *buf, size_t sz) {
+  const char *m;
   if (p->fit.method == TPS_CAL_SHAPED && p->fit.base == TPS_CAL_BASE_XW8)
-    return "shaped: model/xgemm.h tps_xw8 (our w8a16 dispatch) fitted to the sweep x its measured residuals, per dispatch regime (model/calib.h)";
-  if (p->fit.method == TPS_CAL_SHAPED)
-    return "shaped: model/xgemm.h best-of-tilings fitted to the sweep (this GPU's datasheet as input) x its measured residuals interpolated in log M (model/calib.h)";
-  return "Steffen interpolation in log-log of the sweep (model/calib.h)";
+    m = "shaped: model/xgemm.h tps_xw8 (our w8a16 dispatch) fitted to the sweep x its measured residuals, per dispatch regime (model/calib.h)";
+  else if (p->fit.method == TPS_CAL_SHAPED)
+    m = "shaped: model/xgemm.h best-of-tilings fitted to the sweep (this GPU's datasheet as input) x its measured residuals interpolated in log M (model/calib.h)";
+  else
+    m = "Steffen interpolation in log-log of the sweep (model/calib.h)";
+  if (!p->have_ho || !p->ho.n) {
+    snprintf(buf, sz, "%s", m);
+    return;
+  }
+  char a[2][16];
+  const char *how = p->fit.method != p->rec.first_method ? "chosen by the held-out check"
+                    : r->o->no_heldout                    ? "the first phase's (--no-heldout); the held-out check"
+                    : r->o->method != TPS_CAL_AUTO        ? "as --method forces; the held-out check"
+                                                          : "kept by the held-out check";
+  snprintf(buf, sz, "%s; %s of %zu adaptive rows (first-phase fit's max |error| steffen %s, shaped %s)", m, how, p->ho.n,
+           pct_text(p->ho.max_abs_rel[TPS_CAL_STEFFEN], a[0]), pct_text(p->ho.max_abs_rel[TPS_CAL_SHAPED], a[1]));
 }
 
 static void build_entries(run_t *r, const char *date) {
@@ -1031,7 +1114,9 @@ static void build_entries(run_t *r, const char *date) {
         char src[512];
         snprintf(src, sizeof src, "tpsplit calibrate on this GPU (%s), %s: bench gemm sweep, %d samples per row", d->name, date,
                  p->rec.samples);
-        e->gemm = tps_thr_prov_make(TPS_PROV_MEASURED, src, gemm_method_text(p));
+        char mtext[512];
+        gemm_method_text(r, p, mtext, sizeof mtext);
+        e->gemm = tps_thr_prov_make(TPS_PROV_MEASURED, src, mtext);
         e->gemm.points = (int)p->rec.npts;
         e->gemm.w90_log = p->fit.w90;
         gsel s = {&r->gc[ti][0], backend == TPS_GATHER_NCCL ? NULL : &r->gc[ti][1], e->tp};
@@ -1136,6 +1221,8 @@ static int calibrate(const opts *o) {
       p->rec.path = p->path;
       p->rec.w90_log = NAN;
       p->rec.lopo_med[0] = p->rec.lopo_med[1] = p->rec.lopo_max[0] = p->rec.lopo_max[1] = NAN;
+      p->rec.heldout_max[0] = p->rec.heldout_max[1] = p->rec.heldout_med[0] = p->rec.heldout_med[1] = NAN;
+      p->rec.first_method = -1;
       const tps_path *tp = tps_path_get(p->path);
       if (cc < tp->min_cc) {
         snprintf(p->rec.status, sizeof p->rec.status, "skipped");
@@ -1213,12 +1300,16 @@ static int calibrate(const opts *o) {
         int st = gemm_step(r, p, rows, np, phase, (double)(np + 1) * p->s_per_row);
         if (st == TPS_SKIP) { stop = 1; break; }
         if (st != TPS_OK) continue; /* said; the part keeps what it had */
-        p->nadapt += (int)np;
+        for (size_t j = 0; j < np; j++) p->adapt_rows[p->nadapt++] = rows[j];
         fit_part(r, p, 0);
         more = 1;
       }
     }
-    for (int i = 0; i < r->nparts; i++) if (r->part[i].nadapt) fit_part(r, &r->part[i], 1);
+    for (int i = 0; i < r->nparts; i++)
+      if (r->part[i].nadapt) {
+        heldout_part(r, &r->part[i]);
+        fit_part(r, &r->part[i], 1);
+      }
   }
 
   /* 3. the rows the break-even needs */
@@ -1537,19 +1628,10 @@ static int simulate(const opts *o) {
 
 /* ------------------------------------------------------------------ --replay */
 
-/* One replayed table: the merged (M, t) of its pieces, the first-phase sweep and the
- * adaptive rows taken from its M, the scores of both fits on the rows in neither sweep. */
+/* One replayed table: its label and what tps_cal_replay (model/calib.h) made of it. */
 typedef struct {
   char label[512];
-  size_t nm;                 /* rows of the merged table up to max-tokens */
-  size_t n0, nadd;           /* first-phase rows, adaptive rows */
-  long add[TPS_CAL_MAX_PTS];
-  int why[TPS_CAL_MAX_PTS];
-  size_t snapped;            /* adaptive rows not at the proposed M (the nearest row of the table inside) */
-  double clock_s, share_s;   /* simulated seconds at the end, the part's share of the budget */
-  size_t scored;
-  double med[2], max[2];     /* [0] fixed sweep, [1] adaptive; on the same rows */
-  long worst_m[2];
+  tps_cal_replay_res r;
 } reprow;
 
 typedef struct {
@@ -1682,45 +1764,22 @@ static int replay_read(const char *spec, const tps_gpu_table *gt, mtab *x, long 
   return 0;
 }
 
-static int in_list(const long *a, size_t n, long v) {
-  for (size_t i = 0; i < n; i++) if (a[i] == v) return 1;
-  return 0;
+/* The replay options of the command line. */
+static tps_cal_replay_opts replay_opts(const opts *o) {
+  tps_cal_replay_opts r;
+  memset(&r, 0, sizeof r);
+  r.points = o->points;
+  r.method = o->method;
+  r.t_max = o->t_max;
+  r.row_s = o->row_s;
+  r.share_s = o->budget_s / o->replay_parts;
+  r.adapt = o->adapt;
+  r.heldout = !o->no_heldout && o->method == TPS_CAL_AUTO; /* a method forced is kept */
+  return r;
 }
 
-/* Median and max |rel| of a fit over the rows of M[0..nm) in neither sweep. */
-static size_t replay_score(const tps_cal_gemm *g, const long *M, const double *T, size_t nm, const long *sw, size_t nsw,
-                           double *med, double *max, long *worst) {
-  double *rel = malloc(nm * sizeof *rel);
-  size_t k = 0;
-  *med = *max = NAN;
-  *worst = 0;
-  if (!rel) return 0;
-  double wmax = -1;
-  for (size_t i = 0; i < nm; i++) {
-    if (in_list(sw, nsw, M[i])) continue;
-    double r = tps_cal_gemm_time_us(g, (double)M[i]) / T[i] - 1;
-    if (!isfinite(r)) continue;
-    rel[k++] = r;
-    if (fabs(r) > wmax) { wmax = fabs(r); *worst = M[i]; }
-  }
-  if (k) {
-    tps_loo_err s = tps_loo_summary(rel, k);
-    *med = s.med_abs;
-    *max = s.max_abs;
-  }
-  free(rel);
-  return k;
-}
-
-static int cmp_long_c(const void *a, const void *b) {
-  long x = *(const long *)a, y = *(const long *)b;
-  return (x > y) - (x < y);
-}
-
-/* Replay one table: the first-phase rows (each the nearest row of the table), then adaptive
- * rounds whose rows are the table's rows nearest (in log M) to the ones proposed, strictly
- * inside their interval, on a simulated clock of row_s per row with a share of the budget. */
-static int replay_one(const char *spec, const tps_gpu_table *gt, const opts *o, reprow *out, tps_err *e) {
+/* Replay one table spec: read its pieces, replay (model/calib.c tps_cal_replay). */
+static int replay_one(const char *spec, const tps_gpu_table *gt, const tps_cal_replay_opts *ro, reprow *out, tps_err *e) {
   memset(out, 0, sizeof *out);
   snprintf(out->label, sizeof out->label, "%s", spec);
   mtab x = {0};
@@ -1728,107 +1787,23 @@ static int replay_one(const char *spec, const tps_gpu_table *gt, const opts *o, 
   int path, harness;
   const tps_gpu *gpu;
   int rc = replay_read(spec, gt, &x, &k, &n, &path, &gpu, &harness, e);
-  if (rc) goto done;
-  size_t nm = 0;
-  while (nm < x.n && x.m[nm] <= o->t_max) nm++;
-  out->nm = nm;
-  if (nm < 8) { rc = tps_err_set(e, spec, 0, "%zu rows up to %ld: too few to replay", nm, o->t_max); goto done; }
-  const long *M = x.m;
-  const double *T = x.t;
-  tps_cal_sweep_req q = {path, k, n, gpu, M[nm - 1], o->points};
-  long want[TPS_CAL_MAX_PTS], sw[TPS_CAL_MAX_PTS];
-  double st[TPS_CAL_MAX_PTS];
-  size_t nw = tps_cal_sweep_rows(&q, want, TPS_CAL_MAX_PTS), ns = 0;
-  for (size_t i = 0; i < nw; i++) {
-    size_t best = nm;
-    double bd = INFINITY;
-    for (size_t j = 0; j < nm; j++) {
-      if (in_list(sw, ns, M[j])) continue;
-      double d = fabs(log((double)M[j] / (double)want[i]));
-      if (d < bd) { bd = d; best = j; }
-    }
-    if (best < nm) sw[ns++] = M[best];
+  if (!rc) {
+    int st = tps_cal_replay(x.m, x.t, x.n, path, k, n, gpu, harness, ro, &out->r);
+    if (st == TPS_ETOOFEW) rc = tps_err_set(e, spec, 0, "%zu rows up to %ld: too few to replay", out->r.nm, ro->t_max);
+    else if (st == TPS_ENOMEM) rc = tps_err_set(e, spec, 0, "out of memory");
+    else if (st != TPS_OK) rc = tps_err_set(e, spec, 0, "the first-phase fit failed: %s", tps_strstatus(st));
   }
-  qsort(sw, ns, sizeof *sw, cmp_long_c);
-  for (size_t i = 0; i < ns; i++)
-    for (size_t j = 0; j < nm; j++) if (M[j] == sw[i]) st[i] = T[j];
-  out->n0 = ns;
-  tps_cal_gemm fixed, cur;
-  if ((rc = tps_cal_gemm_fit_quick(&fixed, path, k, n, gpu, NULL, harness, sw, st, ns, o->method)) != TPS_OK) {
-    tps_cal_gemm_free(&fixed);
-    rc = tps_err_set(e, spec, 0, "the first-phase fit failed: %s", tps_strstatus(rc));
-    goto done;
-  }
-  cur = fixed;
-  cur.steffen = NULL; /* cur is refitted below; fixed keeps its curve */
-  int have_cur = 0;
-  const tps_cal_gemm *g = &fixed;
-  /* the clock: this part's share of the budget; its first phase took ns rows */
-  out->share_s = o->budget_s / o->replay_parts;
-  out->clock_s = (double)ns * o->row_s;
-  const double reserve_s = 2 * o->row_s; /* the break-even rows after the adaptive phase */
-  long skip[TPS_CAL_MAX_PTS];
-  size_t nskip = 0;
-  while ((int)out->nadd < o->adapt.max_rows && ns < TPS_CAL_MAX_PTS) {
-    tps_cal_adapt_pick pk[TPS_CAL_MAX_PTS];
-    size_t np = tps_cal_adapt_rows(g, &o->adapt, skip, nskip, pk, (size_t)o->adapt.per_round);
-    if (!np) break;
-    long rows[TPS_CAL_MAX_PTS];
-    int why[TPS_CAL_MAX_PTS];
-    size_t nr = 0;
-    for (size_t i = 0; i < np; i++) {
-      size_t best = nm;
-      double bd = INFINITY;
-      for (size_t j = 0; j < nm; j++) {
-        if (M[j] <= pk[i].lo || M[j] >= pk[i].hi || in_list(sw, ns, M[j]) || in_list(rows, nr, M[j])) continue;
-        double d = fabs(log((double)M[j] / (double)pk[i].row));
-        if (d < bd) { bd = d; best = j; }
-      }
-      if (best == nm) { skip[nskip++] = pk[i].lo; continue; }
-      if (M[best] != pk[i].row) out->snapped++;
-      why[nr] = pk[i].why;
-      rows[nr++] = M[best];
-    }
-    if (!nr) continue; /* every interval proposed had no row: ask again without them */
-    size_t left = (size_t)o->adapt.max_rows - out->nadd;
-    if (nr > left) nr = left;
-    while (nr && !tps_cal_adapt_fits(out->clock_s, (double)nr * o->row_s, reserve_s, out->share_s, o->adapt.budget_frac)) nr--;
-    if (!nr) break;
-    out->clock_s += (double)nr * o->row_s;
-    for (size_t i = 0; i < nr; i++) {
-      out->add[out->nadd] = rows[i];
-      out->why[out->nadd++] = why[i];
-      sw[ns++] = rows[i];
-    }
-    qsort(sw, ns, sizeof *sw, cmp_long_c);
-    for (size_t i = 0; i < ns; i++)
-      for (size_t j = 0; j < nm; j++) if (M[j] == sw[i]) st[i] = T[j];
-    if (have_cur) tps_cal_gemm_free(&cur);
-    if (tps_cal_gemm_fit_frozen(&cur, &fixed, sw, st, ns, 0) != TPS_OK) {
-      tps_cal_gemm_free(&cur);
-      have_cur = 0;
-      g = &fixed;
-      break;
-    }
-    have_cur = 1;
-    g = &cur;
-  }
-  /* both on the rows in neither sweep (sw holds the first phase and the adaptive rows) */
-  out->scored = replay_score(&fixed, M, T, nm, sw, ns, &out->med[0], &out->max[0], &out->worst_m[0]);
-  replay_score(g, M, T, nm, sw, ns, &out->med[1], &out->max[1], &out->worst_m[1]);
-  if (have_cur) tps_cal_gemm_free(&cur);
-  tps_cal_gemm_free(&fixed);
-done:
   free(x.m);
   free(x.t);
   return rc;
 }
 
-/* the median of v[0..n-1] (sorts v); NaN when empty */
-static double median_of(double *v, size_t n) {
-  if (!n) return NAN;
-  gsl_sort(v, 1, n);
-  return gsl_stats_median_from_sorted_data(v, 1, n);
+/* A per-method object {"steffen": v[0], "shaped": v[1]}. */
+static json_t *by_method_json(const double *v) {
+  json_t *o = json_object();
+  tps_json_set_num(o, "steffen", v[TPS_CAL_STEFFEN]);
+  tps_json_set_num(o, "shaped", v[TPS_CAL_SHAPED]);
+  return o;
 }
 
 static int replay(const opts *o) {
@@ -1836,29 +1811,27 @@ static int replay(const opts *o) {
   tps_err_clear(&e);
   tps_gpu_table gt;
   if (tps_gpus_load(NULL, &gt, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
+  const tps_cal_replay_opts ro = replay_opts(o);
   reprow *rows = calloc((size_t)o->nargs, sizeof *rows);
-  double *m0 = calloc((size_t)o->nargs + 1, sizeof *m0), *m1 = calloc((size_t)o->nargs + 1, sizeof *m1);
-  int rc = rows && m0 && m1 ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+  tps_cal_replay_res *res = calloc((size_t)o->nargs + 1, sizeof *res);
+  int rc = rows && res ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+  if (rc != TPS_EXIT_OK) tps_die_msg("calibrate: out of memory");
   for (int i = 0; i < o->nargs && rc == TPS_EXIT_OK; i++)
-    if (replay_one(o->args[i], &gt, o, &rows[i], &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); }
+    if (replay_one(o->args[i], &gt, &ro, &rows[i], &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); }
   if (rc != TPS_EXIT_OK) goto out;
-  int worse = 0, over_cap = 0, over_budget = 0;
-  size_t nt = 0;
-  for (int i = 0; i < o->nargs; i++) {
-    const reprow *s = &rows[i];
-    if (s->max[1] > s->max[0] + 1e-12) worse++;
-    if ((int)s->nadd > o->adapt.max_rows) over_cap++;
-    if (s->clock_s > o->adapt.budget_frac * s->share_s + 1e-9 && s->nadd) over_budget++;
-    m0[nt] = s->max[0];
-    m1[nt++] = s->max[1];
+  for (int i = 0; i < o->nargs; i++) res[i] = rows[i].r;
+  tps_cal_replay_sum sum;
+  if (tps_cal_replay_summary(res, (size_t)o->nargs, &ro, &sum) != TPS_OK) {
+    tps_die_msg("calibrate: out of memory");
+    rc = TPS_EXIT_FAIL;
+    goto out;
   }
-  const double mm0 = median_of(m0, nt), mm1 = median_of(m1, nt);
   if (o->json) {
     json_t *root = json_object(), *a = json_array();
     for (int i = 0; i < o->nargs; i++) {
-      const reprow *s = &rows[i];
-      json_t *x = json_object(), *ad = json_array();
-      json_object_set_new(x, "table", json_string(s->label));
+      const tps_cal_replay_res *s = &rows[i].r;
+      json_t *x = json_object(), *ad = json_array(), *ho = json_object(), *hr = json_array();
+      json_object_set_new(x, "table", json_string(rows[i].label));
       json_object_set_new(x, "rows", json_integer((json_int_t)s->nm));
       json_object_set_new(x, "first_phase_rows", json_integer((json_int_t)s->n0));
       for (size_t j = 0; j < s->nadd; j++) {
@@ -1870,7 +1843,7 @@ static int replay(const opts *o) {
       json_object_set_new(x, "adaptive_rows", ad);
       json_object_set_new(x, "snapped", json_integer((json_int_t)s->snapped));
       tps_json_set_num(x, "clock_s", s->clock_s);
-      tps_json_set_num(x, "budget_share_s", s->share_s);
+      tps_json_set_num(x, "budget_share_s", ro.share_s);
       json_object_set_new(x, "scored", json_integer((json_int_t)s->scored));
       for (int m = 0; m < 2; m++) {
         json_t *y = json_object();
@@ -1879,38 +1852,53 @@ static int replay(const opts *o) {
         json_object_set_new(y, "max_at_m", json_integer(s->worst_m[m]));
         json_object_set_new(x, m ? "adaptive" : "fixed", y);
       }
+      /* the held-out check: the adaptive rows predicted by the first-phase fit */
+      for (size_t j = 0; j < s->ho.n; j++) json_array_append_new(hr, json_integer(s->ho.rows[j]));
+      json_object_set_new(ho, "rows", hr);
+      json_object_set_new(ho, "max_abs_rel", by_method_json(s->ho.max_abs_rel));
+      json_object_set_new(ho, "median_abs_rel", by_method_json(s->ho.med_abs_rel));
+      json_object_set_new(ho, "first_phase_method", json_string(tps_cal_method_names[s->ho.prior]));
+      json_object_set_new(ho, "method", json_string(tps_cal_method_names[s->ho.method]));
+      json_object_set_new(x, "heldout", ho);
       json_array_append_new(a, x);
     }
     json_object_set_new(root, "tables", a);
-    tps_json_set_num(root, "median_of_max_fixed", mm0);
-    tps_json_set_num(root, "median_of_max_adaptive", mm1);
-    json_object_set_new(root, "adaptive_worse", json_integer(worse));
-    json_object_set_new(root, "over_cap", json_integer(over_cap));
-    json_object_set_new(root, "over_budget", json_integer(over_budget));
+    tps_json_set_num(root, "median_of_max_fixed", sum.med_max[0]);
+    tps_json_set_num(root, "median_of_max_adaptive", sum.med_max[1]);
+    json_object_set_new(root, "adaptive_worse", json_integer(sum.worse));
+    tps_json_set_num(root, "adaptive_worst_rise", sum.worst_rise);
+    json_object_set_new(root, "method_switched", json_integer(sum.switched));
+    json_object_set_new(root, "over_cap", json_integer(sum.over_cap));
+    json_object_set_new(root, "over_budget", json_integer(sum.over_budget));
     if (tps_json_print(root)) rc = TPS_EXIT_FAIL;
   } else {
     printf("# calibrate --replay: the mock bench returns the table's measured time at the table's row nearest (log M)\n"
            "# to each row asked (first phase: %d rows; adaptive: strictly inside the interval split, no interpolation);\n"
            "# clock %.2f s per row, budget %.0f s shared by %d parts, stop at %.0f%%, at most %d adaptive rows;\n"
+           "# the adaptive fit's method chosen by the held-out check (the adaptive rows predicted by the first-phase fit);\n"
            "# fixed (first phase only) and adaptive fits scored on the same rows: the table's rows up to %ld in neither sweep\n",
            o->points, o->row_s, o->budget_s, o->replay_parts, 100 * o->adapt.budget_frac, o->adapt.max_rows, o->t_max);
-    printf("table\trows\tfirst\tadded\tsnapped\tclock_s\tscored\tfixed_med\tfixed_max\tadapt_med\tadapt_max\tadded_rows\n");
+    printf("table\trows\tfirst\tadded\tsnapped\tclock_s\tscored\tfixed_med\tfixed_max\tadapt_med\tadapt_max\t"
+           "heldout_max_steffen\theldout_max_shaped\tmethod\tadded_rows\n");
     for (int i = 0; i < o->nargs; i++) {
-      const reprow *s = &rows[i];
-      printf("%s\t%zu\t%zu\t%zu\t%zu\t%.1f/%.1f\t%zu\t%.2f%%\t%.2f%% (M %ld)\t%.2f%%\t%.2f%% (M %ld)\t", s->label, s->nm, s->n0,
-             s->nadd, s->snapped, s->clock_s, s->share_s, s->scored, 100 * s->med[0], 100 * s->max[0], s->worst_m[0],
-             100 * s->med[1], 100 * s->max[1], s->worst_m[1]);
+      const tps_cal_replay_res *s = &rows[i].r;
+      printf("%s\t%zu\t%zu\t%zu\t%zu\t%.1f/%.1f\t%zu\t%.2f%%\t%.2f%% (M %ld)\t%.2f%%\t%.2f%% (M %ld)\t%.2f%%\t%.2f%%\t%s%s\t",
+             rows[i].label, s->nm, s->n0, s->nadd, s->snapped, s->clock_s, ro.share_s, s->scored, 100 * s->med[0],
+             100 * s->max[0], s->worst_m[0], 100 * s->med[1], 100 * s->max[1], s->worst_m[1],
+             100 * s->ho.max_abs_rel[TPS_CAL_STEFFEN], 100 * s->ho.max_abs_rel[TPS_CAL_SHAPED],
+             tps_cal_method_names[s->ho.method], s->ho.method != s->ho.prior ? " (switched)" : "");
       for (size_t j = 0; j < s->nadd; j++) printf("%s%ld:%s", j ? "," : "", s->add[j], tps_cal_why_names[s->why[j]]);
       printf("%s\n", s->nadd ? "" : "-");
     }
-    printf("# median over %zu tables of the max error: fixed %.2f%%, adaptive %.2f%%\n", nt, 100 * mm0, 100 * mm1);
-    printf("# adaptive max worse than fixed on %d tables; over the row cap on %d; past %.0f%% of the budget share on %d\n",
-           worse, over_cap, 100 * o->adapt.budget_frac, over_budget);
+    printf("# median over %zu tables of the max error: fixed %.2f%%, adaptive %.2f%%\n", sum.n, 100 * sum.med_max[0],
+           100 * sum.med_max[1]);
+    printf("# adaptive max worse than fixed on %d tables (by %.2f points at most); method switched by the held-out check on "
+           "%d; over the row cap on %d; past %.0f%% of the budget share on %d\n",
+           sum.worse, 100 * sum.worst_rise, sum.switched, sum.over_cap, 100 * o->adapt.budget_frac, sum.over_budget);
   }
 out:
   free(rows);
-  free(m0);
-  free(m1);
+  free(res);
   tps_gpus_free(&gt);
   return rc;
 }

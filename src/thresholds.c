@@ -92,7 +92,12 @@ tps_thr_entry *tps_thr_add_entry(tps_thr_device *d) {
 
 tps_thr_gemm *tps_thr_add_gemm(tps_thr_device *d) {
   tps_thr_gemm *g = grow((void **)&d->gemm, &d->ngemm, sizeof *d->gemm);
-  if (g) { g->w90_log = NAN; g->lopo_med[0] = g->lopo_med[1] = g->lopo_max[0] = g->lopo_max[1] = NAN; }
+  if (g) {
+    g->w90_log = NAN;
+    g->lopo_med[0] = g->lopo_med[1] = g->lopo_max[0] = g->lopo_max[1] = NAN;
+    g->heldout_max[0] = g->heldout_max[1] = g->heldout_med[0] = g->heldout_med[1] = NAN;
+    g->first_method = -1;
+  }
   return g;
 }
 
@@ -262,6 +267,15 @@ static json_t *device_json(const tps_thr_device *d) {
       json_object_set_new(x, "w90_log", jnum(g->w90_log));
       json_object_set_new(x, "lopo_median", lopo_json(g->lopo_med));
       json_object_set_new(x, "lopo_max", lopo_json(g->lopo_max));
+      json_object_set_new(x, "first_phase_method",
+                          g->first_method == TPS_CAL_STEFFEN || g->first_method == TPS_CAL_SHAPED
+                              ? json_string(tps_cal_method_names[g->first_method])
+                              : json_null());
+      json_t *hr = json_array();
+      for (size_t j = 0; j < g->heldout_n; j++) json_array_append_new(hr, json_integer(g->heldout_rows[j]));
+      json_object_set_new(x, "heldout_rows", hr);
+      json_object_set_new(x, "heldout_max_err", lopo_json(g->heldout_max));
+      json_object_set_new(x, "heldout_median_err", lopo_json(g->heldout_med));
       json_array_append_new(ga, x);
     }
     for (size_t i = 0; i < d->ngather; i++) {
@@ -590,6 +604,34 @@ static int read_lopo(rd *r, json_t *x, const char *key, double *v) {
   return rc;
 }
 
+/* The held-out check of a calibration record (optional: files before it have none). */
+static int read_heldout(rd *r, json_t *x, tps_thr_gemm *g) {
+  g->first_method = -1;
+  g->heldout_n = 0;
+  json_t *v = member(r, x, "first_phase_method", 0);
+  if (v && !json_is_null(v)) {
+    size_t l = push(r, "first_phase_method", 0);
+    g->first_method = json_is_string(v) ? tps_cal_method_parse(json_string_value(v)) : -1;
+    if (g->first_method != TPS_CAL_STEFFEN && g->first_method != TPS_CAL_SHAPED)
+      return bad(r, "steffen, shaped or null, not %s", json_is_string(v) ? json_string_value(v) : type_name(v));
+    pop(r, l);
+  }
+  json_t *a = member(r, x, "heldout_rows", 0);
+  if (a) {
+    size_t l = push(r, "heldout_rows", 0);
+    if (!json_is_array(a) || json_array_size(a) > TPS_CAL_MAX_PTS) return bad(r, "an array of at most %d rows", TPS_CAL_MAX_PTS);
+    for (size_t i = 0; i < json_array_size(a); i++) {
+      json_t *e = json_array_get(a, i);
+      size_t l2 = push(r, NULL, i);
+      if (!json_is_integer(e) || json_integer_value(e) < 1) return bad(r, "a row count >= 1, not %s", type_name(e));
+      g->heldout_rows[g->heldout_n++] = (long)json_integer_value(e);
+      pop(r, l2);
+    }
+    pop(r, l);
+  }
+  return read_lopo(r, x, "heldout_max_err", g->heldout_max) || read_lopo(r, x, "heldout_median_err", g->heldout_med) ? -1 : 0;
+}
+
 static const char *const statuses[] = {"measured", "skipped", "failed", "not-run"};
 static int check_status(rd *r, json_t *x, char *dst, size_t sz) {
   if (get_str(r, x, "status", 1, 0, dst, sz)) return -1;
@@ -696,7 +738,7 @@ static int read_calibration(rd *r, json_t *cal, tps_thr_device *d) {
       return bad(r, "'%s' is not none, xgemm or xw8", s);
     }
     if (get_num(r, x, "w90_log", 1, 0, 1, 1, NAN, &g->w90_log) || read_lopo(r, x, "lopo_median", g->lopo_med) ||
-        read_lopo(r, x, "lopo_max", g->lopo_max))
+        read_lopo(r, x, "lopo_max", g->lopo_max) || read_heldout(r, x, g))
       return -1;
     pop(r, l2);
   }

@@ -33,7 +33,12 @@
  *         "gemm": [{"k", "n", "path", "status", "reason", "samples", "rows", "time_us",
  *                   "configs" (optional: the kernel configuration each row ran, as bench gemm
  *                   names it, one string per row), "method", "base", "w90_log",
- *                   "lopo_median": {"steffen", "shaped"}, "lopo_max": {...}}],
+ *                   "lopo_median": {"steffen", "shaped"}, "lopo_max": {...}, "first_phase_method",
+ *                   "heldout_rows": [M...], "heldout_max_err": {"steffen", "shaped"},
+ *                   "heldout_median_err": {...}}],
+ *           (heldout_*: the adaptive rows predicted by the first-phase fit, |relative
+ *           error| per method; "method" differs from "first_phase_method" when they chose
+ *           the other method, model/calib.h "held-out method choice"; optional on reading)
  *         "gather": [{"tp", "backend", "status", "reason", "samples", "bytes", "time_us",
  *                     "provenance": PROVENANCE}] } } } }
  * PROVENANCE: {"kind": "measured" | "fitted" | "transferred" | "spec-only", "source": "...",
@@ -101,6 +106,10 @@ typedef struct {
   int method, base;          /* TPS_CAL_STEFFEN/SHAPED, TPS_CAL_BASE_* */
   double w90_log;
   double lopo_med[2], lopo_max[2]; /* [TPS_CAL_STEFFEN], [TPS_CAL_SHAPED]; NaN: none */
+  int first_method;          /* the first-phase fit's method; -1: not given */
+  size_t heldout_n;          /* rows of the held-out check (the adaptive rows), ascending */
+  long heldout_rows[TPS_CAL_MAX_PTS];
+  double heldout_max[2], heldout_med[2]; /* their |relative error| per method; NaN: none */
 } tps_thr_gemm;
 
 /* calibration.gather[i]: the all-gather curve of one (TP, backend). */

@@ -33,6 +33,22 @@ v=$(awk '/"configs": \[/ { k = "c"; nc = 0; next } /"rows": \[/ { k = "r"; nr = 
   k != "" { sub(/^ +/, ""); sub(/,$/, ""); if (k == "c") c[++nc] = $0; else r[++nr] = $0 }
   END { printf "%d %d", n, bad }' "$f")
 [ "$v" = "3 0" ] && ok || fail "one GPU: configs per row (sweeps, mismatches) = $v, want 3 0"
+# the held-out check: the mock's times are Steffen interpolations of our H200 tables, so the
+# adaptive rows, predicted by the first-phase fit, choose Steffen over shaped on every path;
+# the file records the check and the provenance says how the method was chosen
+for p in dense-bf16 native-fp8 w8a16; do
+  expect_grep "gemm 5120x1792 $p: held-out check of [0-9]+ adaptive rows by the first-phase fit: max \|error\| steffen [0-9.]+%, shaped [0-9.]+% .*: steffen chosen instead of the first phase's" "$tmp/err"
+done
+n=$(count '"first_phase_method": "shaped"' "$f")
+[ "$n" -eq 3 ] && ok || fail "one GPU: first_phase_method shaped on $n records, want 3"
+expect_grep '"heldout_rows": \[$' "$f"
+expect_grep '"heldout_max_err": \{$' "$f"
+expect_grep 'Steffen interpolation in log-log of the sweep \(model/calib.h\); chosen by the held-out check of [0-9]+ adaptive rows' "$f"
+# --no-heldout: the check said, the first-phase method kept
+MOCK_GPUS=1 expect_rc 0 "$M" calibrate --paths dense-bf16 --no-heldout -o "$tmp/nh.json"
+expect_grep 'dense-bf16: held-out check .*: shaped kept \(--no-heldout\)' "$tmp/err"
+expect_grep '"method": "shaped"' "$tmp/nh.json"
+expect_grep "the first phase's \(--no-heldout\); the held-out check of [0-9]+ adaptive rows" "$tmp/nh.json"
 # the file reads back: --check scores its calibration against the full tables (exit 0 or 1, not 2)
 "$TPSPLIT" calibrate --check "$f" "$D/h200_gemm_w8a16.tsv" >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ "$rc" -le 1 ] && ok || fail "--check of a calibrate result: exit $rc: $(cat "$tmp/err")"

@@ -4,8 +4,12 @@
 # and AIConfigurator's dense tables (data/aic, N 1536 and 2048, bf16 and fp8).  Asserts:
 # no table past the adaptive row cap or 90% of its budget share, at the default budget
 # and at a budget that lets the cap bind; at the default budget the adaptive max error of
-# each H200 table no worse than the fixed sweep's.  It prints, and does not assert, the
-# tables where the adaptive max is worse (data/calibrate/README.md, "offline replay").
+# each H200 table no worse than the fixed sweep's, at both budgets by at most 1 point;
+# every adaptive row held out and the method chosen by the rule of model/calib.h
+# (re-evaluated here from the held-out errors); --no-heldout keeps the first-phase method
+# and changes only the tables whose method the check switched.  It prints, and does not
+# assert, the tables where the adaptive max is worse (data/calibrate/README.md, "offline
+# replay").
 . "$top_srcdir/tests/lib.sh"
 D=$top_srcdir/data
 command -v jq >/dev/null 2>&1 || { echo "no jq"; exit 77; }
@@ -34,6 +38,27 @@ for b in 60 200; do
     ok || fail "budget $b: a table past 16 rows or 90% of its share"
   jq -e '[.tables[] | .scored >= 8 and (.fixed.max_abs_rel | type) == "number"] | all' "$tmp/r$b.json" >/dev/null && ok ||
     fail "budget $b: a table scored on fewer than 8 rows"
+  # the held-out check: every adaptive row, the rule (the other method when both its max and
+  # its median are smaller by more than 1 point), the count of tables switched
+  jq -e '[.tables[] | (.heldout.rows | length) == (.adaptive_rows | length)] | all' "$tmp/r$b.json" >/dev/null && ok ||
+    fail "budget $b: an adaptive row not held out"
+  jq -e '[.tables[] | .heldout as $h | $h.first_phase_method as $p | (if $p == "shaped" then "steffen" else "shaped" end) as $o |
+      (if ($h.rows | length) > 0 and ($h.max_abs_rel[$o] | type) == "number" and ($h.max_abs_rel[$p] | type) == "number" and
+          $h.max_abs_rel[$o] < $h.max_abs_rel[$p] - 0.01 and $h.median_abs_rel[$o] < $h.median_abs_rel[$p] - 0.01
+       then $o else $p end) == $h.method] | all' "$tmp/r$b.json" >/dev/null && ok || fail "budget $b: a method not as the rule chooses"
+  jq -e '.method_switched == ([.tables[] | select(.heldout.method != .heldout.first_phase_method)] | length)' "$tmp/r$b.json" \
+    >/dev/null && ok || fail "budget $b: method_switched miscounted"
+  jq -e '[.tables[0:6][] | .adaptive.max_abs_rel <= .fixed.max_abs_rel + 0.01] | all' "$tmp/r$b.json" >/dev/null && ok ||
+    fail "budget $b: an H200 table's adaptive max worse than the fixed sweep's by more than 1 point"
+  # --no-heldout: the first-phase method everywhere; the tables not switched unchanged
+  expect_rc 0 "$TPSPLIT" calibrate --replay --no-heldout --budget-s $b --json $H $A
+  cp "$tmp/out" "$tmp/n$b.json"
+  jq -e '.method_switched == 0 and ([.tables[] | .heldout.method == .heldout.first_phase_method] | all)' "$tmp/n$b.json" \
+    >/dev/null && ok || fail "budget $b: --no-heldout switched a method"
+  jq -n -e --slurpfile a "$tmp/r$b.json" --slurpfile n "$tmp/n$b.json" '[range(0; 24) as $i | $a[0].tables[$i] as $x |
+      $n[0].tables[$i] as $y | $x.heldout.method != $x.heldout.first_phase_method or
+      $x.adaptive.max_abs_rel == $y.adaptive.max_abs_rel] | all' >/dev/null && ok ||
+    fail "budget $b: a table the check did not switch differs from --no-heldout"
   jq -r '.tables[] | select(.adaptive.max_abs_rel > .fixed.max_abs_rel + 1e-12) |
     "note: budget '$b': adaptive max worse: \(.table) \(.fixed.max_abs_rel) -> \(.adaptive.max_abs_rel)"' "$tmp/r$b.json"
 done

@@ -4,6 +4,9 @@
  *  - sweep rows (ends, order, count, the w8a16 dispatch steps);
  *  - the calibrated GEMM on synthetic sweeps: shaped recovers a staircase it was not shown,
  *    Steffen goes through its points;
+ *  - the held-out method choice on rows whose errors are known by hand (Steffen wins where
+ *    the structural model is wrong, shaped on its staircase, ties and a lone row keep the
+ *    first-phase method); the offline replay on a synthetic table and its summary;
  *  - a thresholds file from a synthetic calibration written, read back and its values
  *    compared with the ones computed here; look-up and the split rule;
  *  - the reader's one-line errors (file and JSON path) on broken files;
@@ -259,6 +262,150 @@ static void test_adapt(void) {
   tps_cal_gemm_free(&h);
 }
 
+/* ------------------------------------------------------------------ held-out method choice */
+
+/* w8a16 on the H200: the first-phase sweep rows are the tops of the stream kernel's regimes
+ * (16, 32, 48: one launch of a 16-, 32-, 48-token tile), and its times lie on t = 4 sqrt(M).
+ * By hand: Steffen of points on a line in log-log is that line, so it predicts 4 sqrt(m);
+ * shaped gives every row of a regime its measured top's time (xw8's time is constant in a
+ * regime, the residual of its one point is flat), so it predicts 4 sqrt(top).  Held-out rows
+ * 10, 24, 40 (tops 16, 32, 48):
+ *   truth 4 sqrt(m) (the structural model wrong: no step there): shaped misses by
+ *     sqrt(top / m) - 1 = 26.49%, 15.47%, 9.54%, Steffen by 0: Steffen must win;
+ *   truth 4 sqrt(top) (the staircase): Steffen misses by sqrt(m / top) - 1 = -20.94%,
+ *     -13.40%, -8.71%, shaped by 0: shaped must win (from a first phase forced to Steffen);
+ *   one row of each: a max without the median does not switch. */
+static double sq4(double m) { return 4.0 * sqrt(m); }
+
+static void test_heldout(void) {
+  tps_gpu g = h200();
+  long rows[TPS_CAL_MAX_PTS];
+  tps_cal_sweep_req q = {TPS_PATH_W8A16, 5120, 1792, &g, 16384, 12};
+  size_t n = tps_cal_sweep_rows(&q, rows, TPS_CAL_MAX_PTS);
+  CHECK(has(rows, n, 16) && has(rows, n, 32) && has(rows, n, 48) && !has(rows, n, 10) && !has(rows, n, 24) &&
+            !has(rows, n, 40),
+        "the sweep's stream-kernel tops");
+  double t[TPS_CAL_MAX_PTS];
+  for (size_t i = 0; i < n; i++) t[i] = sq4((double)rows[i]);
+  tps_cal_gemm sh, st;
+  CHECK(tps_cal_gemm_fit(&sh, TPS_PATH_W8A16, 5120, 1792, &g, NULL, TPS_XG_FLUSHED, rows, t, n, TPS_CAL_AUTO) == TPS_OK &&
+            sh.method == TPS_CAL_SHAPED && sh.base == TPS_CAL_BASE_XW8,
+        "first phase, auto: shaped on xw8 (method %d, base %d)", sh.method, sh.base);
+  CHECK(tps_cal_gemm_fit(&st, TPS_PATH_W8A16, 5120, 1792, &g, NULL, TPS_XG_FLUSHED, rows, t, n, TPS_CAL_STEFFEN) == TPS_OK &&
+            st.method == TPS_CAL_STEFFEN && st.base_status == TPS_OK,
+        "first phase forced to Steffen, its base fitted (method %d, base status %d)", st.method, st.base_status);
+  const long held[] = {10, 24, 40}, top[] = {16, 32, 48};
+  double line[3], stair[3], mixed[3];
+  for (int i = 0; i < 3; i++) {
+    line[i] = sq4((double)held[i]);
+    stair[i] = sq4((double)top[i]);
+    mixed[i] = i == 0 ? line[i] : stair[i];
+  }
+  const double e_sh[3] = {sqrt(16.0 / 10) - 1, sqrt(32.0 / 24) - 1, sqrt(48.0 / 40) - 1};
+  const double e_st[3] = {1 - sqrt(10.0 / 16), 1 - sqrt(24.0 / 32), 1 - sqrt(40.0 / 48)};
+  tps_cal_heldout ho;
+  /* the structural model wrong: Steffen wins */
+  CHECK(tps_cal_heldout_choose(&sh, held, line, 3, &ho) == TPS_OK, "held-out check (line)");
+  CHECK(ho.n == 3 && ho.prior == TPS_CAL_SHAPED && ho.method == TPS_CAL_STEFFEN, "line: n %zu prior %d method %d, want steffen",
+        ho.n, ho.prior, ho.method);
+  CHECK(fabs(ho.max_abs_rel[TPS_CAL_SHAPED] - e_sh[0]) < 1e-6 && fabs(ho.med_abs_rel[TPS_CAL_SHAPED] - e_sh[1]) < 1e-6,
+        "line: shaped max %.6f median %.6f, by hand %.6f %.6f", ho.max_abs_rel[TPS_CAL_SHAPED], ho.med_abs_rel[TPS_CAL_SHAPED],
+        e_sh[0], e_sh[1]);
+  CHECK(ho.max_abs_rel[TPS_CAL_STEFFEN] < 1e-9 && ho.med_abs_rel[TPS_CAL_STEFFEN] < 1e-9, "line: Steffen max %.3g, by hand 0",
+        ho.max_abs_rel[TPS_CAL_STEFFEN]);
+  /* the choice applied: the final fit uses Steffen, its w90 Steffen's */
+  tps_cal_gemm f;
+  CHECK(tps_cal_gemm_fit(&f, TPS_PATH_W8A16, 5120, 1792, &g, NULL, TPS_XG_FLUSHED, rows, t, n, TPS_CAL_AUTO) == TPS_OK &&
+            tps_cal_gemm_use_method(&f, ho.method) == TPS_OK && f.method == TPS_CAL_STEFFEN && f.w90 == f.w90_by[TPS_CAL_STEFFEN],
+        "use_method steffen");
+  CHECK(fabs(tps_cal_gemm_time_us(&f, 10) / line[0] - 1) < 1e-9, "Steffen used after the choice: %g at 10, want %g",
+        tps_cal_gemm_time_us(&f, 10), line[0]);
+  tps_cal_gemm_free(&f);
+  /* the staircase: shaped wins over a first phase forced to Steffen */
+  CHECK(tps_cal_heldout_choose(&st, held, stair, 3, &ho) == TPS_OK, "held-out check (staircase)");
+  CHECK(ho.prior == TPS_CAL_STEFFEN && ho.method == TPS_CAL_SHAPED, "staircase: prior %d method %d, want shaped", ho.prior,
+        ho.method);
+  CHECK(fabs(ho.max_abs_rel[TPS_CAL_STEFFEN] - e_st[0]) < 1e-6 && fabs(ho.med_abs_rel[TPS_CAL_STEFFEN] - e_st[1]) < 1e-6,
+        "staircase: Steffen max %.6f median %.6f, by hand %.6f %.6f", ho.max_abs_rel[TPS_CAL_STEFFEN],
+        ho.med_abs_rel[TPS_CAL_STEFFEN], e_st[0], e_st[1]);
+  CHECK(ho.max_abs_rel[TPS_CAL_SHAPED] < 1e-9, "staircase: shaped max %.3g, by hand 0", ho.max_abs_rel[TPS_CAL_SHAPED]);
+  /* the staircase from the shaped first phase: kept */
+  CHECK(tps_cal_heldout_choose(&sh, held, stair, 3, &ho) == TPS_OK && ho.method == TPS_CAL_SHAPED, "staircase: shaped kept");
+  /* one row where shaped misses (10: 26.49%) and two where Steffen does (13.40%, 8.71%):
+   * Steffen's max is smaller (13.40% < 26.49% - 1), its median not (8.71% vs 0): kept */
+  CHECK(tps_cal_heldout_choose(&sh, held, mixed, 3, &ho) == TPS_OK && ho.method == TPS_CAL_SHAPED &&
+            fabs(ho.max_abs_rel[TPS_CAL_STEFFEN] - e_st[1]) < 1e-6 && fabs(ho.med_abs_rel[TPS_CAL_STEFFEN] - e_st[2]) < 1e-6 &&
+            fabs(ho.max_abs_rel[TPS_CAL_SHAPED] - e_sh[0]) < 1e-6 && ho.med_abs_rel[TPS_CAL_SHAPED] < 1e-9,
+        "mixed: method %d (want shaped kept), Steffen max %.6f median %.6f", ho.method, ho.max_abs_rel[TPS_CAL_STEFFEN],
+        ho.med_abs_rel[TPS_CAL_STEFFEN]);
+  /* a tie within 1 point (row 15: shaped 4 sqrt(16) = 16, Steffen 4 sqrt(15) = 15.492; truth
+   * between, 15.75: +1.59% and -1.64%): the first-phase method stays, whichever it is */
+  const long r15[] = {15};
+  const double t15[] = {15.75};
+  CHECK(tps_cal_heldout_choose(&sh, r15, t15, 1, &ho) == TPS_OK && ho.method == TPS_CAL_SHAPED, "tie: shaped kept");
+  CHECK(tps_cal_heldout_choose(&st, r15, t15, 1, &ho) == TPS_OK && ho.method == TPS_CAL_STEFFEN, "tie: Steffen kept");
+  /* a sweep row is not held out; none held out: the first phase's method, NaN errors */
+  const long r16[] = {16};
+  const double t16[] = {100};
+  CHECK(tps_cal_heldout_choose(&sh, r16, t16, 1, &ho) == TPS_OK && ho.n == 0 && ho.method == TPS_CAL_SHAPED &&
+            isnan(ho.max_abs_rel[0]) && isnan(ho.max_abs_rel[1]),
+        "a sweep row held out: n %zu", ho.n);
+  const double bad[] = {-1};
+  CHECK(tps_cal_heldout_choose(&sh, held, bad, 1, &ho) == TPS_EBADDATA, "a time <= 0 is bad data");
+  CHECK(tps_cal_heldout_choose(NULL, held, line, 3, &ho) == TPS_EINVAL, "no fit");
+  /* no datasheet: no shaped, Steffen stays */
+  tps_cal_gemm nd;
+  CHECK(tps_cal_gemm_fit(&nd, TPS_PATH_W8A16, 5120, 1792, NULL, NULL, TPS_XG_FLUSHED, rows, t, n, TPS_CAL_AUTO) == TPS_OK &&
+            tps_cal_heldout_choose(&nd, held, stair, 3, &ho) == TPS_OK && ho.method == TPS_CAL_STEFFEN &&
+            isnan(ho.max_abs_rel[TPS_CAL_SHAPED]) && tps_cal_gemm_use_method(&nd, TPS_CAL_SHAPED) == TPS_NA,
+        "no datasheet: Steffen kept, shaped unavailable");
+  tps_cal_gemm_free(&nd);
+  tps_cal_gemm_free(&sh);
+  tps_cal_gemm_free(&st);
+}
+
+/* The replay on a synthetic table (the staircase of test_heldout on every row 1..4096):
+ * the first phase's rows, rows added within the cap and the clock, the held-out check
+ * recorded; both fits scored on the same rows; the summary's median of two tables. */
+static void test_replay(void) {
+  tps_gpu g = h200();
+  static long M[4096];
+  static double T[4096];
+  for (long m = 1; m <= 4096; m++) {
+    long top = m <= 1 ? 1 : m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : m <= 64 ? 64 : m;
+    M[m - 1] = m;
+    T[m - 1] = sq4((double)top);
+  }
+  tps_cal_replay_opts o;
+  memset(&o, 0, sizeof o);
+  o.points = 12;
+  o.method = TPS_CAL_AUTO;
+  o.t_max = 4096;
+  o.row_s = 1;
+  o.share_s = 20;
+  tps_cal_adapt_defaults(&o.adapt);
+  o.heldout = 1;
+  tps_cal_replay_res r[2];
+  CHECK(tps_cal_replay(M, T, 4096, TPS_PATH_W8A16, 5120, 1792, &g, TPS_XG_FLUSHED, &o, &r[0]) == TPS_OK, "replay");
+  CHECK(r[0].nm == 4096 && r[0].n0 == 12, "replay: %zu rows, %zu first-phase", r[0].nm, r[0].n0);
+  /* 20 s share, 12 rows of first phase, 2 kept for the break-even rows, stop at 90%: 4 rows */
+  CHECK(r[0].nadd == 4 && r[0].clock_s <= 0.9 * 20 - 2 + 1e-9, "replay: %zu rows added, clock %g", r[0].nadd, r[0].clock_s);
+  CHECK(r[0].ho.n == r[0].nadd, "replay: %zu held out of %zu added", r[0].ho.n, r[0].nadd);
+  CHECK(r[0].scored == 4096 - 12 - r[0].nadd, "replay: %zu scored", r[0].scored);
+  CHECK(r[0].max[0] >= r[0].med[0] && r[0].max[1] >= r[0].med[1], "replay: max below the median");
+  o.adapt.max_rows = 0;
+  CHECK(tps_cal_replay(M, T, 4096, TPS_PATH_W8A16, 5120, 1792, &g, TPS_XG_FLUSHED, &o, &r[1]) == TPS_OK && r[1].nadd == 0 &&
+            r[1].ho.n == 0 && r[1].max[0] == r[1].max[1] && r[1].max[0] == r[0].max[0],
+        "replay with no adaptive row: the two fits the same");
+  tps_cal_replay_sum s;
+  o.adapt.max_rows = 16;
+  CHECK(tps_cal_replay_summary(r, 2, &o, &s) == TPS_OK && s.n == 2 && s.over_cap == 0 && s.over_budget == 0, "summary");
+  CHECK(fabs(s.med_max[0] - r[0].max[0]) < 1e-12 && fabs(s.med_max[1] - 0.5 * (r[0].max[1] + r[1].max[1])) < 1e-12,
+        "summary: median of two maxima %g, want %g", s.med_max[1], 0.5 * (r[0].max[1] + r[1].max[1]));
+  CHECK(s.worse == (r[0].max[1] > r[0].max[0] + 1e-12), "summary: %d worse", s.worse);
+  CHECK(tps_cal_replay(M, T, 7, TPS_PATH_W8A16, 5120, 1792, &g, TPS_XG_FLUSHED, &o, &r[1]) == TPS_ETOOFEW, "7 rows: too few");
+}
+
 /* ------------------------------------------------------------------ the file */
 
 static char tmpdir[256];
@@ -358,6 +505,15 @@ static void test_file(void) {
   gm->method = TPS_CAL_SHAPED;
   gm->base = TPS_CAL_BASE_XW8;
   gm->w90_log = 0.04;
+  /* the held-out check: two adaptive rows, Steffen's errors the larger (shaped kept) */
+  gm->first_method = TPS_CAL_SHAPED;
+  gm->heldout_n = 2;
+  gm->heldout_rows[0] = 40;
+  gm->heldout_rows[1] = 3000;
+  gm->heldout_max[TPS_CAL_STEFFEN] = 0.125;
+  gm->heldout_max[TPS_CAL_SHAPED] = 0.03125;
+  gm->heldout_med[TPS_CAL_STEFFEN] = 0.0625;
+  gm->heldout_med[TPS_CAL_SHAPED] = 0.015625;
   tps_thr_gather *ga = tps_thr_add_gather(d);
   ga->tp = 8;
   ga->backend = TPS_GATHER_NCCL;
@@ -426,6 +582,11 @@ static void test_file(void) {
     for (size_t i = 0; rd && i < gm->npts; i++)
       CHECK(rd->gemm[0].rows[i] == gm->rows[i] && fabs(rd->gemm[0].t_us[i] / gm->t_us[i] - 1) < 1e-10, "sweep point %zu", i);
     CHECK(rd && rd->ngather == 1 && rd->gather[0].npts == 3 && rd->gather[0].t_us[2] == 20, "calibration gather");
+    CHECK(rd && rd->gemm[0].first_method == TPS_CAL_SHAPED && rd->gemm[0].heldout_n == 2 && rd->gemm[0].heldout_rows[0] == 40 &&
+              rd->gemm[0].heldout_rows[1] == 3000 && rd->gemm[0].heldout_max[TPS_CAL_STEFFEN] == 0.125 &&
+              rd->gemm[0].heldout_max[TPS_CAL_SHAPED] == 0.03125 && rd->gemm[0].heldout_med[TPS_CAL_STEFFEN] == 0.0625 &&
+              rd->gemm[0].heldout_med[TPS_CAL_SHAPED] == 0.015625,
+          "the held-out check reads back");
 
     /* the check: a bench table of the staircase at rows the sweep did not take */
     char bench[512];
@@ -489,6 +650,9 @@ static void test_file(void) {
       {"\"out_bytes_per_token\": 3584", "\"out_bytes_per_token\": 0", "auto.out_bytes_per_token: a number > 0"},
       {"\"status\": \"measured\"", "\"status\": \"done\"" /* the first: gather (keys sorted) */, "$.devices.NVIDIA_H200.calibration.gather[0].status: 'done' is not"},
       {"\"points\": 12", "\"pointz\": 12", "auto.gemm.points: missing"},
+      {"\"first_phase_method\": \"shaped\"", "\"first_phase_method\": \"cubic\"",
+       "$.devices.NVIDIA_H200.calibration.gemm[0].first_phase_method: steffen, shaped or null, not cubic"},
+      {"\"heldout_rows\": [", "\"heldout_rows\": [0, ", "calibration.gemm[0].heldout_rows[0]: a row count >= 1"},
   };
   for (size_t i = 0; good && i < sizeof cases / sizeof *cases; i++) {
     char *bad = subst(good, cases[i].from, cases[i].to);
@@ -526,6 +690,8 @@ int main(void) {
   test_sweep();
   test_gemm_fit();
   test_adapt();
+  test_heldout();
+  test_replay();
   test_file();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
