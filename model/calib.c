@@ -628,6 +628,33 @@ int tps_cal_breakeven(const tps_cal_parts *p, int tp, double out_bytes, long t_m
   return TPS_OK;
 }
 
+typedef struct {
+  const tps_cal_parts *p;
+  int tp;
+  double ob;
+} band_ctx;
+
+/* replicated(T) = gemm(T), split(T) = gemm(ceil(T/tp)) + gather(T out_bytes): the nominal
+ * times of wins() (z = 0); TPS_EINVAL where a part is unavailable, as there. */
+static int band_times(long t, void *ctx, double *rep, double *split) {
+  const band_ctx *c = ctx;
+  double T = (double)t;
+  double r = c->p->gemm(T, c->p->gemm_ctx), g = c->p->gemm(ceil(T / c->tp), c->p->gemm_ctx);
+  double a = c->p->gather(T * c->ob, c->p->gather_ctx);
+  if (!(r > 0) || !(g > 0) || !(a >= 0)) return TPS_EINVAL;
+  *rep = r;
+  *split = g + a;
+  return TPS_OK;
+}
+
+int tps_cal_bands(const tps_cal_parts *p, int tp, double out_bytes, long t_max, tps_bands *out) {
+  memset(out, 0, sizeof *out);
+  out->breakeven = -1;
+  if (!p || !p->gemm || !p->gather || tp < 2 || !(out_bytes > 0) || t_max < 1) return TPS_EINVAL;
+  band_ctx c = {p, tp, out_bytes};
+  return tps_bands_find(band_times, &c, 1, t_max, TPS_BANDS_LOG64, out);
+}
+
 double tps_cal_curve_w90(const double *x, const double *t, size_t n) {
   if (n < 4) return TPS_CAL_MIN_W;
   double le[TPS_CAL_MAX_PTS];

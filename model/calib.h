@@ -35,6 +35,7 @@
 #ifndef TPS_MODEL_CALIB_H
 #define TPS_MODEL_CALIB_H
 #include <stddef.h>
+#include "crossover.h"
 #include "gpu.h"
 #include "loo.h"
 #include "xgemm.h"
@@ -332,6 +333,12 @@ typedef struct {
  * TPS_OK, TPS_EINVAL (tp < 2, out_bytes <= 0, t_max < 1, a negative width, a missing curve
  * or one that cannot be evaluated). */
 int tps_cal_breakeven(const tps_cal_parts *p, int tp, double out_bytes, long t_max, tps_cal_be *out);
+/* The win bands of the same nominal parts (model/crossover.h tps_bands, grid
+ * TPS_BANDS_LOG64: the grid and integer refinement of the break-even above, so the band
+ * that reaches t_max starts at tps_cal_breakeven's breakeven), with the smallest speedup
+ * replicated / split in each losing gap between two bands.  The widths are not used.
+ * TPS_OK, TPS_EINVAL as tps_cal_breakeven. */
+int tps_cal_bands(const tps_cal_parts *p, int tp, double out_bytes, long t_max, tps_bands *out);
 /* Next power of two >= t (t >= 1); 0 for t <= 0. */
 long tps_cal_pow2_ceil(double t);
 

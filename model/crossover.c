@@ -15,32 +15,142 @@ long tps_threshold(long be, long rounding) {
   return t;
 }
 
-int tps_crossover_find(double (*diff)(long t, void *arg), void *arg, long tmin, long tmax, tps_crossover *c) {
+/* ---- win bands */
+
+/* One grid point: win (split < replicated) and the speedup (NaN unless both times > 0). */
+static int band_eval(tps_bands_fn fn, void *ctx, long t, int *win, double *speedup) {
+  double rep = NAN, split = NAN;
+  int st = fn(t, ctx, &rep, &split);
+  if (st != TPS_OK) return st;
+  if (isnan(rep) || isnan(split)) return TPS_EINVAL;
+  *win = split < rep;
+  *speedup = rep > 0 && split > 0 ? rep / split : NAN;
+  return TPS_OK;
+}
+
+/* The grid point after t: t + 1 (dense), or the next distinct floor(2^(j/64) + 0.5) above t
+ * (*j: the index reached); tmax at most. */
+static long band_next(int grid, long t, long tmax, long *j) {
+  long n = t + 1;
+  if (grid == TPS_BANDS_LOG64)
+    for (;; (*j)++) {
+      double x = floor(exp2((double)*j / 64.0) + 0.5);
+      if (x > (double)t) { n = x < (double)tmax ? (long)x : tmax; break; }
+    }
+  return n < tmax ? n : tmax;
+}
+
+static void gap_add(double *gap_min, double s) {
+  if (!isnan(s) && (isnan(*gap_min) || s < *gap_min)) *gap_min = s;
+}
+
+int tps_bands_find(tps_bands_fn fn, void *ctx, long tmin, long tmax, int grid, tps_bands *b) {
+  memset(b, 0, sizeof *b);
+  b->tmin = tmin;
+  b->tmax = tmax;
+  b->grid = grid;
+  b->breakeven = -1;
+  for (size_t i = 0; i < TPS_BANDS_MAX; i++) b->gap_min_speedup[i] = NAN;
+  if (!fn || tmin < 1 || tmin > tmax || (grid != TPS_BANDS_DENSE && grid != TPS_BANDS_LOG64)) return TPS_EINVAL;
+  long prev = 0, from = 0, j = 0; /* the previous grid point (0: none); the current band's start (0: outside one) */
+  double gap_min = NAN;           /* the smallest speedup since the last band ended */
+  for (long t = tmin;; t = band_next(grid, t, tmax, &j)) {
+    int w, w1;
+    double s, s1;
+    int st = band_eval(fn, ctx, t, &w, &s);
+    if (st != TPS_OK) return st;
+    if (w && !from) {
+      /* a band starts in (prev, t]: down from t while the split keeps winning */
+      from = t;
+      while (prev && from - 1 > prev) {
+        if ((st = band_eval(fn, ctx, from - 1, &w1, &s1)) != TPS_OK) return st;
+        if (!w1) { gap_add(&gap_min, s1); break; }
+        from--;
+      }
+      size_t k = b->nbands++;
+      if (k < TPS_BANDS_MAX) b->from_tokens[k] = from;
+      if (k >= 1 && k - 1 < TPS_BANDS_MAX) b->gap_min_speedup[k - 1] = gap_min;
+    } else if (!w && from) {
+      /* the band ends in [prev, t): up from prev while the split keeps winning */
+      long to = prev;
+      gap_min = NAN;
+      while (to + 1 < t) {
+        if ((st = band_eval(fn, ctx, to + 1, &w1, &s1)) != TPS_OK) return st;
+        if (!w1) { gap_add(&gap_min, s1); break; }
+        to++;
+      }
+      if (b->nbands - 1 < TPS_BANDS_MAX) b->to_tokens[b->nbands - 1] = to;
+      from = 0;
+    }
+    if (!w) gap_add(&gap_min, s);
+    prev = t;
+    if (t >= tmax) break;
+  }
+  if (from) {
+    if (b->nbands - 1 < TPS_BANDS_MAX) b->to_tokens[b->nbands - 1] = tmax;
+    b->breakeven = from;
+  }
+  return TPS_OK;
+}
+
+/* The sign changes of c from its bands: each band's start (unless at tmin) and the token
+ * after its end (unless at tmax). */
+static void changes_of_bands(tps_crossover *c) {
+  const tps_bands *b = &c->bands;
+  size_t stored = b->nbands < TPS_BANDS_MAX ? b->nbands : TPS_BANDS_MAX;
+  c->nchg = 0;
+  for (size_t i = 0; i < stored; i++) {
+    if (b->from_tokens[i] > c->tmin) {
+      if (c->nchg < TPS_CROSS_MAXCHG) { c->chg[c->nchg] = b->from_tokens[i]; c->chg_wins[c->nchg] = 1; }
+      c->nchg++;
+    }
+    if (b->to_tokens[i] < c->tmax) {
+      if (c->nchg < TPS_CROSS_MAXCHG) { c->chg[c->nchg] = b->to_tokens[i] + 1; c->chg_wins[c->nchg] = 0; }
+      c->nchg++;
+    }
+  }
+  /* bands beyond the stored ones: two changes each, less the end at tmax */
+  if (b->nbands > stored) c->nchg += 2 * (b->nbands - stored) - (b->breakeven >= 0);
+  c->breakeven = b->breakeven;
+}
+
+typedef struct {
+  double (*diff)(long t, void *arg);
+  void *arg;
+} diff_ctx;
+
+/* A difference as the pair (replicated 0, split diff): the split wins where diff < 0. */
+static int diff_pair(long t, void *ctx, double *rep, double *split) {
+  const diff_ctx *d = ctx;
+  *rep = 0;
+  *split = d->diff(t, d->arg);
+  return TPS_OK;
+}
+
+static int crossover_scan(tps_bands_fn fn, void *ctx, long tmin, long tmax, tps_crossover *c) {
   memset(c, 0, sizeof *c);
   c->tmin = tmin;
   c->tmax = tmax;
   c->breakeven = -1;
-  if (tmin < 1 || tmin > tmax) return TPS_EINVAL;
-  int prev = 0;
-  long start = -1; /* first T of the current winning run */
-  for (long t = tmin; t <= tmax; t++) {
-    double d = diff(t, arg);
-    if (isnan(d)) return TPS_EINVAL;
-    int win = d < 0;
-    if (t == tmin) {
-      if (win) start = t;
-    } else if (win != prev) {
-      if (c->nchg < TPS_CROSS_MAXCHG) { c->chg[c->nchg] = t; c->chg_wins[c->nchg] = win; }
-      c->nchg++;
-      if (win) start = t;
-    }
-    prev = win;
+  int rc = tps_bands_find(fn, ctx, tmin, tmax, TPS_BANDS_DENSE, &c->bands);
+  if (rc != TPS_OK) {
+    c->bands.nbands = 0;
+    c->bands.breakeven = -1;
+    return rc;
   }
-  c->breakeven = prev ? start : -1;
+  changes_of_bands(c);
   return TPS_OK;
 }
 
-static double dense_diff(long t, void *arg) { return tps_gemmgrid_diff(arg, t); }
+int tps_crossover_find(double (*diff)(long t, void *arg), void *arg, long tmin, long tmax, tps_crossover *c) {
+  diff_ctx d = {diff, arg};
+  return crossover_scan(diff ? diff_pair : NULL, &d, tmin, tmax, c);
+}
+
+static int dense_pair(long t, void *arg, double *rep, double *split) {
+  tps_gemmgrid_times(arg, t, rep, split);
+  return TPS_OK;
+}
 
 int tps_pred_tmax_ok(const tps_pred *p, long tmax) {
   return p->applicable && tmax >= 1 && tmax <= TPS_PRED_MAX_TMAX;
@@ -54,7 +164,7 @@ int tps_pred_crossover_on(const tps_pred *p, long tmax, tps_crossover *c, tps_ge
   tps_gemmgrid *mc = gs ? gs : tps_gemmgrid_build(p, tmax);
   if (!mc) return TPS_ENOMEM;
   tps_gemmgrid_load(mc, p, 1);
-  int rc = tps_crossover_find(dense_diff, mc, 1, tmax, c);
+  int rc = crossover_scan(dense_pair, mc, 1, tmax, c);
   if (!gs) tps_gemmgrid_free(mc);
   return rc;
 }

@@ -174,7 +174,13 @@ static double gs_g(tps_gemmgrid *c, long m) { return c->table ? c->g[m] * c->gmu
 double tps_gemmgrid_pmax(tps_gemmgrid *c, long m) { return c->table ? c->pmax[m] * c->gmul : tps_pred_gemm_us(c->p, m); }
 double tps_gemmgrid_smin(tps_gemmgrid *c, long m) { return c->table ? c->smin[m] * c->gmul : tps_pred_gemm_us(c->p, m); }
 
+void tps_gemmgrid_times(tps_gemmgrid *c, long t, double *replicated_us, double *split_us) {
+  *split_us = gs_g(c, tps_pred_rows_per_rank(c->p, t)) + tps_gemmgrid_gather(c, t);
+  *replicated_us = gs_g(c, t);
+}
+
 double tps_gemmgrid_diff(tps_gemmgrid *c, long t) {
-  const tps_pred *p = c->p;
-  return gs_g(c, tps_pred_rows_per_rank(p, t)) + tps_gemmgrid_gather(c, t) - gs_g(c, t);
+  double rep, split;
+  tps_gemmgrid_times(c, t, &rep, &split);
+  return split - rep;
 }

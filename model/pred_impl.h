@@ -65,8 +65,9 @@ tps_gemmgrid *tps_gemmgrid_build(const tps_pred *p, long tmax);
  * GEMM is not known to be monotone (mono). */
 void tps_gemmgrid_load(tps_gemmgrid *c, const tps_pred *p, int table);
 void tps_gemmgrid_free(tps_gemmgrid *c);
-/* split(t) - replicated(t) of the bound context. */
+/* split(t) - replicated(t) of the bound context; the two times. */
 double tps_gemmgrid_diff(tps_gemmgrid *c, long t);
+void tps_gemmgrid_times(tps_gemmgrid *c, long t, double *replicated_us, double *split_us);
 /* The gather at t, and an upper bound of it over [a, b] (one backend piece). */
 double tps_gemmgrid_gather(tps_gemmgrid *c, long t);
 double tps_gemmgrid_gather_max(tps_gemmgrid *c, long a, long b);

@@ -1,6 +1,7 @@
 /* test_calib.c: model/calib.c and src/thresholds.c without a GPU.
  *  - break-even of two known curves against a brute-force scan and the hand value;
  *    the interval's corners against scans of the scaled curves; "never";
+ *  - win bands and the depth of the gap between them on a GEMM with a dip (by hand);
  *  - sweep rows (ends, order, count, the w8a16 dispatch steps);
  *  - the calibrated GEMM on synthetic sweeps: shaped recovers a staircase it was not shown,
  *    Steffen goes through its points;
@@ -75,6 +76,47 @@ static void test_breakeven(void) {
   CHECK(tps_cal_pow2_ceil(1450) == 2048 && tps_cal_pow2_ceil(2048) == 2048 && tps_cal_pow2_ceil(1) == 1 &&
             tps_cal_pow2_ceil(0) == 0,
         "pow2_ceil");
+}
+
+/* ------------------------------------------------------------------ win bands */
+/* TP 2, a gather of 10 us at any size; GEMM 1 us per row, except on rows [1000, 1500): there
+ * sp(m) x (ceil(m/2) + 10), sp(m) = 0.95 + 0.04 (m - 1000) / 500.  By hand: split(T) =
+ * ceil(T/2) + 10 < T exactly when floor(T/2) > 10, T >= 22; on [1000, 1500) replicated is
+ * sp(T) x split(T) < split(T): the split loses, speedup sp(T), smallest (0.95) at 1000, the
+ * first losing token, which the scan up from the band's last grid point reaches; from 1500 on
+ * it wins again (its GEMM of ceil(T/2) rows costs at most ceil(T/2), less inside the dip).
+ * Win bands [22, 999] and [1500, t_max]; break-even 1500. */
+static double dip_sp(double m) { return 0.95 + 0.04 * (m - 1000) / 500; }
+static double dip_gemm(double m, void *c) {
+  (void)c;
+  return m >= 1000 && m < 1500 ? dip_sp(m) * (ceil(m / 2) + 10) : m;
+}
+static double flat_gather(double b, void *c) { (void)c; (void)b; return 10.0; }
+
+static void test_bands(void) {
+  tps_cal_parts p = {dip_gemm, NULL, flat_gather, NULL, 0.02, 0.05};
+  tps_bands b;
+  tps_cal_be be;
+  CHECK(tps_cal_bands(&p, 2, 3584, 16384, &b) == TPS_OK, "bands status");
+  CHECK(b.nbands == 2 && b.from_tokens[0] == 22 && b.to_tokens[0] == 999 && b.from_tokens[1] == 1500 &&
+            b.to_tokens[1] == 16384,
+        "bands %zu: [%ld, %ld] [%ld, %ld], want [22, 999] [1500, 16384]", b.nbands, b.from_tokens[0], b.to_tokens[0],
+        b.from_tokens[1], b.to_tokens[1]);
+  CHECK(fabs(b.gap_min_speedup[0] - 0.95) < 1e-12, "gap depth %.6f, want 0.95 (at 1000)", b.gap_min_speedup[0]);
+  CHECK(tps_cal_breakeven(&p, 2, 3584, 16384, &be) == TPS_OK && be.breakeven == 1500 && b.breakeven == 1500 &&
+            be.threshold == 2048,
+        "break-even %g (bands %ld), want 1500", be.breakeven, b.breakeven);
+  /* up to 1200: the split stops winning before t_max: one band, no break-even */
+  CHECK(tps_cal_bands(&p, 2, 3584, 1200, &b) == TPS_OK && b.nbands == 1 && b.to_tokens[0] == 999 && b.breakeven == -1,
+        "up to 1200: %zu bands, breakeven %ld", b.nbands, b.breakeven);
+  CHECK(tps_cal_breakeven(&p, 2, 3584, 1200, &be) == TPS_OK && be.breakeven == 0, "up to 1200: never");
+  /* one band: it starts at the break-even (the linear curves of test_breakeven) */
+  tps_cal_parts q = {lin_gemm, NULL, lin_gather, NULL, 0, 0};
+  CHECK(tps_cal_bands(&q, 8, 3584, 16384, &b) == TPS_OK && tps_cal_breakeven(&q, 8, 3584, 16384, &be) == TPS_OK &&
+            (double)b.breakeven == be.breakeven && b.from_tokens[b.nbands - 1] == b.breakeven,
+        "last band from %ld, break-even %g", b.breakeven, be.breakeven);
+  CHECK(tps_cal_bands(&p, 1, 3584, 16384, &b) == TPS_EINVAL && tps_cal_bands(&p, 2, 0, 16384, &b) == TPS_EINVAL,
+        "TP 1 and no output bytes are invalid");
 }
 
 /* ------------------------------------------------------------------ sweeps and fits */
@@ -687,6 +729,7 @@ int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "%s/test_calib.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(tmpdir)) { perror("mkdtemp"); return 1; }
   test_breakeven();
+  test_bands();
   test_sweep();
   test_gemm_fit();
   test_adapt();

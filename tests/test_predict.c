@@ -39,6 +39,83 @@ static double cubic_diff(long t, void *arg) { (void)arg; double x = t; return -(
 static double pos_diff(long t, void *arg) { (void)arg; (void)t; return 1.0; }
 static double nan_diff(long t, void *arg) { (void)arg; return t == 7 ? NAN : -1.0; }
 
+/* ---- win bands on synthetic pairs ---------------------------------------------------- */
+/* replicated 100; split 105 below lo (a leading loss), 90 on [lo, a) and from b on (wins),
+ * and 100 + (10 - |T - mid| / scale) on [a, b) (a losing gap, a tie at T = a, deepest at mid:
+ * speedup 100 / 110) */
+typedef struct { long lo, a, b, mid; double scale; } vgap;
+static int vgap_pair(long t, void *arg, double *rep, double *split) {
+  const vgap *v = arg;
+  *rep = 100;
+  if (t < v->lo) *split = 105;
+  else if (t < v->a || t >= v->b) *split = 90;
+  else *split = 100 + (10 - fabs((double)(t - v->mid)) / v->scale);
+  return TPS_OK;
+}
+/* wins on [10k, 10k + 9] for odd k: 50 bands up to 1000 */
+static int comb_pair(long t, void *arg, double *rep, double *split) {
+  (void)arg;
+  *rep = 10;
+  *split = (t / 10) % 2 ? 9 : 11;
+  return TPS_OK;
+}
+static double comb_diff(long t, void *arg) { double r, s; comb_pair(t, arg, &r, &s); return s - r; }
+static int nan_pair(long t, void *arg, double *rep, double *split) { (void)arg; *rep = 1; *split = t == 7 ? NAN : 0.5; return TPS_OK; }
+static int fail_pair(long t, void *arg, double *rep, double *split) { (void)arg; *rep = 1; *split = 0.5; return t == 9 ? TPS_EBADDATA : TPS_OK; }
+
+static void test_bands_generic(void) {
+  tps_bands b;
+  /* dense: wins on [5, 19] and [40, 1000]; the gap [20, 39] is deepest at 30: 100 / 110 */
+  vgap v = {5, 20, 40, 30, 1.0};
+  CHECK(tps_bands_find(vgap_pair, &v, 1, 1000, TPS_BANDS_DENSE, &b) == TPS_OK, "dense bands");
+  CHECK(b.nbands == 2 && b.from_tokens[0] == 5 && b.to_tokens[0] == 19 && b.from_tokens[1] == 40 && b.to_tokens[1] == 1000,
+        "dense bands [%ld, %ld] [%ld, %ld], want [5, 19] [40, 1000]", b.from_tokens[0], b.to_tokens[0], b.from_tokens[1],
+        b.to_tokens[1]);
+  CHECK(b.breakeven == 40, "dense break-even %ld, want 40", b.breakeven);
+  CHECK(fabs(b.gap_min_speedup[0] - 100.0 / 110.0) < 1e-12, "gap depth %.6f, want 100/110", b.gap_min_speedup[0]);
+  CHECK(isnan(b.gap_min_speedup[1]), "no gap after the last band");
+  /* the log grid holds every integer up to ~92: the same answer */
+  tps_bands g;
+  CHECK(tps_bands_find(vgap_pair, &v, 1, 1000, TPS_BANDS_LOG64, &g) == TPS_OK && g.nbands == 2 && g.from_tokens[0] == 5 &&
+            g.to_tokens[0] == 19 && g.from_tokens[1] == 40 && g.to_tokens[1] == 1000 &&
+            fabs(g.gap_min_speedup[0] - 100.0 / 110.0) < 1e-12,
+        "log grid below 92 = dense");
+  /* x100: the edges fall between grid points (spacing ~1.1%) and are placed at the integer;
+   * the gap's deepest grid point lies within half a spacing (~17 tokens) of 3000 */
+  vgap w = {500, 2000, 4000, 3000, 100.0};
+  CHECK(tps_bands_find(vgap_pair, &w, 1, 16384, TPS_BANDS_LOG64, &g) == TPS_OK, "log bands");
+  CHECK(g.nbands == 2 && g.from_tokens[0] == 500 && g.to_tokens[0] == 1999 && g.from_tokens[1] == 4000 &&
+            g.to_tokens[1] == 16384 && g.breakeven == 4000,
+        "log bands %zu: [%ld, %ld] [%ld, %ld], want [500, 1999] [4000, 16384]", g.nbands, g.from_tokens[0], g.to_tokens[0],
+        g.from_tokens[1], g.to_tokens[1]);
+  CHECK(g.gap_min_speedup[0] >= 100.0 / 110.0 - 1e-12 && g.gap_min_speedup[0] <= 100.0 / (110.0 - 0.17),
+        "log gap depth %.6f in [100/110, 100/109.83]", g.gap_min_speedup[0]);
+  /* ends before tmax: one closed band, no break-even */
+  CHECK(tps_bands_find(vgap_pair, &w, 1, 3000, TPS_BANDS_LOG64, &g) == TPS_OK && g.nbands == 1 && g.to_tokens[0] == 1999 &&
+            g.breakeven == -1,
+        "closed band");
+  /* from tmin inside a band */
+  CHECK(tps_bands_find(vgap_pair, &v, 10, 30, TPS_BANDS_DENSE, &b) == TPS_OK && b.nbands == 1 && b.from_tokens[0] == 10 &&
+            b.to_tokens[0] == 19 && b.breakeven == -1,
+        "from tmin");
+  /* more bands than stored: all counted, the first TPS_BANDS_MAX kept, the sign changes all
+   * counted (each band has two: 100) */
+  CHECK(tps_bands_find(comb_pair, NULL, 1, 1000, TPS_BANDS_DENSE, &b) == TPS_OK && b.nbands == 50 && b.breakeven == -1 &&
+            b.from_tokens[31] == 630 && b.to_tokens[31] == 639 && b.gap_min_speedup[0] == 10.0 / 11.0,
+        "50 bands: %zu, band 31 [%ld, %ld]", b.nbands, b.from_tokens[31], b.to_tokens[31]);
+  tps_crossover c;
+  CHECK(tps_crossover_find(comb_diff, NULL, 1, 1000, &c) == TPS_OK && c.nchg == 100 && c.chg[31] == 320 && c.chg_wins[31] == 0 &&
+            c.breakeven == -1,
+        "50 bands: %zu sign changes, the 32nd %ld", c.nchg, c.chg[31]);
+  CHECK(tps_crossover_find(comb_diff, NULL, 1, 995, &c) == TPS_OK && c.nchg == 99 && c.breakeven == 990, "ends winning: %zu, %ld",
+        c.nchg, c.breakeven);
+  CHECK(isnan(c.bands.gap_min_speedup[0]), "a difference alone has no gap depth");
+  CHECK(tps_bands_find(nan_pair, NULL, 1, 100, TPS_BANDS_DENSE, &b) == TPS_EINVAL, "NaN rejected");
+  CHECK(tps_bands_find(fail_pair, NULL, 1, 100, TPS_BANDS_LOG64, &b) == TPS_EBADDATA, "the callback's status");
+  CHECK(tps_bands_find(vgap_pair, &v, 10, 5, TPS_BANDS_DENSE, &b) == TPS_EINVAL, "tmin > tmax");
+  CHECK(tps_bands_find(vgap_pair, &v, 1, 5, 7, &b) == TPS_EINVAL, "unknown grid");
+}
+
 static void test_crossover_generic(void) {
   tps_crossover c;
   /* replicated 2T, split T + 100: split wins when T > 100 (T = 100 is a tie: not a win). */
@@ -545,6 +622,7 @@ int main(void) {
   gsl_set_error_handler_off();
   test_parts();
   test_crossover_generic();
+  test_bands_generic();
   test_spec();
   test_dense_direct();
   test_fast_vs_dense();
