@@ -32,7 +32,7 @@ extern const int tps_grid_tp[TPS_GRID_NTP];
  *                    from the winning side, as far as the split keeps winning (calibrate,
  *                    model/calib.h; a band narrower than the grid spacing can be missed).
  * The gap depth is taken over the grid points and the integers scanned inside the gap. */
-#define TPS_BANDS_MAX 32
+#define TPS_BANDS_MAX 128
 enum { TPS_BANDS_DENSE = 0, TPS_BANDS_LOG64 = 1 };
 
 typedef struct {

@@ -1060,13 +1060,15 @@ static int heldout_part(run_t *r, gpart *p) {
   return TPS_OK;
 }
 
-/* The break-even of a part at a TP and backend (0: never; -1: no gather). */
-static int part_be(run_t *r, gpart *p, int ti, int backend, tps_cal_be *be) {
+/* The break-even of a part at a TP and backend (0: never); bands (may be NULL): its win
+ * bands on the same parts.  0, -1: no gather, 1: the break-even but no bands. */
+static int part_be(run_t *r, gpart *p, int ti, int backend, tps_cal_be *be, tps_bands *bands) {
   gsel s = {&r->gc[ti][0], backend == TPS_GATHER_NCCL ? NULL : &r->gc[ti][1], r->o->tp[ti]};
   if (!s.nccl->have) return -1;
   tps_cal_parts parts = {tps_cal_gemm_fn, &p->fit, gsel_eval, &s, p->fit.w90,
                          s.custom && s.custom->have ? fmax(s.custom->w90, s.nccl->w90) : s.nccl->w90};
-  return tps_cal_breakeven(&parts, r->o->tp[ti], 2.0 * (double)p->n, r->o->t_max, be) == TPS_OK ? 0 : -1;
+  if (tps_cal_breakeven(&parts, r->o->tp[ti], 2.0 * (double)p->n, r->o->t_max, be) != TPS_OK) return -1;
+  return bands && tps_cal_bands(&parts, r->o->tp[ti], 2.0 * (double)p->n, r->o->t_max, bands) != TPS_OK ? 1 : 0;
 }
 
 /* The GEMM provenance's method: the calibrated model, and how the held-out check chose it. */
@@ -1101,7 +1103,9 @@ static void build_entries(run_t *r, const char *date) {
       for (int b = 0; b < r->o->nbackends; b++) {
         const int backend = r->o->backend[b];
         tps_cal_be be;
-        if (part_be(r, p, ti, backend, &be)) continue;
+        tps_bands bands;
+        const int bst = part_be(r, p, ti, backend, &be, &bands);
+        if (bst < 0) continue;
         tps_thr_entry *e = tps_thr_add_entry(d);
         if (!e) continue;
         e->k = p->k;
@@ -1111,6 +1115,10 @@ static void build_entries(run_t *r, const char *date) {
         e->backend = backend;
         e->out_bytes_per_token = 2.0 * (double)p->n;
         tps_thr_entry_answer(e, be.breakeven, be.lo, be.hi, r->o->t_max);
+        char why[256] = "a part cannot be evaluated on the grid";
+        if (bst || tps_thr_entry_bands(e, &bands, why, sizeof why))
+          tps_thr_add_note(&r->out, "%ldx%ld %s TP%d %s: no win_bands_tokens: %s", p->k, p->n, tps_path_name(p->path), e->tp,
+                           tps_gather_name(backend), why);
         char src[512];
         snprintf(src, sizeof src, "tpsplit calibrate on this GPU (%s), %s: bench gemm sweep, %d samples per row", d->name, date,
                  p->rec.samples);
@@ -1321,7 +1329,7 @@ static int calibrate(const opts *o) {
     for (int ti = 0; ti < o->ntps; ti++) {
       tps_cal_be x;
       tps[ti] = o->tp[ti];
-      be[ti] = part_be(r, p, ti, o->backend[0], &x) ? 0 : x.breakeven;
+      be[ti] = part_be(r, p, ti, o->backend[0], &x, NULL) ? 0 : x.breakeven;
     }
     long rows[2 * MAX_TPS];
     size_t n = tps_cal_breakeven_rows(p->rec.rows, p->rec.npts, tps, be, (size_t)o->ntps, o->t_max, NEAR_FACTOR, rows,
@@ -1339,6 +1347,7 @@ static int calibrate(const opts *o) {
     char line[1024];
     tps_thr_entry_line(&d->e[i], line, sizeof line);
     say("%s", line);
+    if (tps_thr_entry_bands_line(&d->e[i], line, sizeof line)) say("  %s", line);
   }
   if (!d->nentries) say("no thresholds: nothing measured and modelled enough (see above)");
   {

@@ -39,7 +39,10 @@ static int write_thresholds(const tps_grid *g, const tps_predref *ref, const tps
       rc = -1;
       break;
     }
-    tps_throut_answer a = {c->cx.breakeven, c->iv.lo, c->iv.hi, c->threshold, g->tmax};
+    /* the win bands: the dense scan of the rebuilt context (the grid kept the break-even only) */
+    tps_crossover cx;
+    int bst = tps_pred_crossover(&p, g->tmax, &cx);
+    tps_throut_answer a = {c->cx.breakeven, c->iv.lo, c->iv.hi, c->threshold, g->tmax, bst == TPS_OK ? &cx.bands : NULL};
     rc = tps_throut_add(&f, ref, &p, g->scaling == TPS_SCALING_PARTS ? &c->use : NULL, &a, e);
     tps_pred_free(&p);
     if (rc == 0) nout++;

@@ -138,9 +138,34 @@ static json_t *prov_json(const tps_thr_prov *p) {
   return o;
 }
 
-/* The threshold of the file's entry: thr (threshold -1 when null), its parts as JSON. */
+/* The entry's win bands and losing gaps as the file has them (absent: NULL). */
+static json_t *bands_json(const tps_thr_entry *x) {
+  if (!x->have_bands) return NULL;
+  json_t *o = json_object(), *wb = json_array(), *lg = json_array();
+  for (size_t i = 0; i < x->nbands; i++) {
+    json_t *b = json_array();
+    json_array_append_new(b, json_integer(x->band_from[i]));
+    json_array_append_new(b, x->band_to[i] > 0 ? json_integer(x->band_to[i]) : json_null());
+    json_array_append_new(wb, b);
+    if (i + 1 < x->nbands) {
+      json_t *g = json_object();
+      json_object_set_new(g, "from_tokens", json_integer(x->band_to[i] + 1));
+      json_object_set_new(g, "to_tokens", json_integer(x->band_from[i + 1] - 1));
+      tps_json_set_num(g, "min_speedup", x->gap_min_speedup[i]);
+      json_array_append_new(lg, g);
+    }
+  }
+  json_object_set_new(o, "win_bands_tokens", wb);
+  json_object_set_new(o, "losing_gaps", lg);
+  return o;
+}
+
+/* The threshold of the file's entry: thr (threshold -1 when null), its parts as JSON, its
+ * bands (*bands: the line when they say more than the threshold, else ""; *bandsj: as JSON,
+ * NULL when the entry has none). */
 static int thr_from_file(const char *file, const tps_gpu_table *gt, const char *gname, long k, long n, const tps_path *path,
-                         int tp, int backend, long tokens, const tps_gpu **gpu, tps_simctx_thr *thr, json_t **prov, tps_err *e) {
+                         int tp, int backend, long tokens, const tps_gpu **gpu, tps_simctx_thr *thr, json_t **prov,
+                         char *bands, size_t bandsz, json_t **bandsj, tps_err *e) {
   tps_thr_file f;
   if (tps_thr_read(file, &f, e)) return -1;
   const tps_thr_device *d = thr_device(&f, gt, gname, gpu, e);
@@ -169,6 +194,8 @@ static int thr_from_file(const char *file, const tps_gpu_table *gt, const char *
   json_object_set_new(o, "gemm", prov_json(&x->gemm));
   json_object_set_new(o, "gather", prov_json(&x->gather));
   *prov = o;
+  tps_thr_entry_bands_line(x, bands, bandsz);
+  *bandsj = bands_json(x);
   tps_thr_free(&f);
   return 0;
 }
@@ -248,8 +275,11 @@ int cmd_decide(int argc, char **argv) {
   const tps_gpu *gpu = NULL;
   tps_simctx_thr thr;
   json_t *prov = NULL; /* the threshold's parts, for --json */
+  char bands[1200] = "";  /* the file's win bands, when they say more than the threshold */
+  json_t *bandsj = NULL;  /* the same for --json, whenever the entry has them */
   if (thr_file) {
-    if (thr_from_file(thr_file, &gt, v.gpu, v.k, v.n, path, (int)tp, v.po.backend, tokens, &gpu, &thr, &prov, &e)) {
+    if (thr_from_file(thr_file, &gt, v.gpu, v.k, v.n, path, (int)tp, v.po.backend, tokens, &gpu, &thr, &prov, bands,
+                      sizeof bands, &bandsj, &e)) {
       tps_err_print(&e);
       tps_gpus_free(&gt);
       return tps_err_exit_code(&e);
@@ -304,6 +334,7 @@ int cmd_decide(int argc, char **argv) {
     json_object_set_new(root, "breakeven_tokens", thr.breakeven > 0 ? json_integer(thr.breakeven) : json_null());
     json_object_set_new(root, "threshold_source", json_string(thr.source));
     if (prov) json_object_set_new(root, "threshold_parts", prov), prov = NULL;
+    if (bandsj) json_object_update(root, bandsj);
     for (int i = 0; i < nc; i++) {
       json_t *o = json_object();
       json_object_set_new(o, "name", json_string(cs[i].name));
@@ -317,10 +348,14 @@ int cmd_decide(int argc, char **argv) {
     if (tps_json_print(root)) rc = TPS_EXIT_FAIL;
   } else {
     printf("tpsplit decide: %s, TP%ld, %ld tokens, %s\n", gpu->name, tp, tokens, path->name);
-    for (int i = 0; i < nc; i++) printf("  %s  %-18s %s\n", cs[i].pass ? "PASS" : "FAIL", cs[i].name, cs[i].reason);
+    for (int i = 0; i < nc; i++) {
+      printf("  %s  %-18s %s\n", cs[i].pass ? "PASS" : "FAIL", cs[i].name, cs[i].reason);
+      if (bands[0] && !strcmp(cs[i].name, "token_threshold")) printf("        %-18s %s\n", "", bands);
+    }
     printf("verdict: %s\n", split ? "split" : "no split");
   }
   if (prov) json_decref(prov);
+  if (bandsj) json_decref(bandsj);
   tps_gpus_free(&gt);
   if (rc) return rc;
   return split ? TPS_EXIT_OK : TPS_EXIT_FAIL;

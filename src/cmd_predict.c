@@ -123,6 +123,24 @@ static int print_json(const answer *a) {
   }
   json_object_set_new(root, "sign_changes", chg);
   json_object_set_new(root, "sign_changes_total", json_integer((json_int_t)a->cx.nchg));
+  /* the same edges as win bands, with the depth of each losing gap between two */
+  const tps_bands *wb = &a->cx.bands;
+  json_t *bj = json_array(), *gj = json_array();
+  for (size_t i = 0; i < wb->nbands && i < TPS_BANDS_MAX; i++) {
+    json_t *b = json_array();
+    json_array_append_new(b, json_integer(wb->from_tokens[i]));
+    json_array_append_new(b, wb->to_tokens[i] < a->tmax ? json_integer(wb->to_tokens[i]) : json_null());
+    json_array_append_new(bj, b);
+    if (i + 1 < wb->nbands && i + 1 < TPS_BANDS_MAX) {
+      json_t *g = json_object();
+      json_object_set_new(g, "from_tokens", json_integer(wb->to_tokens[i] + 1));
+      json_object_set_new(g, "to_tokens", json_integer(wb->from_tokens[i + 1] - 1));
+      tps_json_set_num(g, "min_speedup", wb->gap_min_speedup[i]);
+      json_array_append_new(gj, g);
+    }
+  }
+  json_object_set_new(root, "win_bands_tokens", bj);
+  json_object_set_new(root, "losing_gaps", gj);
   json_t *sj = json_array();
   for (int i = 0; i < a->ns; i++) {
     json_t *o = json_object();
@@ -195,6 +213,11 @@ static void print_text(const answer *a) {
   if (!a->cx.nchg) printf(" none");
   for (size_t i = 0; i < a->cx.nchg && i < TPS_CROSS_MAXCHG; i++) printf(" %s %ld%s", a->cx.chg_wins[i] ? "wins from" : "loses from", a->cx.chg[i], i + 1 < a->cx.nchg ? ";" : "");
   if (a->cx.nchg > TPS_CROSS_MAXCHG) printf(" (%zu in all)", a->cx.nchg);
+  /* how much the split loses between two win bands (3 decimals, rounded down: a gap never
+   * reads 1.000x) */
+  for (size_t i = 0; i + 1 < a->cx.bands.nbands && i + 1 < TPS_BANDS_MAX; i++)
+    printf("%s%ld..%ld at worst %.3fx", i ? ", " : "\nlosing gaps between win bands (replicated / split): ", a->cx.bands.to_tokens[i] + 1,
+           a->cx.bands.from_tokens[i + 1] - 1, floor(a->cx.bands.gap_min_speedup[i] * 1000 + 1e-9) / 1000);
   printf("\nsensitivity (break-even with the parameter at -10%% / +10%%):");
   for (int i = 0; i < a->ns; i++) {
     char lo[24], hi[24];
@@ -264,7 +287,7 @@ static int write_table(const answer *a, const char *path, tps_err *e) {
 static int write_thresholds(const answer *a, const char *path, tps_err *e) {
   tps_thr_file f;
   tps_throut_init(&f, a->ref, a->scaling, a->method);
-  tps_throut_answer ans = {a->cx.breakeven, a->iv.lo, a->iv.hi, a->threshold, a->tmax};
+  tps_throut_answer ans = {a->cx.breakeven, a->iv.lo, a->iv.hi, a->threshold, a->tmax, &a->cx.bands};
   int rc = tps_throut_add(&f, a->ref, &a->p, a->scaling == TPS_SCALING_PARTS ? &a->use : NULL, &ans, e);
   if (rc == 0) rc = tps_thr_write(&f, path, e);
   else if (rc > 0) rc = tps_err_set(e, path, 0, "not written: %s", f.nnotes ? f.notes[f.nnotes - 1] : "no entry");

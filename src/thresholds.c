@@ -127,6 +127,36 @@ void tps_thr_entry_answer(tps_thr_entry *e, double breakeven, double lo, double 
   e->split_from = tps_cal_pow2_ceil(e->breakeven);
 }
 
+int tps_thr_entry_bands(tps_thr_entry *e, const tps_bands *b, char *why, size_t whysz) {
+  e->have_bands = 0;
+  e->nbands = 0;
+  if (b->nbands > TPS_THR_MAX_BANDS) {
+    snprintf(why, whysz, "%zu win bands, more than the %d an entry holds", b->nbands, TPS_THR_MAX_BANDS);
+    return -1;
+  }
+  if (b->tmin != 1 || b->tmax != e->max_tokens) {
+    snprintf(why, whysz, "the bands were scanned on %ld..%ld, not 1..max_tokens %ld", b->tmin, b->tmax, e->max_tokens);
+    return -1;
+  }
+  if ((b->breakeven > 0 ? (double)b->breakeven : 0) != e->breakeven) {
+    snprintf(why, whysz, "the band reaching max_tokens starts at %ld, not at the break-even %.0f", b->breakeven, e->breakeven);
+    return -1;
+  }
+  for (size_t i = 0; i + 1 < b->nbands; i++)
+    if (!(b->gap_min_speedup[i] > 0)) {
+      snprintf(why, whysz, "the depth of the gap after %ld tokens is not known", b->to_tokens[i]);
+      return -1;
+    }
+  for (size_t i = 0; i < b->nbands; i++) {
+    e->band_from[i] = b->from_tokens[i];
+    e->band_to[i] = b->to_tokens[i] >= e->max_tokens ? 0 : b->to_tokens[i];
+    e->gap_min_speedup[i] = i + 1 < b->nbands ? b->gap_min_speedup[i] : NAN;
+  }
+  e->nbands = b->nbands;
+  e->have_bands = 1;
+  return 0;
+}
+
 void tps_thr_free(tps_thr_file *f) {
   if (!f) return;
   for (size_t i = 0; i < f->ndev; i++) {
@@ -233,6 +263,24 @@ static json_t *device_json(const tps_thr_device *d) {
     json_object_set_new(x, "interval_tokens", iv);
     json_object_set_new(x, "max_tokens", json_integer(e->max_tokens));
     json_object_set_new(x, "out_bytes_per_token", jnum(e->out_bytes_per_token));
+    if (e->have_bands) {
+      json_t *wb = json_array(), *lg = json_array();
+      for (size_t j = 0; j < e->nbands; j++) {
+        json_t *band = json_array();
+        json_array_append_new(band, json_integer(e->band_from[j]));
+        json_array_append_new(band, e->band_to[j] > 0 ? json_integer(e->band_to[j]) : json_null());
+        json_array_append_new(wb, band);
+        if (j + 1 < e->nbands) {
+          json_t *g = json_object();
+          json_object_set_new(g, "from_tokens", json_integer(e->band_to[j] + 1));
+          json_object_set_new(g, "to_tokens", json_integer(e->band_from[j + 1] - 1));
+          json_object_set_new(g, "min_speedup", json_real(e->gap_min_speedup[j]));
+          json_array_append_new(lg, g);
+        }
+      }
+      json_object_set_new(x, "win_bands_tokens", wb);
+      json_object_set_new(x, "losing_gaps", lg);
+    }
     json_object_set_new(x, "gemm", prov_json(&e->gemm));
     json_object_set_new(x, "gather", prov_json(&e->gather));
     json_object_set_new(b, tps_gather_name(e->backend), x);
@@ -491,6 +539,86 @@ static int read_prov(rd *r, json_t *o, const char *key, tps_thr_prov *p) {
   return rc;
 }
 
+/* win_bands_tokens and losing_gaps (optional, together; after breakeven_tokens and
+ * max_tokens): the shape of thresholds.h, bands ascending with a losing token between
+ * them, only the last one open (and then starting at the break-even), one gap per pair of
+ * neighbouring bands covering the tokens between them. */
+static int read_bands(rd *r, json_t *x, tps_thr_entry *e) {
+  json_t *wb = json_object_get(x, "win_bands_tokens"), *lg = json_object_get(x, "losing_gaps");
+  e->have_bands = 0;
+  e->nbands = 0;
+  if (!wb && !lg) return 0;
+  if (!wb || !lg) {
+    size_t l = push(r, wb ? "losing_gaps" : "win_bands_tokens", 0);
+    int rc = bad(r, "missing (win_bands_tokens and losing_gaps come together)");
+    pop(r, l);
+    return rc;
+  }
+  size_t l = push(r, "win_bands_tokens", 0);
+  if (!json_is_array(wb) || json_array_size(wb) > TPS_THR_MAX_BANDS)
+    return bad(r, "an array of at most %d bands [from, to|null], not %s", TPS_THR_MAX_BANDS,
+               json_is_array(wb) ? "a longer one" : type_name(wb));
+  size_t n = json_array_size(wb);
+  for (size_t i = 0; i < n; i++) {
+    json_t *band = json_array_get(wb, i);
+    size_t l2 = push(r, NULL, i);
+    if (!json_is_array(band) || json_array_size(band) != 2)
+      return bad(r, "a band [from, to|null] (tokens; null: up to max_tokens), not %s",
+                 json_is_array(band) ? "an array of another length" : type_name(band));
+    json_t *a = json_array_get(band, 0), *b = json_array_get(band, 1);
+    long lo = i ? e->band_to[i - 1] + 2 : 1; /* a losing token after the band before */
+    char got[64];
+    if (i && e->band_to[i - 1] == 0) return bad(r, "a band after one that reaches max_tokens (null)");
+    if (!json_is_integer(a) || json_integer_value(a) < lo || json_integer_value(a) > e->max_tokens) {
+      if (json_is_integer(a)) snprintf(got, sizeof got, "%lld", (long long)json_integer_value(a));
+      else snprintf(got, sizeof got, "%s", type_name(a));
+      return bad(r, "from: an integer from %ld to max_tokens %ld%s, not %s", lo, e->max_tokens,
+                 i ? " (after a losing token)" : "", got);
+    }
+    e->band_from[i] = (long)json_integer_value(a);
+    if (json_is_null(b)) e->band_to[i] = 0;
+    else if (!json_is_integer(b) || json_integer_value(b) < e->band_from[i] || json_integer_value(b) >= e->max_tokens) {
+      if (json_is_integer(b)) snprintf(got, sizeof got, "%lld", (long long)json_integer_value(b));
+      else snprintf(got, sizeof got, "%s", type_name(b));
+      return bad(r, "to: an integer from %ld to %ld, or null when the band reaches max_tokens, not %s", e->band_from[i],
+                 e->max_tokens - 1, got);
+    } else e->band_to[i] = (long)json_integer_value(b);
+    pop(r, l2);
+  }
+  int open = n && e->band_to[n - 1] == 0;
+  if (open && e->band_from[n - 1] != e->breakeven) {
+    push(r, NULL, n - 1);
+    return bad(r, "the band reaching max_tokens starts at %ld, breakeven_tokens is %g", e->band_from[n - 1], e->breakeven);
+  }
+  if (!open && e->breakeven > 0) return bad(r, "no band reaches max_tokens, but breakeven_tokens is %g", e->breakeven);
+  pop(r, l);
+  l = push(r, "losing_gaps", 0);
+  size_t ng = n ? n - 1 : 0;
+  if (!json_is_array(lg) || json_array_size(lg) != ng)
+    return bad(r, "an array of %zu gap%s (one between each two bands), not %s", ng, ng == 1 ? "" : "s",
+               json_is_array(lg) ? "an array of another length" : type_name(lg));
+  for (size_t i = 0; i < ng; i++) {
+    json_t *g = json_array_get(lg, i);
+    size_t l2 = push(r, NULL, i);
+    long from, to;
+    if (need_obj(r, g) || get_int(r, g, "from_tokens", 1, 1, 1L << 40, 0, 0, &from) ||
+        get_int(r, g, "to_tokens", 1, 1, 1L << 40, 0, 0, &to) || get_num(r, g, "min_speedup", 1, 0, 0, 0, 0, &e->gap_min_speedup[i]))
+      return -1;
+    if (from != e->band_to[i] + 1 || to != e->band_from[i + 1] - 1)
+      return bad(r, "%ld..%ld is not the gap %ld..%ld between win_bands_tokens[%zu] and [%zu]", from, to, e->band_to[i] + 1,
+                 e->band_from[i + 1] - 1, i, i + 1);
+    if (e->gap_min_speedup[i] > 1) {
+      push(r, "min_speedup", 0);
+      return bad(r, "at most 1 (the split loses in a gap), not %g", e->gap_min_speedup[i]);
+    }
+    pop(r, l2);
+  }
+  pop(r, l);
+  e->nbands = n;
+  e->have_bands = 1;
+  return 0;
+}
+
 static int read_entry(rd *r, json_t *x, tps_thr_entry *e) {
   int rc = need_obj(r, x);
   long sf = 0;
@@ -527,6 +655,7 @@ static int read_entry(rd *r, json_t *x, tps_thr_entry *e) {
   }
   if (!rc) rc = get_int(r, x, "max_tokens", 1, 1, 1L << 40, 0, 0, &e->max_tokens);
   if (!rc) rc = get_num(r, x, "out_bytes_per_token", 1, 0, 0, 0, 0, &e->out_bytes_per_token);
+  if (!rc) rc = read_bands(r, x, e);
   if (!rc) rc = read_prov(r, x, "gemm", &e->gemm);
   if (!rc) rc = read_prov(r, x, "gather", &e->gather);
   return rc;
@@ -931,6 +1060,23 @@ void tps_thr_entry_line(const tps_thr_entry *e, char *buf, size_t sz) {
   else
     snprintf(buf, sz, "%ldx%ld %s TP%d %s: never split up to %ld tokens; gemm %s, gather %s", e->k, e->n,
              tps_path_name(e->path), e->tp, tps_gather_name(e->backend), e->max_tokens, g, a);
+}
+
+int tps_thr_entry_bands_line(const tps_thr_entry *e, char *buf, size_t sz) {
+  buf[0] = 0;
+  if (!e->have_bands || e->nbands == 0 || (e->nbands == 1 && e->band_to[0] == 0)) return 0;
+  size_t u = 0;
+  u += (size_t)snprintf(buf + u, u < sz ? sz - u : 0, "win bands ");
+  for (size_t i = 0; i < e->nbands && u < sz; i++) {
+    if (e->band_to[i] > 0)
+      u += (size_t)snprintf(buf + u, sz - u, "%s%ld..%ld", i ? ", " : "", e->band_from[i], e->band_to[i]);
+    else
+      u += (size_t)snprintf(buf + u, sz - u, "%s%ld..%ld (max_tokens)", i ? ", " : "", e->band_from[i], e->max_tokens);
+  }
+  for (size_t i = 0; i + 1 < e->nbands && u < sz; i++)
+    u += (size_t)snprintf(buf + u, sz - u, "%s%ld..%ld at worst %.3fx", i ? ", " : e->nbands > 2 ? "; losing gaps " : "; losing gap ",
+                          e->band_to[i] + 1, e->band_from[i + 1] - 1, floor(e->gap_min_speedup[i] * 1000 + 1e-9) / 1000);
+  return 1;
 }
 
 /* ------------------------------------------------------------------ check */

@@ -27,6 +27,8 @@
  *           "breakeven_tokens": 1450 | null,    smallest T from which the split stays faster
  *           "interval_tokens": [lo, hi],        90%; hi null: beyond max_tokens
  *           "max_tokens": 16384, "out_bytes_per_token": 3584,
+ *           "win_bands_tokens": [[109, 1768], [2030, null]],   optional, see below
+ *           "losing_gaps": [{"from_tokens": 1769, "to_tokens": 2029, "min_speedup": 0.98}],
  *           "gemm": PROVENANCE, "gather": PROVENANCE } } } }
  *       },
  *       "calibration": {                 optional: what calibrate measured (for --check)
@@ -41,6 +43,17 @@
  *           the other method, model/calib.h "held-out method choice"; optional on reading)
  *         "gather": [{"tp", "backend", "status", "reason", "samples", "bytes", "time_us",
  *                     "provenance": PROVENANCE}] } } } }
+ * win_bands_tokens (optional; written by calibrate, predict and crossover): every maximal
+ *   range [from, to] of token counts up to max_tokens where the split is faster, ascending,
+ *   on the grid of the break-even (calibrate: 64 points per octave placed at the integer at
+ *   each edge; predict, crossover: every integer); to null: the band reaches max_tokens (and
+ *   starts at breakeven_tokens; no such band when that is null); [] when the split never
+ *   wins.  A break-even is the start of the last band only: where the split's advantage
+ *   changes sign several times (a kernel's dispatch steps), the bands show the earlier ones.
+ * losing_gaps (with win_bands_tokens): one per pair of neighbouring bands, the tokens between
+ *   them (from_tokens = the earlier band's to + 1, to_tokens = the next band's from - 1) and
+ *   min_speedup, the smallest replicated / split time seen in the gap on the same grid
+ *   (0 < min_speedup <= 1; 0.98: the split is at worst 2% slower there).
  * PROVENANCE: {"kind": "measured" | "fitted" | "transferred" | "spec-only", "source": "...",
  *              "method": "...", "points": N (measured: required), "from_gpus": [...]
  *              (transferred: required), "w90_log": x (90% half-width, log space)}
@@ -63,6 +76,7 @@ extern "C" {
 
 #define TPS_THR_SCHEMA_VERSION 1
 #define TPS_THR_CONFIG 160  /* bytes of one row's kernel configuration text (kernels/bench.h row config) */
+#define TPS_THR_MAX_BANDS TPS_BANDS_MAX /* win bands of one entry at most (model/crossover.h) */
 
 /* The provenance kinds are the parts' (model/parts.h: TPS_PROV_MEASURED, _FITTED,
  * _TRANSFERRED, _SPEC), so that a file may include both headers. */
@@ -90,6 +104,12 @@ typedef struct {
   long max_tokens;
   double out_bytes_per_token;
   tps_thr_prov gemm, gather;
+  /* win_bands_tokens and losing_gaps (optional: have_bands 0 when the file has none) */
+  int have_bands;
+  size_t nbands;
+  long band_from[TPS_THR_MAX_BANDS];
+  long band_to[TPS_THR_MAX_BANDS];      /* 0: null (the band reaches max_tokens) */
+  double gap_min_speedup[TPS_THR_MAX_BANDS]; /* the gap after band i (i < nbands - 1) */
 } tps_thr_entry;
 
 /* calibration.gemm[i]: one (shape, path) sweep. */
@@ -172,6 +192,11 @@ tps_thr_prov tps_thr_prov_make(int kind, const char *source, const char *method)
 /* Set an entry's answer from a break-even (tokens, 0: never), its interval and the range:
  * split_from = next power of two >= breakeven (0 when never). */
 void tps_thr_entry_answer(tps_thr_entry *e, double breakeven, double lo, double hi, long max_tokens);
+/* Set an entry's win bands and losing gaps from a scan of the same parts (after
+ * tps_thr_entry_answer).  0; -1 with why (the bands are left out): more bands than the file
+ * holds, a scan of another range than [1, max_tokens], a band reaching max_tokens that does
+ * not start at the break-even, a gap whose depth is not known. */
+int tps_thr_entry_bands(tps_thr_entry *e, const tps_bands *b, char *why, size_t whysz);
 
 /* ---- names */
 /* The engine key of a CUDA device name: spaces as '_' ("NVIDIA H200" -> "NVIDIA_H200"). */
@@ -199,6 +224,11 @@ int tps_thr_split(const tps_thr_entry *e, long tokens);
 /* One line for humans: "5120x1792 w8a16 TP8 auto: split from 2048 tokens (break-even 1450,
  * 90% 1210..1790); gemm measured (12 points), gather measured (10 points)". */
 void tps_thr_entry_line(const tps_thr_entry *e, char *buf, size_t sz);
+/* The bands for humans, when they say more than the threshold (more than one band, or one
+ * that ends before max_tokens): "win bands 109..1768, 2030..16384 (max_tokens); losing gap
+ * 1769..2029 at worst 0.928x" (min_speedup rounded down to 3 decimals); returns 1, or 0 with
+ * buf "" when there is nothing to add. */
+int tps_thr_entry_bands_line(const tps_thr_entry *e, char *buf, size_t sz);
 
 /* ---- check a calibration against full benches (calibrate --check; validate's hook) */
 typedef struct {

@@ -188,6 +188,10 @@ int tps_throut_add(tps_thr_file *f, const tps_predref *ref, const tps_pred *p, c
   }
   tps_thr_entry_answer(x, be, lo, hi, a->tmax);
   x->split_from = be > 0 && a->threshold > 0 ? a->threshold : x->split_from;
+  char why[256];
+  if (a->bands && tps_thr_entry_bands(x, a->bands, why, sizeof why))
+    tps_thr_add_note(f, "%s %ldx%ld %s TP%d %s: no win_bands_tokens: %s", p->gpu.name, x->k, x->n, p->path->name, p->tp,
+                     tps_gather_name(p->backend), why);
   if (use) parts_prov(p, use, a->tmax, x);
   else other_prov(ref, p, x);
   return 0;

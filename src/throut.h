@@ -4,7 +4,8 @@
  * One entry per prediction: its device keyed as engines key it (tps_thr_cuda_name of the
  * data/gpus.tsv name, else that name; gpus_visible 0: predicted, not run on), the shape,
  * path, TP and gather backend of the context, the break-even, its 90% interval, the
- * threshold the command prints, and each part's provenance as the prediction names it:
+ * threshold the command prints, the win bands and losing gaps of the dense scan (a note
+ * says when they cannot be written), and each part's provenance as the prediction names it:
  *   measured     source FILE:LINES, points = its measured points (method: the part's source
  *                line, and the model used outside the measured range when the question
  *                leaves it);
@@ -28,6 +29,8 @@ typedef struct {
   double lo, hi;       /* its interval as tps_interval gives it: NaN none, +inf never */
   long threshold;      /* the threshold printed (-1 never) */
   long tmax;           /* the largest T of the break-even search */
+  const tps_bands *bands; /* the win bands of the same context on 1..tmax (model/crossover.h), or
+                           * NULL: none written */
 } tps_throut_answer;
 
 /* Start a file from a prediction: tps_thr_init, and a note naming the scaling and how the

@@ -20,6 +20,11 @@ expect_grep '"device_name": "NVIDIA H200"' "$f"
 expect_grep '"gpu_spec": "H200-SXM"' "$f"
 n=$(count '"split_from_tokens"' "$f")
 [ "$n" -eq 18 ] && ok || fail "one GPU: $n thresholds, want 18 (3 paths x 3 TPs x 2 backends)"
+# every entry has its win bands (src/thresholds.h), and the ones that say more are printed
+n=$(count '"win_bands_tokens"' "$f")
+[ "$n" -eq 18 ] && ok || fail "one GPU: $n entries with win_bands_tokens, want 18"
+expect_nogrep 'no win_bands_tokens' "$f"
+expect_grep '^calibrate:   win bands [0-9]+\.\.[0-9]+, ' "$tmp/err"
 expect_grep '"kind": "transferred"' "$f"
 expect_grep '"from_gpus": \[' "$f"
 expect_grep '"kind": "spec-only"' "$f"

@@ -521,11 +521,27 @@ static void test_file(void) {
   e->gemm.w90_log = 0.03;
   e->gather = tps_thr_prov_make(TPS_PROV_TRANSFERRED, "AIC tables", "model/xgather.h");
   snprintf(e->gather.from_gpus, sizeof e->gather.from_gpus, "A100-SXM-80GB,H100-SXM,B200");
+  tps_bands wb;
+  char why[256] = "";
+  CHECK(tps_cal_bands(&p, 8, 3584, 16384, &wb) == TPS_OK && tps_thr_entry_bands(e, &wb, why, sizeof why) == 0 && e->nbands == 1 &&
+            e->band_to[0] == 0,
+        "one open band from the break-even: %s", why);
   tps_thr_entry first = *e; /* adding an entry may move the array e points into */
   tps_thr_entry *e2 = tps_thr_add_entry(d);
   *e2 = first;
   e2->backend = TPS_GATHER_NCCL;
   tps_thr_entry_answer(e2, 0, 9000, 0, 16384); /* never */
+  /* never from 16384 down, yet faster on [500, 900] (a closed band) */
+  tps_bands cb;
+  memset(&cb, 0, sizeof cb);
+  cb.tmin = 1, cb.tmax = 16384, cb.nbands = 1, cb.from_tokens[0] = 500, cb.to_tokens[0] = 900, cb.breakeven = -1;
+  cb.gap_min_speedup[0] = NAN;
+  CHECK(tps_thr_entry_bands(e2, &cb, why, sizeof why) == 0, "a closed band: %s", why);
+  cb.breakeven = 500; /* not the entry's break-even: refused */
+  CHECK(tps_thr_entry_bands(e2, &cb, why, sizeof why) == -1 && strstr(why, "not at the break-even") && !e2->have_bands,
+        "a band reaching max_tokens at another break-even: '%s'", why);
+  cb.breakeven = -1;
+  tps_thr_entry_bands(e2, &cb, why, sizeof why);
   tps_thr_gemm *gm = tps_thr_add_gemm(d);
   gm->k = 5120;
   gm->n = 1792;
@@ -585,6 +601,19 @@ static void test_file(void) {
   e3->backend = TPS_GATHER_NCCL;
   e3->out_bytes_per_token = 3584;
   tps_thr_entry_answer(e3, 2536, 1800, 3100, 16384);
+  /* three bands: [100, 900], [1200, 1999], [2536, max]; the gaps 0.97x and 0.9x at worst */
+  tps_bands tb;
+  memset(&tb, 0, sizeof tb);
+  tb.tmin = 1, tb.tmax = 16384, tb.nbands = 3, tb.breakeven = 2536;
+  tb.from_tokens[0] = 100, tb.to_tokens[0] = 900, tb.from_tokens[1] = 1200, tb.to_tokens[1] = 1999;
+  tb.from_tokens[2] = 2536, tb.to_tokens[2] = 16384;
+  tb.gap_min_speedup[0] = 0.97, tb.gap_min_speedup[1] = 0.9, tb.gap_min_speedup[2] = NAN;
+  CHECK(tps_thr_entry_bands(e3, &tb, why, sizeof why) == 0, "three bands: %s", why);
+  char bl[400];
+  CHECK(tps_thr_entry_bands_line(e3, bl, sizeof bl) == 1 &&
+            !strcmp(bl, "win bands 100..900, 1200..1999, 2536..16384 (max_tokens); losing gaps 901..1199 at worst 0.970x, "
+                        "2000..2535 at worst 0.900x"),
+        "bands line '%s'", bl);
   e3->gemm = tps_thr_prov_make(TPS_PROV_FITTED, "fit --loo-gpu", "xgemm");
   e3->gather = tps_thr_prov_make(TPS_PROV_SPEC, "data/gpus.tsv", "tps_ag_from_spec");
   d = &f.dev[0]; /* the array moved */
@@ -601,6 +630,9 @@ static void test_file(void) {
     CHECK(p2 && p2->gpus_visible == 0 && x2 && x2->split_from == 4096 && x2->gemm.kind == TPS_PROV_FITTED &&
               x2->gather.kind == TPS_PROV_SPEC,
           "the predicted device reads back");
+    CHECK(x2 && x2->have_bands && x2->nbands == 3 && x2->band_from[1] == 1200 && x2->band_to[1] == 1999 && x2->band_to[2] == 0 &&
+              x2->gap_min_speedup[0] == 0.97 && x2->gap_min_speedup[1] == 0.9,
+          "three bands read back");
     CHECK(fabs(r.wall_s - 41.5) < 1e-9 && r.budget_s == 60, "wall/budget %g %g", r.wall_s, r.budget_s);
     const tps_thr_device *rd = tps_thr_find_device(&r, "NVIDIA H200");
     CHECK(rd && rd == tps_thr_find_device(&r, "NVIDIA_H200"), "device by name and by key");
@@ -619,6 +651,11 @@ static void test_file(void) {
     }
     const tps_thr_entry *y = tps_thr_find(rd, 5120, 1792, TPS_PATH_W8A16, 8, TPS_GATHER_NCCL);
     CHECK(y && y->split_from == 0 && y->breakeven == 0 && y->lo == 9000 && y->hi == 0 && !tps_thr_split(y, 16384), "never entry");
+    CHECK(y && y->have_bands && y->nbands == 1 && y->band_from[0] == 500 && y->band_to[0] == 900, "the closed band reads back");
+    CHECK(x && x->have_bands && x->nbands == 1 && (double)x->band_from[0] == x->breakeven && x->band_to[0] == 0,
+          "the open band reads back");
+    CHECK(y && tps_thr_entry_bands_line(y, bl, sizeof bl) == 1 && !strcmp(bl, "win bands 500..900"), "closed band line '%s'", bl);
+    CHECK(x && tps_thr_entry_bands_line(x, bl, sizeof bl) == 0 && !bl[0], "one open band: nothing to add");
     CHECK(!tps_thr_find(rd, 5120, 1792, TPS_PATH_W8A16, 4, TPS_GATHER_AUTO), "no TP4 entry");
     CHECK(rd && rd->ngemm == 1 && rd->gemm[0].npts == gm->npts && rd->gemm[0].method == TPS_CAL_SHAPED, "calibration gemm");
     for (size_t i = 0; rd && i < gm->npts; i++)
@@ -695,6 +732,9 @@ static void test_file(void) {
       {"\"first_phase_method\": \"shaped\"", "\"first_phase_method\": \"cubic\"",
        "$.devices.NVIDIA_H200.calibration.gemm[0].first_phase_method: steffen, shaped or null, not cubic"},
       {"\"heldout_rows\": [", "\"heldout_rows\": [0, ", "calibration.gemm[0].heldout_rows[0]: a row count >= 1"},
+      {"\"losing_gaps\": []", "\"losing_gapz\": []", "auto.losing_gaps: missing (win_bands_tokens and losing_gaps come together)"},
+      {"\"win_bands_tokens\": [", "\"win_bands_tokens\": {\"a\": 1}, \"x\": [", "auto.win_bands_tokens: an array of at most 128 bands"},
+      {"\"losing_gaps\": [],", "\"losing_gaps\": [{}],", "auto.losing_gaps: an array of 0 gaps (one between each two bands), not an array of another length"},
   };
   for (size_t i = 0; good && i < sizeof cases / sizeof *cases; i++) {
     char *bad = subst(good, cases[i].from, cases[i].to);

@@ -52,7 +52,7 @@ static int vgap_pair(long t, void *arg, double *rep, double *split) {
   else *split = 100 + (10 - fabs((double)(t - v->mid)) / v->scale);
   return TPS_OK;
 }
-/* wins on [10k, 10k + 9] for odd k: 50 bands up to 1000 */
+/* wins on [10k, 10k + 9] for odd k: 150 bands up to 3000 */
 static int comb_pair(long t, void *arg, double *rep, double *split) {
   (void)arg;
   *rep = 10;
@@ -98,16 +98,17 @@ static void test_bands_generic(void) {
   CHECK(tps_bands_find(vgap_pair, &v, 10, 30, TPS_BANDS_DENSE, &b) == TPS_OK && b.nbands == 1 && b.from_tokens[0] == 10 &&
             b.to_tokens[0] == 19 && b.breakeven == -1,
         "from tmin");
-  /* more bands than stored: all counted, the first TPS_BANDS_MAX kept, the sign changes all
-   * counted (each band has two: 100) */
-  CHECK(tps_bands_find(comb_pair, NULL, 1, 1000, TPS_BANDS_DENSE, &b) == TPS_OK && b.nbands == 50 && b.breakeven == -1 &&
-            b.from_tokens[31] == 630 && b.to_tokens[31] == 639 && b.gap_min_speedup[0] == 10.0 / 11.0,
-        "50 bands: %zu, band 31 [%ld, %ld]", b.nbands, b.from_tokens[31], b.to_tokens[31]);
+  /* more bands than stored (128): all counted, the first 128 kept, the sign changes all
+   * counted (each band has two: 300) */
+  CHECK(TPS_BANDS_MAX == 128, "TPS_BANDS_MAX %d", TPS_BANDS_MAX);
+  CHECK(tps_bands_find(comb_pair, NULL, 1, 3000, TPS_BANDS_DENSE, &b) == TPS_OK && b.nbands == 150 && b.breakeven == -1 &&
+            b.from_tokens[127] == 2550 && b.to_tokens[127] == 2559 && b.gap_min_speedup[0] == 10.0 / 11.0,
+        "150 bands: %zu, band 127 [%ld, %ld]", b.nbands, b.from_tokens[127], b.to_tokens[127]);
   tps_crossover c;
-  CHECK(tps_crossover_find(comb_diff, NULL, 1, 1000, &c) == TPS_OK && c.nchg == 100 && c.chg[31] == 320 && c.chg_wins[31] == 0 &&
+  CHECK(tps_crossover_find(comb_diff, NULL, 1, 3000, &c) == TPS_OK && c.nchg == 300 && c.chg[31] == 320 && c.chg_wins[31] == 0 &&
             c.breakeven == -1,
-        "50 bands: %zu sign changes, the 32nd %ld", c.nchg, c.chg[31]);
-  CHECK(tps_crossover_find(comb_diff, NULL, 1, 995, &c) == TPS_OK && c.nchg == 99 && c.breakeven == 990, "ends winning: %zu, %ld",
+        "150 bands: %zu sign changes, the 32nd %ld", c.nchg, c.chg[31]);
+  CHECK(tps_crossover_find(comb_diff, NULL, 1, 2995, &c) == TPS_OK && c.nchg == 299 && c.breakeven == 2990, "ends winning: %zu, %ld",
         c.nchg, c.breakeven);
   CHECK(isnan(c.bands.gap_min_speedup[0]), "a difference alone has no gap depth");
   CHECK(tps_bands_find(nan_pair, NULL, 1, 100, TPS_BANDS_DENSE, &b) == TPS_EINVAL, "NaN rejected");
