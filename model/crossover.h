@@ -3,8 +3,8 @@
  *
  * Break-even: on the integer grid T = 1..tmax, the smallest T0 such that split(T) <
  * replicated(T) for every T in [T0, tmax]; -1 when the split does not win at tmax.
- * Every sign change of replicated - split is listed too, and the win bands they bound.  Threshold: next power of two
- * >= break-even, or the next multiple of a user rounding. */
+ * Every sign change of replicated - split is listed too, and the win bands they bound.
+ * Threshold: next power of two >= break-even, or the next multiple of a user rounding. */
 #ifndef TPS_CROSSOVER_H
 #define TPS_CROSSOVER_H
 #include <stddef.h>

@@ -275,7 +275,7 @@ int cmd_decide(int argc, char **argv) {
   const tps_gpu *gpu = NULL;
   tps_simctx_thr thr;
   json_t *prov = NULL; /* the threshold's parts, for --json */
-  char bands[1200] = "";  /* the file's win bands, when they say more than the threshold */
+  char bands[8192] = "";  /* the file's win bands, when they say more than the threshold (128 at most) */
   json_t *bandsj = NULL;  /* the same for --json, whenever the entry has them */
   if (thr_file) {
     if (thr_from_file(thr_file, &gt, v.gpu, v.k, v.n, path, (int)tp, v.po.backend, tokens, &gpu, &thr, &prov, bands,

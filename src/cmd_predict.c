@@ -216,8 +216,9 @@ static void print_text(const answer *a) {
   /* how much the split loses between two win bands (3 decimals, rounded down: a gap never
    * reads 1.000x) */
   for (size_t i = 0; i + 1 < a->cx.bands.nbands && i + 1 < TPS_BANDS_MAX; i++)
-    printf("%s%ld..%ld at worst %.3fx", i ? ", " : "\nlosing gaps between win bands (replicated / split): ", a->cx.bands.to_tokens[i] + 1,
-           a->cx.bands.from_tokens[i + 1] - 1, floor(a->cx.bands.gap_min_speedup[i] * 1000 + 1e-9) / 1000);
+    printf("%s%ld..%ld at worst %.3fx", i ? ", " : "\nlosing gaps between win bands (replicated / split): ",
+           a->cx.bands.to_tokens[i] + 1, a->cx.bands.from_tokens[i + 1] - 1,
+           floor(a->cx.bands.gap_min_speedup[i] * 1000 + 1e-9) / 1000);
   printf("\nsensitivity (break-even with the parameter at -10%% / +10%%):");
   for (int i = 0; i < a->ns; i++) {
     char lo[24], hi[24];

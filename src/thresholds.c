@@ -602,7 +602,8 @@ static int read_bands(rd *r, json_t *x, tps_thr_entry *e) {
     size_t l2 = push(r, NULL, i);
     long from, to;
     if (need_obj(r, g) || get_int(r, g, "from_tokens", 1, 1, 1L << 40, 0, 0, &from) ||
-        get_int(r, g, "to_tokens", 1, 1, 1L << 40, 0, 0, &to) || get_num(r, g, "min_speedup", 1, 0, 0, 0, 0, &e->gap_min_speedup[i]))
+        get_int(r, g, "to_tokens", 1, 1, 1L << 40, 0, 0, &to) ||
+        get_num(r, g, "min_speedup", 1, 0, 0, 0, 0, &e->gap_min_speedup[i]))
       return -1;
     if (from != e->band_to[i] + 1 || to != e->band_from[i + 1] - 1)
       return bad(r, "%ld..%ld is not the gap %ld..%ld between win_bands_tokens[%zu] and [%zu]", from, to, e->band_to[i] + 1,
@@ -1074,8 +1075,15 @@ int tps_thr_entry_bands_line(const tps_thr_entry *e, char *buf, size_t sz) {
       u += (size_t)snprintf(buf + u, sz - u, "%s%ld..%ld (max_tokens)", i ? ", " : "", e->band_from[i], e->max_tokens);
   }
   for (size_t i = 0; i + 1 < e->nbands && u < sz; i++)
-    u += (size_t)snprintf(buf + u, sz - u, "%s%ld..%ld at worst %.3fx", i ? ", " : e->nbands > 2 ? "; losing gaps " : "; losing gap ",
-                          e->band_to[i] + 1, e->band_from[i + 1] - 1, floor(e->gap_min_speedup[i] * 1000 + 1e-9) / 1000);
+    u += (size_t)snprintf(buf + u, sz - u, "%s%ld..%ld at worst %.3fx",
+                          i ? ", " : e->nbands > 2 ? "; losing gaps " : "; losing gap ", e->band_to[i] + 1,
+                          e->band_from[i + 1] - 1, floor(e->gap_min_speedup[i] * 1000 + 1e-9) / 1000);
+  if (u >= sz && sz > 5) {
+    /* cut: end after the last whole band or gap, and say so */
+    size_t c = sz - 5;
+    while (c > 0 && buf[c] != ',' && buf[c] != ';') c--;
+    memcpy(buf + c + 1, " ...", 5);
+  }
   return 1;
 }
 

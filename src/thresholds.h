@@ -226,8 +226,8 @@ int tps_thr_split(const tps_thr_entry *e, long tokens);
 void tps_thr_entry_line(const tps_thr_entry *e, char *buf, size_t sz);
 /* The bands for humans, when they say more than the threshold (more than one band, or one
  * that ends before max_tokens): "win bands 109..1768, 2030..16384 (max_tokens); losing gap
- * 1769..2029 at worst 0.928x" (min_speedup rounded down to 3 decimals); returns 1, or 0 with
- * buf "" when there is nothing to add. */
+ * 1769..2029 at worst 0.928x" (min_speedup rounded down to 3 decimals; cut after a whole band or
+ * gap, " ..." added, when sz is too small); returns 1, or 0 with buf "" when there is nothing to add. */
 int tps_thr_entry_bands_line(const tps_thr_entry *e, char *buf, size_t sz);
 
 /* ---- check a calibration against full benches (calibrate --check; validate's hook) */

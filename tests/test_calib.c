@@ -614,6 +614,8 @@ static void test_file(void) {
             !strcmp(bl, "win bands 100..900, 1200..1999, 2536..16384 (max_tokens); losing gaps 901..1199 at worst 0.970x, "
                         "2000..2535 at worst 0.900x"),
         "bands line '%s'", bl);
+  CHECK(tps_thr_entry_bands_line(e3, bl, 30) == 1 && !strcmp(bl, "win bands 100..900, ..."),
+        "a cut bands line '%s'", bl);
   e3->gemm = tps_thr_prov_make(TPS_PROV_FITTED, "fit --loo-gpu", "xgemm");
   e3->gather = tps_thr_prov_make(TPS_PROV_SPEC, "data/gpus.tsv", "tps_ag_from_spec");
   d = &f.dev[0]; /* the array moved */
