@@ -75,6 +75,21 @@ static const char *row_src(const answer *a, int what, long t) {
   return tps_pred_gemm_outside(&a->p, rows) && s->part.meas ? tps_prov_names[s->part.model.prov] : tps_prov_names[s->prov];
 }
 
+/* A zero-width interval: the break-even sits on a step of the model (a tile or wave boundary
+ * of the kernel), where the split goes from losing to winning by more than the parts' scale
+ * errors move it.  The interval then says nothing of where that step lies on the GPU: say so. */
+static int step_note(const answer *a, char *buf, size_t sz) {
+  const long t = a->cx.breakeven;
+  if (t < 2 || !isfinite(a->iv.lo) || !isfinite(a->iv.hi) || a->iv.lo != a->iv.hi) return 0;
+  int b;
+  const double before = tps_pred_replicated_us(&a->p, t - 1) / tps_pred_split_us(&a->p, t - 1, &b);
+  const double after = tps_pred_replicated_us(&a->p, t) / tps_pred_split_us(&a->p, t, &b);
+  snprintf(buf, sz, "zero-width interval: the speedup steps from %.2fx at %ld tokens to %.2fx at %ld, a step of the "
+           "model (a tile or wave boundary) that the parts' scale errors do not move; where the step lies on this GPU "
+           "is not part of the interval", before, t - 1, after, t);
+  return 1;
+}
+
 static int print_json(const answer *a) {
   json_t *root = json_object(), *rows = json_array();
   for (size_t i = 0; i < a->ntok; i++) {
@@ -113,6 +128,8 @@ static int print_json(const answer *a) {
   json_object_set_new(root, "breakeven_median", jtokd(a->iv.median));
   json_object_set_new(root, "threshold_tokens", jtok(a->threshold));
   json_object_set_new(root, "interval_method", json_string(a->method));
+  char step[320];
+  if (step_note(a, step, sizeof step)) json_object_set_new(root, "interval_note", json_string(step));
   json_object_set_new(root, "samples", json_integer(a->iv.nsamples));
   json_t *chg = json_array();
   for (size_t i = 0; i < a->cx.nchg && i < TPS_CROSS_MAXCHG; i++) {
@@ -203,6 +220,8 @@ static void print_text(const answer *a) {
   if (a->cx.breakeven > 0) {
     printf("break-even: %ld tokens (the split wins on every T from %ld to %ld)", a->cx.breakeven, a->cx.breakeven, a->tmax);
     if (!isnan(a->iv.lo)) printf("; %.0f%% interval %s..%s (%s, %d samples)", 100 * a->level, lo, hi, a->method, a->iv.nsamples);
+    char step[320];
+    if (step_note(a, step, sizeof step)) printf("\n%s", step);
     printf("\nthreshold: %ld tokens (%s)\n", a->threshold, a->rounding ? "next multiple of --round" : "next power of two");
   } else {
     printf("break-even: none: the split does not win at %ld tokens", a->tmax);

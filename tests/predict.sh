@@ -143,6 +143,18 @@ expect_grep 'n/a: A100-SXM-80GB has no fp8' "$tmp/out"
 expect_rc 0 "$TPSPLIT" crossover --gpus H20 --tp 8 --paths marlin-w8a16 --samples 20 --round 100
 expect_grep "^H20 +8 +marlin-w8a16 +$be +[^ ]+ +$(awk -v b="$be" 'BEGIN { print int((b + 99) / 100) * 100 }') " "$tmp/out"
 
+# --- a zero-width interval is said to sit on a step of the model.  H20 TP2 w8a16: the replicated
+# GEMM at T rows runs ceil(T/256) token tiles x 14 weight tiles (N 1792 / 128) of our wgmma kernel
+# on 78 SMs: 2816 rows are 11 x 14 = 154 blocks (2 waves of 78), 2817 rows 12 x 14 = 168 (3
+# waves), so the split's break-even lands on 2817 whatever scale the parts' errors give.
+expect_rc 0 "$TPSPLIT" predict --gpu H20 --tp 2 --path w8a16 --samples 50
+expect_grep '^break-even: 2817 tokens .*interval 2817\.\.2817 ' "$tmp/out"
+expect_grep '^zero-width interval: the speedup steps from 0\.[0-9]+x at 2816 tokens to 1\.[0-9]+x at 2817, a step of the model' "$tmp/out"
+expect_rc 0 "$TPSPLIT" predict --gpu H20 --tp 2 --path w8a16 --samples 50 --json
+expect_grep '"interval_note": "zero-width interval: the speedup steps from 0\.[0-9]+x at 2816 tokens to 1\.[0-9]+x at 2817' "$tmp/out"
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 --samples 50
+expect_nogrep '^zero-width interval' "$tmp/out"
+
 # --- the main job: grid, then the figures; the last line names the folder
 TPSPLIT_GNUPLOT= expect_rc 0 "$TPSPLIT" -o "$tmp/figs" --samples 20
 expect_grep '^H200-SXM +8 +marlin-w8a16' "$tmp/out"
