@@ -11,6 +11,13 @@ D=$top_srcdir/data
 no_output() { if ls "$1"* >/dev/null 2>&1; then fail "output left behind: $(ls "$1"*)"; else ok; fi; }
 count() { grep -c "$1" "$2"; }
 
+# ---- the all-row checks (M 1, 7, 64, 129) run once per path and shape, not in every round:
+# the later rounds (adaptive, break-even) of the same part check only their new rows
+MOCK_GPUS=1 MOCK_SAY_CHECKS=1 expect_rc 0 "$M" calibrate -o "$tmp/chk1.json"
+n=$(grep -c '^mock: all-row checks of ' "$tmp/err")
+runs=$(grep -cE '^calibrate: gemm 5120x1792 [a-z0-9-]+ \((sweep|adaptive|break-even)' "$tmp/err")
+[ "$n" -eq 3 ] && [ "$runs" -gt 3 ] && ok || fail "all-row checks in $n of $runs bench runs, want 3 (one per path)"
+
 # ---- one GPU: GEMM measured, every gather from a model, the file says which
 MOCK_GPUS=1 expect_rc 0 "$M" calibrate -o "$tmp/one.json"
 f=$tmp/one.json
