@@ -141,22 +141,8 @@ static json_t *prov_json(const tps_thr_prov *p) {
 /* The entry's win bands and losing gaps as the file has them (absent: NULL). */
 static json_t *bands_json(const tps_thr_entry *x) {
   if (!x->have_bands) return NULL;
-  json_t *o = json_object(), *wb = json_array(), *lg = json_array();
-  for (size_t i = 0; i < x->nbands; i++) {
-    json_t *b = json_array();
-    json_array_append_new(b, json_integer(x->band_from[i]));
-    json_array_append_new(b, x->band_to[i] > 0 ? json_integer(x->band_to[i]) : json_null());
-    json_array_append_new(wb, b);
-    if (i + 1 < x->nbands) {
-      json_t *g = json_object();
-      json_object_set_new(g, "from_tokens", json_integer(x->band_to[i] + 1));
-      json_object_set_new(g, "to_tokens", json_integer(x->band_from[i + 1] - 1));
-      tps_json_set_num(g, "min_speedup", x->gap_min_speedup[i]);
-      json_array_append_new(lg, g);
-    }
-  }
-  json_object_set_new(o, "win_bands_tokens", wb);
-  json_object_set_new(o, "losing_gaps", lg);
+  json_t *o = json_object();
+  tps_thr_bands_json_set(o, x->band_from, x->band_to, x->gap_min_speedup, x->nbands, x->max_tokens);
   return o;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "tpsplit.h"
 #include "cmdopt.h"
+#include "thresholds.h"
 #include "err.h"
 #include "jsonout.h"
 #include "predcli.h"
@@ -142,22 +143,8 @@ static int print_json(const answer *a) {
   json_object_set_new(root, "sign_changes_total", json_integer((json_int_t)a->cx.nchg));
   /* the same edges as win bands, with the depth of each losing gap between two */
   const tps_bands *wb = &a->cx.bands;
-  json_t *bj = json_array(), *gj = json_array();
-  for (size_t i = 0; i < wb->nbands && i < TPS_BANDS_MAX; i++) {
-    json_t *b = json_array();
-    json_array_append_new(b, json_integer(wb->from_tokens[i]));
-    json_array_append_new(b, wb->to_tokens[i] < a->tmax ? json_integer(wb->to_tokens[i]) : json_null());
-    json_array_append_new(bj, b);
-    if (i + 1 < wb->nbands && i + 1 < TPS_BANDS_MAX) {
-      json_t *g = json_object();
-      json_object_set_new(g, "from_tokens", json_integer(wb->to_tokens[i] + 1));
-      json_object_set_new(g, "to_tokens", json_integer(wb->from_tokens[i + 1] - 1));
-      tps_json_set_num(g, "min_speedup", wb->gap_min_speedup[i]);
-      json_array_append_new(gj, g);
-    }
-  }
-  json_object_set_new(root, "win_bands_tokens", bj);
-  json_object_set_new(root, "losing_gaps", gj);
+  tps_thr_bands_json_set(root, wb->from_tokens, wb->to_tokens, wb->gap_min_speedup,
+                         wb->nbands < TPS_BANDS_MAX ? wb->nbands : TPS_BANDS_MAX, a->tmax);
   json_t *sj = json_array();
   for (int i = 0; i < a->ns; i++) {
     json_t *o = json_object();

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <time.h>
 #include "allgather.h"
+#include "jsonout.h"
 #include "path.h"
 #include "status.h"
 #include "table.h"
@@ -231,6 +232,25 @@ static json_t *lopo_json(const double *v) {
   return o;
 }
 
+void tps_thr_bands_json_set(json_t *obj, const long *from, const long *to, const double *gap, size_t n, long t_max) {
+  json_t *wb = json_array(), *lg = json_array();
+  for (size_t i = 0; i < n; i++) {
+    json_t *band = json_array();
+    json_array_append_new(band, json_integer(from[i]));
+    json_array_append_new(band, to[i] > 0 && to[i] < t_max ? json_integer(to[i]) : json_null());
+    json_array_append_new(wb, band);
+    if (i + 1 < n) {
+      json_t *g = json_object();
+      json_object_set_new(g, "from_tokens", json_integer(to[i] + 1));
+      json_object_set_new(g, "to_tokens", json_integer(from[i + 1] - 1));
+      tps_json_set_num(g, "min_speedup", gap[i]);
+      json_array_append_new(lg, g);
+    }
+  }
+  json_object_set_new(obj, "win_bands_tokens", wb);
+  json_object_set_new(obj, "losing_gaps", lg);
+}
+
 static json_t *device_json(const tps_thr_device *d) {
   json_t *o = json_object();
   char cc[16];
@@ -263,24 +283,7 @@ static json_t *device_json(const tps_thr_device *d) {
     json_object_set_new(x, "interval_tokens", iv);
     json_object_set_new(x, "max_tokens", json_integer(e->max_tokens));
     json_object_set_new(x, "out_bytes_per_token", jnum(e->out_bytes_per_token));
-    if (e->have_bands) {
-      json_t *wb = json_array(), *lg = json_array();
-      for (size_t j = 0; j < e->nbands; j++) {
-        json_t *band = json_array();
-        json_array_append_new(band, json_integer(e->band_from[j]));
-        json_array_append_new(band, e->band_to[j] > 0 ? json_integer(e->band_to[j]) : json_null());
-        json_array_append_new(wb, band);
-        if (j + 1 < e->nbands) {
-          json_t *g = json_object();
-          json_object_set_new(g, "from_tokens", json_integer(e->band_to[j] + 1));
-          json_object_set_new(g, "to_tokens", json_integer(e->band_from[j + 1] - 1));
-          json_object_set_new(g, "min_speedup", json_real(e->gap_min_speedup[j]));
-          json_array_append_new(lg, g);
-        }
-      }
-      json_object_set_new(x, "win_bands_tokens", wb);
-      json_object_set_new(x, "losing_gaps", lg);
-    }
+    if (e->have_bands) tps_thr_bands_json_set(x, e->band_from, e->band_to, e->gap_min_speedup, e->nbands, e->max_tokens);
     json_object_set_new(x, "gemm", prov_json(&e->gemm));
     json_object_set_new(x, "gather", prov_json(&e->gather));
     json_object_set_new(b, tps_gather_name(e->backend), x);

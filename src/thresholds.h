@@ -208,6 +208,11 @@ const char *tps_thr_cuda_name(const char *gpu_spec);
 
 /* ---- JSON */
 json_t *tps_thr_to_json(const tps_thr_file *f);
+/* Win bands and the losing gaps between them as the file writes them, set on obj as
+ * "win_bands_tokens" ([from, to] per band; to null when the band is open: to <= 0 or
+ * to >= t_max) and "losing_gaps" ({"from_tokens", "to_tokens", "min_speedup"} between bands i
+ * and i + 1, min_speedup gap[i]).  The file, decide --json and predict --json write them so. */
+void tps_thr_bands_json_set(json_t *obj, const long *from, const long *to, const double *gap, size_t n, long t_max);
 /* Write f to path ("-": stdout) through a temporary file renamed into place.  0 or -1 (e). */
 int tps_thr_write(const tps_thr_file *f, const char *path, tps_err *e);
 /* Read and check a thresholds file.  0, or -1 with e = "FILE: $.json.path: what is wrong". */
