@@ -6,6 +6,8 @@
 # interval and threshold.  Run from the repository root; needs jq.  Output columns:
 #   shape path tp gather bench_breakeven bench_threshold cal_breakeven cal_lo cal_hi cal_threshold
 T=${1:-./tpsplit}
+command -v jq >/dev/null || { echo "compare_thresholds.sh: needs jq" >&2; exit 2; }
+[ -x "$T" ] || { echo "compare_thresholds.sh: no tpsplit at $T (give its path)" >&2; exit 2; }
 D=data/calibrate/2026-12-05
 for s in 5120x1792 7168x2112; do
   k=${s%x*}; n=${s#*x}
