@@ -677,7 +677,6 @@ typedef struct {
   long adapt_rows[TPS_CAL_MAX_PTS]; /* those rows, in the order measured */
   tps_cal_heldout ho;        /* the held-out check of them against the first-phase fit */
   int have_ho;
-  int full_checked;          /* its all-row checks passed in an earlier step (kernels/bench.h) */
   long skip_lo[TPS_CAL_MAX_PTS]; /* intervals the adaptive phase cannot split (lower rows) */
   size_t nskip;
 } gpart;
@@ -754,7 +753,9 @@ static int gemm_step(run_t *r, gpart *p, const long *rows, size_t nrows, const c
   o.warmup = 2;
   o.device = r->o->device;
   o.seed = r->o->seed;
-  o.full_checks_done = p->full_checked; /* 1, 7, 64, 129 rows: once per part; each new M is checked */
+  /* rows are recorded only after a step whose checks all passed: the all-row checks (1, 7, 64,
+   * 129 rows) ran then, once per part; each new M keeps its own check */
+  o.full_checks_done = p->rec.npts > 0;
   o.arg = r;
   o.on_check = on_check;
   tps_bench_gemm_result res;
@@ -803,7 +804,6 @@ static int gemm_step(run_t *r, gpart *p, const long *rows, size_t nrows, const c
     memcpy(p->rec.t_us, mt, m * sizeof *mt);
     memcpy(p->rec.config, mc, m * sizeof *mc);
     p->rec.npts = m;
-    p->full_checked = 1;
     p->rec.samples = r->o->samples;
     snprintf(p->rec.status, sizeof p->rec.status, "measured");
     p->rec.reason[0] = 0;
