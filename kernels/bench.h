@@ -88,6 +88,7 @@ typedef struct {
 typedef struct {
   int m;                 /* rows */
   char config[160];      /* kernel configuration for m rows (tps_gemm_config) */
+  uint64_t config_id;    /* equal for two rows exactly when their configuration is */
   tps_timing t[3];       /* parts timed: [0] the whole GEMM; quant paths: [1] the GEMM alone,
                           * [2] the activation quantization alone */
   tps_timing ev[3];      /* the same replays timed by CUDA events */
@@ -109,6 +110,13 @@ typedef struct {
   int full_checks_done;  /* the all-row checks at M 1, 7, 64 and 129 already passed for this
                           * path, K and N in this process (calibrate's later rounds): left out;
                           * every M of rows still has its 8 sampled rows checked */
+  int check_per_config;  /* 1: the 8 sampled rows are checked at the first M of each kernel
+                          * configuration (tps_gemm_config id) among rows, not at every M: a
+                          * dense table of hundreds of M then costs a check per configuration
+                          * (the float64 CPU reference dominates such a run); the all-row checks
+                          * stay as they are */
+  int configs_only;      /* 1: no check, no timing: only every row's configuration (the
+                          * library's heuristic or our dispatch, which needs no GPU time) */
   int flush_write_only;  /* L2 flush: the write alone */
   unsigned long seed;
   void *arg;             /* passed to the callbacks */

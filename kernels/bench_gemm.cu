@@ -13,7 +13,8 @@
  *  1. vs a float64 CPU reference computed from the weights and activations exactly as the GEMM
  *     used them (quantized): relative Frobenius error <= 1e-2, no NaN; max |diff| reported.
  *     All rows for M in {1, 7, 64, 129} (unless opts.full_checks_done); 8 sampled rows (first,
- *     last, 6 random) for every measured M (and every element checked for NaN).
+ *     last, 6 random) for every measured M (and every element checked for NaN), or, with
+ *     opts.check_per_config, for the first M of each kernel configuration among the rows.
  *  2. a path with a reference kernel (tps_gemm_traits.reference: w8a16): the fast kernel vs
  *     the reference kernel on all rows, every M, relative difference <= 1e-2.
  *  3. split vs replicated, per T and TP: the ceil(T/TP)-row shards (the last ones may be
@@ -333,6 +334,16 @@ static int bench(bench_t *b, tps_bench_gemm_result *res) {
   free(w);
   TPS_TRY(rc);
   res->weight_bytes = tps_gemm_weight_bytes(b->g);
+  if (o->configs_only) { /* the heuristic's (or the dispatch's) choice per row, nothing run */
+    for (int i = 0; i < o->nrows; i++) {
+      uint64_t id;
+      res->rows[i].m = o->rows[i];
+      TPS_TRY(tps_gemm_config(b->g, o->rows[i], res->rows[i].config, sizeof res->rows[i].config, &id));
+      res->rows[i].config_id = id;
+    }
+    if (o->on_checked) o->on_checked(o->arg, res);
+    return TPS_OK;
+  }
   TPS_TRY(tps_gemm_weights(b->g, b->w));
   CUDA_TRY(cudaMalloc(&b->x, (size_t)b->max_m * k * sizeof(bf16)));
   CUDA_TRY(cudaMalloc(&b->y, (size_t)b->max_m * n * sizeof(bf16)));
@@ -340,13 +351,29 @@ static int bench(bench_t *b, tps_bench_gemm_result *res) {
 
   static const int full_m[] = {1, 7, 64, 129};
   for (size_t i = 0; !o->full_checks_done && i < sizeof full_m / sizeof *full_m; i++) TPS_TRY(check_m(b, full_m[i], 1));
-  for (int i = 0; i < o->nrows; i++) TPS_TRY(check_m(b, o->rows[i], 0));
+  uint64_t *seen = (uint64_t *)malloc((size_t)o->nrows * sizeof *seen);
+  int nseen = 0;
+  rc = seen ? TPS_OK : TPS_ERR;
+  for (int i = 0; i < o->nrows && rc == TPS_OK; i++) {
+    uint64_t id;
+    char desc[160];
+    int fresh = 1;
+    if (o->check_per_config) { /* only the first M of each configuration */
+      rc = tps_gemm_config(b->g, o->rows[i], desc, sizeof desc, &id);
+      for (int j = 0; j < nseen && rc == TPS_OK; j++) if (seen[j] == id) fresh = 0;
+      if (rc == TPS_OK && fresh) seen[nseen++] = id;
+    }
+    if (rc == TPS_OK && fresh) rc = check_m(b, o->rows[i], 0);
+  }
+  free(seen);
+  TPS_TRY(rc);
   for (size_t i = 0; i < o->ntokens; i++)
     for (size_t j = 0; j < o->ntps; j++) TPS_TRY(check_split(b, (int)o->tokens[i], (int)o->tps[j]));
   for (int i = 0; i < o->nrows; i++) {
     uint64_t id;
     res->rows[i].m = o->rows[i];
     TPS_TRY(tps_gemm_config(b->g, o->rows[i], res->rows[i].config, sizeof res->rows[i].config, &id));
+    res->rows[i].config_id = id;
   }
   res->failed = b->failed;
   if (b->failed || o->check_only) {

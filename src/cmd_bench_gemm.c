@@ -40,6 +40,10 @@ static void usage(FILE *fp) {
           "  --tp LIST       TP sizes; rows ceil(T/TP) are measured too (default 8)\n"
           "  -o, --output F  write the table to F (default stdout)\n"
           "  --check-only    run the checks, time nothing\n"
+          "  --check-per-config  check 8 sampled rows at the first M of each kernel configuration\n"
+          "                  only (default: at every M); the all-row checks stay\n"
+          "  --configs       check and time nothing: the kernel configuration each row would run\n"
+          "                  (cuBLASLt's heuristic, our dispatch), as segments of rows\n"
           "  --samples N     samples per row (default 50); --warmup N rounds (default 3)\n"
           "  --flush MODE    L2 flush before each replay: write-read (default: write 2x L2, then\n"
           "                  read it back, so no dirty write-back overlaps the GEMM) or write\n"
@@ -144,6 +148,8 @@ static void on_checked(void *arg, const tps_bench_gemm_result *r) {
   static const char *const envs[] = {"TPS_FLUSH", "TPS_TIMER", "TPS_CUPTI_LIB", "TPS_FP8B_PAD"};
   for (size_t i = 0; i < sizeof envs / sizeof *envs; i++)
     if (getenv(envs[i])) addline(g, "environment: %s=%s", envs[i], getenv(envs[i]));
+  if (g->o->k.configs_only) return; /* the table is the configurations */
+  if (g->o->k.check_per_config) addline(g, "checks: 8 sampled rows at the first M of each kernel configuration (--check-per-config)");
   for (int i = 0; i < g->o->k.nrows; i++) addline(g, "config M=%d: %s", r->rows[i].m, r->rows[i].config);
   if (r->failed || g->o->k.check_only) return;
   char timer[2 * TPS_BENCH_WHY];
@@ -156,7 +162,7 @@ static void on_checked(void *arg, const tps_bench_gemm_result *r) {
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
 enum { OPT_PATH = 256, OPT_K, OPT_N, OPT_TOKENS, OPT_TP, OPT_CHECK_ONLY, OPT_SAMPLES, OPT_WARMUP, OPT_DEVICE,
-       OPT_SEED, OPT_JSON, OPT_FLUSH, OPT_VERSION };
+       OPT_SEED, OPT_JSON, OPT_FLUSH, OPT_VERSION, OPT_CHECK_PER_CONFIG, OPT_CONFIGS };
 
 static int parse_option(gemm_opts *g, int c, const char *arg, const char **tokens, const char **tps) {
   tps_bench_gemm_opts *o = &g->k;
@@ -178,6 +184,8 @@ static int parse_option(gemm_opts *g, int c, const char *arg, const char **token
   case OPT_TP: *tps = arg; break;
   case 'o': g->out = arg; break;
   case OPT_CHECK_ONLY: o->check_only = 1; break;
+  case OPT_CHECK_PER_CONFIG: o->check_per_config = 1; break;
+  case OPT_CONFIGS: o->configs_only = 1; break;
   case OPT_SAMPLES: rc = tps_bench_int_opt("gemm", "samples", arg, 1, 100000, 1, &v); o->samples = (int)v; break;
   case OPT_WARMUP: rc = tps_bench_int_opt("gemm", "warmup", arg, 0, 100000, 1, &v); o->warmup = (int)v; break;
   case OPT_DEVICE: rc = tps_bench_int_opt("gemm", "device", arg, 0, 100000, 1, &v); o->device = (int)v; break;
@@ -204,6 +212,7 @@ static int parse(int argc, char **argv, gemm_opts *g) {
       {"n", required_argument, 0, OPT_N}, {"tokens", required_argument, 0, OPT_TOKENS},
       {"tp", required_argument, 0, OPT_TP}, {"output", required_argument, 0, 'o'},
       {"check-only", no_argument, 0, OPT_CHECK_ONLY}, {"samples", required_argument, 0, OPT_SAMPLES},
+      {"check-per-config", no_argument, 0, OPT_CHECK_PER_CONFIG}, {"configs", no_argument, 0, OPT_CONFIGS},
       {"warmup", required_argument, 0, OPT_WARMUP}, {"device", required_argument, 0, OPT_DEVICE},
       {"seed", required_argument, 0, OPT_SEED}, {"json", no_argument, 0, OPT_JSON},
       {"flush", required_argument, 0, OPT_FLUSH}, {"help", no_argument, 0, 'h'},
@@ -222,6 +231,10 @@ static int parse(int argc, char **argv, gemm_opts *g) {
   if (rc != TPS_EXIT_OK) return rc;
   char names[128];
   if (optind < argc) { tps_die_msg("bench gemm: unexpected argument '%s'", argv[optind]); return TPS_EXIT_USAGE; }
+  if (o->configs_only && (o->check_only || g->json)) {
+    tps_die_msg("bench gemm: --configs takes neither --check-only nor --json");
+    return TPS_EXIT_USAGE;
+  }
   if (o->path == TPS_NPATHS) {
     tps_die_msg("bench gemm: --path is required (%s)", tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
     return TPS_EXIT_USAGE;
@@ -301,6 +314,30 @@ static void write_table(FILE *f, const gemm_opts *g, const gemm_log *lg, const t
   }
 }
 
+/* --configs: the rows in segments of one configuration (consecutive rows of the list with
+ * the same configuration id), each with its first and last row. */
+static void write_configs(FILE *f, const gemm_opts *g, const tps_bench_gemm_result *r, const char *date) {
+  const tps_bench_gemm_opts *o = &g->k;
+  const tps_bench_prov *pv = &r->prov;
+  fprintf(f, "# tpsplit bench gemm --configs: the kernel configuration each row count runs (nothing checked or timed)\n");
+  fprintf(f, "# command: %s\n", tps_cmdline());
+  fprintf(f, "# date: %s\n", date);
+  fprintf(f, "# gpu: %s, %d SMs, compute capability %d.%d, L2 %d bytes, peak SM clock %d MHz, memory clock %d MHz\n",
+          pv->gpu_name, pv->sms, pv->cc_major, pv->cc_minor, pv->l2_bytes, pv->sm_clock_mhz, pv->mem_clock_mhz);
+  fprintf(f, "# driver (CUDA API) %d.%d, CUDA runtime %d.%d, cuBLASLt %zu\n", pv->driver_api / 1000,
+          pv->driver_api % 1000 / 10, pv->runtime / 1000, pv->runtime % 1000 / 10, pv->cublaslt);
+  fprintf(f, "# segments: consecutive rows of the list with one configuration (id: a hash of the whole algorithm)\n");
+  fprintf(f, "#@ gpu: %s\n#@ k: %d\n#@ n: %d\n#@ path: %s\n", pv->gpu_name, o->k, o->n, tps_path_name(o->path));
+  fprintf(f, "first_row\tlast_row\trows_listed\tconfig_id\tconfig\n");
+  for (int i = 0; i < o->nrows;) {
+    int j = i;
+    while (j + 1 < o->nrows && r->rows[j + 1].config_id == r->rows[i].config_id) j++;
+    fprintf(f, "%d\t%d\t%d\t%016llx\t%s\n", r->rows[i].m, r->rows[j].m, j - i + 1,
+            (unsigned long long)r->rows[i].config_id, r->rows[i].config);
+    i = j + 1;
+  }
+}
+
 static int print_json(const gemm_opts *g, const gemm_log *lg, const tps_bench_gemm_result *r, const char *date) {
   const tps_bench_gemm_opts *o = &g->k;
   const int per = r->nparts, span = r->prov.timer == TPS_TIMER_SPAN;
@@ -340,7 +377,8 @@ static int write_results(const gemm_opts *g, const gemm_log *lg, const tps_bench
   tps_err e;
   tps_err_clear(&e);
   if (of->fp) {
-    write_table(of->fp, g, lg, r, date);
+    if (g->k.configs_only) write_configs(of->fp, g, r, date);
+    else write_table(of->fp, g, lg, r, date);
     if (tps_out_commit(of, &e)) { tps_err_print(&e); return TPS_EXIT_FAIL; }
   }
   return g->json && print_json(g, lg, r, date) ? TPS_EXIT_FAIL : TPS_EXIT_OK;
