@@ -10,6 +10,9 @@ expect_rc 2 "$TPSPLIT" bench gemm --tokens 1,2
 expect_rc 2 "$TPSPLIT" bench gemm --path w8a16 --k 100
 expect_rc 2 "$TPSPLIT" bench gemm --path w8a16 --tp 0
 expect_rc 2 "$TPSPLIT" bench gemm --path w8a16 --tokens 0,5
+# --configs times and checks nothing: --check-only or --json with it is a usage error
+expect_rc 2 "$TPSPLIT" bench gemm --path dense-bf16 --configs --json
+expect_rc 2 "$TPSPLIT" bench gemm --path dense-bf16 --configs --check-only
 # a W8A16 override that is unknown (TPS_W8_PULL) or not allowed (TPS_W8_SUM=2: no such
 # form) fails at once: exit 2, one line naming it
 for ov in TPS_W8_SUM=2 TPS_W8_PULL=1 TPS_W8_SBT=40; do
@@ -49,4 +52,19 @@ awk -F'\t' '!/^#/ && $1 != "rows" { t = 2 * $1 * 128 * 256 / $2 / 1e6; d = t - $
 expect_grep '^#@ path: w8a16$' "$tmp/t.tsv"
 expect_grep '^# one GPU: no all-gather' "$tmp/t.tsv"
 expect_grep 'check split vs replicated: T=12 TP=2' "$tmp/t.tsv"
+# --configs: segments that cover rows 1..40 in order, each row once, with the configuration
+# our dispatch names (every w8a16 row of 1..40 is the stream kernel)
+"$TPSPLIT" bench gemm --configs --path w8a16 --k 256 --n 128 --tokens 1..40:1 --tp 1 -o "$tmp/c.tsv" 2>"$tmp/err"; rc=$?
+[ "$rc" -eq 0 ] && ok || fail "configs exited $rc: $(head -c 600 "$tmp/err")"
+awk -F'\t' '!/^#/ && $1 != "first_row" { if ($1 != next_row || $2 < $1 || $3 != $2 - $1 + 1 || $4 !~ /^[0-9a-f]{16}$/) bad = 1;
+  if (prev != "" && $4 == prev) bad = 1; prev = $4; next_row = $2 + 1 }
+  BEGIN { next_row = 1 } END { exit bad || next_row != 41 }' "$tmp/c.tsv" && ok || fail "configs segments: $(cat "$tmp/c.tsv")"
+! grep -q 'check ' "$tmp/c.tsv" && ok || fail "--configs ran a check"
+# --check-per-config: sampled-row checks only at the first M of each configuration
+"$TPSPLIT" bench gemm --check-per-config --path w8a16 --k 256 --n 128 --tokens 1..40:1 --tp 1 --samples 3 \
+  -o "$tmp/p.tsv" 2>"$tmp/err"; rc=$?
+[ "$rc" -eq 0 ] && ok || fail "check-per-config exited $rc"
+nseg=$(grep -vc '^#\|^first_row' "$tmp/c.tsv")
+nchk=$(grep -c '^# check w8a16 vs float64 CPU reference: M=[0-9]* (8 sampled rows)' "$tmp/p.tsv")
+[ "$nchk" -le "$nseg" ] && [ "$nchk" -ge 1 ] && ok || fail "check-per-config: $nchk sampled-row checks for $nseg configurations"
 finish
