@@ -19,6 +19,8 @@ typedef struct {
   double nccl_link_gbps;  /* NCCL topology model's per-link bandwidth, GB/s (0 = unknown) */
   int nvlink;             /* 1 when the scale-up fabric is NVLink (custom one-shot gather possible) */
   unsigned uncertain;     /* bit mask of TPS_GPU_U_* fields marked uncertain in the table */
+  double base_mhz;        /* datasheet base (guaranteed) graphics clock, MHz (0 = unknown) */
+  double boost_mhz;       /* datasheet boost graphics clock, MHz (0 = unknown) */
 } tps_gpu;
 
 enum {
@@ -26,7 +28,8 @@ enum {
   TPS_GPU_U_L2 = 1u << 1,
   TPS_GPU_U_PEAK = 1u << 2,
   TPS_GPU_U_HBM = 1u << 3,
-  TPS_GPU_U_LINK = 1u << 4
+  TPS_GPU_U_LINK = 1u << 4,
+  TPS_GPU_U_CLOCK = 1u << 5
 };
 
 #ifdef __cplusplus

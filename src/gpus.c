@@ -1,12 +1,14 @@
 /* gpus.c: the GPU specification table (data/gpus.tsv or a user file) -> tps_gpu_table.
  *
- * Tab-separated; '#' lines are comments; the header names the 13 columns (any order):
- * name aliases sms cc bf16_tflops fp8_tflops hbm_gbps l2_mb link links link_gbps
- * nccl_link_gbps source.  Units: TFLOPS dense, GB/s (1e9 B/s), MB.  A number followed by
+ * Tab-separated; '#' lines are comments; the header names the 13 required columns (any
+ * order): name aliases sms cc bf16_tflops fp8_tflops hbm_gbps l2_mb link links link_gbps
+ * nccl_link_gbps source, and may name the optional base_mhz boost_mhz (datasheet base and
+ * boost graphics clocks; a file without them reads as before, the clocks 0 = unknown).
+ * Units: TFLOPS dense, GB/s (1e9 B/s), MB, MHz.  A number followed by
  * '?' is uncertain: kept, and flagged in tps_gpu.uncertain (sms -> TPS_GPU_U_SMS, l2_mb ->
  * TPS_GPU_U_L2, bf16/fp8 peaks -> TPS_GPU_U_PEAK, hbm_gbps -> TPS_GPU_U_HBM, links,
- * link_gbps, nccl_link_gbps -> TPS_GPU_U_LINK).  cc is "major.minor".  nvlink = link
- * column starts with "NVLink" (case-insensitive).
+ * link_gbps, nccl_link_gbps -> TPS_GPU_U_LINK, base_mhz, boost_mhz -> TPS_GPU_U_CLOCK).
+ * cc is "major.minor".  nvlink = link column starts with "NVLink" (case-insensitive).
  *
  * Lookup (tps_gpus_find): case-insensitive on the name and the comma-separated aliases;
  * if that fails, the CUDA device name forms are tried: a leading "NVIDIA " removed, then
@@ -18,7 +20,8 @@
  *   sms 1..100000 (whole), cc major 0..99 and minor 0..9 (0.0: not CUDA),
  *   bf16_tflops 0.01..1e5, fp8_tflops 0 (none) or 0.01..1e5, hbm_gbps 1..1e6,
  *   l2_mb 0 (unknown) or 0.01..1e5, links 0..1024 (whole; 0 = PCIe only),
- *   link_gbps 0.01..1e5, nccl_link_gbps 0 (n/a) or 0.01..1e4. */
+ *   link_gbps 0.01..1e5, nccl_link_gbps 0 (n/a) or 0.01..1e4,
+ *   base_mhz, boost_mhz 0 (unknown) or 1..1e5, base_mhz <= boost_mhz when both are known. */
 #include "config.h"
 #include "gpus.h"
 #include <ctype.h>
@@ -29,9 +32,12 @@
 #include "table.h"
 #include "util.h"
 
-enum { G_NAME, G_ALIASES, G_SMS, G_CC, G_BF16, G_FP8, G_HBM, G_L2, G_LINK, G_LINKS, G_LINK_GBPS, G_NCCL, G_SOURCE, G_N };
+/* G_REQ required columns, then the optional ones (absent: 0 = unknown) */
+enum { G_NAME, G_ALIASES, G_SMS, G_CC, G_BF16, G_FP8, G_HBM, G_L2, G_LINK, G_LINKS, G_LINK_GBPS, G_NCCL, G_SOURCE,
+       G_REQ, G_BASE = G_REQ, G_BOOST, G_N };
 static const char *const gcols[G_N] = {"name", "aliases", "sms", "cc", "bf16_tflops", "fp8_tflops", "hbm_gbps",
-                                       "l2_mb", "link", "links", "link_gbps", "nccl_link_gbps", "source"};
+                                       "l2_mb", "link", "links", "link_gbps", "nccl_link_gbps", "source",
+                                       "base_mhz", "boost_mhz"};
 
 void tps_gpus_free(tps_gpu_table *t) {
   for (size_t i = 0; i < t->n; i++) {
@@ -93,9 +99,10 @@ static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int 
   snprintf(g->name, sizeof g->name, "%s", name);
   double v[G_N] = {0};
   int u[G_N] = {0};
-  static const int numeric[] = {G_SMS, G_BF16, G_FP8, G_HBM, G_L2, G_LINKS, G_LINK_GBPS, G_NCCL};
+  static const int numeric[] = {G_SMS, G_BF16, G_FP8, G_HBM, G_L2, G_LINKS, G_LINK_GBPS, G_NCCL, G_BASE, G_BOOST};
   for (size_t k = 0; k < sizeof numeric / sizeof numeric[0]; k++) {
     int c = numeric[k];
+    if (idx[c] < 0) continue; /* an optional column the file does not have: 0 */
     if (gnum(path, ln, gcols[c], f[idx[c]], &v[c], &u[c], e)) return -1;
   }
   const char *cc = f[idx[G_CC]];
@@ -111,7 +118,8 @@ static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int 
   static const struct { int col; double lo, hi; int zero_ok, whole; } lim[] = {
     {G_SMS, 1, 100000, 0, 1},     {G_BF16, 0.01, 1e5, 0, 0},  {G_FP8, 0.01, 1e5, 1, 0},
     {G_HBM, 1, 1e6, 0, 0},        {G_L2, 0.01, 1e5, 1, 0},    {G_LINKS, 0, 1024, 1, 1},
-    {G_LINK_GBPS, 0.01, 1e5, 0, 0}, {G_NCCL, 0.01, 1e4, 1, 0}};
+    {G_LINK_GBPS, 0.01, 1e5, 0, 0}, {G_NCCL, 0.01, 1e4, 1, 0}, {G_BASE, 1, 1e5, 1, 0},
+    {G_BOOST, 1, 1e5, 1, 0}};
   for (size_t k = 0; k < sizeof lim / sizeof lim[0]; k++) {
     double x = v[lim[k].col];
     const char *col = gcols[lim[k].col];
@@ -121,6 +129,8 @@ static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int 
                          lim[k].zero_ok ? " (or 0)" : "");
     if (lim[k].whole && x != floor(x)) return tps_err_set(e, path, ln, "%s %s is not a whole number", col, f[idx[lim[k].col]]);
   }
+  if (v[G_BASE] > 0 && v[G_BOOST] > 0 && v[G_BASE] > v[G_BOOST])
+    return tps_err_set(e, path, ln, "base_mhz %s is above boost_mhz %s", f[idx[G_BASE]], f[idx[G_BOOST]]);
   g->sms = (int)v[G_SMS];
   g->cc_major = maj;
   g->cc_minor = min;
@@ -131,12 +141,15 @@ static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int 
   g->links = (int)v[G_LINKS];
   g->link_gbps = v[G_LINK_GBPS];
   g->nccl_link_gbps = v[G_NCCL];
+  g->base_mhz = v[G_BASE];
+  g->boost_mhz = v[G_BOOST];
   g->nvlink = strncasecmp(f[idx[G_LINK]], "NVLink", 6) == 0;
   if (u[G_SMS]) g->uncertain |= TPS_GPU_U_SMS;
   if (u[G_L2]) g->uncertain |= TPS_GPU_U_L2;
   if (u[G_BF16] || u[G_FP8]) g->uncertain |= TPS_GPU_U_PEAK;
   if (u[G_HBM]) g->uncertain |= TPS_GPU_U_HBM;
   if (u[G_LINKS] || u[G_LINK_GBPS] || u[G_NCCL]) g->uncertain |= TPS_GPU_U_LINK;
+  if (u[G_BASE] || u[G_BOOST]) g->uncertain |= TPS_GPU_U_CLOCK;
   /* names and aliases must not collide with earlier rows */
   char *al = strdup(f[idx[G_ALIASES]]);
   if (!al) return tps_err_oom(e, "reading %s", path);
@@ -177,7 +190,7 @@ int tps_gpus_load_mem(const char *path, const char *data, size_t len, tps_gpu_ta
   memset(t, 0, sizeof *t);
   tps_text tx;
   if (tps_text_from_buf(path, data, len, 0, &tx, e)) return -1;
-  int rc = 0, have_header = 0, idx[G_N];
+  int rc = 0, have_header = 0, idx[G_N], ncols = 0;
   long header_line = 0;
   if (tx.n == 0) rc = tps_err_set(e, path, 0, "empty file");
   if (!rc) {
@@ -200,18 +213,23 @@ int tps_gpus_load_mem(const char *path, const char *data, size_t len, tps_gpu_ta
             if (idx[k] >= 0) rc = tps_err_set(e, path, ln, "column '%s' appears twice", gcols[k]);
             idx[k] = c;
           }
-      for (int k = 0; k < G_N && !rc; k++)
+      for (int k = 0; k < G_REQ && !rc; k++)
         if (idx[k] < 0) rc = tps_err_set(e, path, ln, "missing column '%s' in the GPU table header", gcols[k]);
-      if (!rc && nf != G_N)
-        rc = tps_err_set(e, path, ln, "GPU table header has %d columns, want the %d: name aliases sms ... source",
-                         nf > G_N ? G_N + 1 : nf, G_N);
+      int known = 0;
+      for (int k = 0; k < G_N; k++) known += idx[k] >= 0;
+      if (!rc && nf != known)
+        rc = tps_err_set(e, path, ln,
+                         "GPU table header has %d columns, want the %d: name aliases sms ... source (and optionally "
+                         "base_mhz boost_mhz), no others",
+                         nf > G_N ? G_N + 1 : nf, G_REQ);
+      ncols = nf;
       have_header = 1;
       header_line = ln;
       continue;
     }
-    if (nf != G_N) {
+    if (nf != ncols) {
       rc = tps_err_set(e, path, ln, "row has %s%d cells, the header has %d (tab-separated; empty aliases allowed)",
-                       nf > G_N ? "over " : "", nf > G_N ? G_N : nf, G_N);
+                       nf > G_N ? "over " : "", nf > G_N ? G_N : nf, ncols);
       break;
     }
     rc = row(t, path, ln, f, idx, e);

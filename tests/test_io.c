@@ -279,7 +279,8 @@ static void test_gpus(void) {
     CHECK_TRUE(h200->sms == 132 && h200->cc_major == 9 && h200->cc_minor == 0);
     CHECK_TRUE(h200->bf16_tflops == 989 && h200->fp8_tflops == 1979 && h200->hbm_gbps == 4800 && h200->l2_mb == 50);
     CHECK_TRUE(h200->links == 18 && h200->link_gbps == 450 && h200->nccl_link_gbps == 20.6 && h200->nvlink == 1);
-    CHECK_TRUE(h200->uncertain == 0);
+    CHECK_TRUE(h200->uncertain == TPS_GPU_U_CLOCK); /* base_mhz 1590?, boost_mhz 1980? */
+    CHECK_TRUE(h200->base_mhz == 1590 && h200->boost_mhz == 1980);
   }
   const tps_gpu *h100 = tps_gpus_find(&g, "H100", &e);
   CHECK_TRUE(h100 && strcmp(h100->name, "H100-SXM") == 0);
@@ -289,10 +290,14 @@ static void test_gpus(void) {
   const tps_gpu *h20 = tps_gpus_find(&g, "h20", &e);
   CHECK_TRUE(h20 && h20->sms == 78 && h20->l2_mb == 60);
   CHECK_TRUE(h20 && h20->uncertain == (TPS_GPU_U_SMS | TPS_GPU_U_L2));
+  CHECK_TRUE(h20 && h20->base_mhz == 0 && h20->boost_mhz == 0); /* no sourced clocks: 0 */
   CHECK_TRUE(tps_gpus_find(&g, "NVIDIA H20", &e) == h20);
   const tps_gpu *l40s = tps_gpus_find(&g, "L40S", &e);
   CHECK_TRUE(l40s && l40s->nvlink == 0 && l40s->links == 0 && l40s->cc_major == 8 && l40s->cc_minor == 9);
   CHECK_TRUE(l40s && l40s->uncertain == TPS_GPU_U_L2);
+  CHECK_TRUE(l40s && l40s->base_mhz == 1110 && l40s->boost_mhz == 2520);
+  const tps_gpu *a100 = tps_gpus_find(&g, "A100", &e);
+  CHECK_TRUE(a100 && a100->base_mhz == 1275 && a100->boost_mhz == 1410 && a100->uncertain == 0);
   const tps_gpu *b300 = tps_gpus_find(&g, "b300", &e);
   CHECK_TRUE(b300 && b300->cc_major == 10 && b300->cc_minor == 3);
   const tps_gpu *gb = tps_gpus_find(&g, "GB200", &e);
@@ -320,8 +325,44 @@ static void test_gpus(void) {
     const tps_gpu *x = tps_gpus_find(&g, "xnine", &e);
     CHECK_TRUE(g.n == 1 && x && strcmp(x->name, "X9") == 0 && x->uncertain == TPS_GPU_U_LINK && x->links == 18);
     CHECK_TRUE(strcmp(g.source[0], "mine") == 0 && strcmp(g.aliases[0], "x9-sxm,Xnine") == 0);
+    /* a file without the optional base_mhz / boost_mhz columns (the format before them): 0 */
+    CHECK_TRUE(x && x->base_mhz == 0 && x->boost_mhz == 0);
     tps_gpus_free(&g);
   }
+  /* the optional clock columns, in another order; '?' flags them */
+  fp = fopen(tmpl, "w");
+  fputs("boost_mhz\tname\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\t"
+        "nccl_link_gbps\tbase_mhz\tsource\n"
+        "2000?\tX9\t\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\t1500\tmine\n", fp);
+  fclose(fp);
+  tps_err_clear(&e);
+  rc = tps_gpus_load(tmpl, &g, &e);
+  CHECK_TRUE(rc == 0);
+  if (rc == 0) {
+    CHECK_TRUE(g.n == 1 && g.gpu[0].base_mhz == 1500 && g.gpu[0].boost_mhz == 2000 && g.gpu[0].uncertain == TPS_GPU_U_CLOCK);
+    tps_gpus_free(&g);
+  }
+  /* base above boost; a row short of the header's 14 cells; an unknown column */
+  fp = fopen(tmpl, "w");
+  fputs("name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\t"
+        "base_mhz\tboost_mhz\tsource\n"
+        "X9\t\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\t2100\t2000\tmine\n", fp);
+  fclose(fp);
+  tps_err_clear(&e);
+  CHECK_TRUE(tps_gpus_load(tmpl, &g, &e) == -1 && strstr(e.msg, ":2: base_mhz 2100 is above boost_mhz 2000"));
+  fp = fopen(tmpl, "w");
+  fputs("name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\t"
+        "base_mhz\tsource\n"
+        "X9\t\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\tmine\n", fp);
+  fclose(fp);
+  tps_err_clear(&e);
+  CHECK_TRUE(tps_gpus_load(tmpl, &g, &e) == -1 && strstr(e.msg, ":2: row has 13 cells, the header has 14"));
+  fp = fopen(tmpl, "w");
+  fputs("name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\t"
+        "tdp_w\tsource\n", fp);
+  fclose(fp);
+  tps_err_clear(&e);
+  CHECK_TRUE(tps_gpus_load(tmpl, &g, &e) == -1 && strstr(e.msg, ":1: GPU table header has 14 columns"));
   /* a user file missing a column: error names the file and the header line */
   fp = fopen(tmpl, "w");
   fputs("# mine\nname\taliases\tsms\n", fp);
