@@ -16,7 +16,10 @@
 #   OUT=$OUT bash kernels/run_h200_configmap.sh _build_cuda/bin
 # Writes under $OUT: configs_<K>x<N>_<path>.tsv (4), dense_<K>x<N>_<path>.tsv (4),
 # fp8_448_{1,2}.tsv, thresholds_h200_5120x1792.json; wall times and summaries on stdout.
+# PARTS (environment): the parts to run, default "a b c d".
 B=${1:-_build_cuda/bin}
+PARTS=${PARTS:-a b c d}
+has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 LOG=$(mktemp -d)
 export TPSPLIT_DATADIR=${TPSPLIT_DATADIR:-$PWD/data}
@@ -24,7 +27,7 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 DENSE=$( (seq 1 64; seq 68 4 512; seq 528 16 2048; seq 2112 64 8192; seq 8448 256 16384) | paste -sd,)
 echo "== environment: $(date -u)"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.mem --format=csv,noheader
-for s in 5120x1792 7168x2112; do
+has a && for s in 5120x1792 7168x2112; do
   k=${s%x*}; n=${s#*x}
   for p in dense-bf16 native-fp8; do
     t0=$(date +%s.%N)
@@ -35,7 +38,7 @@ for s in 5120x1792 7168x2112; do
     [ $rc -eq 0 ] || tail -3 "$LOG/c.txt"
   done
 done
-for s in 5120x1792 7168x2112; do
+has b && for s in 5120x1792 7168x2112; do
   k=${s%x*}; n=${s#*x}
   for p in dense-bf16 native-fp8; do
     t0=$(date +%s.%N)
@@ -46,13 +49,14 @@ for s in 5120x1792 7168x2112; do
     [ $rc -eq 0 ] || tail -3 "$LOG/d.txt"
   done
 done
-for i in 1 2; do
+has c && for i in 1 2; do
   t0=$(date +%s.%N)
   timeout 60 "$B/tpsplit" bench gemm --path native-fp8 --k 7168 --n 2112 --tokens 384,447,448,449,512,1280 --tp 1 \
     --samples 50 -o "$OUT/fp8_448_$i.tsv" 2>"$LOG/f.txt"
   echo "== (c) fp8 7168x2112 M 448, run $i: exit $?, $(secs "$t0" "$(date +%s.%N)") s"
   grep -E '^(384|447|448|449|512|1280)\s' "$OUT/fp8_448_$i.tsv"
 done
+has d || exit 0
 t0=$(date +%s.%N)
 timeout 200 "$B/tpsplit" calibrate -o "$OUT/thresholds_h200_5120x1792.json" 2>"$LOG/cal.txt"
 echo "== (d) calibrate: exit $?, wall $(secs "$t0" "$(date +%s.%N)") s"

@@ -28,6 +28,10 @@ expect_rc 0 "$TPSPLIT" predict --version
 expect_rc 2 "$TPSPLIT" predict
 expect_grep 'gpu is required' "$tmp/err"
 expect_rc 2 "$TPSPLIT" predict --gpu NoSuchGPU
+# the name CUDA reports for an H100 SXM ("NVIDIA H100 80GB HBM3", as calibrate and the benches
+# look it up) is the H100-SXM row of gpus.tsv: the same answer as its table name
+"$TPSPLIT" predict --gpu H100-80GB-HBM3 --tp 8 >"$tmp/alias.txt" 2>&1 && "$TPSPLIT" predict --gpu H100-SXM --tp 8 >"$tmp/name.txt" 2>&1 \
+  && cmp -s "$tmp/alias.txt" "$tmp/name.txt" && ok || fail "predict --gpu H100-80GB-HBM3 differs from H100-SXM"
 expect_grep "unknown GPU 'NoSuchGPU'" "$tmp/err"
 expect_rc 2 "$TPSPLIT" predict --gpu H100 --tp 12
 expect_rc 2 "$TPSPLIT" predict --gpu H100 --tp 0
