@@ -672,7 +672,8 @@ typedef struct {
   int fitted;
   tps_cal_gemm first;        /* the first-phase fit: its base is kept for the rows added later */
   int have_first;
-  double s_per_row;          /* seconds per row of its first step (0: none ran) */
+  double last_s;             /* seconds of its latest step (0: none ran) */
+  size_t last_rows;          /* rows of that step */
   int nadapt;                /* rows the adaptive phase added */
   long adapt_rows[TPS_CAL_MAX_PTS]; /* those rows, in the order measured */
   tps_cal_heldout ho;        /* the held-out check of them against the first-phase fit */
@@ -725,6 +726,17 @@ static int cmp_long_r(const void *a, const void *b) {
 
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
+/* The estimate of a step of n rows of part p: its latest step's time scaled by (n + 1) /
+ * (rows + 1) (a step costs about one row more than its rows: the plan, the weights); before
+ * any step, the longest step so far.  The first step holds the all-row checks, so the first
+ * estimate after it errs long; every later one follows the part's own recent cost (run 3 on
+ * the H200: a 12-row first step 13.0 s, the 4-row steps after it 1.3-6.3 s, where the longest
+ * step had made the break-even rows (one row) wait for 13 s and the run stop at 48 of 60 s). */
+static double step_est_s(const run_t *r, const gpart *p, size_t n) {
+  if (!p->last_rows) return r->est_gemm_s;
+  return p->last_s * (double)(n + 1) / (double)(p->last_rows + 1);
+}
+
 /* One bench gemm run of rows[] for a part; the measured rows are merged into its record. */
 /* est_s < 0: the estimate of a GEMM step (the longest so far) */
 static int gemm_step(run_t *r, gpart *p, const long *rows, size_t nrows, const char *phase, double est_s) {
@@ -767,7 +779,7 @@ static int gemm_step(run_t *r, gpart *p, const long *rows, size_t nrows, const c
   int st = tps_bench_gemm_run(&o, &res);
   const double dt = elapsed_s() - t1;
   if (dt > r->est_gemm_s || r->est_gemm_s == EST_GEMM_S) r->est_gemm_s = dt;
-  if (!p->s_per_row && nrows) p->s_per_row = dt / (double)nrows;
+  if (nrows) { p->last_s = dt; p->last_rows = nrows; }
   prog_line[0] = 0; /* the step is over: its progress line is not drawn again */
   if (st == TPS_OK && (res.failed || r->checks_failed)) {
     snprintf(p->rec.status, sizeof p->rec.status, "failed");
@@ -1283,7 +1295,7 @@ static int calibrate(const opts *o) {
    * kept for the break-even rows (two rows per part) */
   {
     double reserve_s = 0;
-    for (int i = 0; i < r->nparts; i++) if (r->part[i].fitted) reserve_s += 2 * r->part[i].s_per_row;
+    for (int i = 0; i < r->nparts; i++) if (r->part[i].fitted) reserve_s += step_est_s(r, &r->part[i], 2);
     int more = o->adapt.max_rows > 0, stop = 0;
     while (more && !stop) {
       more = 0;
@@ -1295,7 +1307,7 @@ static int calibrate(const opts *o) {
         if (cap > (size_t)o->adapt.per_round) cap = (size_t)o->adapt.per_round;
         if (cap > TPS_CAL_MAX_PTS - p->rec.npts) cap = TPS_CAL_MAX_PTS - p->rec.npts;
         size_t np = cap ? tps_cal_adapt_rows(&p->fit, &o->adapt, p->skip_lo, p->nskip, pk, cap) : 0;
-        while (np && !tps_cal_adapt_fits(elapsed_s(), (double)(np + 1) * p->s_per_row, reserve_s, o->budget_s,
+        while (np && !tps_cal_adapt_fits(elapsed_s(), step_est_s(r, p, np), reserve_s, o->budget_s,
                                          o->adapt.budget_frac))
           np--;
         if (!np) continue;
@@ -1308,7 +1320,7 @@ static int calibrate(const opts *o) {
         }
         char phase[240];
         snprintf(phase, sizeof phase, "adaptive: %s", why);
-        int st = gemm_step(r, p, rows, np, phase, (double)(np + 1) * p->s_per_row);
+        int st = gemm_step(r, p, rows, np, phase, step_est_s(r, p, np));
         if (st == TPS_SKIP) { stop = 1; break; }
         if (st != TPS_OK) continue; /* said; the part keeps what it had */
         for (size_t j = 0; j < np; j++) p->adapt_rows[p->nadapt++] = rows[j];
@@ -1338,7 +1350,7 @@ static int calibrate(const opts *o) {
     size_t n = tps_cal_breakeven_rows(p->rec.rows, p->rec.npts, tps, be, (size_t)o->ntps, o->t_max, NEAR_FACTOR, rows,
                                       TPS_CAL_MAX_PTS - p->rec.npts < 2 * MAX_TPS ? TPS_CAL_MAX_PTS - p->rec.npts : 2 * MAX_TPS);
     if (!n) continue;
-    if (gemm_step(r, p, rows, n, "break-even rows", -1) == TPS_OK) fit_part(r, p, 1);
+    if (gemm_step(r, p, rows, n, "break-even rows", step_est_s(r, p, n)) == TPS_OK) fit_part(r, p, 1);
   }
   progress_end();
 

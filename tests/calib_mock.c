@@ -77,6 +77,8 @@ int tps_bench_gemm_run(const tps_bench_gemm_opts *o, tps_bench_gemm_result *r) {
   r->nparts = 1;
   if (env_long("MOCK_HANG", 0)) for (;;) pause();
   pause_s(atof(getenv("MOCK_GEMM_S") ? getenv("MOCK_GEMM_S") : "0"));
+  /* MOCK_FIRST_S: the extra time of a part's first step (its all-row checks) */
+  if (!o->full_checks_done) pause_s(atof(getenv("MOCK_FIRST_S") ? getenv("MOCK_FIRST_S") : "0"));
   const char *fail = getenv("MOCK_CHECK_FAIL");
   if (!o->full_checks_done && getenv("MOCK_SAY_CHECKS"))
     fprintf(stderr, "mock: all-row checks of %s %dx%d\n", tps_path_name(o->path), o->k, o->n);
