@@ -22,25 +22,6 @@ int tps_cal_xg_path(int path) {
   return path == TPS_PATH_DENSE_BF16 ? TPS_XG_BF16 : path == TPS_PATH_NATIVE_FP8 ? TPS_XG_FP8 : -1;
 }
 
-int tps_cal_cfgmap_check(const tps_cal_cfgmap *c) {
-  if (!c || c->n > TPS_CAL_MAX_SEGS) return TPS_EBADDATA;
-  if (c->n && c->first[0] != 1) return TPS_EBADDATA;
-  for (size_t i = 1; i < c->n; i++)
-    if (c->first[i] <= c->first[i - 1] || c->id[i] == c->id[i - 1]) return TPS_EBADDATA;
-  return TPS_OK;
-}
-
-long tps_cal_cfgmap_seg(const tps_cal_cfgmap *c, long m) {
-  if (!c || !c->n || m < 1) return -1;
-  size_t lo = 0, hi = c->n; /* the last segment whose first row is <= m */
-  while (hi - lo > 1) {
-    size_t mid = (lo + hi) / 2;
-    if (c->first[mid] <= m) lo = mid;
-    else hi = mid;
-  }
-  return (long)lo;
-}
-
 /* Which structural model the shaped method uses for a path on a GPU. */
 static int base_of(int path, const tps_gpu *gpu) {
   if (!gpu) return TPS_CAL_BASE_NONE;

@@ -35,7 +35,6 @@
 #ifndef TPS_MODEL_CALIB_H
 #define TPS_MODEL_CALIB_H
 #include <stddef.h>
-#include <stdint.h>
 #include "crossover.h"
 #include "gpu.h"
 #include "loo.h"
@@ -86,27 +85,6 @@ size_t tps_cal_breakeven_rows(const long *have, size_t nhave, const int *tps, co
  * distinct; returns the count. */
 size_t tps_cal_gather_sizes(double out_bytes, int tp, long t_max, int npoints, double cap_per_rank, long *sizes,
                             size_t cap);
-
-/* ------------------------------------------------------------------ kernel configurations */
-
-/* Which kernel configuration the library runs at every row count: cuBLASLt's heuristic
- * answers without running anything (`tpsplit bench gemm --configs`), and it changes its
- * kernel (tile, split-K, stages) many times over 1..16384 rows, which a model of tile and
- * wave costs cannot place (H200 7168x2112 bf16: 448 rows 31.9 us, 449 rows 28.5 us, another
- * tile).  Segments of consecutive rows with one configuration; segment i covers
- * first[i]..first[i+1]-1, the last one every row from first[n-1] on. */
-#define TPS_CAL_MAX_SEGS 1024
-typedef struct {
-  size_t n;                        /* segments; 0: no map (the model as without one) */
-  long first[TPS_CAL_MAX_SEGS];    /* first row of each, ascending, first[0] = 1 */
-  uint64_t id[TPS_CAL_MAX_SEGS];   /* its configuration (kernels/gemm.h tps_gemm_config id);
-                                    * two segments may share one */
-} tps_cal_cfgmap;
-/* Check a map: n <= TPS_CAL_MAX_SEGS, first[0] = 1, first ascending, neighbours with
- * different ids.  TPS_OK or TPS_EBADDATA. */
-int tps_cal_cfgmap_check(const tps_cal_cfgmap *c);
-/* The segment of row m (m >= 1), -1 without a map. */
-long tps_cal_cfgmap_seg(const tps_cal_cfgmap *c, long m);
 
 /* ------------------------------------------------------------------ calibrated GEMM */
 
