@@ -1,6 +1,6 @@
 #!/bin/bash
-# compare_thresholds.sh [TPSPLIT]: for each entry (shape, path, TP, gather) of the 2026-12-05
-# calibrate files, the break-even and threshold with the GEMM taken from the full 50-sample
+# compare_thresholds.sh [TPSPLIT [DIR]]: for each entry (shape, path, TP, gather) of the
+# calibrate files in DIR (default data/calibrate/2026-12-05: run 2; 2026-12-05-run3: run 3), the break-even and threshold with the GEMM taken from the full 50-sample
 # bench instead (tpsplit predict --gemm FULL_TABLE, the same H200 gather models: NCCL transferred
 # from A100/H100/B200, the custom one-shot spec-only), next to calibrate's break-even, 90%
 # interval and threshold.  Run from the repository root; needs jq.  Output columns:
@@ -8,7 +8,8 @@
 T=${1:-./tpsplit}
 command -v jq >/dev/null || { echo "compare_thresholds.sh: needs jq" >&2; exit 2; }
 [ -x "$T" ] || { echo "compare_thresholds.sh: no tpsplit at $T (give its path)" >&2; exit 2; }
-D=data/calibrate/2026-12-05
+D=${2:-data/calibrate/2026-12-05}
+[ -d "$D" ] || { echo "compare_thresholds.sh: no directory $D" >&2; exit 2; }
 for s in 5120x1792 7168x2112; do
   k=${s%x*}; n=${s#*x}
   for p in dense-bf16 native-fp8 w8a16; do for g in nccl auto; do for tp in 2 4 8; do
