@@ -270,6 +270,16 @@ static int parse(int argc, char **argv, gemm_opts *g) {
 
 static const char *timer_name(tps_timer t) { return t == TPS_TIMER_SPAN ? "cupti-span" : "events"; }
 
+/* The provenance lines every table of bench gemm starts with: command, date, GPU, software. */
+static void write_prov(FILE *f, const tps_bench_prov *pv, const char *date) {
+  fprintf(f, "# command: %s\n", tps_cmdline());
+  fprintf(f, "# date: %s\n", date);
+  fprintf(f, "# gpu: %s, %d SMs, compute capability %d.%d, L2 %d bytes, peak SM clock %d MHz, memory clock %d MHz\n",
+          pv->gpu_name, pv->sms, pv->cc_major, pv->cc_minor, pv->l2_bytes, pv->sm_clock_mhz, pv->mem_clock_mhz);
+  fprintf(f, "# driver (CUDA API) %d.%d, CUDA runtime %d.%d, cuBLASLt %zu\n", pv->driver_api / 1000,
+          pv->driver_api % 1000 / 10, pv->runtime / 1000, pv->runtime % 1000 / 10, pv->cublaslt);
+}
+
 static void write_table(FILE *f, const gemm_opts *g, const gemm_log *lg, const tps_bench_gemm_result *r, const char *date) {
   const tps_bench_gemm_opts *o = &g->k;
   const tps_bench_prov *pv = &r->prov;
@@ -277,12 +287,7 @@ static void write_table(FILE *f, const gemm_opts *g, const gemm_log *lg, const t
   char timer[2 * TPS_BENCH_WHY];
   tps_bench_timer_line(pv, timer, sizeof timer);
   fprintf(f, "# tpsplit bench gemm: GEMM times on one GPU, Y[M x N] = X[M x K] W[N x K]^T, bf16 in/out\n");
-  fprintf(f, "# command: %s\n", tps_cmdline());
-  fprintf(f, "# date: %s\n", date);
-  fprintf(f, "# gpu: %s, %d SMs, compute capability %d.%d, L2 %d bytes, peak SM clock %d MHz, memory clock %d MHz\n",
-          pv->gpu_name, pv->sms, pv->cc_major, pv->cc_minor, pv->l2_bytes, pv->sm_clock_mhz, pv->mem_clock_mhz);
-  fprintf(f, "# driver (CUDA API) %d.%d, CUDA runtime %d.%d, cuBLASLt %zu\n", pv->driver_api / 1000,
-          pv->driver_api % 1000 / 10, pv->runtime / 1000, pv->runtime % 1000 / 10, pv->cublaslt);
+  write_prov(f, pv, date);
   fprintf(f, "# one GPU: no all-gather measured; this file holds GEMM times only (nothing from a model)\n");
   fprintf(f, "# rows = each T of --tokens and ceil(T/TP) for each TP of --tp;");
   fprintf(f, " tokens");
@@ -320,12 +325,7 @@ static void write_configs(FILE *f, const gemm_opts *g, const tps_bench_gemm_resu
   const tps_bench_gemm_opts *o = &g->k;
   const tps_bench_prov *pv = &r->prov;
   fprintf(f, "# tpsplit bench gemm --configs: the kernel configuration each row count runs (nothing checked or timed)\n");
-  fprintf(f, "# command: %s\n", tps_cmdline());
-  fprintf(f, "# date: %s\n", date);
-  fprintf(f, "# gpu: %s, %d SMs, compute capability %d.%d, L2 %d bytes, peak SM clock %d MHz, memory clock %d MHz\n",
-          pv->gpu_name, pv->sms, pv->cc_major, pv->cc_minor, pv->l2_bytes, pv->sm_clock_mhz, pv->mem_clock_mhz);
-  fprintf(f, "# driver (CUDA API) %d.%d, CUDA runtime %d.%d, cuBLASLt %zu\n", pv->driver_api / 1000,
-          pv->driver_api % 1000 / 10, pv->runtime / 1000, pv->runtime % 1000 / 10, pv->cublaslt);
+  write_prov(f, pv, date);
   fprintf(f, "# segments: consecutive rows of the list with one configuration (id: a hash of the whole algorithm)\n");
   fprintf(f, "#@ gpu: %s\n#@ k: %d\n#@ n: %d\n#@ path: %s\n", pv->gpu_name, o->k, o->n, tps_path_name(o->path));
   fprintf(f, "first_row\tlast_row\trows_listed\tconfig_id\tconfig\n");
