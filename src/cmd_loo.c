@@ -955,6 +955,11 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
           json_array_append_new(pts, q);
         }
         json_object_set_new(o, "points", pts);
+        /* the fold that predicted it (fitted without this GPU): e.g. floor_bench_us, fitted
+         * when another GPU's bench table is in the fold, else tps_xg_bench_floor_spec_us */
+        json_t *fp = json_object();
+        for (int j = 0; j < TPS_XG_NPAR; j++) tps_json_set_num(fp, tps_xg_par_names[j], gp[path].r.fold[gp[path].r.grp[i]].p[j]);
+        json_object_set_new(o, "fold_params", fp);
         json_object_set_new(o, "gpu", json_string(s->gpu->name));
         json_object_set_new(o, "path", json_string(tps_xg_path_names[path]));
         json_object_set_new(o, "data", json_string(s->what));
