@@ -5,7 +5,8 @@
  * GEMM (model/xgemm.h), paths dense-bf16 and native-fp8, K = 5120:
  *   AIConfigurator tables data/aic/gemm_<gpu>_k5120.tsv.gz: N = 1536 and 2048 scored (the
  *   measured N either side of 1792), N = 512, 1024, 3072, 4096 fitted only; M = 1..16384
- *   (a100_sxm: its sglang and trtllm rows, one GPU); our H200 tables, N = 1792.
+ *   (a100_sxm: its sglang and trtllm rows, one GPU); our tables (tpsplit bench gemm) of the
+ *   H200 and the H100, N = 1792 (the H100: one GPU with its AIC table, one fold).
  *   For every GPU g: fit on the other GPUs, predict every point of g; the 90% interval's
  *   log half-width is the 90% quantile of the training GPUs' nested leave-one-out |log
  *   residuals| (each training GPU h predicted by a fit without g and h).
@@ -139,6 +140,15 @@ static int load_aic_gemm(const aic_src *src, tps_xg_path path, const tps_gpu_tab
   tps_aic_free(&a);
   return 0;
 }
+
+/* Our tables (tpsplit bench gemm, L2 flushed, median of CUPTI spans), K 5120 N 1792:
+ * data/<stem>_gemm_<path>.tsv.  h100: 23 rows copied from the lent H100's 400-row dense table
+ * (data/calibrate/2026-12-05-h100/, the file's '# copy:' line), the H200 table's M.  A GPU is
+ * one fold whatever its harnesses: its AIC and bench sets share the gpus.tsv row (group_sets),
+ * so holding it out removes both.  fit --xgpu (data/xgpu.fit) uses the first NBENCH_XGPU only. */
+static const char *const bench_gemm[] = {"h200", "h100"};
+#define NBENCH (sizeof bench_gemm / sizeof bench_gemm[0])
+#define NBENCH_XGPU 1
 
 static int load_bench_gemm(const char *rel, const tps_gpu_table *gt, gset *s, tps_err *e) {
   char file[512];
@@ -633,9 +643,10 @@ static void usage(FILE *fp) {
   fprintf(fp,
           "Usage: tpsplit fit --loo-gpu [--json] [--only PART] [--gpus-file FILE]\n"
           "Leave-one-GPU-out evaluation of the cross-GPU models on the bundled measurements\n"
-          "(data/aic/ AIConfigurator tables, data/h200_gemm_*.tsv): every GPU is predicted by\n"
-          "fits on the other GPUs only.  Prints, per GPU: the GEMM model's median and max\n"
-          "|relative error| per path (K 5120, N 1536 and 2048, our H200 N 1792, M 1..16384), the\n"
+          "(data/aic/ AIConfigurator tables, data/h200_gemm_*.tsv, data/h100_gemm_*.tsv): every\n"
+          "GPU is predicted by fits on the other GPUs only.  Prints, per GPU: the GEMM model's\n"
+          "median and max |relative error| per path (K 5120, N 1536 and 2048; our H200 and H100\n"
+          "tables N 1792; M 1..16384), the\n"
           "all-gather model's (8 GPUs, 64 KiB..64 MiB; NVLink and PCIe GPUs fitted apart), the\n"
           "coverage of their 90%% intervals (calibrated on the training GPUs' own leave-one-out\n"
           "residuals), and the break-even table: the split's break-even (N 1792, 3584 output\n"
@@ -742,9 +753,12 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
       g->ns++;
     }
     if (rc != TPS_EXIT_OK) break;
-    const char *rel = path == TPS_XG_FP8 ? "h200_gemm_native-fp8.tsv" : "h200_gemm_dense-bf16.tsv";
-    if (load_bench_gemm(rel, &gt, &g->sets[g->ns], &e)) { rc = TPS_EXIT_USAGE; break; }
-    g->ns++;
+    for (size_t i = 0; i < NBENCH && rc == TPS_EXIT_OK; i++) {
+      char rel[64];
+      snprintf(rel, sizeof rel, "%s_gemm_%s.tsv", bench_gemm[i], tps_xg_path_names[path]);
+      if (load_bench_gemm(rel, &gt, &g->sets[g->ns], &e)) rc = TPS_EXIT_USAGE;
+      else g->ns++;
+    }
   }
   for (size_t i = 0; i < NNCCL && (do_gather || do_be) && rc == TPS_EXIT_OK; i++) {
     if (load_aic_nccl(aic_nccl[i], &gt, &as[nas], &e)) { rc = TPS_EXIT_USAGE; break; }
@@ -941,6 +955,11 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
           json_array_append_new(pts, q);
         }
         json_object_set_new(o, "points", pts);
+        /* the fold that predicted it (fitted without this GPU): e.g. floor_bench_us, fitted
+         * when another GPU's bench table is in the fold, else tps_xg_bench_floor_spec_us */
+        json_t *fp = json_object();
+        for (int j = 0; j < TPS_XG_NPAR; j++) tps_json_set_num(fp, tps_xg_par_names[j], gp[path].r.fold[gp[path].r.grp[i]].p[j]);
+        json_object_set_new(o, "fold_params", fp);
         json_object_set_new(o, "gpu", json_string(s->gpu->name));
         json_object_set_new(o, "path", json_string(tps_xg_path_names[path]));
         json_object_set_new(o, "data", json_string(s->what));
@@ -1186,9 +1205,12 @@ int cmd_fit_xgpu(int argc, char **argv) {
       if (load_aic_gemm(&aic_gemm[i], (tps_xg_path)path, &gt, &g->sets[g->ns], &e)) { rc = TPS_EXIT_USAGE; break; }
       g->ns++;
     }
-    const char *rel = path == TPS_XG_FP8 ? "h200_gemm_native-fp8.tsv" : "h200_gemm_dense-bf16.tsv";
-    if (rc == TPS_EXIT_OK && load_bench_gemm(rel, &gt, &g->sets[g->ns], &e)) rc = TPS_EXIT_USAGE;
-    else if (rc == TPS_EXIT_OK) g->ns++;
+    for (size_t i = 0; i < NBENCH_XGPU && rc == TPS_EXIT_OK; i++) {
+      char rel[64];
+      snprintf(rel, sizeof rel, "%s_gemm_%s.tsv", bench_gemm[i], tps_xg_path_names[path]);
+      if (load_bench_gemm(rel, &gt, &g->sets[g->ns], &e)) rc = TPS_EXIT_USAGE;
+      else g->ns++;
+    }
   }
   for (size_t i = 0; i < NNCCL && rc == TPS_EXIT_OK; i++) {
     if (load_aic_nccl(aic_nccl[i], &gt, &as[nas], &e)) { rc = TPS_EXIT_USAGE; break; }

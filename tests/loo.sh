@@ -48,8 +48,8 @@ expect_rc 0 "$TPSPLIT" fit --loo-gpu --hold-out H100 --json
 cp "$tmp/out" "$tmp/h100.json"
 # the points of the H100 bf16 entry: line, m, n, measured, predicted (jansson: sorted keys,
 # one per line, so a point ends with predicted_us)
-awk '/"gpu":/{gpu=$2} /"path":/{path=$2} /"line":/{l=$2} /"m":/{m=$2} /"measured_us":/{t=$2}
-     /"n":/{n=$2} /"predicted_us":/{ if (gpu ~ /H100-SXM/ && path ~ /dense-bf16/) { gsub(/,/,"",l); gsub(/,/,"",m);
+awk '/"data":/{data=$2} /"gpu":/{gpu=$2} /"path":/{path=$2} /"line":/{l=$2} /"m":/{m=$2} /"measured_us":/{t=$2}
+     /"n":/{n=$2} /"predicted_us":/{ if (data ~ /AIC/ && gpu ~ /H100-SXM/ && path ~ /dense-bf16/) { gsub(/,/,"",l); gsub(/,/,"",m);
        gsub(/,/,"",n); gsub(/,/,"",t); print l, m, n, t, $2 } }' "$tmp/h100.json" > "$tmp/pts"
 [ "$(wc -l < "$tmp/pts")" -eq 146 ] && ok || fail "H100 bf16 held-out points: $(wc -l < "$tmp/pts"), want 146"
 # by hand from the raw file: each point's line holds its m, n and latency; the median of
@@ -62,8 +62,8 @@ awk 'NR==FNR{d[$1]=$2" "$3" "$4" "$5" "$6; next}
 [ ! -s "$tmp/mis" ] && ok || fail "held-out points do not match the raw file: $(cat "$tmp/mis")"
 med=$(awk '{v[NR]=$1} END{ if (NR % 2) printf "%.17g\n", v[(NR+1)/2]; else printf "%.17g\n", (v[NR/2]+v[NR/2+1])/2 }' "$tmp/errs")
 max=$(tail -1 "$tmp/errs")
-rep=$(awk '/"gpu": "H100-SXM"/{g=1} /"path":/{p=$2} /"median_abs_rel":/{m=$2} /"max_abs_rel":/{x=$2}
-           /"points":/{ if (g && p ~ /dense-bf16/) { gsub(/,/,"",m); gsub(/,/,"",x); print m, x } g=0 }' "$tmp/h100.json")
+rep=$(awk '/"data":/{d=$2} /"gpu": "H100-SXM"/{g=1} /"path":/{p=$2} /"median_abs_rel":/{m=$2} /"max_abs_rel":/{x=$2}
+           /"points":/{ if (g && d ~ /AIC/ && p ~ /dense-bf16/) { gsub(/,/,"",m); gsub(/,/,"",x); print m, x } g=0 }' "$tmp/h100.json")
 set -- $rep
 expect_near "$med" "$1" 1e-9 "H100 bf16 median error by hand"
 expect_near "$max" "$2" 1e-9 "H100 bf16 max error by hand"
@@ -77,6 +77,35 @@ grep '"predicted_us"' "$tmp/h100.json" > "$tmp/p1"
 grep '"predicted_us"' "$tmp/h100b.json" > "$tmp/p2"
 cmp -s "$tmp/p1" "$tmp/p2" && ok || fail "H100's held-out predictions changed with H100's own data"
 cmp -s "$tmp/h100.json" "$tmp/h100b.json" && fail "H100 x1.7 changed nothing at all" || ok
+# one GPU, one fold: the H100's bench tables (our harness) leave the fit with its AIC table
+# (its AIC and bench predictions unchanged when its bench times are x1.7) ...
+for p in dense-bf16 native-fp8; do
+  awk -F'\t' -v OFS='\t' '!/^#/ && $1 ~ /^[0-9]+$/ {$2 *= 1.7; $3 *= 1.7; $4 *= 1.7} 1' \
+    "$top_srcdir/data/h100_gemm_$p.tsv" > "$tmp/d2/h100_gemm_$p.tsv"
+done
+TPSPLIT_DATADIR="$tmp/d2" "$TPSPLIT" fit --loo-gpu --hold-out H100 --json > "$tmp/h100d.json" 2> "$tmp/err"
+[ "$(grep -c '"data": "tpsplit bench' "$tmp/h100d.json")" -eq 2 ] && ok || fail "H100 bench entries (2 paths)"
+grep '"predicted_us"' "$tmp/h100d.json" > "$tmp/p4"
+cmp -s "$tmp/p2" "$tmp/p4" && ok || fail "H100's held-out predictions changed with H100's bench tables"
+cmp -s "$tmp/h100b.json" "$tmp/h100d.json" && fail "H100 bench x1.7 changed nothing at all" || ok
+# ... and when the H200 is held out, its bench floor is fitted from the H100's bench tables
+# (not spec-only): they move the H200's prediction
+expect_rc 0 "$TPSPLIT" fit --loo-gpu --hold-out H200 --json
+grep '"predicted_us"' "$tmp/out" > "$tmp/p5"
+TPSPLIT_DATADIR="$tmp/d2" "$TPSPLIT" fit --loo-gpu --hold-out H200 --json > "$tmp/h200d.json" 2> "$tmp/err"
+grep '"predicted_us"' "$tmp/h200d.json" > "$tmp/p6"
+cmp -s "$tmp/p5" "$tmp/p6" && fail "H100 bench x1.7 did not move the H200 prediction" || ok
+# the copies are the dense tables' rows at the H200 table's M, every '#' line unchanged
+for p in dense-bf16 native-fp8; do
+  src="$top_srcdir/data/calibrate/2026-12-05-h100/dense_5120x1792_$p.tsv" dst="$top_srcdir/data/h100_gemm_$p.tsv"
+  grep '^#' "$dst" | grep -v '^# copy: ' > "$tmp/c1"; grep '^#' "$src" > "$tmp/c2"
+  cmp -s "$tmp/c1" "$tmp/c2" && ok || fail "h100_gemm_$p.tsv: '#' lines differ from $src"
+  grep -v '^#' "$top_srcdir/data/h200_gemm_$p.tsv" | awk 'NR > 1 {print $1}' | sort -n | uniq > "$tmp/m200"
+  grep -v '^#' "$dst" | awk 'NR > 1 {print $1}' > "$tmp/m100"
+  cmp -s "$tmp/m200" "$tmp/m100" && [ "$(wc -l < "$tmp/m100")" -eq 23 ] && ok || fail "h100_gemm_$p.tsv: M are not the H200 table's 23"
+  awk 'NR == FNR { if (!/^#/) r[$1] = $0; next } !/^#/ && $0 != r[$1] { bad++ } END { exit bad > 0 }' \
+    "$src" "$dst" && ok || fail "h100_gemm_$p.tsv: a row differs from $src"
+done
 # ... while another GPU's data do move it
 gzip -dc "$aic/gemm_b200_sxm_k5120.tsv.gz" | awk -F'\t' -v OFS='\t' '!/^#/ && $8 ~ /^[0-9.]+$/ {$8 = $8 * 1.7} 1' |
   gzip > "$tmp/d2/aic/gemm_b200_sxm_k5120.tsv.gz"
@@ -87,14 +116,14 @@ cmp -s "$tmp/p1" "$tmp/p3" && fail "B200 x1.7 did not move the H100 prediction" 
 # --- the whole table: every GPU and path, gathers, w8a16, break-even; deterministic
 expect_rc 0 "$TPSPLIT" fit --loo-gpu
 cp "$tmp/out" "$tmp/full"
-# rows per GPU: GEMM (A100: two bf16 tables, no fp8; H200: bf16 and fp8, no gather) +
-# all-gather + break-even (paths x TP 2, 4, 8)
-for gw in A100-SXM-80GB:6 H100-SXM:9 B200:9 L40S:9 RTX-PRO-6000-Server:9 H200-SXM:2; do
+# rows per GPU: GEMM (A100: two bf16 tables, no fp8; H100: AIC and bench tables, both paths;
+# H200: bf16 and fp8, no gather) + all-gather + break-even (paths x TP 2, 4, 8)
+for gw in A100-SXM-80GB:6 H100-SXM:11 B200:9 L40S:9 RTX-PRO-6000-Server:9 H200-SXM:2; do
   g=${gw%:*} want=${gw#*:}
   n=$(grep -c "^$g " "$tmp/full")
   [ "$n" -eq "$want" ] && ok || fail "$g: $n rows, want $want"
 done
-expect_grep '^# GEMM 90% interval coverage, all GPUs and paths: [0-9.]+% of 1402 points' "$tmp/full"
+expect_grep '^# GEMM 90% interval coverage, all GPUs and paths: [0-9.]+% of 1448 points' "$tmp/full"
 expect_grep '^# in sample: median \|err\| [0-4]\.[0-9]%' "$tmp/full"
 expect_grep '^# break-even within 15%: [0-9]+ of 27; decisions agree: [0-9]+ of 405' "$tmp/full"
 # every error is a percentage; every GEMM row has its coverage
