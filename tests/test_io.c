@@ -260,6 +260,15 @@ static void test_errors(void) {
   CHECK_TRUE(tps_ncclt_type_size("bfloat16") == 2 && tps_ncclt_type_size("float") == 4 && tps_ncclt_type_size("x") == 0);
 }
 
+/* Write text to path (a test's temporary file), replacing what was there. */
+static void put_file(const char *path, const char *text) {
+  FILE *fp = fopen(path, "w");
+  CHECK_TRUE(fp != NULL);
+  if (!fp) return;
+  fputs(text, fp);
+  fclose(fp);
+}
+
 static void test_gpus(void) {
   tps_gpu_table g;
   tps_err e;
@@ -330,11 +339,9 @@ static void test_gpus(void) {
     tps_gpus_free(&g);
   }
   /* the optional clock columns, in another order; '?' flags them */
-  fp = fopen(tmpl, "w");
-  fputs("boost_mhz\tname\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\t"
+  put_file(tmpl, "boost_mhz\tname\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\t"
         "nccl_link_gbps\tbase_mhz\tsource\n"
-        "2000?\tX9\t\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\t1500\tmine\n", fp);
-  fclose(fp);
+        "2000?\tX9\t\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\t1500\tmine\n");
   tps_err_clear(&e);
   rc = tps_gpus_load(tmpl, &g, &e);
   CHECK_TRUE(rc == 0);
@@ -343,41 +350,31 @@ static void test_gpus(void) {
     tps_gpus_free(&g);
   }
   /* base above boost; a row short of the header's 14 cells; an unknown column */
-  fp = fopen(tmpl, "w");
-  fputs("name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\t"
+  put_file(tmpl, "name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\t"
         "base_mhz\tboost_mhz\tsource\n"
-        "X9\t\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\t2100\t2000\tmine\n", fp);
-  fclose(fp);
+        "X9\t\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\t2100\t2000\tmine\n");
   tps_err_clear(&e);
   CHECK_TRUE(tps_gpus_load(tmpl, &g, &e) == -1 && strstr(e.msg, ":2: base_mhz 2100 is above boost_mhz 2000"));
-  fp = fopen(tmpl, "w");
-  fputs("name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\t"
+  put_file(tmpl, "name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\t"
         "base_mhz\tsource\n"
-        "X9\t\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\tmine\n", fp);
-  fclose(fp);
+        "X9\t\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\tmine\n");
   tps_err_clear(&e);
   CHECK_TRUE(tps_gpus_load(tmpl, &g, &e) == -1 && strstr(e.msg, ":2: row has 13 cells, the header has 14"));
-  fp = fopen(tmpl, "w");
-  fputs("name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\t"
-        "tdp_w\tsource\n", fp);
-  fclose(fp);
+  put_file(tmpl, "name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\t"
+        "tdp_w\tsource\n");
   tps_err_clear(&e);
   CHECK_TRUE(tps_gpus_load(tmpl, &g, &e) == -1 && strstr(e.msg, ":1: GPU table header has 14 columns"));
   /* a user file missing a column: error names the file and the header line */
-  fp = fopen(tmpl, "w");
-  fputs("# mine\nname\taliases\tsms\n", fp);
-  fclose(fp);
+  put_file(tmpl, "# mine\nname\taliases\tsms\n");
   tps_err_clear(&e);
   CHECK_TRUE(tps_gpus_load(tmpl, &g, &e) == -1);
   char want[256];
   snprintf(want, sizeof want, "%s:2: missing column 'cc'", tmpl);
   CHECK_TRUE(strncmp(e.msg, want, strlen(want)) == 0);
   /* two rows claiming the same alias */
-  fp = fopen(tmpl, "w");
-  fputs("name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\tsource\n"
+  put_file(tmpl, "name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\tsource\n"
         "A1\tfoo\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\ts\n"
-        "B1\tFOO\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\ts\n", fp);
-  fclose(fp);
+        "B1\tFOO\t100\t9.0\t500\t1000\t3000\t40\tNVLink4\t18\t450\t20.6\ts\n");
   CHECK_TRUE(tps_gpus_load(tmpl, &g, &e) == -1);
   snprintf(want, sizeof want, "%s:3: alias 'FOO' already names another GPU", tmpl);
   CHECK_TRUE(strcmp(e.msg, want) == 0);
