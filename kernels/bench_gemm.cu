@@ -334,13 +334,12 @@ static int bench(bench_t *b, tps_bench_gemm_result *res) {
   free(w);
   TPS_TRY(rc);
   res->weight_bytes = tps_gemm_weight_bytes(b->g);
-  if (o->configs_only) { /* the heuristic's (or the dispatch's) choice per row, nothing run */
-    for (int i = 0; i < o->nrows; i++) {
-      uint64_t id;
-      res->rows[i].m = o->rows[i];
-      TPS_TRY(tps_gemm_config(b->g, o->rows[i], res->rows[i].config, sizeof res->rows[i].config, &id));
-      res->rows[i].config_id = id;
-    }
+  /* every row's configuration (the heuristic's or the dispatch's choice, nothing run) */
+  for (int i = 0; i < o->nrows; i++) {
+    res->rows[i].m = o->rows[i];
+    TPS_TRY(tps_gemm_config(b->g, o->rows[i], res->rows[i].config, sizeof res->rows[i].config, &res->rows[i].config_id));
+  }
+  if (o->configs_only) {
     if (o->on_checked) o->on_checked(o->arg, res);
     return TPS_OK;
   }
@@ -351,30 +350,13 @@ static int bench(bench_t *b, tps_bench_gemm_result *res) {
 
   static const int full_m[] = {1, 7, 64, 129};
   for (size_t i = 0; !o->full_checks_done && i < sizeof full_m / sizeof *full_m; i++) TPS_TRY(check_m(b, full_m[i], 1));
-  uint64_t *seen = (uint64_t *)malloc((size_t)o->nrows * sizeof *seen);
-  int nseen = 0;
-  rc = seen ? TPS_OK : TPS_ERR;
-  for (int i = 0; i < o->nrows && rc == TPS_OK; i++) {
-    uint64_t id;
-    char desc[160];
-    int fresh = 1;
-    if (o->check_per_config) { /* only the first M of each configuration */
-      rc = tps_gemm_config(b->g, o->rows[i], desc, sizeof desc, &id);
-      for (int j = 0; j < nseen && rc == TPS_OK; j++) if (seen[j] == id) fresh = 0;
-      if (rc == TPS_OK && fresh) seen[nseen++] = id;
-    }
-    if (rc == TPS_OK && fresh) rc = check_m(b, o->rows[i], 0);
+  for (int i = 0; i < o->nrows; i++) {
+    int first = 1; /* with check_per_config, only the first M of each configuration */
+    for (int j = 0; o->check_per_config && j < i && first; j++) first = res->rows[j].config_id != res->rows[i].config_id;
+    if (first) TPS_TRY(check_m(b, o->rows[i], 0));
   }
-  free(seen);
-  TPS_TRY(rc);
   for (size_t i = 0; i < o->ntokens; i++)
     for (size_t j = 0; j < o->ntps; j++) TPS_TRY(check_split(b, (int)o->tokens[i], (int)o->tps[j]));
-  for (int i = 0; i < o->nrows; i++) {
-    uint64_t id;
-    res->rows[i].m = o->rows[i];
-    TPS_TRY(tps_gemm_config(b->g, o->rows[i], res->rows[i].config, sizeof res->rows[i].config, &id));
-    res->rows[i].config_id = id;
-  }
   res->failed = b->failed;
   if (b->failed || o->check_only) {
     if (o->on_checked) o->on_checked(o->arg, res);
