@@ -5,12 +5,19 @@
 # table: rows, rows measured, rows predicted, the median and max |relative error| of the
 # predicted rows, and how many miss by more than 10%.  No model: it shows what interpolating
 # that many measured rows can promise where the library's kernel choice makes time jagged in M.
-# Exit 2 on a missing argument or an unreadable file.  Needs awk and sort.
+# Exit 2 on a missing argument, a STEP that is not a whole number >= 2, an unreadable file or
+# one with fewer than 3 rows.  Needs awk and sort.
 [ $# -ge 2 ] || { echo "usage: interp_check.sh STEP TABLE..." >&2; exit 2; }
 step=$1; shift
+case $step in ''|*[!0-9]*) echo "interp_check.sh: STEP '$step' is not a whole number >= 2" >&2; exit 2 ;; esac
+[ "$step" -ge 2 ] || { echo "interp_check.sh: STEP '$step' is not a whole number >= 2" >&2; exit 2; }
+for f in "$@"; do # every file checked before anything is printed
+  [ -r "$f" ] || { echo "interp_check.sh: cannot read $f" >&2; exit 2; }
+  n=$(grep -cv '^#\|^rows' "$f")
+  [ "$n" -ge 3 ] || { echo "interp_check.sh: $f: $n rows, want at least 3" >&2; exit 2; }
+done
 printf 'table\trows\tmeasured\tpredicted\tmed_err\tmax_err\tover_10pct\n'
 for f in "$@"; do
-  [ -r "$f" ] || { echo "interp_check.sh: cannot read $f" >&2; exit 2; }
   awk -F'\t' -v step="$step" '
     /^#/ || $1 == "rows" { next }
     { n++; m[n] = $1; t[n] = $2 }
