@@ -16,7 +16,7 @@ mkdir -p "$out/obj"
 objs=""
 cc1() { # cc1 EXTRA... : the compiler with every flag, the data-dir macros quoted once
   # shellcheck disable=SC2086
-  "$cc" $flags -DHAVE_CONFIG_H -I"$build" -I"$src/src" -I"$src/model" -I"$src/kernels" -I"$src/tests/fuzz" \
+  "$cc" $flags -DHAVE_CONFIG_H -I"$build" -I"$src" \
     "-DTPS_PKGDATADIR=\"$pkg\"" "-DTPS_SRCDATADIR=\"$srcdata\"" ${FUZZ_CFLAGS:-} "$@"
 }
 for s in "$@"; do

@@ -1,17 +1,17 @@
-/* fuzz_aiconf.c: AIConfigurator GEMM and NCCL tables (src/aic.c tps_aic_read_mem), plain
+/* fuzz_aiconf.c: AIConfigurator GEMM and NCCL tables (src/io/aic.c tps_aic_read_mem), plain
  * text or gzip (the reader inflates data that start with the gzip magic bytes).  The first
  * byte picks the row selection a user could give after "FILE:" (none, dtype, an m range,
  * n, k, op, num_gpus, or a GEMM selection on any table), the rest is the file.  What a table
  * that reads must hold: rows, each within the ranges of aic.h and matching the selection;
  * the curves of its first row's shape are ascending and hold that row's value.
- * Seeds: data/aic (plain and gzip, the gzip files cut to their first rows), tests/bad/aic_*. */
+ * Seeds: data/aic (plain and gzip, the gzip files cut to their first rows), tests/data/bad/aic_*. */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "fuzz.h"
-#include "aic.h"
+#include "tests/fuzz/fuzz.h"
+#include "src/io/aic.h"
 
 static const char *const sel[16] = {"",
                                     "dtype=fp8",

@@ -1,12 +1,12 @@
-/* fuzz_fitfile.c: saved fits (src/fitfile.c tps_fitfile_read_mem), with the write/read round
+/* fuzz_fitfile.c: saved fits (src/io/fitfile.c tps_fitfile_read_mem), with the write/read round
  * trip: a fit tpsplit wrote must read back with the same model.  Seeds: tests/fuzz/seeds/fit
- * (fits of the bundled tables), the .fit files of tests/bad. */
+ * (fits of the bundled tables), the .fit files of tests/data/bad. */
 #include "config.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "fitfile.h"
-#include "fuzz.h"
+#include "src/io/fitfile.h"
+#include "tests/fuzz/fuzz.h"
 
 static tps_fit a, b; /* large: not on the stack */
 

@@ -1,9 +1,9 @@
-/* fuzz_gpus.c: GPU tables (src/gpus.c tps_gpus_load_mem); every GPU read must be found again
- * by its name.  Seeds: data/gpus.tsv, the gpus_ tables of tests/bad. */
+/* fuzz_gpus.c: GPU tables (src/io/gpus.c tps_gpus_load_mem); every GPU read must be found again
+ * by its name.  Seeds: data/gpus.tsv, the gpus_ tables of tests/data/bad. */
 #include "config.h"
 #include <stdlib.h>
-#include "fuzz.h"
-#include "gpus.h"
+#include "tests/fuzz/fuzz.h"
+#include "src/io/gpus.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tps_gpu_table t;

@@ -1,9 +1,9 @@
-/* fuzz_modeldesc.c: model descriptions (src/modeldesc.c tps_modeldesc_read_mem).
- * Seeds: data/models, the model_ files of tests/bad. */
+/* fuzz_modeldesc.c: model descriptions (src/io/modeldesc.c tps_modeldesc_read_mem).
+ * Seeds: data/models, the model_ files of tests/data/bad. */
 #include "config.h"
 #include <stdlib.h>
-#include "fuzz.h"
-#include "modeldesc.h"
+#include "tests/fuzz/fuzz.h"
+#include "src/io/modeldesc.h"
 
 static tps_sim_model m;
 

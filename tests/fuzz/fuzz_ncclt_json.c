@@ -1,9 +1,9 @@
-/* fuzz_ncclt_json.c: nccl-tests -J JSON files (src/ncclt.c tps_ncclt_read_json_mem, jansson
- * underneath).  Seeds: the JSON logs of tests/data/ncclt and tests/bad. */
+/* fuzz_ncclt_json.c: nccl-tests -J JSON files (src/io/ncclt.c tps_ncclt_read_json_mem, jansson
+ * underneath).  Seeds: the JSON logs of tests/data/ncclt and tests/data/bad. */
 #include "config.h"
 #include <stdlib.h>
-#include "fuzz.h"
-#include "ncclt.h"
+#include "tests/fuzz/fuzz.h"
+#include "src/io/ncclt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tps_ncclt log;

@@ -1,12 +1,12 @@
-/* fuzz_ncclt_text.c: nccl-tests / rccl-tests text logs (src/ncclt.c).  The first byte picks the
+/* fuzz_ncclt_text.c: nccl-tests / rccl-tests text logs (src/io/ncclt.c).  The first byte picks the
  * options a user could give (--run 0..3, --ranks 0/1/8/16); the rest is the log.  What a log
  * that parses must hold: rows, a rank count in range, sizes and times in range.
- * Seeds: the logs of tests/data/ncclt, data/ and tests/bad. */
+ * Seeds: the logs of tests/data/ncclt, data/ and tests/data/bad. */
 #include "config.h"
 #include <math.h>
 #include <stdlib.h>
-#include "fuzz.h"
-#include "ncclt.h"
+#include "tests/fuzz/fuzz.h"
+#include "src/io/ncclt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;

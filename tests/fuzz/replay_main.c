@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "fuzz.h"
+#include "tests/fuzz/fuzz.h"
 
 static int feed(const char *path) {
   FILE *fp = fopen(path, "rb");

@@ -14,14 +14,14 @@ pre() { # pre OCTAL NAME: stdin with one byte in front (the options byte of nccl
 }
 seeds() { # seeds NAME: the files the corpus of NAME starts from
   case "$1" in
-    split_table) ls "$src"/data/*fused_wqa_wkv*.tsv "$src"/tests/bad/*.tsv ;;
-    bench_table) ls "$src"/data/h200_gemm_*.tsv "$src"/tests/data/*.tsv "$src"/tests/bad/gemm_*.tsv "$src"/tests/bad/allgather_*.tsv ;;
-    ncclt_text) for f in "$src"/tests/data/ncclt/*.txt "$src"/data/allgather_*.txt "$src"/tests/bad/ncclt_*.txt; do
+    split_table) ls "$src"/data/*fused_wqa_wkv*.tsv "$src"/tests/data/bad/*.tsv ;;
+    bench_table) ls "$src"/data/h200_gemm_*.tsv "$src"/tests/data/*.tsv "$src"/tests/data/bad/gemm_*.tsv "$src"/tests/data/bad/allgather_*.tsv ;;
+    ncclt_text) for f in "$src"/tests/data/ncclt/*.txt "$src"/data/allgather_*.txt "$src"/tests/data/bad/ncclt_*.txt; do
                   pre 000 "nt_$(basename "$f")" <"$f"; done ;;
-    ncclt_json) ls "$src"/tests/data/ncclt/json*.txt "$src"/tests/bad/ncclt_json_*.txt ;;
-    fitfile) ls "$src"/tests/fuzz/seeds/fit/* "$src"/tests/bad/*.fit ;;
-    gpus) ls "$src"/data/gpus.tsv "$src"/tests/bad/gpus_*.tsv ;;
-    modeldesc) ls "$src"/data/models/*.tsv "$src"/tests/bad/model_*.tsv ;;
+    ncclt_json) ls "$src"/tests/data/ncclt/json*.txt "$src"/tests/data/bad/ncclt_json_*.txt ;;
+    fitfile) ls "$src"/tests/fuzz/seeds/fit/* "$src"/tests/data/bad/*.fit ;;
+    gpus) ls "$src"/data/gpus.tsv "$src"/tests/data/bad/gpus_*.tsv ;;
+    modeldesc) ls "$src"/data/models/*.tsv "$src"/tests/data/bad/model_*.tsv ;;
     lists) ls "$src"/tests/fuzz/seeds/lists/* ;;
     aiconf) # byte 0 = no selection; the bundled tables whole (gzip) and their first rows (plain
             # and gzip), first rows of the full tables of shared/ where there is one, the bad cases
@@ -36,7 +36,7 @@ seeds() { # seeds NAME: the files the corpus of NAME starts from
         [ -f "$f" ] || continue
         gzip -dc "$f" | head -n 300 | gzip -n | pre 000 "aic_shared_$(basename "$f" .tsv.gz)_300.gz"
       done
-      for f in "$src"/tests/bad/aic_*; do pre 000 "aic_bad_$(basename "$f")" <"$f"; done ;;
+      for f in "$src"/tests/data/bad/aic_*; do pre 000 "aic_bad_$(basename "$f")" <"$f"; done ;;
   esac 2>/dev/null
 }
 status=0

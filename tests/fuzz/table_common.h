@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "fuzz.h"
-#include "table.h"
+#include "tests/fuzz/fuzz.h"
+#include "src/io/table.h"
 
 static int same(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
 

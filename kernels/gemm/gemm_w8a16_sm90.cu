@@ -1,0 +1,834 @@
+/* gemm_w8a16_sm90.cu: the W8A16 kernels that need SM90 (H100/H200/H20), built for sm_90a.
+ *
+ *   Y[M x N] = X[M x K] W[N x K]^T, X bf16, W FP8 E4M3 + one E8M0 scale per 1x32 block (k),
+ *   fp32 accumulation, Y bf16.  Weights in the k64-permuted layout (made at plan creation by
+ *   gemm_w8a16.cu); the dequantization is w8_device.cuh's.  Every kernel computes Y^T = W X^T: the weights are
+ *   the MMA's A operand (16 rows per warp, from registers), the tokens its N dimension.
+ *
+ * w8t_kernel (the default): wgmma fed by TMA.  2 warpgroups = 128 weight rows x BT tokens.
+ *   Per 64-wide k chunk a stage holds the X tile (BT rows of 128 bytes, 128B swizzle: the
+ *   layout of wgmma's K-major descriptor), then the 128 rows' fragment bytes and their
+ *   scales, one packed 8448-byte record (tps_gemm.w_rec) brought by one TMA copy of a 3D
+ *   tensor map; an mbarrier per stage counts the bytes in ("full"), another counts the warps
+ *   out ("empty"); thread 0 issues the copies.  Chunk c+1 is dequantized into the second A
+ *   register buffer while chunk c's four wgmma run.  Large M: no split-K, results staged
+ *   through shared memory for coalesced stores.  Small M (SPLIT = 8, the "stream" kind):
+ *   the K range is split over a (1, 1, 8) cluster; with token tiles of up to 64 every
+ *   chunk of a block's range is resident (10 stages for K = 5120) and its MMAs are issued as
+ *   soon as it lands (the 128-token tile, 65..256 rows, runs the 5-stage ring); the 8
+ *   fp32 partials are summed through distributed shared memory in rank order (sent to
+ *   each token's owner block by st.async, straight from the accumulators: tps_w8c_sum).
+ *   Weights come from the packed records in a bit-permuted encoding (tps_w8_rec_encode4,
+ *   w8_decode4: four integer operations and two bf16x2 multiplies per four weights).
+ * Why these forms (data/h200_gemm_tuning.txt measures the alternatives): the same MMA loop
+ * fed by per-thread cp.async is 1.21x slower at M = 4096 (160.1 vs 132.5 us); mma.sync
+ * stream kernels with weights loaded straight into registers or by bulk copies reach 1.17x
+ * dense-bf16 at best at M = 1; in the stream kernel, X tiles by every thread's cp.async
+ * instead of the TMA unit are 0.8-1.7 us slower, records and X tiles issued by two threads
+ * slower, split-K partials through L2 or by bulk copies of staged tiles slower than st.async.
+ *
+ * Elsewhere (no sm_90a code) the kernels are empty stubs and tps_w8g_prepare leaves
+ * wgmma_ok = 0 (a probe kernel reports which body was built). */
+#include <stdlib.h>
+#include <string.h>
+#include <type_traits>
+#include <cuda_bf16.h>
+#include <cooperative_groups.h>
+#include <cuda.h> /* CUtensorMap (types only: the encoder comes from cudaGetDriverEntryPointByVersion) */
+#include "kernels/common/check.h"
+#include "kernels/gemm/gemm_internal.h"
+#include "kernels/gemm/w8_device.cuh"
+
+typedef __nv_bfloat16 bf16;
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TPS_SM90 1
+#endif
+
+__global__ void w8g_probe(int *out) {
+#ifdef TPS_SM90
+  *out = 1;
+#else
+  *out = 0;
+#endif
+}
+
+#ifdef TPS_SM90
+/* D[64 x 16] += A[64 x 16] (registers) * B[16 x 16] (shared memory, descriptor) */
+__device__ __forceinline__ void wgmma_n16(float (&d)[8], const uint32_t (&a)[4], uint64_t desc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7}, "
+      "{%8,%9,%10,%11}, %12, p, 1, 1, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+/* D[64 x 32] += A[64 x 16] (registers) * B[16 x 32] (shared memory, descriptor) */
+__device__ __forceinline__ void wgmma_n32(float (&d)[16], const uint32_t (&a)[4], uint64_t desc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, "
+      "{%16,%17,%18,%19}, %20, p, 1, 1, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), 
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+/* D[64 x 48] += A[64 x 16] (registers) * B[16 x 48] (shared memory, descriptor) */
+__device__ __forceinline__ void wgmma_n48(float (&d)[24], const uint32_t (&a)[4], uint64_t desc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %29, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23}, "
+      "{%24,%25,%26,%27}, %28, p, 1, 1, 0;\n"
+      "}\n"
+      : "+f"(d[0]),"+f"(d[1]),"+f"(d[2]),"+f"(d[3]),"+f"(d[4]),"+f"(d[5]),"+f"(d[6]),"+f"(d[7]),"+f"(d[8]),"+f"(d[9]),"+f"(d[10]),"+f"(d[11]),"+f"(d[12]),"+f"(d[13]),"+f"(d[14]),"+f"(d[15]),"+f"(d[16]),"+f"(d[17]),"+f"(d[18]),"+f"(d[19]),"+f"(d[20]),"+f"(d[21]),"+f"(d[22]),"+f"(d[23])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+/* D[64 x 64] += A[64 x 16] (registers) * B[16 x 64] (shared memory, descriptor) */
+__device__ __forceinline__ void wgmma_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
+      "{%32,%33,%34,%35}, %36, p, 1, 1, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+/* D[64 x 128] += A[64 x 16] (registers) * B[16 x 128] (shared memory, descriptor) */
+__device__ __forceinline__ void wgmma_n128(float (&d)[64], const uint32_t (&a)[4], uint64_t desc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "
+      "{%64,%65,%66,%67}, %68, p, 1, 1, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+/* D[64 x 256] += A[64 x 16] (registers) * B[16 x 256] (shared memory, descriptor) */
+__device__ __forceinline__ void wgmma_n256(float (&d)[128], const uint32_t (&a)[4], uint64_t desc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+      "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+      "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+      "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+      "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, "
+      "{%128,%129,%130,%131}, %132, p, 1, 1, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/* pin the accumulators: the compiler may not move or read them across this point (a
+ * non-wgmma access while MMAs are in flight makes ptxas serialize every wgmma) */
+template <int N> __device__ __forceinline__ void wg_pin(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+template <int BT> struct WgOp;
+template <> struct WgOp<16> { static __device__ __forceinline__ void mma(float (&d)[8], const uint32_t (&a)[4], uint64_t b) { wgmma_n16(d, a, b); } };
+template <> struct WgOp<32> { static __device__ __forceinline__ void mma(float (&d)[16], const uint32_t (&a)[4], uint64_t b) { wgmma_n32(d, a, b); } };
+template <> struct WgOp<48> { static __device__ __forceinline__ void mma(float (&d)[24], const uint32_t (&a)[4], uint64_t b) { wgmma_n48(d, a, b); } };
+template <> struct WgOp<64> { static __device__ __forceinline__ void mma(float (&d)[32], const uint32_t (&a)[4], uint64_t b) { wgmma_n64(d, a, b); } };
+template <> struct WgOp<128> { static __device__ __forceinline__ void mma(float (&d)[64], const uint32_t (&a)[4], uint64_t b) { wgmma_n128(d, a, b); } };
+template <> struct WgOp<256> { static __device__ __forceinline__ void mma(float (&d)[128], const uint32_t (&a)[4], uint64_t b) { wgmma_n256(d, a, b); } };
+#endif
+
+/* ------------------------------------------------------------------ wgmma kernel */
+template <int BT, int STAGES>
+struct WgShape {
+  static constexpr int X_BYTES = BT * 128;                    /* BT tokens x 64 bf16, swizzled */
+  static constexpr int W_BYTES = 128 * 64;                    /* 128 rows x 64 fragment bytes */
+  static constexpr int S_BYTES = 2 * 128;                     /* 2 scale blocks x 128 rows */
+  static constexpr int STAGE_BYTES = (X_BYTES + W_BYTES + S_BYTES + 1023) / 1024 * 1024;
+  static constexpr int YS = 128 + 8;                          /* staged Y row: 128 outputs + pad (bf16) */
+  static constexpr int MAIN = STAGES * STAGE_BYTES;
+  static constexpr int EPI = BT * YS * 2;
+  static constexpr int SMEM = (MAIN > EPI ? MAIN : EPI) + 1024; /* + alignment slack */
+};
+
+__device__ __forceinline__ void mbar_wait(uint32_t mbar, uint32_t parity) {
+  asm volatile("{\n.reg .pred p;\nWAIT_%=:\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+               "@!p bra WAIT_%=;\n}\n" ::"r"(mbar), "r"(parity) : "memory");
+}
+
+/* ------------------------------------------------------------------ wgmma kernel, TMA form */
+/* Per stage: X (BT rows, 128B swizzle, rows past M filled with zeros by the TMA unit), W (128
+ * rows x 64 fragment bytes, rows past N zeros), scales (2 x 128 bytes); a "full" mbarrier per
+ * stage counts the bytes in, an "empty" mbarrier per stage counts the 8 warps out; thread 0
+ * issues the copies.  (A form in which two blocks shared each X tile by multicast, against
+ * L2 traffic, measured no faster once the arrivals stopped being memory barriers: dropped.) */
+__device__ __forceinline__ void mb_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mb_expect(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+/* Default (.release.cta) semantics, as CUTLASS's consumer release: a .release.cluster arrival
+ * made every release a memory barrier (ncu: 39% of warp stalls on membar, ~1 us per chunk). */
+__device__ __forceinline__ void mb_arrive_local(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void tma2d(uint32_t dst, const CUtensorMap *map, int x, int y, uint32_t bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+               ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar) : "memory");
+}
+
+/* The m64k16 A fragments of one 64-wide chunk for this thread's rows rl and rl + 8 (lane
+ * quad c), from the stage's weight bytes w ([128 rows][64]) and scales w + wbytes
+ * ([2 blocks][128 rows]): a[j] = {(rl, k 2c..), (rl+8, k 2c..), (rl, k 2c+8..), (rl+8, k 2c+8..)}
+ * for k16 step j. */
+__device__ __forceinline__ void dequant_chunk(const uint8_t *w, int wbytes, int rl, int c, uint32_t (&a)[4][4]) {
+  const uint4 qa = *reinterpret_cast<const uint4 *>(w + rl * 64 + c * 16);
+  const uint4 qb = *reinterpret_cast<const uint4 *>(w + (rl + 8) * 64 + c * 16);
+  const uint8_t *ss = w + wbytes;
+  const uint32_t ma[2] = {e8m0_mul(ss[rl]), e8m0_mul(ss[128 + rl])};
+  const uint32_t mb[2] = {e8m0_mul(ss[rl + 8]), e8m0_mul(ss[128 + rl + 8])};
+  const uint32_t wa4[4] = {qa.x, qa.y, qa.z, qa.w}, wb4[4] = {qb.x, qb.y, qb.z, qb.w};
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    uint32_t lo[2], hi[2];
+    w8_decode4(wa4[j], ma[j >> 1], lo);
+    w8_decode4(wb4[j], mb[j >> 1], hi);
+    a[j][0] = lo[0]; a[j][1] = hi[0]; a[j][2] = lo[1]; a[j][3] = hi[1];
+  }
+}
+
+__device__ __forceinline__ void tma3d(uint32_t dst, const CUtensorMap *map, int x, int y, int z, uint32_t bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+               ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar) : "memory");
+}
+/* one bulk copy (no tensor map) of `bytes` contiguous bytes, completing on mbarrier bar */
+__device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+               ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+
+/* The weights and scales of a chunk come from the packed records (tps_gemm.w_rec: one
+ * contiguous 8448-byte record per 128-row block and 64-wide chunk, in the stage's own layout)
+ * in one TMA copy of a 3D tensor map over the records (tmr), or with rec_bulk in one plain
+ * bulk copy of the same bytes.  (Two TMA boxes of the row-major layouts, 64 bytes of each of
+ * 128 rows 5120 bytes apart and 2 x 128 scale bytes, are 0.2-0.3 us slower at M <= 64,
+ * data/h200_gemm_tuning.txt.)
+ * Split-K partial sums (SPLIT > 1): PUSH = 1, each block stores its fp32 partials straight
+ * from registers into the owner block's receive buffer (distributed shared memory), one
+ * cluster barrier, then every owner sums its tokens' SPLIT partials from its own shared memory
+ * in rank order; PUSH = 0: partials to local shared memory, a cluster
+ * barrier, the owners read them remotely, a second cluster barrier.  Same sums, same order:
+ * bitwise the same results. */
+template <int BT, int STAGES, int SPLIT, int NACC, int PUSH, int TRACE>
+__global__ void __launch_bounds__(256, 1)
+w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmr,
+           const uint8_t *__restrict__ wrec, int rec_bulk, bf16 *__restrict__ Y, int M, int N, int K,
+           unsigned long long *__restrict__ trace, int tflags) {
+#ifdef TPS_SM90
+  /* TRACE = 1 (developer forms, tps_w8c_set_trace): thread 0 of every block records clock64
+   * at the phase boundaries below and stores them to trace[block * 32 ..] (TPS_W8_TR_*);
+   * TRACE = 2 the same without the MMAs (TPS_W8_SKIP_MMA); tflags leave more phases out, to
+   * time them by difference (results are then wrong): TPS_W8_SKIP_SUM (the partial-sum
+   * exchange, barriers kept), _X (no X copy), _DEQ (fragments from the raw bytes).
+   * TRACE = 0: all of it compiles away. */
+  unsigned long long tr[TPS_W8_TR_SLOTS];
+  if (TRACE) {
+#pragma unroll
+    for (int i = 0; i < TPS_W8_TR_SLOTS; i++) tr[i] = 0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(tr[TPS_W8_TR_GT0]));
+    tr[TPS_W8_TR_C0] = clock64();
+  }
+  constexpr bool skip_mma = TRACE == 2; /* compile time: a branch around the wgmma serializes them */
+  const bool skip_sum = TRACE && (tflags & TPS_W8_SKIP_SUM);
+  const bool skip_x = TRACE && (tflags & TPS_W8_SKIP_X), skip_deq = TRACE && (tflags & TPS_W8_SKIP_DEQ);
+  auto stamp = [&](int i) { if (TRACE) tr[i] = clock64(); };
+  auto trace_out = [&]() {
+    if (TRACE && threadIdx.x == 0) {
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(tr[TPS_W8_TR_GT1]));
+      uint32_t smid;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+      tr[TPS_W8_TR_SMID] = smid;
+      const size_t b = ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+#pragma unroll
+      for (int i = 0; i < TPS_W8_TR_SLOTS; i++) trace[b * TPS_W8_TR_STRIDE + i] = tr[i];
+    }
+  };
+  typedef WgShape<BT, STAGES> Sh;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t sraw = (uint32_t)__cvta_generic_to_shared(smem_raw);
+  const uint32_t sbase = (sraw + 1023u) & ~1023u;
+  uint8_t *sptr = smem_raw + (sbase - sraw);
+  const uint32_t full0 = sbase + STAGES * Sh::STAGE_BYTES, empty0 = full0 + 8 * STAGES;
+  const uint32_t rbar = full0 + 16 * STAGES; /* PUSH = 4: receive barrier */
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, c = lane & 3;
+  const int n0 = blockIdx.x * 128, t0 = blockIdx.y * BT;
+  const int rl = warp * 16 + g;
+  uint32_t rank = 0;
+  if (SPLIT > 1) asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  /* split-K (SPLIT > 1, small M): block `rank` of the (1, 1, SPLIT) cluster takes chunks
+   * kc0 .. kc0 + nch - 1; the loop below counts chunks from 0 */
+  const int kall = K / 64, kper = (kall + SPLIT - 1) / SPLIT;
+  const int kc0 = SPLIT > 1 ? (int)rank * kper < kall ? (int)rank * kper : kall : 0;
+  const int nch = SPLIT > 1 ? (kc0 + kper < kall ? kper : kall - kc0) : kall;
+  /* X rows a stage receives: split-K launches take one token tile of M <= BT rows and the
+   * host makes the X box M rows high (launch_w8t); the others a BT-row box (rows past M
+   * zero-filled by the TMA unit).  Rows xrows..BT-1 of a split-K stage are left as they are:
+   * they feed only the MMA columns of tokens >= M, whose sums are never stored (columns of
+   * an MMA do not mix).  Measured (data/h200_gemm_tuning.txt): the
+   * out-of-bounds BT-row box and, with the exact box, zeroing those rows in shared memory
+   * (plus the proxy fence the MMAs then need) each cost 0.2-0.6 us at M = 1, 24, 40, 56. */
+  const int xrows = SPLIT > 1 && M < BT ? M : BT;
+  const uint32_t xbytes = skip_x ? 0u : (uint32_t)xrows * 128u;
+  /* thread 0: fill chunk `chunk` into its stage (waiting until every warp released it) */
+  auto produce = [&](int chunk) {
+    const int s = chunk % STAGES, round = chunk / STAGES;
+    const uint32_t st = sbase + s * Sh::STAGE_BYTES, full = full0 + 8 * s;
+    if (round > 0) mbar_wait(empty0 + 8 * s, (uint32_t)(round - 1) & 1u);
+    mb_expect(full, xbytes + Sh::W_BYTES + Sh::S_BYTES);
+    if (xbytes) tma2d(st, &tmx, (kc0 + chunk) * 64, t0, full);
+    const int rec = (int)blockIdx.x * kall + kc0 + chunk;
+    if (rec_bulk)
+      bulk_copy(st + Sh::X_BYTES, wrec + (size_t)rec * (Sh::W_BYTES + Sh::S_BYTES), Sh::W_BYTES + Sh::S_BYTES, full);
+    else
+      tma3d(st + Sh::X_BYTES, &tmr, 0, 0, rec, full);
+  };
+  if (SPLIT > 1 && PUSH == 1) /* phase 1 of the cluster barrier: this block has started (waited for
+                            before the first store into another block's shared memory) */
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  if (tid == 0) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
+    if (!rec_bulk) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmr)) : "memory");
+    for (int s = 0; s < STAGES; s++) {
+      mb_init(full0 + 8 * s, 1);
+      mb_init(empty0 + 8 * s, 8);
+    }
+    if (SPLIT > 1 && PUSH == 4) { /* the receive barrier: one arrival (here) and the bytes of
+                                     the SPLIT - 1 other blocks' slices */
+      mb_init(rbar, 1);
+      mb_expect(rbar, (SPLIT - 1) * BT / SPLIT * 128 * 4);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    /* the first stages' copies go out before the block barrier (only this thread has used
+     * the barriers so far; the others wait on them after it) */
+    for (int ch = 0; ch < STAGES && ch < nch; ch++) produce(ch);
+  }
+  __syncthreads();
+  if (SPLIT > 1 && PUSH == 4) /* phase 1 of the cluster barrier, after the barrier inits (their
+                                 fence releases them to the cluster) */
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  stamp(TPS_W8_TR_ISSUED);
+  /* every warp: done with chunk `chunk`'s stage */
+  auto release = [&](int chunk) {
+    __syncwarp();
+    if (lane == 0) mb_arrive_local(empty0 + 8 * (chunk % STAGES));
+  };
+  auto wait_full = [&](int chunk) { mbar_wait(full0 + 8 * (chunk % STAGES), (uint32_t)(chunk / STAGES) & 1u); };
+
+  uint32_t afr[2][4][4];
+  auto dequant = [&](int chunk, auto buf) {
+    constexpr int B = decltype(buf)::value;
+    dequant_chunk(sptr + (chunk % STAGES) * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afr[B]);
+  };
+  using I0 = std::integral_constant<int, 0>;
+  using I1 = std::integral_constant<int, 1>;
+  /* NACC independent accumulator sets: k16 step j of every chunk adds into set j % NACC, so
+   * the MMAs of a chunk are not one dependent chain (with few tokens the loop was bound by
+   * that chain's latency: ~0.56 us per chunk whatever the tile); the sets are summed in
+   * order 0..NACC-1 at the end */
+  float accs[NACC][BT / 2];
+#pragma unroll
+  for (int q = 0; q < NACC; q++)
+#pragma unroll
+    for (int i = 0; i < BT / 2; i++) accs[q][i] = 0.f;
+  float (&acc)[BT / 2] = accs[0];
+  auto pin_all = [&]() {
+#pragma unroll
+    for (int q = 0; q < NACC; q++) wg_pin(accs[q]);
+  };
+  auto mma_chunk = [&](int chunk, auto buf) {
+    constexpr int B = decltype(buf)::value;
+    const uint32_t st = sbase + (chunk % STAGES) * Sh::STAGE_BYTES;
+    const uint64_t desc0 = (uint64_t)((st & 0x3FFFFu) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+#pragma unroll
+    for (int j = 0; j < 4; j++) WgOp<BT>::mma(accs[j % NACC], afr[B][j], desc0 + (uint64_t)(j * 2));
+  };
+
+  if (SPLIT > 1 && nch <= STAGES) {
+    /* split-K with every chunk resident: each chunk is dequantized into its own registers
+     * and its MMAs issued at once, up to 4 chunks of MMAs in flight (waiting per chunk made
+     * the loop latency-bound: ~0.56 us per chunk with few tokens) */
+    uint32_t afs[STAGES][4][4];
+#pragma unroll
+    for (int j = 0; j < STAGES; j++) {
+      if (j < nch) {
+        wait_full(j);
+        stamp(TPS_W8_TR_CHUNK + j);
+        if (skip_deq) {
+          const uint4 *raw = reinterpret_cast<const uint4 *>(sptr + j * Sh::STAGE_BYTES + Sh::X_BYTES + rl * 64);
+#pragma unroll
+          for (int q = 0; q < 4; q++) {
+            const uint4 v = raw[q];
+            afs[j][q][0] = v.x; afs[j][q][1] = v.y; afs[j][q][2] = v.z; afs[j][q][3] = v.w;
+          }
+        } else
+          dequant_chunk(sptr + j * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afs[j]);
+        const uint32_t sx = sbase + j * Sh::STAGE_BYTES;
+        const uint64_t desc0 = (uint64_t)((sx & 0x3FFFFu) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+        pin_all();
+        wg_fence();
+        if constexpr (!skip_mma) {
+#pragma unroll
+          for (int q = 0; q < 4; q++) WgOp<BT>::mma(accs[q % NACC], afs[j][q], desc0 + (uint64_t)(q * 2));
+        }
+        wg_commit();
+        pin_all();
+        if (j >= 3) wg_wait<3>();
+      }
+    }
+    wg_wait<0>();
+    pin_all();
+    stamp(TPS_W8_TR_MMA);
+  } else {
+  if (nch > 0) {
+    wait_full(0);
+    dequant(0, I0{});
+  }
+  /* Pairs of chunks: the MMAs of chunk it run while chunk it+1 is dequantized, those of
+   * it+1 while it+2 is, and the tensor pipe drains once per pair (wait_group 0 at the end:
+   * keeping MMAs in flight across loop iterations made ptxas serialize every wgmma, C7514).
+   * A buffer 0 holds chunk it at the top.  Thread 0 refills the stages of chunks it-2, it-1. */
+  for (int it = 0; it < nch; it += 2) {
+    if (tid == 0 && it >= 2) {
+      if (it - 2 + STAGES < nch) produce(it - 2 + STAGES);
+      if (it - 1 + STAGES < nch) produce(it - 1 + STAGES);
+    }
+    pin_all();
+    wg_fence();
+    mma_chunk(it, I0{});
+    wg_commit();
+    pin_all();
+    if (it + 1 < nch) {
+      wait_full(it + 1);
+      dequant(it + 1, I1{});
+      wg_fence();
+      mma_chunk(it + 1, I1{});
+      wg_commit();
+      pin_all();
+      wg_wait<1>();
+      release(it);
+    }
+    if (it + 2 < nch) {
+      wait_full(it + 2);
+      dequant(it + 2, I0{});
+    }
+    wg_wait<0>();
+    pin_all();
+    release(it + 1 < nch ? it + 1 : it);
+  }
+  }
+#pragma unroll
+  for (int q = 1; q < NACC; q++)
+#pragma unroll
+    for (int i = 0; i < BT / 2; i++) acc[i] += accs[q][i];
+  if (SPLIT > 1 && PUSH == 4) {
+    /* partials by st.async straight from the accumulators: a thread's 4 values of index i
+     * (tokens 8i+2c, +1 of rows rl, rl+8) belong to owner o = (8i+2c)/TPR; they go as one
+     * 16-byte st.async to position p of o's receive buffer [source rank][32 TPR][float4]
+     * (plain st.shared for this block's own tokens), completing on o's receive barrier.
+     * The owner sums position q over the SPLIT sources in rank order (same bits as the
+     * other forms) and maps q back to its two tokens and two rows.  Cluster barrier:
+     * arrived at after the barrier inits, waited for before the first st.async (every
+     * receive barrier is initialized); arrived at again once this block has received
+     * everything, waited for at the end.
+     * Why st.async (data/h200_gemm_tuning.txt, M = 64): 6.88 us, against 8.03 pulled, 7.54
+     * through L2 and 7.14 by bulk copies (the last two are not kept). */
+    static_assert(16 * STAGES + 8 <= 256, "receive barrier before the receive buffer");
+    constexpr int TPR = BT / SPLIT, HP = TPR / 2;
+    float4 *recv = reinterpret_cast<float4 *>(sptr + STAGES * Sh::STAGE_BYTES + 256);
+    stamp(TPS_W8_TR_RED0);
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+    if (!skip_sum) {
+#pragma unroll
+      for (int i = 0; i < BT / 8; i++) {
+        const int t = 8 * i + 2 * c, o = t / TPR;
+        const int p = (warp * 8 + g) * HP + (t % TPR) / 2;
+        float4 *dst = recv + rank * 32 * TPR + p;
+        if (o == (int)rank) {
+          *dst = make_float4(acc[4 * i + 0], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+        } else {
+          uint32_t a = (uint32_t)__cvta_generic_to_shared(dst), bar = rbar;
+          asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(a) : "r"(o));
+          asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(bar) : "r"(o));
+          asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
+                       ::"r"(a), "f"(acc[4 * i + 0]), "f"(acc[4 * i + 1]), "f"(acc[4 * i + 2]), "f"(acc[4 * i + 3]), "r"(bar)
+                       : "memory");
+        }
+      }
+      mbar_wait(rbar, 0);
+    }
+    __syncthreads(); /* this block's own slice, written by its threads */
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+    stamp(TPS_W8_TR_RED1);
+    for (int q = skip_sum ? 32 * TPR : tid; q < 32 * TPR; q += 256) {
+      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+      for (int r = 0; r < SPLIT; r++) {
+        const float4 v = recv[r * 32 * TPR + q];
+        sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+      }
+      const int wg = q / HP, j = q % HP, t = t0 + (int)rank * TPR + 2 * j, n = n0 + (wg >> 3) * 16 + (wg & 7);
+      const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+      for (int v = 0; v < 4; v++) {
+        const int tt = t + (v & 1), nn = n + (v >> 1) * 8;
+        if (tt < M && nn < N) Y[(size_t)tt * N + nn] = __float2bfloat16_rn(vals[v]);
+      }
+    }
+    stamp(TPS_W8_TR_RED2);
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+    stamp(TPS_W8_TR_END);
+    trace_out();
+    return;
+  }
+  if (SPLIT > 1 && PUSH == 1) {
+    /* receive buffer after the stages and barriers: [source rank][128 rows][TPR tokens] fp32 */
+    constexpr int TPR = BT / SPLIT; /* tokens per rank: even, so a thread's token pair has one owner */
+    static_assert(TPR % 2 == 0 && 16 * STAGES <= 256, "token pairs per owner; barriers fit before the buffer");
+    float *recv = reinterpret_cast<float *>(sptr + STAGES * Sh::STAGE_BYTES + 256);
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); /* every block has started */
+    stamp(TPS_W8_TR_RED0);
+#pragma unroll
+    for (int i = 0; i < BT / 8; i++) {
+      const int t = 8 * i + 2 * c, owner = t / TPR, tl = t % TPR;
+      float *dst = cluster.map_shared_rank(recv, owner) + ((int)rank * 128 + rl) * TPR + tl;
+      if (skip_sum) continue;
+      *reinterpret_cast<float2 *>(dst) = make_float2(acc[4 * i + 0], acc[4 * i + 1]);
+      *reinterpret_cast<float2 *>(dst + 8 * TPR) = make_float2(acc[4 * i + 2], acc[4 * i + 3]);
+    }
+    cluster.sync(); /* every partial is in place; no remote access follows */
+    stamp(TPS_W8_TR_RED1);
+    for (int i = skip_sum ? TPR * 32 : tid; i < TPR * 32; i += 256) {
+      const int tl = i >> 5, col = (i & 31) * 4, t = t0 + (int)rank * TPR + tl, n = n0 + col;
+      float sum[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int r = 0; r < SPLIT; r++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) sum[q] += recv[(r * 128 + col + q) * TPR + tl];
+      if (t < M && n < N) {
+        __nv_bfloat162 lo = __floats2bfloat162_rn(sum[0], sum[1]), hi = __floats2bfloat162_rn(sum[2], sum[3]);
+        uint2 out;
+        out.x = *reinterpret_cast<uint32_t *>(&lo);
+        out.y = *reinterpret_cast<uint32_t *>(&hi);
+        *reinterpret_cast<uint2 *>(Y + (size_t)t * N + n) = out;
+      }
+    }
+    stamp(TPS_W8_TR_RED2);
+    trace_out();
+    return;
+  }
+  __syncthreads(); /* every warp is past its last MMA: reuse the stages */
+  stamp(TPS_W8_TR_RED0);
+  if (SPLIT > 1) {
+    /* fp32 partial tile [BT tokens][128 rows (+4 pad)] in this block's shared memory; block
+     * r sums tokens r*BT/SPLIT .. of all SPLIT partials in rank order 0..SPLIT-1 */
+    constexpr int PS = 132;
+    float *ps = reinterpret_cast<float *>(sptr);
+#pragma unroll
+    for (int i = 0; i < BT / 8; i++)
+#pragma unroll
+      for (int v = 0; v < 4; v++)
+        if (!skip_sum) ps[(8 * i + 2 * c + (v & 1)) * PS + rl + (v >> 1) * 8] = acc[4 * i + v];
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    cluster.sync();
+    stamp(TPS_W8_TR_RED1);
+    constexpr int TPR = BT / SPLIT; /* tokens per rank */
+    for (int i = skip_sum ? TPR * 32 : tid; i < TPR * 32; i += 256) {
+      const int tl = (int)rank * TPR + (i >> 5), col = (i & 31) * 4, t = t0 + tl, n = n0 + col;
+      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+      for (int r = 0; r < SPLIT; r++) {
+        const float4 v = *reinterpret_cast<const float4 *>(cluster.map_shared_rank(ps, r) + tl * PS + col);
+        sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+      }
+      if (t < M && n < N) {
+        __nv_bfloat162 lo = __floats2bfloat162_rn(sum.x, sum.y), hi = __floats2bfloat162_rn(sum.z, sum.w);
+        uint2 out;
+        out.x = *reinterpret_cast<uint32_t *>(&lo);
+        out.y = *reinterpret_cast<uint32_t *>(&hi);
+        *reinterpret_cast<uint2 *>(Y + (size_t)t * N + n) = out;
+      }
+    }
+    stamp(TPS_W8_TR_RED2);
+    cluster.sync(); /* no block leaves while another reads its shared memory */
+    stamp(TPS_W8_TR_END);
+    trace_out();
+    return;
+  }
+  bf16 *ys = reinterpret_cast<bf16 *>(sptr);
+#pragma unroll
+  for (int i = 0; i < BT / 8; i++) {
+    const int t = 8 * i + 2 * c;
+    ys[t * Sh::YS + rl] = __float2bfloat16_rn(acc[4 * i + 0]);
+    ys[(t + 1) * Sh::YS + rl] = __float2bfloat16_rn(acc[4 * i + 1]);
+    ys[t * Sh::YS + rl + 8] = __float2bfloat16_rn(acc[4 * i + 2]);
+    ys[(t + 1) * Sh::YS + rl + 8] = __float2bfloat16_rn(acc[4 * i + 3]);
+  }
+  __syncthreads();
+  for (int i = tid; i < BT * 16; i += 256) {
+    const int r = i >> 4, p = i & 15, t = t0 + r, n = n0 + p * 8;
+    if (t < M && n < N)
+      *reinterpret_cast<uint4 *>(Y + (size_t)t * N + n) = *reinterpret_cast<const uint4 *>(ys + r * Sh::YS + p * 8);
+  }
+#endif
+}
+
+/* ------------------------------------------------------------------ host side */
+
+typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const uint8_t *, int, bf16 *, int, int, int,
+                       unsigned long long *, int);
+/* fn: the forms by partial-sum exchange, indexed by TPS_W8C_SUM_* (push, pull, st.async); tr, tr_nomma: traced forms (with and without MMAs), indexed the same way */
+typedef struct { int bt, stages, smem; w8t_fn fn[TPS_W8C_NSUM], tr[TPS_W8C_NSUM], tr_nomma[TPS_W8C_NSUM]; } w8t_variant;
+/* no split-K */
+#define W8T(BT, ST, NA) { BT, ST, WgShape<BT, ST>::SMEM + 256, {w8t_kernel<BT, ST, 1, NA, 0, 0>, NULL, NULL}, {NULL}, {NULL} }
+/* split-K stream forms (kernel PUSH: 1 push, 0 pull, 4 st.async); + the receive buffer
+ * (BT x 128 fp32) of the push and st.async forms */
+#define W8K(BT, ST, P, T) w8t_kernel<BT, ST, TPS_W8C_SPLITS, 1, P, T>
+#define W8S(BT, ST) \
+  { BT, ST, WgShape<BT, ST>::SMEM + 256 + BT * 128 * 4, \
+    {W8K(BT, ST, 1, 0), W8K(BT, ST, 0, 0), W8K(BT, ST, 4, 0)}, \
+    {W8K(BT, ST, 1, 1), W8K(BT, ST, 0, 1), W8K(BT, ST, 4, 1)}, \
+    {W8K(BT, ST, 1, 2), W8K(BT, ST, 0, 2), W8K(BT, ST, 4, 2)} }
+/* accumulator sets: 4 for 64-token tiles; 1 for 128 (2 sets measured 12% slower) and 256 */
+static const w8t_variant tvariants[] = {W8T(64, 8, 4), W8T(128, 8, 1), W8T(256, 5, 1)};
+/* split-K over a cluster of TPS_W8C_SPLITS blocks, for small M: 16, 32, 48, 64 tokens with
+ * every chunk of a block's K range resident (10 stages), one accumulator set (2 sets, k16
+ * steps alternating, are no faster at any tile: data/h200_gemm_tuning.txt); 128 tokens
+ * (65..256 rows) through a 5-stage ring (the resident form would need 64 accumulator and 160
+ * fragment registers per thread) */
+static const w8t_variant svariants[] = {W8S(16, 10), W8S(32, 10), W8S(48, 10), W8S(64, 10), W8S(128, 5)};
+enum { NSVARIANTS = sizeof svariants / sizeof svariants[0] };
+enum { NTVARIANTS = sizeof tvariants / sizeof tvariants[0] };
+
+typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                              const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                              CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+static encode_fn encode_tiled;
+
+/* a 2D tensor map: inner dimension d0 (contiguous), outer d1 with a row pitch of pitch bytes */
+static int make_map(CUtensorMap *m, CUtensorMapDataType dt, const void *base, uint64_t d0, uint64_t d1,
+                    uint64_t pitch, uint32_t b0, uint32_t b1, CUtensorMapSwizzle sw) {
+  const cuuint64_t dim[2] = {d0, d1}, stride[1] = {pitch};
+  const cuuint32_t box[2] = {b0, b1}, es[2] = {1, 1};
+  CUresult r = encode_tiled(m, dt, 2, (void *)base, dim, stride, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    fprintf(stderr, "tpsplit: gemm: cuTensorMapEncodeTiled failed (%d)\n", (int)r);
+    return TPS_ERR;
+  }
+  return TPS_OK;
+}
+
+extern "C" int tps_w8g_prepare(tps_gemm *g) {
+  g->wgmma_ok = 0;
+  int major = 0, minor = 0;
+  CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, g->device));
+  CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, g->device));
+  if (major != 9 || minor != 0) return TPS_OK;
+  int *d, h = 0;
+  CUDA_TRY(cudaMalloc(&d, sizeof *d));
+  w8g_probe<<<1, 1>>>(d);
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
+  cudaFree(d);
+  if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) { cudaGetLastError(); return TPS_OK; }
+  CUDA_TRY(e);
+  if (!h) return TPS_OK; /* built without sm_90a */
+  for (int v = 0; v < NTVARIANTS; v++)
+    CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn[0], cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
+  for (int v = 0; v < NSVARIANTS; v++)
+    for (int i = 0; i < TPS_W8C_NSUM; i++) {
+      CUDA_TRY(cudaFuncSetAttribute(svariants[v].fn[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
+      CUDA_TRY(cudaFuncSetAttribute(svariants[v].tr[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
+      CUDA_TRY(cudaFuncSetAttribute(svariants[v].tr_nomma[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
+    }
+  if (!encode_tiled) {
+    cudaDriverEntryPointQueryResult q;
+    void *fn = NULL;
+#if CUDART_VERSION >= 12050
+    CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
+#else
+    CUDA_TRY(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &q));
+#endif
+    if (q != cudaDriverEntryPointSuccess || !fn) {
+      fprintf(stderr, "tpsplit: gemm: the driver has no cuTensorMapEncodeTiled\n");
+      return TPS_ERR;
+    }
+    encode_tiled = (encode_fn)fn;
+  }
+  /* the packed records as a 3D tensor map: 256 bytes x 33 rows (one 8448-byte record) x the
+   * records; box = one record, which lands contiguous in shared memory as a bulk copy would */
+  {
+    const int nrec = (g->n + 127) / 128 * (g->k / 64);
+    const cuuint64_t dim[3] = {256, TPS_W8_REC_BYTES / 256, (cuuint64_t)nrec}, stride[2] = {256, TPS_W8_REC_BYTES};
+    const cuuint32_t box[3] = {256, TPS_W8_REC_BYTES / 256, 1}, es[3] = {1, 1, 1};
+    CUtensorMap mr;
+    CUresult r = encode_tiled(&mr, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, g->w_rec, dim, stride, box, es,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+      fprintf(stderr, "tpsplit: gemm: cuTensorMapEncodeTiled (records) failed (%d)\n", (int)r);
+      return TPS_ERR;
+    }
+    memcpy(g->tm_rec, &mr, sizeof mr);
+  }
+  g->wgmma_ok = 1;
+  return TPS_OK;
+}
+
+/* developer traces (tps_w8c_set_trace) */
+static unsigned long long *trace_buf;
+static int trace_flags;
+extern "C" void tps_w8c_set_trace(unsigned long long *buf, int flags) {
+  trace_buf = buf;
+  trace_flags = flags;
+}
+
+/* Launch variant w on rows of x (tensor map made here: it names the activation pointer) with
+ * grid (N/128, gy, gz) and cluster dims (cx, 1, cz). */
+static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y, int rows, unsigned gy, unsigned gz,
+                      unsigned cx, unsigned cz, cudaStream_t s) {
+  CUtensorMap mx;
+  /* split-K launches (one token tile, rows <= bt): a box of exactly `rows` rows (the kernel
+   * expects that many bytes; an out-of-bounds box, zero-filled by the TMA unit, is up to
+   * 0.6 us slower at M = 56, data/h200_gemm_tuning.txt) */
+  const uint32_t box_rows = gz > 1 && rows < w->bt ? (uint32_t)rows : (uint32_t)w->bt;
+  TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)rows, (uint64_t)g->k * 2, 64,
+                   box_rows, CU_TENSOR_MAP_SWIZZLE_128B));
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = cx;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = cz;
+  cfg.gridDim = dim3((unsigned)((g->n + 127) / 128), gy, gz);
+  cfg.blockDim = dim3(256, 1, 1);
+  cfg.dynamicSmemBytes = (size_t)w->smem;
+  cfg.stream = s;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  /* split-K stream kernel: partial sums by st.async for every tile (tps_w8c_sum: the fastest
+   * form, data/h200_gemm_tuning.txt); TPS_W8_SUM=0|1|4 forces one */
+  const int sum = w->fn[1] ? tps_w8c_sum() : 0; /* the wgmma kernel has one form */
+  w8t_fn fn = w->fn[sum];
+  if (trace_buf && w->tr[sum]) fn = trace_flags & TPS_W8_SKIP_MMA ? w->tr_nomma[sum] : w->tr[sum];
+  /* records by the 3D tensor map (default) or, with TPS_W8_RECBULK=1, by a plain bulk copy
+   * (same bytes, same barrier; compute-sanitizer racecheck reports its writes as racing with
+   * the reads that wait on that barrier) */
+  CUtensorMap mr;
+  memcpy(&mr, g->tm_rec, sizeof mr);
+  const int rec_bulk = tps_w8_env_int("TPS_W8_RECBULK", 0) == 1;
+  CUDA_TRY(cudaLaunchKernelEx(&cfg, fn, mx, mr, (const uint8_t *)g->w_rec, rec_bulk, (bf16 *)y, rows, g->n, g->k,
+                              trace_buf, trace_flags));
+  CUDA_LAUNCH_CHECK();
+  return TPS_OK;
+}
+
+static int check_run(const tps_gemm *g, const void *x, const void *y) {
+  if (!g->wgmma_ok) {
+    fprintf(stderr, "tpsplit: gemm: the SM90 W8A16 kernels need a compute capability 9.0 GPU and a build for sm_90a\n");
+    return TPS_ERR;
+  }
+  if (((uintptr_t)x & 15) || ((uintptr_t)y & 15)) {
+    fprintf(stderr, "tpsplit: gemm: the SM90 w8a16 kernels need X and Y 16-byte aligned\n");
+    return TPS_ERR;
+  }
+  return TPS_OK;
+}
+
+extern "C" int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s) {
+  TPS_TRY(check_run(g, x, y));
+  const w8t_variant *w = &tvariants[bt <= 64 ? 0 : bt <= 128 ? 1 : 2];
+  return launch_w8t(g, w, x, y, m, (unsigned)((m + w->bt - 1) / w->bt), 1, 1, 1, s);
+}
+
+/* token tile by M; TPS_W8_SBT (16, 32, 48, 64, 128) forces one for sweeps */
+extern "C" int tps_w8c_tokens(int m) {
+  const int o = tps_w8_env_int("TPS_W8_SBT", 0);
+  if (o == 16 || o == 32 || o == 48 || o == 64 || o == 128) return o;
+  return m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : m <= 64 ? 64 : 128;
+}
+
+extern "C" const char *const tps_w8c_sum_name[TPS_W8C_NSUM] = {"pushed", "pulled", "by st.async"};
+
+extern "C" int tps_w8c_sum(void) {
+  const int o = tps_w8_env_int("TPS_W8_SUM", 4);
+  return o == 0 ? TPS_W8C_SUM_PUSH : o == 1 ? TPS_W8C_SUM_PULL : TPS_W8C_SUM_ASYNC;
+}
+
+static const w8t_variant *stream_variant(int t) {
+  for (int v = 0; v < NSVARIANTS; v++)
+    if (svariants[v].bt == t) return &svariants[v];
+  return NULL;
+}
+
+extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s) {
+  TPS_TRY(check_run(g, x, y));
+  /* launches of one token tile each (16, 32, 48, 64 or 128 tokens); the tile by M (not by the rows
+   * of a launch), so that every row of a call goes through the same tile, as
+   * tps_gemm_config says */
+  const int t = tps_w8c_tokens(m);
+  const w8t_variant *w = stream_variant(t);
+  if (!w) {
+    fprintf(stderr, "tpsplit: gemm: no stream kernel for a %d-token tile\n", t);
+    return TPS_ERR;
+  }
+  for (int r0 = 0; r0 < m; r0 += t) {
+    const int rows = m - r0 < t ? m - r0 : t;
+    TPS_TRY(launch_w8t(g, w, (const bf16 *)x + (size_t)r0 * g->k, (bf16 *)y + (size_t)r0 * g->n, rows, 1,
+                       TPS_W8C_SPLITS, 1, TPS_W8C_SPLITS, s));
+  }
+  return TPS_OK;
+}

@@ -1,0 +1,219 @@
+/* path.c: the GEMM kernel paths and the priors of those the model takes.  See path.h.
+ *
+ * The priors are used where nothing of that path was measured on that GPU: spec-only
+ * predictions take them as they are (tps_gemm_from_spec); transfers keep the fitted
+ * efficiency within a path and scale it by the ratio of the priors across paths
+ * (tps_gemm_transfer); their rsd set the spread of the bootstrap (model/predict/uncertainty.c).
+ * Every value below names its source.  Sources:
+ *  [B1] brief, rules of thumb: mma.sync kernels on Hopper reach at best ~75% of the bf16
+ *       peak;                  [B2] large bf16 GEMMs reach ~80% of peak on Hopper;
+ *  [B3] skinny GEMMs stream weights at 85-90% of HBM bandwidth;
+ *  [B4] a cuBLAS GEMM in a CUDA graph costs at least ~2.5 us on Hopper;
+ *  [H20] data/h20_tp8_fused_wqa_wkv.tsv: the replicated Marlin GEMM runs at 83-84 TFLOPS
+ *       from 4096 tokens (brief) = 57% of H20's 148 TFLOPS bf16 peak; its 6-token time,
+ *       14.1 us, bounds the floor (launch + one pass over 9.5 MB of weights at ~4 TB/s =
+ *       2.4 us + pipeline fill);
+ *  [FMT] the weight format of the brief: FP8 E4M3 with one E8M0 scale per 1x32 block
+ *       along K = 1 + 1/32 bytes per weight; bf16 = 2 bytes;
+ *  [K] kernel facts: Marlin tiles of 16 rows (m blocks) and 256 output columns at large
+ *       batch (brief), runs on SM80+ (mma.sync); cuBLASLt bf16 on SM70+; FP8 tensor cores
+ *       from SM89 (Ada, Hopper, Blackwell); 64 x 128 output tiles are cuBLASLt's common
+ *       large-M choice (assumed);
+ *  [A] our assumption, stated where used. */
+#include "model/core/path.h"
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+const tps_path tps_path_marlin_w8a16 = {
+  .id = TPS_PATH_MARLIN_W8A16,
+  .flags = TPS_PATH_F_MODEL,
+  .name = "marlin-w8a16",
+  .aliases = "marlin",
+  .desc = "FP8 E4M3 weights with one E8M0 scale per 1x32 block, dequantized in an mma.sync kernel, bf16 activations",
+  .weight_bytes = 1.0 + 1.0 / 32.0, /* [FMT] */
+  .act_bytes = 2.0,                 /* bf16 activations (brief) */
+  .fp8_peak = 0,                    /* dequantized to bf16: the bf16 tensor peak bounds it [K] */
+  .row_tile = 16,                   /* [K] */
+  .col_tile = 256,                  /* [K] */
+  .min_cc = 80,                     /* [K] */
+  .compute_eff = 0.57,              /* [H20] measured; below the 75% ceiling [B1] */
+  .compute_eff_rsd = 0.25,          /* [A] from 57% (H20) up to the 75% ceiling [B1] on other GPUs: +-25% */
+  .stream_eff = 0.85,               /* [B3], low end */
+  .stream_eff_rsd = 0.10,           /* [A] 85-90% [B3] plus dequantization overhead */
+  .floor_us = 6.0,                  /* [A] below the 14.1 us of 6 tokens on H20 [H20], above [B4] */
+  .source = "H20 table (57% of bf16 peak at M>=4096); mma.sync ceiling ~75% of bf16 peak on Hopper (project brief)",
+  /* Marlin splits M into slices of <= 64 rows (thread_m_blocks <= 4), at most
+   * max_par = 16 slices per launch (vLLM marlin host loop); reduce_us from the H20 fit. */
+  .slice_rows = 64,
+  .max_par = 16,
+  .reduce_us = 0.2,
+};
+
+const tps_path tps_path_dense_bf16 = {
+  .id = TPS_PATH_DENSE_BF16,
+  .flags = TPS_PATH_F_MODEL | TPS_PATH_F_BENCH,
+  .name = "dense-bf16",
+  .aliases = "bf16",
+  .desc = "vendor bf16 GEMM (cuBLASLt), bf16 weights and activations",
+  .weight_bytes = 2.0,              /* [FMT] bf16 */
+  .act_bytes = 2.0,
+  .fp8_peak = 0,
+  .row_tile = 64,                   /* [K] (assumed tile) */
+  .col_tile = 128,                  /* [K] (assumed tile) */
+  .min_cc = 70,                     /* [K] */
+  .compute_eff = 0.80,              /* [B2] */
+  .compute_eff_rsd = 0.10,          /* [A] a vendor GEMM is well tuned: +-10% */
+  .stream_eff = 0.875,              /* [B3] middle of 85-90% */
+  .stream_eff_rsd = 0.05,           /* [B3] half the 85-90% range */
+  .floor_us = 2.5,                  /* [B4] */
+  .source = "large bf16 GEMMs ~80% of peak on Hopper; skinny GEMMs 85-90% of HBM; >=2.5 us per cuBLAS GEMM in a graph (project brief)",
+};
+
+const tps_path tps_path_native_fp8 = {
+  .id = TPS_PATH_NATIVE_FP8,
+  .flags = TPS_PATH_F_MODEL | TPS_PATH_F_BENCH,
+  .name = "native-fp8",
+  .aliases = "fp8",
+  .desc = "FP8 tensor-core GEMM (SM100 MXFP8, SM90 cuBLASLt FP8), activations quantized to FP8",
+  .weight_bytes = 1.0 + 1.0 / 32.0, /* [FMT] */
+  .act_bytes = 1.0,                 /* activations quantized to FP8 */
+  .fp8_peak = 1,                    /* the fp8 tensor peak bounds it [K] */
+  .row_tile = 64,                   /* [K] (assumed tile) */
+  .col_tile = 128,                  /* [K] (assumed tile) */
+  .min_cc = 89,                     /* [K] */
+  .compute_eff = 0.70,              /* [A] fp8 GEMMs reach less of their (doubled) peak than bf16 [B2] */
+  .compute_eff_rsd = 0.20,          /* [A] no measurement of this path anywhere: wide */
+  .stream_eff = 0.85,               /* [B3] low end (scales read with the weights) */
+  .stream_eff_rsd = 0.10,           /* [A] */
+  .floor_us = 4.0,                  /* [B4] + [A] ~1.5 us for the activation quantization kernel */
+  .source = "fp8 GEMMs reach less of their peak than bf16 (assumed 70%); weight streaming as dense (project brief); floor includes the activation quantization kernel",
+};
+
+/* Our W8A16 kernels (kernels/gemm_w8a16*.cu): same weight format as Marlin, different
+ * dispatch (a split-K stream kernel up to 384 rows, wgmma tiles above on SM90).  Predicted on
+ * SM90 by their own model (model/latency/xgemm.h, tps_xw8, fitted to data/h200_gemm_w8a16.tsv) or
+ * the measured table itself (src/evidence/evidence.c); the priors below are [A] placeholders used only
+ * off SM90 (the mma.sync form, never measured) and in the spec scaling.  They are NOT
+ * Marlin's (nothing aliases one to the other). */
+const tps_path tps_path_w8a16 = {
+  .id = TPS_PATH_W8A16,
+  .flags = TPS_PATH_F_MODEL | TPS_PATH_F_BENCH,
+  .name = "w8a16",
+  .aliases = "",
+  .desc = "our W8A16 kernels: FP8 E4M3 weights with E8M0 1x32 scales, bf16 activations (stream-K up to 384 rows, wgmma above)",
+  .weight_bytes = 1.0 + 1.0 / 32.0, /* [FMT] */
+  .act_bytes = 2.0,
+  .fp8_peak = 0,
+  .row_tile = 64,                   /* [A] wgmma tile rows */
+  .col_tile = 128,                  /* [A] */
+  .min_cc = 80,                     /* mma.sync form runs on SM80+ (kernels/gemm/gemm_w8a16.cu) */
+  .compute_eff = 0.60,              /* [A] 0.82-0.88x of dense-bf16 at M >= 4096 on H200 (data/h200_gemm_w8a16.tsv) */
+  .compute_eff_rsd = 0.20,
+  .stream_eff = 0.80,               /* [A] */
+  .stream_eff_rsd = 0.15,
+  .floor_us = 4.0,                  /* [A] */
+  .source = "assumed priors (off SM90 and spec-only; on SM90 the tps_xw8 model fitted to data/h200_gemm_w8a16.tsv)",
+};
+
+/* The reference W8A16 kernel: bench and tests only, no model. */
+const tps_path tps_path_w8a16_ref = {
+  .id = TPS_PATH_W8A16_REF,
+  .flags = TPS_PATH_F_BENCH,
+  .name = "w8a16-ref",
+  .aliases = "",
+  .desc = "reference W8A16 kernel (one thread per output, fp32): the check of the fast one",
+  .weight_bytes = 1.0 + 1.0 / 32.0,
+  .act_bytes = 2.0,
+  .row_tile = 1,
+  .col_tile = 1,
+  .min_cc = 70,
+  .source = "bench only",
+};
+
+/* W8A8 FP8 with block scales, as engines run DeepSeek-V3-style checkpoints: E4M3 weights with
+ * one fp32 scale per 128x128 block, activations quantized to E4M3 on every run with one fp32
+ * scale per row and 128 columns (kernels/gemm/gemm_fp8block.cu, cuBLASLt's VEC128_32F and
+ * BLK128x128_32F scale modes, SM90 only).  Bench only: no priors until it is measured. */
+const tps_path tps_path_fp8_block = {
+  .id = TPS_PATH_FP8_BLOCK,
+  .flags = TPS_PATH_F_BENCH,
+  .name = "fp8-block",
+  .aliases = "fp8_block",           /* AIConfigurator's dtype name */
+  .desc = "cuBLASLt FP8 E4M3 GEMM with block scales: weights 128x128, activations 1x128 quantized on every run (fp32 scales)",
+  .weight_bytes = 1.0 + 4.0 / (128.0 * 128.0), /* E4M3 + one fp32 scale per 128x128 block */
+  .act_bytes = 1.0 + 4.0 / 128.0,   /* E4M3 + one fp32 scale per 1x128 block */
+  .fp8_peak = 1,
+  .row_tile = 64,                   /* [A] */
+  .col_tile = 128,                  /* [A] */
+  .min_cc = 90,                     /* cuBLASLt's block-scaled FP8 modes exist on SM90 only */
+  .source = "bench only",
+};
+
+const tps_path *const tps_paths[TPS_NPATHS + 1] = {
+  [TPS_PATH_MARLIN_W8A16] = &tps_path_marlin_w8a16, [TPS_PATH_DENSE_BF16] = &tps_path_dense_bf16,
+  [TPS_PATH_NATIVE_FP8] = &tps_path_native_fp8, [TPS_PATH_W8A16] = &tps_path_w8a16,
+  [TPS_PATH_W8A16_REF] = &tps_path_w8a16_ref, [TPS_PATH_FP8_BLOCK] = &tps_path_fp8_block,
+  [TPS_NPATHS] = NULL};
+
+static int has_alias(const char *aliases, const char *name) {
+  size_t n = strlen(name);
+  for (const char *a = aliases; a && *a;) {
+    while (*a == ' ') a++;
+    size_t l = strcspn(a, " ");
+    if (l && l == n && strncasecmp(a, name, n) == 0) return 1;
+    a += l;
+  }
+  return 0;
+}
+
+const tps_path *tps_path_find(const char *name) { return tps_path_find_for(name, 0); }
+
+const tps_path *tps_path_find_for(const char *name, unsigned flags) {
+  if (!name) return NULL;
+  for (size_t i = 0; tps_paths[i]; i++)
+    if (strcasecmp(tps_paths[i]->name, name) == 0 || has_alias(tps_paths[i]->aliases, name))
+      return (tps_paths[i]->flags & flags) == flags ? tps_paths[i] : NULL;
+  return NULL;
+}
+
+const tps_path *tps_path_get(int id) { return id >= 0 && id < TPS_NPATHS ? tps_paths[id] : NULL; }
+
+const char *tps_path_name(int id) { return id >= 0 && id < TPS_NPATHS ? tps_paths[id]->name : "?"; }
+
+unsigned long tps_path_select(unsigned flags, const tps_path **out, unsigned long max) {
+  unsigned long n = 0;
+  for (size_t i = 0; tps_paths[i] && n < max; i++)
+    if ((tps_paths[i]->flags & flags) == flags) out[n++] = tps_paths[i];
+  return n;
+}
+
+const char *tps_path_names(unsigned flags, char *buf, unsigned long bufsz) {
+  if (!buf || !bufsz) return buf;
+  buf[0] = 0;
+  size_t used = 0;
+  for (size_t i = 0; tps_paths[i]; i++) {
+    if ((tps_paths[i]->flags & flags) != flags) continue;
+    int w = snprintf(buf + used, bufsz - used, "%s%s", used ? ", " : "", tps_paths[i]->name);
+    if (w < 0 || (size_t)w >= bufsz - used) break;
+    used += (size_t)w;
+  }
+  return buf;
+}
+
+const char *tps_path_unknown(const char *name, unsigned flags, char *buf, unsigned long bufsz) {
+  if (!buf || !bufsz) return buf;
+  char names[256];
+  tps_path_names(flags, names, sizeof names);
+  const tps_path *p = tps_path_find_for(name, 0);
+  if (!p) {
+    snprintf(buf, bufsz, "unknown kernel path '%s' (one of: %s)", name ? name : "", names);
+  } else {
+    unsigned lack = flags & ~p->flags;
+    const char *what = lack & TPS_PATH_F_MODEL ? "has no model" : "cannot be benchmarked";
+    const char *has = p->flags & TPS_PATH_F_MODEL ? "model only" : p->flags & TPS_PATH_F_BENCH ? "bench only" : "listed only";
+    snprintf(buf, bufsz, "kernel path '%s' %s (%s; one of: %s)", p->name, what, has, names);
+  }
+  return buf;
+}

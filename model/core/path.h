@@ -1,0 +1,88 @@
+/* path.h: GEMM kernel paths, named const "type" structs (GSL style).
+ *
+ * A path fixes how many bytes a weight element costs, which tensor peak bounds its
+ * compute, its tiling, and the efficiency priors used when no measurement of that path
+ * exists (spec-only predictions).  The priors and their sources are documented in
+ * path.c next to each value. */
+#ifndef TPS_MODEL_PATH_H
+#define TPS_MODEL_PATH_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The one list of kernel paths: every name list, option check and message derives from
+ * tps_paths[] (ids index it).  Adding a path: a row here (path.c) and, when benchable, its
+ * tps_gemm_ops in kernels/ (doc/extending.md). */
+typedef enum {
+  TPS_PATH_MARLIN_W8A16 = 0, /* vLLM's Marlin W8A16 of the seed PR (model only) */
+  TPS_PATH_DENSE_BF16,       /* cuBLASLt bf16 */
+  TPS_PATH_NATIVE_FP8,       /* cuBLASLt FP8 per-tensor */
+  TPS_PATH_W8A16,            /* our W8A16 kernels (kernels/gemm_w8a16*.cu) */
+  TPS_PATH_W8A16_REF,        /* our one-thread-per-output reference W8A16 kernel (bench only) */
+  TPS_PATH_FP8_BLOCK,        /* cuBLASLt FP8 with 1x128 / 128x128 block scales (bench only) */
+  TPS_NPATHS
+} tps_path_id;
+
+/* What a path can be used for (tps_path.flags). */
+enum {
+  TPS_PATH_F_MODEL = 1u << 0, /* has priors: predict/crossover/plot/simulate/decide take it */
+  TPS_PATH_F_BENCH = 1u << 1  /* kernels/ can run it: bench gemm/split, GPU tests */
+};
+
+typedef struct tps_path {
+  tps_path_id id;
+  unsigned flags;          /* TPS_PATH_F_* */
+  const char *name;        /* canonical name, as on the command line and in files */
+  const char *aliases;     /* other accepted spellings, space separated ("" = none) */
+  const char *desc;        /* one line */
+  double weight_bytes;     /* bytes per weight element read from HBM, scales included */
+  double act_bytes;        /* bytes per activation element read by the GEMM */
+  int fp8_peak;            /* 1: compute bounded by the fp8 tensor peak; 0: bf16 peak */
+  int row_tile;            /* M is padded up to a multiple of this */
+  int col_tile;            /* output columns per tile (waves over the SMs) */
+  int min_cc;              /* lowest compute capability (x10, e.g. 89) the path runs on */
+  double compute_eff;      /* prior: fraction of the tensor peak reached at large M */
+  double compute_eff_rsd;  /* prior's relative standard deviation */
+  double stream_eff;       /* prior: fraction of HBM bandwidth reached when streaming weights */
+  double stream_eff_rsd;
+  double floor_us;         /* prior: fixed cost in a CUDA graph (launch, fill, drain) */
+  const char *source;      /* where the priors come from */
+  /* The launch structure of sliced stream-K kernels (model/latency/gemm.c): */
+  int slice_rows;          /* >0: the kernel splits M into slices of at most this many rows,
+                            * each a separate pass over the weights, with K split across SMs
+                            * (stream-K, serial reduction); 0: one output-tiled launch */
+  int max_par;             /* slices per launch at most (Marlin's max_par); more rows => more launches */
+  double reduce_us;        /* prior: cost of one serial reduction step of a 16-row block, us */
+} tps_path;
+
+extern const tps_path tps_path_marlin_w8a16;
+extern const tps_path tps_path_dense_bf16;
+extern const tps_path tps_path_native_fp8;
+extern const tps_path tps_path_w8a16;
+extern const tps_path tps_path_w8a16_ref;
+extern const tps_path tps_path_fp8_block;
+/* All paths, indexed by id, NULL-terminated (tps_paths[TPS_NPATHS] == NULL). */
+extern const tps_path *const tps_paths[];
+
+/* Find a path by name or alias (case-insensitive). NULL when unknown. */
+const tps_path *tps_path_find(const char *name);
+/* Find a path that has every flag in `flags` (0 = any); NULL when unknown or lacking one. */
+const tps_path *tps_path_find_for(const char *name, unsigned flags);
+/* The path of an id; NULL when out of range. */
+const tps_path *tps_path_get(int id);
+/* The paths with every flag in `flags`, in table order, into out[0..max); returns how many. */
+unsigned long tps_path_select(unsigned flags, const tps_path **out, unsigned long max);
+/* Canonical name of an id, "?" when out of range. */
+const char *tps_path_name(int id);
+/* The names of every path with all of `flags`, joined by ", " (for --help and messages).
+ * Returns buf (always NUL-terminated). */
+const char *tps_path_names(unsigned flags, char *buf, unsigned long bufsz);
+/* One line saying why tps_path_find_for(name, flags) found nothing, listing the paths that
+ * have `flags`: "unknown kernel path 'x' (one of: a, b)", or for a known path that lacks a
+ * flag "kernel path 'w8a16' has no model (bench only; one of: a, b)".  Returns buf. */
+const char *tps_path_unknown(const char *name, unsigned flags, char *buf, unsigned long bufsz);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,99 @@
+/* allgather.c: all-gather latency model (see allgather.h for the equations). */
+#include "model/latency/allgather.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+const char *const tps_proto_names[TPS_NPROTO] = {"LL", "LL128", "Simple"};
+const tps_gather_backend tps_gathers[TPS_NGATHERS] = {
+    [TPS_GATHER_NCCL] = {TPS_GATHER_NCCL, "nccl", "NCCL all-gather (ncclAllGather)", 0},
+    [TPS_GATHER_CUSTOM] = {TPS_GATHER_CUSTOM, "custom",
+                           "one-shot NVLink all-gather: each rank pulls every shard between two barriers", 0},
+    [TPS_GATHER_AUTO] = {TPS_GATHER_AUTO, "auto", "custom while the per-rank input <= cap, else nccl", 1},
+};
+
+int tps_gather_parse(const char *name) {
+  if (!name) return -1;
+  for (int i = 0; i < TPS_NGATHERS; i++)
+    if (strcasecmp(name, tps_gathers[i].name) == 0) return i;
+  return -1;
+}
+
+const char *tps_gather_name(int id) { return id >= 0 && id < TPS_NGATHERS ? tps_gathers[id].name : "-"; }
+
+const char *tps_gather_names(char *buf, unsigned long bufsz) {
+  if (!buf || !bufsz) return buf;
+  buf[0] = 0;
+  size_t used = 0;
+  for (int i = 0; i < TPS_NGATHERS; i++) {
+    int w = snprintf(buf + used, bufsz - used, "%s%s", used ? ", " : "", tps_gathers[i].name);
+    if (w < 0 || (size_t)w >= bufsz - used) break;
+    used += (size_t)w;
+  }
+  return buf;
+}
+
+static int crosses_nodes(const tps_ag_model *a, int n) { return a->ranks_per_node > 0 && n > a->ranks_per_node; }
+
+double tps_ag_nccl_proto_us(const tps_ag_model *a, double total_bytes, int n, int proto) {
+  if (n < 1 || proto < 0 || proto >= TPS_NPROTO || !(total_bytes >= 0)) return NAN;
+  if (n == 1) return 0.0;
+  double bw = a->busbw_gbps[proto];
+  if (!(bw > 0)) return INFINITY;
+  double lat = a->lat_us[proto];
+  if (crosses_nodes(a, n)) {
+    if (a->internode_gbps > 0 && a->internode_gbps < bw) bw = a->internode_gbps;
+    lat += a->internode_lat_us;
+  }
+  return lat + total_bytes * (n - 1) / n / (bw * 1e3);
+}
+
+double tps_ag_time_us(const tps_ag_model *a, double total_bytes, int n, int backend, int *used, int *proto) {
+  if (used) *used = TPS_GATHER_NCCL;
+  if (proto) *proto = -1;
+  if (n < 1 || !(total_bytes >= 0)) return NAN;
+  if (n == 1) return 0.0;
+  int custom_ok = a->custom_cap_bytes > 0 && a->custom_gbps > 0 && !crosses_nodes(a, n) &&
+                  total_bytes / n <= a->custom_cap_bytes;
+  if (backend == TPS_GATHER_CUSTOM || (backend == TPS_GATHER_AUTO && custom_ok)) {
+    if (!custom_ok) {
+      /* custom requested above its cap (or unavailable): the backend falls back to NCCL. */
+    } else {
+      if (used) *used = TPS_GATHER_CUSTOM;
+      return a->custom_floor_us + total_bytes * (n - 1) / n / (a->custom_gbps * 1e3);
+    }
+  }
+  double best = INFINITY;
+  for (int p = 0; p < TPS_NPROTO; p++) {
+    double t = tps_ag_nccl_proto_us(a, total_bytes, n, p);
+    if (t < best) { best = t; if (proto) *proto = p; }
+  }
+  return best;
+}
+
+int tps_ag_from_spec(tps_ag_model *a, const tps_gpu *gpu, int n) {
+  if (n < 1) return -1;
+  memset(a, 0, sizeof *a);
+  a->ranks = n;
+  /* Simple's bus bandwidth: NCCL's own topology model where the GPU table has it (per-link
+   * bandwidth x links: 20.6 x 18 = 370.8 GB/s on NVLink4, the ~370 GB/s measured, brief),
+   * else ~80% of the line rate (brief).  LL and LL128 carry 50% and ~94% payload per line
+   * (NCCL's protocol design): 40% and 92% of Simple here, with lower latency.  The floors
+   * follow the brief (10-13 us at 8 Hopper GPUs for the smallest messages), split into a
+   * fixed part and a per-step part of the ring. */
+  double line = gpu->link_gbps > 0 ? gpu->link_gbps : 32.0;
+  double simple = gpu->nccl_link_gbps > 0 && gpu->links > 0 ? gpu->nccl_link_gbps * gpu->links : 0.80 * line;
+  a->busbw_gbps[TPS_PROTO_SIMPLE] = simple;
+  a->busbw_gbps[TPS_PROTO_LL128] = simple * 0.92;
+  a->busbw_gbps[TPS_PROTO_LL] = simple * 0.40;
+  a->lat_us[TPS_PROTO_LL] = 6.0 + 0.6 * (n - 1);
+  a->lat_us[TPS_PROTO_LL128] = 7.5 + 0.9 * (n - 1);
+  a->lat_us[TPS_PROTO_SIMPLE] = 10.0 + 1.5 * (n - 1);
+  if (gpu->nvlink) {
+    a->custom_floor_us = 6.0;
+    a->custom_gbps = 0.75 * line;
+    a->custom_cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
+  }
+  return 0;
+}

@@ -1,0 +1,84 @@
+/* allgather.h: all-gather latency model for the split's output gather.
+ *
+ * total_bytes is the size of the whole gathered buffer (nccl-tests' "size"); each of the
+ * n ranks contributes total_bytes/n.
+ *
+ * NCCL: each protocol p (LL, LL128, Simple) costs
+ *     t_p = lat_us[p] + total_bytes*(n-1)/n / (busbw_gbps[p]*1e3)      [us]
+ * and the fastest protocol wins (what NCCL's tuner does), so the curve bends where it
+ * switches.  Across nodes (n > ranks_per_node) bandwidth is bounded by the per-GPU
+ * inter-node bandwidth.
+ *
+ * Custom one-shot NVLink gather (each rank pulls the n-1 other shards in one kernel
+ * between two barriers):
+ *     t = custom_floor_us + total_bytes*(n-1)/n / (custom_gbps*1e3)
+ * used only while the per-rank input total_bytes/n <= custom_cap_bytes; above the cap,
+ * the NCCL model applies. */
+#ifndef TPS_MODEL_ALLGATHER_H
+#define TPS_MODEL_ALLGATHER_H
+#include "model/core/gpu.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { TPS_PROTO_LL = 0, TPS_PROTO_LL128, TPS_PROTO_SIMPLE, TPS_NPROTO };
+extern const char *const tps_proto_names[TPS_NPROTO]; /* "LL", "LL128", "Simple" */
+
+/* The one encoding of gather backends, used by model/, kernels/ and src/ alike.  Every
+ * name list, option check and message derives from tps_gathers[] (ids index it).  Adding a
+ * backend: a row here (allgather.c) with its model term in tps_ag_time_us, and its
+ * kernels/gather_<name>.cu filling a tps_gather_ops (kernels/gather/gather.h). */
+typedef enum {
+  TPS_GATHER_NCCL = 0,   /* ncclAllGather */
+  TPS_GATHER_CUSTOM = 1, /* one-shot NVLink pull between two barriers, per-rank input <= cap */
+  TPS_GATHER_AUTO = 2,   /* rule: custom while the per-rank input <= cap, else nccl */
+  TPS_NGATHERS
+} tps_gather_id;
+
+typedef struct {
+  tps_gather_id id;
+  const char *name;  /* as on the command line and in files: "nccl", "custom", "auto" */
+  const char *desc;  /* one line */
+  int rule;          /* 1: a rule choosing among the concrete backends (auto), 0: a backend */
+} tps_gather_backend;
+
+extern const tps_gather_backend tps_gathers[TPS_NGATHERS];
+/* Id of a backend name (case-insensitive), -1 when unknown. */
+int tps_gather_parse(const char *name);
+/* Name of an id, "-" when out of range (e.g. -1: no gather). */
+const char *tps_gather_name(int id);
+/* Every backend name joined by ", " (for --help and messages); returns buf. */
+const char *tps_gather_names(char *buf, unsigned long bufsz);
+
+/* Per-rank input cap of the custom one-shot gather, in bytes: 2 MiB, as the vLLM custom
+ * all-gather of the seed PR.  The one place this number is written. */
+#define TPS_GATHER_CUSTOM_CAP_BYTES (2u * 1024u * 1024u)
+
+typedef struct {
+  int ranks;                      /* n the parameters describe */
+  double lat_us[TPS_NPROTO];      /* per-protocol latency at n ranks, us */
+  double busbw_gbps[TPS_NPROTO];  /* per-protocol bus bandwidth, GB/s (0 = protocol off) */
+  double custom_floor_us;         /* custom one-shot floor, us */
+  double custom_gbps;             /* custom one-shot bandwidth per rank (bytes pulled / time) */
+  double custom_cap_bytes;        /* per-rank input cap for the custom backend; 0 = none */
+  int ranks_per_node;             /* NVLink domain size (0 = all ranks in one domain) */
+  double internode_gbps;          /* per-GPU inter-node bandwidth, GB/s */
+  double internode_lat_us;        /* extra latency when crossing nodes */
+} tps_ag_model;
+
+/* Latency of one all-gather of total_bytes over ranks n with the requested backend
+ * (TPS_GATHER_AUTO: custom while under the cap, else NCCL). *used gets the backend that ran
+ * (may be NULL); *proto the NCCL protocol that won (may be NULL; -1 for custom). */
+double tps_ag_time_us(const tps_ag_model *a, double total_bytes, int n, int backend,
+                      int *used, int *proto);
+
+/* NCCL-only time of one protocol (tps_ag_time_us takes the fastest of them). */
+double tps_ag_nccl_proto_us(const tps_ag_model *a, double total_bytes, int n, int proto);
+
+/* A spec-only model for n ranks of a GPU from its link bandwidth (NCCL reaches ~80% of
+ * line rate, small-message floors from the brief).  Returns 0, -1 for n < 1. */
+int tps_ag_from_spec(tps_ag_model *a, const tps_gpu *gpu, int n);
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,223 @@
+/* crossover.c: break-even, sign changes and thresholds (see crossover.h): the dense scan
+ * of every integer T and the bisection that skips intervals a bound decides. */
+#include "model/predict/crossover.h"
+#include <math.h>
+#include <string.h>
+#include "model/predict/pred_impl.h"
+
+const int tps_grid_tp[TPS_GRID_NTP] = {2, 4, 8, 16};
+
+long tps_threshold(long be, long rounding) {
+  if (be < 1) return -1;
+  if (rounding > 0) return (be + rounding - 1) / rounding * rounding;
+  long t = 1;
+  while (t < be) t *= 2;
+  return t;
+}
+
+/* ---- win bands */
+
+/* One grid point: win (split < replicated) and the speedup (NaN unless both times > 0). */
+static int band_eval(tps_bands_fn fn, void *ctx, long t, int *win, double *speedup) {
+  double rep = NAN, split = NAN;
+  int st = fn(t, ctx, &rep, &split);
+  if (st != TPS_OK) return st;
+  if (isnan(rep) || isnan(split)) return TPS_EINVAL;
+  *win = split < rep;
+  *speedup = rep > 0 && split > 0 ? rep / split : NAN;
+  return TPS_OK;
+}
+
+/* The grid point after t: t + 1 (dense), or the next distinct floor(2^(j/64) + 0.5) above t
+ * (*j: the index reached); tmax at most. */
+static long band_next(int grid, long t, long tmax, long *j) {
+  long n = t + 1;
+  if (grid == TPS_BANDS_LOG64)
+    for (;; (*j)++) {
+      double x = floor(exp2((double)*j / 64.0) + 0.5);
+      if (x > (double)t) { n = x < (double)tmax ? (long)x : tmax; break; }
+    }
+  return n < tmax ? n : tmax;
+}
+
+static void gap_add(double *gap_min, double s) {
+  if (!isnan(s) && (isnan(*gap_min) || s < *gap_min)) *gap_min = s;
+}
+
+int tps_bands_find(tps_bands_fn fn, void *ctx, long tmin, long tmax, int grid, tps_bands *b) {
+  memset(b, 0, sizeof *b);
+  b->tmin = tmin;
+  b->tmax = tmax;
+  b->grid = grid;
+  b->breakeven = -1;
+  for (size_t i = 0; i < TPS_BANDS_MAX; i++) b->gap_min_speedup[i] = NAN;
+  if (!fn || tmin < 1 || tmin > tmax || (grid != TPS_BANDS_DENSE && grid != TPS_BANDS_LOG64)) return TPS_EINVAL;
+  long prev = 0, from = 0, j = 0; /* the previous grid point (0: none); the current band's start (0: outside one) */
+  double gap_min = NAN;           /* the smallest speedup since the last band ended */
+  for (long t = tmin;; t = band_next(grid, t, tmax, &j)) {
+    int w, w1;
+    double s, s1;
+    int st = band_eval(fn, ctx, t, &w, &s);
+    if (st != TPS_OK) return st;
+    if (w && !from) {
+      /* a band starts in (prev, t]: down from t while the split keeps winning */
+      from = t;
+      while (prev && from - 1 > prev) {
+        if ((st = band_eval(fn, ctx, from - 1, &w1, &s1)) != TPS_OK) return st;
+        if (!w1) { gap_add(&gap_min, s1); break; }
+        from--;
+      }
+      size_t k = b->nbands++;
+      if (k < TPS_BANDS_MAX) b->from_tokens[k] = from;
+      if (k >= 1 && k - 1 < TPS_BANDS_MAX) b->gap_min_speedup[k - 1] = gap_min;
+    } else if (!w && from) {
+      /* the band ends in [prev, t): up from prev while the split keeps winning */
+      long to = prev;
+      gap_min = NAN;
+      while (to + 1 < t) {
+        if ((st = band_eval(fn, ctx, to + 1, &w1, &s1)) != TPS_OK) return st;
+        if (!w1) { gap_add(&gap_min, s1); break; }
+        to++;
+      }
+      if (b->nbands - 1 < TPS_BANDS_MAX) b->to_tokens[b->nbands - 1] = to;
+      from = 0;
+    }
+    if (!w) gap_add(&gap_min, s);
+    prev = t;
+    if (t >= tmax) break;
+  }
+  if (from) {
+    if (b->nbands - 1 < TPS_BANDS_MAX) b->to_tokens[b->nbands - 1] = tmax;
+    b->breakeven = from;
+  }
+  return TPS_OK;
+}
+
+/* The sign changes of c from its bands: each band's start (unless at tmin) and the token
+ * after its end (unless at tmax). */
+static void changes_of_bands(tps_crossover *c) {
+  const tps_bands *b = &c->bands;
+  size_t stored = b->nbands < TPS_BANDS_MAX ? b->nbands : TPS_BANDS_MAX;
+  c->nchg = 0;
+  for (size_t i = 0; i < stored; i++) {
+    if (b->from_tokens[i] > c->tmin) {
+      if (c->nchg < TPS_CROSS_MAXCHG) { c->chg[c->nchg] = b->from_tokens[i]; c->chg_wins[c->nchg] = 1; }
+      c->nchg++;
+    }
+    if (b->to_tokens[i] < c->tmax) {
+      if (c->nchg < TPS_CROSS_MAXCHG) { c->chg[c->nchg] = b->to_tokens[i] + 1; c->chg_wins[c->nchg] = 0; }
+      c->nchg++;
+    }
+  }
+  /* bands beyond the stored ones: two changes each, less the end at tmax */
+  if (b->nbands > stored) c->nchg += 2 * (b->nbands - stored) - (b->breakeven >= 0);
+  c->breakeven = b->breakeven;
+}
+
+typedef struct {
+  double (*diff)(long t, void *arg);
+  void *arg;
+} diff_ctx;
+
+/* A difference as the pair (replicated 0, split diff): the split wins where diff < 0. */
+static int diff_pair(long t, void *ctx, double *rep, double *split) {
+  const diff_ctx *d = ctx;
+  *rep = 0;
+  *split = d->diff(t, d->arg);
+  return TPS_OK;
+}
+
+static int crossover_scan(tps_bands_fn fn, void *ctx, long tmin, long tmax, tps_crossover *c) {
+  memset(c, 0, sizeof *c);
+  c->tmin = tmin;
+  c->tmax = tmax;
+  c->breakeven = -1;
+  int rc = tps_bands_find(fn, ctx, tmin, tmax, TPS_BANDS_DENSE, &c->bands);
+  if (rc != TPS_OK) {
+    c->bands.nbands = 0;
+    c->bands.breakeven = -1;
+    return rc;
+  }
+  changes_of_bands(c);
+  return TPS_OK;
+}
+
+int tps_crossover_find(double (*diff)(long t, void *arg), void *arg, long tmin, long tmax, tps_crossover *c) {
+  diff_ctx d = {diff, arg};
+  return crossover_scan(diff ? diff_pair : NULL, &d, tmin, tmax, c);
+}
+
+static int dense_pair(long t, void *arg, double *rep, double *split) {
+  tps_gemmgrid_times(arg, t, rep, split);
+  return TPS_OK;
+}
+
+int tps_pred_tmax_ok(const tps_pred *p, long tmax) {
+  return p->applicable && tmax >= 1 && tmax <= TPS_PRED_MAX_TMAX;
+}
+
+/* Dense scan of p with a structure (built here when gs is NULL). */
+int tps_pred_crossover_on(const tps_pred *p, long tmax, tps_crossover *c, tps_gemmgrid *gs) {
+  memset(c, 0, sizeof *c);
+  c->breakeven = -1;
+  if (!tps_pred_tmax_ok(p, tmax)) return p->applicable ? TPS_EINVAL : TPS_NA;
+  tps_gemmgrid *mc = gs ? gs : tps_gemmgrid_build(p, tmax);
+  if (!mc) return TPS_ENOMEM;
+  tps_gemmgrid_load(mc, p, 1);
+  int rc = crossover_scan(dense_pair, mc, 1, tmax, c);
+  if (!gs) tps_gemmgrid_free(mc);
+  return rc;
+}
+
+int tps_pred_crossover(const tps_pred *p, long tmax, tps_crossover *c) { return tps_pred_crossover_on(p, tmax, c, NULL); }
+
+int tps_pred_breakeven(const tps_pred *p, long tmax, long *be) {
+  tps_crossover c;
+  int rc = tps_pred_crossover_on(p, tmax, &c, NULL);
+  *be = c.breakeven;
+  return rc;
+}
+
+/* Largest T in [a, b] where the split does not win (0 when none).  Inside [a, b] the
+ * gather is nondecreasing (one backend), so split(T) <= max GEMM over rows
+ * [1, ceil(b/tp)] + gather(b), and replicated(T) >= min GEMM over [a, tmax]: when the
+ * first is below the second the split wins on all of [a, b].  (Parts: a measured gather
+ * need not be monotone; its largest value over [a, b] stands for gather(b).) */
+static long last_nonwin(tps_gemmgrid *c, long a, long b) {
+  const tps_pred *p = c->p;
+  if (b - a < 8) {
+    for (long t = b; t >= a; t--)
+      if (!(tps_gemmgrid_diff(c, t) < 0)) return t;
+    return 0;
+  }
+  double gmax = tps_gemmgrid_gather_max(c, a, b);
+  if (tps_gemmgrid_pmax(c, tps_pred_rows_per_rank(p, b)) + gmax < tps_gemmgrid_smin(c, a)) return 0;
+  if (!(tps_gemmgrid_diff(c, b) < 0)) return b;
+  long m = a + (b - a) / 2;
+  long r = last_nonwin(c, m + 1, b);
+  return r ? r : last_nonwin(c, a, m);
+}
+
+int tps_pred_breakeven_on(const tps_pred *p, long tmax, long *be, tps_gemmgrid *gs) {
+  *be = -1;
+  if (!tps_pred_tmax_ok(p, tmax)) return p->applicable ? TPS_EINVAL : TPS_NA;
+  if (p->scaling == TPS_SCALING_PESSIMISTIC) return tps_pred_breakeven(p, tmax, be);
+  tps_gemmgrid *mc = gs ? gs : tps_gemmgrid_build(p, tmax);
+  if (!mc) return TPS_ENOMEM;
+  tps_gemmgrid_load(mc, p, 0);
+  /* Monotone pieces of the gather: the custom gather runs up to tc tokens, NCCL above. */
+  long cuts[2];
+  int nc = 0;
+  if (tps_pred_custom_possible(p) || p->backend == TPS_GATHER_CUSTOM) {
+    double x = p->tp * floor(p->ag.custom_cap_bytes / p->out_bytes_per_token); /* ceil(T/tp) rows <= cap */
+    if (x >= 1 && x < (double)tmax) cuts[nc++] = (long)x;
+  }
+  cuts[nc++] = tmax;
+  long t = 0;
+  for (int i = nc - 1; i >= 0 && !t; i--) t = last_nonwin(mc, i ? cuts[i - 1] + 1 : 1, cuts[i]);
+  if (!gs) tps_gemmgrid_free(mc);
+  *be = t == tmax ? -1 : t + 1;
+  return TPS_OK;
+}
+
+int tps_pred_breakeven_fast(const tps_pred *p, long tmax, long *be) { return tps_pred_breakeven_on(p, tmax, be, NULL); }

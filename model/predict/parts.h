@@ -1,0 +1,139 @@
+/* parts.h: the two parts of a split's cost, each from a measurement or from a model.
+ *
+ *   replicated(T) = GEMM(T rows)
+ *   split(T)      = GEMM(ceil(T/TP) rows) + ALLGATHER(TP * ceil(T/TP) * out_bytes_per_token, TP)
+ *
+ * A part is the GEMM time of m rows (one GPU, kernel path and shape K x N) or the all-gather
+ * time of S bytes over n ranks (one GPU, backend).  Each has
+ *  - measured points (optional): interpolated monotonically in log-log between them (GSL
+ *    Steffen, no accelerator: a part is shared read-only by threads); exact at the points;
+ *  - a model (optional): used outside the measured range, anchored to the nearest measured
+ *    end (model(x) * measured(end) / model(end): no step where the measurement stops), or
+ *    everywhere when nothing was measured.  Models: the cross-GPU GEMM model (xgemm.h), our
+ *    W8A16 kernels' model (xgemm.h, tps_xw8), the gemm.h model (the H20 Marlin fit
+ *    transferred, or spec-only), the cross-GPU all-gather model (xgather.h), the allgather.h
+ *    model (spec-only; TP across nodes).
+ * A part without a model evaluates to NaN outside its measured range: callers check
+ * tps_part_covers() for the range a question needs and say so (one line) before asking.
+ *
+ * Provenance (tps_prov_*): measured (a file and its lines), fitted (a fit of this GPU's own
+ * data), transferred (a model fitted on other GPUs, moved here by the GPU's datasheet),
+ * spec-only (datasheet x path priors).  The text that names files and lines is written by
+ * src/ (partsrc.h); model/ keeps the kinds.
+ *
+ * Uncertainty: each part has a relative spread rsd (lognormal, exp(rsd z)): the measured
+ * curve's (TPS_PART_MEASURED_RSD) inside its range, the model's outside; the interval of a
+ * prediction draws one factor per part (model/predict/uncertainty.c).  Pure C, no I/O; times in us,
+ * bytes, rows. */
+#ifndef TPS_MODEL_PARTS_H
+#define TPS_MODEL_PARTS_H
+#include <stddef.h>
+#include "model/core/gpu.h"
+#include "model/latency/gemm.h"
+#include "model/latency/allgather.h"
+#include "model/latency/xgemm.h"
+#include "model/latency/xgather.h"
+#include "model/core/status.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { TPS_PART_GEMM = 0, TPS_PART_GATHER = 1 };
+
+/* Provenance kinds, in order of preference. */
+enum { TPS_PROV_MEASURED = 0, TPS_PROV_FITTED, TPS_PROV_TRANSFERRED, TPS_PROV_SPEC, TPS_PROV_N };
+extern const char *const tps_prov_names[TPS_PROV_N]; /* "measured", "fitted", "transferred", "spec-only" */
+
+/* Relative spread of a measured curve (one lognormal factor per curve): replay-to-replay
+ * noise is far below it (our tables: median of 50, min..max within 2-10%); what it stands
+ * for is how well one harness's number (AIConfigurator: mean of 6 replays, no L2 flush; ours:
+ * median of 50 with an L2 flush; nccl-tests: mean of 20 iterations) holds in another
+ * program.  An assumption, stated in doc/predict.md. */
+#define TPS_PART_MEASURED_RSD 0.03
+
+/* ------------------------------------------------------------------ measured curves */
+typedef struct tps_mcurve tps_mcurve;
+/* x strictly increasing, > 0; t > 0 and finite; n >= 2 (2 points: linear in log-log).
+ * NULL on bad input or out of memory. */
+tps_mcurve *tps_mcurve_alloc(const double *x, const double *t, size_t n);
+void tps_mcurve_free(tps_mcurve *c);
+/* The interpolated value at x in [xlo, xhi], NaN outside. */
+double tps_mcurve_eval(const tps_mcurve *c, double x);
+double tps_mcurve_xlo(const tps_mcurve *c);
+double tps_mcurve_xhi(const tps_mcurve *c);
+size_t tps_mcurve_n(const tps_mcurve *c);
+/* The largest measured value at a point inside [xa, xb] (0 when none): with the values at
+ * xa and xb, the largest of the curve there (Steffen is monotone between points). */
+double tps_mcurve_max(const tps_mcurve *c, double xa, double xb);
+
+/* ------------------------------------------------------------------ models of a part */
+enum {
+  TPS_PM_NONE = 0, /* no model: measured only */
+  TPS_PM_XGEMM,    /* tps_xg_time_us(xg, gpu, harness, m, n, k) */
+  TPS_PM_XW8,      /* tps_xw8_time_us(w8, gpu, m, n, k) */
+  TPS_PM_GEMM,     /* tps_gemm_time_us(gm, shape, m) */
+  TPS_PM_XGATHER,  /* tps_xga_time_us(xa, gpu, S, n, nccl or custom) */
+  TPS_PM_AG        /* tps_ag_time_us(ag, S, n, backend) */
+};
+
+typedef struct {
+  int kind;              /* TPS_PM_* */
+  int prov;              /* TPS_PROV_FITTED, _TRANSFERRED or _SPEC */
+  double rsd;            /* its relative spread (lognormal) */
+  tps_gpu gpu;           /* the target */
+  long n, k;             /* GEMM shape */
+  tps_xg_model xg;
+  tps_xg_harness harness;
+  tps_xw8_model w8;
+  tps_gemm_model gm;
+  tps_gemm_shape shape;
+  tps_xga_model xa;
+  tps_ag_model ag;
+  int backend;           /* gather: TPS_GATHER_NCCL or TPS_GATHER_CUSTOM */
+} tps_part_model;
+
+/* The model's value at x (rows or bytes) over n ranks (gathers). */
+double tps_part_model_eval(const tps_part_model *m, double x, int ranks);
+
+/* ------------------------------------------------------------------ parts */
+typedef struct {
+  int what;              /* TPS_PART_GEMM or TPS_PART_GATHER */
+  int backend;           /* gather: TPS_GATHER_NCCL, _CUSTOM, or _AUTO (a measured curve of the
+                          * auto rule: custom while the per-rank input <= cap, NCCL above) */
+  int ranks;             /* gather: n */
+  tps_mcurve *meas;      /* owned, NULL when nothing was measured */
+  double meas_rsd;
+  tps_part_model model;  /* kind TPS_PM_NONE: none */
+  double anchor_lo, anchor_hi; /* measured(end) / model(end) at the two ends (1 without) */
+  double *tab;           /* GEMM: value at m = 1..ntab (tps_part_tabulate), NULL before */
+  long ntab;
+  int mono;              /* GEMM: nondecreasing on the table */
+} tps_part;
+
+/* Set the anchors from meas and model (call after both are set).  TPS_OK, or TPS_EINVAL
+ * when the model is NaN or <= 0 at a measured end. */
+int tps_part_finish(tps_part *p);
+/* The part at x (rows or bytes); *outside (may be NULL) = 1 when x is outside the measured
+ * range (or nothing was measured).  NaN when no source covers x. */
+double tps_part_eval(const tps_part *p, double x, int *outside);
+/* Does the measured range hold [xlo, xhi]? */
+int tps_part_covers(const tps_part *p, double xlo, double xhi);
+/* GEMM parts: tabulate m = 1..tmax (idempotent for a smaller tmax); TPS_ENOMEM, TPS_EINVAL
+ * (a value NaN or <= 0). */
+int tps_part_tabulate(tps_part *p, long tmax);
+/* GEMM parts: the value at m rows (the table when it holds m). */
+double tps_part_gemm_us(const tps_part *p, long m, int *outside);
+/* The spread to draw for this part over [xlo, xhi]: the measured one when covered, else the
+ * larger of it and the model's. */
+double tps_part_rsd(const tps_part *p, double xlo, double xhi);
+void tps_part_free(tps_part *p);
+
+/* Our W8A16 kernels' model moved from the GPU it was fitted on to another SM90 GPU: stream
+ * bandwidth by HBM, compute rates by the bf16 peak per SM (the kernels are the same on every
+ * SM90 GPU; not validated on any other GPU). */
+void tps_xw8_transfer(tps_xw8_model *dst, const tps_xw8_model *src, const tps_gpu *from, const tps_gpu *to);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

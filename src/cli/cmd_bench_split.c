@@ -1,0 +1,263 @@
+/* cmd_bench_split.c: `tpsplit bench split`: its options, messages, table and JSON; the
+ * measuring is kernels/bench/bench_split.cu's (kernels/bench/bench.h), the command skeleton
+ * src/cli/cmd_bench.c's.
+ *
+ * The table has the format of data/h20_tp8_fused_wqa_wkv.tsv (src/io/table.c reads it):
+ * '#' provenance lines, '#@ key: value' metadata, then tokens, rows_per_rank,
+ * replicated_us, split_us. */
+#include "config.h"
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include "src/cli/tpsplit.h"
+#include "src/io/err.h"
+#include "src/io/util.h"
+#include "src/report/jsonout.h"
+#include "src/cli/cmd_bench.h"
+
+static const char *const default_tokens = "6,12,24,48,96,384,1024,2048,4096,8192,16384";
+
+typedef struct {
+  tps_bench_cmd c;        /* first: the command skeleton's view */
+  tps_bench_split_opts o;
+  tps_bench_split_result r;
+  const char *tokens_arg;
+  int have_path;
+} split_cmd;
+
+enum { OPT_PATH = TPS_BENCH_OWN_OPT, OPT_TOKENS, OPT_K, OPT_N, OPT_SEED };
+static const struct option own_options[] = {
+    {"path", required_argument, 0, OPT_PATH}, {"tokens", required_argument, 0, OPT_TOKENS},
+    {"k", required_argument, 0, OPT_K},       {"n", required_argument, 0, OPT_N},
+    {"seed", required_argument, 0, OPT_SEED}, {0, 0, 0, 0}};
+
+static const tps_bench_world_opts defaults = {.tp = 1, .gather = TPS_GATHER_AUTO, .samples = 50,
+                                              .warmup = 5, .cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES};
+
+static void usage(FILE *fp) {
+  char paths[128];
+  fprintf(fp,
+          "Usage: tpsplit bench split --path P [--gather G] [--tp N] [--tokens LIST]\n"
+          "                           [--k K] [--n N] [--samples S] [--warmup W] [--cap-bytes B]\n"
+          "                           [--blocks B] [--threads T] [--seed S] [-o FILE] [--json]\n"
+          "Measure replicated vs token-split GEMM + all-gather on N GPUs, end to end, and write a\n"
+          "split table (the format of data/h20_tp8_fused_wqa_wkv.tsv, '#' provenance, '#@' metadata).\n"
+          "Correctness is checked for every token count before timing (exit 1 and no table if not).\n\n"
+          "  --path P        GEMM path: %s (required)\n"
+          "  --tokens LIST   token counts: 6,12,48 or A..B (powers of two) or A..B:S\n"
+          "                  (default %s)\n"
+          "  --k K, --n N    GEMM shape (default 5120 and 1792, fused_wqa_wkv; multiples of 64)\n"
+          "  --seed S        random inputs (default 1; the same on every rank)\n",
+          tps_path_names(TPS_PATH_F_BENCH, paths, sizeof paths), default_tokens);
+  tps_bench_world_help(fp, "split", &defaults);
+}
+
+static int option(tps_bench_cmd *c, int code, const char *arg) {
+  split_cmd *s = (split_cmd *)c;
+  long v = 0;
+  int rc = TPS_EXIT_OK;
+  char names[128];
+  const tps_path *p;
+  switch (code) {
+  case OPT_PATH:
+    if (!(p = tps_path_find_for(arg, TPS_PATH_F_BENCH))) {
+      tps_die_msg("bench split: unknown --path '%s' (%s)", arg, tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
+      return TPS_EXIT_USAGE;
+    }
+    s->o.path = p->id;
+    s->have_path = 1;
+    break;
+  case OPT_TOKENS: s->tokens_arg = arg; break;
+  case OPT_K: rc = tps_bench_int_opt("split", "k", arg, 64, 65536, 64, &v); s->o.k = (int)v; break;
+  case OPT_N: rc = tps_bench_int_opt("split", "n", arg, 64, 65536, 64, &v); s->o.n = (int)v; break;
+  case OPT_SEED: rc = tps_bench_int_opt("split", "seed", arg, 0, LONG_MAX, 1, &v); s->o.seed = (unsigned long)v; break;
+  }
+  return rc;
+}
+
+static int validate(tps_bench_cmd *c) {
+  split_cmd *s = (split_cmd *)c;
+  tps_bench_split_opts *o = &s->o;
+  char names[128];
+  if (!s->have_path) {
+    tps_die_msg("bench split: --path is required (%s)", tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
+    return TPS_EXIT_USAGE;
+  }
+  tps_err err;
+  tps_err_clear(&err);
+  long *tokens;
+  if (tps_parse_tokens(s->tokens_arg, &tokens, &o->ntok, &err) != 0) { tps_err_print(&err); return TPS_EXIT_USAGE; }
+  o->tokens = tokens;
+  if (o->ntok == 0 || o->tokens[0] < 1 || o->tokens[o->ntok - 1] > 1048576) {
+    tps_die_msg("bench split: --tokens '%s': token counts from 1 to 1048576", s->tokens_arg);
+    return TPS_EXIT_USAGE;
+  }
+  if (c->w.gather == TPS_GATHER_CUSTOM) {
+    for (size_t i = 0; i < o->ntok; i++) {
+      const size_t stride = (size_t)((o->tokens[i] + c->w.tp - 1) / c->w.tp) * o->n * 2;
+      if (stride > c->w.cap_bytes) {
+        tps_die_msg("bench split: --gather %s: %ld tokens at tp %d put %zu bytes on each rank, over the cap of %zu (use %s)",
+                    tps_gather_name(TPS_GATHER_CUSTOM), o->tokens[i], c->w.tp, stride, c->w.cap_bytes,
+                    tps_gather_name(TPS_GATHER_AUTO));
+        return TPS_EXIT_USAGE;
+      }
+    }
+  }
+  s->r.rows = calloc(o->ntok, sizeof *s->r.rows);
+  if (!s->r.rows) { tps_die_msg("bench split: out of memory"); return TPS_EXIT_FAIL; }
+  return TPS_EXIT_OK;
+}
+
+static int run(tps_bench_cmd *c) {
+  split_cmd *s = (split_cmd *)c;
+  s->o.w = c->w;
+  return tps_bench_split_run(&s->o, &s->r);
+}
+
+/* The path name in '#@ path' and JSON "path": the model path the measurement stands for
+ * (our w8a16 kernels measure the model's marlin-w8a16), else the path's own name. */
+static const char *model_path(tps_path_id p) {
+  return p == TPS_PATH_W8A16 ? tps_path_name(TPS_PATH_MARLIN_W8A16) : tps_path_name(p);
+}
+
+static void on_row(void *arg, size_t i, int phase, const void *row) {
+  const split_cmd *s = arg;
+  const tps_bench_split_row *r = row;
+  const long T = s->o.tokens[i];
+  const size_t n = s->o.ntok;
+  if (phase == TPS_BENCH_ROW_START) {
+    fprintf(stderr, "tpsplit: bench split: tokens %ld (%zu/%zu): checking\n", T, i + 1, n);
+  } else if (phase == TPS_BENCH_ROW_CHECKED && r->bad) {
+    if (r->nan > 0) tps_die_msg("bench split: tokens %ld: %.0f NaN outputs (unwritten rows?)", T, r->nan);
+    if (r->gathered_bad > 0) tps_die_msg("bench split: tokens %ld: %.0f gathered elements differ from the shards", T, r->gathered_bad);
+    if (!(r->relfrob <= r->split_rel_diff))
+      tps_die_msg("bench split: tokens %ld: split vs replicated relative error %.3g > %g", T, r->relfrob, r->split_rel_diff);
+    if (r->bitwise_bad > 0) tps_die_msg("bench split: tokens %ld: shards run by the same kernel configuration differ from the replicated rows", T);
+    if (r->hash_bad > 0) tps_die_msg("bench split: tokens %ld: replicated outputs differ between ranks", T);
+  } else if (phase == TPS_BENCH_ROW_CHECKED) {
+    fprintf(stderr, "tpsplit: bench split: tokens %ld (%zu/%zu): timing replicated and split (%s), %d samples each\n",
+            T, i + 1, n, tps_gather_name(r->used), s->o.w.samples);
+  } else {
+    fprintf(stderr, "tpsplit: bench split: tokens %ld (%zu/%zu): replicated %.2f us, split %.2f us (%s, %ld rows per rank), max |diff| %.3g\n",
+            T, i + 1, n, r->rep.median_us, r->split.median_us, tps_gather_name(r->used), r->rows, r->maxdiff);
+  }
+}
+
+static void stopped(tps_bench_cmd *c, long i) {
+  tps_die_msg("bench split: stopped at tokens %ld: no table written", ((split_cmd *)c)->o.tokens[i]);
+}
+
+static int write_table(tps_bench_cmd *c, FILE *fp) {
+  const split_cmd *s = (split_cmd *)c;
+  const tps_bench_split_opts *o = &s->o;
+  const tps_bench_prov *pv = &s->r.w.prov;
+  const int tp = o->w.tp;
+  const char *nvls = getenv("NCCL_NVLS_ENABLE");
+  char driver[64], rt[16], api[16], date[32], gpu[256];
+  tps_bench_driver(pv, driver, sizeof driver);
+  tps_bench_cuda_version(pv->runtime, rt, sizeof rt);
+  tps_bench_cuda_version(pv->driver_api, api, sizeof api);
+  tps_bench_date("%Y-%m-%d %H:%M:%S UTC", date, sizeof date);
+  tps_bench_gpu_short(pv->gpu_name, gpu, sizeof gpu);
+  fprintf(fp, "# Split vs replicated %s GEMM (K=%d -> N=%d, bf16 activations and output), measured by\n"
+              "# tpsplit bench split.\n",
+          tps_path_name(o->path), o->k, o->n);
+  fprintf(fp, "# Hardware: %dx %s (%d SMs, CC %d.%d, SM clock max %d MHz, memory clock %d MHz, L2 %d bytes), host %s.\n",
+          tp, pv->gpu_name, pv->sms, pv->cc_major, pv->cc_minor, pv->sm_clock_mhz, pv->mem_clock_mhz,
+          pv->l2_bytes, pv->host);
+  fprintf(fp, "# Software: driver %s, CUDA runtime %s (driver API %s), NCCL %s, cuBLASLt %zu, tpsplit %s.\n",
+          driver, rt, api, pv->nccl, pv->cublaslt, PACKAGE_VERSION);
+  fprintf(fp, "# Date: %s.  Command: %s\n", date, tps_cmdline());
+  fprintf(fp, "# Launch: %s; NCCL_NVLS_ENABLE=%s (no NVLink multicast).\n",
+          pv->mpi ? "MPI, one process per GPU" : "one thread per GPU in one process", nvls ? nvls : "(unset)");
+  fprintf(fp, "# Timing: one CUDA graph per candidate; L2 flushed (%zu bytes written) and a device-side barrier of\n"
+              "# all ranks before each replay, outside the timed span; time = %s;\n"
+              "# each sample = max over %d ranks; value = median of %d samples (after %d warm-up rounds);\n"
+              "# candidates alternated; correctness checked before timing.\n",
+          pv->flush_bytes, pv->timer_text, tp, o->w.samples, o->w.warmup);
+  fprintf(fp, "# replicated_us: every rank runs the GEMM on all tokens (rows = tokens).\n"
+              "# split_us: each rank runs the GEMM on its ceil(tokens/%d) rows (the last ranks fewer), then an\n"
+              "# all-gather of the bf16 output (%d bytes per token) rebuilds all rows.  Gather: %s (custom one-shot\n"
+              "# NVLink all-gather while the per-rank input is <= %zu bytes, else NCCL); per row below.\n",
+          tp, 2 * o->n, tps_gather_name(o->w.gather), o->w.cap_bytes);
+  fprintf(fp, "# Correctness (every row, before timing): gathered rows bitwise equal to each rank's shard\n"
+              "# recomputed locally; split vs replicated relative Frobenius error <= 1e-2, no NaN, max |diff| over\n"
+              "# all rows %.6g; shards run by the replicated kernel configuration bitwise equal; replicated output\n"
+              "# bitwise equal on every rank.\n",
+          s->r.maxdiff_all);
+  fprintf(fp, "# Per row: tokens gather replicated_min/median/max_us split_min/median/max_us max_abs_diff rel_frob bitwise_shards\n");
+  for (size_t i = 0; i < o->ntok; i++) {
+    const tps_bench_split_row *r = &s->r.rows[i];
+    fprintf(fp, "#   %ld %s %.2f/%.2f/%.2f %.2f/%.2f/%.2f %.6g %.3g %ld\n", r->tokens, tps_gather_name(r->used),
+            r->rep.min_us, r->rep.median_us, r->rep.max_us, r->split.min_us, r->split.median_us, r->split.max_us,
+            r->maxdiff, r->relfrob, r->same_cfg_shards);
+  }
+  fprintf(fp, "#@ gpu: %s\n#@ tp: %d\n#@ k: %d\n#@ n: %d\n#@ path: %s\n#@ out_bytes_per_token: %d\n"
+              "#@ gather: %s\n#@ gather_cap_bytes: %zu\n",
+          gpu, tp, o->k, o->n, model_path(o->path), 2 * o->n, tps_gather_name(o->w.gather), o->w.cap_bytes);
+  fprintf(fp, "tokens\trows_per_rank\treplicated_us\tsplit_us\n");
+  for (size_t i = 0; i < o->ntok; i++) {
+    const tps_bench_split_row *r = &s->r.rows[i];
+    fprintf(fp, "%ld\t%ld\t%.2f\t%.2f\n", r->tokens, r->rows, r->rep.median_us, r->split.median_us);
+  }
+  return ferror(fp) ? -1 : 0;
+}
+
+static int print_json(tps_bench_cmd *c) {
+  const split_cmd *s = (split_cmd *)c;
+  const tps_bench_split_opts *o = &s->o;
+  const tps_bench_prov *pv = &s->r.w.prov;
+  char driver[64], date[32], gpu[256];
+  tps_bench_driver(pv, driver, sizeof driver);
+  tps_bench_date("%Y-%m-%d %H:%M:%S UTC", date, sizeof date);
+  tps_bench_gpu_short(pv->gpu_name, gpu, sizeof gpu);
+  json_t *root = json_object(), *rows = json_array();
+  json_object_set_new(root, "gpu", json_string(gpu));
+  json_object_set_new(root, "gpu_name", json_string(pv->gpu_name));
+  json_object_set_new(root, "tp", json_integer(o->w.tp));
+  json_object_set_new(root, "k", json_integer(o->k));
+  json_object_set_new(root, "n", json_integer(o->n));
+  json_object_set_new(root, "path", json_string(model_path(o->path)));
+  json_object_set_new(root, "gemm_path", json_string(tps_path_name(o->path)));
+  json_object_set_new(root, "gather", json_string(tps_gather_name(o->w.gather)));
+  json_object_set_new(root, "gather_cap_bytes", json_integer((json_int_t)o->w.cap_bytes));
+  json_object_set_new(root, "samples", json_integer(o->w.samples));
+  json_object_set_new(root, "driver", json_string(driver));
+  json_object_set_new(root, "nccl", json_string(pv->nccl));
+  json_object_set_new(root, "date", json_string(date));
+  for (size_t i = 0; i < o->ntok; i++) {
+    const tps_bench_split_row *r = &s->r.rows[i];
+    json_t *x = json_object();
+    json_object_set_new(x, "tokens", json_integer(r->tokens));
+    json_object_set_new(x, "rows_per_rank", json_integer(r->rows));
+    json_object_set_new(x, "gather", json_string(tps_gather_name(r->used)));
+    tps_json_set_num(x, "replicated_us", r->rep.median_us);
+    tps_json_set_num(x, "replicated_min_us", r->rep.min_us);
+    tps_json_set_num(x, "replicated_max_us", r->rep.max_us);
+    tps_json_set_num(x, "split_us", r->split.median_us);
+    tps_json_set_num(x, "split_min_us", r->split.min_us);
+    tps_json_set_num(x, "split_max_us", r->split.max_us);
+    tps_json_set_num(x, "max_abs_diff", r->maxdiff);
+    tps_json_set_num(x, "rel_frob", r->relfrob);
+    json_array_append_new(rows, x);
+  }
+  json_object_set_new(root, "rows", rows);
+  return tps_json_print(root);
+}
+
+int cmd_bench_split(int argc, char **argv) {
+  split_cmd s;
+  memset(&s, 0, sizeof s);
+  s.c = (tps_bench_cmd){.name = "split", .usage = usage, .own = own_options, .option = option,
+                        .validate = validate, .run = run, .on_row = on_row, .stopped = stopped,
+                        .write = write_table, .json = print_json, .r = &s.r.w};
+  s.c.w = defaults;
+  s.o.k = 5120;
+  s.o.n = 1792;
+  s.o.seed = 1;
+  s.tokens_arg = default_tokens;
+  const int rc = tps_bench_cmd_main(&s.c, argc, argv);
+  free((void *)s.o.tokens);
+  free(s.r.rows);
+  return rc;
+}

@@ -1,0 +1,161 @@
+/* cmd_crossover.c: `tpsplit crossover`: the grid GPU x TP x kernel path with the
+ * break-even, its 90% interval and the recommended threshold (see model/predict/predict.h). */
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "src/cli/tpsplit.h"
+#include "src/cli/cmdopt.h"
+#include "src/io/err.h"
+#include "src/report/jsonout.h"
+#include "src/cli/predict_common.h"
+#include "src/io/util.h"
+#include "src/report/thresholds_pred.h"
+
+static const char *interval_method(int scaling) {
+  return scaling == TPS_SCALING_PESSIMISTIC ? "none (a rule)"
+         : scaling == TPS_SCALING_MODEL     ? "parametric bootstrap of the fit (+ path priors when transferred)"
+         : scaling == TPS_SCALING_PARTS     ? "lognormal spread of each part (measured 3%, models their held-out error)"
+                                            : "priors' lognormal spread";
+}
+
+/* --thresholds-out FILE: every cell that runs, at TP >= 2, as an entry of the thresholds
+ * file (src/report/thresholds_pred.h); the cells left out are named in its notes. */
+static int write_thresholds(const tps_grid *g, const tps_predref *ref, const tps_cmdopt_values *v, const char *path,
+                            tps_err *e) {
+  tps_thr_file f;
+  tps_throut_init(&f, ref, g->scaling, interval_method(g->scaling));
+  size_t nna = 0, nout = 0;
+  int rc = 0;
+  for (size_t i = 0; i < g->n && rc >= 0; i++) {
+    const tps_gridcell *c = &g->cell[i];
+    if (c->status != TPS_OK) { nna++; continue; }
+    tps_pred p;
+    tps_partuse use;
+    int st = tps_predref_context_use(ref, g->scaling, c->gpu, c->tp, c->path, &v->po, &p, &use, e);
+    if (st != TPS_OK) {
+      if (st != TPS_EBADDATA) tps_err_set(e, NULL, 0, "%s TP%d %s: the context cannot be rebuilt", c->gpu->name, c->tp, c->path->name);
+      tps_pred_free(&p);
+      rc = -1;
+      break;
+    }
+    /* the win bands: the dense scan of the rebuilt context (the grid kept the break-even only) */
+    tps_crossover cx;
+    int bst = tps_pred_crossover(&p, g->tmax, &cx);
+    tps_throut_answer a = {c->cx.breakeven, c->iv.lo, c->iv.hi, c->threshold, g->tmax, bst == TPS_OK ? &cx.bands : NULL};
+    rc = tps_throut_add(&f, ref, &p, g->scaling == TPS_SCALING_PARTS ? &c->use : NULL, &a, e);
+    tps_pred_free(&p);
+    if (rc == 0) nout++;
+  }
+  if (rc >= 0 && nna) tps_thr_add_note(&f, "%zu cell%s n/a (a path the GPU cannot run, or a TP it cannot have): not written", nna, nna == 1 ? "" : "s");
+  if (rc >= 0 && !nout) rc = tps_err_set(e, path, 0, "not written: no cell of the grid fits the thresholds schema (TP from 2, a path that runs)");
+  else if (rc >= 0) rc = tps_thr_write(&f, path, e);
+  tps_thr_free(&f);
+  return rc < 0 ? -1 : 0;
+}
+
+int cmd_crossover(int argc, char **argv) {
+  long tmax = TPS_PRED_DEFAULT_TMAX;
+  const char *thr_out = NULL;
+  const tps_cmdopt own[] = {
+    {.name = "max-tokens", .kind = TPS_ARG_LONG, .metavar = "N", .dst = &tmax, .min = 1, .max = TPS_PRED_MAX_TMAX,
+     .help = "largest T of the break-even search"},
+    {.name = "thresholds-out", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &thr_out,
+     .help = "also write the grid as an engine-facing thresholds file (the schema `tpsplit calibrate` writes; "
+             "`tpsplit decide --thresholds FILE` reads it): one entry per cell of TP >= 2 that runs, with its "
+             "break-even, 90% interval, threshold and each part's provenance, devices keyed as engines key them"},
+  };
+  const tps_cmdspec spec = {
+    .name = "crossover",
+    .synopsis = "[--gpus LIST] [--tp LIST] [--paths LIST] [options]",
+    .about = "Break-even tokens (smallest T from which the split always wins up to --max-tokens,\n"
+             "on every integer T), its bootstrap interval and the recommended threshold, for every\n"
+             "GPU x TP x kernel path.  Cells where a path cannot run print n/a and why.",
+    .common = TPS_OPT(TPS_OI_GPUS) | TPS_OPT(TPS_OI_TPS) | TPS_OPT(TPS_OI_PATHS) | TPS_OPTS_BREAKEVEN | TPS_OPTS_PARTS |
+              TPS_OPTS_SHAPE,
+    .fit_model_only = 1,
+    .opts = own,
+    .nopts = sizeof own / sizeof own[0],
+    .text = {[TPS_OI_JSON] = "JSON: {\"cells\": [{gpu, tp, path, breakeven_tokens (null: never), breakeven_lo, "
+                             "breakeven_hi, threshold_tokens}], \"not_applicable\": [{gpu, tp, path, reason}]}"},
+    .exit_status = "0 ok; 1 the reference fit failed; 2 usage or input error.",
+  };
+  tps_cmdopt_values v;
+  tps_cmdopt_init(&v);
+  memcpy(v.tps, tps_grid_tp, sizeof tps_grid_tp);
+  v.ntps = TPS_GRID_NTP;
+  v.npaths = tps_path_select(TPS_PATH_F_MODEL, v.paths, TPS_NPATHS);
+  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  if (prc >= 0) return prc;
+  const int scaling = v.scaling;
+  size_t ngpu = 0;
+  const tps_gpu **gpus = NULL;
+  tps_predref ref;
+  tps_grid g;
+  memset(&ref, 0, sizeof ref);
+  memset(&g, 0, sizeof g);
+  int rc = TPS_EXIT_USAGE, fit_failed = 0;
+  tps_err e;
+  tps_err_clear(&e);
+  if (tps_predref_load_opts(&ref, &v, tmax, v.npaths == 1 ? v.paths[0] : NULL, &fit_failed, &e) != 0) {
+    tps_err_print(&e);
+    rc = fit_failed ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
+    goto done;
+  }
+  if (ref.parts && tps_partset_has_user(ref.parts)) {
+    /* targets default to what the user's files measure */
+    const tps_gpu *ug[TPS_STRLIST_MAX * 2];
+    size_t nug = tps_partset_user_gpus(ref.parts, ug, TPS_STRLIST_MAX * 2);
+    if (!((v.given >> TPS_OI_GPUS) & 1u) && nug) {
+      gpus = calloc(nug, sizeof *gpus);
+      if (!gpus) goto done;
+      memcpy(gpus, ug, nug * sizeof *gpus);
+      ngpu = nug;
+    }
+    const tps_path *up[TPS_NPATHS];
+    size_t nup = tps_partset_user_paths(ref.parts, up, TPS_NPATHS);
+    if (!((v.given >> TPS_OI_PATHS) & 1u) && nup) { memcpy(v.paths, up, nup * sizeof *up); v.npaths = nup; }
+    int ut[TPS_CMDOPT_MAXTP];
+    size_t nut = tps_partset_user_tps(ref.parts, ut, TPS_CMDOPT_MAXTP);
+    if (!((v.given >> TPS_OI_TPS) & 1u) && nut) { memcpy(v.tps, ut, nut * sizeof *ut); v.ntps = nut; }
+  }
+  if (!gpus && tps_cmdopt_gpus(&v, &ref.gpus, &gpus, &ngpu, &e) != 0) {
+    tps_err_print(&e);
+    goto done;
+  }
+  if (ref.parts && tps_partset_check_targets(ref.parts, gpus, ngpu, v.tps, v.ntps, v.paths, v.npaths, &e) != 0) {
+    tps_err_print(&e);
+    goto done;
+  }
+  tps_unc_opts uo = {(int)v.samples, (unsigned long)v.seed, TPS_INTERVAL_LEVEL};
+  int grc = tps_grid_run(&ref, scaling, gpus, ngpu, v.tps, v.ntps, v.paths, v.npaths, &v.po, &uo, tmax, v.rounding, &g, &e);
+  if (grc != 0) {
+    tps_err_print(&e);
+    rc = grc == -2 ? TPS_EXIT_USAGE : TPS_EXIT_FAIL;
+    goto done;
+  }
+  if (thr_out && write_thresholds(&g, &ref, &v, thr_out, &e) != 0) {
+    tps_err_print(&e);
+    rc = TPS_EXIT_FAIL;
+    goto done;
+  }
+  if (v.json) {
+    rc = tps_json_print(tps_grid_json(&g)) == 0 ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+  } else {
+    char desc[4400];
+    tps_predref_describe(&ref, scaling, desc, sizeof desc);
+    printf("# %s\n# break-even on T = 1..%ld; interval: %.0f%%, %s\n", desc, tmax, 100 * uo.level, interval_method(scaling));
+    tps_grid_print(&g);
+    if (scaling == TPS_SCALING_PARTS) {
+      printf("# sources ([n] above; measured+model: the question leaves the measured range, the model answers there):\n");
+      tps_partset_print_sources(ref.parts, "# ");
+    }
+    rc = TPS_EXIT_OK;
+  }
+done:
+  free(gpus);
+  tps_grid_free(&g);
+  tps_cmdopt_free(&v);
+  tps_predref_free(&ref);
+  return rc;
+}

@@ -1,0 +1,443 @@
+/* cmd_predict.c: `tpsplit predict`: replicated vs split latency of the projection on a
+ * target GPU, TP and kernel path, shaped like the seed table, with the break-even, its
+ * interval, the threshold, every sign change, the sensitivity to +-10% in each parameter
+ * and the inverse questions (see model/predict/predict.h for the model). */
+#include "config.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "src/cli/tpsplit.h"
+#include "src/cli/cmdopt.h"
+#include "src/io/thresholds.h"
+#include "src/io/err.h"
+#include "src/report/jsonout.h"
+#include "src/cli/predict_common.h"
+#include "model/predict/sensitivity.h"
+#include "src/report/thresholds_pred.h"
+#include "src/io/util.h"
+
+/* The tokens of the seed table (data/h20_tp8_fused_wqa_wkv.tsv). */
+static const long seed_tokens[] = {6, 12, 24, 48, 96, 384, 1024, 2048, 4096, 8192, 16384};
+
+static json_t *jtok(long x) { return x < 0 ? json_null() : json_integer(x); }
+static json_t *jtokd(double x) { return isfinite(x) ? json_integer((json_int_t)x) : json_null(); }
+
+/* What predict computed, for the printers. */
+typedef struct {
+  tps_pred p;
+  const tps_gpu *gpu;
+  const tps_path *path;
+  long tp, tmax, at, rounding, threshold;
+  int scaling, backend;
+  const long *tokens;
+  size_t ntok;
+  tps_crossover cx;
+  tps_interval iv;
+  double level;
+  tps_sens sens[TPS_PK_N];
+  int ns;
+  double inv_link, inv_gemm, from_link, from_gemm; /* the inverse questions (sensitivity.h) */
+  int inv_link_rc, inv_gemm_rc, from_link_rc, from_gemm_rc;
+  double peak;                                     /* TFLOP/s bounding the path on the GPU */
+  tps_partuse use;                                 /* parts: where each part comes from */
+  const tps_predref *ref;
+  char desc[4400];                                 /* where the prediction comes from */
+  const char *method;                              /* how the interval is made */
+} answer;
+
+/* Whether the split has a gather: TP > 1, or a measured one-rank gather. */
+static int has_gather(const answer *a) {
+  return a->tp > 1 || (a->scaling == TPS_SCALING_PARTS && (a->p.apart[0] || a->p.apart[1] || a->p.apart[2]));
+}
+
+/* The source of each part at one row: replicated GEMM (T rows), split GEMM (ceil(T/TP)
+ * rows), gather: measured, or the model's provenance outside a measured range. */
+static const char *row_src(const answer *a, int what, long t) {
+  if (a->scaling != TPS_SCALING_PARTS) {
+    int same = strcmp(a->p.ref_gpu.name, a->gpu->name) == 0;
+    if (a->scaling == TPS_SCALING_SPEC) return tps_prov_names[TPS_PROV_SPEC];
+    return tps_prov_names[same && a->scaling == TPS_SCALING_MODEL ? TPS_PROV_FITTED : TPS_PROV_TRANSFERRED];
+  }
+  if (what == 2) {
+    if (!has_gather(a)) return "none";
+    int b;
+    tps_pred_split_us(&a->p, t, &b);
+    double x = tps_pred_gathered_bytes(&a->p, t);
+    const tps_partsrc *aut = a->backend == TPS_GATHER_AUTO ? a->use.gather[TPS_GATHER_AUTO] : NULL;
+    if (aut && tps_part_covers(&aut->part, x, x)) return tps_prov_names[aut->prov];
+    const tps_partsrc *s = aut && aut->part.model.kind != TPS_PM_NONE ? aut : a->use.gather[b];
+    if (!s) return tps_prov_names[TPS_PROV_SPEC];
+    return s->part.meas && tps_part_covers(&s->part, x, x) ? tps_prov_names[s->prov] : tps_prov_names[s->part.model.prov];
+  }
+  const tps_partsrc *s = a->use.gemm;
+  if (!s) return "-";
+  long rows = what == 0 ? t : tps_pred_rows_per_rank(&a->p, t);
+  return tps_pred_gemm_outside(&a->p, rows) && s->part.meas ? tps_prov_names[s->part.model.prov] : tps_prov_names[s->prov];
+}
+
+/* A zero-width interval: the break-even sits on a step of the model (a tile or wave boundary
+ * of the kernel), where the split goes from losing to winning by more than the parts' scale
+ * errors move it.  The interval then says nothing of where that step lies on the GPU: say so. */
+static int step_note(const answer *a, char *buf, size_t sz) {
+  const long t = a->cx.breakeven;
+  if (t < 2 || !isfinite(a->iv.lo) || !isfinite(a->iv.hi) || a->iv.lo != a->iv.hi) return 0;
+  int b;
+  const double before = tps_pred_replicated_us(&a->p, t - 1) / tps_pred_split_us(&a->p, t - 1, &b);
+  const double after = tps_pred_replicated_us(&a->p, t) / tps_pred_split_us(&a->p, t, &b);
+  snprintf(buf, sz, "zero-width interval: the speedup steps from %.2fx at %ld tokens to %.2fx at %ld, a step of the "
+           "model (a tile or wave boundary) that the parts' scale errors do not move; where the step lies on this GPU "
+           "is not part of the interval", before, t - 1, after, t);
+  return 1;
+}
+
+static int print_json(const answer *a) {
+  json_t *root = json_object(), *rows = json_array();
+  for (size_t i = 0; i < a->ntok; i++) {
+    long t = a->tokens[i];
+    int b;
+    double r = tps_pred_replicated_us(&a->p, t), s = tps_pred_split_us(&a->p, t, &b);
+    json_t *o = json_object();
+    json_object_set_new(o, "tokens", json_integer(t));
+    json_object_set_new(o, "rows_per_rank", json_integer(tps_pred_rows_per_rank(&a->p, t)));
+    tps_json_set_num(o, "replicated_us", r);
+    tps_json_set_num(o, "split_us", s);
+    tps_json_set_num(o, "speedup", r / s);
+    json_object_set_new(o, "gather_backend", json_string(has_gather(a) ? tps_gather_name(b) : "none"));
+    json_t *src = json_object();
+    json_object_set_new(src, "replicated_gemm", json_string(row_src(a, 0, t)));
+    json_object_set_new(src, "split_gemm", json_string(row_src(a, 1, t)));
+    json_object_set_new(src, "gather", json_string(row_src(a, 2, t)));
+    json_object_set_new(o, "sources", src);
+    json_array_append_new(rows, o);
+  }
+  json_object_set_new(root, "rows", rows);
+  json_object_set_new(root, "gpu", json_string(a->gpu->name));
+  json_object_set_new(root, "tp", json_integer(a->tp));
+  json_object_set_new(root, "path", json_string(a->path->name));
+  json_object_set_new(root, "scaling", json_string(tps_scaling_names[a->scaling]));
+  json_object_set_new(root, "gather", json_string(tps_gather_name(a->backend)));
+  json_object_set_new(root, "source", json_string(a->desc));
+  json_t *pj = a->scaling == TPS_SCALING_PARTS ? tps_partuse_json(&a->use, a->backend, (int)a->tp, tps_pred_custom_possible(&a->p))
+                                               : tps_predref_prov_json(a->ref, &a->p);
+  json_object_update(root, pj);
+  json_decref(pj);
+  json_object_set_new(root, "max_tokens", json_integer(a->tmax));
+  json_object_set_new(root, "breakeven_tokens", jtok(a->cx.breakeven));
+  json_object_set_new(root, "breakeven_lo", jtokd(a->iv.lo));
+  json_object_set_new(root, "breakeven_hi", jtokd(a->iv.hi));
+  json_object_set_new(root, "breakeven_median", jtokd(a->iv.median));
+  json_object_set_new(root, "threshold_tokens", jtok(a->threshold));
+  json_object_set_new(root, "interval_method", json_string(a->method));
+  char step[320];
+  if (step_note(a, step, sizeof step)) json_object_set_new(root, "interval_note", json_string(step));
+  json_object_set_new(root, "samples", json_integer(a->iv.nsamples));
+  json_t *chg = json_array();
+  for (size_t i = 0; i < a->cx.nchg && i < TPS_CROSS_MAXCHG; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "tokens", json_integer(a->cx.chg[i]));
+    json_object_set_new(o, "split_wins", json_boolean(a->cx.chg_wins[i]));
+    json_array_append_new(chg, o);
+  }
+  json_object_set_new(root, "sign_changes", chg);
+  json_object_set_new(root, "sign_changes_total", json_integer((json_int_t)a->cx.nchg));
+  /* the same edges as win bands, with the depth of each losing gap between two */
+  const tps_bands *wb = &a->cx.bands;
+  tps_thr_bands_json_set(root, wb->from_tokens, wb->to_tokens, wb->gap_min_speedup,
+                         wb->nbands < TPS_BANDS_MAX ? wb->nbands : TPS_BANDS_MAX, a->tmax);
+  json_t *sj = json_array();
+  for (int i = 0; i < a->ns; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "parameter", json_string(tps_pk_names[a->sens[i].knob]));
+    json_object_set_new(o, "breakeven_minus10", jtok(a->sens[i].be_minus));
+    json_object_set_new(o, "breakeven_plus10", jtok(a->sens[i].be_plus));
+    json_array_append_new(sj, o);
+  }
+  json_object_set_new(root, "sensitivity", sj);
+  json_t *inv = json_object();
+  json_object_set_new(inv, "tokens", json_integer(a->at));
+  tps_json_set_num(inv, "gather_bw_scale", a->inv_link_rc == TPS_OK ? a->inv_link : NAN);
+  tps_json_set_num(inv, "link_gbps", a->inv_link_rc == TPS_OK ? a->inv_link * a->gpu->link_gbps : NAN);
+  tps_json_set_num(inv, "gemm_tflops_scale", a->inv_gemm_rc == TPS_OK ? a->inv_gemm : NAN);
+  tps_json_set_num(inv, "gemm_peak_fraction",
+                   a->inv_gemm_rc == TPS_OK && a->scaling != TPS_SCALING_PESSIMISTIC && !a->p.gpart ? a->inv_gemm * a->p.gemm.p[TPS_GP_TFLOPS] / a->peak : NAN);
+  tps_json_set_num(inv, "gather_bw_scale_from", a->from_link_rc == TPS_OK ? a->from_link : NAN);
+  tps_json_set_num(inv, "link_gbps_from", a->from_link_rc == TPS_OK ? a->from_link * a->gpu->link_gbps : NAN);
+  tps_json_set_num(inv, "gemm_tflops_scale_from", a->from_gemm_rc == TPS_OK ? a->from_gemm : NAN);
+  tps_json_set_num(inv, "gemm_peak_fraction_from",
+                   a->from_gemm_rc == TPS_OK && a->scaling != TPS_SCALING_PESSIMISTIC && !a->p.gpart ? a->from_gemm * a->p.gemm.p[TPS_GP_TFLOPS] / a->peak : NAN);
+  json_object_set_new(root, "inverse", inv);
+  return tps_json_print(root) != 0 ? TPS_EXIT_FAIL : TPS_EXIT_OK;
+}
+
+static void print_text(const answer *a) {
+  printf("# %s TP%ld %s, gather %s", a->gpu->name, a->tp, a->path->name, tps_gather_name(a->backend));
+  if (a->tp > 1 && a->backend == TPS_GATHER_AUTO && a->p.ag.custom_cap_bytes > 0 && a->scaling != TPS_SCALING_PESSIMISTIC &&
+      tps_pred_custom_possible(&a->p))
+    printf(" (custom while the per-rank input <= %.0f B)", a->p.ag.custom_cap_bytes);
+  printf("\n# %s\n", a->desc);
+  if (a->scaling != TPS_SCALING_PESSIMISTIC && !a->p.gpart)
+    printf("# GEMM: floor %.2f us, bandwidth %.0f GB/s, compute %.1f TFLOPS (%.0f%% of the %s peak)\n", a->p.gemm.p[TPS_GP_FLOOR_US],
+           a->p.gemm.p[TPS_GP_BW_GBPS], a->p.gemm.p[TPS_GP_TFLOPS], 100 * a->p.gemm.p[TPS_GP_TFLOPS] / a->peak, a->path->fp8_peak ? "fp8" : "bf16");
+  if (a->scaling == TPS_SCALING_PARTS) {
+    char gs[64], as[160];
+    tps_partuse_gemm_short(&a->use, gs, sizeof gs);
+    tps_partuse_gather_short(&a->use, a->backend, (int)a->tp, as, sizeof as);
+    printf("# parts: GEMM %s; gather %s\n", gs, as);
+    tps_partset_print_sources(a->ref->parts, "# ");
+    if (a->use.gather_spec_src[0]) printf("# gather: %s\n", a->use.gather_spec_src);
+  }
+  printf("# sources: of the replicated GEMM, the split GEMM and the gather at each row (measured, or the model where the row\n"
+         "# leaves the measured range): m measured, f fitted, t transferred, s spec-only\n");
+  printf("%8s %13s %13s %10s %8s %14s %7s\n", "tokens", "rows_per_rank", "replicated_us", "split_us", "speedup", "gather_backend",
+         "sources");
+  for (size_t i = 0; i < a->ntok; i++) {
+    long t = a->tokens[i];
+    int b;
+    double r = tps_pred_replicated_us(&a->p, t), s = tps_pred_split_us(&a->p, t, &b);
+    char src[8];
+    const char *w[3] = {row_src(a, 0, t), row_src(a, 1, t), row_src(a, 2, t)};
+    for (int k = 0; k < 3; k++) src[2 * k] = strcmp(w[k], "none") ? w[k][0] : '-', src[2 * k + 1] = k < 2 ? ',' : 0;
+    printf("%8ld %13ld %13.1f %10.1f %8.2f %14s %7s\n", t, tps_pred_rows_per_rank(&a->p, t), r, s, r / s,
+           has_gather(a) ? tps_gather_name(b) : "none", src);
+  }
+  char lo[32], hi[32];
+  snprintf(lo, sizeof lo, isfinite(a->iv.lo) ? "%.0f" : "never", a->iv.lo);
+  snprintf(hi, sizeof hi, isfinite(a->iv.hi) ? "%.0f" : "never", a->iv.hi);
+  if (a->cx.breakeven > 0) {
+    printf("break-even: %ld tokens (the split wins on every T from %ld to %ld)", a->cx.breakeven, a->cx.breakeven, a->tmax);
+    if (!isnan(a->iv.lo)) printf("; %.0f%% interval %s..%s (%s, %d samples)", 100 * a->level, lo, hi, a->method, a->iv.nsamples);
+    char step[320];
+    if (step_note(a, step, sizeof step)) printf("\n%s", step);
+    printf("\nthreshold: %ld tokens (%s)\n", a->threshold, a->rounding ? "next multiple of --round" : "next power of two");
+  } else {
+    printf("break-even: none: the split does not win at %ld tokens", a->tmax);
+    if (!isnan(a->iv.lo)) printf("; %.0f%% interval %s..%s (%s, %d samples)", 100 * a->level, lo, hi, a->method, a->iv.nsamples);
+    printf("\n");
+  }
+  printf("sign changes:");
+  if (!a->cx.nchg) printf(" none");
+  for (size_t i = 0; i < a->cx.nchg && i < TPS_CROSS_MAXCHG; i++) printf(" %s %ld%s", a->cx.chg_wins[i] ? "wins from" : "loses from", a->cx.chg[i], i + 1 < a->cx.nchg ? ";" : "");
+  if (a->cx.nchg > TPS_CROSS_MAXCHG) printf(" (%zu in all)", a->cx.nchg);
+  /* how much the split loses between two win bands (3 decimals, rounded down: a gap never
+   * reads 1.000x) */
+  for (size_t i = 0; i + 1 < a->cx.bands.nbands && i + 1 < TPS_BANDS_MAX; i++)
+    printf("%s%ld..%ld at worst %.3fx", i ? ", " : "\nlosing gaps between win bands (replicated / split): ",
+           a->cx.bands.to_tokens[i] + 1, a->cx.bands.from_tokens[i + 1] - 1,
+           floor(a->cx.bands.gap_min_speedup[i] * 1000 + 1e-9) / 1000);
+  printf("\nsensitivity (break-even with the parameter at -10%% / +10%%):");
+  for (int i = 0; i < a->ns; i++) {
+    char lo[24], hi[24];
+    snprintf(lo, sizeof lo, a->sens[i].be_minus < 0 ? "never" : "%ld", a->sens[i].be_minus);
+    snprintf(hi, sizeof hi, a->sens[i].be_plus < 0 ? "never" : "%ld", a->sens[i].be_plus);
+    printf("%s %s %s/%s", i ? "," : "", tps_pk_names[a->sens[i].knob], lo, hi);
+  }
+  printf("\n");
+  /* inverse questions: a->at T (split = replicated there) and from T on (wins on [T, a->tmax]) */
+  char s_at[160], s_from[160];
+  if (a->tp > 1) {
+    if (a->inv_link_rc == TPS_OK) snprintf(s_at, sizeof s_at, ">= %.2fx (a %.0f GB/s link)", a->inv_link, a->inv_link * a->gpu->link_gbps);
+    else snprintf(s_at, sizeof s_at, "%s", isinf(a->inv_link) ? "none up to 1000x" : a->inv_link == 0 ? "any down to 1/1000" : "-");
+    if (a->from_link_rc == TPS_OK) snprintf(s_from, sizeof s_from, ">= %.2fx (a %.0f GB/s link)", a->from_link, a->from_link * a->gpu->link_gbps);
+    else snprintf(s_from, sizeof s_from, "%s", isinf(a->from_link) ? "none up to 1000x" : a->from_link == 0 ? "any down to 1/1000" : "-");
+    printf("inverse, gather bandwidth for the split to pay: at %ld tokens %s; from %ld tokens on %s (this GPU: %.0f GB/s)\n", a->at, s_at, a->at,
+           s_from, a->gpu->link_gbps);
+  }
+  int frac = a->scaling != TPS_SCALING_PESSIMISTIC && !a->p.gpart;
+  double tf = a->p.gemm.p[TPS_GP_TFLOPS];
+  if (a->inv_gemm_rc == TPS_OK) {
+    if (frac) snprintf(s_at, sizeof s_at, "<= %.2fx (%.0f%% of peak)", a->inv_gemm, 100 * a->inv_gemm * tf / a->peak);
+    else snprintf(s_at, sizeof s_at, "<= %.2fx", a->inv_gemm);
+  } else snprintf(s_at, sizeof s_at, "%s", isinf(a->inv_gemm) ? "any up to 1000x" : a->inv_gemm == 0 ? "none down to 1/1000" : "-");
+  if (a->from_gemm_rc == TPS_OK) {
+    if (frac) snprintf(s_from, sizeof s_from, "<= %.2fx (%.0f%% of peak)", a->from_gemm, 100 * a->from_gemm * tf / a->peak);
+    else snprintf(s_from, sizeof s_from, "<= %.2fx", a->from_gemm);
+  } else snprintf(s_from, sizeof s_from, "%s", isinf(a->from_gemm) ? "any up to 1000x" : a->from_gemm == 0 ? "none down to 1/1000" : "-");
+  if (frac)
+    printf("inverse, GEMM throughput for the split to pay: at %ld tokens %s; from %ld tokens on %s (now %.0f%% of peak)\n", a->at, s_at, a->at, s_from,
+           100 * tf / a->peak);
+  else if (a->scaling == TPS_SCALING_PARTS)
+    printf("inverse, GEMM throughput (x the GEMM part's) for the split to pay: at %ld tokens %s; from %ld tokens on %s\n", a->at, s_at, a->at,
+           s_from);
+  else
+    printf("inverse, GEMM speedups over H20 (x the rule's) for the split to pay: at %ld tokens %s; from %ld tokens on %s\n", a->at, s_at, a->at, s_from);
+}
+
+/* -o FILE: the prediction as a split table (TAB-separated, '#@' metadata: what `tpsplit
+ * validate --predicted` and `tpsplit inspect` read), every predicted time at full precision,
+ * the sources of its parts as '#' lines; temp file + rename. */
+static int write_table(const answer *a, const char *path, tps_err *e) {
+  tps_outfile of;
+  if (tps_out_open(&of, path, e)) return -1;
+  FILE *fp = of.fp;
+  fprintf(fp, "# tpsplit predict: %s TP%ld %s, gather %s (predicted times, not a measurement)\n# %s\n", a->gpu->name, a->tp,
+          a->path->name, tps_gather_name(a->backend), a->desc);
+  if (a->scaling == TPS_SCALING_PARTS) {
+    const tps_partsrc *s[4] = {a->use.gemm, a->use.gather[0], a->use.gather[1], a->use.gather[2]};
+    for (int i = 0; i < 4; i++)
+      if (s[i]) fprintf(fp, "# [%d] %s: %s\n", s[i]->id, s[i]->what, s[i]->src);
+  }
+  fprintf(fp, "# command: %s\n", tps_cmdline());
+  fprintf(fp, "#@ gpu: %s\n#@ tp: %ld\n#@ path: %s\n#@ k: %ld\n#@ n: %ld\n#@ out_bytes_per_token: %.17g\n#@ gather: %s\n",
+          a->gpu->name, a->tp, a->path->name, a->p.shape.k, a->p.shape.n, a->p.out_bytes_per_token, tps_gather_name(a->backend));
+  if (a->p.ag.custom_cap_bytes > 0) fprintf(fp, "#@ gather_cap_bytes: %.0f\n", a->p.ag.custom_cap_bytes);
+  fprintf(fp, "tokens\trows_per_rank\treplicated_us\tsplit_us\n");
+  for (size_t i = 0; i < a->ntok; i++) {
+    long t = a->tokens[i];
+    fprintf(fp, "%ld\t%ld\t%.17g\t%.17g\n", t, tps_pred_rows_per_rank(&a->p, t), tps_pred_replicated_us(&a->p, t),
+            tps_pred_split_us(&a->p, t, NULL));
+  }
+  return tps_out_commit(&of, e);
+}
+
+/* --thresholds-out FILE: the answer as the engine-facing thresholds file (src/report/thresholds_pred.h). */
+static int write_thresholds(const answer *a, const char *path, tps_err *e) {
+  tps_thr_file f;
+  tps_throut_init(&f, a->ref, a->scaling, a->method);
+  tps_throut_answer ans = {a->cx.breakeven, a->iv.lo, a->iv.hi, a->threshold, a->tmax, &a->cx.bands};
+  int rc = tps_throut_add(&f, a->ref, &a->p, a->scaling == TPS_SCALING_PARTS ? &a->use : NULL, &ans, e);
+  if (rc == 0) rc = tps_thr_write(&f, path, e);
+  else if (rc > 0) rc = tps_err_set(e, path, 0, "not written: %s", f.nnotes ? f.notes[f.nnotes - 1] : "no entry");
+  tps_thr_free(&f);
+  return rc;
+}
+
+/* The analyses of a->p on 1..tmax: crossover, interval, sensitivity, inverse questions. */
+static int analyze(answer *a, const tps_cmdopt_values *v) {
+  tps_unc_opts uo = {(int)v->samples, (unsigned long)v->seed, TPS_INTERVAL_LEVEL};
+  a->level = uo.level;
+  if (tps_pred_analyze(&a->p, a->tmax, &uo, &a->cx, &a->iv) != TPS_OK ||
+      tps_pred_sensitivity(&a->p, a->tmax, a->sens, &a->ns) != TPS_OK)
+    return -1;
+  a->threshold = tps_threshold(a->cx.breakeven, a->rounding);
+  a->inv_link = a->inv_gemm = a->from_link = a->from_gemm = NAN;
+  a->inv_link_rc = a->tp > 1 ? tps_pred_inverse(&a->p, TPS_INV_LINK, a->at, &a->inv_link) : TPS_EINVAL;
+  a->inv_gemm_rc = tps_pred_inverse(&a->p, TPS_INV_GEMM, a->at, &a->inv_gemm);
+  /* "from T on": the split wins on every T in [at, tmax] */
+  int from = a->at <= a->tmax;
+  a->from_link_rc = a->tp > 1 && from ? tps_pred_inverse_from(&a->p, TPS_INV_LINK, a->at, a->tmax, &a->from_link) : TPS_EINVAL;
+  a->from_gemm_rc = from ? tps_pred_inverse_from(&a->p, TPS_INV_GEMM, a->at, a->tmax, &a->from_gemm) : TPS_EINVAL;
+  a->peak = tps_gemm_peak_tflops(a->gpu, a->path);
+  a->method = a->scaling == TPS_SCALING_PESSIMISTIC ? "none (a rule)"
+              : a->scaling == TPS_SCALING_PARTS ? "lognormal spread of each part (measured 3%, models their held-out error)"
+              : a->iv.fit_part && a->iv.prior_part ? "parametric bootstrap: fit covariance + path priors"
+              : a->iv.fit_part ? "parametric bootstrap: fit covariance"
+              : a->iv.prior_part ? "priors' lognormal spread" : "none";
+  return 0;
+}
+
+int cmd_predict(int argc, char **argv) {
+  const char *tokens_arg = NULL, *thr_out = NULL;
+  long at = 2048;
+  const tps_cmdopt own[] = {
+    {.name = "tokens", .kind = TPS_ARG_STR, .metavar = "LIST", .dst = &tokens_arg,
+     .help = "rows of the table: 6,12,48 | A..B (powers of two) | A..B:STEP (default: the seed table's tokens); "
+             "the break-even is searched on 1..max(LIST)"},
+    {.name = "at", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &at, .min = 1, .max = TPS_PRED_MAX_TMAX,
+     .help = "tokens of the inverse questions, e.g. the seed pull request's threshold"},
+    {.name = "thresholds-out", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &thr_out,
+     .help = "also write the answer as an engine-facing thresholds file (the schema `tpsplit calibrate` writes; "
+             "`tpsplit decide --thresholds FILE` reads it): the break-even, its 90% interval, the threshold and "
+             "each part's provenance, the device keyed as engines key it; TP from 2"},
+  };
+  const tps_cmdspec spec = {
+    .name = "predict",
+    .synopsis = "--gpu G [--tp N] [--path P] [options]",
+    .about = "Predict replicated(T) = GEMM(T rows) and split(T) = GEMM(ceil(T/TP) rows) +\n"
+             "ALLGATHER(T tokens) for a GPU, TP size and kernel path; print them at the asked\n"
+             "tokens, the break-even (smallest T from which the split always wins up to the\n"
+             "largest T asked, on every integer T), its bootstrap interval, the threshold, every\n"
+             "sign change, the break-even's moves for +-10% in each parameter, and the link\n"
+             "bandwidth or GEMM throughput that would make the split pay at --at tokens.",
+    .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPT(TPS_OI_PATH) | TPS_OPTS_BREAKEVEN | TPS_OPTS_PARTS |
+              TPS_OPTS_SHAPE | TPS_OPT(TPS_OI_OUTPUT),
+    .output_metavar = "FILE",
+    .dflt = {[TPS_OI_OUTPUT] = "none; FILE gets the predicted times as a split table, for `tpsplit validate --predicted`"},
+    .text = {[TPS_OI_GPU] = "target GPU: a name or alias of the GPU table (required, unless --gemm or --gather files name it)"},
+    .fit_model_only = 1,
+    .opts = own,
+    .nopts = sizeof own / sizeof own[0],
+    .exit_status = "0 ok; 1 the reference fit failed; 2 usage or input error (unknown GPU, impossible TP, "
+                   "a path that cannot run on the GPU, a --gemm/--gather file that does not hold the question).",
+  };
+  tps_cmdopt_values v;
+  tps_cmdopt_init(&v);
+  v.tp = 8;
+  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  if (prc >= 0) return prc;
+
+  tps_err e;
+  tps_err_clear(&e);
+  long *tokens = NULL;
+  size_t ntok = 0;
+  if (tokens_arg) {
+    if (tps_parse_tokens(tokens_arg, &tokens, &ntok, &e) != 0) { tps_err_print(&e); return TPS_EXIT_USAGE; }
+  } else {
+    ntok = sizeof seed_tokens / sizeof seed_tokens[0];
+    tokens = malloc(sizeof seed_tokens);
+    if (!tokens) return TPS_EXIT_FAIL;
+    memcpy(tokens, seed_tokens, sizeof seed_tokens);
+  }
+  if (tokens[ntok - 1] > TPS_PRED_MAX_TMAX) {
+    tps_die_msg("predict: tokens above %ld", TPS_PRED_MAX_TMAX);
+    free(tokens);
+    return TPS_EXIT_USAGE;
+  }
+  int rc = TPS_EXIT_USAGE, fit_failed = 0;
+  tps_predref ref;
+  answer *a = calloc(1, sizeof *a);
+  if (!a) { free(tokens); return TPS_EXIT_FAIL; }
+  *a = (answer){.path = v.path, .tp = v.tp, .tmax = tokens[ntok - 1], .at = at, .rounding = v.rounding,
+                .scaling = v.scaling, .backend = v.po.backend, .tokens = tokens, .ntok = ntok, .ref = &ref};
+  memset(&ref, 0, sizeof ref);
+  if (thr_out && a->tp < 2) {
+    tps_die_msg("predict: --thresholds-out: TP %ld is outside the thresholds schema (TP from 2: one rank has no split)", a->tp);
+    goto done;
+  }
+  if (!v.gpu && !v.gemms.n && !v.gathers.n) {
+    tps_die_msg("predict: --gpu is required (try 'tpsplit predict --help')");
+    goto done;
+  }
+  if (tps_predref_load_opts(&ref, &v, a->tmax, v.path, &fit_failed, &e) != 0) {
+    tps_err_print(&e);
+    rc = fit_failed ? TPS_EXIT_FAIL : tps_err_exit_code(&e);
+    goto done;
+  }
+  if (ref.parts && tps_partset_has_user(ref.parts)) {
+    /* the target and path default to what the files measure */
+    const tps_gpu *ug[2];
+    const tps_path *up[2];
+    if (!v.gpu && tps_partset_user_gpus(ref.parts, ug, 2) == 1) a->gpu = ug[0];
+    if (!((v.given >> TPS_OI_PATH) & 1u) && tps_partset_user_paths(ref.parts, up, 2) == 1) a->path = up[0];
+    if (!v.gpu && !a->gpu) { tps_die_msg("predict: the files measure several GPUs: give --gpu"); goto done; }
+  }
+  if (!a->gpu && !(a->gpu = tps_gpus_find(&ref.gpus, v.gpu, &e))) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
+  if (ref.parts && tps_partset_check_targets(ref.parts, &a->gpu, 1, (const int[]){(int)a->tp}, 1, &a->path, 1, &e) != 0) {
+    tps_err_print(&e);
+    rc = tps_err_exit_code(&e);
+    goto done;
+  }
+  int st = tps_predref_context_use(&ref, a->scaling, a->gpu, (int)a->tp, a->path, &v.po, &a->p, &a->use, &e);
+  if (st == TPS_EBADDATA) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
+  if (st == TPS_OK && a->scaling == TPS_SCALING_PARTS)
+    tps_partset_mark(ref.parts, &a->use, a->backend, (int)a->tp, tps_pred_custom_possible(&a->p));
+  if (st == TPS_NA) { tps_die_msg("predict: %s on %s at TP %ld: n/a: %s", a->path->name, a->gpu->name, a->tp, a->p.why); goto done; }
+  if (st != TPS_OK) { tps_die_msg("predict: impossible configuration (%s, TP %ld, %s)", a->gpu->name, a->tp, a->path->name); goto done; }
+  if (analyze(a, &v) != 0) {
+    tps_die_msg("predict: the model gives no usable values for %s TP %ld %s", a->gpu->name, a->tp, a->path->name);
+    rc = TPS_EXIT_FAIL;
+    goto done;
+  }
+  tps_predref_describe(&ref, a->scaling, a->desc, sizeof a->desc);
+  if (v.output && write_table(a, v.output, &e) != 0) { tps_err_print(&e); rc = TPS_EXIT_FAIL; goto done; }
+  if (thr_out && write_thresholds(a, thr_out, &e) != 0) { tps_err_print(&e); rc = TPS_EXIT_FAIL; goto done; }
+  if (v.json) rc = print_json(a);
+  else { print_text(a); rc = TPS_EXIT_OK; }
+done:
+  tps_pred_free(&a->p);
+  tps_predref_free(&ref);
+  tps_cmdopt_free(&v);
+  free(a);
+  free(tokens);
+  return rc;
+}

@@ -1,0 +1,62 @@
+/* envvars.c: the environment table (see envvars.h).  "main" in the commands column is the
+ * main job (`tpsplit` with no command). */
+#include "src/cli/envvars.h"
+#include <string.h>
+
+const tps_envvar tps_envvars[] = {
+  {"TPSPLIT_DATADIR", "*", "src/io/util.c",
+   "directory holding gpus.tsv, the bundled measurements and models/ (default: the installed "
+   "data, else the source tree's data/)"},
+  {"TPSPLIT_THREADS", "crossover plot main", "src/cli/predict_common.c",
+   "worker threads of the crossover grid, 1..64 (default: the online CPUs, at most 8); the "
+   "results do not depend on it"},
+  {"TPSPLIT_GNUPLOT", "plot main", "src/plot/plot.c",
+   "gnuplot to run: a path or a name on PATH; set but empty or not found: write the .dat and "
+   ".gp files only (default: the gnuplot configure found, else gnuplot on PATH)"},
+  {"PATH", "plot main", "src/plot/plot.c", "searched for gnuplot when TPSPLIT_GNUPLOT is unset"},
+  {"TPSPLIT_GNUPLOT_TIMEOUT", "plot main", "src/plot/plot.c",
+   "seconds a gnuplot run may take before it is killed and reported (default 60)"},
+  {"TPSPLIT_INPUT_TIMEOUT", "*", "src/io/util.c",
+   "seconds a pipe or FIFO given as input may stay silent before it is refused (default 10)"},
+  {"TPS_W8_KERNEL", "bench", "kernels/gemm/gemm_w8a16.cu",
+   "W8A16 kernel for every M: stream, wgmma or mma (default: by M and GPU)"},
+  {"TPS_W8_BT", "bench", "kernels/gemm/gemm_w8a16.cu", "W8A16 wgmma token tile: 64, 128 or 256 (default 128 up to M 1024, else 256)"},
+  {"TPS_W8_SBT", "bench", "kernels/gemm/gemm_w8a16_sm90.cu", "W8A16 stream token tile: 16, 32, 48, 64 or 128"},
+  {"TPS_W8_SUM", "bench", "kernels/gemm/gemm_w8a16_sm90.cu",
+   "W8A16 stream partial-sum exchange: 0 remote stores, 1 remote reads, 4 st.async (default)"},
+  {"TPS_W8_RECBULK", "bench", "kernels/gemm/gemm_w8a16_sm90.cu",
+   "1: W8A16 weight records by cp.async.bulk instead of the tensor map (0 default)"},
+  {"TPS_W8_STREAM_MAX", "bench", "kernels/gemm/gemm_w8a16.cu", "largest M of the W8A16 stream kernel (default 384)"},
+  {"TPS_W8_VARIANT", "bench", "kernels/gemm/gemm_w8a16.cu", "W8A16 mma tile variant for every M, 0..8"},
+  {"TPS_W8_LARGE", "bench", "kernels/gemm/gemm_w8a16.cu", "W8A16 mma tile variant for large M, 0..8 (default 4)"},
+  {"TPS_W8_SPLITK", "bench", "kernels/gemm/gemm_w8a16.cu", "W8A16 mma split-K ways, 0..64 (0: chosen to fill the SMs)"},
+  {"TPS_FP8B_PAD", "bench", "kernels/gemm/gemm_fp8block.cu",
+   "fp8-block shapes cuBLASLt refuses: 0 never pad (skip), 1 always pad M to 4 and N to 128 (default: pad where refused)"},
+  {"TPS_FLUSH", "bench", "kernels/bench/harness.cu",
+   "write: the L2 flush between repeats only writes its buffer (default: writes and reads it back)"},
+  {"TPS_TIMER", "bench", "kernels/bench/kspan.c", "events: time with CUDA events, not CUPTI kernel spans"},
+  {"TPS_CUPTI_LIB", "bench", "kernels/bench/kspan.c", "path of libcupti to load (default: searched, see CUDA_HOME)"},
+  {"CUDA_HOME", "bench", "kernels/bench/kspan.c", "libcupti is also looked for in $CUDA_HOME/extras/CUPTI/lib64"},
+  {"NCCL_NVLS_ENABLE", "bench", "kernels/bench/bench_split.cu",
+   "recorded in bench split tables; set to 0 when unset (no NVLink multicast)"},
+  {"OMPI_COMM_WORLD_SIZE", "bench", "kernels/gather/gather_world.c",
+   "set by mpirun (as PMI_SIZE, PMIX_RANK, MPI_LOCALNRANKS, SLURM_STEP_NUM_TASKS): one process "
+   "per GPU instead of one thread per GPU (builds --with-mpi)"},
+  {"PMI_SIZE", "bench", "kernels/gather/gather_world.c", "see OMPI_COMM_WORLD_SIZE"},
+  {"PMIX_RANK", "bench", "kernels/gather/gather_world.c", "see OMPI_COMM_WORLD_SIZE"},
+  {"MPI_LOCALNRANKS", "bench", "kernels/gather/gather_world.c", "see OMPI_COMM_WORLD_SIZE"},
+  {"SLURM_STEP_NUM_TASKS", "bench", "kernels/gather/gather_world.c", "see OMPI_COMM_WORLD_SIZE"},
+};
+const size_t tps_nenvvars = sizeof tps_envvars / sizeof tps_envvars[0];
+
+int tps_envvar_read_by(const tps_envvar *v, const char *cmd) {
+  if (!cmd || strcmp(v->commands, "*") == 0) return 1;
+  size_t n = strlen(cmd);
+  for (const char *w = v->commands; *w;) {
+    size_t l = strcspn(w, " ");
+    if (l == n && strncmp(w, cmd, n) == 0) return 1;
+    w += l;
+    while (*w == ' ') w++;
+  }
+  return 0;
+}

@@ -1,0 +1,102 @@
+/* main.c: `tpsplit <command> [options]`, git-style dispatch.
+ *
+ * Each command lives in src/cmd_<name>.c and parses its own options.  `tpsplit` with no
+ * command runs the main job (src/cli/cmd_default.c).  LC_NUMERIC stays "C" everywhere: the
+ * program never calls setlocale, so printf and strtod use '.' as the decimal point. */
+#include "config.h"
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <gsl/gsl_errno.h>
+#include "src/cli/cmdopt.h"
+#include "src/cli/tpsplit.h"
+#include "src/io/util.h"
+
+static const struct {
+  const char *name;
+  tps_cmd_fn fn;
+  const char *help;
+} commands[] = {
+  {"inspect", cmd_inspect, "print measurement files normalized, with derived columns"},
+  {"fit", cmd_fit, "fit GEMM and all-gather latency models to measurements"},
+  {"predict", cmd_predict, "predict replicated vs split latency for a GPU, TP and path"},
+  {"crossover", cmd_crossover, "break-even tokens and thresholds over GPU x TP x path"},
+  {"plot", cmd_plot, "write speedup, latency, crossover and fit-quality figures (gnuplot)"},
+  {"simulate", cmd_simulate, "per-layer, per-chunk and time-to-first-token effect on a model"},
+  {"decide", cmd_decide, "apply the split gate to one configuration (exit 0 split, 1 not)"},
+  {"bench", cmd_bench, "measure GEMM paths, split vs replicated and all-gather on GPUs"},
+  {"validate", cmd_validate, "compare predictions with measurements"},
+  {"calibrate", cmd_calibrate, "measure this machine briefly and write the engine-facing thresholds file"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *fp) {
+  fprintf(fp,
+          "Usage: tpsplit [--help] [--version] [<command> [options] [args]]\n"
+          "Decide when to split a tensor-parallel projection by token (each rank multiplies\n"
+          "1/TP of the tokens, then an all-gather rebuilds the output) instead of computing it\n"
+          "redundantly on every rank.\n\n"
+          "With no command, fit the bundled measurements, print the crossover grid for the\n"
+          "bundled GPUs and write the plots (see `tpsplit --help` of each command).\n\n"
+          "Commands:\n");
+  for (size_t i = 0; i < NCOMMANDS; i++) fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].help);
+  fprintf(fp,
+          "\n`tpsplit help COMMAND` is `tpsplit COMMAND --help`.\n"
+          "Every command that produces results takes --json.\n");
+  tps_cmdopt_env_help(fp, NULL);
+  fprintf(fp,
+          "\nExit status:\n"
+          "  0  ok (decide: split)\n"
+          "  1  the task failed or its verdict is negative (decide: no split; validate:\n"
+          "     outside tolerance; a fit that did not converge; a failed GPU check)\n"
+          "     or the machine ran out of memory or disk\n"
+          "  2  usage or input error (bad option, malformed file, unknown GPU, impossible TP)\n"
+          "  130, 143  interrupted by SIGINT, SIGTERM (temporary files removed)\n\n"
+          "Report bugs to: %s\n",
+          PACKAGE_BUGREPORT);
+}
+
+static void version(void) {
+  printf("tpsplit (%s) %s\n"
+         "Copyright (C) 2026 the tpsplit authors.\n"
+         "License: MIT.  This is free software: you are free to change and redistribute it.\n"
+         "There is NO WARRANTY, to the extent permitted by law.\n",
+         PACKAGE_NAME, PACKAGE_VERSION);
+}
+
+static int run(int argc, char **argv) {
+  if (argc < 2) return cmd_default(argc, argv);
+  const char *cmd = argv[1];
+  if (cmd[0] == '-') {
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) { usage(stdout); return TPS_EXIT_OK; }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) { version(); return TPS_EXIT_OK; }
+    /* options of the main job, e.g. `tpsplit --json` or `tpsplit -o DIR` */
+    return cmd_default(argc, argv);
+  }
+  if (strcmp(cmd, "help") == 0) {
+    if (argc < 3) { usage(stdout); return TPS_EXIT_OK; }
+    for (size_t i = 0; i < NCOMMANDS; i++)
+      if (strcmp(argv[2], commands[i].name) == 0) {
+        char *av[] = {argv[2], (char *)"--help", NULL};
+        optind = 0;
+        return commands[i].fn(2, av);
+      }
+    tps_die_msg("unknown command '%s' (try 'tpsplit --help')", argv[2]);
+    return TPS_EXIT_USAGE;
+  }
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (strcmp(cmd, commands[i].name) == 0) {
+      optind = 0;
+      return commands[i].fn(argc - 1, argv + 1);
+    }
+  tps_die_msg("unknown command '%s' (try 'tpsplit --help')", cmd);
+  return TPS_EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+  gsl_set_error_handler_off();
+  tps_set_cmdline(argc, argv);
+  int rc = run(argc, argv);
+  if (tps_close_stdout() != 0 && rc == 0) rc = TPS_EXIT_FAIL;
+  return rc;
+}

@@ -1,0 +1,362 @@
+/* predcli.c: the reference, contexts, the crossover grid and its output, shared by
+ * `predict`, `crossover` and the main job (see predcli.h). */
+#include "src/cli/predict_common.h"
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "src/io/fitfile.h"
+#include "src/evidence/fit_from_file.h"
+#include "src/cli/tpsplit.h"
+#include "src/report/jsonout.h"
+#include "src/io/util.h"
+#include "model/predict/crossover.h"
+#include "model/predict/uncertainty.h"
+
+int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
+                     tps_err *e) {
+  memset(r, 0, sizeof *r);
+  *fit_failed = 0;
+  if (tps_gpus_load(gpus_file, &r->gpus, e) != 0) return -1;
+  char bundled[4096];
+  if (scaling == TPS_SCALING_MODEL) {
+    if (fit_file) {
+      if (tps_fitfile_read(fit_file, &r->fit, e) != 0) return -1;
+      snprintf(r->fit_source, sizeof r->fit_source, "fit %s", fit_file);
+    } else {
+      if (tps_data_path(TPS_BUNDLED_TABLE, bundled, sizeof bundled, e) != 0) return -1;
+      tps_fit_opts fo = {0, 0};
+      int status;
+      if (tps_fit_file(bundled, NULL, gpus_file, &fo, &r->fit, &status, e) != 0) {
+        *fit_failed = tps_status_exit(status) == TPS_EXIT_FAIL;
+        return -1;
+      }
+      snprintf(r->fit_source, sizeof r->fit_source, "fit of %s", bundled);
+    }
+    if (r->fit.kind != TPS_FIT_SPLIT && r->fit.kind != TPS_FIT_GEMM)
+      return tps_err_set(e, fit_file, 0, "an all-gather fit has no GEMM: predictions need a split or GEMM fit");
+    tps_err e2;
+    tps_err_clear(&e2);
+    r->fit_gpu = tps_gpus_find(&r->gpus, r->fit.gpu, &e2);
+    if (!r->fit_gpu) return tps_err_set(e, fit_file ? fit_file : bundled, 0, "the fit's GPU: %s", e2.msg);
+    r->have_fit = 1;
+  } else if (scaling == TPS_SCALING_PESSIMISTIC) {
+    if (tps_data_path(TPS_BUNDLED_TABLE, bundled, sizeof bundled, e) != 0) return -1;
+    if (tps_table_read(bundled, &r->table, e) != 0) return -1;
+    r->have_table = 1;
+    tps_table *t = &r->table;
+    if (t->kind != TPS_TABLE_SPLIT || t->tp < 2 || !(t->out_bytes_per_token > 0) || t->k < 1 || t->n < 1)
+      return tps_err_set(e, bundled, 0, "not a split table with tp, k, n and out_bytes_per_token metadata");
+    tps_err e2;
+    tps_err_clear(&e2);
+    r->table_gpu = tps_gpus_find(&r->gpus, t->gpu, &e2);
+    if (!r->table_gpu) return tps_err_set(e, bundled, 0, "%s", e2.msg);
+    tps_split_data *d = &r->split;
+    d->n = t->nrows;
+    d->tokens = t->tokens;
+    d->replicated_us = t->replicated_us;
+    d->split_us = t->split_us;
+    d->tp = t->tp;
+    d->shape.k = t->k;
+    d->shape.n = t->n;
+    d->shape.out_bytes = t->out_bytes_per_token / (double)t->n;
+    d->out_bytes_per_token = t->out_bytes_per_token;
+    d->gather_cap_bytes = t->gather_cap_bytes;
+    d->path = tps_path_find_for(t->kpath, TPS_PATH_F_MODEL);
+    d->gather = tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : TPS_GATHER_AUTO;
+    d->sms = r->table_gpu->sms;
+    d->gpu = r->table_gpu;
+    snprintf(r->fit_source, sizeof r->fit_source, "%s", bundled);
+  }
+  /* TPS_SCALING_SPEC, TPS_SCALING_PARTS: the GPU table alone (parts: tps_predref_load_opts) */
+  return 0;
+}
+
+void tps_predref_free(tps_predref *r) {
+  tps_partset_free(r->parts);
+  tps_gpus_free(&r->gpus);
+  if (r->have_table) tps_table_free(&r->table);
+  memset(r, 0, sizeof *r);
+}
+
+int tps_predref_load_opts(tps_predref *r, const tps_cmdopt_values *v, long tmax, const tps_path *hint, int *fit_failed,
+                          tps_err *e) {
+  if (tps_predref_load(r, v->scaling, v->fits.n ? v->fits.v[0] : NULL, v->gpus_file, fit_failed, e) != 0) return -1;
+  if (v->scaling != TPS_SCALING_PARTS) {
+    if (v->k != TPS_PRED_DEFAULT_K || v->n != TPS_PRED_DEFAULT_N)
+      return tps_err_set(e, NULL, 0, "--k and --n go with --scaling parts (the default)");
+    return 0;
+  }
+  tps_partset_opts po = {tmax, v->k, v->n, v->measured_only, v->no_bundled};
+  if (tps_partset_open(&r->parts, &r->gpus, &po, e) != 0) return -1;
+  for (size_t i = 0; i < v->gemms.n; i++)
+    if (tps_partset_user_gemm(r->parts, v->gemms.v[i], ((v->given >> TPS_OI_PATH) & 1u) ? hint : NULL, e) != 0) return -1;
+  for (size_t i = 0; i < v->gathers.n; i++)
+    if (tps_partset_user_gather(r->parts, v->gathers.v[i], e) != 0) return -1;
+  return 0;
+}
+
+int tps_predref_context_use(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
+                            const tps_pred_opts *o, tps_pred *p, tps_partuse *use, tps_err *e) {
+  if (use) memset(use, 0, sizeof *use);
+  if (scaling == TPS_SCALING_PARTS) {
+    tps_err e2;
+    tps_err_clear(&e2);
+    if (!r->parts) return TPS_EINVAL;
+    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, use, e ? e : &e2);
+  }
+  return tps_predref_context(r, scaling, gpu, tp, path, o, p);
+}
+
+json_t *tps_predref_prov_json(const tps_predref *r, const tps_pred *p) {
+  json_t *o = json_object(), *g = json_object(), *a = json_object();
+  int same = strcmp(p->ref_gpu.name, p->gpu.name) == 0;
+  const char *gk, *ak;
+  char gs[600], as[600];
+  switch (p->scaling) {
+  case TPS_SCALING_MODEL:
+    gk = same && p->fit && p->fit->gemm.path == p->path ? tps_prov_names[TPS_PROV_FITTED] : tps_prov_names[TPS_PROV_TRANSFERRED];
+    ak = same && p->fit && (p->fit->ag.ranks == p->tp || p->fit->tp == p->tp) ? tps_prov_names[TPS_PROV_FITTED]
+                                                                             : tps_prov_names[TPS_PROV_TRANSFERRED];
+    snprintf(gs, sizeof gs, "the GEMM of the %.400s (%s), by peak x efficiency and HBM bandwidth", r->fit_source, p->ref_gpu.name);
+    snprintf(as, sizeof as, "the gather of the %.400s (%s), by link bandwidth and NCCL's ring steps", r->fit_source, p->ref_gpu.name);
+    break;
+  case TPS_SCALING_PESSIMISTIC:
+    gk = ak = tps_prov_names[TPS_PROV_TRANSFERRED];
+    snprintf(gs, sizeof gs, "the replicated column of %.400s divided by the seed pull request's speedups (2x/3.7x/6.7x)", r->fit_source);
+    snprintf(as, sizeof as, "split - replicated(ceil(T/TP)) of %.400s, unchanged", r->fit_source);
+    break;
+  default:
+    gk = ak = tps_prov_names[TPS_PROV_SPEC];
+    snprintf(gs, sizeof gs, "%s's datasheet x the %s priors", p->gpu.name, p->path->name);
+    snprintf(as, sizeof as, "%s's datasheet NCCL and custom gather models", p->gpu.name);
+  }
+  json_object_set_new(g, "provenance", json_string(gk));
+  json_object_set_new(g, "source", json_string(gs));
+  json_object_set_new(a, "provenance", json_string(ak));
+  json_object_set_new(a, "source", json_string(as));
+  json_object_set_new(o, "gemm", g);
+  json_t *ga = json_object();
+  json_object_set_new(ga, p->tp > 1 ? tps_gather_name(p->backend) : "none", a);
+  json_object_set_new(o, "gather", ga);
+  return o;
+}
+
+int tps_predref_context(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
+                        const tps_pred_opts *o, tps_pred *p) {
+  switch (scaling) {
+  case TPS_SCALING_PARTS: {
+    tps_err e2;
+    tps_err_clear(&e2);
+    if (!r->parts) return TPS_EINVAL;
+    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, NULL, &e2);
+  }
+  case TPS_SCALING_MODEL:
+    return tps_pred_init_model(p, &r->fit, r->fit_gpu, gpu, tp, path, o);
+  case TPS_SCALING_PESSIMISTIC:
+    return tps_pred_init_pessimistic(p, &r->split, r->table_gpu, gpu, tp, path, o);
+  default:
+    return tps_pred_init_spec(p, gpu, tp, path, NULL, 0, o);
+  }
+}
+
+void tps_predref_describe(const tps_predref *r, int scaling, char *buf, size_t bufsz) {
+  switch (scaling) {
+  case TPS_SCALING_MODEL:
+    snprintf(buf, bufsz, "scaling model: %s (%s), transferred by peak x efficiency, HBM and link bandwidth", r->fit_source,
+             r->fit.gpu);
+    break;
+  case TPS_SCALING_PESSIMISTIC:
+    snprintf(buf, bufsz, "scaling pessimistic: the seed vLLM pull request's rule on %s (GEMM 2x/3.7x/6.7x faster at "
+             "<=256/512/>=1024 rows, gather as measured)", r->fit_source);
+    break;
+  case TPS_SCALING_PARTS:
+    snprintf(buf, bufsz, "scaling parts: each part from a measurement where one exists, else the cross-GPU model "
+             "transferred to the target, else spec-only (sources below)");
+    break;
+  default:
+    snprintf(buf, bufsz, "scaling spec: datasheet x path priors (no measurement)");
+  }
+}
+
+/* ---------------------------------------------------------------- grid */
+/* The cells are independent: they are shared out between worker threads (one per
+ * online CPU, at most 8; TPSPLIT_THREADS overrides), each taking the next cell.  Every
+ * cell draws its bootstrap samples from the same seed, so the output does not depend on
+ * the number of threads. */
+typedef struct {
+  const tps_predref *r;
+  int scaling;
+  const tps_pred_opts *po;
+  const tps_unc_opts *uo;
+  long tmax, rounding;
+  tps_grid *g;
+  pthread_mutex_t lock;
+  size_t next;
+} grid_job;
+
+static void grid_cell(grid_job *j, tps_gridcell *c) {
+  tps_pred p;
+  c->status = tps_predref_context_use(j->r, j->scaling, c->gpu, c->tp, c->path, j->po, &p, &c->use, NULL);
+  c->custom_possible = c->status == TPS_OK && tps_pred_custom_possible(&p);
+  c->backend = p.backend;
+  if (c->status == TPS_OK) {
+    /* the break-even by bisection (the dense scan's number; a grid prints no sign changes) */
+    memset(&c->cx, 0, sizeof c->cx);
+    c->cx.tmin = 1;
+    c->cx.tmax = j->tmax;
+    c->status = tps_pred_analyze_be(&p, j->tmax, j->uo, &c->cx.breakeven, &c->iv);
+  }
+  if (c->status == TPS_NA) snprintf(c->why, sizeof c->why, "%s", p.why);
+  tps_pred_free(&p);
+  if (c->status == TPS_OK) c->threshold = tps_threshold(c->cx.breakeven, j->rounding);
+}
+
+static void *grid_worker(void *arg) {
+  grid_job *j = arg;
+  for (;;) {
+    pthread_mutex_lock(&j->lock);
+    size_t i = j->next++;
+    pthread_mutex_unlock(&j->lock);
+    if (i >= j->g->n) return NULL;
+    grid_cell(j, &j->g->cell[i]);
+  }
+}
+
+static int grid_threads(void) {
+  const char *s = getenv("TPSPLIT_THREADS");
+  long n;
+  if (s && tps_parse_long(s, &n) == 0 && n >= 1 && n <= 64) return (int)n;
+  n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, size_t ngpu, const int *tps,
+                 size_t ntp, const tps_path *const *paths, size_t npath, const tps_pred_opts *po,
+                 const tps_unc_opts *uo, long tmax, long rounding, tps_grid *g, tps_err *e) {
+  memset(g, 0, sizeof *g);
+  g->tmax = tmax;
+  g->scaling = scaling;
+  g->nsamples = uo && uo->nsamples > 0 ? uo->nsamples : TPS_PRED_DEFAULT_SAMPLES;
+  g->level = uo && uo->level > 0 ? uo->level : TPS_INTERVAL_LEVEL;
+  g->cell = calloc(ngpu * ntp * npath + 1, sizeof *g->cell);
+  if (!g->cell) return tps_err_set(e, NULL, 0, "out of memory");
+  for (size_t i = 0; i < ngpu; i++)
+    for (size_t j = 0; j < ntp; j++)
+      for (size_t k = 0; k < npath; k++) {
+        tps_gridcell *c = &g->cell[g->n++];
+        c->gpu = gpus[i];
+        c->tp = tps[j];
+        c->path = paths[k];
+        c->threshold = -1;
+      }
+  g->ref = r;
+  /* the parts scaling: every part resolved (and its input errors reported) before the
+   * threads share the set */
+  if (scaling == TPS_SCALING_PARTS &&
+      tps_partset_prepare(r->parts, gpus, ngpu, tps, ntp, paths, npath, po, e) != 0)
+    return -2;
+  grid_job job = {r, scaling, po, uo, tmax, rounding, g, PTHREAD_MUTEX_INITIALIZER, 0};
+  int nt = grid_threads();
+  if ((size_t)nt > g->n) nt = g->n ? (int)g->n : 1;
+  pthread_t th[64];
+  int started = 0;
+  for (int i = 1; i < nt; i++)
+    if (pthread_create(&th[started], NULL, grid_worker, &job) == 0) started++;
+  grid_worker(&job);
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  for (size_t i = 0; i < g->n; i++) {
+    const tps_gridcell *c = &g->cell[i];
+    if (c->status != TPS_OK && c->status != TPS_NA)
+      return tps_err_set(e, NULL, 0, "%s TP%d %s: the prediction failed: %s", c->gpu->name, c->tp, c->path->name,
+                         tps_strstatus(c->status));
+  }
+  /* the sources in the order of the rows */
+  for (size_t i = 0; i < g->n && scaling == TPS_SCALING_PARTS; i++)
+    if (g->cell[i].status == TPS_OK)
+      tps_partset_mark(r->parts, &g->cell[i].use, g->cell[i].backend, g->cell[i].tp, g->cell[i].custom_possible);
+  return 0;
+}
+
+void tps_grid_free(tps_grid *g) {
+  free(g->cell);
+  memset(g, 0, sizeof *g);
+}
+
+static void fmt_tokens(char *buf, size_t n, double x) {
+  if (isnan(x)) snprintf(buf, n, "-");
+  else if (isinf(x)) snprintf(buf, n, "never");
+  else snprintf(buf, n, "%.0f", x);
+}
+
+void tps_grid_print(const tps_grid *g) {
+  char ivname[32];
+  int parts = g->scaling == TPS_SCALING_PARTS;
+  snprintf(ivname, sizeof ivname, "interval%.0f", 100 * g->level);
+  printf("%-14s %3s  %-13s %10s  %-16s %9s", "gpu", "tp", "path", "breakeven", ivname, "threshold");
+  if (parts) printf("  %-22s %s", "gemm", "gather");
+  printf("\n");
+  for (size_t i = 0; i < g->n; i++) {
+    const tps_gridcell *c = &g->cell[i];
+    if (c->status == TPS_NA) {
+      printf("%-14s %3d  %-13s %10s  n/a: %s\n", c->gpu->name, c->tp, c->path->name, "n/a", c->why);
+      continue;
+    }
+    char be[32], lo[32], hi[32], iv[80], th[32];
+    fmt_tokens(be, sizeof be, c->cx.breakeven < 0 ? INFINITY : (double)c->cx.breakeven);
+    fmt_tokens(lo, sizeof lo, c->iv.lo);
+    fmt_tokens(hi, sizeof hi, c->iv.hi);
+    if (isnan(c->iv.lo)) snprintf(iv, sizeof iv, "-");
+    else snprintf(iv, sizeof iv, "%s..%s", lo, hi);
+    if (c->threshold < 0) snprintf(th, sizeof th, "-");
+    else snprintf(th, sizeof th, "%ld", c->threshold);
+    printf("%-14s %3d  %-13s %10s  %-16s %9s", c->gpu->name, c->tp, c->path->name, be, iv, th);
+    if (parts) {
+      char gs[64], as[128];
+      tps_partuse_gemm_short(&c->use, gs, sizeof gs);
+      tps_partuse_gather_short(&c->use, c->backend, c->tp, as, sizeof as);
+      printf("  %-22s %s", gs, as);
+    }
+    printf("\n");
+  }
+}
+
+/* A token count as JSON: an integer, or null when not finite. */
+static json_t *json_tokens(double x) { return isfinite(x) ? json_integer((json_int_t)x) : json_null(); }
+
+json_t *tps_grid_json(const tps_grid *g) {
+  json_t *root = json_object(), *cells = json_array(), *na = json_array();
+  for (size_t i = 0; i < g->n; i++) {
+    const tps_gridcell *c = &g->cell[i];
+    json_t *o = json_object();
+    json_object_set_new(o, "gpu", json_string(c->gpu->name));
+    json_object_set_new(o, "tp", json_integer(c->tp));
+    json_object_set_new(o, "path", json_string(c->path->name));
+    if (c->status == TPS_NA) {
+      json_object_set_new(o, "reason", json_string(c->why));
+      json_array_append_new(na, o);
+      continue;
+    }
+    json_object_set_new(o, "breakeven_tokens", json_tokens(c->cx.breakeven < 0 ? NAN : (double)c->cx.breakeven));
+    json_object_set_new(o, "breakeven_lo", json_tokens(c->iv.lo));
+    json_object_set_new(o, "breakeven_hi", json_tokens(c->iv.hi));
+    json_object_set_new(o, "threshold_tokens", json_tokens(c->threshold < 0 ? NAN : (double)c->threshold));
+    if (g->scaling == TPS_SCALING_PARTS) {
+      json_t *pj = tps_partuse_json(&c->use, c->backend, c->tp, c->custom_possible);
+      json_object_update(o, pj);
+      json_decref(pj);
+    }
+    json_array_append_new(cells, o);
+  }
+  json_object_set_new(root, "cells", cells);
+  json_object_set_new(root, "not_applicable", na);
+  json_object_set_new(root, "scaling", json_string(tps_scaling_names[g->scaling]));
+  json_object_set_new(root, "max_tokens", json_integer(g->tmax));
+  json_object_set_new(root, "samples", json_integer(g->scaling == TPS_SCALING_PESSIMISTIC ? 0 : g->nsamples));
+  tps_json_set_num(root, "level", g->level);
+  if (g->scaling == TPS_SCALING_PARTS && g->ref && g->ref->parts)
+    json_object_set_new(root, "sources", tps_partset_sources_json(g->ref->parts));
+  return root;
+}

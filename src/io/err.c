@@ -1,0 +1,69 @@
+/* err.c: see err.h. */
+#include "src/io/err.h"
+#include <stdio.h>
+#include <string.h>
+
+void tps_err_clear(tps_err *e) { e->msg[0] = '\0'; e->set = 0; e->kind = TPS_ERR_INPUT; }
+
+static void put(tps_err *e, const char *file, long line, const char *body) {
+  if (file && line > 0)
+    snprintf(e->msg, sizeof e->msg, "%s:%ld: %s", file, line, body);
+  else if (file)
+    snprintf(e->msg, sizeof e->msg, "%s: %s", file, body);
+  else
+    snprintf(e->msg, sizeof e->msg, "%s", body);
+  e->set = 1;
+}
+
+int tps_err_set(tps_err *e, const char *file, long line, const char *fmt, ...) {
+  char body[6144];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(body, sizeof body, fmt, ap);
+  va_end(ap);
+  if (!e) return -1;
+  put(e, file, line, body);
+  e->kind = TPS_ERR_INPUT;
+  return -1;
+}
+
+int tps_err_oom(tps_err *e, const char *fmt, ...) {
+  char body[6144];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(body, sizeof body, fmt, ap);
+  va_end(ap);
+  if (!e) return -1;
+  if (body[0]) snprintf(e->msg, sizeof e->msg, "out of memory (%s)", body);
+  else snprintf(e->msg, sizeof e->msg, "out of memory");
+  e->set = 1;
+  e->kind = TPS_ERR_RESOURCE;
+  return -1;
+}
+
+int tps_err_resource(tps_err *e, const char *file, const char *fmt, ...) {
+  char body[6144];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(body, sizeof body, fmt, ap);
+  va_end(ap);
+  if (!e) return -1;
+  put(e, file, 0, body);
+  e->kind = TPS_ERR_RESOURCE;
+  return -1;
+}
+
+int tps_err_exit_code(const tps_err *e) { return e && e->set && e->kind == TPS_ERR_RESOURCE ? 1 : 2; }
+
+void tps_err_print(const tps_err *e) {
+  fprintf(stderr, "tpsplit: %s\n", e->set ? e->msg : "unknown error");
+}
+
+void tps_die_msg(const char *fmt, ...) {
+  va_list ap;
+  fputs("tpsplit: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}

@@ -1,0 +1,273 @@
+/* thresholds.h: the engine-facing thresholds file (JSON, schema_version 1): write, read,
+ * look up; and the check of a calibration against full benches (`calibrate --check`,
+ * the `validate` hook).
+ *
+ * What an engine reads: one object per device, keyed the way engines name GPUs (vLLM:
+ * torch.cuda.get_device_name() with spaces as '_', "NVIDIA_H200"); under it, per projection
+ * shape "KxN" (K inner, N outputs), kernel path, TP size and gather backend, the token count
+ * from which to split (`split_from_tokens`; null: never up to max_tokens).  Layout:
+ *
+ * {
+ *   "schema_version": 1,
+ *   "generator": {"tool": "tpsplit", "version": "0.1.0", "command": "...",
+ *                 "date": "2026-12-05T10:00:00Z", "wall_s": 41.3, "budget_s": 60},
+ *   "partial": false,                 true: the budget ended the run before its plan did
+ *   "rule": "split when T >= split_from_tokens (null: never)",
+ *   "notes": ["..."],                 what was skipped, failed or taken from elsewhere
+ *   "devices": {
+ *     "NVIDIA_H200": {
+ *       "device_name": "NVIDIA H200", "gpu_spec": "H200-SXM" | null,
+ *       "sm_count": 132, "compute_capability": "9.0", "sm_clock_mhz": 1980,
+ *       "mem_clock_mhz": 3201, "l2_bytes": 62914560, "gpus_visible": 8 (0: predicted),
+ *       "driver": "580.159.04", "cuda_runtime": "13.0", "cublaslt": 130100 | null,
+ *       "nccl": "2.28.9" | null,
+ *       "thresholds": {
+ *         "5120x1792": { "w8a16": { "8": { "auto": {
+ *           "split_from_tokens": 2048 | null,   next power of two >= the break-even
+ *           "breakeven_tokens": 1450 | null,    smallest T from which the split stays faster
+ *           "interval_tokens": [lo, hi],        90%; hi null: beyond max_tokens
+ *           "max_tokens": 16384, "out_bytes_per_token": 3584,
+ *           "win_bands_tokens": [[109, 1768], [2030, null]],   optional, see below
+ *           "losing_gaps": [{"from_tokens": 1769, "to_tokens": 2029, "min_speedup": 0.98}],
+ *           "gemm": PROVENANCE, "gather": PROVENANCE } } } }
+ *       },
+ *       "calibration": {                 optional: what calibrate measured (for --check)
+ *         "gemm": [{"k", "n", "path", "status", "reason", "samples", "rows", "time_us",
+ *                   "configs" (optional: the kernel configuration each row ran, as bench gemm
+ *                   names it, one string per row), "method", "base", "w90_log",
+ *                   "lopo_median": {"steffen", "shaped"}, "lopo_max": {...}, "first_phase_method",
+ *                   "heldout_rows": [M...], "heldout_max_err": {"steffen", "shaped"},
+ *                   "heldout_median_err": {...}}],
+ *           (heldout_*: the adaptive rows predicted by the first-phase fit, |relative
+ *           error| per method; "method" differs from "first_phase_method" when they chose
+ *           the other method, model/calib/calib.h "held-out method choice"; optional on reading)
+ *         "gather": [{"tp", "backend", "status", "reason", "samples", "bytes", "time_us",
+ *                     "provenance": PROVENANCE}] } } } }
+ * win_bands_tokens (optional; written by calibrate, predict and crossover): every maximal
+ *   range [from, to] of token counts up to max_tokens where the split is faster, ascending,
+ *   on the grid of the break-even (calibrate: 64 points per octave placed at the integer at
+ *   each edge; predict, crossover: every integer); to null: the band reaches max_tokens (and
+ *   starts at breakeven_tokens; no such band when that is null); [] when the split never
+ *   wins.  A break-even is the start of the last band only: where the split's advantage
+ *   changes sign several times (a kernel's dispatch steps), the bands show the earlier ones.
+ * losing_gaps (with win_bands_tokens): one per pair of neighbouring bands, the tokens between
+ *   them (from_tokens = the earlier band's to + 1, to_tokens = the next band's from - 1) and
+ *   min_speedup, the smallest replicated / split time seen in the gap on the same grid
+ *   (0 < min_speedup <= 1; 0.98: the split is at worst 2% slower there).
+ * PROVENANCE: {"kind": "measured" | "fitted" | "transferred" | "spec-only", "source": "...",
+ *              "method": "...", "points": N (measured: required), "from_gpus": [...]
+ *              (transferred: required), "w90_log": x (90% half-width, log space)}
+ *
+ * The reader checks schema_version and every field; an error is one line naming the file
+ * and the JSON path ("f.json: $.devices.NVIDIA_H200.thresholds.5120x1792.w8a16.8.auto.
+ * split_from_tokens: an integer >= 1 or null, not -3") and the commands exit 2. */
+#ifndef TPS_THRESHOLDS_H
+#define TPS_THRESHOLDS_H
+#include <stddef.h>
+#include <stdio.h>
+#include <jansson.h>
+#include "src/io/err.h"
+#include "src/io/gpus.h"
+#include "model/calib/calib.h"
+#include "model/predict/parts.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TPS_THR_SCHEMA_VERSION 1
+#define TPS_THR_CONFIG 160  /* bytes of one row's kernel configuration text (kernels/bench/bench.h row config) */
+#define TPS_THR_MAX_BANDS TPS_BANDS_MAX /* win bands of one entry at most (model/predict/crossover.h) */
+
+/* The provenance kinds are the parts' (model/predict/parts.h: TPS_PROV_MEASURED, _FITTED,
+ * _TRANSFERRED, _SPEC), so that a file may include both headers. */
+#define TPS_NPROV TPS_PROV_N
+typedef int tps_prov_kind;
+extern const char *const tps_prov_kind_names[TPS_NPROV]; /* "measured", "fitted", "transferred", "spec-only" */
+
+typedef struct {
+  int kind;                  /* tps_prov_kind */
+  char source[512];          /* file or run */
+  char method[512];          /* how the part is made from its source */
+  int points;                /* measured points, -1 when not given */
+  char from_gpus[256];       /* transferred: comma-joined GPU names; "" otherwise */
+  double w90_log;            /* 90% half-width in log space, NaN when not given */
+} tps_thr_prov;
+
+typedef struct {
+  long k, n;
+  int path;                  /* tps_path_id */
+  int tp;
+  int backend;               /* tps_gather_id */
+  long split_from;           /* split_from_tokens; 0: null (never) */
+  double breakeven;          /* 0: null */
+  double lo, hi;             /* interval_tokens; 0: null */
+  long max_tokens;
+  double out_bytes_per_token;
+  tps_thr_prov gemm, gather;
+  /* win_bands_tokens and losing_gaps (optional: have_bands 0 when the file has none) */
+  int have_bands;
+  size_t nbands;
+  long band_from[TPS_THR_MAX_BANDS];
+  long band_to[TPS_THR_MAX_BANDS];      /* 0: null (the band reaches max_tokens) */
+  double gap_min_speedup[TPS_THR_MAX_BANDS]; /* the gap after band i (i < nbands - 1) */
+} tps_thr_entry;
+
+/* calibration.gemm[i]: one (shape, path) sweep. */
+typedef struct {
+  long k, n;
+  int path;
+  char status[16];           /* "measured", "skipped", "failed", "not-run" */
+  char reason[256];          /* why not measured ("" when measured) */
+  int samples;
+  size_t npts;
+  long rows[TPS_CAL_MAX_PTS];
+  double t_us[TPS_CAL_MAX_PTS];
+  char config[TPS_CAL_MAX_PTS][TPS_THR_CONFIG]; /* the kernel configuration each row ran (bench's text; "" unknown) */
+  int method, base;          /* TPS_CAL_STEFFEN/SHAPED, TPS_CAL_BASE_* */
+  double w90_log;
+  double lopo_med[2], lopo_max[2]; /* [TPS_CAL_STEFFEN], [TPS_CAL_SHAPED]; NaN: none */
+  int first_method;          /* the first-phase fit's method; -1: not given */
+  size_t heldout_n;          /* rows of the held-out check (the adaptive rows), ascending */
+  long heldout_rows[TPS_CAL_MAX_PTS];
+  double heldout_max[2], heldout_med[2]; /* their |relative error| per method; NaN: none */
+} tps_thr_gemm;
+
+/* calibration.gather[i]: the all-gather curve of one (TP, backend). */
+typedef struct {
+  int tp, backend;
+  char status[16];
+  char reason[256];
+  int samples;
+  size_t npts;
+  double bytes[TPS_CAL_MAX_PTS], t_us[TPS_CAL_MAX_PTS];
+  tps_thr_prov prov;
+} tps_thr_gather;
+
+typedef struct {
+  char key[256];             /* "NVIDIA_H200" */
+  char name[256];            /* "NVIDIA H200" */
+  char gpu_spec[32];         /* data/gpus.tsv name, "" when null */
+  int sms, cc_major, cc_minor, sm_clock_mhz, mem_clock_mhz;
+  int gpus_visible;          /* 0: predicted, not measured on this device */
+  long l2_bytes;
+  long cublaslt;             /* -1: null */
+  char driver[64], cuda_runtime[16], nccl[32]; /* nccl "": null */
+  size_t nentries;
+  tps_thr_entry *e;
+  size_t ngemm;
+  tps_thr_gemm *gemm;
+  size_t ngather;
+  tps_thr_gather *gather;
+} tps_thr_device;
+
+typedef struct {
+  int schema_version;
+  char tool[32], version[32], date[32];
+  char command[2048];
+  double wall_s, budget_s;   /* NaN: not given */
+  int partial;
+  size_t nnotes;
+  char **notes;
+  size_t ndev;
+  tps_thr_device *dev;
+  char *path;                /* the file it was read from (reader), for messages */
+} tps_thr_file;
+
+/* ---- building (writers: calibrate; the predict/crossover --json hooks) */
+/* Schema version, tool and version, the command line, the date now (UTC). */
+void tps_thr_init(tps_thr_file *f);
+/* A device named as CUDA names it ("NVIDIA H200"); its key derived.  NULL: out of memory. */
+tps_thr_device *tps_thr_add_device(tps_thr_file *f, const char *device_name);
+/* A device that was predicted, not run on (predict, crossover): named by tps_thr_cuda_name of
+ * its data/gpus.tsv name (or that name when CUDA's is not known), gpu_spec, SMs and compute
+ * capability from the datasheet, gpus_visible 0, driver and runtime "" (none ran). */
+tps_thr_device *tps_thr_add_spec_device(tps_thr_file *f, const tps_gpu *gpu);
+/* A zeroed entry (provenance kinds measured, points -1, w90 NaN).  NULL: out of memory. */
+tps_thr_entry *tps_thr_add_entry(tps_thr_device *d);
+tps_thr_gemm *tps_thr_add_gemm(tps_thr_device *d);
+tps_thr_gather *tps_thr_add_gather(tps_thr_device *d);
+int tps_thr_add_note(tps_thr_file *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A provenance record (kind, source, method; points -1; w90 NaN). */
+tps_thr_prov tps_thr_prov_make(int kind, const char *source, const char *method);
+/* Set an entry's answer from a break-even (tokens, 0: never), its interval and the range:
+ * split_from = next power of two >= breakeven (0 when never). */
+void tps_thr_entry_answer(tps_thr_entry *e, double breakeven, double lo, double hi, long max_tokens);
+/* Set an entry's win bands and losing gaps from a scan of the same parts (after
+ * tps_thr_entry_answer).  0; -1 with why (the bands are left out): more bands than the file
+ * holds, a scan of another range than [1, max_tokens], a band reaching max_tokens that does
+ * not start at the break-even, a gap whose depth is not known. */
+int tps_thr_entry_bands(tps_thr_entry *e, const tps_bands *b, char *why, size_t whysz);
+
+/* ---- names */
+/* The engine key of a CUDA device name: spaces as '_' ("NVIDIA H200" -> "NVIDIA_H200"). */
+void tps_thr_device_key(const char *name, char *key, size_t sz);
+/* The CUDA device name of a data/gpus.tsv GPU ("H200-SXM" -> "NVIDIA H200",
+ * "H100-SXM" -> "NVIDIA H100 80GB HBM3"), for writers that predict a GPU they do not run
+ * on; NULL when not known. */
+const char *tps_thr_cuda_name(const char *gpu_spec);
+
+/* ---- JSON */
+json_t *tps_thr_to_json(const tps_thr_file *f);
+/* Win bands and the losing gaps between them as the file writes them, set on obj as
+ * "win_bands_tokens" ([from, to] per band; to null when the band is open: to <= 0 or
+ * to >= t_max) and "losing_gaps" ({"from_tokens", "to_tokens", "min_speedup"} between bands i
+ * and i + 1, min_speedup gap[i]).  The file, decide --json and predict --json write them so. */
+void tps_thr_bands_json_set(json_t *obj, const long *from, const long *to, const double *gap, size_t n, long t_max);
+/* Write f to path ("-": stdout) through a temporary file renamed into place.  0 or -1 (e). */
+int tps_thr_write(const tps_thr_file *f, const char *path, tps_err *e);
+/* Read and check a thresholds file.  0, or -1 with e = "FILE: $.json.path: what is wrong". */
+int tps_thr_read(const char *path, tps_thr_file *f, tps_err *e);
+void tps_thr_free(tps_thr_file *f);
+
+/* ---- look-up (engines do this; so do decide --thresholds and calibrate --check) */
+/* A device by key or by CUDA name ("NVIDIA_H200" or "NVIDIA H200"); NULL: not there. */
+const tps_thr_device *tps_thr_find_device(const tps_thr_file *f, const char *name_or_key);
+/* The entry of (k, n, path, tp, backend); NULL: not there. */
+const tps_thr_entry *tps_thr_find(const tps_thr_device *d, long k, long n, int path, int tp, int backend);
+/* 1: split a batch of T tokens (T >= split_from_tokens), 0: do not. */
+int tps_thr_split(const tps_thr_entry *e, long tokens);
+/* One line for humans: "5120x1792 w8a16 TP8 auto: split from 2048 tokens (break-even 1450,
+ * 90% 1210..1790); gemm measured (12 points), gather measured (10 points)". */
+void tps_thr_entry_line(const tps_thr_entry *e, char *buf, size_t sz);
+/* The bands for humans, when they say more than the threshold (more than one band, or one
+ * that ends before max_tokens): "win bands 109..1768, 2030..16384 (max_tokens); losing gap
+ * 1769..2029 at worst 0.928x" (min_speedup rounded down to 3 decimals; cut after a whole band or
+ * gap, " ..." added, when sz is too small); returns 1, or 0 with buf "" when there is nothing to add. */
+int tps_thr_entry_bands_line(const tps_thr_entry *e, char *buf, size_t sz);
+
+/* ---- check a calibration against full benches (calibrate --check; validate's hook) */
+typedef struct {
+  char bench[512];           /* the bench file */
+  long k, n;
+  int path;
+  size_t nscored, nswept;    /* rows scored (not in the sweep); rows of the sweep skipped */
+  double med_abs, max_abs;   /* |calibrated - bench| / bench over the scored rows */
+  int within;                /* med_abs <= tol_med and max_abs <= tol_max */
+  size_t nm;                 /* every row of the bench: M, measured, calibrated, in the sweep */
+  long *m;
+  double *measured_us, *model_us;
+  char *swept;
+} tps_thr_check_row;
+
+/* For every bench gemm table (k, n and path from its '#@' lines), rebuild the calibrated
+ * model of that (k, n, path) from the device's calibration section (gpu_spec looked up in
+ * gt; device: name or key, NULL = the file's only device) and score the table's rows that
+ * are not sweep rows.  rows: one per bench, freed by tps_thr_check_free.  0, or -1 with e
+ * (no calibration of a bench's shape and path, a bench with no row outside the sweep, bad
+ * files). */
+int tps_thr_check(const tps_thr_file *f, const char *device, char *const *bench, size_t nbench,
+                  double tol_med, double tol_max, const tps_gpu_table *gt, tps_thr_check_row **rows,
+                  size_t *nrows, tps_err *e);
+void tps_thr_check_free(tps_thr_check_row *rows, size_t n);
+/* 1 when every row is within tolerance (and there is one), else 0. */
+int tps_thr_check_within(const tps_thr_check_row *rows, size_t n);
+/* The check as a table (one line per bench) and a verdict line; per_row: then every bench
+ * row (M, measured, calibrated, error; sweep rows marked).  Returns 1 when every part is
+ * within tolerance, 0 otherwise. */
+int tps_thr_check_print(FILE *fp, const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max, int per_row);
+json_t *tps_thr_check_json(const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,160 @@
+#!/bin/sh
+# tests/cli/loo.sh: AIConfigurator tables (tpsplit inspect) and the leave-one-GPU-out command.
+. "$top_srcdir/tests/cli/lib.sh"
+aic="$top_srcdir/data/aic"
+
+# --- inspect reads the gzipped tables with their provenance; a selection filters rows
+expect_rc 0 "$TPSPLIT" inspect "$aic/gemm_h100_sxm_k5120.tsv.gz:dtype=fp8,n=2048,m=1-4"
+expect_grep '^# source: ai-dynamo/aiconfigurator .*h100_sxm/gemm/trtllm' "$tmp/out"
+expect_grep '^# copy: 2026-12-04 from shared/data/aic/gemm_h100_sxm.tsv.gz' "$tmp/out"
+n=$(grep -c '^trtllm' "$tmp/out")
+[ "$n" -eq 4 ] && ok || fail "fp8 n=2048 m=1-4: $n rows, want 4"
+# the m=1 row, as zcat reads it: 16.928 us, 2*1*2048*5120/16.928/1e6 = 1.24 TFLOPS
+want=$(gzip -dc "$aic/gemm_h100_sxm_k5120.tsv.gz" | awk -F'\t' '$4=="fp8" && $5==1 && $6==2048 {print $8}')
+got=$(awk '$1=="trtllm" && $4==1 {print $7}' "$tmp/out")
+[ -n "$want" ] && [ "$got" = "$want" ] && ok || fail "m=1 time '$got', zcat says '$want'"
+expect_rc 0 "$TPSPLIT" inspect --json "$aic/nccl_b200_sxm.tsv.gz:op=all_gather,num_gpus=8,dtype=half"
+expect_grep '"nrows": 21' "$tmp/out"
+expect_grep '"busbw_gbps"' "$tmp/out"
+
+# --- bad input: one line naming the file (and line, or the missing shape), exit 2
+expect_rc 2 "$TPSPLIT" inspect "$aic/gemm_h100_sxm_k5120.tsv.gz:dtype=fp8,n=1792"
+expect_grep "^tpsplit: $aic/gemm_h100_sxm_k5120.tsv.gz: no rows with dtype fp8, n 1792; n in the file: .*1536, 2048" "$tmp/err"
+[ "$(wc -l < "$tmp/err")" -eq 1 ] && ok || fail "missing shape: not one line"
+[ ! -s "$tmp/out" ] && ok || fail "missing shape: output written"
+expect_rc 2 "$TPSPLIT" inspect "$aic/gemm_h100_sxm_k5120.tsv.gz:dtype=fp4"
+expect_grep "unknown dtype 'fp4'" "$tmp/err"
+gzip -dc "$aic/gemm_l40s_k5120.tsv.gz" | awk -F'\t' 'NR==12{$4="bf16x"}1' OFS='\t' > "$tmp/bad.tsv"
+expect_rc 2 "$TPSPLIT" inspect "$tmp/bad.tsv"
+expect_grep "^tpsplit: $tmp/bad.tsv:12: unknown dtype 'bf16x'" "$tmp/err"
+gzip -dc "$aic/nccl_h100_sxm.tsv.gz" | awk -F'\t' 'NR==20{$3="broadcast"}1' OFS='\t' | gzip > "$tmp/bad.tsv.gz"
+expect_rc 2 "$TPSPLIT" inspect "$tmp/bad.tsv.gz"
+expect_grep "^tpsplit: $tmp/bad.tsv.gz:20: unknown op 'broadcast'" "$tmp/err"
+head -c 3000 "$aic/gemm_b200_sxm_k5120.tsv.gz" > "$tmp/trunc.tsv.gz"
+expect_rc 2 "$TPSPLIT" inspect "$tmp/trunc.tsv.gz"
+expect_grep "^tpsplit: $tmp/trunc.tsv.gz:[0-9]+: the gzip data end here, cut short" "$tmp/err"
+# two gzip members (`cat a.gz b.gz`): the rows of both
+gzip -dc "$aic/nccl_h100_sxm.tsv.gz" | grep -v -e '^#' -e '^gpu' | gzip > "$tmp/rows.gz"
+cat "$aic/nccl_h100_sxm.tsv.gz" "$tmp/rows.gz" > "$tmp/two.tsv.gz"
+expect_rc 0 "$TPSPLIT" inspect --json "$tmp/two.tsv.gz"
+nrows=$(gzip -dc "$aic/nccl_h100_sxm.tsv.gz" | grep -c -v -e '^#' -e '^gpu')
+expect_grep "\"nrows\": $((2 * nrows))," "$tmp/out"
+printf '# source: ai-dynamo/aiconfigurator x\n' | gzip > "$tmp/hdr.gz"
+expect_rc 2 "$TPSPLIT" inspect "$tmp/hdr.gz"
+expect_grep "no header line" "$tmp/err"
+
+# --- fit --loo-gpu --hold-out: one GEMM fold, its per-point predictions in JSON
+expect_rc 0 "$TPSPLIT" fit --loo-gpu --hold-out H100 --json
+cp "$tmp/out" "$tmp/h100.json"
+# the points of the H100 bf16 entry: line, m, n, measured, predicted (jansson: sorted keys,
+# one per line, so a point ends with predicted_us)
+awk '/"data":/{data=$2} /"gpu":/{gpu=$2} /"path":/{path=$2} /"line":/{l=$2} /"m":/{m=$2} /"measured_us":/{t=$2}
+     /"n":/{n=$2} /"predicted_us":/{ if (data ~ /AIC/ && gpu ~ /H100-SXM/ && path ~ /dense-bf16/) { gsub(/,/,"",l); gsub(/,/,"",m);
+       gsub(/,/,"",n); gsub(/,/,"",t); print l, m, n, t, $2 } }' "$tmp/h100.json" > "$tmp/pts"
+[ "$(wc -l < "$tmp/pts")" -eq 146 ] && ok || fail "H100 bf16 held-out points: $(wc -l < "$tmp/pts"), want 146"
+# by hand from the raw file: each point's line holds its m, n and latency; the median of
+# |predicted / measured - 1| over them is the table's median error
+gzip -dc "$aic/gemm_h100_sxm_k5120.tsv.gz" | awk -F'\t' '{print NR, $4, $5, $6, $7, $8}' > "$tmp/raw"
+awk 'NR==FNR{d[$1]=$2" "$3" "$4" "$5" "$6; next}
+     { split(d[$1], r, " "); if (r[1] != "bfloat16" || r[2] != $2 || r[3] != $3 || r[4] != 5120 || r[5] + 0 != $4 + 0) bad++;
+       e = $5 / r[5] - 1; if (e < 0) e = -e; printf "%.17g\n", e }
+     END { if (bad) print "mismatch " bad > "/dev/stderr" }' "$tmp/raw" "$tmp/pts" 2> "$tmp/mis" | sort -g > "$tmp/errs"
+[ ! -s "$tmp/mis" ] && ok || fail "held-out points do not match the raw file: $(cat "$tmp/mis")"
+med=$(awk '{v[NR]=$1} END{ if (NR % 2) printf "%.17g\n", v[(NR+1)/2]; else printf "%.17g\n", (v[NR/2]+v[NR/2+1])/2 }' "$tmp/errs")
+max=$(tail -1 "$tmp/errs")
+rep=$(awk '/"data":/{d=$2} /"gpu": "H100-SXM"/{g=1} /"path":/{p=$2} /"median_abs_rel":/{m=$2} /"max_abs_rel":/{x=$2}
+           /"points":/{ if (g && d ~ /AIC/ && p ~ /dense-bf16/) { gsub(/,/,"",m); gsub(/,/,"",x); print m, x } g=0 }' "$tmp/h100.json")
+set -- $rep
+expect_near "$med" "$1" 1e-9 "H100 bf16 median error by hand"
+expect_near "$max" "$2" 1e-9 "H100 bf16 max error by hand"
+# no leakage: the held-out GPU's own measurements do not move its prediction
+cp -r "$top_srcdir/data" "$tmp/d2"
+chmod -R u+w "$tmp/d2"
+gzip -dc "$aic/gemm_h100_sxm_k5120.tsv.gz" | awk -F'\t' -v OFS='\t' '!/^#/ && $8 ~ /^[0-9.]+$/ {$8 = $8 * 1.7} 1' |
+  gzip > "$tmp/d2/aic/gemm_h100_sxm_k5120.tsv.gz"
+TPSPLIT_DATADIR="$tmp/d2" "$TPSPLIT" fit --loo-gpu --hold-out H100 --json > "$tmp/h100b.json" 2> "$tmp/err"
+grep '"predicted_us"' "$tmp/h100.json" > "$tmp/p1"
+grep '"predicted_us"' "$tmp/h100b.json" > "$tmp/p2"
+cmp -s "$tmp/p1" "$tmp/p2" && ok || fail "H100's held-out predictions changed with H100's own data"
+cmp -s "$tmp/h100.json" "$tmp/h100b.json" && fail "H100 x1.7 changed nothing at all" || ok
+# one GPU, one fold: the H100's bench tables (our harness) leave the fit with its AIC table
+# (its AIC and bench predictions unchanged when its bench times are x1.7) ...
+for p in dense-bf16 native-fp8; do
+  awk -F'\t' -v OFS='\t' '!/^#/ && $1 ~ /^[0-9]+$/ {$2 *= 1.7; $3 *= 1.7; $4 *= 1.7} 1' \
+    "$top_srcdir/data/h100_gemm_$p.tsv" > "$tmp/d2/h100_gemm_$p.tsv"
+done
+TPSPLIT_DATADIR="$tmp/d2" "$TPSPLIT" fit --loo-gpu --hold-out H100 --json > "$tmp/h100d.json" 2> "$tmp/err"
+[ "$(grep -c '"data": "tpsplit bench' "$tmp/h100d.json")" -eq 2 ] && ok || fail "H100 bench entries (2 paths)"
+grep '"predicted_us"' "$tmp/h100d.json" > "$tmp/p4"
+cmp -s "$tmp/p2" "$tmp/p4" && ok || fail "H100's held-out predictions changed with H100's bench tables"
+cmp -s "$tmp/h100b.json" "$tmp/h100d.json" && fail "H100 bench x1.7 changed nothing at all" || ok
+# ... and when the H200 is held out, its bench floor is fitted from the H100's bench tables
+# (not spec-only): they move the H200's prediction
+expect_rc 0 "$TPSPLIT" fit --loo-gpu --hold-out H200 --json
+grep '"predicted_us"' "$tmp/out" > "$tmp/p5"
+TPSPLIT_DATADIR="$tmp/d2" "$TPSPLIT" fit --loo-gpu --hold-out H200 --json > "$tmp/h200d.json" 2> "$tmp/err"
+grep '"predicted_us"' "$tmp/h200d.json" > "$tmp/p6"
+cmp -s "$tmp/p5" "$tmp/p6" && fail "H100 bench x1.7 did not move the H200 prediction" || ok
+# the copies are the dense tables' rows at the H200 table's M, every '#' line unchanged
+for p in dense-bf16 native-fp8; do
+  src="$top_srcdir/data/calibrate/2026-12-05-h100/dense_5120x1792_$p.tsv" dst="$top_srcdir/data/h100_gemm_$p.tsv"
+  grep '^#' "$dst" | grep -v '^# copy: ' > "$tmp/c1"; grep '^#' "$src" > "$tmp/c2"
+  cmp -s "$tmp/c1" "$tmp/c2" && ok || fail "h100_gemm_$p.tsv: '#' lines differ from $src"
+  grep -v '^#' "$top_srcdir/data/h200_gemm_$p.tsv" | awk 'NR > 1 {print $1}' | sort -n | uniq > "$tmp/m200"
+  grep -v '^#' "$dst" | awk 'NR > 1 {print $1}' > "$tmp/m100"
+  cmp -s "$tmp/m200" "$tmp/m100" && [ "$(wc -l < "$tmp/m100")" -eq 23 ] && ok || fail "h100_gemm_$p.tsv: M are not the H200 table's 23"
+  awk 'NR == FNR { if (!/^#/) r[$1] = $0; next } !/^#/ && $0 != r[$1] { bad++ } END { exit bad > 0 }' \
+    "$src" "$dst" && ok || fail "h100_gemm_$p.tsv: a row differs from $src"
+done
+# ... while another GPU's data do move it
+gzip -dc "$aic/gemm_b200_sxm_k5120.tsv.gz" | awk -F'\t' -v OFS='\t' '!/^#/ && $8 ~ /^[0-9.]+$/ {$8 = $8 * 1.7} 1' |
+  gzip > "$tmp/d2/aic/gemm_b200_sxm_k5120.tsv.gz"
+TPSPLIT_DATADIR="$tmp/d2" "$TPSPLIT" fit --loo-gpu --hold-out H100 --json > "$tmp/h100c.json" 2> "$tmp/err"
+grep '"predicted_us"' "$tmp/h100c.json" > "$tmp/p3"
+cmp -s "$tmp/p1" "$tmp/p3" && fail "B200 x1.7 did not move the H100 prediction" || ok
+
+# --- the whole table: every GPU and path, gathers, w8a16, break-even; deterministic
+expect_rc 0 "$TPSPLIT" fit --loo-gpu
+cp "$tmp/out" "$tmp/full"
+# rows per GPU: GEMM (A100: two bf16 tables, no fp8; H100: AIC and bench tables, both paths;
+# H200: bf16 and fp8, no gather) + all-gather + break-even (paths x TP 2, 4, 8)
+for gw in A100-SXM-80GB:6 H100-SXM:11 B200:9 L40S:9 RTX-PRO-6000-Server:9 H200-SXM:2; do
+  g=${gw%:*} want=${gw#*:}
+  n=$(grep -c "^$g " "$tmp/full")
+  [ "$n" -eq "$want" ] && ok || fail "$g: $n rows, want $want"
+done
+expect_grep '^# GEMM 90% interval coverage, all GPUs and paths: [0-9.]+% of 1448 points' "$tmp/full"
+expect_grep '^# in sample: median \|err\| [0-4]\.[0-9]%' "$tmp/full"
+expect_grep '^# break-even within 15%: [0-9]+ of 27; decisions agree: [0-9]+ of 405' "$tmp/full"
+# every error is a percentage; every GEMM row has its coverage
+awk '/^# GEMM dense|^# GEMM native/{g=1; next} /^$/{g=0} g && !/^gpu/ {
+       if ($(NF-3) !~ /%$/ || $(NF-1) !~ /%$/) bad++ } END{exit bad > 0}' "$tmp/full" && ok || fail "GEMM rows malformed"
+expect_rc 0 "$TPSPLIT" fit --loo-gpu --only gather
+cmp -s "$tmp/out" /dev/null && fail "--only gather printed nothing" || ok
+cp "$tmp/out" "$tmp/gather"
+# the printed all-gather median error and coverage, recomputed from the per-point JSON (the
+# scored points: 8 GPUs, 64 KiB..64 MiB; covered: lo90 <= measured <= hi90); held-out
+# predictions of the NVLink GPUs are not the measurements (no leakage: errors > 0)
+expect_rc 0 "$TPSPLIT" fit --loo-gpu --only gather --json
+cp "$tmp/out" "$tmp/gather.json"
+for g in A100-SXM-80GB H100-SXM B200; do
+  want=$(awk -v g="$g" '$1 == g {print $5, $9}' "$tmp/gather")
+  # one line per scored point: |relative error| and 1 when lo90 <= measured <= hi90
+  awk -v g="$g" -F'[:,]' '
+    /"gpu":/ { gsub(/[ "]/, "", $2); cur = $2 }
+    /"hi90_us":/ { hi = $2 + 0 } /"lo90_us":/ { lo = $2 + 0 }
+    /"measured_us":/ { me = $2 + 0 } /"predicted_us":/ { pr = $2 + 0 }
+    /"scored": true/ && cur == g { e = pr / me - 1; if (e < 0) e = -e; print e, (lo <= me && me <= hi) }
+  ' "$tmp/gather.json" | sort -g > "$tmp/gpts"
+  got=$(awk '{ e[NR] = $1; c += $2 } END { m = NR % 2 ? e[(NR + 1) / 2] : (e[NR / 2] + e[NR / 2 + 1]) / 2;
+              printf "%.1f %.1f %d", 100 * m, 100 * c / NR, NR }' "$tmp/gpts")
+  # printed with one decimal and a %: compare to 0.1; 22 scored points; errors above zero
+  echo "$want $got" | awk '{ gsub(/%/, ""); d1 = $1 - $3; d2 = $2 - $4; if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2;
+                             exit !(d1 <= 0.11 && d2 <= 0.11 && $3 > 0 && $5 == 22) }' && ok || fail "$g gather: printed '$want', from the points '$got'"
+done
+expect_rc 2 "$TPSPLIT" fit --loo-gpu --only cats
+expect_grep "expected gemm, gather, breakeven or w8a16" "$tmp/err"
+expect_rc 2 "$TPSPLIT" fit --loo-gpu data/h200_gemm_w8a16.tsv
+expect_rc 2 "$TPSPLIT" fit --loo-gpu --hold-out V100
+
+finish

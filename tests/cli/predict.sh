@@ -1,0 +1,171 @@
+#!/bin/sh
+# tests/cli/predict.sh: `tpsplit predict`, `tpsplit crossover` and the main job, end to end.
+# Expected values come from the measurement file (data/h20_tp8_fused_wqa_wkv.tsv) or are
+# computed here with awk, never copied from the program's output.
+. "$top_srcdir/tests/cli/lib.sh"
+data="$top_srcdir/data/h20_tp8_fused_wqa_wkv.tsv"
+
+# keys of the objects in the JSON array named $1 (jansson pretty-print: sorted keys,
+# 2-space indent), one "key" per line, unique
+json_keys() {
+  awk -v arr="\"$1\": [" '
+    index($0, arr) { inarr = 1; depth = 0; next }
+    inarr && /^ *\]/ && depth == 0 { inarr = 0 }
+    inarr && depth == 1 && /^ *"[a-z_]+":/ { k = $0; sub(/^ */, "", k); sub(/:.*/, "", k); print k }
+    inarr && /\{/ { depth++ }
+    inarr && /\}/ { depth-- }
+  ' "$2" | sort -u | tr '\n' ' '
+}
+# the value of a top-level "key": NUMBER|null line
+json_top() { awk -v k="\"$1\":" '$1 == k && /^  "/ { v = $2; sub(/,$/, "", v); print v; exit }' "$2"; }
+
+# --- help, version, usage errors
+expect_rc 0 "$TPSPLIT" predict --help
+expect_grep '^Usage: tpsplit predict' "$tmp/out"
+expect_rc 0 "$TPSPLIT" crossover --help
+expect_grep '^Usage: tpsplit crossover' "$tmp/out"
+expect_rc 0 "$TPSPLIT" predict --version
+expect_rc 2 "$TPSPLIT" predict
+expect_grep 'gpu is required' "$tmp/err"
+expect_rc 2 "$TPSPLIT" predict --gpu NoSuchGPU
+# the name CUDA reports for an H100 SXM ("NVIDIA H100 80GB HBM3", as calibrate and the benches
+# look it up) is the H100-SXM row of gpus.tsv: the same answer as its table name
+"$TPSPLIT" predict --gpu H100-80GB-HBM3 --tp 8 >"$tmp/alias.txt" 2>&1 && "$TPSPLIT" predict --gpu H100-SXM --tp 8 >"$tmp/name.txt" 2>&1 \
+  && cmp -s "$tmp/alias.txt" "$tmp/name.txt" && ok || fail "predict --gpu H100-80GB-HBM3 differs from H100-SXM"
+expect_grep "unknown GPU 'NoSuchGPU'" "$tmp/err"
+expect_rc 2 "$TPSPLIT" predict --gpu H100 --tp 12
+expect_rc 2 "$TPSPLIT" predict --gpu H100 --tp 0
+expect_rc 2 "$TPSPLIT" predict --gpu H100 --path no-such-path
+expect_rc 2 "$TPSPLIT" predict --gpu H100 --tokens 0,5
+expect_rc 2 "$TPSPLIT" predict --gpu H100 --scaling optimistic
+expect_rc 2 "$TPSPLIT" predict --gpu H100 --fit "$tmp/missing.fit"
+expect_grep "missing.fit" "$tmp/err"
+expect_rc 2 "$TPSPLIT" predict --gpu A100 --path native-fp8
+expect_grep 'no fp8' "$tmp/err"
+expect_rc 2 "$TPSPLIT" predict --gpu MI300X --path dense-bf16
+expect_grep 'not a CUDA GPU' "$tmp/err"
+expect_rc 2 "$TPSPLIT" predict --gpu L40S --gather custom
+expect_grep 'no NVLink' "$tmp/err"
+expect_rc 2 "$TPSPLIT" crossover --tp 2,x
+expect_rc 2 "$TPSPLIT" crossover --gpus H100,NoSuchGPU
+expect_grep "unknown GPU 'NoSuchGPU'" "$tmp/err"
+
+# --- acceptance: H20 TP8 marlin from its measured parts (the bundled table: its replicated
+# column and split - replicated), break-even in (24, 48] like the measurement (replicated
+# 19.2 < split 21.1 at 24; 25.9 > 20.3 at 48)
+expect_rc 0 "$TPSPLIT" predict --gpu H20 --tp 8 --path marlin-w8a16 --json
+cp "$tmp/out" "$tmp/h20.json"
+be=$(json_top breakeven_tokens "$tmp/h20.json")
+if [ -n "$be" ] && [ "$be" != null ] && [ "$be" -gt 24 ] && [ "$be" -le 48 ]; then ok; else fail "H20 TP8 break-even '$be' not in (24, 48]"; fi
+# threshold: the next power of two >= break-even (awk)
+want=$(awk -v b="$be" 'BEGIN { t = 1; while (t < b) t *= 2; print t }')
+expect_near "$(json_top threshold_tokens "$tmp/h20.json")" "$want" 0 "threshold"
+lo=$(json_top breakeven_lo "$tmp/h20.json"); hi=$(json_top breakeven_hi "$tmp/h20.json")
+if [ "$lo" -le "$be" ] && [ "$be" -le "$hi" ]; then ok; else fail "interval [$lo, $hi] does not hold $be"; fi
+# rows: exactly the six keys
+keys=$(json_keys rows "$tmp/h20.json")
+if [ "$keys" = '"gather_backend" "replicated_us" "rows_per_rank" "sources" "speedup" "split_us" "tokens" ' ]; then ok; else fail "row keys: $keys"; fi
+# the model follows the measurement: every replicated and split value within 20% of the
+# table, rows_per_rank = ceil(T/8), custom gather up to 4096 tokens (585 rows * 3584 B
+# passes 2 MiB between 4096 and 6144), NCCL from 8192
+"$TPSPLIT" predict --gpu H20 --tp 8 > "$tmp/h20.txt" 2>&1
+awk -v F="$tmp/h20.txt" '
+  FNR == NR { if ($1 ~ /^[0-9]+$/ && NF == 7) { r[$1] = $3; s[$1] = $4; rpr[$1] = $2; b[$1] = $6; src[$1] = $7 } next }
+  /^#/ || /^tokens/ { next }
+  { n++; t = $1
+    if (!(t in r)) { print "missing row " t; bad++; next }
+    if (rpr[t] != int((t + 7) / 8)) { print "rows_per_rank " t; bad++ }
+    er = (r[t] - $3) / $3; es = (s[t] - $4) / $4
+    if (er < -0.2 || er > 0.2 || es < -0.2 || es > 0.2) { print "far from the measurement at " t ": " er " " es; bad++ }
+    if ((t <= 4096 && b[t] != "custom") || (t >= 8192 && b[t] != "nccl")) { print "backend " t " " b[t]; bad++ }
+    # sources: every part measured, except the split GEMM of fewer rows than the table
+    # measures (ceil(T/8) < its smallest T): the fitted model there
+    if (!first) first = t
+    want = (int((t + 7) / 8) < first ? "m,f,m" : "m,m,m")
+    if (src[t] != want) { print "sources at " t ": " src[t] " want " want; bad++ } }
+  END { if (n != 11) { print "rows " n; bad++ } exit bad > 0 }' "$tmp/h20.txt" "$data" > "$tmp/cmp" 2>&1
+if [ $? -eq 0 ]; then ok; else fail "H20 rows vs measurement: $(cat "$tmp/cmp")"; fi
+expect_grep '^sign changes:' "$tmp/h20.txt"
+expect_grep '^sensitivity' "$tmp/h20.txt"
+
+# --- acceptance: the brief's pessimistic rule gives a break-even in [1000, 1600] for H100
+# and H200 at TP8 (the brief: ~1450)
+for g in H100 H200; do
+  expect_rc 0 "$TPSPLIT" predict --gpu $g --tp 8 --scaling pessimistic --tokens 1024,2048,16384 --json
+  cp "$tmp/out" "$tmp/p.json"
+  b=$(json_top breakeven_tokens "$tmp/p.json")
+  if [ "$b" -ge 1000 ] && [ "$b" -le 1600 ]; then ok; else fail "$g pessimistic break-even $b not in [1000, 1600]"; fi
+  # replicated at >= 1024 rows = H20 time / 6.7 (1024: 239.4, 16384: 3570.8 in the table)
+  "$TPSPLIT" predict --gpu $g --scaling pessimistic --tokens 1024,16384 > "$tmp/p.txt"
+  expect_grep "^# scaling pessimistic: the seed vLLM pull request's rule on " "$tmp/p.txt"
+  expect_near "$(awk '$1 == 1024 { print $3 }' "$tmp/p.txt")" "$(awk 'BEGIN { print 239.4 / 6.7 }')" 0.002 "$g replicated(1024)"
+  expect_near "$(awk '$1 == 16384 { print $3 }' "$tmp/p.txt")" "$(awk 'BEGIN { print 3570.8 / 6.7 }')" 0.0002 "$g replicated(16384)"
+done
+expect_rc 2 "$TPSPLIT" predict --gpu H100 --tp 4 --scaling pessimistic
+expect_grep 'TP8 table' "$tmp/err"
+
+# --- no custom gather without NVLink, nor across nodes (TP16)
+expect_rc 0 "$TPSPLIT" predict --gpu L40S --tp 8 --tokens 6,1024
+expect_nogrep ' custom +[a-z,-]+$' "$tmp/out"
+expect_rc 0 "$TPSPLIT" predict --gpu H100 --tp 16 --tokens 6,1024
+expect_nogrep ' custom +[a-z,-]+$' "$tmp/out"
+expect_rc 0 "$TPSPLIT" predict --gpu H100 --tp 8 --tokens 6,1024
+expect_grep ' custom +[a-z,-]+$' "$tmp/out"
+
+# --- crossover: keys, n/a cells, the same break-even as predict
+expect_rc 0 "$TPSPLIT" crossover --gpus H20,A100,MI300X --tp 8 --samples 20 --json
+cp "$tmp/out" "$tmp/x.json"
+keys=$(json_keys cells "$tmp/x.json")
+# the keys of a cell: its numbers and where its two parts come from (gemm, gather)
+if [ "$keys" = '"breakeven_hi" "breakeven_lo" "breakeven_tokens" "gather" "gemm" "gpu" "path" "threshold_tokens" "tp" ' ]; then ok; else fail "cell keys: $keys"; fi
+# which cells are not applicable, from data/gpus.tsv and the paths of model/core/path.c (those
+# with a model; each needs its min_cc, fp8_peak paths fp8 tensor cores): a GPU without CUDA
+# (cc 0.0) runs no path (today: A100 native-fp8 and the MI300X cells)
+awk '/^const tps_path tps_path_/ { n = ""; m = 0; cc = 0; f = 0 } /\.name = "/ { split($0, q, "\""); n = q[2] }
+  /\.flags = .*TPS_PATH_F_MODEL/ { m = 1 } /\.min_cc = / { cc = $3 + 0 } /\.fp8_peak = 1/ { f = 1 }
+  /^};/ { if (m && n != "") print n, cc / 10, f }' "$top_srcdir/model/core/path.c" > "$tmp/paths"
+gpu_cells() {  # LIST -> "N_NA N_COMPUTED" for the GPUs of LIST (names or aliases)
+  awk -F'\t' -v list="$1" -v pf="$tmp/paths" '
+    BEGIN { n = split(list, want, ","); while ((getline l < pf) > 0) { split(l, a, " "); np++; mcc[np] = a[2]; mf[np] = a[3] } }
+    /^#/ || $1 == "name" { next }
+    { names = "," $1 "," $2 ","; gsub(/\?/, "", $4); cc = $4 + 0; fp8 = $6 + 0
+      for (i = 1; i <= n; i++) if (index(names, "," want[i] ","))
+        for (k = 1; k <= np; k++) { na += (cc == 0 || cc < mcc[k] || (mf[k] && fp8 <= 0)); all++ } }
+    END { print na + 0, all - na }' "$TPSPLIT_DATADIR/gpus.tsv"
+}
+[ "$(wc -l < "$tmp/paths")" -ge 4 ] && ok || fail "model paths read from model/core/path.c: $(cat "$tmp/paths")"
+set -- $(gpu_cells H20,A100,MI300X)
+n_na=$(awk '/"not_applicable": \[/ { f = 1 } f && /"reason":/ { n++ } END { print n + 0 }' "$tmp/x.json")
+expect_near "$n_na" "$1" 0 "n/a cells"
+n_cells=$(awk '/"cells": \[/ { f = 1 } /"not_applicable"/ { f = 0 } f && /"tp":/ { n++ } END { print n + 0 }' "$tmp/x.json")
+expect_near "$n_cells" "$2" 0 "computed cells"
+expect_rc 0 "$TPSPLIT" crossover --gpus H20 --tp 8 --paths marlin-w8a16 --samples 20
+expect_grep "^H20 +8 +marlin-w8a16 +$be " "$tmp/out"
+expect_rc 0 "$TPSPLIT" crossover --gpus A100 --tp 8 --paths native-fp8
+expect_grep 'n/a: A100-SXM-80GB has no fp8' "$tmp/out"
+# a user rounding: threshold = next multiple of 100 of the break-even
+expect_rc 0 "$TPSPLIT" crossover --gpus H20 --tp 8 --paths marlin-w8a16 --samples 20 --round 100
+expect_grep "^H20 +8 +marlin-w8a16 +$be +[^ ]+ +$(awk -v b="$be" 'BEGIN { print int((b + 99) / 100) * 100 }') " "$tmp/out"
+
+# --- a zero-width interval is said to sit on a step of the model.  H20 TP2 w8a16: the replicated
+# GEMM at T rows runs ceil(T/256) token tiles x 14 weight tiles (N 1792 / 128) of our wgmma kernel
+# on 78 SMs: 2816 rows are 11 x 14 = 154 blocks (2 waves of 78), 2817 rows 12 x 14 = 168 (3
+# waves), so the split's break-even lands on 2817 whatever scale the parts' errors give.
+expect_rc 0 "$TPSPLIT" predict --gpu H20 --tp 2 --path w8a16 --samples 50
+expect_grep '^break-even: 2817 tokens .*interval 2817\.\.2817 ' "$tmp/out"
+expect_grep '^zero-width interval: the speedup steps from 0\.[0-9]+x at 2816 tokens to 1\.[0-9]+x at 2817, a step of the model' "$tmp/out"
+expect_rc 0 "$TPSPLIT" predict --gpu H20 --tp 2 --path w8a16 --samples 50 --json
+expect_grep '"interval_note": "zero-width interval: the speedup steps from 0\.[0-9]+x at 2816 tokens to 1\.[0-9]+x at 2817' "$tmp/out"
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 --samples 50
+expect_nogrep '^zero-width interval' "$tmp/out"
+
+# --- the main job: grid, then the figures; the last line names the folder
+TPSPLIT_GNUPLOT= expect_rc 0 "$TPSPLIT" -o "$tmp/figs" --samples 20
+expect_grep '^H200-SXM +8 +marlin-w8a16' "$tmp/out"
+expect_grep "^# the seed vLLM pull request's pessimistic rule on the H20 table: H200-SXM TP8" "$tmp/out"
+# output names its sources self-contained: no undefined "the brief" or "the PR"
+expect_nogrep "brief|the PR|PR's" "$tmp/out"
+if tail -n 1 "$tmp/out" | grep -q "$tmp/figs\$"; then ok; else fail "last line does not name the folder: $(tail -n 1 "$tmp/out")"; fi
+expect_rc 0 "$TPSPLIT" --no-plots --samples 20 --json
+expect_grep '"cells"' "$tmp/out"
+finish

@@ -1,0 +1,205 @@
+#!/bin/sh
+# tests/cli/thresholds.sh: the engine-facing thresholds file outside calibrate (src/io/thresholds.h):
+#  1. decide --thresholds on the real H200 calibrate result (data/calibrate/): the device
+#     keyed as engines key it, split exactly from split_from_tokens, the provenance named;
+#     a missing device or entry: one line naming the file and the key, exit 2;
+#  2. predict --thresholds-out F, then decide --thresholds F: the same threshold and the same
+#     verdict as decide's own prediction, on every config and token count below (one of them
+#     never splits: a null entry);
+#  3. crossover --thresholds-out: one entry per cell of TP >= 2 that runs, each the threshold
+#     crossover prints; TP 1 and unwritable files fail before anything is left behind;
+#  4. win bands: the H200 7168x2112 w8a16 TP8 auto entry predicted from the 2026-12-05 full
+#     bench (the split wins from 109, loses from 1769, wins from 2030 on): its two bands and
+#     the gap's depth against predict's own table of every token in the gap; decide prints
+#     them; a malformed win_bands_tokens or losing_gaps: one line naming the JSON path, exit 2.
+. "$top_srcdir/tests/cli/lib.sh"
+cal="$top_srcdir/data/calibrate/thresholds_h200_5120x1792.json"
+dec() { "$TPSPLIT" decide "$@"; }
+# jnum KEY FILE: the first "KEY": value of an indented JSON file (null as null)
+jnum() { awk -F': ' -v k="\"$1\"" '$1 ~ k"$" { v = $2; sub(/,$/, "", v); print v; exit }' "$2"; }
+
+# --- 1. the calibrate result of the lent H200
+expect_rc 0 dec --thresholds "$cal" --tp 8 --tokens 4096 --path w8a16 --json
+thr=$(jnum threshold_tokens "$tmp/out")
+[ "$thr" = 256 ] && ok || fail "w8a16 TP8: split_from_tokens 256 in $cal, decide says '$thr'"
+expect_grep '"device": "NVIDIA_H200"' "$tmp/out"
+expect_grep '"measured_on_device": true' "$tmp/out"
+expect_grep '"points": 13' "$tmp/out"
+# the boundary: T = split_from splits, one less does not
+expect_rc 0 dec --thresholds "$cal" --tp 8 --tokens 256 --path w8a16
+expect_grep "^  PASS  token_threshold +256 tokens >= threshold 256 \(.*thresholds_h200_5120x1792.json, NVIDIA_H200 calibrated 2026-12-04T21:35:26Z: 5120x1792 w8a16 TP8 auto: split from 256 tokens \(break-even 129, 90% 65..9473\); gemm measured \(13 points\), gather spec-only" "$tmp/out"
+expect_grep '^verdict: split$' "$tmp/out"
+expect_rc 1 dec --thresholds "$cal" --tp 8 --tokens 255 --path w8a16
+expect_grep '^  FAIL  token_threshold +255 tokens < threshold 256' "$tmp/out"
+# the other paths and TPs of the file: native-fp8 TP8 from 8192, dense-bf16 TP2 from 8192
+expect_rc 1 dec --thresholds "$cal" --tp 8 --tokens 4096 --path native-fp8
+expect_grep 'split from 8192 tokens \(break-even 5505' "$tmp/out"
+expect_rc 0 dec --thresholds "$cal" --tp 2 --tokens 8192 --path dense-bf16 --gather nccl
+expect_grep '5120x1792 dense-bf16 TP2 nccl: split from 8192 tokens .*gather transferred from A100-SXM-80GB,H100-SXM,B200' "$tmp/out"
+# the device by the GPU table's name, by the engine's key, or the file's only one
+expect_rc 0 dec --thresholds "$cal" --gpu H200 --tp 8 --tokens 4096 --path w8a16
+expect_rc 0 dec --thresholds "$cal" --gpu NVIDIA_H200 --tp 8 --tokens 4096 --path w8a16
+expect_grep '^tpsplit decide: H200-SXM, TP8' "$tmp/out"
+# missing: one line naming the file and the key, exit 2
+one_line() { [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || fail "not one stderr line: $(cat "$tmp/err")"; }
+expect_rc 2 dec --thresholds "$cal" --gpu H100 --tp 8 --tokens 4096 --path w8a16
+one_line
+expect_grep 'thresholds_h200_5120x1792.json: no device NVIDIA_H100_80GB_HBM3 .*it has NVIDIA_H200' "$tmp/err"
+expect_rc 2 dec --thresholds "$cal" --tp 8 --tokens 4096
+one_line
+expect_grep 'thresholds_h200_5120x1792.json: no entry \$\.devices\.NVIDIA_H200\.thresholds\.5120x1792\.marlin-w8a16\.8\.auto .*paths dense-bf16, native-fp8, w8a16' "$tmp/err"
+expect_rc 2 dec --thresholds "$cal" --tp 16 --tokens 4096 --path w8a16
+expect_grep 'no entry \$\.devices\.NVIDIA_H200\.thresholds\.5120x1792\.w8a16\.16\.auto .*TPs 2, 4, 8' "$tmp/err"
+expect_rc 2 dec --thresholds "$cal" --tp 8 --tokens 4096 --path w8a16 --k 7168 --n 2112
+expect_grep 'no entry \$\.devices\.NVIDIA_H200\.thresholds\.7168x2112\.w8a16\.8\.auto .*shapes 5120x1792' "$tmp/err"
+expect_rc 2 dec --thresholds "$cal" --tp 8 --tokens 4096 --path w8a16 --gather custom
+expect_grep '\.w8a16\.8\.custom .*backends auto, nccl' "$tmp/err"
+# a file that breaks the schema: the reader's one line (file and JSON path), exit 2
+sed 's/"split_from_tokens": 256/"split_from_tokens": -3/' "$cal" >"$tmp/bad.json"
+expect_rc 2 dec --thresholds "$tmp/bad.json" --tp 8 --tokens 4096 --path w8a16
+one_line
+expect_grep 'bad.json: \$\.devices\.NVIDIA_H200\.thresholds\.5120x1792\.w8a16\.8\.auto\.split_from_tokens: an integer' "$tmp/err"
+# calibration.gemm[i].configs (optional): one string per row
+sed '0,/"lopo_max": {/s//"configs": ["x"], "lopo_max": {/' "$cal" >"$tmp/badc.json"
+expect_rc 2 dec --thresholds "$tmp/badc.json" --tp 8 --tokens 4096 --path w8a16
+one_line
+expect_grep 'badc.json: \$\.devices\.NVIDIA_H200\.calibration\.gemm\[0\]\.configs: an array of strings as long as rows \(14\)' "$tmp/err"
+cfgs='"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m"'
+sed "0,/\"lopo_max\": {/s//\"configs\": [$cfgs, 7], \"lopo_max\": {/" "$cal" >"$tmp/badc.json"
+expect_rc 2 dec --thresholds "$tmp/badc.json" --tp 8 --tokens 4096 --path w8a16
+expect_grep 'gemm\[0\]\.configs\[13\]: a string, not an integer' "$tmp/err"
+sed "0,/\"lopo_max\": {/s//\"configs\": [$cfgs, \"n\"], \"lopo_max\": {/" "$cal" >"$tmp/okc.json"
+expect_rc 0 dec --thresholds "$tmp/okc.json" --tp 8 --tokens 4096 --path w8a16
+expect_rc 2 dec --thresholds "$tmp/missing.json" --tp 8 --tokens 4096
+expect_grep 'missing.json' "$tmp/err"
+# the file is the threshold: no other source with it
+expect_rc 2 dec --thresholds "$cal" --tp 8 --tokens 4096 --path w8a16 --threshold 64
+expect_grep 'has no use with it' "$tmp/err"
+expect_rc 2 dec --thresholds "$cal" --tp 8 --tokens 4096 --path w8a16 --scaling spec
+expect_rc 2 dec --tp 8 --tokens 4096
+expect_grep 'decide: --gpu is required' "$tmp/err"
+
+# --- 2. predict --thresholds-out, then decide --thresholds: decide's own answer
+# (H800 dense-bf16 TP8: the split never wins up to 16384, a null entry)
+for cfg in "H200 8 w8a16" "H200 8 marlin-w8a16" "H20 8 marlin-w8a16" "H100 4 dense-bf16" "H800 8 dense-bf16" \
+           "B200 8 native-fp8" "H200 2 native-fp8" "H200 8 marlin-w8a16 --scaling spec" \
+           "H200 4 native-fp8 --scaling model"; do
+  set -- $cfg
+  g=$1 t=$2 p=$3
+  shift 3
+  f="$tmp/pred_${g}_${t}_$p.json"
+  expect_rc 0 "$TPSPLIT" predict --gpu "$g" --tp "$t" --path "$p" "$@" --thresholds-out "$f"
+  pthr=$(awk '/^threshold:/ { print $2 }' "$tmp/out")
+  [ -s "$f" ] && ok || fail "$cfg: no file"
+  if [ "$g $p" = "H800 dense-bf16" ]; then
+    expect_grep '"split_from_tokens": null' "$f"
+    [ -z "$pthr" ] && ok || fail "$cfg: predict printed threshold $pthr"
+  fi
+  expect_grep '"gpus_visible": 0' "$f"
+  for tok in 32 256 1024 2048 4096 16384; do
+    dec --gpu "$g" --tp "$t" --path "$p" --tokens "$tok" "$@" --json >"$tmp/a.json" 2>"$tmp/a.err"; ra=$?
+    dec --thresholds "$f" --gpu "$g" --tp "$t" --path "$p" --tokens "$tok" --json >"$tmp/b.json" 2>"$tmp/b.err"; rb=$?
+    ta=$(jnum threshold_tokens "$tmp/a.json") tb=$(jnum threshold_tokens "$tmp/b.json")
+    [ "$ra" = "$rb" ] && [ "$ra" != 2 ] && [ "$ta" = "$tb" ] && ok ||
+      fail "$cfg T=$tok: decide exit $ra threshold $ta, decide --thresholds exit $rb threshold $tb ($(head -c 300 "$tmp/b.err"))"
+  done
+  [ -n "$pthr" ] && { [ "$pthr" = "$tb" ] && ok || fail "$cfg: predict threshold $pthr, file $tb"; }
+done
+# the provenance as the prediction names it: H200 w8a16's GEMM measured (the bundled table's
+# lines), its gathers transferred (from the GPUs of data/xgpu.fit and the H20)
+f="$tmp/pred_H200_8_w8a16.json"
+expect_grep '"source": "data/h200_gemm_w8a16.tsv:[0-9]+-[0-9]+"' "$f"
+expect_grep '"kind": "measured"' "$f"
+expect_grep '"kind": "transferred"' "$f"
+expect_grep '"H20"' "$f"
+expect_grep '"method": "custom one-shot while the per-rank part <= 2097152 bytes \(transferred\), NCCL above \(transferred\)"' "$f"
+expect_grep '"device_name": "NVIDIA H200"' "$f"
+expect_grep '"command": "tpsplit predict --gpu H200 --tp 8 --path w8a16 --thresholds-out ' "$f"
+expect_rc 0 dec --thresholds "$f" --tp 8 --tokens 4096 --path w8a16 --json
+expect_grep '"measured_on_device": false' "$tmp/out"
+expect_grep '"kind": "measured"' "$tmp/out"
+# the file's answer is predict's: break-even and interval
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --json
+pbe=$(jnum breakeven_tokens "$tmp/out") plo=$(jnum breakeven_lo "$tmp/out") phi=$(jnum breakeven_hi "$tmp/out")
+[ "$(jnum breakeven_tokens "$f")" = "$pbe" ] && ok || fail "file break-even $(jnum breakeven_tokens "$f"), predict $pbe"
+awk -v lo="$plo" -v hi="$phi" '/"interval_tokens"/ { getline a; getline b; gsub(/[ ,]/, "", a); gsub(/[ ,]/, "", b); exit !(a == lo && b == hi) }' "$f" \
+  && ok || fail "interval not predict's [$plo, $phi]"
+# an engine's file for another backend: --gather nccl
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --thresholds-out "$tmp/nccl.json"
+expect_grep '"nccl": \{' "$tmp/nccl.json"
+expect_rc 2 dec --thresholds "$tmp/nccl.json" --tp 8 --tokens 4096 --path w8a16
+expect_grep 'w8a16\.8\.auto .*backends nccl' "$tmp/err"
+# outside the schema, or unwritable: nothing left behind
+expect_rc 2 "$TPSPLIT" predict --gpu H200 --tp 1 --path w8a16 --thresholds-out "$tmp/tp1.json"
+expect_grep 'TP 1 is outside the thresholds schema' "$tmp/err"
+[ ! -e "$tmp/tp1.json" ] && ok || fail "TP1: a file was written"
+expect_rc 1 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --thresholds-out "$tmp/no/such/dir/x.json"
+[ -z "$(ls -A "$tmp" | grep '^no')" ] && ok || fail "unwritable: something left"
+
+# --- 3. crossover --thresholds-out
+expect_rc 0 "$TPSPLIT" crossover --gpus H200,H20,B200 --tp 1,2,8 --thresholds-out "$tmp/cx.json"
+cp "$tmp/out" "$tmp/cx.txt"
+for k in NVIDIA_H200 NVIDIA_H20 NVIDIA_B200; do expect_grep "\"$k\": \{" "$tmp/cx.json"; done
+expect_grep 'TP1 .*not written \(the schema keys TP from 2' "$tmp/cx.json"
+# one entry per cell of TP 2 and 8 that runs (n/a cells print n/a)
+ncell=$(awk '$2 == 2 || $2 == 8' "$tmp/cx.txt" | grep -vc 'n/a')
+nent=$(grep -c '"split_from_tokens"' "$tmp/cx.json")
+[ "$ncell" -gt 0 ] && [ "$ncell" = "$nent" ] && ok || fail "crossover: $ncell cells at TP 2 and 8, $nent entries"
+# each entry is the threshold crossover prints
+awk '($2 == 2 || $2 == 8) && !/n\/a/ { print $1, $2, $3, $6 }' "$tmp/cx.txt" >"$tmp/cells"
+while read -r g t p th; do
+  dec --thresholds "$tmp/cx.json" --gpu "$g" --tp "$t" --path "$p" --tokens 16384 --json >"$tmp/c.json" 2>"$tmp/c.err"
+  ft=$(jnum threshold_tokens "$tmp/c.json")
+  [ "$th" = - ] && th=null
+  [ "$ft" = "$th" ] && ok || fail "crossover $g TP$t $p: printed $th, file $ft ($(head -c 200 "$tmp/c.err"))"
+done <"$tmp/cells"
+expect_rc 1 "$TPSPLIT" crossover --gpus H200 --tp 1 --thresholds-out "$tmp/cx1.json"
+expect_grep 'no cell of the grid fits the thresholds schema' "$tmp/err"
+[ ! -e "$tmp/cx1.json" ] && ok || fail "crossover TP1: a file was written"
+# every entry carries its bands, and they read back (decide exits 0 or 1, not 2)
+[ "$(grep -c '"win_bands_tokens"' "$tmp/cx.json")" = "$nent" ] && ok || fail "crossover: not every entry has win_bands_tokens"
+
+# --- 4. win bands
+full="$top_srcdir/data/calibrate/2026-12-05/full_7168x2112_w8a16.tsv"
+wb="$tmp/bands.json"
+pargs="--gpu H200 --tp 8 --path w8a16 --k 7168 --n 2112 --gemm $full --gather auto"
+expect_rc 0 "$TPSPLIT" predict $pargs --thresholds-out "$wb"
+expect_grep '^sign changes: wins from 109; loses from 1769; wins from 2030$' "$tmp/out"
+expect_grep '^losing gaps between win bands \(replicated / split\): 1769\.\.2029 at worst 0\.928x$' "$tmp/out"
+flat=$(tr -d ' \n' <"$wb")
+case $flat in *'"win_bands_tokens":[[109,1768],[2030,null]]'*) ok ;; *) fail "win_bands_tokens not [[109,1768],[2030,null]] in $wb" ;; esac
+case $flat in *'"losing_gaps":[{"from_tokens":1769,"min_speedup":0.9'*',"to_tokens":2029}]'*) ok ;; *) fail "losing_gaps not 1769..2029 in $wb" ;; esac
+# the gap's depth: the smallest replicated / split of predict's own table of every token in it
+expect_rc 0 "$TPSPLIT" predict $pargs --tokens 1769..2029:1 -o "$tmp/gap.tsv"
+want=$(awk -F'\t' '!/^#/ && $1 ~ /^[0-9]+$/ { s = $3 / $4; if (m == "" || s < m) m = s } END { printf "%.9f", m }' "$tmp/gap.tsv")
+got=$(echo "$flat" | sed -n 's/.*"min_speedup":\([0-9.]*\).*/\1/p')
+expect_near "$got" "$want" 1e-9 "min_speedup (table: $want)"
+# decide prints the bands under the threshold, and gives them in --json
+expect_rc 1 dec --thresholds "$wb" --tp 8 --path w8a16 --k 7168 --n 2112 --tokens 500
+expect_grep '^  FAIL  token_threshold +500 tokens < threshold 2048' "$tmp/out"
+expect_grep '^ +win bands 109\.\.1768, 2030\.\.16384 \(max_tokens\); losing gap 1769\.\.2029 at worst 0\.928x$' "$tmp/out"
+[ "$(grep -c 'win bands' "$tmp/out")" = 1 ] && ok || fail "decide: the bands not on one line"
+expect_rc 1 dec --thresholds "$wb" --tp 8 --path w8a16 --k 7168 --n 2112 --tokens 500 --json
+flat=$(tr -d ' \n' <"$tmp/out")
+case $flat in *'"win_bands_tokens":[[109,1768],[2030,null]]'*'"losing_gaps"'*|*'"losing_gaps"'*'"win_bands_tokens":[[109,1768],[2030,null]]'*) ok ;;
+  *) fail "decide --json: no bands" ;; esac
+# one band from the break-even says nothing more: no line (H200 dense-bf16 5120x1792 nccl)
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 --gather nccl --thresholds-out "$tmp/one.json"
+expect_grep '^sign changes: wins from [0-9]+$' "$tmp/out"
+expect_rc 0 dec --thresholds "$tmp/one.json" --tp 8 --path dense-bf16 --gather nccl --tokens 16384
+expect_nogrep 'win bands' "$tmp/out"
+# an older file without bands reads as before (section 1); a malformed one: one line, exit 2
+badband() { # SED-EXPRESSION WANT: edit $wb, expect decide to refuse it with WANT
+  sed "$1" "$wb" >"$tmp/bb.json"
+  expect_rc 2 dec --thresholds "$tmp/bb.json" --tp 8 --path w8a16 --k 7168 --n 2112 --tokens 500
+  one_line
+  expect_grep "bb.json: \\\$\\.devices\\.NVIDIA_H200\\.thresholds\\.7168x2112\\.w8a16\\.8\\.auto\\.$2" "$tmp/err"
+}
+badband 's/"win_bands_tokens": \[/"win_bands_tokens": 7, "x": [/' 'win_bands_tokens: an array of at most 128 bands'
+badband 's/^\( *\)1768,*$/\199/' 'win_bands_tokens\[0\]: to: an integer from 109 to 16383, or null when the band reaches max_tokens, not 99'
+badband 's/^\( *\)2030,$/\12031,/' 'win_bands_tokens\[1\]: the band reaching max_tokens starts at 2031, breakeven_tokens is 2030'
+badband 's/^\( *\)109,$/\1"109",/' 'win_bands_tokens\[0\]: from: an integer from 1 to max_tokens 16384, not a string'
+badband 's/"losing_gaps": \[/"losing_gapz": [/' 'losing_gaps: missing \(win_bands_tokens and losing_gaps come together\)'
+badband 's/"min_speedup": [0-9.]*/"min_speedup": 1.5/' 'losing_gaps\[0\]\.min_speedup: at most 1'
+badband 's/"to_tokens": 2029/"to_tokens": 2028/' 'losing_gaps\[0\]: 1769\.\.2028 is not the gap 1769\.\.2029'
+finish
