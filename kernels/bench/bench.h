@@ -20,7 +20,7 @@
 #define TPS_KERNELS_BENCH_H
 #include <stddef.h>
 #include <stdint.h>
-#include "model/latency/allgather.h"
+#include "model/core/backend.h"
 #include "model/core/path.h"
 #include "model/core/status.h"
 #include "kernels/bench/timing.h"
@@ -145,7 +145,7 @@ enum { TPS_BENCH_ROW_START, TPS_BENCH_ROW_CHECKED, TPS_BENCH_ROW_TIMED };
 
 typedef struct {
   int tp;                /* ranks = GPUs, 1..TPS_BENCH_MAX_RANKS */
-  int gather;            /* tps_gather_id of model/latency/allgather.h */
+  int gather;            /* tps_gather_id of model/core/backend.h */
   int samples, warmup;   /* samples <= 200 */
   int blocks, threads;   /* custom gather kernel launch (0: its defaults) */
   size_t cap_bytes;      /* custom gather per-rank input cap */

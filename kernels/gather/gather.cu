@@ -1,5 +1,5 @@
 /* gather.cu: the gather object of gather.h: the registry of backends (tps_gather_ops, one
- * per kernels/gather_<name>.cu, under the ids of model/latency/allgather.h), their opening in id
+ * per kernels/gather_<name>.cu, under the ids of model/core/backend.h), their opening in id
  * order, backend choice (auto), the device barrier, and the error-polling wait.
  *
  * Error handling (the nccl-tests way, plus a timeout): every wait polls cudaStreamQuery

@@ -27,7 +27,7 @@
  *   - auto:   custom while the per-rank input (stride_bytes) <= cap and stride_bytes % 16
  *             == 0, else nccl (what an inference engine with a custom all-gather does).
  * Each backend is a tps_gather_ops (below) in its own file, kernels/gather_<name>.cu, under
- * the id and name of model/latency/allgather.h; kernels/gather/gather.cu dispatches to them.
+ * the id and name of model/core/backend.h; kernels/gather/gather.cu dispatches to them.
  *
  * Device-side spin waits give up after timeout_s (default 10 s) and leave an error flag
  * that tps_gather_wait() reports, so a dead peer never hangs a rank forever.
@@ -42,7 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cuda_runtime.h>
-#include "model/latency/allgather.h"
+#include "model/core/backend.h"
 #include "model/core/status.h"
 #ifdef __cplusplus
 extern "C" {
@@ -83,7 +83,7 @@ int tps_world_max(tps_world *w, double *v, size_t n);
 void tps_world_fail(tps_world *w);
 
 /* ---------------------------------------------------------------- gather (kernels/gather/gather.cu) */
-/* Backend ids and names: tps_gather_id of model/latency/allgather.h (tps_gather_parse, _name). */
+/* Backend ids and names: tps_gather_id of model/core/backend.h (tps_gather_parse, _name). */
 
 typedef struct {
   size_t cap_bytes;   /* per-rank input cap of the custom backend (0: TPS_GATHER_CUSTOM_CAP_BYTES) */
@@ -129,7 +129,7 @@ const char *tps_gather_nccl_version(void);
 /* What kernels/gather/gather.cu calls for one backend.  `st` is the backend's state made by open.
  * Every function returns TPS_OK or TPS_ERR after printing one line naming the rank. */
 typedef struct tps_gather_ops {
-  tps_gather_id id;     /* its row in model/latency/allgather.h's tps_gathers[] */
+  tps_gather_id id;     /* its row in model/core/backend.h's tps_gathers[] */
   int fallback;         /* 1: takes every stride: what auto uses when no other backend does */
   /* Collective: set up on this rank.  TPS_SKIP: this world cannot run it (no state). */
   int (*open)(void **st, tps_world *w, const tps_gather_opts *o);

@@ -13,7 +13,7 @@
  *            The base carries what lies between the points (wave and tile steps, the w8a16
  *            dispatch: stream kernel with 16..128-token tiles and one launch per tile, wgmma
  *            above 384 rows), the residual pins the curve to every measured point exactly.
- *   steffen: monotone Steffen interpolation of log t in log M (model/fit/loo.h curves), held
+ *   steffen: monotone Steffen interpolation of log t in log M (model/numeric/robust.h curves), held
  *            flat below the first point, the last two points' slope above the last.
  *
  * TPS_CAL_AUTO takes shaped wherever the path has a base on this GPU, else Steffen.  Why
@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include "model/predict/crossover.h"
 #include "model/core/gpu.h"
-#include "model/fit/loo.h"
+#include "model/numeric/robust.h"
 #include "model/latency/xgemm.h"
 #ifdef __cplusplus
 extern "C" {

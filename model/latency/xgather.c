@@ -2,7 +2,7 @@
 #include "model/latency/xgather.h"
 #include <math.h>
 #include <string.h>
-#include "model/fit/loo.h"
+#include "model/numeric/robust.h"
 #include "model/core/status.h"
 
 const char *const tps_xga_proto_names[TPS_XGA_NPROTO] = {"LL", "LL128", "Simple"};

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "model/fit/loo.h"
+#include "model/numeric/robust.h"
 #include "model/core/status.h"
 
 const char *const tps_xg_path_names[TPS_XG_NPATH] = {"dense-bf16", "native-fp8"};

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <time.h>
 #include "src/cli/tpsplit.h"
-#include "src/io/err.h"
-#include "src/io/util.h"
+#include "src/base/err.h"
+#include "src/base/util.h"
 #include "src/cli/cmd_bench.h"
 
 static void usage(FILE *fp) {

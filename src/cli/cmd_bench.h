@@ -7,7 +7,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include "kernels/bench/bench.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 int cmd_bench_gemm(int argc, char **argv);
 int cmd_bench_split(int argc, char **argv);

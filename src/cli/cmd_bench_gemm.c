@@ -16,9 +16,9 @@
 #include <string.h>
 #include <time.h>
 #include "src/cli/tpsplit.h"
-#include "src/io/err.h"
-#include "src/io/util.h"
-#include "src/report/jsonout.h"
+#include "src/base/err.h"
+#include "src/base/util.h"
+#include "src/base/jsonout.h"
 #include "src/cli/cmd_bench.h"
 #include "kernels/gemm/w8quant.h"
 

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "src/cli/tpsplit.h"
-#include "src/io/err.h"
-#include "src/io/util.h"
-#include "src/report/jsonout.h"
+#include "src/base/err.h"
+#include "src/base/util.h"
+#include "src/base/jsonout.h"
 #include "src/cli/cmd_bench.h"
 
 static const char *const default_tokens = "6,12,24,48,96,384,1024,2048,4096,8192,16384";

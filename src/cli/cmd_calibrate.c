@@ -37,9 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "src/cli/tpsplit.h"
-#include "src/io/err.h"
-#include "src/io/util.h"
-#include "src/report/jsonout.h"
+#include "src/base/err.h"
+#include "src/base/util.h"
+#include "src/base/jsonout.h"
 #include "src/io/aic.h"
 #include "src/io/gpus.h"
 #include "src/io/table.h"
@@ -891,7 +891,7 @@ static int gather_step(run_t *r, gcurve *g) {
     char src[512];
     snprintf(src, sizeof src, "tpsplit calibrate on this machine: bench allgather, %d GPUs, %s, NCCL %s, %d samples (median, max over ranks)",
              g->tp, tps_gather_name(g->backend), res.w.prov.nccl, r->o->samples);
-    g->prov = tps_thr_prov_make(TPS_PROV_MEASURED, src, "Steffen interpolation in log-log of the measured sizes (model/fit/loo.h)");
+    g->prov = tps_thr_prov_make(TPS_PROV_MEASURED, src, "Steffen interpolation in log-log of the measured sizes (model/numeric/robust.h)");
     gcurve_set_points(g, b, t, n);
     g->samples = r->o->samples;
     g->measured_here = 1;
@@ -924,7 +924,7 @@ static void gather_fallback(run_t *r, gcurve *g, int ti) {
       char src[512];
       if (gf->line0[c] > 0) snprintf(src, sizeof src, "%s:%ld-%ld (%s)", gf->file, gf->line0[c], gf->line1[c], gf->what);
       else snprintf(src, sizeof src, "%s (%s, %d GPUs)", gf->file, gf->what, g->tp);
-      g->prov = tps_thr_prov_make(TPS_PROV_MEASURED, src, "Steffen interpolation in log-log of the file's sizes (model/fit/loo.h)");
+      g->prov = tps_thr_prov_make(TPS_PROV_MEASURED, src, "Steffen interpolation in log-log of the file's sizes (model/numeric/robust.h)");
       gcurve_set_points(g, gf->bytes[c], gf->t[c], gf->n[c]);
       g->samples = 0;
       fallback_said(g, "from the --gather file");

@@ -6,11 +6,11 @@
 #include <string.h>
 #include "src/cli/tpsplit.h"
 #include "src/cli/cmdopt.h"
-#include "src/io/err.h"
-#include "src/report/jsonout.h"
+#include "src/base/err.h"
+#include "src/base/jsonout.h"
 #include "src/cli/predict_common.h"
-#include "src/io/util.h"
-#include "src/report/thresholds_pred.h"
+#include "src/base/util.h"
+#include "src/cli/thresholds_pred.h"
 
 static const char *interval_method(int scaling) {
   return scaling == TPS_SCALING_PESSIMISTIC ? "none (a rule)"
@@ -20,7 +20,7 @@ static const char *interval_method(int scaling) {
 }
 
 /* --thresholds-out FILE: every cell that runs, at TP >= 2, as an entry of the thresholds
- * file (src/report/thresholds_pred.h); the cells left out are named in its notes. */
+ * file (src/cli/thresholds_pred.h); the cells left out are named in its notes. */
 static int write_thresholds(const tps_grid *g, const tps_predref *ref, const tps_cmdopt_values *v, const char *path,
                             tps_err *e) {
   tps_thr_file f;

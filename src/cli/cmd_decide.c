@@ -13,9 +13,9 @@
 #include <strings.h>
 #include "src/cli/tpsplit.h"
 #include "src/cli/cmdopt.h"
-#include "src/io/err.h"
-#include "src/io/util.h"
-#include "src/report/jsonout.h"
+#include "src/base/err.h"
+#include "src/base/util.h"
+#include "src/base/jsonout.h"
 #include "src/io/gpus.h"
 #include "src/cli/sim_common.h"
 #include "model/sim/gate.h"

@@ -13,11 +13,11 @@
 #include <string.h>
 #include "src/cli/tpsplit.h"
 #include "src/cli/cmdopt.h"
-#include "src/io/err.h"
-#include "src/report/jsonout.h"
+#include "src/base/err.h"
+#include "src/base/jsonout.h"
 #include "src/plot/plot.h"
 #include "src/cli/predict_common.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 #include "model/predict/uncertainty.h"
 
 #define DEFAULT_OUTDIR "tpsplit-out"

@@ -19,9 +19,9 @@
 #include "src/cli/cmdopt.h"
 #include "src/io/fitfile.h"
 #include "src/evidence/fit_from_file.h"
-#include "src/report/jsonout.h"
+#include "src/base/jsonout.h"
 #include "src/cli/tpsplit.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 static void print_text(const char *file, const tps_fit *f, int loo) {
   printf("# fit of %s: %s", file, tps_fit_kind_name(f->kind));

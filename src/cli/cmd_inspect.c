@@ -32,11 +32,11 @@
 #include "src/io/aic.h"
 #include "model/latency/allgather.h"
 #include "src/cli/cmdopt.h"
-#include "src/report/jsonout.h"
+#include "src/base/jsonout.h"
 #include "model/core/path.h"
 #include "src/io/table.h"
 #include "src/cli/tpsplit.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 /* ------------------------------------------------------------------ derived values */
 

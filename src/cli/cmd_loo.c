@@ -26,12 +26,12 @@
 #include <string.h>
 #include "src/io/aic.h"
 #include "src/io/gpus.h"
-#include "src/report/jsonout.h"
-#include "model/fit/loo.h"
+#include "src/base/jsonout.h"
+#include "model/numeric/robust.h"
 #include "model/core/status.h"
 #include "src/io/table.h"
 #include "src/cli/tpsplit.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 #include "model/latency/xgather.h"
 #include "model/latency/xgemm.h"
 

@@ -15,12 +15,12 @@
 #include "src/io/fitfile.h"
 #include "src/evidence/fit_from_file.h"
 #include "src/io/gpus.h"
-#include "src/report/jsonout.h"
+#include "src/base/jsonout.h"
 #include "src/plot/plot.h"
 #include "src/cli/predict_common.h"
 #include "model/predict/predict.h"
 #include "src/cli/tpsplit.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 #define MAXIN (2 * TPS_STRLIST_MAX) /* --measured and --fit files */
 

@@ -10,12 +10,12 @@
 #include "src/cli/tpsplit.h"
 #include "src/cli/cmdopt.h"
 #include "src/io/thresholds.h"
-#include "src/io/err.h"
-#include "src/report/jsonout.h"
+#include "src/base/err.h"
+#include "src/base/jsonout.h"
 #include "src/cli/predict_common.h"
 #include "model/predict/sensitivity.h"
-#include "src/report/thresholds_pred.h"
-#include "src/io/util.h"
+#include "src/cli/thresholds_pred.h"
+#include "src/base/util.h"
 
 /* The tokens of the seed table (data/h20_tp8_fused_wqa_wkv.tsv). */
 static const long seed_tokens[] = {6, 12, 24, 48, 96, 384, 1024, 2048, 4096, 8192, 16384};
@@ -290,7 +290,7 @@ static int write_table(const answer *a, const char *path, tps_err *e) {
   return tps_out_commit(&of, e);
 }
 
-/* --thresholds-out FILE: the answer as the engine-facing thresholds file (src/report/thresholds_pred.h). */
+/* --thresholds-out FILE: the answer as the engine-facing thresholds file (src/cli/thresholds_pred.h). */
 static int write_thresholds(const answer *a, const char *path, tps_err *e) {
   tps_thr_file f;
   tps_throut_init(&f, a->ref, a->scaling, a->method);

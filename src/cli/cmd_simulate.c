@@ -20,9 +20,9 @@
 #include <strings.h>
 #include "src/cli/tpsplit.h"
 #include "src/cli/cmdopt.h"
-#include "src/io/err.h"
-#include "src/io/util.h"
-#include "src/report/jsonout.h"
+#include "src/base/err.h"
+#include "src/base/util.h"
+#include "src/base/jsonout.h"
 #include "src/io/gpus.h"
 #include "src/io/modeldesc.h"
 #include "src/cli/sim_common.h"
@@ -39,13 +39,13 @@ typedef struct {
 
 static int parse_prompts(void *dst, const char *arg, char *why, size_t whysz) {
   num_list *l = dst;
-  if (tps_cmdopt_numbers(arg, l->v, TPS_SIMRUN_MAXCHUNKS, &l->n, 1, 1e8, 1) == 0) return 0;
+  if (tps_parse_numbers(arg, l->v, TPS_SIMRUN_MAXCHUNKS, &l->n, 1, 1e8, 1) == 0) return 0;
   snprintf(why, whysz, "a comma list of at most %d integers in 1..100000000", TPS_SIMRUN_MAXCHUNKS);
   return -1;
 }
 static int parse_ttfts(void *dst, const char *arg, char *why, size_t whysz) {
   num_list *l = dst;
-  if (tps_cmdopt_numbers(arg, l->v, TPS_SIMRUN_MAXCHUNKS, &l->n, DBL_MIN, DBL_MAX, 0) == 0) return 0;
+  if (tps_parse_numbers(arg, l->v, TPS_SIMRUN_MAXCHUNKS, &l->n, DBL_MIN, DBL_MAX, 0) == 0) return 0;
   snprintf(why, whysz, "a comma list of positive numbers");
   return -1;
 }

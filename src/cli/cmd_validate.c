@@ -25,9 +25,9 @@
 #include <string.h>
 #include "src/cli/tpsplit.h"
 #include "src/cli/cmdopt.h"
-#include "src/io/err.h"
-#include "src/io/util.h"
-#include "src/report/jsonout.h"
+#include "src/base/err.h"
+#include "src/base/util.h"
+#include "src/base/jsonout.h"
 #include "src/io/table.h"
 #include "src/io/gpus.h"
 #include "src/io/fitfile.h"
@@ -210,7 +210,7 @@ static void print_text(const vinput *in, const tps_validation *r, double tol, lo
 static int parse_caltol(void *dst, const char *arg, char *why, size_t whysz) {
   double *t = dst, x[2];
   size_t n = 0;
-  if (tps_cmdopt_numbers(arg, x, 2, &n, 0, 100, 0) == 0 && n == 2 && x[0] > 0 && x[1] > 0) {
+  if (tps_parse_numbers(arg, x, 2, &n, 0, 100, 0) == 0 && n == 2 && x[0] > 0 && x[1] > 0) {
     t[0] = x[0] / 100;
     t[1] = x[1] / 100;
     return 0;

@@ -9,7 +9,7 @@
 #include "model/latency/allgather.h"
 #include "src/cli/envvars.h"
 #include "src/cli/tpsplit.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 #include "model/predict/uncertainty.h"
 
 #define SAMPLES_MAX 100000
@@ -316,29 +316,10 @@ int tps_cmdopt_yesno(const char *arg, int *v) {
   return -1;
 }
 
-int tps_cmdopt_numbers(const char *arg, double *v, size_t max, size_t *n, double lo, double hi, int integers) {
-  char **w;
-  size_t nw;
-  if (tps_parse_list(arg, &w, &nw) != 0 || nw > max) {
-    if (w) tps_free_list(w, nw);
-    return -1;
-  }
-  int ok = 1;
-  for (size_t i = 0; ok && i < nw; i++) {
-    long l;
-    if (integers) ok = tps_parse_long(w[i], &l) == 0, v[i] = (double)l;
-    else ok = tps_parse_double(w[i], &v[i]) == 0;
-    ok = ok && v[i] >= lo && v[i] <= hi;
-  }
-  tps_free_list(w, nw);
-  if (ok) *n = nw;
-  return ok ? 0 : -1;
-}
-
 /* A comma list of TP sizes (each 1..64) into tps[0..max). 0 or -1. */
 static int parse_tp_list(const char *arg, int *tps, size_t max, size_t *n) {
   double v[TPS_CMDOPT_MAXTP];
-  if (max > TPS_CMDOPT_MAXTP || tps_cmdopt_numbers(arg, v, max, n, 1, 64, 1) != 0) return -1;
+  if (max > TPS_CMDOPT_MAXTP || tps_parse_numbers(arg, v, max, n, 1, 64, 1) != 0) return -1;
   for (size_t i = 0; i < *n; i++) tps[i] = (int)v[i];
   return 0;
 }

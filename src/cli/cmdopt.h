@@ -12,7 +12,7 @@
 #define TPS_CMDOPT_H
 #include <stddef.h>
 #include <stdio.h>
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include "src/io/gpus.h"
 #include "model/core/path.h"
 #include "model/predict/predict.h"
@@ -159,9 +159,6 @@ int tps_cmdopt_parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_val
  * from src/cli/envvars.h; nothing when cmd reads none. */
 void tps_cmdopt_env_help(FILE *fp, const char *cmd);
 
-/* A comma list of numbers (integers when asked), each in [lo, hi], into v[0..max), in the
- * order given.  0 with *n, or -1 (a bad word, a value out of range, more than max). */
-int tps_cmdopt_numbers(const char *arg, double *v, size_t max, size_t *n, double lo, double hi, int integers);
 /* yes|on|1 -> 1, no|off|0 -> 0 (any case). 0, or -1 for another word. */
 int tps_cmdopt_yesno(const char *arg, int *v);
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 const tps_envvar tps_envvars[] = {
-  {"TPSPLIT_DATADIR", "*", "src/io/util.c",
+  {"TPSPLIT_DATADIR", "*", "src/base/util.c",
    "directory holding gpus.tsv, the bundled measurements and models/ (default: the installed "
    "data, else the source tree's data/)"},
   {"TPSPLIT_THREADS", "crossover plot main", "src/cli/predict_common.c",
@@ -16,7 +16,7 @@ const tps_envvar tps_envvars[] = {
   {"PATH", "plot main", "src/plot/plot.c", "searched for gnuplot when TPSPLIT_GNUPLOT is unset"},
   {"TPSPLIT_GNUPLOT_TIMEOUT", "plot main", "src/plot/plot.c",
    "seconds a gnuplot run may take before it is killed and reported (default 60)"},
-  {"TPSPLIT_INPUT_TIMEOUT", "*", "src/io/util.c",
+  {"TPSPLIT_INPUT_TIMEOUT", "*", "src/base/util.c",
    "seconds a pipe or FIFO given as input may stay silent before it is refused (default 10)"},
   {"TPS_W8_KERNEL", "bench", "kernels/gemm/gemm_w8a16.cu",
    "W8A16 kernel for every M: stream, wgmma or mma (default: by M and GPU)"},

@@ -14,7 +14,7 @@ extern "C" {
 typedef struct {
   const char *name;      /* "TPSPLIT_DATADIR" */
   const char *commands;  /* the commands that read it, space separated; "*" = every command */
-  const char *read_by;   /* the file that reads it (src/io/util.c, kernels/bench/kspan.c, ...) */
+  const char *read_by;   /* the file that reads it (src/base/util.c, kernels/bench/kspan.c, ...) */
   const char *meaning;   /* one sentence: what it does, its values */
 } tps_envvar;
 

@@ -10,7 +10,7 @@
 #include <gsl/gsl_errno.h>
 #include "src/cli/cmdopt.h"
 #include "src/cli/tpsplit.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 static const struct {
   const char *name;

@@ -10,8 +10,8 @@
 #include "src/io/fitfile.h"
 #include "src/evidence/fit_from_file.h"
 #include "src/cli/tpsplit.h"
-#include "src/report/jsonout.h"
-#include "src/io/util.h"
+#include "src/base/jsonout.h"
+#include "src/base/util.h"
 #include "model/predict/crossover.h"
 #include "model/predict/uncertainty.h"
 

@@ -5,7 +5,7 @@
 #define TPS_PREDCLI_H
 #include <stddef.h>
 #include <jansson.h>
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include "src/io/gpus.h"
 #include "src/io/table.h"
 #include "model/fit/fit.h"

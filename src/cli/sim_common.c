@@ -9,7 +9,7 @@
 #include <strings.h>
 #include "src/io/fitfile.h"
 #include "src/evidence/fit_from_file.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 #include "model/predict/crossover.h"
 
 int tps_simref_load(tps_simref *r, const tps_gpu_table *gt, const char *fit_file, const char *table_file,

@@ -16,7 +16,7 @@
 #ifndef TPS_SIMCTX_H
 #define TPS_SIMCTX_H
 #include <stddef.h>
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include "src/io/gpus.h"
 #include "src/io/table.h"
 #include "model/fit/fit.h"

@@ -1,21 +1,15 @@
 /* tpsplit.h: the command table and the exit codes shared by every command.
- *
- * Exit codes (documented in --help and the man page):
- *   0  ok (for `decide`: split)
- *   1  the task ran but failed or its verdict is negative (validation outside tolerance,
- *      `decide`: do not split, a bench whose correctness check failed, a fit that did not converge)
- *   2  usage or input error (bad option, missing/malformed file, unknown GPU, impossible TP)
  */
 #ifndef TPS_TPSPLIT_H
 #define TPS_TPSPLIT_H
+#include "src/base/exit.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum { TPS_EXIT_OK = 0, TPS_EXIT_FAIL = 1, TPS_EXIT_USAGE = 2 };
 
-/* One entry per subcommand; each lives in src/cmd_<name>.c (bench in src/cli/cmd_bench.c).
+/* One entry per subcommand; each lives in src/cli/cmd_<name>.c (bench in src/cli/cmd_bench.c).
  * A command parses its options with the one parser of src/cli/cmdopt.h (the bench targets with
  * getopt_long: the caller resets optind to 0), prints --help to stdout, and returns an
  * exit code. */

@@ -11,12 +11,12 @@
 #include <strings.h>
 #include <unistd.h>
 #include "src/io/aic.h"
-#include "src/cli/cmdopt.h"
+#include "src/base/util.h"
 #include "src/io/fitfile.h"
 #include "src/evidence/fit_from_file.h"
-#include "src/report/jsonout.h"
+#include "src/base/jsonout.h"
 #include "src/io/table.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 #define MAXXG 32
 #define MAXXA 16
@@ -267,7 +267,7 @@ static int read_parts(tps_partset *ps, tps_err *e) {
       if ((r->backend = tps_gather_parse(f[2])) < 0) { rc = tps_err_set(e, ps->parts_file, ln, "unknown gather backend '%s'", f[2]); break; }
       double tv[8];
       size_t nt;
-      if (tps_cmdopt_numbers(f[3], tv, 8, &nt, 1, 64, 1) != 0) { rc = tps_err_set(e, ps->parts_file, ln, "bad tp list '%s'", f[3]); break; }
+      if (tps_parse_numbers(f[3], tv, 8, &nt, 1, 64, 1) != 0) { rc = tps_err_set(e, ps->parts_file, ln, "bad tp list '%s'", f[3]); break; }
       for (size_t i = 0; i < nt; i++) r->tps[i] = (int)tv[i];
       r->ntp = (int)nt;
     } else {

@@ -38,7 +38,7 @@
 #define TPS_PARTSRC_H
 #include <stddef.h>
 #include <jansson.h>
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include "src/io/gpus.h"
 #include "model/fit/fit.h"
 #include "model/predict/parts.h"

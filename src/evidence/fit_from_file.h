@@ -3,7 +3,7 @@
  * is src/fitfile.h. */
 #ifndef TPS_FITLOAD_H
 #define TPS_FITLOAD_H
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include "model/fit/fit.h"
 #ifdef __cplusplus
 extern "C" {

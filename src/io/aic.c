@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <zlib.h>
 #include <jansson.h>
-#include "src/report/jsonout.h"
+#include "src/base/jsonout.h"
 #include "src/io/table.h"
 #include "src/io/text.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 const char *const tps_aic_gemm_dtypes = "bfloat16, float16, fp8, fp8_block, nvfp4, int8_wo, int4_wo, sq";
 const char *const tps_aic_nccl_ops = "all_gather, all_reduce, reduce_scatter, alltoall, custom_all_reduce";

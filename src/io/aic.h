@@ -31,7 +31,7 @@
 #ifndef TPS_AIC_H
 #define TPS_AIC_H
 #include <stddef.h>
-#include "src/io/err.h"
+#include "src/base/err.h"
 #ifdef __cplusplus
 extern "C" {
 #endif

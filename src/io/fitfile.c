@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "src/io/text.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 const char *tps_fit_kind_name(tps_fit_kind k) {
   switch (k) {

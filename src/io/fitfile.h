@@ -41,7 +41,7 @@
 #define TPS_FITFILE_H
 #include <stddef.h>
 #include <stdio.h>
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include "model/fit/fit.h"
 #ifdef __cplusplus
 extern "C" {

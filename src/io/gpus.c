@@ -30,7 +30,7 @@
 #include <string.h>
 #include <strings.h>
 #include "src/io/table.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 /* G_REQ required columns, then the optional ones (absent: 0 = unknown) */
 enum { G_NAME, G_ALIASES, G_SMS, G_CC, G_BF16, G_FP8, G_HBM, G_L2, G_LINK, G_LINKS, G_LINK_GBPS, G_NCCL, G_SOURCE,

@@ -6,7 +6,7 @@
 #ifndef TPS_GPUS_H
 #define TPS_GPUS_H
 #include <stddef.h>
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include "model/core/gpu.h"
 #ifdef __cplusplus
 extern "C" {

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "src/io/text.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 static const char *const columns[] = {"name", "out_features", "path", "out_dtype", "layers", "split", "stream"};
 #define NCOL (sizeof columns / sizeof columns[0])

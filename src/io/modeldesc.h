@@ -11,7 +11,7 @@
 #ifndef TPS_MODELDESC_H
 #define TPS_MODELDESC_H
 #include <stddef.h>
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include "model/sim/sim.h"
 #ifdef __cplusplus
 extern "C" {

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "src/io/table.h" /* the time and size ranges every reader checks */
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 #define MAXTOK 64
 #define MAX_SIZE 1125899906842624.0 /* 2^50 bytes */

@@ -47,7 +47,7 @@
 #ifndef TPS_NCCLT_H
 #define TPS_NCCLT_H
 #include <stddef.h>
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include "src/io/text.h"
 #ifdef __cplusplus
 extern "C" {

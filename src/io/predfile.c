@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "src/io/text.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 #define MAXROWS 4096
 static const char *const cols[6] = {"tokens", "rows_per_rank", "replicated_us", "split_us", "speedup", "gather_backend"};

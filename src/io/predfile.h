@@ -13,7 +13,7 @@
  * src/io/table.c reads itself.  Errors: one line naming the file and line. */
 #ifndef TPS_PREDFILE_H
 #define TPS_PREDFILE_H
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include "src/io/table.h"
 #ifdef __cplusplus
 extern "C" {

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include "model/latency/allgather.h"
 #include "src/io/ncclt.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 const char *const tps_table_kind_names[4] = {"", "split", "gemm", "allgather"};
 

@@ -28,9 +28,9 @@
 #define TPS_TABLE_H
 #include <stddef.h>
 #include <stdio.h>
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include "src/io/text.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -5,13 +5,13 @@
 #ifndef TPS_TEXT_H
 #define TPS_TEXT_H
 #include <stddef.h>
-#include "src/io/err.h"
-#include "src/io/util.h"
+#include "src/base/err.h"
+#include "src/base/util.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* TPS_TEXT_MAX_LINE: src/io/util.h (the bound of every read) */
+/* TPS_TEXT_MAX_LINE: src/base/util.h (the bound of every read) */
 /* A text file read whole into lines (tps_buf_read: size and time bounds, pipes read once),
  * with the checks every reader needs: missing file, directory, device, unreadable, binary
  * content (a NUL byte or other control characters), CRLF line ends, lines over

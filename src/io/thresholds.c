@@ -9,11 +9,11 @@
 #include <strings.h>
 #include <time.h>
 #include "model/latency/allgather.h"
-#include "src/report/jsonout.h"
+#include "src/base/jsonout.h"
 #include "model/core/path.h"
 #include "model/core/status.h"
 #include "src/io/table.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 const char *const tps_prov_kind_names[TPS_NPROV] = {"measured", "fitted", "transferred", "spec-only"};
 

@@ -66,7 +66,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <jansson.h>
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include "src/io/gpus.h"
 #include "model/calib/calib.h"
 #include "model/predict/parts.h"

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "model/latency/allgather.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 const char *const tps_plot_format_names[3] = {"png", "svg", "pdf"};
 

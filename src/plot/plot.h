@@ -34,7 +34,7 @@
 #ifndef TPS_PLOT_H
 #define TPS_PLOT_H
 #include <stddef.h>
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include "model/fit/fit.h"
 #ifdef __cplusplus
 extern "C" {
@@ -174,7 +174,7 @@ struct tps_predref_s; /* src/cli/predict_common.h */
 struct tps_grid_s;
 
 /* ---------------------------------------------------------------- figures from the model
- * (src/plot/plotjob.c) What `tpsplit plot` draws: fits (each with its measured points), predicted
+ * (src/cli/plot_job.c) What `tpsplit plot` draws: fits (each with its measured points), predicted
  * curves for targets GPU x TP x path, grouped into speedup figures by `by`, a latency figure
  * per target (when there are at most 12), the crossover map (when more than one target), the
  * per-layer figure when model_name is set. */

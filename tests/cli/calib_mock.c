@@ -20,11 +20,11 @@
 #include <unistd.h>
 #include <gsl/gsl_errno.h>
 #include "kernels/bench/bench.h"
-#include "model/fit/loo.h"
+#include "model/numeric/robust.h"
 #include "model/core/path.h"
 #include "src/io/table.h"
 #include "src/cli/tpsplit.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 #include "src/cli/cmd_bench.h"
 
 static long env_long(const char *name, long dflt) {

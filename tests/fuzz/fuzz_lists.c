@@ -1,11 +1,11 @@
-/* fuzz_lists.c: command-line lists (src/io/util.c): a token list (--tokens) before the first
+/* fuzz_lists.c: command-line lists (src/base/util.c): a token list (--tokens) before the first
  * newline, a comma list of names (--gpus, --paths, --tp) after it.  Token lists must come out
  * sorted, duplicate-free, within 1..TPS_TOKENS_MAX.  Seeds: tests/fuzz/seeds/lists. */
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
 #include "tests/fuzz/fuzz.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 4096) return 0;

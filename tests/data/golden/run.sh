@@ -8,7 +8,8 @@ set -u
 export LC_ALL=C TPSPLIT_GNUPLOT= TPSPLIT_THREADS=2
 cases=$1; shift
 exp=$top_srcdir/tests/data/golden/expected
-D=$top_srcdir/data
+D=$(cd "$top_srcdir/data" && pwd -P)
+export TPSPLIT_DATADIR="$D"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tpsplit-golden.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fails=0; n=0

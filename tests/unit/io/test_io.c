@@ -13,7 +13,7 @@
 #include "src/io/gpus.h"
 #include "src/io/ncclt.h"
 #include "src/io/table.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 #include "tests/unit/expect.h"
 #define NEAR(a, b, tol) CHECK_TRUE(fabs((a) - (b)) <= (tol) * fmax(1.0, fabs(b)))
@@ -381,7 +381,7 @@ static void test_gpus(void) {
   unlink(tmpl);
 }
 
-/* The input layer (src/io/util.c, src/io/table.c): kinds of files, UTF-8, the last newline. */
+/* The input layer (src/base/util.c, src/io/table.c): kinds of files, UTF-8, the last newline. */
 static void test_inputs(void) {
   tps_err e;
   tps_buf b;
@@ -412,7 +412,7 @@ static void test_inputs(void) {
   CHECK_TRUE(tps_ncclt_is_json_mem("\xEF\xBB\xBF {", 5) == 1 && tps_ncclt_is_json_mem("# {", 3) == 0);
 }
 
-/* Lists and ranges (src/io/util.c): limits checked before expansion, no leak on empty lists. */
+/* Lists and ranges (src/base/util.c): limits checked before expansion, no leak on empty lists. */
 static void test_lists(void) {
   tps_err e;
   tps_err_clear(&e);
@@ -475,7 +475,7 @@ static void test_ncclt_eras(void) {
   tps_text_free(&tx);
 }
 
-/* Output files (src/io/util.c): devices written in place, links written through. */
+/* Output files (src/base/util.c): devices written in place, links written through. */
 static void test_outfiles(void) {
   tps_err e;
   tps_err_clear(&e);

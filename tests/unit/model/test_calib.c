@@ -23,7 +23,7 @@
 #include "model/core/path.h"
 #include "model/core/status.h"
 #include "src/io/thresholds.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 #include "tests/unit/expect.h"
 

@@ -1,5 +1,5 @@
 /* test_xgpu.c: the cross-GPU models (model/latency/xgemm.h, model/latency/xgather.h), the break-even and
- * interval helpers (model/fit/loo.h) and the AIConfigurator reader (src/io/aic.h).  Expected values
+ * interval helpers (model/numeric/robust.h) and the AIConfigurator reader (src/io/aic.h).  Expected values
  * are computed here independently (closed forms, brute-force scans, counts of the raw file),
  * never taken from the code under test. */
 #include "config.h"
@@ -10,7 +10,7 @@
 #include <zlib.h>
 #include "src/io/aic.h"
 #include "src/io/gpus.h"
-#include "model/fit/loo.h"
+#include "model/numeric/robust.h"
 #include "model/core/status.h"
 #include "model/latency/xgather.h"
 #include "model/latency/xgemm.h"

@@ -1,5 +1,5 @@
 /* test_plot.c: unit tests of src/plot/plot.c (the figure writers, colours, options, gnuplot
- * lookup) and src/plot/plotjob.c (curves from the bundled H20 fit).
+ * lookup) and src/cli/plot_job.c (curves from the bundled H20 fit).
  *
  * The .dat numbers are checked against values computed here independently: by hand for the
  * synthetic curves (comments), and for the fitted curves directly from the cost model
@@ -21,7 +21,7 @@
 #include "src/plot/plot.h"
 #include "src/io/fitfile.h"
 #include "src/evidence/fit_from_file.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 
 #include "tests/unit/expect.h"
 #define NEAR(a, b, rel) CHECK(fabs((a) - (b)) <= (rel) * fabs(b), "%s = %.10g, want %.10g", #a, (double)(a), (double)(b))

@@ -1,4 +1,4 @@
-/* plotjob.c: from fits, measurements and predictions to the figures of plot.c.
+/* plot_job.c: from fits, measurements and predictions to the figures of plot.c.
  *
  * Curves come from the prediction contexts of model/predict/predict.h evaluated on a token grid:
  *   replicated(T) = tps_pred_replicated_us(T), split(T) = tps_pred_split_us(T) (its gather
@@ -30,7 +30,7 @@
 #include "model/sim/sim.h"
 #include "src/io/fitfile.h"
 #include "src/evidence/fit_from_file.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 #include "src/cli/cmdopt.h"
 #include "src/io/table.h"
 #include <errno.h>

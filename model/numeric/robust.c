@@ -1,5 +1,5 @@
-/* loo.c: robust fitter, error summaries, measured curves and break-even (see loo.h). */
-#include "model/fit/loo.h"
+/* robust.c: robust fitter, error summaries, measured curves and break-even (see robust.h). */
+#include "model/numeric/robust.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,9 +3,9 @@
 #define _XOPEN_SOURCE 700
 #define _DEFAULT_SOURCE
 #include "config.h"
-#include "src/io/util.h"
+#include "src/base/util.h"
 #include "model/predict/predict.h"
-#include "src/cli/tpsplit.h"
+#include "src/base/exit.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -644,4 +644,23 @@ const char *tps_cmdline(void) { return cmdline_buf; }
 int tps_print_version(const char *cmd) {
   printf("tpsplit %s (%s) %s\n", cmd, PACKAGE_NAME, PACKAGE_VERSION);
   return TPS_EXIT_OK;
+}
+
+int tps_parse_numbers(const char *arg, double *v, size_t max, size_t *n, double lo, double hi, int integers) {
+  char **w;
+  size_t nw;
+  if (tps_parse_list(arg, &w, &nw) != 0 || nw > max) {
+    if (w) tps_free_list(w, nw);
+    return -1;
+  }
+  int ok = 1;
+  for (size_t i = 0; ok && i < nw; i++) {
+    long l;
+    if (integers) ok = tps_parse_long(w[i], &l) == 0, v[i] = (double)l;
+    else ok = tps_parse_double(w[i], &v[i]) == 0;
+    ok = ok && v[i] >= lo && v[i] <= hi;
+  }
+  tps_free_list(w, nw);
+  if (ok) *n = nw;
+  return ok ? 0 : -1;
 }

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "src/io/err.h"
+#include "src/base/err.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -135,6 +135,9 @@ int tps_print_version(const char *cmd);
 void tps_set_cmdline(int argc, char **argv);
 const char *tps_cmdline(void);
 
+/* A comma list of numbers (integers when asked), each in [lo, hi], into v[0..max), in the
+ * order given.  0 with *n, or -1 (a bad word, a value out of range, more than max). */
+int tps_parse_numbers(const char *arg, double *v, size_t max, size_t *n, double lo, double hi, int integers);
 #ifdef __cplusplus
 }
 #endif

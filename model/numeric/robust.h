@@ -1,4 +1,4 @@
-/* loo.h: leave-one-GPU-out evaluation of the cross-GPU models, break-even from measured
+/* robust.h (model/numeric: pure numerics, below every model): leave-one-GPU-out evaluation of the cross-GPU models, break-even from measured
  * parts, interval coverage; and the robust fitter the cross-GPU models share.
  *
  * Errors are relative, (predicted - measured) / measured.  The 90% interval of a prediction
@@ -10,8 +10,8 @@
  * becomes faster than GEMM(T) and stays so up to the grid's end), from curves: either
  * measured (monotone Steffen interpolation in log-log of the measured points) or a model.
  */
-#ifndef TPS_MODEL_LOO_H
-#define TPS_MODEL_LOO_H
+#ifndef TPS_MODEL_ROBUST_H
+#define TPS_MODEL_ROBUST_H
 #include <stddef.h>
 #ifdef __cplusplus
 extern "C" {

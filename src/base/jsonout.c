@@ -1,5 +1,5 @@
 /* jsonout.c: see jsonout.h. */
-#include "src/report/jsonout.h"
+#include "src/base/jsonout.h"
 #include <math.h>
 #include <stdio.h>
 

@@ -1,6 +1,6 @@
 /* throut.c: predictions as the thresholds file (see throut.h). */
 #include "config.h"
-#include "src/report/thresholds_pred.h"
+#include "src/cli/thresholds_pred.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* err.c: see err.h. */
-#include "src/io/err.h"
+#include "src/base/err.h"
 #include <stdio.h>
 #include <string.h>
 
