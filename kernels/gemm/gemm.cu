@@ -154,5 +154,5 @@ extern "C" int tps_gemm_n(const tps_gemm *g) { return g->n; }
 extern "C" int tps_gemm_k(const tps_gemm *g) { return g->k; }
 extern "C" tps_path_id tps_gemm_get_path(const tps_gemm *g) { return g->path; }
 extern "C" double tps_gemm_weight_bytes(const tps_gemm *g) {
-  return (double)g->n * g->k * g->ops->weight_bytes;
+  return (double)g->n * g->k * tps_path_get(g->ops->id)->weight_bytes; /* the path row's one value */
 }

@@ -264,10 +264,10 @@ static int fp8_activations(const tps_gemm *g, const void *x, size_t off, size_t 
  * for it (cuBLASLt's choice may depend on M); native-fp8: the activation scale is the batch's
  * amax, so a shard's rows differ from the whole batch's by up to an E4M3 step (1e-1). */
 static const tps_gemm_ops dense_ops = {
-    TPS_PATH_DENSE_BF16, {0, 0, 1e-2, -1}, 2.0,
+    TPS_PATH_DENSE_BF16, {0, 0, 1e-2, -1},
     dense_upload, NULL, lt_run, lt_config, dense_weights, NULL, tps_lt_release};
 static const tps_gemm_ops fp8_ops = {
-    TPS_PATH_NATIVE_FP8, {1, 0, 1e-1, -1}, 1.0,
+    TPS_PATH_NATIVE_FP8, {1, 0, 1e-1, -1},
     fp8_upload, NULL, lt_run, lt_config, fp8_weights, fp8_activations, tps_lt_release};
 TPS_GEMM_PATH_OPS(dense_ops);
 TPS_GEMM_PATH_OPS(fp8_ops);

@@ -372,6 +372,6 @@ static int fb_activations(const tps_gemm *g, const void *x, size_t off, size_t m
  * with M (as dense-bf16); the split differs from the replicated result by accumulation order
  * only: 1e-2 as dense-bf16. */
 static const tps_gemm_ops fb_ops = {
-    TPS_PATH_FP8_BLOCK, {1, 0, 1e-2, -1}, 1.0 + 4.0 / (FB * FB),
+    TPS_PATH_FP8_BLOCK, {1, 0, 1e-2, -1},
     fb_upload, NULL, fb_run, fb_config, fb_weights, fb_activations, fb_release};
 TPS_GEMM_PATH_OPS(fb_ops);

@@ -64,7 +64,6 @@ struct tps_gemm {
 struct tps_gemm_ops {
   tps_path_id id;
   tps_gemm_traits traits;
-  double weight_bytes;   /* bytes per weight element read from HBM, scales included */
   /* Weights: exactly one of the two.  upload: quantize float w[N x K] per the path and
    * upload; upload_w8: the path takes E4M3 + E8M0 1x32 weights, in g->h_q and g->h_s. */
   int (*upload)(tps_gemm *g, const float *w);

@@ -484,6 +484,6 @@ static int w8_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t
 
 /* rows are independent (see the top of this file); checked against the reference kernel */
 static const tps_gemm_ops w8_ops = {
-    TPS_PATH_W8A16, {0, 1, 1e-2, TPS_PATH_W8A16_REF}, 1.0 + 1.0 / 32,
+    TPS_PATH_W8A16, {0, 1, 1e-2, TPS_PATH_W8A16_REF},
     NULL, w8_upload_w8, w8_run, w8_config, NULL, NULL, NULL};
 TPS_GEMM_PATH_OPS(w8_ops);

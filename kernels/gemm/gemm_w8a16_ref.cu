@@ -58,6 +58,6 @@ static int ref_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_
 
 /* one thread per output, in k order: every row's bits are independent of the batch */
 static const tps_gemm_ops ref_ops = {
-    TPS_PATH_W8A16_REF, {0, 1, 1e-2, -1}, 1.0 + 1.0 / 32,
+    TPS_PATH_W8A16_REF, {0, 1, 1e-2, -1},
     NULL, ref_upload_w8, ref_run, ref_config, NULL, NULL, NULL};
 TPS_GEMM_PATH_OPS(ref_ops);

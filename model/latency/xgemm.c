@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/numeric/robust.h"
+#include "model/core/path.h"
 #include "model/core/status.h"
 
 const char *const tps_xg_path_names[TPS_XG_NPATH] = {"dense-bf16", "native-fp8"};
@@ -28,7 +29,7 @@ int tps_xg_tiling(int idx, int *tm, int *tn, int *sk) {
 
 /* Bytes per element: weight, activation (as the GEMM reads it), output. */
 static void elem_bytes(tps_xg_path p, double *wb, double *ab, double *ob) {
-  *wb = p == TPS_XG_FP8 ? 1.0 : 2.0;
+  *wb = (p == TPS_XG_FP8 ? &tps_path_native_fp8 : &tps_path_dense_bf16)->weight_bytes; /* the path rows */
   *ab = p == TPS_XG_FP8 ? 1.0 : 2.0;
   *ob = 2.0; /* bf16 output */
 }
@@ -265,7 +266,7 @@ double tps_xw8_time_us(const tps_xw8_model *m, const tps_gpu *gpu, long rows, lo
   if (rows <= TPS_XW8_STREAM_MAX) {
     if (kind) *kind = 0;
     double bt = (double)w8_stream_tile(rows), L = ceil((double)rows / bt);
-    double W = K * N * (1.0 + 1.0 / 32.0);
+    double W = K * N * tps_path_w8a16.weight_bytes;
     double ts = W / (p[TPS_XW8_STREAM_GBPS] * 1e3), tc = 2.0 * bt * N * K / (p[TPS_XW8_STREAM_TFLOPS] * 1e6);
     return L * (p[TPS_XW8_STREAM_US] + qnorm(ts, tc, 4.0));
   }
