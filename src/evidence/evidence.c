@@ -16,6 +16,7 @@
 #include "src/evidence/fit_from_file.h"
 #include "src/base/jsonout.h"
 #include "src/io/table.h"
+#include "model/predict/resolve.h"
 #include "src/base/util.h"
 
 #define MAXXG 32
@@ -26,8 +27,8 @@
 #define Z90 1.6448536269514722 /* the 95% quantile of N(0,1): a 90% half-width / Z90 = sd */
 
 /* ------------------------------------------------------------------ data/xgpu.fit */
-typedef struct { int path; char held[32]; double sigma; char trained[400]; tps_xg_model m; } xg_row;
-typedef struct { int pcie; char held[32]; double sigma; char trained[400]; tps_xga_model m; } xa_row;
+typedef tps_res_xgemm xg_row;   /* model/predict/resolve.h */
+typedef tps_res_xgather xa_row;
 
 /* ------------------------------------------------------------------ data/parts.tsv */
 typedef struct {
@@ -852,127 +853,38 @@ static int cache_add(tps_partset *ps, const char *key, tps_partsrc *s, tps_err *
   return 0;
 }
 
-static const xg_row *xg_for(const tps_partset *ps, int path, const tps_gpu *g) {
-  const xg_row *all = NULL;
-  for (int i = 0; i < ps->nxg; i++) {
-    if (ps->xg[i].path != path) continue;
-    if (!strcmp(ps->xg[i].held, g->name)) return &ps->xg[i];
-    if (!strcmp(ps->xg[i].held, "-")) all = &ps->xg[i];
-  }
-  return all;
-}
-
-static const xa_row *xa_for(const tps_partset *ps, const tps_gpu *g) {
-  const xa_row *all = NULL;
-  int pcie = !g->nvlink;
-  for (int i = 0; i < ps->nxa; i++) {
-    if (ps->xa[i].pcie != pcie) continue;
-    if (!strcmp(ps->xa[i].held, g->name)) return &ps->xa[i];
-    if (!strcmp(ps->xa[i].held, "-")) all = &ps->xa[i];
-  }
-  return all;
-}
-
-/* "(the same fabric as H100-SXM)": a training GPU with the target's bus bandwidth. */
-static void same_fabric(const tps_partset *ps, const tps_gpu *g, const char *trained, char *buf, size_t sz) {
-  buf[0] = 0;
-  char list[400];
-  cpy(list, sizeof list, trained);
-  for (char *s = strtok(list, ","); s; s = strtok(NULL, ",")) {
+/* The loaded models as model/predict/resolve.h sees them (the H20 fit made first when the
+ * part may need it: Marlin GEMM, custom gather). */
+static tps_resolve_models models_view(tps_partset *ps, int need_h20) {
+  tps_resolve_models r;
+  memset(&r, 0, sizeof r);
+  r.xg = ps->xg;
+  r.nxg = ps->nxg;
+  r.xa = ps->xa;
+  r.nxa = ps->nxa;
+  static __thread char xf[4200];
+  cpy(xf, sizeof xf, shown(ps->xgpu_file));
+  r.xgpu_file = xf;
+  if (ps->have_w8) {
     tps_err e2;
-    const tps_gpu *h = tps_gpus_find(ps->gt, s, &e2);
-    if (h && !SAME(h, g) && h->nvlink == g->nvlink && h->links == g->links && h->nccl_link_gbps == g->nccl_link_gbps &&
-        h->link_gbps == g->link_gbps) {
-      snprintf(buf, sz, "; %s has the %s's fabric (%s, %d links x %.1f GB/s in NCCL's model), so the same bus bandwidth B",
-               g->name, h->name, h->nvlink ? "NVLink" : "PCIe", h->links, h->nccl_link_gbps);
-      return;
-    }
+    r.w8 = &ps->w8;
+    r.w8_gpu = tps_gpus_find(ps->gt, ps->w8_gpu, &e2);
+    r.w8_file = ps->w8_file;
+    r.w8_sigma = ps->w8_sigma;
   }
-}
-
-/* The GEMM model of (gpu, path, k, n): the part's model (kind, prov, rsd, text). */
-static int gemm_model(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, int aic_harness,
-                      tps_part_model *m, char *src, size_t srcsz, char *from, size_t fromsz) {
-  memset(m, 0, sizeof *m);
-  m->gpu = *gpu;
-  m->n = n;
-  m->k = k;
-  m->shape.k = k;
-  m->shape.n = n;
-  m->shape.out_bytes = TPS_PRED_DEFAULT_OUT_BYTES;
-  src[0] = from[0] = 0;
-  int xp = path == &tps_path_dense_bf16 ? TPS_XG_BF16 : path == &tps_path_native_fp8 ? TPS_XG_FP8 : -1;
-  if (xp >= 0 && tps_xg_supported(gpu, (tps_xg_path)xp)) {
-    const xg_row *r = xg_for(ps, xp, gpu);
-    if (r) {
-      m->kind = TPS_PM_XGEMM;
-      m->prov = TPS_PROV_TRANSFERRED;
-      m->xg = r->m;
-      m->harness.kind = aic_harness ? TPS_XG_AIC : TPS_XG_FLUSHED;
-      m->rsd = r->sigma / Z90;
-      if (isfinite(tps_part_model_eval(m, 1, 0)) && isfinite(tps_part_model_eval(m, (double)ps->o.tmax, 0))) {
-        cpy(from, fromsz, r->trained);
-        snprintf(src, srcsz, "transferred: the cross-GPU GEMM model (model/latency/xgemm.h, %s) fitted on %s (%s), by %s's SMs, clock, "
-                 "%s peak, HBM and L2%s; 90%% +-%.0f%%", path->name, r->trained, shown(ps->xgpu_file), gpu->name,
-                 xp == TPS_XG_FP8 ? "fp8" : "bf16", aic_harness ? " (AIConfigurator harness)" : " (L2 flushed, as tpsplit bench)",
-                 100 * (exp(r->sigma) - 1));
-        return 0;
-      }
-    }
+  tps_err e3;
+  tps_err_clear(&e3);
+  if (need_h20 && h20_fit(ps, &e3) == 0) {
+    static __thread char hf[4200];
+    cpy(hf, sizeof hf, shown(ps->h20_file));
+    r.h20 = ps->h20;
+    r.h20_gpu = ps->h20_gpu;
+    r.h20_file = hf;
   }
-  if (path == &tps_path_w8a16 && gpu->cc_major == 9 && ps->have_w8) {
-    tps_err e2;
-    const tps_gpu *fg = tps_gpus_find(ps->gt, ps->w8_gpu, &e2);
-    if (fg) {
-      m->kind = TPS_PM_XW8;
-      tps_xw8_transfer(&m->w8, &ps->w8, fg, gpu);
-      if (SAME(fg, gpu)) {
-        m->prov = TPS_PROV_FITTED;
-        m->rsd = ps->w8_sigma / Z90;
-        snprintf(src, srcsz, "fitted: our W8A16 kernels' model (model/latency/xgemm.h, tps_xw8: stream kernel up to 384 rows, wgmma above) "
-                 "fitted to %s; 90%% +-%.0f%% (leave one M out)", ps->w8_file, 100 * (exp(ps->w8_sigma) - 1));
-      } else {
-        const xg_row *r = xg_for(ps, TPS_XG_BF16, gpu);
-        double s = r && r->sigma > ps->w8_sigma ? r->sigma : ps->w8_sigma;
-        m->prov = TPS_PROV_TRANSFERRED;
-        m->rsd = s / Z90;
-        cpy(from, fromsz, fg->name);
-        snprintf(src, srcsz, "transferred: our W8A16 kernels' model fitted on %s (%s), by HBM bandwidth and bf16 peak per SM "
-                 "(the same SM90 kernels; not validated on another GPU: the dense-bf16 model's cross-GPU spread, 90%% +-%.0f%%)",
-                 fg->name, ps->w8_file, 100 * (exp(s) - 1));
-      }
-      return 0;
-    }
-  }
-  if (path == &tps_path_marlin_w8a16) {
-    tps_err e2;
-    tps_err_clear(&e2);
-    if (h20_fit(ps, &e2) == 0 && tps_gemm_transfer(&m->gm, &ps->h20->gemm, ps->h20_gpu, gpu, path) == 0) {
-      m->kind = TPS_PM_GEMM;
-      if (SAME(ps->h20_gpu, gpu)) {
-        m->prov = TPS_PROV_FITTED;
-        m->rsd = ps->h20->rms_rel;
-        snprintf(src, srcsz, "fitted: the Marlin GEMM model (model/latency/gemm.h) fitted to %s", shown(ps->h20_file));
-      } else {
-        m->prov = TPS_PROV_TRANSFERRED;
-        m->rsd = path->compute_eff_rsd;
-        cpy(from, fromsz, ps->h20_gpu->name);
-        snprintf(src, srcsz, "transferred: the Marlin GEMM fit of %s (%s), by peak x efficiency and HBM bandwidth (model/latency/gemm.h); "
-                 "spread: the path prior's %.0f%% on compute, %.0f%% on streaming", shown(ps->h20_file), ps->h20_gpu->name,
-                 100 * path->compute_eff_rsd, 100 * path->stream_eff_rsd);
-      }
-      return 0;
-    }
-  }
-  if (tps_gemm_from_spec(&m->gm, path, gpu) == 0) {
-    m->kind = TPS_PM_GEMM;
-    m->prov = TPS_PROV_SPEC;
-    m->rsd = path->compute_eff_rsd;
-    snprintf(src, srcsz, "spec-only: %s's datasheet x the %s priors (%s)%s", gpu->name, path->name, path->source,
-             path == &tps_path_w8a16 ? "; our W8A16 kernels run their mma.sync form off SM90, never measured" : "");
-    return 0;
-  }
-  return -1;
+  r.gpus = ps->gt->gpu;
+  r.ngpus = ps->gt->n;
+  r.tmax = ps->o.tmax;
+  return r;
 }
 
 /* A measured GEMM source for (gpu, path, k, n): a user file (strict: an error when it does
@@ -1085,7 +997,8 @@ static int resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *pat
     }
   } else {
     char msrc[600], from[400];
-    int have_model = gemm_model(ps, gpu, path, k, n, is_aic, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
+    tps_resolve_models rm = models_view(ps, path == &tps_path_marlin_w8a16);
+    int have_model = tps_resolve_gemm_model(&rm, gpu, path, k, n, is_aic, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
     if (!have_model) s->part.model.kind = TPS_PM_NONE;
     if (rc == 0) {
       if (set_measured(s, &p, have_model, msrc, " (not increasing?)", e)) { free(s); return -1; }
@@ -1105,69 +1018,6 @@ static int resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *pat
   }
   if (cache_add(ps, key, s, e)) { tps_part_free(&s->part); free(s); return -1; }
   *out = s;
-  return 0;
-}
-
-/* The gather model of (gpu, tp, backend): 0 ok, 1 none here (spec-only in the context). */
-static int gather_model(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, tps_part_model *m, char *src, size_t srcsz,
-                        char *from, size_t fromsz) {
-  memset(m, 0, sizeof *m);
-  m->gpu = *gpu;
-  m->backend = backend;
-  src[0] = from[0] = 0;
-  if (tp > TPS_PRED_DEFAULT_NODE_GPUS || tp == 1) return 1; /* one rank: no gather unless measured */
-  if (backend == TPS_GATHER_CUSTOM) {
-    if (!gpu->nvlink) return 1;
-    tps_err e2;
-    tps_err_clear(&e2);
-    if (h20_fit(ps, &e2) == 0 && ps->h20->ag.custom_gbps > 0) {
-      /* the custom gather fitted to the H20 split table, moved by the spec models' ratio
-       * (link bandwidth; the floor by the spec floors), as the model scaling moves it */
-      const tps_fit *f = ps->h20;
-      int fn = f->ag.ranks > 0 ? f->ag.ranks : f->tp;
-      tps_ag_model ss, ds;
-      tps_ag_from_spec(&ss, ps->h20_gpu, fn);
-      tps_ag_from_spec(&ds, gpu, tp);
-      m->kind = TPS_PM_AG;
-      m->ag = ds;
-      m->ag.custom_floor_us = f->ag.custom_floor_us * (ss.custom_floor_us > 0 ? ds.custom_floor_us / ss.custom_floor_us : 1.0);
-      m->ag.custom_gbps = ss.custom_gbps > 0 ? f->ag.custom_gbps * ds.custom_gbps / ss.custom_gbps : f->ag.custom_gbps;
-      m->ag.custom_cap_bytes = f->ag.custom_cap_bytes > 0 ? f->ag.custom_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
-      m->ag.ranks = tp;
-      m->ag.ranks_per_node = TPS_PRED_DEFAULT_NODE_GPUS;
-      int same = SAME(ps->h20_gpu, gpu) && fn == tp;
-      m->prov = same ? TPS_PROV_FITTED : TPS_PROV_TRANSFERRED;
-      m->rsd = same ? f->rms_rel : TPS_PRED_GATHER_RSD;
-      if (!same) cpy(from, fromsz, ps->h20_gpu->name);
-      snprintf(src, srcsz, "%s: the custom one-shot gather fitted to %s (%s TP%d: %.2f us + S (n-1)/n / %.0f GB/s)%s: here %.2f us + "
-               "S (n-1)/n / %.0f GB/s; spread %.0f%%", same ? "fitted" : "transferred", shown(ps->h20_file), ps->h20_gpu->name, fn,
-               f->ag.custom_floor_us, f->ag.custom_gbps, same ? "" : ", moved by link bandwidth and ring steps",
-               m->ag.custom_floor_us, m->ag.custom_gbps, 100 * m->rsd);
-      return 0;
-    }
-    tps_xga_prior(&m->xa, 0);
-    m->kind = TPS_PM_XGATHER;
-    m->prov = TPS_PROV_TRANSFERRED;
-    m->rsd = TPS_PRED_GATHER_RSD;
-    cpy(from, fromsz, "H20");
-    snprintf(src, srcsz, "transferred: the custom one-shot gather of model/latency/xgather.c, %.0f us + S (n-1)/n / (%.2f x %.0f GB/s), "
-             "priors from the H20 split table moved by link bandwidth (not a cross-GPU fit); spread %.0f%%", m->xa.custom_floor_us,
-             m->xa.custom_eff, gpu->link_gbps, 100 * TPS_PRED_GATHER_RSD);
-    return 0;
-  }
-  if (backend != TPS_GATHER_NCCL) return 1;
-  const xa_row *r = xa_for(ps, gpu);
-  if (!r || !(tps_xga_bus_gbps(gpu) > 0)) return 1;
-  m->kind = TPS_PM_XGATHER;
-  m->prov = TPS_PROV_TRANSFERRED;
-  m->xa = r->m;
-  m->rsd = r->sigma / Z90;
-  cpy(from, fromsz, r->trained);
-  char fab[300];
-  same_fabric(ps, gpu, r->trained, fab, sizeof fab);
-  snprintf(src, srcsz, "transferred: the cross-GPU NCCL all-gather model (model/latency/xgather.h, LL/LL128/Simple) of %s GPUs fitted on %s "
-           "(%s), by %s's bus bandwidth B = %.1f GB/s%s; 90%% +-%.0f%%", r->pcie ? "PCIe" : "NVLink", r->trained,
-           shown(ps->xgpu_file), gpu->name, tps_xga_bus_gbps(gpu), fab, 100 * (exp(r->sigma) - 1));
   return 0;
 }
 
@@ -1265,8 +1115,9 @@ static int resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backe
     s->prov = m->prov;
   } else {
     char msrc[600], from[400];
+    tps_resolve_models rm = models_view(ps, backend == TPS_GATHER_CUSTOM);
     int have_model = backend != TPS_GATHER_AUTO &&
-                     gather_model(ps, gpu, tp, backend, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
+                     tps_resolve_gather_model(&rm, gpu, tp, backend, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
     if (!have_model) s->part.model.kind = TPS_PM_NONE;
     if (rc == 0) {
       if (set_measured(s, &p, have_model, msrc, "", e)) { free(s); return -1; }

@@ -1,0 +1,207 @@
+/* resolve.c: which model answers a part (see resolve.h). */
+#include "model/predict/resolve.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "model/latency/allgather.h"
+#include "model/latency/gemm.h"
+#include "model/predict/predict.h"
+
+#define Z90 1.6448536269514722 /* the 95% quantile of N(0,1): a 90% half-width / Z90 = sd */
+#define SAME(a, b) ((a) && (b) && strcmp((a)->name, (b)->name) == 0)
+
+static void copy_str(char *d, size_t n, const char *s) {
+  if (!n) return;
+  snprintf(d, n, "%s", s ? s : "");
+}
+
+static const tps_gpu *find_gpu(const tps_resolve_models *mv, const char *name) {
+  for (size_t i = 0; i < mv->ngpus; i++)
+    if (!strcmp(mv->gpus[i].name, name)) return &mv->gpus[i];
+  return NULL;
+}
+
+static const tps_res_xgemm *xg_for(const tps_resolve_models *mv, int path, const tps_gpu *g) {
+  const tps_res_xgemm *all = NULL;
+  for (int i = 0; i < mv->nxg; i++) {
+    if (mv->xg[i].path != path) continue;
+    if (!strcmp(mv->xg[i].held, g->name)) return &mv->xg[i];
+    if (!strcmp(mv->xg[i].held, "-")) all = &mv->xg[i];
+  }
+  return all;
+}
+
+
+static const tps_res_xgather *xa_for(const tps_resolve_models *mv, const tps_gpu *g) {
+  const tps_res_xgather *all = NULL;
+  int pcie = !g->nvlink;
+  for (int i = 0; i < mv->nxa; i++) {
+    if (mv->xa[i].pcie != pcie) continue;
+    if (!strcmp(mv->xa[i].held, g->name)) return &mv->xa[i];
+    if (!strcmp(mv->xa[i].held, "-")) all = &mv->xa[i];
+  }
+  return all;
+}
+
+
+/* "(the same fabric as H100-SXM)": a training GPU with the target's bus bandwidth. */
+static void same_fabric(const tps_resolve_models *mv, const tps_gpu *g, const char *trained, char *buf, size_t sz) {
+  buf[0] = 0;
+  char list[400];
+  copy_str(list, sizeof list, trained);
+  for (char *s = strtok(list, ","); s; s = strtok(NULL, ",")) {
+    const tps_gpu *h = find_gpu(mv, s);
+    if (h && !SAME(h, g) && h->nvlink == g->nvlink && h->links == g->links && h->nccl_link_gbps == g->nccl_link_gbps &&
+        h->link_gbps == g->link_gbps) {
+      snprintf(buf, sz, "; %s has the %s's fabric (%s, %d links x %.1f GB/s in NCCL's model), so the same bus bandwidth B",
+               g->name, h->name, h->nvlink ? "NVLink" : "PCIe", h->links, h->nccl_link_gbps);
+      return;
+    }
+  }
+}
+
+
+/* The GEMM model of (gpu, path, k, n): the part's model (kind, prov, rsd, text). */
+int tps_resolve_gemm_model(const tps_resolve_models *mv, const tps_gpu *gpu, const tps_path *path, long k, long n, int aic_harness,
+                      tps_part_model *m, char *src, size_t srcsz, char *from, size_t fromsz) {
+  memset(m, 0, sizeof *m);
+  m->gpu = *gpu;
+  m->n = n;
+  m->k = k;
+  m->shape.k = k;
+  m->shape.n = n;
+  m->shape.out_bytes = TPS_PRED_DEFAULT_OUT_BYTES;
+  src[0] = from[0] = 0;
+  int xp = path == &tps_path_dense_bf16 ? TPS_XG_BF16 : path == &tps_path_native_fp8 ? TPS_XG_FP8 : -1;
+  if (xp >= 0 && tps_xg_supported(gpu, (tps_xg_path)xp)) {
+    const tps_res_xgemm *r = xg_for(mv, xp, gpu);
+    if (r) {
+      m->kind = TPS_PM_XGEMM;
+      m->prov = TPS_PROV_TRANSFERRED;
+      m->xg = r->m;
+      m->harness.kind = aic_harness ? TPS_XG_AIC : TPS_XG_FLUSHED;
+      m->rsd = r->sigma / Z90;
+      if (isfinite(tps_part_model_eval(m, 1, 0)) && isfinite(tps_part_model_eval(m, (double)mv->tmax, 0))) {
+        copy_str(from, fromsz, r->trained);
+        snprintf(src, srcsz, "transferred: the cross-GPU GEMM model (model/latency/xgemm.h, %s) fitted on %s (%s), by %s's SMs, clock, "
+                 "%s peak, HBM and L2%s; 90%% +-%.0f%%", path->name, r->trained, mv->xgpu_file, gpu->name,
+                 xp == TPS_XG_FP8 ? "fp8" : "bf16", aic_harness ? " (AIConfigurator harness)" : " (L2 flushed, as tpsplit bench)",
+                 100 * (exp(r->sigma) - 1));
+        return 0;
+      }
+    }
+  }
+  if (path == &tps_path_w8a16 && gpu->cc_major == 9 && mv->w8) {
+    const tps_gpu *fg = mv->w8_gpu;
+    if (fg) {
+      m->kind = TPS_PM_XW8;
+      tps_xw8_transfer(&m->w8, mv->w8, fg, gpu);
+      if (SAME(fg, gpu)) {
+        m->prov = TPS_PROV_FITTED;
+        m->rsd = mv->w8_sigma / Z90;
+        snprintf(src, srcsz, "fitted: our W8A16 kernels' model (model/latency/xgemm.h, tps_xw8: stream kernel up to 384 rows, wgmma above) "
+                 "fitted to %s; 90%% +-%.0f%% (leave one M out)", mv->w8_file, 100 * (exp(mv->w8_sigma) - 1));
+      } else {
+        const tps_res_xgemm *r = xg_for(mv, TPS_XG_BF16, gpu);
+        double s = r && r->sigma > mv->w8_sigma ? r->sigma : mv->w8_sigma;
+        m->prov = TPS_PROV_TRANSFERRED;
+        m->rsd = s / Z90;
+        copy_str(from, fromsz, fg->name);
+        snprintf(src, srcsz, "transferred: our W8A16 kernels' model fitted on %s (%s), by HBM bandwidth and bf16 peak per SM "
+                 "(the same SM90 kernels; not validated on another GPU: the dense-bf16 model's cross-GPU spread, 90%% +-%.0f%%)",
+                 fg->name, mv->w8_file, 100 * (exp(s) - 1));
+      }
+      return 0;
+    }
+  }
+  if (path == &tps_path_marlin_w8a16) {
+    if (mv->h20 && tps_gemm_transfer(&m->gm, &mv->h20->gemm, mv->h20_gpu, gpu, path) == 0) {
+      m->kind = TPS_PM_GEMM;
+      if (SAME(mv->h20_gpu, gpu)) {
+        m->prov = TPS_PROV_FITTED;
+        m->rsd = mv->h20->rms_rel;
+        snprintf(src, srcsz, "fitted: the Marlin GEMM model (model/latency/gemm.h) fitted to %s", mv->h20_file);
+      } else {
+        m->prov = TPS_PROV_TRANSFERRED;
+        m->rsd = path->compute_eff_rsd;
+        copy_str(from, fromsz, mv->h20_gpu->name);
+        snprintf(src, srcsz, "transferred: the Marlin GEMM fit of %s (%s), by peak x efficiency and HBM bandwidth (model/latency/gemm.h); "
+                 "spread: the path prior's %.0f%% on compute, %.0f%% on streaming", mv->h20_file, mv->h20_gpu->name,
+                 100 * path->compute_eff_rsd, 100 * path->stream_eff_rsd);
+      }
+      return 0;
+    }
+  }
+  if (tps_gemm_from_spec(&m->gm, path, gpu) == 0) {
+    m->kind = TPS_PM_GEMM;
+    m->prov = TPS_PROV_SPEC;
+    m->rsd = path->compute_eff_rsd;
+    snprintf(src, srcsz, "spec-only: %s's datasheet x the %s priors (%s)%s", gpu->name, path->name, path->source,
+             path == &tps_path_w8a16 ? "; our W8A16 kernels run their mma.sync form off SM90, never measured" : "");
+    return 0;
+  }
+  return -1;
+}
+
+
+/* The gather model of (gpu, tp, backend): 0 ok, 1 none here (spec-only in the context). */
+int tps_resolve_gather_model(const tps_resolve_models *mv, const tps_gpu *gpu, int tp, int backend, tps_part_model *m, char *src, size_t srcsz,
+                        char *from, size_t fromsz) {
+  memset(m, 0, sizeof *m);
+  m->gpu = *gpu;
+  m->backend = backend;
+  src[0] = from[0] = 0;
+  if (tp > TPS_PRED_DEFAULT_NODE_GPUS || tp == 1) return 1; /* one rank: no gather unless measured */
+  if (backend == TPS_GATHER_CUSTOM) {
+    if (!gpu->nvlink) return 1;
+    if (mv->h20 && mv->h20->ag.custom_gbps > 0) {
+      /* the custom gather fitted to the H20 split table, moved by the spec models' ratio
+       * (link bandwidth; the floor by the spec floors), as the model scaling moves it */
+      const tps_fit *f = mv->h20;
+      int fn = f->ag.ranks > 0 ? f->ag.ranks : f->tp;
+      tps_ag_model ss, ds;
+      tps_ag_from_spec(&ss, mv->h20_gpu, fn);
+      tps_ag_from_spec(&ds, gpu, tp);
+      m->kind = TPS_PM_AG;
+      m->ag = ds;
+      m->ag.custom_floor_us = f->ag.custom_floor_us * (ss.custom_floor_us > 0 ? ds.custom_floor_us / ss.custom_floor_us : 1.0);
+      m->ag.custom_gbps = ss.custom_gbps > 0 ? f->ag.custom_gbps * ds.custom_gbps / ss.custom_gbps : f->ag.custom_gbps;
+      m->ag.custom_cap_bytes = f->ag.custom_cap_bytes > 0 ? f->ag.custom_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
+      m->ag.ranks = tp;
+      m->ag.ranks_per_node = TPS_PRED_DEFAULT_NODE_GPUS;
+      int same = SAME(mv->h20_gpu, gpu) && fn == tp;
+      m->prov = same ? TPS_PROV_FITTED : TPS_PROV_TRANSFERRED;
+      m->rsd = same ? f->rms_rel : TPS_PRED_GATHER_RSD;
+      if (!same) copy_str(from, fromsz, mv->h20_gpu->name);
+      snprintf(src, srcsz, "%s: the custom one-shot gather fitted to %s (%s TP%d: %.2f us + S (n-1)/n / %.0f GB/s)%s: here %.2f us + "
+               "S (n-1)/n / %.0f GB/s; spread %.0f%%", same ? "fitted" : "transferred", mv->h20_file, mv->h20_gpu->name, fn,
+               f->ag.custom_floor_us, f->ag.custom_gbps, same ? "" : ", moved by link bandwidth and ring steps",
+               m->ag.custom_floor_us, m->ag.custom_gbps, 100 * m->rsd);
+      return 0;
+    }
+    tps_xga_prior(&m->xa, 0);
+    m->kind = TPS_PM_XGATHER;
+    m->prov = TPS_PROV_TRANSFERRED;
+    m->rsd = TPS_PRED_GATHER_RSD;
+    copy_str(from, fromsz, "H20");
+    snprintf(src, srcsz, "transferred: the custom one-shot gather of model/latency/xgather.c, %.0f us + S (n-1)/n / (%.2f x %.0f GB/s), "
+             "priors from the H20 split table moved by link bandwidth (not a cross-GPU fit); spread %.0f%%", m->xa.custom_floor_us,
+             m->xa.custom_eff, gpu->link_gbps, 100 * TPS_PRED_GATHER_RSD);
+    return 0;
+  }
+  if (backend != TPS_GATHER_NCCL) return 1;
+  const tps_res_xgather *r = xa_for(mv, gpu);
+  if (!r || !(tps_xga_bus_gbps(gpu) > 0)) return 1;
+  m->kind = TPS_PM_XGATHER;
+  m->prov = TPS_PROV_TRANSFERRED;
+  m->xa = r->m;
+  m->rsd = r->sigma / Z90;
+  copy_str(from, fromsz, r->trained);
+  char fab[300];
+  same_fabric(mv, gpu, r->trained, fab, sizeof fab);
+  snprintf(src, srcsz, "transferred: the cross-GPU NCCL all-gather model (model/latency/xgather.h, LL/LL128/Simple) of %s GPUs fitted on %s "
+           "(%s), by %s's bus bandwidth B = %.1f GB/s%s; 90%% +-%.0f%%", r->pcie ? "PCIe" : "NVLink", r->trained,
+           mv->xgpu_file, gpu->name, tps_xga_bus_gbps(gpu), fab, 100 * (exp(r->sigma) - 1));
+  return 0;
+}
+
