@@ -47,6 +47,12 @@ typedef struct tps_path {
   double stream_eff_rsd;
   double floor_us;         /* prior: fixed cost in a CUDA graph (launch, fill, drain) */
   const char *source;      /* where the priors come from */
+  /* A measured sibling moved to its sibling (model/predict/resolve.h): the fixed part that
+   * does not move (us; 0: floor_us) and how much of the spec ratio the rest follows (ratio^
+   * sibling_alpha; 0: 1), learned on the pair measured both (tests/unit/model/test_sibling_data.c
+   * re-measures them and fails if another point of its grid is better by more than 0.5). */
+  double sibling_fixed_us;
+  double sibling_alpha;
   /* The launch structure of sliced stream-K kernels (model/latency/gemm.c): */
   int slice_rows;          /* >0: the kernel splits M into slices of at most this many rows,
                             * each a separate pass over the weights, with K split across SMs

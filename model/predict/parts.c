@@ -7,7 +7,16 @@
 #include <gsl/gsl_interp.h>
 #include "model/predict/pred_impl.h"
 
-const char *const tps_prov_names[TPS_PROV_N] = {"measured", "fitted", "transferred", "spec-only"};
+const char *const tps_prov_names[TPS_PROV_N] = {"measured", "fitted", "sibling", "transferred", "spec-only"};
+const char tps_prov_letters[TPS_PROV_N + 1] = "mfbts";
+
+char tps_prov_letter(const char *name) {
+  if (!name) return '?';
+  if (!strcmp(name, "none")) return '-';
+  for (int i = 0; i < TPS_PROV_N; i++)
+    if (!strcmp(name, tps_prov_names[i])) return tps_prov_letters[i];
+  return '?';
+}
 
 /* ------------------------------------------------------------------ measured curves */
 struct tps_mcurve {

@@ -41,8 +41,16 @@ extern "C" {
 enum { TPS_PART_GEMM = 0, TPS_PART_GATHER = 1 };
 
 /* Provenance kinds, in order of preference. */
-enum { TPS_PROV_MEASURED = 0, TPS_PROV_FITTED, TPS_PROV_TRANSFERRED, TPS_PROV_SPEC, TPS_PROV_N };
-extern const char *const tps_prov_names[TPS_PROV_N]; /* "measured", "fitted", "transferred", "spec-only" */
+/* Provenance of a part, best evidence first: the target's own measurement; a model fitted to
+ * it; a measured sibling (a GPU of the same architecture, or fabric for a gather) moved by
+ * the spec ratios of the regime (model/predict/resolve.h); a model transferred from other
+ * GPUs; the datasheet alone. */
+enum { TPS_PROV_MEASURED = 0, TPS_PROV_FITTED, TPS_PROV_SIBLING, TPS_PROV_TRANSFERRED, TPS_PROV_SPEC, TPS_PROV_N };
+extern const char *const tps_prov_names[TPS_PROV_N]; /* "measured", "fitted", "sibling", "transferred", "spec-only" */
+/* One letter per kind, for per-row source columns: "mfbts" (b: a sibling's measurement). */
+extern const char tps_prov_letters[TPS_PROV_N + 1];
+/* The letter of a kind name ("measured" -> 'm'), '-' for "none", '?' unknown. */
+char tps_prov_letter(const char *name);
 
 /* Relative spread of a measured curve (one lognormal factor per curve): replay-to-replay
  * noise is far below it (our tables: median of 50, min..max within 2-10%); what it stands

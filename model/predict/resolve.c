@@ -205,3 +205,65 @@ int tps_resolve_gather_model(const tps_resolve_models *mv, const tps_gpu *gpu, i
   return 0;
 }
 
+
+/* ------------------------------------------------------------------ measured siblings */
+int tps_resolve_gemm_sibling(const tps_gpu *sib, const tps_gpu *tgt) {
+  return sib && tgt && !SAME(sib, tgt) && sib->cc_major > 0 && sib->cc_major == tgt->cc_major;
+}
+
+int tps_resolve_gather_sibling(const tps_gpu *sib, const tps_gpu *tgt) {
+  return sib && tgt && !SAME(sib, tgt) && sib->nvlink == tgt->nvlink && sib->links == tgt->links && sib->links > 0 &&
+         sib->nccl_link_gbps > 0 && sib->nccl_link_gbps == tgt->nccl_link_gbps && sib->link_gbps == tgt->link_gbps;
+}
+
+static double logr(double a, double b) { return a > 0 && b > 0 ? fabs(log(a / b)) : 10.0; }
+
+double tps_resolve_sibling_gemm_rsd(const tps_gpu *sib, const tps_gpu *tgt) {
+  return TPS_RESOLVE_SIBLING_GEMM_RSD + 0.5 * logr((double)sib->sms, (double)tgt->sms);
+}
+
+double tps_resolve_sibling_distance(const tps_gpu *a, const tps_gpu *b) {
+  return logr(a->hbm_gbps, b->hbm_gbps) + logr(a->bf16_tflops, b->bf16_tflops) + logr((double)a->sms, (double)b->sms);
+}
+
+static double peak_for(const tps_gpu *g, const tps_path *path) {
+  return path->fp8_peak && g->fp8_tflops > 0 ? g->fp8_tflops : g->bf16_tflops;
+}
+
+/* The roofline time of the GEMM on g, a 4-norm of the streaming and compute times (us). */
+static double roof_us(const tps_gpu *g, const tps_path *path, double m, double n, double k) {
+  double bytes = k * n * path->weight_bytes + m * k * path->act_bytes + m * n * 2.0;
+  double ts = bytes / (g->hbm_gbps * 1e3), tc = 2.0 * m * n * k / (peak_for(g, path) * 1e6);
+  double mx = ts > tc ? ts : tc, x = ts / mx, y = tc / mx;
+  return mx * sqrt(sqrt(x * x * x * x + y * y * y * y));
+}
+
+double tps_resolve_sibling_gemm_us_with(const tps_gpu *sib, const tps_gpu *tgt, const tps_path *path, double m, long n,
+                                        long k, double t_sib_us, double fixed_us, double alpha, double *hbm_ratio,
+                                        double *peak_ratio) {
+  if (hbm_ratio) *hbm_ratio = NAN;
+  if (peak_ratio) *peak_ratio = NAN;
+  if (!sib || !tgt || !path || !(m >= 1) || n < 1 || k < 1 || !(t_sib_us > 0) || !(sib->hbm_gbps > 0) ||
+      !(tgt->hbm_gbps > 0) || !(peak_for(sib, path) > 0) || !(peak_for(tgt, path) > 0) || !(fixed_us >= 0) || !(alpha >= 0))
+    return NAN;
+  if (hbm_ratio) *hbm_ratio = tgt->hbm_gbps / sib->hbm_gbps;
+  if (peak_ratio) *peak_ratio = peak_for(tgt, path) / peak_for(sib, path);
+  double fl = fixed_us < 0.5 * t_sib_us ? fixed_us : 0.5 * t_sib_us;
+  double r = roof_us(tgt, path, m, (double)n, (double)k) / roof_us(sib, path, m, (double)n, (double)k);
+  return fl + (t_sib_us - fl) * pow(r, alpha);
+}
+
+double tps_resolve_sibling_gemm_us(const tps_gpu *sib, const tps_gpu *tgt, const tps_path *path, double m, long n, long k,
+                                   double t_sib_us, double *hbm_ratio, double *peak_ratio) {
+  if (!path) return NAN;
+  double fx = path->sibling_fixed_us > 0 ? path->sibling_fixed_us : path->floor_us;
+  double al = path->sibling_alpha > 0 ? path->sibling_alpha : 1.0;
+  return tps_resolve_sibling_gemm_us_with(sib, tgt, path, m, n, k, t_sib_us, fx, al, hbm_ratio, peak_ratio);
+}
+
+size_t tps_resolve_monotone(const double *src, double *t, size_t n) {
+  size_t raised = 0;
+  for (size_t i = 1; i < n; i++)
+    if (src[i] >= src[i - 1] && t[i] < t[i - 1]) { t[i] = t[i - 1]; raised++; }
+  return raised;
+}

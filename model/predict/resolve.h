@@ -12,6 +12,12 @@
  *   3. marlin-w8a16: the fit of the bundled H20 table, transferred by peak x efficiency
  *      and HBM bandwidth;
  *   4. spec-only: the datasheet x the path's priors.
+ * Before these models, a measured sibling (issue 27 item 2): when the target's own
+ * measurement is missing, a GPU of its architecture family (same compute capability major:
+ * H20/H100/H200/H800; B200/B300/GB200/GB300) whose GEMM of this path is measured answers,
+ * its measured times moved by the spec ratio of the regime (tps_resolve_sibling_gemm_us);
+ * for a gather, a GPU of the same fabric (NVLink or PCIe, link count, NCCL's per-link
+ * bandwidth: the same bus bandwidth) answers with its measured times as they are.
  * all-gather of (GPU, TP, backend): none for TP 1 or beyond one 8-GPU node (spec-only in the
  *   context); custom: the H20 fit moved by link bandwidth (else xgather's priors); NCCL: the
  *   cross-GPU all-gather model of the GPU's fabric (NVLink or PCIe). */
@@ -63,6 +69,46 @@ int tps_resolve_gemm_model(const tps_resolve_models *r, const tps_gpu *gpu, cons
  * the spec-only model). */
 int tps_resolve_gather_model(const tps_resolve_models *r, const tps_gpu *gpu, int tp, int backend, tps_part_model *m,
                              char *src, size_t srcsz, char *from, size_t fromsz);
+
+/* ------------------------------------------------------------------ measured siblings */
+/* Spread of a sibling's measurement moved to the target (lognormal sd): GEMM and gather.
+ * GEMM: the median miss of moving one GPU's AIConfigurator table to its sibling's on the
+ * one pair measured both (H100 <-> H200, dense-bf16 and fp8, K 5120, N 1536/2048, M
+ * 1..16384: tests/unit/model/test_resolve.c pins the scaling, doc/predict.md the numbers);
+ * gather: the H100 and H200 NCCL all-gathers differ by 1-2% (same NVLink4 fabric). */
+#define TPS_RESOLVE_SIBLING_GEMM_RSD 0.06
+#define TPS_RESOLVE_SIBLING_GATHER_RSD 0.03
+
+/* The spread of a GEMM moved from sib to tgt: TPS_RESOLVE_SIBLING_GEMM_RSD when they have
+ * the same SM count, widened by half the |log| ratio of SM counts otherwise ([A]: waves and
+ * tiles per SM do not move with HBM and peak; H200 -> H20, 132 vs 78 SMs: 0.06 + 0.26). */
+double tps_resolve_sibling_gemm_rsd(const tps_gpu *sib, const tps_gpu *tgt);
+/* 1 when sib's GEMM measurements may answer for tgt (same architecture family), else 0. */
+int tps_resolve_gemm_sibling(const tps_gpu *sib, const tps_gpu *tgt);
+/* 1 when sib's gather measurements may answer for tgt (same scale-up fabric), else 0. */
+int tps_resolve_gather_sibling(const tps_gpu *sib, const tps_gpu *tgt);
+/* How far apart two GPUs' datasheets are (|log| ratios of HBM, bf16 peak and SMs summed):
+ * of several siblings the nearest answers. */
+double tps_resolve_sibling_distance(const tps_gpu *a, const tps_gpu *b);
+/* A GEMM time t_sib_us measured on sib at m rows (N n, K k, path) moved to tgt: the part
+ * above a fixed part fixed_us (at most half the time) scaled by r^alpha, r the ratio of the
+ * roofline times, a 4-norm of (weights + operands) / HBM and 2mnk / peak, on the two GPUs
+ * (peak: fp8 for paths bound by the fp8 rate, else bf16).  *hbm_ratio and *peak_ratio (may
+ * be NULL) get tgt/sib of HBM and peak, for the provenance line.  NaN on bad input. */
+double tps_resolve_sibling_gemm_us_with(const tps_gpu *sib, const tps_gpu *tgt, const tps_path *path, double m, long n,
+                                        long k, double t_sib_us, double fixed_us, double alpha, double *hbm_ratio,
+                                        double *peak_ratio);
+/* The same with the path's learned correction (path->sibling_fixed_us, else floor_us;
+ * path->sibling_alpha, else 1). */
+double tps_resolve_sibling_gemm_us(const tps_gpu *sib, const tps_gpu *tgt, const tps_path *path, double m, long n, long k,
+                                   double t_sib_us, double *hbm_ratio, double *peak_ratio);
+
+/* Keep t[0..n) (times moved to the target, at increasing rows) non-decreasing wherever the
+ * sibling's own times src[0..n) are: the regime ratio falls with M where the two GPUs'
+ * balance of HBM and tensor rate differ (H20 -> H100: 1/1.19 streaming, 1/6.7 computing),
+ * which would carve a dip where the sibling changes regime; a dip the sibling measured
+ * (noise, a kernel change) is kept.  Returns how many points it raised. */
+size_t tps_resolve_monotone(const double *src, double *t, size_t n);
 
 #ifdef __cplusplus
 }

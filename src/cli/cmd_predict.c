@@ -188,7 +188,7 @@ static void print_text(const answer *a) {
     if (a->use.gather_spec_src[0]) printf("# gather: %s\n", a->use.gather_spec_src);
   }
   printf("# sources: of the replicated GEMM, the split GEMM and the gather at each row (measured, or the model where the row\n"
-         "# leaves the measured range): m measured, f fitted, t transferred, s spec-only\n");
+         "# leaves the measured range): m measured, f fitted, b a sibling GPU's measurement (scaled), t transferred, s spec-only\n");
   printf("%8s %13s %13s %10s %8s %14s %7s\n", "tokens", "rows_per_rank", "replicated_us", "split_us", "speedup", "gather_backend",
          "sources");
   for (size_t i = 0; i < a->ntok; i++) {
@@ -197,7 +197,7 @@ static void print_text(const answer *a) {
     double r = tps_pred_replicated_us(&a->p, t), s = tps_pred_split_us(&a->p, t, &b);
     char src[8];
     const char *w[3] = {row_src(a, 0, t), row_src(a, 1, t), row_src(a, 2, t)};
-    for (int k = 0; k < 3; k++) src[2 * k] = strcmp(w[k], "none") ? w[k][0] : '-', src[2 * k + 1] = k < 2 ? ',' : 0;
+    for (int k = 0; k < 3; k++) src[2 * k] = tps_prov_letter(w[k]), src[2 * k + 1] = k < 2 ? ',' : 0;
     printf("%8ld %13ld %13.1f %10.1f %8.2f %14s %7s\n", t, tps_pred_rows_per_rank(&a->p, t), r, s, r / s,
            has_gather(a) ? tps_gather_name(b) : "none", src);
   }

@@ -31,6 +31,7 @@ static void union_names(char *dst, size_t sz, const char *add);
 static const char *kind_method(int kind) {
   switch (kind) {
     case TPS_PROV_FITTED: return "a model fitted to this GPU's own measurements";
+    case TPS_PROV_SIBLING: return "measured on a sibling GPU (from_gpus: same architecture, or fabric for a gather), moved to this GPU by the regime's spec ratio";
     case TPS_PROV_TRANSFERRED: return "a model fitted on other GPUs (from_gpus), moved to this GPU by its datasheet";
     case TPS_PROV_SPEC: return "this GPU's datasheet x the path's priors (no measurement)";
     default: return "measured";
@@ -108,7 +109,7 @@ static tps_thr_prov gather_pair(const tps_thr_prov *c, const tps_thr_prov *n, do
   p.points = c->kind == TPS_PROV_MEASURED && n->kind == TPS_PROV_MEASURED ? c->points + n->points : -1;
   union_names(p.from_gpus, sizeof p.from_gpus, n->from_gpus);
   union_names(p.from_gpus, sizeof p.from_gpus, c->from_gpus);
-  if (p.kind == TPS_PROV_TRANSFERRED && !p.from_gpus[0]) snprintf(p.from_gpus, sizeof p.from_gpus, "unknown");
+  if ((p.kind == TPS_PROV_TRANSFERRED || p.kind == TPS_PROV_SIBLING) && !p.from_gpus[0]) snprintf(p.from_gpus, sizeof p.from_gpus, "unknown");
   p.w90_log = isfinite(c->w90_log) && isfinite(n->w90_log) ? fmax(c->w90_log, n->w90_log)
               : isfinite(c->w90_log) ? c->w90_log : n->w90_log;
   return p;

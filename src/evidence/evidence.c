@@ -931,6 +931,82 @@ static int gemm_meas(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, 
 }
 
 
+/* The nearest measured sibling of gpu for a GEMM of (path, k, n) (model/predict/resolve.h):
+ * its points moved to gpu into p, its name into sib_name, the source line into src.
+ * 1: none; 0: found; -1: error. */
+static int sibling_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, pts *p, char *file,
+                        size_t fsz, const tps_gpu **sib_out, tps_err *e) {
+  const tps_gpu *best = NULL;
+  double bd = 0;
+  for (size_t i = 0; i < ps->gt->n; i++) {
+    const tps_gpu *h = &ps->gt->gpu[i];
+    if (!tps_resolve_gemm_sibling(h, gpu)) continue;
+    int has = 0;
+    for (int r = 0; r < ps->nrows && !has; r++) has = !ps->rows[r].gather && SAME(ps->rows[r].gpu, h) && ps->rows[r].path == path;
+    if (!has) continue;
+    double d = tps_resolve_sibling_distance(h, gpu);
+    if (!best || d < bd) { best = h; bd = d; }
+  }
+  if (!best) return 1;
+  int user, is_aic;
+  const tps_fit *fit;
+  int rc = gemm_meas(ps, best, path, k, n, p, file, fsz, &user, &is_aic, &fit, e);
+  if (rc != 0) return rc;
+  double hr = NAN, pr = NAN;
+  double *src = malloc(p->n * sizeof *src);
+  if (!src) return tps_err_set(e, NULL, 0, "out of memory");
+  memcpy(src, p->t, p->n * sizeof *src);
+  for (size_t i = 0; i < p->n; i++) p->t[i] = tps_resolve_sibling_gemm_us(best, gpu, path, p->x[i], n, k, p->t[i], &hr, &pr);
+  size_t raised = tps_resolve_monotone(src, p->t, p->n);
+  free(src);
+  char how[400], mono[64] = "";
+  if (raised) snprintf(mono, sizeof mono, "; %zu of %zu raised: non-decreasing", raised % 1000, p->n % 1000);
+  snprintf(how, sizeof how, "%s's %.220s, moved to %s by the regime's spec ratio: HBM x%.3f where the weights stream, %s peak "
+           "x%.3f where it computes%s", best->name, p->how, gpu->name, hr, path->fp8_peak ? "fp8" : "bf16", pr, mono);
+  cpy(p->how, sizeof p->how, how);
+  *sib_out = best;
+  return 0;
+}
+
+/* The nearest sibling of gpu (same fabric) with a measured gather of (tp, backend): its
+ * points as they are.  1: none; 0: found; -1: error. */
+static int sibling_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, pts *p, char *file, size_t fsz,
+                          const tps_gpu **sib_out, tps_err *e) {
+  const prow *best = NULL;
+  double bd = 0;
+  for (int i = 0; i < ps->nrows; i++) {
+    const prow *r = &ps->rows[i];
+    if (!r->gather || r->backend != backend || !tps_resolve_gather_sibling(r->gpu, gpu)) continue;
+    int has = 0;
+    for (int j = 0; j < r->ntp; j++) has |= r->tps[j] == tp;
+    if (!has) continue;
+    double d = tps_resolve_sibling_distance(r->gpu, gpu);
+    if (!best || d < bd) { best = r; bd = d; }
+  }
+  if (!best) return 1;
+  char full[4096];
+  loaded *l;
+  if (tps_data_path(best->file, full, sizeof full, e) || load_file(ps, full, 1, &l, e)) return -1;
+  cpy(file, fsz, l->name);
+  int rc = l->kind == LF_AIC ? aic_gather_pts(l, tp, p, e) : table_gather_pts(l, tp, p, e);
+  if (rc) return rc;
+  char how[400];
+  snprintf(how, sizeof how, "%s's %.300s, as measured (%s has the same fabric)", best->gpu->name, p->how, gpu->name);
+  cpy(p->how, sizeof p->how, how);
+  *sib_out = best->gpu;
+  return 0;
+}
+
+/* A part measured on a sibling (set_measured done): its provenance, spread and source. */
+static void mark_sibling(tps_partsrc *s, const tps_gpu *sib, double rsd) {
+  s->prov = TPS_PROV_SIBLING;
+  s->part.meas_rsd = rsd;
+  cpy(s->from, sizeof s->from, sib->name);
+  char src[sizeof s->src];
+  snprintf(src, sizeof src, "sibling: %.1000s", s->src + (strncmp(s->src, "measured: ", 10) ? 0 : 10));
+  cpy(s->src, sizeof s->src, src);
+}
+
 /* A part measured at points p (owned; freed here): its curve, provenance and source line, and,
  * when have_model, the model msrc for outside them (dropped when it cannot be anchored).
  * -1 with e set (why: what is wrong with the points) when no curve can be made. */
@@ -1000,8 +1076,14 @@ static int resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *pat
     tps_resolve_models rm = models_view(ps, path == &tps_path_marlin_w8a16);
     int have_model = tps_resolve_gemm_model(&rm, gpu, path, k, n, is_aic, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
     if (!have_model) s->part.model.kind = TPS_PM_NONE;
+    const tps_gpu *sib = NULL;
+    if (rc == 1 && !user) {
+      rc = sibling_gemm(ps, gpu, path, k, n, &p, s->file, sizeof s->file, &sib, e);
+      if (rc < 0) { free(s); return -1; }
+    }
     if (rc == 0) {
       if (set_measured(s, &p, have_model, msrc, " (not increasing?)", e)) { free(s); return -1; }
+      if (sib) mark_sibling(s, sib, tps_resolve_sibling_gemm_rsd(sib, gpu));
     } else {
       if (!have_model) { free(s); return tps_err_set(e, NULL, 0, "no model of %s on %s", path->name, gpu->name); }
       s->prov = s->part.model.prov;
@@ -1119,8 +1201,14 @@ static int resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backe
     int have_model = backend != TPS_GATHER_AUTO &&
                      tps_resolve_gather_model(&rm, gpu, tp, backend, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
     if (!have_model) s->part.model.kind = TPS_PM_NONE;
+    const tps_gpu *sib = NULL;
+    if (rc == 1 && !s->user && backend != TPS_GATHER_AUTO) {
+      rc = sibling_gather(ps, gpu, tp, backend, &p, s->file, sizeof s->file, &sib, e);
+      if (rc < 0) { free(s); return -1; }
+    }
     if (rc == 0) {
       if (set_measured(s, &p, have_model, msrc, "", e)) { free(s); return -1; }
+      if (sib) mark_sibling(s, sib, TPS_RESOLVE_SIBLING_GATHER_RSD);
       if (backend == TPS_GATHER_AUTO)
         snprintf(s->model_src, sizeof s->model_src, "the auto rule over %s's custom and nccl gathers at TP %d (their own sources)",
                  gpu->name, tp);
@@ -1207,6 +1295,13 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
                "spec-only: the datasheet NCCL model (model/latency/allgather.h)%s", tp > p->opts.node_gpus
                ? " across nodes: TP spans more than one 8-GPU NVLink domain, inter-node bandwidth per GPU (--ib-gbps)" : "");
     }
+    if (ps->o.measured_only && !u->gather_outside[b] && a[b] && a[b]->prov == TPS_PROV_SIBLING) {
+      tps_err_set(e, a[b]->file, a[b]->line_lo, "%s TP%d: the %s gather is %s's measurement, a sibling's (--measured-only "
+                  "allows only %s's own; give --gather %s=FILE)", gpu->name, tp, tps_gather_name(b), a[b]->from, gpu->name,
+                  tps_gather_name(b));
+      tps_pred_free(p);
+      return TPS_EBADDATA;
+    }
     if (ps->o.measured_only && u->gather_outside[b]) {
       const tps_partsrc *s = a[b];
       char b0[32], b1[32];
@@ -1227,6 +1322,12 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
     }
   }
   p->gather_rsd = grsd;
+  if (ps->o.measured_only && !u->gemm_outside && g->prov == TPS_PROV_SIBLING) {
+    tps_err_set(e, g->file, g->line_lo, "%s %s: the GEMM is %s's measurement, a sibling's (--measured-only allows only %s's own; "
+                "give --gemm FILE)", gpu->name, path->name, g->from, gpu->name);
+    tps_pred_free(p);
+    return TPS_EBADDATA;
+  }
   if (ps->o.measured_only && u->gemm_outside) {
     if (g->part.meas)
       tps_err_set(e, g->file, g->line_lo, "measured rows %.0f..%.0f do not reach the question's 1..%ld (%s, TP %d) and --measured-only "

@@ -15,7 +15,6 @@
 #include "src/io/table.h"
 #include "src/base/util.h"
 
-const char *const tps_prov_kind_names[TPS_NPROV] = {"measured", "fitted", "transferred", "spec-only"};
 
 /* ------------------------------------------------------------------ building */
 
@@ -209,7 +208,7 @@ static json_t *prov_json(const tps_thr_prov *p) {
   json_object_set_new(o, "method", json_string(p->method));
   if (p->points >= 0) json_object_set_new(o, "points", json_integer(p->points));
   if (isfinite(p->w90_log)) json_object_set_new(o, "w90_log", json_real(p->w90_log));
-  if (p->kind == TPS_PROV_TRANSFERRED || p->from_gpus[0]) {
+  if (p->kind == TPS_PROV_TRANSFERRED || p->kind == TPS_PROV_SIBLING || p->from_gpus[0]) {
     json_t *a = json_array();
     char buf[sizeof p->from_gpus], *save = NULL;
     copy(buf, sizeof buf, p->from_gpus);
@@ -508,7 +507,7 @@ static int read_prov(rd *r, json_t *o, const char *key, tps_thr_prov *p) {
     for (int i = 0; i < TPS_NPROV; i++) if (!strcmp(kind, tps_prov_kind_names[i])) p->kind = i;
     if (p->kind < 0) {
       size_t l2 = push(r, "kind", 0);
-      rc = bad(r, "'%s' is not a provenance kind (measured, fitted, transferred, spec-only)", kind);
+      rc = bad(r, "'%s' is not a provenance kind (measured, fitted, sibling, transferred, spec-only)", kind);
       pop(r, l2);
     }
   }
@@ -518,11 +517,12 @@ static int read_prov(rd *r, json_t *o, const char *key, tps_thr_prov *p) {
   if (!rc) rc = get_int(r, v, "points", p->kind == TPS_PROV_MEASURED, 0, 1000000, 0, -1, &pts);
   p->points = (int)pts;
   if (!rc) rc = get_num(r, v, "w90_log", 0, 0, 1, 0, NAN, &p->w90_log);
-  json_t *fg = rc ? NULL : member(r, v, "from_gpus", p->kind == TPS_PROV_TRANSFERRED);
-  if (!rc && !fg && p->kind == TPS_PROV_TRANSFERRED) rc = -1;
+  int needs_from = p->kind == TPS_PROV_TRANSFERRED || p->kind == TPS_PROV_SIBLING;
+  json_t *fg = rc ? NULL : member(r, v, "from_gpus", needs_from);
+  if (!rc && !fg && needs_from) rc = -1;
   if (!rc && fg) {
     size_t l2 = push(r, "from_gpus", 0);
-    if (!json_is_array(fg) || (p->kind == TPS_PROV_TRANSFERRED && json_array_size(fg) == 0))
+    if (!json_is_array(fg) || (needs_from && json_array_size(fg) == 0))
       rc = bad(r, "a non-empty array of GPU names");
     for (size_t i = 0; !rc && i < json_array_size(fg); i++) {
       json_t *g = json_array_get(fg, i);
@@ -1046,6 +1046,7 @@ int tps_thr_split(const tps_thr_entry *e, long tokens) { return e && e->split_fr
 static void prov_short(const tps_thr_prov *p, char *buf, size_t sz) {
   if (p->kind == TPS_PROV_MEASURED && p->points >= 0) snprintf(buf, sz, "measured (%d points)", p->points);
   else if (p->kind == TPS_PROV_TRANSFERRED) snprintf(buf, sz, "transferred from %s", p->from_gpus);
+  else if (p->kind == TPS_PROV_SIBLING) snprintf(buf, sz, "sibling %s, scaled", p->from_gpus);
   else snprintf(buf, sz, "%s", tps_prov_kind_names[p->kind]);
 }
 

@@ -82,7 +82,7 @@ extern "C" {
  * _TRANSFERRED, _SPEC), so that a file may include both headers. */
 #define TPS_NPROV TPS_PROV_N
 typedef int tps_prov_kind;
-extern const char *const tps_prov_kind_names[TPS_NPROV]; /* "measured", "fitted", "transferred", "spec-only" */
+#define tps_prov_kind_names tps_prov_names /* model/predict/parts.h: the one list of kinds */
 
 typedef struct {
   int kind;                  /* tps_prov_kind */

@@ -92,16 +92,22 @@ awk -v s="$got" -v g="$rows" -v w="$want" 'BEGIN { d = (s - g) / w - 1; if (d < 
 expect_rc 2 "$TPSPLIT" predict --gpu H20 --tp 8 --gather nccl="$tmp/custom8.tsv"
 one_line_error "$tmp/custom8.tsv: measures the custom gather, not nccl"
 
-# --- the default names every part: H200 w8a16 (our table) with the gather moved from the
-# other NVLink GPUs (the H200 has the H100's NVLink4)
+# --- the default names every part: H200 w8a16 (our table) with the gather of its sibling
+# (the H100's measured NCCL all-gather: the H200 has the H100's NVLink4, model/predict/resolve.h)
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --tokens 1024
 expect_grep '^# \[[0-9]+\] GEMM w8a16 on H200-SXM, K 5120 N 1792: measured: data/h200_gemm_w8a16.tsv lines [0-9]+-[0-9]+' "$tmp/out"
-expect_grep "gather nccl on H200-SXM at TP 8: transferred: .* fitted on A100-SXM-80GB,H100-SXM,B200 .*H200-SXM has the H100-SXM's fabric" "$tmp/out"
-expect_grep '^ +1024 +128 .* nccl +m,m,t$' "$tmp/out"
-# a GPU nothing was measured on: transferred from the GPUs named
+expect_grep "gather nccl on H200-SXM at TP 8: sibling: data/aic/nccl_h100_sxm.tsv.gz lines [0-9]+-[0-9]+ \\(H100-SXM's .*as measured \\(H200-SXM has the same fabric\\)" "$tmp/out"
+expect_grep '^ +1024 +128 .* nccl +m,m,b$' "$tmp/out"
+# a GPU nothing was measured on, with a measured sibling (H800: the H100's die, 8 NVLinks):
+# its GEMM is the H100's measurement moved by the spec ratios, named
 expect_rc 0 "$TPSPLIT" predict --gpu H800 --tp 8 --path dense-bf16 --tokens 1024 --json
-expect_grep '"provenance": "transferred"' "$tmp/out"
-expect_grep '"transferred_from": "A100-SXM-80GB,H100-SXM,B200,L40S,RTX-PRO-6000-Server,H200-SXM"' "$tmp/out"
+expect_grep '"provenance": "sibling"' "$tmp/out"
+expect_grep '"transferred_from": "H100-SXM"' "$tmp/out"
+# and its gather (8 links, not the H100's 18: no sibling) transferred from the GPUs named
+expect_grep '"transferred_from": "A100-SXM-80GB,H100-SXM,B200"' "$tmp/out"
+# --measured-only refuses a sibling's measurement
+expect_rc 2 "$TPSPLIT" predict --gpu H800 --tp 1 --path dense-bf16 --measured-only
+expect_grep "the GEMM is H100-SXM's measurement, a sibling's" "$tmp/err"
 
 # --- a measured range that does not reach the question: the model outside it, flagged
 awk -F'\t' '/^#/ || $1 == "rows" || $1 <= 512' "$data/h200_gemm_dense-bf16.tsv" > "$tmp/g512.tsv"

@@ -91,18 +91,19 @@ expect_grep '^threshold: none \(nothing is split\)' "$tmp/out"
 expect_rc 0 sim --model deepseek-v4.1-flash --gpu H20 --tp 8 --prompt 8192 --split all
 v=$(awk '/^chunks/ { c = 1; next } c && $1 == 8192 { print $6; exit }' "$tmp/out")
 awk -v v="$v" -v c="$chunk8k_ms" 'BEGIN { exit !(v > c + 1) }' && ok || fail "--split all saving $v vs $chunk8k_ms"
-# the compressor on H20: no H20 dense-bf16 measurement in data/parts.tsv, so the cross-GPU
-# model transferred to H20
+# the compressor on H20: no H20 dense-bf16 measurement in data/parts.tsv, so a measured
+# sibling's (an SM90 GPU) moved to the H20
 grep -q "^H20	gemm	dense-bf16" "$data/parts.tsv" && fail "data/parts.tsv has an H20 dense-bf16 row" || ok
-expect_grep '^compressor +1024 dense-bf16 +fp32 +aux +yes +transferred\[[0-9]+\]' "$tmp/out"
+expect_grep '^compressor +1024 dense-bf16 +fp32 +aux +yes +sibling\[[0-9]+\]' "$tmp/out"
 expect_rc 0 sim --model deepseek-v4.1-flash --gpu H20 --tp 8 --prompt 8192 --split all --scaling model
 expect_grep '^compressor +1024 dense-bf16 +fp32 +aux +yes +model' "$tmp/out"
 # aux projections on H20 are predictions with an interval
 expect_rc 0 sim --model deepseek-v4.1-flash --gpu H20 --tp 8
 expect_grep '^fused_wqa_wkv +1792 marlin-w8a16 +bf16 +main +yes +measured' "$tmp/out"
-expect_grep '^indexer +32 dense-bf16 +bf16 +aux +no +transferred\[[0-9]+\] .*\[' "$tmp/out"
-# each source is named with its file (the cross-GPU fits) and the GPUs they were fitted on
-expect_grep '^  \[[0-9]+\] GEMM dense-bf16 on H20, K 5120 N 32: transferred: .* fitted on .*H100-SXM.* \(data/xgpu.fit\)' "$tmp/out"
+expect_grep '^indexer +32 dense-bf16 +bf16 +aux +no +(sibling|transferred)\[[0-9]+\] .*\[' "$tmp/out"
+# each source is named with its file and the GPU it was measured on (a sibling) or the GPUs
+# the model was fitted on
+expect_grep '^  \[[0-9]+\] GEMM dense-bf16 on H20, K 5120 N 32: (sibling: data/.*H100-SXM|transferred: .* fitted on .*H100-SXM.* \(data/xgpu.fit\))' "$tmp/out"
 
 # --- JSON keys and numbers
 expect_rc 0 sim --model deepseek-v4.1-flash --gpu H20 --tp 8 --json --prompt 8192 --baseline-ttft-ms 1117.8

@@ -1,0 +1,112 @@
+/* test_resolve.c: model/predict/resolve.h without files: the sibling rules and scaling
+ * (expected values computed by hand in the comments), the monotone envelope, and which model
+ * answers when nothing is loaded. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "model/predict/resolve.h"
+#include "model/core/backend.h"
+#include "tests/unit/expect.h"
+
+static tps_gpu gpu(const char *name, int cc, double hbm, double bf16, int links, double nccl_link) {
+  tps_gpu g;
+  memset(&g, 0, sizeof g);
+  snprintf(g.name, sizeof g.name, "%s", name);
+  g.sms = 100;
+  g.cc_major = cc;
+  g.bf16_tflops = bf16;
+  g.fp8_tflops = 2 * bf16;
+  g.hbm_gbps = hbm;
+  g.l2_mb = 50;
+  g.link_gbps = links * 25.0;
+  g.links = links;
+  g.nccl_link_gbps = nccl_link;
+  g.nvlink = links > 0;
+  return g;
+}
+
+static int near(double a, double b, double rel) { return fabs(a - b) <= rel * fabs(b); }
+
+int main(void) {
+  tps_gpu a = gpu("A", 9, 1000, 100, 18, 20.6), b = gpu("B", 9, 2000, 100, 18, 20.6), c = gpu("C", 10, 1000, 400, 18, 40.1);
+  tps_gpu d = gpu("D", 9, 1000, 400, 8, 20.6);
+  /* siblings: same compute capability major for a GEMM, same fabric for a gather */
+  CHECK_TRUE(tps_resolve_gemm_sibling(&a, &b));
+  CHECK_TRUE(!tps_resolve_gemm_sibling(&a, &a));
+  CHECK_TRUE(!tps_resolve_gemm_sibling(&a, &c));
+  CHECK_TRUE(tps_resolve_gather_sibling(&a, &b));
+  CHECK_TRUE(!tps_resolve_gather_sibling(&a, &d)); /* 8 links, not 18 */
+  CHECK_TRUE(!tps_resolve_gather_sibling(&a, &c)); /* another NCCL link bandwidth */
+  CHECK(near(tps_resolve_sibling_distance(&a, &b), log(2.0), 1e-12), "distance A-B %g, want log 2",
+        tps_resolve_sibling_distance(&a, &b));
+
+  /* streaming: m 1, n = k = 1024, dense-bf16 (2 + 2 bytes), fixed part 2.5 us, alpha 1.  Bytes 2*1024^2 +
+   * 2*1024 + 2*1024 = 2101248: 2.101 us at 1000 GB/s, 1.051 us at 2000; 2 MNK = 2.1e6 flop is
+   * 0.021 us at 100 TFLOPS, so both are streaming (the 4-norm adds < 1e-7): ratio 0.5.
+   * 10 us on A: floor min(2.5, 5) + 7.5 x 0.5 = 6.25 us on B. */
+  double hr, pr;
+  double t = tps_resolve_sibling_gemm_us_with(&a, &b, &tps_path_dense_bf16, 1, 1024, 1024, 10.0, 2.5, 1.0, &hr, &pr);
+  CHECK(near(t, 6.25, 1e-6), "streaming sibling %g us, want 6.25", t);
+  CHECK(near(hr, 2.0, 1e-12) && near(pr, 1.0, 1e-12), "ratios %g %g, want 2 1", hr, pr);
+  /* a short time keeps half of itself as the floor: 3 us -> 1.5 + 1.5 x 0.5 = 2.25 */
+  t = tps_resolve_sibling_gemm_us_with(&a, &b, &tps_path_dense_bf16, 1, 1024, 1024, 3.0, 2.5, 1.0, NULL, NULL);
+  CHECK(near(t, 2.25, 1e-6), "short streaming sibling %g us, want 2.25", t);
+  /* computing: m 16384, n = k = 8192, A at 100 TFLOPS vs D-like peak 400 with A's HBM:
+   * tc 21990 us vs 5498 us, ts 671 us on both: ratio 0.25 x (1 + (671/5498)^4)^(1/4) /
+   * (1 + (671/21990)^4)^(1/4) = 0.250014; 30000 us -> 2.5 + 29997.5 x 0.250014 = 7501.9 */
+  tps_gpu a4 = a;
+  a4.bf16_tflops = 400;
+  a4.fp8_tflops = 800;
+  t = tps_resolve_sibling_gemm_us_with(&a, &a4, &tps_path_dense_bf16, 16384, 8192, 8192, 30000.0, 2.5, 1.0, NULL, &pr);
+  CHECK(near(t, 7501.9, 1e-4), "computing sibling %g us, want 7501.9", t);
+  CHECK(near(pr, 4.0, 1e-12), "peak ratio %g, want 4", pr);
+  /* native-fp8 is bound by the fp8 peak: the same ratio from fp8_tflops = 2 x bf16 */
+  t = tps_resolve_sibling_gemm_us(&a, &a4, &tps_path_native_fp8, 16384, 8192, 8192, 30000.0, NULL, &pr);
+  CHECK(near(pr, 4.0, 1e-12), "fp8 peak ratio %g, want 4", pr);
+  /* alpha 0.5 at the streaming point: 2.5 + 7.5 x 0.5^0.5 = 7.8033 */
+  t = tps_resolve_sibling_gemm_us_with(&a, &b, &tps_path_dense_bf16, 1, 1024, 1024, 10.0, 2.5, 0.5, NULL, NULL);
+  CHECK(near(t, 2.5 + 7.5 * sqrt(0.5), 1e-6), "alpha 0.5: %g us, want 7.8033", t);
+  /* the path's learned correction is what the plain form uses */
+  t = tps_resolve_sibling_gemm_us(&a, &b, &tps_path_native_fp8, 1, 1024, 1024, 20.0, NULL, NULL);
+  double t2 = tps_resolve_sibling_gemm_us_with(&a, &b, &tps_path_native_fp8, 1, 1024, 1024, 20.0, tps_path_native_fp8.sibling_fixed_us,
+                                               tps_path_native_fp8.sibling_alpha, NULL, NULL);
+  CHECK(t == t2 && tps_path_native_fp8.sibling_alpha > 0, "learned correction: %g vs %g", t, t2);
+  CHECK_TRUE(isnan(tps_resolve_sibling_gemm_us(&a, &b, &tps_path_dense_bf16, 0, 1024, 1024, 10.0, NULL, NULL)));
+  CHECK_TRUE(isnan(tps_resolve_sibling_gemm_us(&a, &b, &tps_path_dense_bf16, 1, 1024, 1024, -1.0, NULL, NULL)));
+
+  /* the spread: equal SM counts 0.06; 100 vs 50 SMs 0.06 + 0.5 log 2 */
+  tps_gpu half = b;
+  half.sms = 50;
+  CHECK(near(tps_resolve_sibling_gemm_rsd(&a, &b), TPS_RESOLVE_SIBLING_GEMM_RSD, 1e-12), "rsd equal SMs");
+  CHECK(near(tps_resolve_sibling_gemm_rsd(&a, &half), TPS_RESOLVE_SIBLING_GEMM_RSD + 0.5 * log(2.0), 1e-12), "rsd 100 vs 50 SMs");
+
+  /* the monotone envelope */
+  /* moved times dip at 2 and 4; the sibling's own dip at 4 is kept, the one at 2 raised */
+  double own[5] = {1, 2, 3, 4, 3.5}, v[5] = {1, 3, 2, 5, 4};
+  size_t raised = tps_resolve_monotone(own, v, 5);
+  CHECK(raised == 1 && v[2] == 3 && v[3] == 5 && v[4] == 4, "monotone: raised %zu, %g %g %g %g %g", raised, v[0], v[1], v[2],
+        v[3], v[4]);
+
+  /* nothing loaded: a GEMM is spec-only, a TP1 or unknown-fabric NCCL gather has no model,
+   * the custom gather falls back to xgather's priors (transferred from the H20) */
+  tps_resolve_models none;
+  memset(&none, 0, sizeof none);
+  none.gpus = &a;
+  none.ngpus = 1;
+  none.tmax = 16384;
+  tps_part_model m;
+  char src[600], from[400];
+  int rc = tps_resolve_gemm_model(&none, &a, &tps_path_dense_bf16, 5120, 1792, 0, &m, src, sizeof src, from, sizeof from);
+  CHECK(rc == 0 && m.prov == TPS_PROV_SPEC && !strncmp(src, "spec-only", 9), "dense without models: rc %d prov %d '%s'", rc,
+        m.prov, src);
+  rc = tps_resolve_gemm_model(&none, &a, &tps_path_marlin_w8a16, 5120, 1792, 0, &m, src, sizeof src, from, sizeof from);
+  CHECK(rc == 0 && m.prov == TPS_PROV_SPEC, "marlin without the H20 fit: rc %d prov %d", rc, m.prov);
+  CHECK(tps_resolve_gather_model(&none, &a, 1, TPS_GATHER_NCCL, &m, src, sizeof src, from, sizeof from) == 1, "TP1: no model");
+  CHECK(tps_resolve_gather_model(&none, &a, 8, TPS_GATHER_NCCL, &m, src, sizeof src, from, sizeof from) == 1,
+        "NCCL without xgpu fits: no model");
+  rc = tps_resolve_gather_model(&none, &a, 8, TPS_GATHER_CUSTOM, &m, src, sizeof src, from, sizeof from);
+  CHECK(rc == 0 && m.prov == TPS_PROV_TRANSFERRED && m.kind == TPS_PM_XGATHER && !strcmp(from, "H20"),
+        "custom without the H20 fit: rc %d prov %d kind %d from '%s'", rc, m.prov, m.kind, from);
+  printf("%d checks, %d failed\n", checks, fails);
+  return fails != 0;
+}
