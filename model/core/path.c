@@ -50,6 +50,9 @@ const tps_path tps_path_marlin_w8a16 = {
   .slice_rows = 64,
   .max_par = 16,
   .reduce_us = 0.2,
+  .model = TPS_PATH_MODEL_TABLE_FIT,
+  .aic_dtype = "",
+  .spec_note = "",
 };
 
 const tps_path tps_path_dense_bf16 = {
@@ -72,6 +75,10 @@ const tps_path tps_path_dense_bf16 = {
   .source = "large bf16 GEMMs ~80% of peak on Hopper; skinny GEMMs 85-90% of HBM; >=2.5 us per cuBLAS GEMM in a graph (project brief)",
   .sibling_fixed_us = 8.0,          /* [L] H100 <-> H200 bench tables: median 2.0% (copying: 13.9-16.2%) */
   .sibling_alpha = 1.0,             /* [L] the full HBM ratio where the weights stream */
+  .model = TPS_PATH_MODEL_XGEMM,
+  .xgemm_form = 0,
+  .aic_dtype = "bfloat16",
+  .spec_note = "",
 };
 
 const tps_path tps_path_native_fp8 = {
@@ -97,6 +104,10 @@ const tps_path tps_path_native_fp8 = {
   .sibling_fixed_us = 8.0,          /* [L] H100 <-> H200 bench tables: median 0.9% (copying: 4.1-4.2%) */
   .sibling_alpha = 0.25,            /* [L] a quarter of the HBM ratio: our fp8 path's time at small M is
                                      * its activation quantization and launch, not the weight stream */
+  .model = TPS_PATH_MODEL_XGEMM,
+  .xgemm_form = 1,
+  .aic_dtype = "fp8",
+  .spec_note = "",
 };
 
 /* Our W8A16 kernels (kernels/gemm_w8a16*.cu): same weight format as Marlin, different
@@ -123,6 +134,10 @@ const tps_path tps_path_w8a16 = {
   .stream_eff_rsd = 0.15,
   .floor_us = 4.0,                  /* [A] */
   .source = "assumed priors (off SM90 and spec-only; on SM90 the tps_xw8 model fitted to data/h200_gemm_w8a16.tsv)",
+  .model = TPS_PATH_MODEL_OWN,
+  .own_cc = 90,
+  .aic_dtype = "",
+  .spec_note = "our W8A16 kernels run their mma.sync form off SM90, never measured",
 };
 
 /* The reference W8A16 kernel: bench and tests only, no model. */
@@ -138,6 +153,9 @@ const tps_path tps_path_w8a16_ref = {
   .col_tile = 1,
   .min_cc = 70,
   .source = "bench only",
+  .model = TPS_PATH_MODEL_SPEC,
+  .aic_dtype = "",
+  .spec_note = "",
 };
 
 /* W8A8 FP8 with block scales, as engines run DeepSeek-V3-style checkpoints: E4M3 weights with
@@ -157,6 +175,9 @@ const tps_path tps_path_fp8_block = {
   .col_tile = 128,                  /* [A] */
   .min_cc = 90,                     /* cuBLASLt's block-scaled FP8 modes exist on SM90 only */
   .source = "bench only",
+  .model = TPS_PATH_MODEL_SPEC,
+  .aic_dtype = "fp8_block",
+  .spec_note = "",
 };
 
 const tps_path *const tps_paths[TPS_NPATHS + 1] = {

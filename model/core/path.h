@@ -29,6 +29,15 @@ enum {
   TPS_PATH_F_BENCH = 1u << 1  /* kernels/ can run it: bench gemm/split, GPU tests */
 };
 
+/* Which model answers a path's GEMM where nothing measures it (model/predict/resolve.c reads
+ * this, never the path's id). */
+typedef enum {
+  TPS_PATH_MODEL_SPEC = 0,  /* the datasheet x the path's priors only */
+  TPS_PATH_MODEL_XGEMM,     /* the cross-GPU GEMM model, form xgemm_form (0 bf16, 1 fp8) */
+  TPS_PATH_MODEL_OWN,       /* our kernels' model fitted on one GPU, on GPUs of compute capability own_cc */
+  TPS_PATH_MODEL_TABLE_FIT  /* the fit of the bundled table that measures it (the H20 Marlin table) */
+} tps_path_model;
+
 typedef struct tps_path {
   tps_path_id id;
   unsigned flags;          /* TPS_PATH_F_* */
@@ -53,6 +62,12 @@ typedef struct tps_path {
    * re-measures them and fails if another point of its grid is better by more than 0.5). */
   double sibling_fixed_us;
   double sibling_alpha;
+  /* Where nothing measures it: */
+  int model;               /* tps_path_model */
+  int xgemm_form;          /* TPS_PATH_MODEL_XGEMM: 0 bf16, 1 fp8 (tps_xg_path) */
+  int own_cc;              /* TPS_PATH_MODEL_OWN: compute capability x10 its model holds on (90) */
+  const char *aic_dtype;   /* AIConfigurator's dtype column for this path ("" none) */
+  const char *spec_note;   /* said after a spec-only answer ("" none) */
   /* The launch structure of sliced stream-K kernels (model/latency/gemm.c): */
   int slice_rows;          /* >0: the kernel splits M into slices of at most this many rows,
                             * each a separate pass over the weights, with K split across SMs

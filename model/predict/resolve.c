@@ -72,7 +72,7 @@ int tps_resolve_gemm_model(const tps_resolve_models *mv, const tps_gpu *gpu, con
   m->shape.n = n;
   m->shape.out_bytes = TPS_PRED_DEFAULT_OUT_BYTES;
   src[0] = from[0] = 0;
-  int xp = path == &tps_path_dense_bf16 ? TPS_XG_BF16 : path == &tps_path_native_fp8 ? TPS_XG_FP8 : -1;
+  int xp = path->model == TPS_PATH_MODEL_XGEMM ? (path->xgemm_form ? TPS_XG_FP8 : TPS_XG_BF16) : -1;
   if (xp >= 0 && tps_xg_supported(gpu, (tps_xg_path)xp)) {
     const tps_res_xgemm *r = xg_for(mv, xp, gpu);
     if (r) {
@@ -91,7 +91,7 @@ int tps_resolve_gemm_model(const tps_resolve_models *mv, const tps_gpu *gpu, con
       }
     }
   }
-  if (path == &tps_path_w8a16 && gpu->cc_major == 9 && mv->w8) {
+  if (path->model == TPS_PATH_MODEL_OWN && gpu->cc_major * 10 + gpu->cc_minor == path->own_cc && mv->w8) {
     const tps_gpu *fg = mv->w8_gpu;
     if (fg) {
       m->kind = TPS_PM_XW8;
@@ -114,7 +114,7 @@ int tps_resolve_gemm_model(const tps_resolve_models *mv, const tps_gpu *gpu, con
       return 0;
     }
   }
-  if (path == &tps_path_marlin_w8a16) {
+  if (path->model == TPS_PATH_MODEL_TABLE_FIT) {
     if (mv->h20 && tps_gemm_transfer(&m->gm, &mv->h20->gemm, mv->h20_gpu, gpu, path) == 0) {
       m->kind = TPS_PM_GEMM;
       if (SAME(mv->h20_gpu, gpu)) {
@@ -136,8 +136,8 @@ int tps_resolve_gemm_model(const tps_resolve_models *mv, const tps_gpu *gpu, con
     m->kind = TPS_PM_GEMM;
     m->prov = TPS_PROV_SPEC;
     m->rsd = path->compute_eff_rsd;
-    snprintf(src, srcsz, "spec-only: %s's datasheet x the %s priors (%s)%s", gpu->name, path->name, path->source,
-             path == &tps_path_w8a16 ? "; our W8A16 kernels run their mma.sync form off SM90, never measured" : "");
+    snprintf(src, srcsz, "spec-only: %s's datasheet x the %s priors (%s)%s%s", gpu->name, path->name, path->source,
+             path->spec_note[0] ? "; " : "", path->spec_note);
     return 0;
   }
   return -1;

@@ -138,14 +138,16 @@ static void fmt_bytes(char *b, size_t n, double x) {
   else snprintf(b, n, "%.0f B", x);
 }
 
+/* AIConfigurator's dtype of a path that predictions take, and back (model/core/path.c). */
 static int path_dtype(const tps_path *p, char *dt, size_t n) {
-  if (p == &tps_path_dense_bf16) { cpy(dt, n, "bfloat16"); return 0; }
-  if (p == &tps_path_native_fp8) { cpy(dt, n, "fp8"); return 0; }
+  if ((p->flags & TPS_PATH_F_MODEL) && p->aic_dtype && p->aic_dtype[0]) { cpy(dt, n, p->aic_dtype); return 0; }
   return -1;
 }
 static const tps_path *dtype_path(const char *dt) {
-  if (!strcmp(dt, "bfloat16")) return &tps_path_dense_bf16;
-  if (!strcmp(dt, "fp8")) return &tps_path_native_fp8;
+  for (int i = 0; i < TPS_NPATHS; i++) {
+    const tps_path *p = tps_path_get(i);
+    if (p && (p->flags & TPS_PATH_F_MODEL) && p->aic_dtype && p->aic_dtype[0] && !strcmp(dt, p->aic_dtype)) return p;
+  }
   return NULL;
 }
 
@@ -1073,7 +1075,7 @@ static int resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *pat
     }
   } else {
     char msrc[600], from[400];
-    tps_resolve_models rm = models_view(ps, path == &tps_path_marlin_w8a16);
+    tps_resolve_models rm = models_view(ps, path->model == TPS_PATH_MODEL_TABLE_FIT);
     int have_model = tps_resolve_gemm_model(&rm, gpu, path, k, n, is_aic, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
     if (!have_model) s->part.model.kind = TPS_PM_NONE;
     const tps_gpu *sib = NULL;

@@ -14,7 +14,7 @@
 # Run there (device tool, from the repository root; carry _build_cuda/bin):
 #   OUT=$OUT bash tools/device/run_h200_calibrate.sh _build_cuda/bin
 # Dry run without a GPU (tpsplit's GPU calls mocked): make tests/cli/calib_mock && mkdir -p /tmp/b &&
-#   ln -sf $PWD/_build/tests/calib_mock /tmp/b/tpsplit && OUT=/tmp/o bash tools/device/run_h200_calibrate.sh /tmp/b
+#   ln -sf $PWD/_build/tests/cli/calib_mock /tmp/b/tpsplit && OUT=/tmp/o bash tools/device/run_h200_calibrate.sh /tmp/b
 # Writes under $OUT (8 files): thresholds_h200_5120x1792.json and thresholds_h200_7168x2112.json
 # (the engine-facing files), full_<K>x<N>_<path>.tsv (6); the wall times, the calibrate logs'
 # summary lines and the check tables go to stdout.
