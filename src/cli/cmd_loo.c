@@ -16,7 +16,7 @@
  *   vs from the models fitted without it; decisions at T = 1, 2, 4 .. 16384.
  * w8a16 (model/latency/xgemm.h, tps_xw8): our kernels on data/h200_gemm_w8a16.tsv, in sample and
  *   leaving one M out.
- * Everything is read before anything is printed; output is deterministic (fixed starts, no
+ * The data and the fits: src/cli/loo_data.h.  Everything is read before anything is printed; output is deterministic (fixed starts, no
  * random numbers). */
 #include "config.h"
 #include <getopt.h>
@@ -24,215 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "src/io/aic.h"
-#include "src/io/gpus.h"
 #include "src/base/jsonout.h"
-#include "model/numeric/robust.h"
 #include "model/core/status.h"
-#include "src/io/table.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/util.h"
-#include "model/latency/xgather.h"
-#include "model/latency/xgemm.h"
+#include "src/cli/loo_data.h"
 
 int cmd_fit_loo_gpu(int argc, char **argv);
-int cmd_fit_xgpu(int argc, char **argv);
 
-#define MAXSETS 16
-#define HW_FLOOR 0.03 /* no interval narrower than +-3% (log half-width) */
-
-/* The measured GEMM points of one GPU on one path. */
-typedef struct {
-  const tps_gpu *gpu;
-  tps_xg_harness harness;
-  char file[512];
-  char what[96];        /* "AIC trtllm 1.3.0rc20, n 1536+2048" */
-  size_t n;
-  long *m, *nn;
-  double *t;
-  long *line;
-  char *eval;           /* 1: a point of the error table (N 1536, 2048 or 1792); 0: training only */
-  size_t neval;
-  /* results */
-  double *pred, *sigma_pred; /* held-out prediction, interval sigma */
-} gset;
-
-typedef struct {
-  const char *aic_gpu;  /* file stem under data/aic/ */
-  const char *backend;  /* backend rows used ("" = the file's only one) */
-} aic_src;
-
-static const aic_src aic_gemm[] = {{"a100_sxm", "sglang"}, {"a100_sxm", "trtllm"}, {"h100_sxm", ""},
-                                   {"b200_sxm", ""},       {"l40s", ""},             {"rtx_pro_6000_server", ""}};
-#define NAIC (sizeof aic_gemm / sizeof aic_gemm[0])
-static const long aic_n[] = {1536, 2048};
-/* N fitted but not in the error table: they tell the model about smaller and larger
- * weights (L2-resident ones among them) on the same GPUs. */
-static const long aic_n_train[] = {512, 1024, 3072, 4096};
-static int n_used(long n, int *eval) {
-  *eval = n == aic_n[0] || n == aic_n[1];
-  if (*eval) return 1;
-  for (size_t i = 0; i < sizeof aic_n_train / sizeof aic_n_train[0]; i++) if (n == aic_n_train[i]) return 1;
-  return 0;
-}
-#define GEMM_K 5120
-#define GEMM_MMAX 16384
-
-static void gset_free(gset *s) {
-  free(s->m); free(s->nn); free(s->t); free(s->line); free(s->pred); free(s->sigma_pred); free(s->eval);
-  memset(s, 0, sizeof *s);
-}
-
-static int gset_alloc(gset *s, size_t n) {
-  s->m = calloc(n, sizeof *s->m);
-  s->nn = calloc(n, sizeof *s->nn);
-  s->t = calloc(n, sizeof *s->t);
-  s->line = calloc(n, sizeof *s->line);
-  s->pred = calloc(n, sizeof *s->pred);
-  s->sigma_pred = calloc(n, sizeof *s->sigma_pred);
-  s->eval = calloc(n, sizeof *s->eval);
-  return s->m && s->nn && s->t && s->line && s->pred && s->sigma_pred && s->eval ? 0 : -1;
-}
-
-static int load_aic_gemm(const aic_src *src, tps_xg_path path, const tps_gpu_table *gt, gset *s, tps_err *e) {
-  char rel[256], file[512], gname[64];
-  snprintf(rel, sizeof rel, "aic/gemm_%s_k5120.tsv.gz", src->aic_gpu);
-  if (tps_data_path(rel, file, sizeof file, e)) return -1;
-  tps_aic_filter f;
-  memset(&f, 0, sizeof f);
-  snprintf(f.dtype, sizeof f.dtype, "%s", path == TPS_XG_FP8 ? "fp8" : "bfloat16");
-  snprintf(f.backend, sizeof f.backend, "%s", src->backend);
-  f.k = GEMM_K;
-  f.m_lo = 1;
-  f.m_hi = GEMM_MMAX;
-  tps_aic_file a;
-  if (tps_aic_read(file, &f, &a, e)) return -1;
-  memset(s, 0, sizeof *s);
-  if (!(s->gpu = tps_gpus_find(gt, tps_aic_gpu_name(a.gpu, gname, sizeof gname), e))) { tps_aic_free(&a); return -1; }
-  s->harness.kind = TPS_XG_AIC;
-  snprintf(s->file, sizeof s->file, "data/%s", rel);
-  size_t cnt = 0;
-  int ev;
-  for (size_t i = 0; i < a.nrows; i++)
-    if (n_used(a.g[i].n, &ev)) cnt++;
-  if (!cnt || gset_alloc(s, cnt)) {
-    tps_aic_free(&a);
-    return tps_err_set(e, file, 0, cnt ? "out of memory" : "no rows with k 5120 and n 1536 or 2048");
-  }
-  long seen[8] = {0};
-  for (size_t i = 0; i < a.nrows; i++) {
-    if (!n_used(a.g[i].n, &ev)) continue;
-    if (!ev) {
-      /* training-only N: every other row (M ascending in the file), to keep fits fast */
-      size_t t = 0;
-      while (t < 4 && aic_n_train[t] != a.g[i].n) t++;
-      if (seen[t]++ % 2) continue;
-    }
-    s->eval[s->n] = (char)ev;
-    s->neval += ev;
-    s->m[s->n] = a.g[i].m;
-    s->nn[s->n] = a.g[i].n;
-    s->t[s->n] = a.g[i].latency_us;
-    s->line[s->n] = a.g[i].line;
-    s->n++;
-  }
-  snprintf(s->what, sizeof s->what, "AIC %s %s, n 1536+2048", a.g[0].backend, a.g[0].version);
-  tps_aic_free(&a);
-  return 0;
-}
-
-/* Our tables (tpsplit bench gemm, L2 flushed, median of CUPTI spans), K 5120 N 1792:
- * data/<stem>_gemm_<path>.tsv.  h100: 23 rows copied from the lent H100's 400-row dense table
- * (data/calibrate/2026-12-05-h100/, the file's '# copy:' line), the H200 table's M.  A GPU is
- * one fold whatever its harnesses: its AIC and bench sets share the gpus.tsv row (group_sets),
- * so holding it out removes both.  fit --xgpu (data/xgpu.fit) uses the first NBENCH_XGPU only. */
-static const char *const bench_gemm[] = {"h200", "h100"};
-#define NBENCH (sizeof bench_gemm / sizeof bench_gemm[0])
-#define NBENCH_XGPU 1
-
-static int load_bench_gemm(const char *rel, const tps_gpu_table *gt, gset *s, tps_err *e) {
-  char file[512];
-  if (tps_data_path(rel, file, sizeof file, e)) return -1;
-  tps_table t;
-  if (tps_table_read(file, &t, e)) return -1;
-  memset(s, 0, sizeof *s);
-  int rc = -1;
-  if (t.kind != TPS_TABLE_GEMM || t.k != GEMM_K || t.n < 1) {
-    tps_err_set(e, file, 0, "not a GEMM table with k %d", GEMM_K);
-    goto done;
-  }
-  if (!(s->gpu = tps_gpus_find(gt, t.gpu, e))) goto done;
-  s->harness.kind = TPS_XG_FLUSHED;
-  snprintf(s->file, sizeof s->file, "data/%s", rel);
-  if (gset_alloc(s, t.nrows)) { tps_err_set(e, file, 0, "out of memory"); goto done; }
-  for (size_t i = 0; i < t.nrows; i++) {
-    if (t.rows[i] > GEMM_MMAX) continue;
-    s->eval[s->n] = 1;
-    s->neval++;
-    s->m[s->n] = t.rows[i];
-    s->nn[s->n] = t.n;
-    s->t[s->n] = t.time_us[i];
-    s->line[s->n] = t.line[i];
-    s->n++;
-  }
-  snprintf(s->what, sizeof s->what, "tpsplit bench, n %ld", t.n);
-  rc = 0;
-done:
-  tps_table_free(&t);
-  return rc;
-}
-
-/* Sets are grouped by GPU (a100_sxm has two backends): grp[i] is set i's GPU index. */
-static int group_sets(const gset *sets, int ns, int *grp) {
-  int ng = 0;
-  for (int i = 0; i < ns; i++) {
-    grp[i] = -1;
-    for (int j = 0; j < i; j++) if (sets[j].gpu == sets[i].gpu) grp[i] = grp[j];
-    if (grp[i] < 0) grp[i] = ng++;
-  }
-  return ng;
-}
-
-/* Points of every set whose GPU is not skipped, each GPU weighing 1 in total. */
-static tps_xg_point *points_except(const gset *sets, int ns, const int *grp, const int *skipg, size_t *np) {
-  size_t n = 0;
-  int per_gpu[MAXSETS] = {0};
-  for (int i = 0; i < ns; i++) if (!skipg[grp[i]]) { n += sets[i].n; per_gpu[grp[i]]++; }
-  tps_xg_point *p = calloc(n ? n : 1, sizeof *p);
-  if (!p) return NULL;
-  size_t k = 0;
-  for (int i = 0; i < ns; i++) {
-    if (skipg[grp[i]]) continue;
-    for (size_t j = 0; j < sets[i].n; j++) {
-      p[k].gpu = sets[i].gpu;
-      p[k].harness = sets[i].harness;
-      p[k].m = sets[i].m[j];
-      p[k].n = sets[i].nn[j];
-      p[k].k = GEMM_K;
-      p[k].t_us = sets[i].t[j];
-      p[k].weight = 1.0 / ((double)sets[i].n * per_gpu[grp[i]]);
-      k++;
-    }
-  }
-  *np = k;
-  return p;
-}
-
-static int fit_except(tps_xg_path path, const gset *sets, int ns, const int *grp, const int *skipg, tps_xg_model *m,
-                      const tps_xg_model *start) {
-  size_t np;
-  tps_xg_point *p = points_except(sets, ns, grp, skipg, &np);
-  if (!p) return TPS_ENOMEM;
-  if (start) *m = *start;
-  else tps_xg_prior(m, path);
-  int st = tps_xg_fit(m, p, np, 150, start ? 1 : 2);
-  free(p);
-  return st;
-}
-
-static void predict_set(const tps_xg_model *m, const gset *s, double *out) {
-  for (size_t j = 0; j < s->n; j++) out[j] = tps_xg_time_us(m, s->gpu, &s->harness, s->m[j], s->nn[j], GEMM_K, NULL);
-}
 
 typedef struct {
   int ngpu, grp[MAXSETS];
@@ -248,7 +47,7 @@ typedef struct {
 /* only (may be NULL): hold out that GPU alone (no nested fits, no intervals). */
 static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const tps_gpu *only) {
   int skipg[MAXSETS], nested = only == NULL;
-  r->ngpu = group_sets(sets, ns, r->grp);
+  r->ngpu = tps_lgo_group_sets(sets, ns, r->grp);
   for (int g = 0; g < r->ngpu; g++) {
     int i0 = 0;
     while (r->grp[i0] != g) i0++;
@@ -257,12 +56,12 @@ static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const
     r->fold_ok[g] = 1;
     memset(skipg, 0, sizeof skipg);
     skipg[g] = 1;
-    int st = fit_except(path, sets, ns, r->grp, skipg, &r->fold[g], NULL);
+    int st = tps_lgo_fit_except(path, sets, ns, r->grp, skipg, &r->fold[g], NULL);
     if (st != TPS_OK) return st;
   }
   for (int i = 0; i < ns; i++) {
     if (!r->fold_ok[r->grp[i]]) { r->err[i] = (tps_loo_err){0, NAN, NAN, NAN}; continue; }
-    predict_set(&r->fold[r->grp[i]], &sets[i], sets[i].pred);
+    tps_lgo_predict_set(&r->fold[r->grp[i]], &sets[i], sets[i].pred);
     double *rel = malloc(sets[i].n * sizeof *rel);
     size_t ne = 0;
     if (!rel) return TPS_ENOMEM;
@@ -282,7 +81,7 @@ static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const
       memset(skipg, 0, sizeof skipg);
       skipg[g] = skipg[h] = 1;
       tps_xg_model *mp = &r->nest[g][h], m;
-      int st = fit_except(path, sets, ns, r->grp, skipg, mp, &r->fold[g]);
+      int st = tps_lgo_fit_except(path, sets, ns, r->grp, skipg, mp, &r->fold[g]);
       if (st != TPS_OK) { free(lr); return st; }
       r->nest[h][g] = *mp;
       m = *mp;
@@ -290,7 +89,7 @@ static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const
         if (r->grp[i] != h) continue;
         pr = malloc(sets[i].n * sizeof *pr);
         if (!pr) { free(lr); return TPS_ENOMEM; }
-        predict_set(&m, &sets[i], pr);
+        tps_lgo_predict_set(&m, &sets[i], pr);
         for (size_t j = 0; j < sets[i].n; j++) if (sets[i].eval[j]) lr[k++] = log(pr[j] / sets[i].t[j]);
         free(pr);
       }
@@ -312,82 +111,6 @@ static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const
   return TPS_OK;
 }
 
-/* ------------------------------------------------------------------ all-gather */
-
-/* The NCCL all_gather points of one GPU (2, 4, 8 ranks; half and int8 rows). */
-typedef struct {
-  const tps_gpu *gpu;
-  char file[512];
-  char version[16];
-  size_t n;
-  int *ranks;
-  double *bytes, *t, *pred;
-  char *eval;          /* 8 ranks, 64 KiB .. 64 MiB */
-  size_t neval;
-} aset;
-
-static const char *const aic_nccl[] = {"a100_sxm", "h100_sxm", "b200_sxm", "l40s", "rtx_pro_6000_server"};
-#define NNCCL (sizeof aic_nccl / sizeof aic_nccl[0])
-#define AG_EVAL_N 8
-#define AG_EVAL_LO (64.0 * 1024)
-#define AG_EVAL_HI (64.0 * 1024 * 1024)
-
-static void aset_free(aset *a) {
-  free(a->ranks); free(a->bytes); free(a->t); free(a->pred); free(a->eval);
-  memset(a, 0, sizeof *a);
-}
-
-static int load_aic_nccl(const char *stem, const tps_gpu_table *gt, aset *s, tps_err *e) {
-  char rel[256], file[512], gname[64];
-  snprintf(rel, sizeof rel, "aic/nccl_%s.tsv.gz", stem);
-  if (tps_data_path(rel, file, sizeof file, e)) return -1;
-  tps_aic_filter f;
-  memset(&f, 0, sizeof f);
-  snprintf(f.op, sizeof f.op, "all_gather");
-  tps_aic_file a;
-  if (tps_aic_read(file, &f, &a, e)) return -1;
-  memset(s, 0, sizeof *s);
-  if (!(s->gpu = tps_gpus_find(gt, tps_aic_gpu_name(a.gpu, gname, sizeof gname), e))) { tps_aic_free(&a); return -1; }
-  snprintf(s->file, sizeof s->file, "data/%s", rel);
-  snprintf(s->version, sizeof s->version, "%s", a.c[0].nccl_version);
-  size_t n = a.nrows;
-  s->ranks = calloc(n, sizeof *s->ranks);
-  s->bytes = calloc(n, sizeof *s->bytes);
-  s->t = calloc(n, sizeof *s->t);
-  s->pred = calloc(n, sizeof *s->pred);
-  s->eval = calloc(n, sizeof *s->eval);
-  if (!s->ranks || !s->bytes || !s->t || !s->pred || !s->eval) { tps_aic_free(&a); aset_free(s); return tps_err_set(e, file, 0, "out of memory"); }
-  for (size_t i = 0; i < n; i++) {
-    s->ranks[s->n] = a.c[i].num_gpus;
-    s->bytes[s->n] = a.c[i].bytes;
-    s->t[s->n] = a.c[i].latency_us;
-    s->eval[s->n] = a.c[i].num_gpus == AG_EVAL_N && a.c[i].bytes >= AG_EVAL_LO && a.c[i].bytes <= AG_EVAL_HI;
-    s->neval += (size_t)s->eval[s->n];
-    s->n++;
-  }
-  tps_aic_free(&a);
-  return 0;
-}
-
-static int fit_gather_except(const aset *sets, int ns, const int *skip, int pcie, tps_xga_model *m) {
-  size_t n = 0;
-  int ng = 0;
-  for (int i = 0; i < ns; i++)
-    if (!skip[i] && (sets[i].gpu->nvlink == 0) == pcie) { n += sets[i].n; ng++; }
-  tps_xga_prior(m, pcie);
-  if (!ng) return TPS_ETOOFEW;
-  tps_xga_point *p = calloc(n, sizeof *p);
-  if (!p) return TPS_ENOMEM;
-  size_t k = 0;
-  for (int i = 0; i < ns; i++) {
-    if (skip[i] || (sets[i].gpu->nvlink == 0) != pcie) continue;
-    for (size_t j = 0; j < sets[i].n; j++)
-      p[k++] = (tps_xga_point){sets[i].gpu, sets[i].ranks[j], sets[i].bytes[j], sets[i].t[j], 1.0 / (double)sets[i].n};
-  }
-  int st = tps_xga_fit(m, p, k);
-  free(p);
-  return st;
-}
 
 typedef struct {
   tps_xga_model fold[MAXSETS];
@@ -408,7 +131,7 @@ static int run_gather_loo(aset *sets, int ns, gather_loo *r) {
     memset(skip, 0, sizeof skip);
     skip[g] = 1;
     int pcie = sets[g].gpu->nvlink == 0;
-    int st = fit_gather_except(sets, ns, skip, pcie, &r->fold[g]);
+    int st = tps_lgo_fit_gather_except(sets, ns, skip, pcie, &r->fold[g]);
     r->fold_ok[g] = st == TPS_OK;
     if (st != TPS_OK && st != TPS_ETOOFEW) return st;
     double *rel = malloc(sets[g].n * sizeof *rel);
@@ -454,7 +177,7 @@ static int run_gather_loo(aset *sets, int ns, gather_loo *r) {
       if (h == g || (sets[h].gpu->nvlink == 0) != pcie) continue;
       memset(skip, 0, sizeof skip);
       skip[g] = skip[h] = 1;
-      int st = fit_gather_except(sets, ns, skip, pcie, &r->nest[g][h]);
+      int st = tps_lgo_fit_gather_except(sets, ns, skip, pcie, &r->nest[g][h]);
       r->nest_ok[g][h] = st == TPS_OK;
       if (st != TPS_OK) continue;
       double *nl = realloc(lr, (cap + sets[h].n) * sizeof *lr);
@@ -503,14 +226,14 @@ static double gather_fn(double x, void *vc) {
 /* The measured GEMM at N = 1792: log-linear in N between the measured 1536 and 2048 at
  * every M measured at both. */
 static tps_loo_curve *measured_gemm_1792(const gset *s) {
-  double w = log((double)BE_N / aic_n[0]) / log((double)aic_n[1] / aic_n[0]);
+  double w = log((double)BE_N / tps_lgo_aic_n[0]) / log((double)tps_lgo_aic_n[1] / tps_lgo_aic_n[0]);
   double *x = malloc(s->n * sizeof *x), *t = malloc(s->n * sizeof *t);
   size_t k = 0;
   if (!x || !t) { free(x); free(t); return NULL; }
   for (size_t i = 0; i < s->n; i++) {
-    if (s->nn[i] != aic_n[0]) continue;
+    if (s->nn[i] != tps_lgo_aic_n[0]) continue;
     for (size_t j = 0; j < s->n; j++)
-      if (s->nn[j] == aic_n[1] && s->m[j] == s->m[i]) {
+      if (s->nn[j] == tps_lgo_aic_n[1] && s->m[j] == s->m[i]) {
         x[k] = (double)s->m[i];
         t[k] = exp(log(s->t[i]) + w * (log(s->t[j]) - log(s->t[i])));
         k++;
@@ -585,58 +308,6 @@ static double be_model(const tps_xg_model *gm, const tps_xga_model *am, const tp
   tps_loo_curve_free(g);
   tps_loo_curve_free(a);
   return b;
-}
-
-/* ------------------------------------------------------------------ our w8a16 kernels */
-
-typedef struct {
-  const tps_gpu *gpu;
-  char file[512];
-  long n, k;
-  size_t npts;
-  long rows[64];
-  double t[64], fit_us[64], loo_us[64];
-  tps_xw8_model m;
-  tps_loo_err in, loo;
-  int loo_failed;
-} w8_part;
-
-static int run_w8(const tps_gpu_table *gt, w8_part *w, tps_err *e) {
-  tps_table t;
-  memset(w, 0, sizeof *w);
-  char path[512];
-  snprintf(w->file, sizeof w->file, "data/h200_gemm_w8a16.tsv");
-  if (tps_data_path("h200_gemm_w8a16.tsv", path, sizeof path, e) || tps_table_read(path, &t, e)) return TPS_EINVAL;
-  int st = TPS_EINVAL;
-  if (t.kind != TPS_TABLE_GEMM || t.k < 1 || t.n < 1 || t.nrows < 8 || t.nrows > 64 || strcmp(t.kpath, "w8a16")) {
-    tps_err_set(e, path, 0, "not a w8a16 GEMM table with k, n and 8..64 rows");
-    goto done;
-  }
-  if (!(w->gpu = tps_gpus_find(gt, t.gpu, e))) goto done;
-  w->n = t.n;
-  w->k = t.k;
-  w->npts = t.nrows;
-  for (size_t i = 0; i < t.nrows; i++) { w->rows[i] = t.rows[i]; w->t[i] = t.time_us[i]; }
-  double rel[64], lrel[64];
-  if ((st = tps_xw8_fit(&w->m, w->gpu, w->n, w->k, w->rows, w->t, w->npts, -1)) != TPS_OK) {
-    tps_err_set(e, path, 0, "w8a16 fit: %s", tps_strstatus(st));
-    goto done;
-  }
-  for (size_t i = 0; i < w->npts; i++) {
-    w->fit_us[i] = tps_xw8_time_us(&w->m, w->gpu, w->rows[i], w->n, w->k, NULL);
-    rel[i] = w->fit_us[i] / w->t[i] - 1.0;
-    tps_xw8_model mo;
-    if (tps_xw8_fit(&mo, w->gpu, w->n, w->k, w->rows, w->t, w->npts, (long)i) == TPS_OK)
-      w->loo_us[i] = tps_xw8_time_us(&mo, w->gpu, w->rows[i], w->n, w->k, NULL);
-    else { w->loo_us[i] = NAN; w->loo_failed++; }
-    lrel[i] = w->loo_us[i] / w->t[i] - 1.0;
-  }
-  w->in = tps_loo_summary(rel, w->npts);
-  w->loo = tps_loo_summary(lrel, w->npts);
-  st = TPS_OK;
-done:
-  tps_table_free(&t);
-  return st;
 }
 
 static void usage(FILE *fp) {
@@ -745,27 +416,12 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
   memset(&ar, 0, sizeof ar);
   /* ---- read everything first: a bad file gives one error and no output */
   for (int path = 0; path < TPS_XG_NPATH && (do_gemm || do_be) && rc == TPS_EXIT_OK; path++) {
-    gemm_part *g = &gp[path];
-    g->path = path;
-    for (size_t i = 0; i < NAIC; i++) {
-      if (path == TPS_XG_FP8 && !strcmp(aic_gemm[i].aic_gpu, "a100_sxm")) continue; /* no fp8 tensor cores */
-      if (load_aic_gemm(&aic_gemm[i], (tps_xg_path)path, &gt, &g->sets[g->ns], &e)) { rc = TPS_EXIT_USAGE; break; }
-      g->ns++;
-    }
-    if (rc != TPS_EXIT_OK) break;
-    for (size_t i = 0; i < NBENCH && rc == TPS_EXIT_OK; i++) {
-      char rel[64];
-      snprintf(rel, sizeof rel, "%s_gemm_%s.tsv", bench_gemm[i], tps_xg_path_names[path]);
-      if (load_bench_gemm(rel, &gt, &g->sets[g->ns], &e)) rc = TPS_EXIT_USAGE;
-      else g->ns++;
-    }
+    gp[path].path = path;
+    if (tps_lgo_load_gemm((tps_xg_path)path, TPS_LGO_NBENCH, &gt, gp[path].sets, &gp[path].ns, &e)) rc = TPS_EXIT_USAGE;
   }
-  for (size_t i = 0; i < NNCCL && (do_gather || do_be) && rc == TPS_EXIT_OK; i++) {
-    if (load_aic_nccl(aic_nccl[i], &gt, &as[nas], &e)) { rc = TPS_EXIT_USAGE; break; }
-    nas++;
-  }
+  if ((do_gather || do_be) && rc == TPS_EXIT_OK && tps_lgo_load_nccl(&gt, as, &nas, &e)) rc = TPS_EXIT_USAGE;
   static w8_part w8;
-  if (rc == TPS_EXIT_OK && do_w8 && run_w8(&gt, &w8, &e) != TPS_OK) rc = TPS_EXIT_USAGE;
+  if (rc == TPS_EXIT_OK && do_w8 && tps_lgo_run_w8(&gt, &w8, &e) != TPS_OK) rc = TPS_EXIT_USAGE;
   if (rc != TPS_EXIT_OK) tps_err_print(&e);
   /* ---- fits */
   if (rc == TPS_EXIT_OK && (do_gemm || do_be))
@@ -1027,231 +683,8 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
     if (tps_json_print(root)) rc = TPS_EXIT_FAIL;
   }
   for (int path = 0; path < TPS_XG_NPATH; path++)
-    for (int i = 0; i < gp[path].ns; i++) gset_free(&gp[path].sets[i]);
-  for (int a = 0; a < nas; a++) aset_free(&as[a]);
-  tps_gpus_free(&gt);
-  return rc;
-}
-
-/* ------------------------------------------------------------------ fit --xgpu
- * The cross-GPU fits that predictions use (src/evidence/evidence.c reads them), precomputed because
- * they take seconds: per GEMM path the fit on every bundled GPU and the fit without each of
- * them (the folds of the leave-one-GPU-out table above, same data, same starts), per
- * fabric the same for the NCCL all-gather, and our W8A16 kernels' fit.  Each line carries
- * the half-width sigma of its 90% interval in log space: for the fit without GPU g, the 90%
- * quantile of the held-out |log residuals| of each other GPU h, the widest (each predicted by the fit
- * without h, which does contain g: one level of leave-one-out, not the nested one of the
- * table above); for the fit on all GPUs, of every GPU.  Format (TAB-separated, %.17g):
- *   format  tpsplit-xgpu  1
- *   gemm    PATH  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P10 (tps_xg_par_names)  SHARP
- *   gather  nvlink|pcie  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P13 (LL, LL128, Simple: a b f; LL cap GB/s;
- *          smooth-min sharpness; phi LL, LL128, Simple: model/latency/xgather.h)
- *           SYMM_LAT_US  CUSTOM_FLOOR_US  CUSTOM_EFF
- *   w8a16   GPU  FILE  SIGMA  P0..P5 (tps_xw8_par_names)
- * Gather sigma: points at 2, 4 and 8 GPUs from 16 KiB to 64 MiB (the gathers of T = 1..16384
- * tokens of 3584 bytes at TP 2..8).  W8A16 sigma: the 90% quantile of the leave-one-M-out
- * |log errors|. */
-#define XG_SIGMA_LO (16.0 * 1024)
-
-static void names_except(const tps_gpu *const *g, int n, const tps_gpu *skip, char *buf, size_t sz) {
-  size_t len = 0;
-  buf[0] = 0;
-  for (int i = 0; i < n; i++) {
-    if (g[i] == skip) continue;
-    int w = snprintf(buf + len, sz - len, "%s%s", len ? "," : "", g[i]->name);
-    if (w < 0 || (size_t)w >= sz - len) break;
-    len += (size_t)w;
-  }
-}
-
-static int xgpu_gemm(FILE *fp, tps_xg_path path, gset *sets, int ns) {
-  int grp[MAXSETS], skipg[MAXSETS], ng = group_sets(sets, ns, grp);
-  static tps_xg_model fold[MAXSETS];
-  tps_xg_model all;
-  const tps_gpu *gg[MAXSETS];
-  for (int i = 0; i < ns; i++) gg[grp[i]] = sets[i].gpu;
-  for (int g = 0; g < ng; g++) {
-    memset(skipg, 0, sizeof skipg);
-    skipg[g] = 1;
-    int st = fit_except(path, sets, ns, grp, skipg, &fold[g], NULL);
-    if (st != TPS_OK) return st;
-  }
-  memset(skipg, 0, sizeof skipg);
-  int st = fit_except(path, sets, ns, grp, skipg, &all, NULL);
-  if (st != TPS_OK) return st;
-  /* held-out log residuals of every set by its own fold */
-  size_t tot = 0;
-  for (int i = 0; i < ns; i++) tot += sets[i].n;
-  double *lr = malloc((tot ? tot : 1) * sizeof *lr);
-  int *lg = malloc((tot ? tot : 1) * sizeof *lg);
-  double *sub = malloc((tot ? tot : 1) * sizeof *sub);
-  if (!lr || !lg || !sub) { free(lr); free(lg); free(sub); return TPS_ENOMEM; }
-  size_t k = 0;
-  for (int i = 0; i < ns; i++) {
-    predict_set(&fold[grp[i]], &sets[i], sets[i].pred);
-    for (size_t j = 0; j < sets[i].n; j++)
-      if (sets[i].eval[j]) { lr[k] = log(sets[i].pred[j] / sets[i].t[j]); lg[k++] = grp[i]; }
-  }
-  char names[512];
-  for (int g = -1; g < ng; g++) {
-    size_t m = 0;
-    for (size_t j = 0; j < k; j++) if (lg[j] != g) sub[m++] = lr[j];
-    double sigma = tps_loo_quantile_abs(sub, m, 0.9, HW_FLOOR);
-    const tps_xg_model *mo = g < 0 ? &all : &fold[g];
-    names_except(gg, ng, g < 0 ? NULL : gg[g], names, sizeof names);
-    fprintf(fp, "gemm\t%s\t%s\t%.17g\t%s", tps_xg_path_names[path], g < 0 ? "-" : gg[g]->name, sigma, names);
-    for (int p = 0; p < TPS_XG_NPAR; p++) fprintf(fp, "\t%.17g", mo->p[p]);
-    fprintf(fp, "\t%.17g\n", mo->sharp);
-  }
-  free(lr); free(lg); free(sub);
-  return TPS_OK;
-}
-
-static int xgpu_gather(FILE *fp, aset *sets, int ns, int pcie) {
-  int skip[MAXSETS], idx[MAXSETS], n = 0;
-  static tps_xga_model fold[MAXSETS];
-  tps_xga_model all;
-  const tps_gpu *gg[MAXSETS];
-  for (int i = 0; i < ns; i++) if ((sets[i].gpu->nvlink == 0) == pcie) { idx[n] = i; gg[n++] = sets[i].gpu; }
-  if (n == 0) return TPS_OK;
-  int fold_ok[MAXSETS];
-  for (int a = 0; a < n; a++) {
-    memset(skip, 0, sizeof skip);
-    skip[idx[a]] = 1;
-    int st = fit_gather_except(sets, ns, skip, pcie, &fold[a]);
-    fold_ok[a] = st == TPS_OK;
-    if (st != TPS_OK && st != TPS_ETOOFEW) return st;
-  }
-  memset(skip, 0, sizeof skip);
-  int st = fit_gather_except(sets, ns, skip, pcie, &all);
-  if (st != TPS_OK) return st;
-  char names[512];
-  for (int g = -1; g < n; g++) {
-    if (g >= 0 && !fold_ok[g]) continue;
-    size_t cap = 0, m = 0;
-    for (int h = 0; h < n; h++) cap += sets[idx[h]].n;
-    double *lr = malloc((cap ? cap : 1) * sizeof *lr);
-    if (!lr) return TPS_ENOMEM;
-    double sigma = HW_FLOOR;
-    for (int h = 0; h < n; h++) {
-      if (h == g || !fold_ok[h]) continue;
-      const aset *s = &sets[idx[h]];
-      size_t m0 = m;
-      for (size_t j = 0; j < s->n; j++)
-        if (s->bytes[j] >= XG_SIGMA_LO && s->bytes[j] <= AG_EVAL_HI)
-          lr[m++] = log(tps_xga_time_us(&fold[h], s->gpu, s->bytes[j], s->ranks[j], TPS_XGA_NCCL, NULL) / s->t[j]);
-      /* the widest GPU's 90% quantile (as the table's nested width, see run_gather_loo) */
-      if (m > m0) sigma = fmax(sigma, tps_loo_quantile_abs(lr + m0, m - m0, 0.9, HW_FLOOR));
-    }
-    free(lr);
-    const tps_xga_model *mo = g < 0 ? &all : &fold[g];
-    names_except(gg, n, g < 0 ? NULL : gg[g], names, sizeof names);
-    fprintf(fp, "gather\t%s\t%s\t%.17g\t%s", pcie ? "pcie" : "nvlink", g < 0 ? "-" : gg[g]->name, sigma, names);
-    for (int p = 0; p < TPS_XGA_NPAR; p++) fprintf(fp, "\t%.17g", mo->p[p]);
-    fprintf(fp, "\t%.17g\t%.17g\t%.17g\n", mo->symm_lat_us, mo->custom_floor_us, mo->custom_eff);
-  }
-  return TPS_OK;
-}
-
-int cmd_fit_xgpu(int argc, char **argv) {
-  static const struct option opts[] = {{"xgpu", no_argument, NULL, 'x'}, {"output", required_argument, NULL, 'o'},
-                                       {"gpus-file", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
-                                       {NULL, 0, NULL, 0}};
-  const char *out = NULL, *gpus = NULL;
-  int c;
-  opterr = 0;
-  optind = 0;
-  while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-    switch (c) {
-      case 'x': break;
-      case 'o': out = optarg; break;
-      case 'g': gpus = optarg; break;
-      case 'h':
-        printf("Usage: tpsplit fit --xgpu -o FILE [--gpus-file FILE]\n"
-               "Fit the cross-GPU models that predictions use on the bundled measurements and write\n"
-               "them to FILE (data/xgpu.fit is this command's output: `tpsplit fit --xgpu -o\n"
-               "data/xgpu.fit` regenerates it): per GEMM path (dense-bf16, native-fp8) the fit on\n"
-               "every bundled GPU and the fit without each (data/aic/ GEMM tables, data/h200_gemm_*),\n"
-               "per fabric the NCCL all-gather (data/aic/ NCCL tables), our W8A16 kernels\n"
-               "(data/h200_gemm_w8a16.tsv); each with the 90%% half-width of its held-out errors.\n"
-               "Deterministic; about 5 s on one core.\n\n"
-               "Options:\n"
-               "  -o, --output=FILE  where to write (temp file + rename; '-' = stdout)\n"
-               "  --gpus-file=FILE   GPU table (default: the bundled gpus.tsv)\n"
-               "  -h, --help         print this help and exit\n\n"
-               "Exit status: 0 ok, 1 a fit failed or a write error, 2 usage or input error.\n");
-        return TPS_EXIT_OK;
-      default:
-        tps_die_msg("fit --xgpu: bad option '%s' (try 'tpsplit fit --xgpu --help')", argv[optind - 1]);
-        return TPS_EXIT_USAGE;
-    }
-  }
-  if (optind < argc) { tps_die_msg("fit --xgpu: takes no FILE (it fits the bundled data), got '%s'", argv[optind]); return TPS_EXIT_USAGE; }
-  if (!out) { tps_die_msg("fit --xgpu: -o FILE is required (try 'tpsplit fit --xgpu --help')"); return TPS_EXIT_USAGE; }
-  tps_err e;
-  tps_err_clear(&e);
-  tps_gpu_table gt;
-  if (tps_gpus_load(gpus, &gt, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
-  int rc = TPS_EXIT_OK, st = TPS_OK;
-  static gemm_part gp[TPS_XG_NPATH];
-  static aset as[MAXSETS];
-  static w8_part w8;
-  int nas = 0;
-  memset(gp, 0, sizeof gp);
-  for (int path = 0; path < TPS_XG_NPATH && rc == TPS_EXIT_OK; path++) {
-    gemm_part *g = &gp[path];
-    for (size_t i = 0; i < NAIC; i++) {
-      if (path == TPS_XG_FP8 && !strcmp(aic_gemm[i].aic_gpu, "a100_sxm")) continue;
-      if (load_aic_gemm(&aic_gemm[i], (tps_xg_path)path, &gt, &g->sets[g->ns], &e)) { rc = TPS_EXIT_USAGE; break; }
-      g->ns++;
-    }
-    for (size_t i = 0; i < NBENCH_XGPU && rc == TPS_EXIT_OK; i++) {
-      char rel[64];
-      snprintf(rel, sizeof rel, "%s_gemm_%s.tsv", bench_gemm[i], tps_xg_path_names[path]);
-      if (load_bench_gemm(rel, &gt, &g->sets[g->ns], &e)) rc = TPS_EXIT_USAGE;
-      else g->ns++;
-    }
-  }
-  for (size_t i = 0; i < NNCCL && rc == TPS_EXIT_OK; i++) {
-    if (load_aic_nccl(aic_nccl[i], &gt, &as[nas], &e)) { rc = TPS_EXIT_USAGE; break; }
-    nas++;
-  }
-  if (rc == TPS_EXIT_OK && run_w8(&gt, &w8, &e) != TPS_OK) rc = TPS_EXIT_USAGE;
-  if (rc != TPS_EXIT_OK) tps_err_print(&e);
-  tps_outfile of;
-  memset(&of, 0, sizeof of);
-  FILE *fp = stdout;
-  int to_file = strcmp(out, "-") != 0;
-  if (rc == TPS_EXIT_OK && to_file) {
-    if (tps_out_open(&of, out, &e)) { tps_err_print(&e); rc = TPS_EXIT_FAIL; }
-    else fp = of.fp;
-  }
-  if (rc == TPS_EXIT_OK) {
-    fprintf(fp, "# tpsplit cross-GPU fits: `tpsplit fit --xgpu -o data/xgpu.fit` wrote this file (deterministic);\n"
-                "# regenerate it after changing data/aic/, data/h200_gemm_*.tsv, data/gpus.tsv or model/latency/xgemm.c,\n"
-                "# model/latency/xgather.c (tests/cli/parts.sh checks that it equals a fresh fit).  Fields: src/cmd_loo.c.\n");
-    fprintf(fp, "format\ttpsplit-xgpu\t1\n");
-    for (int path = 0; path < TPS_XG_NPATH && st == TPS_OK; path++) st = xgpu_gemm(fp, (tps_xg_path)path, gp[path].sets, gp[path].ns);
-    for (int pcie = 0; pcie < 2 && st == TPS_OK; pcie++) st = xgpu_gather(fp, as, nas, pcie);
-    if (st == TPS_OK) {
-      double lr[64];
-      for (size_t i = 0; i < w8.npts; i++) lr[i] = log(w8.loo_us[i] / w8.t[i]);
-      fprintf(fp, "w8a16\t%s\t%s\t%.17g", w8.gpu->name, w8.file, tps_loo_quantile_abs(lr, w8.npts, 0.9, HW_FLOOR));
-      for (int j = 0; j < TPS_XW8_NPAR; j++) fprintf(fp, "\t%.17g", w8.m.p[j]);
-      fprintf(fp, "\n");
-    }
-    if (st != TPS_OK) {
-      tps_die_msg("fit --xgpu: a fit failed: %s", tps_strstatus(st));
-      rc = TPS_EXIT_FAIL;
-      if (to_file) tps_out_abort(&of);
-    } else if (to_file && tps_out_commit(&of, &e)) {
-      tps_err_print(&e);
-      rc = TPS_EXIT_FAIL;
-    }
-  }
-  for (int path = 0; path < TPS_XG_NPATH; path++)
-    for (int i = 0; i < gp[path].ns; i++) gset_free(&gp[path].sets[i]);
-  for (int a = 0; a < nas; a++) aset_free(&as[a]);
+    for (int i = 0; i < gp[path].ns; i++) tps_lgo_gset_free(&gp[path].sets[i]);
+  for (int a = 0; a < nas; a++) tps_lgo_aset_free(&as[a]);
   tps_gpus_free(&gt);
   return rc;
 }
