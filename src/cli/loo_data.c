@@ -314,3 +314,60 @@ int tps_lgo_load_nccl(const tps_gpu_table *gt, aset *as, int *nas, tps_err *e) {
   }
   return 0;
 }
+
+/* ------------------------------------------------------------------ measured curves */
+
+tps_loo_curve *tps_lgo_measured_gemm(const gset *s, long n) {
+  double w = log((double)n / tps_lgo_aic_n[0]) / log((double)tps_lgo_aic_n[1] / tps_lgo_aic_n[0]);
+  double *x = malloc(s->n * sizeof *x), *t = malloc(s->n * sizeof *t);
+  size_t k = 0;
+  if (!x || !t) { free(x); free(t); return NULL; }
+  for (size_t i = 0; i < s->n; i++) {
+    if (s->nn[i] != tps_lgo_aic_n[0]) continue;
+    for (size_t j = 0; j < s->n; j++)
+      if (s->nn[j] == tps_lgo_aic_n[1] && s->m[j] == s->m[i]) {
+        x[k] = (double)s->m[i];
+        t[k] = exp(log(s->t[i]) + w * (log(s->t[j]) - log(s->t[i])));
+        k++;
+        break;
+      }
+  }
+  /* M ascending (the file's order is by M within an N, but be sure) */
+  for (size_t i = 1; i < k; i++)
+    for (size_t j = i; j > 0 && x[j] < x[j - 1]; j--) {
+      double a = x[j]; x[j] = x[j - 1]; x[j - 1] = a;
+      a = t[j]; t[j] = t[j - 1]; t[j - 1] = a;
+    }
+  tps_loo_curve *c = tps_loo_curve_measured(x, t, k);
+  free(x);
+  free(t);
+  return c;
+}
+
+tps_loo_curve *tps_lgo_measured_gather(const aset *a, int n) {
+  double *x = malloc(a->n * sizeof *x), *t = malloc(a->n * sizeof *t);
+  size_t k = 0;
+  if (!x || !t) { free(x); free(t); return NULL; }
+  /* both dtypes measure the same sizes: their mean per size */
+  for (size_t i = 0; i < a->n; i++) {
+    if (a->ranks[i] != n) continue;
+    size_t j = 0;
+    while (j < k && x[j] != a->bytes[i]) j++;
+    if (j == k) { x[k] = a->bytes[i]; t[k] = 0; k++; }
+  }
+  for (size_t j = 0; j < k; j++) {
+    double s = 0;
+    int c = 0;
+    for (size_t i = 0; i < a->n; i++) if (a->ranks[i] == n && a->bytes[i] == x[j]) { s += log(a->t[i]); c++; }
+    t[j] = exp(s / c);
+  }
+  for (size_t i = 1; i < k; i++)
+    for (size_t j = i; j > 0 && x[j] < x[j - 1]; j--) {
+      double v = x[j]; x[j] = x[j - 1]; x[j - 1] = v;
+      v = t[j]; t[j] = t[j - 1]; t[j - 1] = v;
+    }
+  tps_loo_curve *c = tps_loo_curve_measured(x, t, k);
+  free(x);
+  free(t);
+  return c;
+}

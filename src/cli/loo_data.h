@@ -99,6 +99,13 @@ void tps_lgo_aset_free(aset *a);
  * tps_status (TPS_ETOOFEW: no set). */
 int tps_lgo_fit_gather_except(const aset *sets, int ns, const int *skip, int pcie, tps_xga_model *m);
 
+/* A GPU's measured GEMM at N = n (an AIC set): log-linear in N between the measured 1536 and
+ * 2048 at every M measured at both; Steffen in log-log in M (model/numeric/robust.h).  NULL:
+ * out of memory or too few points. */
+tps_loo_curve *tps_lgo_measured_gemm(const gset *s, long n);
+/* A GPU's measured all-gather at n ranks: the mean (in log) of both dtypes per size. */
+tps_loo_curve *tps_lgo_measured_gather(const aset *a, int n);
+
 /* Our W8A16 kernels: data/h200_gemm_w8a16.tsv fitted in sample and leaving one M out. */
 int tps_lgo_run_w8(const tps_gpu_table *gt, w8_part *w, tps_err *e);
 
