@@ -286,6 +286,13 @@ int tps_thr_check_within(const tps_thr_check_row *rows, size_t n);
  * within tolerance, 0 otherwise. */
 int tps_thr_check_print(FILE *fp, const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max, int per_row);
 json_t *tps_thr_check_json(const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max);
+/* Decision quality (src/io/thr_check.c): the largest mean and worst excess of a row's thresholds
+ * (be: of breakeven_tokens as the threshold; NaN when none was scored); the per-threshold table
+ * (nothing when no row was scored); a row's thresholds as JSON; "\t12.34%" or "\t-" for NaN. */
+void tps_thr_check_excess_max(const tps_thr_check_row *r, int be, double *mean, double *worst);
+void tps_thr_check_print_excess(FILE *fp, const tps_thr_check_row *rows, size_t n);
+json_t *tps_thr_check_excess_json(const tps_thr_check_row *r);
+void tps_thr_pct_or_dash(FILE *fp, double v, int decimals);
 
 #ifdef __cplusplus
 }
