@@ -18,7 +18,8 @@
 #include "src/io/thresholds.h"
 
 /* Fill rows[i].ex of every check row from f's device (NULL: its only one).  An entry whose
- * gather cannot be rebuilt (no GPU spec, no table) is left out.  0, or -1 with e. */
+ * gather cannot be rebuilt (no GPU spec, no AIConfigurator table) is not scored (npts 0: '-').
+ * 0 (e is for errors to come; none now). */
 int tps_thr_check_excess(const tps_thr_file *f, const char *device, tps_thr_check_row *rows, size_t n, const tps_gpu_table *gt,
                          tps_err *e);
 /* tps_thr_check, then tps_thr_check_excess (rows freed on failure): what calibrate --check and
