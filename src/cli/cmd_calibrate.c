@@ -47,6 +47,7 @@
 #include "src/cli/cmd_bench.h"
 #include "model/calib/calib.h"
 #include "model/latency/xgather.h"
+#include "src/cli/thr_excess.h"
 #include "src/io/thresholds.h"
 
 #define MAX_SHAPES 8
@@ -1407,7 +1408,7 @@ static int check(const opts *o) {
   tps_thr_check_row *rows;
   size_t n;
   int rc;
-  if (tps_thr_check(&f, NULL, o->args, (size_t)o->nargs, o->tol_med, o->tol_max, &gt, &rows, &n, &e)) {
+  if (tps_thr_check_scored(&f, NULL, o->args, (size_t)o->nargs, o->tol_med, o->tol_max, &gt, &rows, &n, &e)) {
     tps_err_print(&e);
     rc = TPS_EXIT_USAGE;
   } else {

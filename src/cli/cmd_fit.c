@@ -111,7 +111,7 @@ static json_t *to_json(const char *file, const tps_fit *f, int loo) {
 }
 
 int cmd_fit_loo_gpu(int argc, char **argv); /* src/cli/cmd_loo.c */
-int cmd_fit_xgpu(int argc, char **argv);    /* src/cli/cmd_loo.c */
+int cmd_fit_xgpu(int argc, char **argv);    /* src/cli/cmd_xgpu.c */
 
 int cmd_fit(int argc, char **argv) {
   for (int i = 1; i < argc; i++) if (strcmp(argv[i], "--loo-gpu") == 0) return cmd_fit_loo_gpu(argc, argv);

@@ -13,6 +13,7 @@
 #include "src/base/err.h"
 #include "src/base/jsonout.h"
 #include "src/cli/predict_common.h"
+#include "model/predict/excess.h"
 #include "model/predict/sensitivity.h"
 #include "src/cli/thresholds_pred.h"
 #include "src/base/util.h"
@@ -91,6 +92,35 @@ static int step_note(const answer *a, char *buf, size_t sz) {
   return 1;
 }
 
+static double never_replicated(long T, void *vc) { return tps_pred_replicated_us(vc, T); }
+static double never_split(long T, void *vc) { return tps_pred_split_us(vc, T, NULL); }
+
+/* An interval that reaches "never" on a GPU with a measured part, explained (issue 27 item 9):
+ * from T1 (the interval's low end, 1 when it has none) on, the nominal split stays within x of
+ * the replicated time, x = max |split(T) / replicated(T) - 1| over T1..tmax (8 points per
+ * octave, model/predict/excess.h): scale errors of that size in a part move the break-even
+ * past tmax.  1 with *t1, *x and *at (the T of the largest); 0 when it does not apply. */
+static int never_note(const answer *a, long *t1, double *x, long *at) {
+  if (a->scaling != TPS_SCALING_PARTS || isnan(a->iv.hi) || isfinite(a->iv.hi)) return 0;
+  int measured = a->use.gemm && a->use.gemm->prov == TPS_PROV_MEASURED;
+  for (int b = 0; b < TPS_NGATHERS; b++) measured |= a->use.gather[b] && a->use.gather[b]->prov == TPS_PROV_MEASURED;
+  if (!measured) return 0;
+  *t1 = isfinite(a->iv.lo) && a->iv.lo >= 1 ? (long)a->iv.lo : 1;
+  tps_costs c = {never_replicated, never_split, (void *)&a->p};
+  *x = tps_split_flatness(&c, *t1, a->tmax, at);
+  return !isnan(*x);
+}
+
+static void never_text(const answer *a, char *buf, size_t sz) {
+  long t1, at;
+  double x;
+  buf[0] = 0;
+  if (!never_note(a, &t1, &x, &at)) return;
+  snprintf(buf, sz, "why the interval reaches never: from %ld tokens (its low end, or 1) on, split and replicated differ by "
+           "at most %.1f%% (|split/replicated - 1|, largest at %ld tokens; 8 points per octave up to %ld): a part off by that "
+           "much, as the interval's draws allow, keeps the split from winning for good below %ld", t1, 100 * x, at, a->tmax, a->tmax);
+}
+
 static int print_json(const answer *a) {
   json_t *root = json_object(), *rows = json_array();
   for (size_t i = 0; i < a->ntok; i++) {
@@ -131,6 +161,15 @@ static int print_json(const answer *a) {
   json_object_set_new(root, "interval_method", json_string(a->method));
   char step[320];
   if (step_note(a, step, sizeof step)) json_object_set_new(root, "interval_note", json_string(step));
+  long n_t1, n_at;
+  double n_x;
+  if (never_note(a, &n_t1, &n_x, &n_at)) {
+    json_t *nv = json_object();
+    json_object_set_new(nv, "from_tokens", json_integer(n_t1));
+    tps_json_set_num(nv, "max_abs_rel_diff", n_x);
+    json_object_set_new(nv, "at_tokens", json_integer(n_at));
+    json_object_set_new(root, "interval_never", nv);
+  }
   json_object_set_new(root, "samples", json_integer(a->iv.nsamples));
   json_t *chg = json_array();
   for (size_t i = 0; i < a->cx.nchg && i < TPS_CROSS_MAXCHG; i++) {
@@ -215,6 +254,9 @@ static void print_text(const answer *a) {
     if (!isnan(a->iv.lo)) printf("; %.0f%% interval %s..%s (%s, %d samples)", 100 * a->level, lo, hi, a->method, a->iv.nsamples);
     printf("\n");
   }
+  char never[400];
+  never_text(a, never, sizeof never);
+  if (never[0]) printf("%s\n", never);
   printf("sign changes:");
   if (!a->cx.nchg) printf(" none");
   for (size_t i = 0; i < a->cx.nchg && i < TPS_CROSS_MAXCHG; i++) printf(" %s %ld%s", a->cx.chg_wins[i] ? "wins from" : "loses from", a->cx.chg[i], i + 1 < a->cx.nchg ? ";" : "");

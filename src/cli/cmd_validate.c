@@ -37,6 +37,7 @@
 #include "model/predict/validate.h"
 #include "src/io/predfile.h"
 #include "src/io/thresholds.h"
+#include "src/cli/thr_excess.h"
 
 static json_t *errsum_json(tps_errsum s) {
   json_t *o = json_object();
@@ -232,7 +233,7 @@ static int validate_calibration(const char *cal, char *const *bench, size_t nben
   tps_thr_check_row *rows = NULL;
   size_t n = 0;
   int rc = TPS_EXIT_USAGE;
-  if (tps_thr_check(&f, device, bench, nbench, tol[0], tol[1], &gt, &rows, &n, &e)) {
+  if (tps_thr_check_scored(&f, device, bench, nbench, tol[0], tol[1], &gt, &rows, &n, &e)) {
     tps_err_print(&e);
     rc = tps_err_exit_code(&e);
     goto out;

@@ -1190,14 +1190,25 @@ int tps_thr_check_print(FILE *fp, const tps_thr_check_row *rows, size_t n, doubl
   int all = 1;
   fprintf(fp, "# calibrated GEMM model vs full bench gemm tables, rows outside the sweep; tolerance median <= %.1f%%, max <= %.1f%%\n",
           100 * tol_med, 100 * tol_max);
-  fprintf(fp, "shape\tpath\tscored\tswept\tmed_err\tmax_err\tverdict\tbench\n");
+  fprintf(fp, "# thr_mean, thr_worst: the largest mean and worst excess of the part's thresholds (split_from_tokens), be_: of\n"
+              "# breakeven_tokens as the threshold; '-': not scored (decision quality below)\n");
+  fprintf(fp, "shape\tpath\tscored\tswept\tmed_err\tmax_err\tverdict\tbench\tthr_mean\tthr_worst\tbe_mean\tbe_worst\n");
   for (size_t i = 0; i < n; i++) {
     const tps_thr_check_row *r = &rows[i];
-    fprintf(fp, "%ldx%ld\t%s\t%zu\t%zu\t%.2f%%\t%.2f%%\t%s\t%s\n", r->k, r->n, tps_path_name(r->path), r->nscored, r->nswept,
+    double m, w, bm, bw;
+    tps_thr_check_excess_max(r, 0, &m, &w);
+    tps_thr_check_excess_max(r, 1, &bm, &bw);
+    fprintf(fp, "%ldx%ld\t%s\t%zu\t%zu\t%.2f%%\t%.2f%%\t%s\t%s", r->k, r->n, tps_path_name(r->path), r->nscored, r->nswept,
             100 * r->med_abs, 100 * r->max_abs, r->within ? "within" : "OUTSIDE", r->bench);
+    tps_thr_pct_or_dash(fp, m, 2);
+    tps_thr_pct_or_dash(fp, w, 1);
+    tps_thr_pct_or_dash(fp, bm, 2);
+    tps_thr_pct_or_dash(fp, bw, 1);
+    fprintf(fp, "\n");
     if (!r->within) all = 0;
   }
   fprintf(fp, "# %s\n", all ? "every part within tolerance" : "some part outside tolerance");
+  tps_thr_check_print_excess(fp, rows, n);
   if (per_row) {
     fprintf(fp, "# every bench row: the calibrated model vs the bench ('sweep': a row of the calibration, not scored)\n");
     fprintf(fp, "shape\tpath\trows\tbench_us\tcalibrated_us\terr\n");
@@ -1225,6 +1236,7 @@ json_t *tps_thr_check_json(const tps_thr_check_row *rows, size_t n, double tol_m
     json_object_set_new(x, "median_abs_rel", jnum(r->med_abs));
     json_object_set_new(x, "max_abs_rel", jnum(r->max_abs));
     json_object_set_new(x, "within", json_boolean(r->within));
+    if (r->nex) json_object_set_new(x, "excess", tps_thr_check_excess_json(r));
     json_array_append_new(a, x);
     if (!r->within) all = 0;
   }

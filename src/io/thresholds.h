@@ -236,6 +236,20 @@ void tps_thr_entry_line(const tps_thr_entry *e, char *buf, size_t sz);
 int tps_thr_entry_bands_line(const tps_thr_entry *e, char *buf, size_t sz);
 
 /* ---- check a calibration against full benches (calibrate --check; validate's hook) */
+#define TPS_THR_CHECK_MAXEX 16
+#define TPS_THR_EXCESS_MEAN_TARGET 0.005 /* the decision-quality target of a calibration (issue 27) */
+#define TPS_THR_EXCESS_WORST_TARGET 0.05
+typedef struct {
+  int tp, backend;
+  long split_from;           /* 0: never */
+  double breakeven;          /* 0: never */
+  size_t npts;               /* grid points scored */
+  double mean, worst;        /* split_from_tokens as the threshold */
+  long at;                   /* T of the worst */
+  double be_mean, be_worst;  /* breakeven_tokens as the threshold */
+  long be_at;
+  char gather[16];           /* "measured" or "model" */
+} tps_thr_excess_row;
 typedef struct {
   char bench[512];           /* the bench file */
   long k, n;
@@ -247,6 +261,12 @@ typedef struct {
   long *m;
   double *measured_us, *model_us;
   char *swept;
+  /* decision quality (issue 27 item 5; filled by src/cli/thr_excess.h, nex 0: not scored):
+   * per threshold of this shape and path (TP x backend), the excess of split_from_tokens and
+   * of breakeven_tokens as the threshold (model/predict/excess.h) on the bench's measured GEMM
+   * and the gather calibrate used */
+  size_t nex;
+  tps_thr_excess_row ex[TPS_THR_CHECK_MAXEX];
 } tps_thr_check_row;
 
 /* For every bench gemm table (k, n and path from its '#@' lines), rebuild the calibrated
@@ -266,6 +286,13 @@ int tps_thr_check_within(const tps_thr_check_row *rows, size_t n);
  * within tolerance, 0 otherwise. */
 int tps_thr_check_print(FILE *fp, const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max, int per_row);
 json_t *tps_thr_check_json(const tps_thr_check_row *rows, size_t n, double tol_med, double tol_max);
+/* Decision quality (src/io/thr_check.c): the largest mean and worst excess of a row's thresholds
+ * (be: of breakeven_tokens as the threshold; NaN when none was scored); the per-threshold table
+ * (nothing when no row was scored); a row's thresholds as JSON; "\t12.34%" or "\t-" for NaN. */
+void tps_thr_check_excess_max(const tps_thr_check_row *r, int be, double *mean, double *worst);
+void tps_thr_check_print_excess(FILE *fp, const tps_thr_check_row *rows, size_t n);
+json_t *tps_thr_check_excess_json(const tps_thr_check_row *r);
+void tps_thr_pct_or_dash(FILE *fp, double v, int decimals);
 
 #ifdef __cplusplus
 }

@@ -161,6 +161,31 @@ expect_grep '"interval_note": "zero-width interval: the speedup steps from 0\.[0
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 --samples 50
 expect_nogrep '^zero-width interval' "$tmp/out"
 
+# --- an interval that reaches "never" on a GPU with a measured part says why (issue 27 item 9):
+# from its low end T1 on, split and replicated differ by at most x.  Checked against the table's
+# rows at the grid points round(2^(i/8)) from T1 to 16384 (computed here): x is the largest
+# |split_us / replicated_us - 1| among them, at_tokens where it is.
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 2 --path dense-bf16 --samples 50 --json
+cp "$tmp/out" "$tmp/nv.json"
+t1=$(awk -F'[:,]' '/"interval_never"/{n=1} n && /"from_tokens"/{gsub(/ /,"",$2); print $2; exit}' "$tmp/nv.json")
+x=$(awk -F'[:,]' '/"interval_never"/{n=1} n && /"max_abs_rel_diff"/{gsub(/ /,"",$2); print $2; exit}' "$tmp/nv.json")
+at=$(awk -F'[:,]' '/"interval_never"/{n=1} n && /"at_tokens"/{gsub(/ /,"",$2); print $2; exit}' "$tmp/nv.json")
+expect_grep '"breakeven_hi": null' "$tmp/nv.json"
+[ -n "$t1" ] && [ -n "$x" ] && [ -n "$at" ] && ok || fail "interval_never missing: '$t1' '$x' '$at'"
+grid=$(awk -v t1="${t1:-1}" 'BEGIN { p = 0; for (i = 0; i <= 112; i++) { t = int(2 ^ (i / 8) + 0.5); if (t >= t1 && t != p) { s = s (s ? "," : "") t; p = t } } print s }')
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 2 --path dense-bf16 --samples 50 --json --tokens "$grid"
+got=$(awk -F'[:,]' '/"replicated_us"/{r=$2} /"split_us"/{s=$2} /"tokens":/{t=$2}
+        /"rows_per_rank"/{} /^    }/{ if (r != "" && s != "") { d = s / r - 1; if (d < 0) d = -d; if (d > m) { m = d; mt = t } } r = s = "" }
+        END { gsub(/ /, "", mt); printf "%.12g %s\n", m, mt }' "$tmp/out")
+set -- $got
+expect_near "$1" "$x" 1e-9 "interval_never.max_abs_rel_diff from the rows"
+[ "$2" = "$at" ] && ok || fail "interval_never.at_tokens $at, the rows say $2"
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 2 --path dense-bf16 --samples 50
+expect_grep "^why the interval reaches never: from $t1 tokens \\(its low end, or 1\\) on, split and replicated differ by at most [0-9.]+% \\(\\|split/replicated - 1\\|, largest at $at tokens" "$tmp/out"
+# a finite interval says nothing of the kind
+expect_rc 0 "$TPSPLIT" predict --gpu H100 --tp 8 --path dense-bf16 --samples 50
+expect_nogrep '^why the interval' "$tmp/out"
+
 # --- the main job: grid, then the figures; the last line names the folder
 TPSPLIT_GNUPLOT= expect_rc 0 "$TPSPLIT" -o "$tmp/figs" --samples 20
 expect_grep '^H200-SXM +8 +marlin-w8a16' "$tmp/out"

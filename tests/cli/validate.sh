@@ -84,6 +84,21 @@ expect_grep '^5120x1792	w8a16	24	0	1\.18%	5\.59%	within	' "$tmp/cal.txt"
 [ "$(grep -c '	OUTSIDE	' "$tmp/cal.txt")" -eq 1 ] && [ "$(grep -c '	within	' "$tmp/cal.txt")" -eq 2 ] && ok ||
   fail "--calibration: want exactly 1 OUTSIDE and 2 within"
 expect_grep '^verdict: OUTSIDE tolerance: 5120x1792 dense-bf16 max 10\.36% > 10\.0%$' "$tmp/cal.txt"
+# decision quality (calibrate --check's code): one row per threshold of the file (its entries
+# counted in the JSON), the part's thr_worst the largest worst of its rows, the verdict the target
+# (mean <= 0.5%, worst <= 5%) and the count line their sum
+nthr=$(grep -c '"split_from_tokens"' "$cal")
+awk -F'\t' '/^# decision quality:/{d=1; next} d && /^5120x1792/' "$tmp/cal.txt" > "$tmp/cal.ex"
+[ "$(wc -l < "$tmp/cal.ex")" -eq "$nthr" ] && [ "$nthr" -eq 18 ] && ok || fail "decision quality: $(wc -l < "$tmp/cal.ex") rows, $nthr thresholds"
+awk -F'\t' '{ m = $7; w = $8; gsub(/%/, "", m); gsub(/%/, "", w); v = (m + 0 <= 0.5 && w + 0 <= 5) ? "met" : "missed"
+               if ($14 != v) bad++; if (w + 0 > mx[$2]) mx[$2] = w + 0 }
+             END { for (p in mx) print p, mx[p]; exit bad > 0 }' "$tmp/cal.ex" > "$tmp/cal.mx" && ok || fail "decision quality verdicts"
+while read -r p w; do
+  awk -F'\t' -v p="$p" -v w="$w" '$2 == p && NF == 12 { x = $10; gsub(/%/, "", x); exit !(x + 0 == w) }' "$tmp/cal.txt" && ok ||
+    fail "$p: thr_worst is not the largest worst of its thresholds ($w)"
+done < "$tmp/cal.mx"
+met=$(grep -c '	met$' "$tmp/cal.ex")
+expect_grep "^# decision quality target met by $met of $nthr thresholds$" "$tmp/cal.txt"
 # the two within alone: exit 0
 expect_rc 0 "$TPSPLIT" validate --calibration "$cal" "$cd_"/full_5120x1792_native-fp8.tsv "$cd_"/full_5120x1792_w8a16.tsv
 expect_grep '^verdict: within tolerance$' "$tmp/out"

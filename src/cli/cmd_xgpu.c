@@ -1,0 +1,227 @@
+/* cmd_xgpu.c: `tpsplit fit --xgpu -o FILE`, reached from cmd_fit (one hook line there).
+ *
+ * The cross-GPU fits that predictions use (src/evidence/evidence.c reads them), precomputed because
+ * they take seconds: per GEMM path the fit on every bundled GPU and the fit without each of
+ * them (the folds of the leave-one-GPU-out table of src/cli/cmd_loo.c, same data, same starts), per
+ * fabric the same for the NCCL all-gather, and our W8A16 kernels' fit.  Each line carries
+ * the half-width sigma of its 90% interval in log space: for the fit without GPU g, the 90%
+ * quantile of the held-out |log residuals| of each other GPU h, the widest (each predicted by the fit
+ * without h, which does contain g: one level of leave-one-out, not the nested one of the
+ * table above); for the fit on all GPUs, of every GPU.  Format (TAB-separated, %.17g):
+ *   format  tpsplit-xgpu  1
+ *   gemm    PATH  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P10 (tps_xg_par_names)  SHARP
+ *   gather  nvlink|pcie  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P13 (LL, LL128, Simple: a b f; LL cap GB/s;
+ *          smooth-min sharpness; phi LL, LL128, Simple: model/latency/xgather.h)
+ *           SYMM_LAT_US  CUSTOM_FLOOR_US  CUSTOM_EFF
+ *   w8a16   GPU  FILE  SIGMA  P0..P5 (tps_xw8_par_names)
+ * Gather sigma: points at 2, 4 and 8 GPUs from 16 KiB to 64 MiB (the gathers of T = 1..16384
+ * tokens of 3584 bytes at TP 2..8).  W8A16 sigma: the 90% quantile of the leave-one-M-out
+ * |log errors|. */
+#include "config.h"
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "src/base/jsonout.h"
+#include "src/base/util.h"
+#include "model/core/status.h"
+#include "src/cli/tpsplit.h"
+#include "src/cli/loo_data.h"
+
+int cmd_fit_xgpu(int argc, char **argv);
+
+typedef struct {
+  int ns;
+  gset sets[MAXSETS];
+} gsets;
+
+#define XG_SIGMA_LO (16.0 * 1024)
+
+static void names_except(const tps_gpu *const *g, int n, const tps_gpu *skip, char *buf, size_t sz) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (int i = 0; i < n; i++) {
+    if (g[i] == skip) continue;
+    int w = snprintf(buf + len, sz - len, "%s%s", len ? "," : "", g[i]->name);
+    if (w < 0 || (size_t)w >= sz - len) break;
+    len += (size_t)w;
+  }
+}
+
+static int xgpu_gemm(FILE *fp, tps_xg_path path, gset *sets, int ns) {
+  int grp[MAXSETS], skipg[MAXSETS], ng = tps_lgo_group_sets(sets, ns, grp);
+  static tps_xg_model fold[MAXSETS];
+  tps_xg_model all;
+  const tps_gpu *gg[MAXSETS];
+  for (int i = 0; i < ns; i++) gg[grp[i]] = sets[i].gpu;
+  for (int g = 0; g < ng; g++) {
+    memset(skipg, 0, sizeof skipg);
+    skipg[g] = 1;
+    int st = tps_lgo_fit_except(path, sets, ns, grp, skipg, &fold[g], NULL);
+    if (st != TPS_OK) return st;
+  }
+  memset(skipg, 0, sizeof skipg);
+  int st = tps_lgo_fit_except(path, sets, ns, grp, skipg, &all, NULL);
+  if (st != TPS_OK) return st;
+  /* held-out log residuals of every set by its own fold */
+  size_t tot = 0;
+  for (int i = 0; i < ns; i++) tot += sets[i].n;
+  double *lr = malloc((tot ? tot : 1) * sizeof *lr);
+  int *lg = malloc((tot ? tot : 1) * sizeof *lg);
+  double *sub = malloc((tot ? tot : 1) * sizeof *sub);
+  if (!lr || !lg || !sub) { free(lr); free(lg); free(sub); return TPS_ENOMEM; }
+  size_t k = 0;
+  for (int i = 0; i < ns; i++) {
+    tps_lgo_predict_set(&fold[grp[i]], &sets[i], sets[i].pred);
+    for (size_t j = 0; j < sets[i].n; j++)
+      if (sets[i].eval[j]) { lr[k] = log(sets[i].pred[j] / sets[i].t[j]); lg[k++] = grp[i]; }
+  }
+  char names[512];
+  for (int g = -1; g < ng; g++) {
+    size_t m = 0;
+    for (size_t j = 0; j < k; j++) if (lg[j] != g) sub[m++] = lr[j];
+    double sigma = tps_loo_quantile_abs(sub, m, 0.9, HW_FLOOR);
+    const tps_xg_model *mo = g < 0 ? &all : &fold[g];
+    names_except(gg, ng, g < 0 ? NULL : gg[g], names, sizeof names);
+    fprintf(fp, "gemm\t%s\t%s\t%.17g\t%s", tps_xg_path_names[path], g < 0 ? "-" : gg[g]->name, sigma, names);
+    for (int p = 0; p < TPS_XG_NPAR; p++) fprintf(fp, "\t%.17g", mo->p[p]);
+    fprintf(fp, "\t%.17g\n", mo->sharp);
+  }
+  free(lr); free(lg); free(sub);
+  return TPS_OK;
+}
+
+static int xgpu_gather(FILE *fp, aset *sets, int ns, int pcie) {
+  int skip[MAXSETS], idx[MAXSETS], n = 0;
+  static tps_xga_model fold[MAXSETS];
+  tps_xga_model all;
+  const tps_gpu *gg[MAXSETS];
+  for (int i = 0; i < ns; i++) if ((sets[i].gpu->nvlink == 0) == pcie) { idx[n] = i; gg[n++] = sets[i].gpu; }
+  if (n == 0) return TPS_OK;
+  int fold_ok[MAXSETS];
+  for (int a = 0; a < n; a++) {
+    memset(skip, 0, sizeof skip);
+    skip[idx[a]] = 1;
+    int st = tps_lgo_fit_gather_except(sets, ns, skip, pcie, &fold[a]);
+    fold_ok[a] = st == TPS_OK;
+    if (st != TPS_OK && st != TPS_ETOOFEW) return st;
+  }
+  memset(skip, 0, sizeof skip);
+  int st = tps_lgo_fit_gather_except(sets, ns, skip, pcie, &all);
+  if (st != TPS_OK) return st;
+  char names[512];
+  for (int g = -1; g < n; g++) {
+    if (g >= 0 && !fold_ok[g]) continue;
+    size_t cap = 0, m = 0;
+    for (int h = 0; h < n; h++) cap += sets[idx[h]].n;
+    double *lr = malloc((cap ? cap : 1) * sizeof *lr);
+    if (!lr) return TPS_ENOMEM;
+    double sigma = HW_FLOOR;
+    for (int h = 0; h < n; h++) {
+      if (h == g || !fold_ok[h]) continue;
+      const aset *s = &sets[idx[h]];
+      size_t m0 = m;
+      for (size_t j = 0; j < s->n; j++)
+        if (s->bytes[j] >= XG_SIGMA_LO && s->bytes[j] <= AG_EVAL_HI)
+          lr[m++] = log(tps_xga_time_us(&fold[h], s->gpu, s->bytes[j], s->ranks[j], TPS_XGA_NCCL, NULL) / s->t[j]);
+      /* the widest GPU's 90% quantile (as the table's nested width, src/cli/cmd_loo.c run_gather_loo) */
+      if (m > m0) sigma = fmax(sigma, tps_loo_quantile_abs(lr + m0, m - m0, 0.9, HW_FLOOR));
+    }
+    free(lr);
+    const tps_xga_model *mo = g < 0 ? &all : &fold[g];
+    names_except(gg, n, g < 0 ? NULL : gg[g], names, sizeof names);
+    fprintf(fp, "gather\t%s\t%s\t%.17g\t%s", pcie ? "pcie" : "nvlink", g < 0 ? "-" : gg[g]->name, sigma, names);
+    for (int p = 0; p < TPS_XGA_NPAR; p++) fprintf(fp, "\t%.17g", mo->p[p]);
+    fprintf(fp, "\t%.17g\t%.17g\t%.17g\n", mo->symm_lat_us, mo->custom_floor_us, mo->custom_eff);
+  }
+  return TPS_OK;
+}
+
+int cmd_fit_xgpu(int argc, char **argv) {
+  static const struct option opts[] = {{"xgpu", no_argument, NULL, 'x'}, {"output", required_argument, NULL, 'o'},
+                                       {"gpus-file", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+  const char *out = NULL, *gpus = NULL;
+  int c;
+  opterr = 0;
+  optind = 0;
+  while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+    switch (c) {
+      case 'x': break;
+      case 'o': out = optarg; break;
+      case 'g': gpus = optarg; break;
+      case 'h':
+        printf("Usage: tpsplit fit --xgpu -o FILE [--gpus-file FILE]\n"
+               "Fit the cross-GPU models that predictions use on the bundled measurements and write\n"
+               "them to FILE (data/xgpu.fit is this command's output: `tpsplit fit --xgpu -o\n"
+               "data/xgpu.fit` regenerates it): per GEMM path (dense-bf16, native-fp8) the fit on\n"
+               "every bundled GPU and the fit without each (data/aic/ GEMM tables, data/h200_gemm_*),\n"
+               "per fabric the NCCL all-gather (data/aic/ NCCL tables), our W8A16 kernels\n"
+               "(data/h200_gemm_w8a16.tsv); each with the 90%% half-width of its held-out errors.\n"
+               "Deterministic; about 5 s on one core.\n\n"
+               "Options:\n"
+               "  -o, --output=FILE  where to write (temp file + rename; '-' = stdout)\n"
+               "  --gpus-file=FILE   GPU table (default: the bundled gpus.tsv)\n"
+               "  -h, --help         print this help and exit\n\n"
+               "Exit status: 0 ok, 1 a fit failed or a write error, 2 usage or input error.\n");
+        return TPS_EXIT_OK;
+      default:
+        tps_die_msg("fit --xgpu: bad option '%s' (try 'tpsplit fit --xgpu --help')", argv[optind - 1]);
+        return TPS_EXIT_USAGE;
+    }
+  }
+  if (optind < argc) { tps_die_msg("fit --xgpu: takes no FILE (it fits the bundled data), got '%s'", argv[optind]); return TPS_EXIT_USAGE; }
+  if (!out) { tps_die_msg("fit --xgpu: -o FILE is required (try 'tpsplit fit --xgpu --help')"); return TPS_EXIT_USAGE; }
+  tps_err e;
+  tps_err_clear(&e);
+  tps_gpu_table gt;
+  if (tps_gpus_load(gpus, &gt, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
+  int rc = TPS_EXIT_OK, st = TPS_OK;
+  static gsets gp[TPS_XG_NPATH];
+  static aset as[MAXSETS];
+  static w8_part w8;
+  int nas = 0;
+  memset(gp, 0, sizeof gp);
+  for (int path = 0; path < TPS_XG_NPATH && rc == TPS_EXIT_OK; path++)
+    if (tps_lgo_load_gemm((tps_xg_path)path, TPS_LGO_NBENCH_XGPU, &gt, gp[path].sets, &gp[path].ns, &e)) rc = TPS_EXIT_USAGE;
+  if (rc == TPS_EXIT_OK && tps_lgo_load_nccl(&gt, as, &nas, &e)) rc = TPS_EXIT_USAGE;
+  if (rc == TPS_EXIT_OK && tps_lgo_run_w8(&gt, &w8, &e) != TPS_OK) rc = TPS_EXIT_USAGE;
+  if (rc != TPS_EXIT_OK) tps_err_print(&e);
+  tps_outfile of;
+  memset(&of, 0, sizeof of);
+  FILE *fp = stdout;
+  int to_file = strcmp(out, "-") != 0;
+  if (rc == TPS_EXIT_OK && to_file) {
+    if (tps_out_open(&of, out, &e)) { tps_err_print(&e); rc = TPS_EXIT_FAIL; }
+    else fp = of.fp;
+  }
+  if (rc == TPS_EXIT_OK) {
+    fprintf(fp, "# tpsplit cross-GPU fits: `tpsplit fit --xgpu -o data/xgpu.fit` wrote this file (deterministic);\n"
+                "# regenerate it after changing data/aic/, data/h200_gemm_*.tsv, data/gpus.tsv or model/latency/xgemm.c,\n"
+                "# model/latency/xgather.c (tests/cli/parts.sh checks that it equals a fresh fit).  Fields: src/cmd_loo.c.\n");
+    fprintf(fp, "format\ttpsplit-xgpu\t1\n");
+    for (int path = 0; path < TPS_XG_NPATH && st == TPS_OK; path++) st = xgpu_gemm(fp, (tps_xg_path)path, gp[path].sets, gp[path].ns);
+    for (int pcie = 0; pcie < 2 && st == TPS_OK; pcie++) st = xgpu_gather(fp, as, nas, pcie);
+    if (st == TPS_OK) {
+      double lr[64];
+      for (size_t i = 0; i < w8.npts; i++) lr[i] = log(w8.loo_us[i] / w8.t[i]);
+      fprintf(fp, "w8a16\t%s\t%s\t%.17g", w8.gpu->name, w8.file, tps_loo_quantile_abs(lr, w8.npts, 0.9, HW_FLOOR));
+      for (int j = 0; j < TPS_XW8_NPAR; j++) fprintf(fp, "\t%.17g", w8.m.p[j]);
+      fprintf(fp, "\n");
+    }
+    if (st != TPS_OK) {
+      tps_die_msg("fit --xgpu: a fit failed: %s", tps_strstatus(st));
+      rc = TPS_EXIT_FAIL;
+      if (to_file) tps_out_abort(&of);
+    } else if (to_file && tps_out_commit(&of, &e)) {
+      tps_err_print(&e);
+      rc = TPS_EXIT_FAIL;
+    }
+  }
+  for (int path = 0; path < TPS_XG_NPATH; path++)
+    for (int i = 0; i < gp[path].ns; i++) tps_lgo_gset_free(&gp[path].sets[i]);
+  for (int a = 0; a < nas; a++) tps_lgo_aset_free(&as[a]);
+  tps_gpus_free(&gt);
+  return rc;
+}

@@ -1,0 +1,77 @@
+/* test_excess.c: the cost of a threshold (model/predict/excess.h) on costs whose excess is
+ * known by hand: replicated = 1 us everywhere, split = 0.5 us from T0 = 64 tokens on and
+ * LOW x 1 us below (2 or 1.25).  The grid up to 16384 at 8 points per octave: below 16,
+ * round(2^(i/8)) for i = 0..31 gives 1..13 and 15 (14 values: 1.414 -> 1, 1.542 -> 2, 14.67 -> 15,
+ * no 14); from 16 on, 8 distinct points per octave (spacing >= 16 x 0.09 > 1) for the octaves
+ * 16..8192 (80) and 16384: 95 points, 30 below 64 and 65 from 64 on; [64, 128) holds 8 of them,
+ * [50, 64) two (53.8 -> 54, 58.7 -> 59). */
+#include <math.h>
+#include <stdio.h>
+#include "model/predict/excess.h"
+#include "tests/unit/expect.h"
+
+#define T0 64
+static double low = 2.0;
+static double repl_fn(long T, void *ctx) { (void)T; (void)ctx; return 1.0; }
+static double split_fn(long T, void *ctx) { (void)ctx; return T >= T0 ? 0.5 : low; }
+/* within 2% of replicated from 1000 on (1.02 and 0.99 alternating by parity) */
+static double flat_fn(long T, void *ctx) { (void)ctx; return T < 1000 ? 3.0 : T % 2 ? 1.02 : 0.99; }
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-12; }
+
+int main(void) {
+  long T[TPS_EXCESS_GRID_MAX];
+  size_t n = tps_excess_grid(16384, T, TPS_EXCESS_GRID_MAX);
+  CHECK(n == 95, "grid of 95 points up to 16384, got %zu", n);
+  CHECK(T[0] == 1 && T[12] == 13 && T[13] == 15 && T[14] == 16 && T[n - 1] == 16384, "grid ends: %ld %ld %ld %ld %ld", T[0],
+        T[12], T[13], T[14], T[n - 1]);
+  for (size_t i = 1; i < n; i++) CHECK(T[i] > T[i - 1], "grid ascending at %zu", i);
+  CHECK(tps_excess_grid(0, T, TPS_EXCESS_GRID_MAX) == 0, "no grid below 1");
+  CHECK(tps_excess_grid(1, T, TPS_EXCESS_GRID_MAX) == 1 && T[0] == 1, "grid up to 1: {1}");
+
+  tps_costs c = {repl_fn, split_fn, NULL};
+  tps_excess x;
+  /* the right threshold costs nothing */
+  CHECK(tps_excess_eval(&c, T0, 16384, &x) == 0 && x.n == 95 && x.mean == 0 && x.worst == 0, "threshold T0: %g %g", x.mean, x.worst);
+  /* never split: 100% too slow on the 65 points from 64 on */
+  tps_excess_eval(&c, TPS_EXCESS_NEVER, 16384, &x);
+  CHECK(near(x.mean, 65.0 / 95) && near(x.worst, 1.0) && x.t_worst == 64, "never: mean %g worst %g at %ld", x.mean, x.worst, x.t_worst);
+  /* always split: 100% too slow on the 30 points below 64 */
+  tps_excess_eval(&c, 1, 16384, &x);
+  CHECK(near(x.mean, 30.0 / 95) && near(x.worst, 1.0) && x.t_worst == 1, "always: mean %g worst %g at %ld", x.mean, x.worst, x.t_worst);
+  /* one octave too high: [64, 128) replicated at 2x the split */
+  tps_excess_eval(&c, 128, 16384, &x);
+  CHECK(near(x.mean, 8.0 / 95) && near(x.worst, 1.0) && x.t_worst == 64, "128: mean %g worst %g at %ld", x.mean, x.worst, x.t_worst);
+  /* too low: 54 and 59 split at 2x the replicated */
+  tps_excess_eval(&c, 50, 16384, &x);
+  CHECK(near(x.mean, 2.0 / 95) && near(x.worst, 1.0) && x.t_worst == 54, "50: mean %g worst %g at %ld", x.mean, x.worst, x.t_worst);
+  /* a split 25% slower below T0: always splitting costs 25% there */
+  low = 1.25;
+  tps_excess_eval(&c, 1, 16384, &x);
+  CHECK(near(x.mean, 30 * 0.25 / 95) && near(x.worst, 0.25), "always, 1.25: mean %g worst %g", x.mean, x.worst);
+  low = 2.0;
+
+  /* sampled costs */
+  long st[3] = {1, 10, 100};
+  double sr[3] = {10, 10, 10}, ss[3] = {20, 5, 5};
+  CHECK(tps_excess_sampled(st, sr, ss, 3, 10, &x) == 0 && x.n == 3 && x.worst == 0, "sampled at the break-even: %g", x.worst);
+  tps_excess_sampled(st, sr, ss, 3, 100, &x);
+  CHECK(near(x.mean, 1.0 / 3) && near(x.worst, 1.0) && x.t_worst == 10, "sampled, 100: mean %g worst %g at %ld", x.mean, x.worst,
+        x.t_worst);
+  double bad[3] = {NAN, 10, -1};
+  tps_excess_sampled(st, bad, ss, 3, 100, &x);
+  CHECK(x.n == 1 && near(x.worst, 1.0), "sampled: NaN and negative points skipped (n %zu)", x.n);
+  CHECK(tps_excess_sampled(st, bad, ss, 0, 100, &x) == -1 && x.n == 0 && isnan(x.mean), "no point: -1, NaN");
+
+  /* flatness from T1 on */
+  tps_costs f = {repl_fn, flat_fn, NULL};
+  long at = 0;
+  double fl = tps_split_flatness(&f, 1000, 16384, &at);
+  CHECK(near(fl, 0.02) && at % 2 == 1 && at >= 1000, "flat from 1000: %g at %ld", fl, at);
+  fl = tps_split_flatness(&f, 1, 16384, &at);
+  CHECK(near(fl, 2.0) && at == 1, "flat from 1: %g at %ld", fl, at);
+  CHECK(isnan(tps_split_flatness(&f, 20000, 16384, NULL)), "nothing from 20000 on: NaN");
+
+  printf("%d checks, %d failed\n", checks, fails);
+  return fails != 0;
+}
