@@ -62,7 +62,7 @@ typedef struct {
   const char *backend;  /* backend rows used ("" = the file's only one) */
 } aic_src;
 
-static const aic_src aic_gemm[] = {{"a100_sxm", "sglang"}, {"a100_sxm", "trtllm"}, {"h100_sxm", ""},
+static const aic_src aic_gemm[] = {{"a100_sxm", "sglang"}, {"a100_sxm", "trtllm"}, {"h100_sxm", ""}, {"h200_sxm", ""},
                                    {"b200_sxm", ""},       {"l40s", ""},             {"rtx_pro_6000_server", ""}};
 #define NAIC (sizeof aic_gemm / sizeof aic_gemm[0])
 static const long aic_n[] = {1536, 2048};
@@ -326,7 +326,7 @@ typedef struct {
   size_t neval;
 } aset;
 
-static const char *const aic_nccl[] = {"a100_sxm", "h100_sxm", "b200_sxm", "l40s", "rtx_pro_6000_server"};
+static const char *const aic_nccl[] = {"a100_sxm", "h100_sxm", "h200_sxm", "b200_sxm", "l40s", "rtx_pro_6000_server"};
 #define NNCCL (sizeof aic_nccl / sizeof aic_nccl[0])
 #define AG_EVAL_N 8
 #define AG_EVAL_LO (64.0 * 1024)
