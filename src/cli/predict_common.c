@@ -13,6 +13,7 @@
 #include "src/base/jsonout.h"
 #include "src/base/util.h"
 #include "model/predict/crossover.h"
+#include "src/plot/plot.h"
 #include "model/predict/uncertainty.h"
 
 int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
@@ -20,6 +21,7 @@ int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const ch
   memset(r, 0, sizeof *r);
   *fit_failed = 0;
   if (tps_gpus_load(gpus_file, &r->gpus, e) != 0) return -1;
+  tps_plot_use_gpus(&r->gpus);
   char bundled[4096];
   if (scaling == TPS_SCALING_MODEL) {
     if (fit_file) {
