@@ -881,10 +881,10 @@ static void same_fabric(const tps_partset *ps, const tps_gpu *g, const char *tra
   for (char *s = strtok(list, ","); s; s = strtok(NULL, ",")) {
     tps_err e2;
     const tps_gpu *h = tps_gpus_find(ps->gt, s, &e2);
-    if (h && !SAME(h, g) && h->nvlink == g->nvlink && h->links == g->links && h->nccl_link_gbps == g->nccl_link_gbps &&
-        h->link_gbps == g->link_gbps) {
+    if (h && !SAME(h, g) && h->nvlink == g->nvlink && !strcmp(h->fabric, g->fabric) && h->links == g->links &&
+        h->nccl_link_gbps == g->nccl_link_gbps && h->link_gbps == g->link_gbps) {
       snprintf(buf, sz, "; %s has the %s's fabric (%s, %d links x %.1f GB/s in NCCL's model), so the same bus bandwidth B",
-               g->name, h->name, h->nvlink ? "NVLink" : "PCIe", h->links, h->nccl_link_gbps);
+               g->name, h->name, h->fabric[0] ? h->fabric : h->nvlink ? "NVLink" : "PCIe", h->links, h->nccl_link_gbps);
       return;
     }
   }

@@ -9,7 +9,8 @@
  *   cuda_names   comma list of the device names the runtime reports (cudaGetDeviceProperties
  *                .name, torch.cuda.get_device_name()), the first the one thresholds files
  *                write; looked up by tps_gpus_find like the aliases
- *   engine_key   the key engines file thresholds under ("NVIDIA_H200"): no blank, ',' or '"'
+ *   engine_key   the key engines file thresholds under ("NVIDIA_H200"): no blank, ',' or '"';
+ *                with cuda_names, the first CUDA name with blanks as '_' (the thresholds schema)
  *   plot_colour  "#RRGGBB", the GPU's colour in every figure
  *   arch         architecture family, e.g. sm90-hopper, sm100-blackwell: no blank
  * The link column is the fabric family (NVLink4, NVLink5, PCIe4, xGMI ...), kept lower-cased
@@ -115,9 +116,17 @@ static int name_cols(tps_gpu_table *t, tps_gpu *g, const char *path, long ln, ch
   if (cuda[0] && (first == 0 || cuda[strlen(cuda) - 1] == ','))
     return tps_err_set(e, path, ln, "cuda_names '%s' has an empty name", cuda);
   snprintf(g->cuda_name, sizeof g->cuda_name, "%.*s", (int)first, cuda);
+  if (cuda[0] && find_exact(t, g->cuda_name))
+    return tps_err_set(e, path, ln, "CUDA name '%s' already names another GPU", g->cuda_name);
   if (strlen(key) >= sizeof g->engine_key) return tps_err_set(e, path, ln, "engine_key '%s' is too long", key);
   if (key[strcspn(key, " \t,\"")]) return tps_err_set(e, path, ln, "engine_key '%s' has a blank, comma or quote", key);
   snprintf(g->engine_key, sizeof g->engine_key, "%s", key);
+  /* the thresholds schema keys a device by its name with blanks as '_' (src/io/thresholds.h) */
+  int same = key[0] && g->cuda_name[0] && strlen(key) == strlen(g->cuda_name);
+  for (size_t i = 0; same && key[i]; i++) same = key[i] == (g->cuda_name[i] == ' ' ? '_' : g->cuda_name[i]);
+  if (key[0] && g->cuda_name[0] && !same)
+    return tps_err_set(e, path, ln, "engine_key '%s' is not the CUDA name '%s' with blanks as '_' (how engines key it)", key,
+                       g->cuda_name);
   if (col[0] && (strlen(col) != 7 || col[0] != '#' || strspn(col + 1, "0123456789abcdefABCDEF") != 6))
     return tps_err_set(e, path, ln, "plot_colour '%s' is not #RRGGBB", col);
   snprintf(g->colour, sizeof g->colour, "%s", col);
@@ -126,8 +135,6 @@ static int name_cols(tps_gpu_table *t, tps_gpu *g, const char *path, long ln, ch
   snprintf(g->arch, sizeof g->arch, "%s", arch);
   if (strlen(link) >= sizeof g->fabric) return tps_err_set(e, path, ln, "link '%s' is too long", link);
   for (size_t i = 0; link[i]; i++) g->fabric[i] = (char)tolower((unsigned char)link[i]);
-  if (cuda[0] && find_exact(t, g->cuda_name))
-    return tps_err_set(e, path, ln, "CUDA name '%s' already names another GPU", g->cuda_name);
   if (!(t->cuda_names[t->n] = strdup(cuda))) return tps_err_oom(e, "reading %s", path);
   return 0;
 }
