@@ -4,7 +4,8 @@
 # data/ in gpus.tsv only; predict answers for it (a spec-only or transferred prediction: no part
 # measured), finds it by its CUDA name too, and --thresholds-out keys it by the row's engine_key
 # with the row's CUDA name as device_name.  A row without the name columns is keyed by its
-# table name, with a note.  A file without the optional columns (the four name columns, the
+# table name, with a note.  A fact marked uncertain makes predict name it and cover its break-evens at
+# -10%/+10% (checked against rows with the fact moved).  A file without the optional columns (the four name columns, the
 # clocks) still reads; bad name cells are refused with file and line (exit 2).
 . "$top_srcdir/tests/cli/lib.sh"
 command -v jq >/dev/null 2>&1 || { echo "no jq"; exit 77; }
@@ -43,6 +44,32 @@ printf 'ACME-X2\t\t120\t9.0\t1200\t2400\t5000\t64\tNVLink4\t18\t450\t20.6\t0\t0\
 expect_rc 0 "$TPSPLIT" predict --gpu ACME-X2 --tp 8 --path dense-bf16 --thresholds-out "$tmp/thr2.json"
 jq -e '(.devices | keys == ["ACME-X2"]) and (.notes | map(test("ACME-X2: no cuda_names or engine_key")) | any)' "$tmp/thr2.json" \
   >/dev/null && ok || fail "unkeyed row: $(jq -c '{k: (.devices | keys), notes}' "$tmp/thr2.json")"
+# an uncertain fact ('?'): predict names it, its break-evens at -10% / +10% are those of rows
+# with the peaks at 1080/2160 and 1320/2640 TFLOPS (computed apart here; they differ, so the
+# fact matters), and the interval covers them
+for v in '1200?	2400' '1080	2160' '1320	2640'; do
+  printf 'ACME-X4\t\t120\t9.0\t%s\t5000\t64\tNVLink4\t18\t450\t20.6\t0\t0\tmade up\t-\t-\t-\t-\n' "$v" >"$tmp/row"
+  cat "$D/gpus.tsv" "$tmp/row" >"$tmp/u.tsv"
+  expect_rc 0 "$TPSPLIT" predict --gpus-file "$tmp/u.tsv" --gpu ACME-X4 --tp 8 --path dense-bf16 --json
+  cp "$tmp/out" "$tmp/u_${v%%	*}.json"
+done
+u="$tmp/u_1200?.json"
+jq -e '.uncertain_facts | length == 1 and .[0].fact == "peak_tflops" and (.[0].value | startswith("1200/2400?"))' "$u" >/dev/null &&
+  ok || fail "uncertain facts: $(jq -c .uncertain_facts "$u")"
+[ "$(jq -r .breakeven_tokens "$tmp/u_1080.json")" != "$(jq -r .breakeven_tokens "$tmp/u_1320.json")" ] && ok ||
+  fail "the peak does not move the break-even: the test shows nothing"
+for v in 1080 1320; do
+  k=$([ $v = 1080 ] && echo minus10 || echo plus10)
+  [ "$(jq -r .breakeven_tokens "$tmp/u_$v.json")" = "$(jq -r --arg k "$k" '.uncertain_facts[0]["breakeven_" + $k]' "$u")" ] && ok ||
+    fail "peak $v: break-even $(jq -r .breakeven_tokens "$tmp/u_$v.json"), predict's $k $(jq -r --arg k "$k" '.uncertain_facts[0]["breakeven_" + $k]' "$u")"
+  jq -e --slurpfile u "$u" '.breakeven_tokens as $b | $u[0] | ($b == null and .breakeven_hi == null) or
+      ($b != null and .breakeven_lo <= $b and (.breakeven_hi == null or .breakeven_hi >= $b))' "$tmp/u_$v.json" >/dev/null && ok ||
+    fail "peak $v: the interval does not cover its break-even"
+  jq -e 'has("uncertain_facts") | not' "$tmp/u_$v.json" >/dev/null && ok || fail "peak $v: uncertain facts where none"
+done
+printf 'ACME-X4\t\t120\t9.0\t1200?\t2400\t5000\t64\tNVLink4\t18\t450\t20.6\t0\t0\tmade up\t-\t-\t-\t-\n' | cat "$D/gpus.tsv" - >"$tmp/u2.tsv"
+expect_rc 0 "$TPSPLIT" predict --gpus-file "$tmp/u2.tsv" --gpu ACME-X4 --tp 8 --path dense-bf16
+expect_grep '^uncertain facts of ACME-X4 in the GPU table: peak_tflops 1200/2400\? \(bf16/fp8\) \(break-even [0-9]+/[0-9]+ at -10%/\+10%\); the interval covers' "$tmp/out"
 # a file without the optional columns reads, and answers as the full one
 cut -f1-12,15 "$D/gpus.tsv" >"$tmp/old.tsv"
 expect_rc 0 "$TPSPLIT" predict --gpus-file "$tmp/old.tsv" --gpu H200 --tp 8 --path dense-bf16
