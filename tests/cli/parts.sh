@@ -92,16 +92,31 @@ awk -v s="$got" -v g="$rows" -v w="$want" 'BEGIN { d = (s - g) / w - 1; if (d < 
 expect_rc 2 "$TPSPLIT" predict --gpu H20 --tp 8 --gather nccl="$tmp/custom8.tsv"
 one_line_error "$tmp/custom8.tsv: measures the custom gather, not nccl"
 
-# --- the default names every part: H200 w8a16 (our table) with the gather moved from the
-# other NVLink GPUs (the H200 has the H100's NVLink4)
-expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --tokens 1024
+# --- the default names every part: H200 w8a16 (our table) with the NCCL gather AIConfigurator
+# measured on 8 H200s (data/aic/nccl_h200_sxm.tsv.gz, issue 27 item 1)
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --tokens 128,1024 --json
+cp "$tmp/out" "$tmp/h200.json"
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --tokens 128,1024
 expect_grep '^# \[[0-9]+\] GEMM w8a16 on H200-SXM, K 5120 N 1792: measured: data/h200_gemm_w8a16.tsv lines [0-9]+-[0-9]+' "$tmp/out"
-expect_grep "gather nccl on H200-SXM at TP 8: transferred: .* fitted on A100-SXM-80GB,H100-SXM,B200 .*H200-SXM has the H100-SXM's fabric" "$tmp/out"
-expect_grep '^ +1024 +128 .* nccl +m,m,t$' "$tmp/out"
+expect_grep "gather nccl on H200-SXM at TP 8: measured: data/aic/nccl_h200_sxm.tsv.gz lines [0-9]+-[0-9]+ \(nccl-tests all_gather via AIConfigurator, NCCL 2.29.2, 8 GPUs" "$tmp/out"
+expect_grep '^ +1024 +128 .* nccl +m,m,m$' "$tmp/out"
+# its gather at T = 1024 (8 x 128 rows x 3584 B = 3.5 MiB) lies between the file's measured
+# gathers at 2 and 4 MiB of 8 GPUs (each the mean over its dtypes); replicated(128) = GEMM(128 rows)
+set -- $(gzip -dc "$data/aic/nccl_h200_sxm.tsv.gz" | awk -F'\t' '$3 == "all_gather" && $4 == 8 && ($5 == 2097152 || $5 == 4194304) {
+    s[$5] += log($6); n[$5]++ } END { printf "%.15g %.15g", exp(s[2097152] / n[2097152]), exp(s[4194304] / n[4194304]) }')
+lo=$1; hi=$2
+split=$(row_val 1024 split_us "$tmp/h200.json")
+rep128=$(row_val 128 replicated_us "$tmp/h200.json")
+awk -v s="$split" -v r="$rep128" -v lo="$lo" -v hi="$hi" 'BEGIN { g = s - r; exit !(g >= lo - 1e-9 && g <= hi + 1e-9) }' \
+  && ok || fail "H200 gather at 1024 tokens $split - $rep128 not in [$lo, $hi]"
+# a GPU with no measured gather: moved from the other NVLink GPUs (the B300 has the B200's NVLink5)
+expect_rc 0 "$TPSPLIT" predict --gpu B300 --tp 8 --path dense-bf16 --gather nccl --tokens 1024
+expect_grep "gather nccl on B300 at TP 8: transferred: .* fitted on A100-SXM-80GB,H100-SXM,H200-SXM,B200 .*B300 has the B200's fabric \(nvlink5" "$tmp/out"
+expect_grep '^ +1024 +128 .* nccl +t,t,t$' "$tmp/out"
 # a GPU nothing was measured on: transferred from the GPUs named
 expect_rc 0 "$TPSPLIT" predict --gpu H800 --tp 8 --path dense-bf16 --tokens 1024 --json
 expect_grep '"provenance": "transferred"' "$tmp/out"
-expect_grep '"transferred_from": "A100-SXM-80GB,H100-SXM,B200,L40S,RTX-PRO-6000-Server,H200-SXM"' "$tmp/out"
+expect_grep '"transferred_from": "A100-SXM-80GB,H100-SXM,H200-SXM,B200,L40S,RTX-PRO-6000-Server"' "$tmp/out"
 
 # --- a measured range that does not reach the question: the model outside it, flagged
 awk -F'\t' '/^#/ || $1 == "rows" || $1 <= 512' "$data/h200_gemm_dense-bf16.tsv" > "$tmp/g512.tsv"
