@@ -117,15 +117,15 @@ cmp -s "$tmp/p1" "$tmp/p3" && fail "B200 x1.7 did not move the H100 prediction" 
 expect_rc 0 "$TPSPLIT" fit --loo-gpu
 cp "$tmp/out" "$tmp/full"
 # rows per GPU: GEMM (A100: two bf16 tables, no fp8; H100: AIC and bench tables, both paths;
-# H200: bf16 and fp8, no gather) + all-gather + break-even (paths x TP 2, 4, 8)
-for gw in A100-SXM-80GB:6 H100-SXM:11 B200:9 L40S:9 RTX-PRO-6000-Server:9 H200-SXM:2; do
+# H200: AIC and bench tables, both paths, as the H100) + all-gather + break-even (paths x TP 2, 4, 8)
+for gw in A100-SXM-80GB:6 H100-SXM:11 B200:9 L40S:9 RTX-PRO-6000-Server:9 H200-SXM:11; do
   g=${gw%:*} want=${gw#*:}
   n=$(grep -c "^$g " "$tmp/full")
   [ "$n" -eq "$want" ] && ok || fail "$g: $n rows, want $want"
 done
-expect_grep '^# GEMM 90% interval coverage, all GPUs and paths: [0-9.]+% of 1448 points' "$tmp/full"
+expect_grep '^# GEMM 90% interval coverage, all GPUs and paths: [0-9.]+% of 1740 points' "$tmp/full"   # 1448 + the H200 AIC table's 146 per path
 expect_grep '^# in sample: median \|err\| [0-4]\.[0-9]%' "$tmp/full"
-expect_grep '^# break-even within 15%: [0-9]+ of 27; decisions agree: [0-9]+ of 405' "$tmp/full"
+expect_grep '^# break-even within 15%: [0-9]+ of 33; decisions agree: [0-9]+ of 495' "$tmp/full"   # + H200 x 2 paths x 3 TP, 15 T each
 # every error is a percentage; every GEMM row has its coverage
 awk '/^# GEMM dense|^# GEMM native/{g=1; next} /^$/{g=0} g && !/^gpu/ {
        if ($(NF-3) !~ /%$/ || $(NF-1) !~ /%$/) bad++ } END{exit bad > 0}' "$tmp/full" && ok || fail "GEMM rows malformed"
