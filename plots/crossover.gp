@@ -12,9 +12,9 @@ set cbrange [16:16384]
 set format cb '%.0f'
 set cblabel 'break-even tokens (split faster from T)'
 set xrange [-0.5:3.5]
-set yrange [-0.5:10.5]
+set yrange [-0.5:11.5]
 set xtics ('TP2' 0, 'TP4' 1, 'TP8' 2, 'TP16' 3) scale 0
-YT = "set ytics ('H20' 10, 'H100-SXM' 9, 'H800-SXM' 8, 'H200-SXM' 7, 'A100-SXM-80GB' 6, 'L40S' 5, 'B200' 4, 'B300' 3, 'GB200' 2, 'MI300X' 1, 'RTX-PRO-6000-Server' 0) scale 0"
+YT = "set ytics ('H20' 11, 'H100-SXM' 10, 'H800-SXM' 9, 'H200-SXM' 8, 'A100-SXM-80GB' 7, 'L40S' 6, 'B200' 5, 'B300' 4, 'GB200' 3, 'GB300' 2, 'MI300X' 1, 'RTX-PRO-6000-Server' 0) scale 0"
 unset grid
 unset key
 set xlabel 'tensor-parallel size'

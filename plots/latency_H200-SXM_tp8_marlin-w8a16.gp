@@ -6,7 +6,7 @@ set datafile separator tab
 set datafile missing 'nan'
 set grid back lc rgb '#dddddd'
 set border lw 1
-set title 'H200-SXM, TP8, marlin-w8a16: replicated vs split latency (GEMM transferred[6], gather transferred[12],transferred[7])'
+set title 'H200-SXM, TP8, marlin-w8a16: replicated vs split latency (GEMM transferred[6], gather transferred[12],measured[7])'
 set logscale x 2
 set format x '%.0f'
 set xtics 1, 2

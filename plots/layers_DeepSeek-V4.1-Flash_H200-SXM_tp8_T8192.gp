@@ -16,10 +16,10 @@ set style fill solid 0.9 border lc rgb '#ffffff'
 set key below left horizontal Left reverse samplen 2 spacing 1.3 maxcols 2 title 'layer kind: layers x the stage of one layer, replicated -> split' left
 # the model's totals at the bar ends
 set label 1 '14.07 ms' at 14.06822748, 1 left offset 0.8,0 front
-set label 2 '7.38 ms: saves 6.68 ms (48%)' at 7.384607326, 0 left offset 0.8,0 front
+set label 2 '6.76 ms: saves 7.31 ms (52%)' at 6.762525401, 0 left offset 0.8,0 front
 plot \
-  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 2 using 2:1:3:4:5:6 with boxxyerror fc rgb '#4E79A7' title 'plain: 32 x (336.0 -> 168.9 us)', \
-  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 3 using 2:1:3:4:5:6 with boxxyerror fc rgb '#F28E2B' title 'compressor/1024+indexer/32: 3 x (480.5 -> 313.5 us)', \
-  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 4 using 2:1:3:4:5:6 with boxxyerror fc rgb '#59A14F' title 'compressor/512+indexer/32: 1 x (425.8 -> 258.7 us)', \
-  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 5 using 2:1:3:4:5:6 with boxxyerror fc rgb '#B07AA1' title 'indexer/32: 4 x (362.5 -> 195.4 us)'
+  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 2 using 2:1:3:4:5:6 with boxxyerror fc rgb '#4E79A7' title 'plain: 32 x (336.0 -> 153.3 us)', \
+  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 3 using 2:1:3:4:5:6 with boxxyerror fc rgb '#F28E2B' title 'compressor/1024+indexer/32: 3 x (480.5 -> 297.9 us)', \
+  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 4 using 2:1:3:4:5:6 with boxxyerror fc rgb '#59A14F' title 'compressor/512+indexer/32: 1 x (425.8 -> 243.1 us)', \
+  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 5 using 2:1:3:4:5:6 with boxxyerror fc rgb '#B07AA1' title 'indexer/32: 4 x (362.5 -> 179.9 us)'
 unset output

@@ -21,6 +21,12 @@ typedef struct {
   unsigned uncertain;     /* bit mask of TPS_GPU_U_* fields marked uncertain in the table */
   double base_mhz;        /* datasheet base (guaranteed) graphics clock, MHz (0 = unknown) */
   double boost_mhz;       /* datasheet boost graphics clock, MHz (0 = unknown) */
+  /* Facts of data/gpus.tsv that name the GPU outside tpsplit ("" = not in the table): */
+  char cuda_name[64];     /* the device name the runtime reports ("NVIDIA H200"), the first of cuda_names */
+  char engine_key[64];    /* the key engines file thresholds under ("NVIDIA_H200") */
+  char colour[8];         /* plot colour "#RRGGBB" */
+  char arch[24];          /* architecture family ("sm90-hopper", "sm100-blackwell") */
+  char fabric[16];        /* scale-up fabric family: the link column lower-cased ("nvlink4", "pcie4") */
 } tps_gpu;
 
 enum {

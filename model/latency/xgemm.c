@@ -78,7 +78,8 @@ static double qnorm(double a, double b, double q) {
 /* Dense bf16 tensor flop per clock per SM of an architecture (NVIDIA architecture
  * whitepapers: A100 312 TFLOPS = 108 SMs x 1.41 GHz x 2048; H100 SXM 989 = 132 x 1.83 GHz
  * x 4096; L40S 362 = 142 x 2.52 GHz x 1024; B200 x 8192; RTX PRO 6000 503.8 = 188 x 2.617 GHz
- * x 1024).  0 when unknown. */
+ * x 1024).  0 when unknown.  A fact of the architecture (the compute capability), not of one
+ * GPU: a new GPU of a known architecture is one row of data/gpus.tsv, no edit here. */
 static double flop_per_clk_sm(const tps_gpu *g) {
   int cc = g->cc_major * 10 + g->cc_minor;
   switch (cc) {

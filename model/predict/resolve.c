@@ -51,10 +51,10 @@ static void same_fabric(const tps_resolve_models *mv, const tps_gpu *g, const ch
   copy_str(list, sizeof list, trained);
   for (char *s = strtok(list, ","); s; s = strtok(NULL, ",")) {
     const tps_gpu *h = find_gpu(mv, s);
-    if (h && !SAME(h, g) && h->nvlink == g->nvlink && h->links == g->links && h->nccl_link_gbps == g->nccl_link_gbps &&
-        h->link_gbps == g->link_gbps) {
+    if (h && !SAME(h, g) && h->nvlink == g->nvlink && !strcmp(h->fabric, g->fabric) && h->links == g->links &&
+        h->nccl_link_gbps == g->nccl_link_gbps && h->link_gbps == g->link_gbps) {
       snprintf(buf, sz, "; %s has the %s's fabric (%s, %d links x %.1f GB/s in NCCL's model), so the same bus bandwidth B",
-               g->name, h->name, h->nvlink ? "NVLink" : "PCIe", h->links, h->nccl_link_gbps);
+               g->name, h->name, h->fabric[0] ? h->fabric : h->nvlink ? "NVLink" : "PCIe", h->links, h->nccl_link_gbps);
       return;
     }
   }
@@ -208,11 +208,14 @@ int tps_resolve_gather_model(const tps_resolve_models *mv, const tps_gpu *gpu, i
 
 /* ------------------------------------------------------------------ measured siblings */
 int tps_resolve_gemm_sibling(const tps_gpu *sib, const tps_gpu *tgt) {
-  return sib && tgt && !SAME(sib, tgt) && sib->cc_major > 0 && sib->cc_major == tgt->cc_major;
+  if (!sib || !tgt || SAME(sib, tgt)) return 0;
+  if (sib->arch[0] && tgt->arch[0]) return !strcmp(sib->arch, tgt->arch); /* the GPU table's family */
+  return sib->cc_major > 0 && sib->cc_major == tgt->cc_major;
 }
 
 int tps_resolve_gather_sibling(const tps_gpu *sib, const tps_gpu *tgt) {
-  return sib && tgt && !SAME(sib, tgt) && sib->nvlink == tgt->nvlink && sib->links == tgt->links && sib->links > 0 &&
+  return sib && tgt && !SAME(sib, tgt) && sib->nvlink == tgt->nvlink && !strcmp(sib->fabric, tgt->fabric) &&
+         sib->links == tgt->links && sib->links > 0 &&
          sib->nccl_link_gbps > 0 && sib->nccl_link_gbps == tgt->nccl_link_gbps && sib->link_gbps == tgt->link_gbps;
 }
 

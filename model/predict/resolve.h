@@ -13,11 +13,12 @@
  *      and HBM bandwidth;
  *   4. spec-only: the datasheet x the path's priors.
  * Before these models, a measured sibling (issue 27 item 2): when the target's own
- * measurement is missing, a GPU of its architecture family (same compute capability major:
- * H20/H100/H200/H800; B200/B300/GB200/GB300) whose GEMM of this path is measured answers,
+ * measurement is missing, a GPU of its architecture family (the GPU table's arch column,
+ * else the compute capability major: H20/H100/H200/H800; B200/B300/GB200/GB300) whose GEMM
+ * of this path is measured answers,
  * its measured times moved by the spec ratio of the regime (tps_resolve_sibling_gemm_us);
- * for a gather, a GPU of the same fabric (NVLink or PCIe, link count, NCCL's per-link
- * bandwidth: the same bus bandwidth) answers with its measured times as they are.
+ * for a gather, a GPU of the same fabric (the table's fabric family, link count, NCCL's
+ * per-link bandwidth: the same bus bandwidth) answers with its measured times as they are.
  * all-gather of (GPU, TP, backend): none for TP 1 or beyond one 8-GPU node (spec-only in the
  *   context); custom: the H20 fit moved by link bandwidth (else xgather's priors); NCCL: the
  *   cross-GPU all-gather model of the GPU's fabric (NVLink or PCIe). */
@@ -83,7 +84,8 @@ int tps_resolve_gather_model(const tps_resolve_models *r, const tps_gpu *gpu, in
  * the same SM count, widened by half the |log| ratio of SM counts otherwise ([A]: waves and
  * tiles per SM do not move with HBM and peak; H200 -> H20, 132 vs 78 SMs: 0.06 + 0.26). */
 double tps_resolve_sibling_gemm_rsd(const tps_gpu *sib, const tps_gpu *tgt);
-/* 1 when sib's GEMM measurements may answer for tgt (same architecture family), else 0. */
+/* 1 when sib's GEMM measurements may answer for tgt (same architecture family: arch, else
+ * the compute capability major), else 0. */
 int tps_resolve_gemm_sibling(const tps_gpu *sib, const tps_gpu *tgt);
 /* 1 when sib's gather measurements may answer for tgt (same scale-up fabric), else 0. */
 int tps_resolve_gather_sibling(const tps_gpu *sib, const tps_gpu *tgt);

@@ -574,7 +574,7 @@ typedef struct {
   double w90[MAX_TPS];
 } xfer;
 
-static const char *const aic_nccl_stems[] = {"a100_sxm", "h100_sxm", "b200_sxm", "l40s", "rtx_pro_6000_server"};
+static const char *const aic_nccl_stems[] = {"a100_sxm", "h100_sxm", "h200_sxm", "b200_sxm", "l40s", "rtx_pro_6000_server"};
 #define NSTEMS (sizeof aic_nccl_stems / sizeof aic_nccl_stems[0])
 
 typedef struct {

@@ -61,9 +61,8 @@ static const tps_thr_device *thr_device(const tps_thr_file *f, const tps_gpu_tab
       return d;
     }
     *gpu = g;
-    const char *cuda = tps_thr_cuda_name(g->name);
     char key[256];
-    tps_thr_device_key(cuda ? cuda : g->name, key, sizeof key);
+    tps_thr_gpu_key(g, key, sizeof key);
     d = tps_thr_find_device(f, key);
     for (size_t i = 0; !d && i < f->ndev; i++)
       if (!strcasecmp(f->dev[i].gpu_spec, g->name)) d = &f->dev[i];

@@ -6,7 +6,7 @@
  *   AIConfigurator tables data/aic/gemm_<gpu>_k5120.tsv.gz: N = 1536 and 2048 scored (the
  *   measured N either side of 1792), N = 512, 1024, 3072, 4096 fitted only; M = 1..16384
  *   (a100_sxm: its sglang and trtllm rows, one GPU); our tables (tpsplit bench gemm) of the
- *   H200 and the H100, N = 1792 (the H100: one GPU with its AIC table, one fold).
+ *   H200 and the H100, N = 1792 (each one GPU with its AIC table, one fold).
  *   For every GPU g: fit on the other GPUs, predict every point of g; the 90% interval's
  *   log half-width is the 90% quantile of the training GPUs' nested leave-one-out |log
  *   residuals| (each training GPU h predicted by a fit without g and h).

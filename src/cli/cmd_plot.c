@@ -175,6 +175,7 @@ int cmd_plot(int argc, char **argv) {
   memset(meas, 0, sizeof meas);
   if (!fits) { tps_die_msg("out of memory"); return TPS_EXIT_FAIL; }
   if (tps_gpus_load(gpus_file, &gt, &e)) { tps_err_print(&e); goto cleanup; }
+  tps_plot_use_gpus(&gt);
   tps_fit_opts fo = {1, 0}; /* fits made here include leave-one-out errors */
   for (size_t i = 0; i < nin; i++) {
     const char *file = i < nmeas ? meas_files[i] : fitfiles[i - nmeas];

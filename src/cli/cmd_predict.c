@@ -15,6 +15,7 @@
 #include "src/cli/predict_common.h"
 #include "model/predict/excess.h"
 #include "model/predict/sensitivity.h"
+#include "src/cli/gpu_doubt.h"
 #include "src/cli/thresholds_pred.h"
 #include "src/base/util.h"
 
@@ -45,6 +46,8 @@ typedef struct {
   const tps_predref *ref;
   char desc[4400];                                 /* where the prediction comes from */
   const char *method;                              /* how the interval is made */
+  tps_doubt doubt;                                 /* the GPU's uncertain facts (gpu_doubt.h) */
+  char doubt_line[1024];
 } answer;
 
 /* Whether the split has a gather: TP > 1, or a measured one-rank gather. */
@@ -171,6 +174,20 @@ static int print_json(const answer *a) {
     json_object_set_new(root, "interval_never", nv);
   }
   json_object_set_new(root, "samples", json_integer(a->iv.nsamples));
+  if (a->doubt.n) {
+    json_t *u = json_array();
+    for (int i = 0; i < a->doubt.n; i++) {
+      const tps_doubt_fact *x = &a->doubt.f[i];
+      json_t *o = json_object();
+      json_object_set_new(o, "fact", json_string(x->fact));
+      json_object_set_new(o, "value", json_string(x->value));
+      json_object_set_new(o, "breakeven_minus10", x->moved ? jtok(x->be_minus) : json_null());
+      json_object_set_new(o, "breakeven_plus10", x->moved ? jtok(x->be_plus) : json_null());
+      json_array_append_new(u, o);
+    }
+    json_object_set_new(root, "uncertain_facts", u);
+    json_object_set_new(root, "uncertain_note", json_string(a->doubt_line));
+  }
   json_t *chg = json_array();
   for (size_t i = 0; i < a->cx.nchg && i < TPS_CROSS_MAXCHG; i++) {
     json_t *o = json_object();
@@ -257,6 +274,7 @@ static void print_text(const answer *a) {
   char never[400];
   never_text(a, never, sizeof never);
   if (never[0]) printf("%s\n", never);
+  if (a->doubt_line[0]) printf("%s\n", a->doubt_line);
   printf("sign changes:");
   if (!a->cx.nchg) printf(" none");
   for (size_t i = 0; i < a->cx.nchg && i < TPS_CROSS_MAXCHG; i++) printf(" %s %ld%s", a->cx.chg_wins[i] ? "wins from" : "loses from", a->cx.chg[i], i + 1 < a->cx.nchg ? ";" : "");
@@ -352,6 +370,9 @@ static int analyze(answer *a, const tps_cmdopt_values *v) {
       tps_pred_sensitivity(&a->p, a->tmax, a->sens, &a->ns) != TPS_OK)
     return -1;
   a->threshold = tps_threshold(a->cx.breakeven, a->rounding);
+  if (tps_doubt_eval(a->ref, a->scaling, a->gpu, (int)a->tp, a->path, &v->po, a->tmax, &a->doubt) != TPS_OK) return -1;
+  if (!isnan(a->iv.lo)) tps_doubt_widen(&a->doubt, &a->iv.lo, &a->iv.hi);
+  tps_doubt_describe(&a->doubt, a->gpu, a->doubt_line, sizeof a->doubt_line);
   a->inv_link = a->inv_gemm = a->from_link = a->from_gemm = NAN;
   a->inv_link_rc = a->tp > 1 ? tps_pred_inverse(&a->p, TPS_INV_LINK, a->at, &a->inv_link) : TPS_EINVAL;
   a->inv_gemm_rc = tps_pred_inverse(&a->p, TPS_INV_GEMM, a->at, &a->inv_gemm);

@@ -4,7 +4,7 @@
  *   AIConfigurator tables data/aic/gemm_<gpu>_k5120.tsv.gz: N = 1536 and 2048 scored (the
  *   measured N either side of 1792), N = 512, 1024, 3072, 4096 fitted only; M = 1..16384
  *   (a100_sxm: its sglang and trtllm rows, one GPU); our tables (tpsplit bench gemm) of the
- *   H200 and the H100, N = 1792 (the H100: one GPU with its AIC table, one fold).
+ *   H200 and the H100, N = 1792 (each one GPU with its AIC table, one fold).
  * All-gather (model/latency/xgather.h): AIC nccl-tests all_gather tables, 2, 4, 8 ranks.
  * w8a16 (model/latency/xgemm.h, tps_xw8): our kernels on data/h200_gemm_w8a16.tsv. */
 #include "config.h"
@@ -18,7 +18,7 @@
 #include "model/core/status.h"
 #include "src/cli/loo_data.h"
 
-const aic_src tps_lgo_aic_gemm[] = {{"a100_sxm", "sglang"}, {"a100_sxm", "trtllm"}, {"h100_sxm", ""},
+const aic_src tps_lgo_aic_gemm[] = {{"a100_sxm", "sglang"}, {"a100_sxm", "trtllm"}, {"h100_sxm", ""}, {"h200_sxm", ""},
                                    {"b200_sxm", ""},       {"l40s", ""},             {"rtx_pro_6000_server", ""}};
 const long tps_lgo_aic_n[2] = {1536, 2048};
 /* N fitted but not in the error table: they tell the model about smaller and larger
@@ -188,7 +188,7 @@ void tps_lgo_predict_set(const tps_xg_model *m, const gset *s, double *out) {
 /* ------------------------------------------------------------------ all-gather */
 
 
-const char *const tps_lgo_aic_nccl[TPS_LGO_NNCCL] = {"a100_sxm", "h100_sxm", "b200_sxm", "l40s", "rtx_pro_6000_server"};
+const char *const tps_lgo_aic_nccl[TPS_LGO_NNCCL] = {"a100_sxm", "h100_sxm", "h200_sxm", "b200_sxm", "l40s", "rtx_pro_6000_server"};
 
 void tps_lgo_aset_free(aset *a) {
   free(a->ranks); free(a->bytes); free(a->t); free(a->pred); free(a->eval);

@@ -75,7 +75,7 @@ extern const char *const tps_lgo_bench_gemm[];
 #define TPS_LGO_NBENCH_XGPU 1
 /* NCCL: data/aic/nccl_<stem>.tsv.gz */
 extern const char *const tps_lgo_aic_nccl[];
-#define TPS_LGO_NNCCL 5
+#define TPS_LGO_NNCCL 6
 
 int tps_lgo_load_aic_gemm(const aic_src *src, tps_xg_path path, const tps_gpu_table *gt, gset *s, tps_err *e);
 int tps_lgo_load_bench_gemm(const char *rel, const tps_gpu_table *gt, gset *s, tps_err *e);

@@ -13,6 +13,8 @@
 #include "src/base/jsonout.h"
 #include "src/base/util.h"
 #include "model/predict/crossover.h"
+#include "src/plot/plot.h"
+#include "src/cli/gpu_doubt.h"
 #include "model/predict/uncertainty.h"
 
 int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
@@ -20,6 +22,7 @@ int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const ch
   memset(r, 0, sizeof *r);
   *fit_failed = 0;
   if (tps_gpus_load(gpus_file, &r->gpus, e) != 0) return -1;
+  tps_plot_use_gpus(&r->gpus);
   char bundled[4096];
   if (scaling == TPS_SCALING_MODEL) {
     if (fit_file) {
@@ -209,6 +212,11 @@ static void grid_cell(grid_job *j, tps_gridcell *c) {
     c->cx.tmax = j->tmax;
     c->status = tps_pred_analyze_be(&p, j->tmax, j->uo, &c->cx.breakeven, &c->iv);
   }
+  if (c->status == TPS_OK && c->gpu->uncertain && j->scaling != TPS_SCALING_PESSIMISTIC) {
+    tps_doubt d;
+    c->status = tps_doubt_eval(j->r, j->scaling, c->gpu, c->tp, c->path, j->po, j->tmax, &d);
+    if (c->status == TPS_OK) c->uncertain = tps_doubt_widen(&d, &c->iv.lo, &c->iv.hi) || d.n > 0;
+  }
   if (c->status == TPS_NA) snprintf(c->why, sizeof c->why, "%s", p.why);
   tps_pred_free(&p);
   if (c->status == TPS_OK) c->threshold = tps_threshold(c->cx.breakeven, j->rounding);
@@ -298,6 +306,7 @@ void tps_grid_print(const tps_grid *g) {
   printf("%-14s %3s  %-13s %10s  %-16s %9s", "gpu", "tp", "path", "breakeven", ivname, "threshold");
   if (parts) printf("  %-22s %s", "gemm", "gather");
   printf("\n");
+  int nstar = 0;
   for (size_t i = 0; i < g->n; i++) {
     const tps_gridcell *c = &g->cell[i];
     if (c->status == TPS_NA) {
@@ -309,7 +318,8 @@ void tps_grid_print(const tps_grid *g) {
     fmt_tokens(lo, sizeof lo, c->iv.lo);
     fmt_tokens(hi, sizeof hi, c->iv.hi);
     if (isnan(c->iv.lo)) snprintf(iv, sizeof iv, "-");
-    else snprintf(iv, sizeof iv, "%s..%s", lo, hi);
+    else snprintf(iv, sizeof iv, "%s..%s%s", lo, hi, c->uncertain ? "*" : "");
+    nstar += c->uncertain;
     if (c->threshold < 0) snprintf(th, sizeof th, "-");
     else snprintf(th, sizeof th, "%ld", c->threshold);
     printf("%-14s %3d  %-13s %10s  %-16s %9s", c->gpu->name, c->tp, c->path->name, be, iv, th);
@@ -321,6 +331,9 @@ void tps_grid_print(const tps_grid *g) {
     }
     printf("\n");
   }
+  if (nstar)
+    printf("* the interval also covers the break-even with each uncertain fact of the GPU's row (a value with '?' in\n"
+           "  data/gpus.tsv) at -10%% and +10%%; tpsplit predict --gpu G names them\n");
 }
 
 /* A token count as JSON: an integer, or null when not finite. */
@@ -343,6 +356,7 @@ json_t *tps_grid_json(const tps_grid *g) {
     json_object_set_new(o, "breakeven_lo", json_tokens(c->iv.lo));
     json_object_set_new(o, "breakeven_hi", json_tokens(c->iv.hi));
     json_object_set_new(o, "threshold_tokens", json_tokens(c->threshold < 0 ? NAN : (double)c->threshold));
+    if (c->uncertain) json_object_set_new(o, "interval_covers_uncertain_facts", json_true());
     if (g->scaling == TPS_SCALING_PARTS) {
       json_t *pj = tps_partuse_json(&c->use, c->backend, c->tp, c->custom_possible);
       json_object_update(o, pj);

@@ -72,6 +72,7 @@ typedef struct {
   tps_partuse use;          /* scaling parts: where its parts come from */
   int custom_possible;
   int backend;
+  int uncertain;            /* 1: iv also covers the GPU's uncertain facts at -10%/+10% (gpu_doubt.h) */
 } tps_gridcell;
 
 typedef struct tps_grid_s {

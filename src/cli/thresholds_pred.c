@@ -156,9 +156,10 @@ static void other_prov(const tps_predref *ref, const tps_pred *p, tps_thr_entry 
 
 int tps_throut_add(tps_thr_file *f, const tps_predref *ref, const tps_pred *p, const tps_partuse *use,
                    const tps_throut_answer *a, tps_err *e) {
-  const char *cuda = tps_thr_cuda_name(p->gpu.name);
   char key[256];
-  tps_thr_device_key(cuda ? cuda : p->gpu.name, key, sizeof key);
+  if (!tps_thr_gpu_key(&p->gpu, key, sizeof key) && !tps_thr_find_device(f, key))
+    tps_thr_add_note(f, "%s: no cuda_names or engine_key in the GPU table: keyed by its table name %s, which engines may "
+                     "not look up", p->gpu.name, key);
   if (p->tp < 2) {
     tps_thr_add_note(f, "%s TP%d %s: not written (the schema keys TP from 2; one rank has no gather to split for)", p->gpu.name,
                      p->tp, p->path->name);

@@ -1,8 +1,8 @@
 /* throut.h: predictions written as the engine-facing thresholds file (src/io/thresholds.h),
  * for `predict --thresholds-out FILE` and `crossover --thresholds-out FILE`.
  *
- * One entry per prediction: its device keyed as engines key it (tps_thr_cuda_name of the
- * data/gpus.tsv name, else that name; gpus_visible 0: predicted, not run on), the shape,
+ * One entry per prediction: its device keyed as engines key it (tps_thr_gpu_key: the engine_key of its
+ * data/gpus.tsv row, else its CUDA name, else its name; gpus_visible 0: predicted, not run on), the shape,
  * path, TP and gather backend of the context, the break-even, its 90% interval, the
  * threshold the command prints, the win bands and losing gaps of the dense scan (a note
  * says when they cannot be written), and each part's provenance as the prediction names it:

@@ -1031,10 +1031,18 @@ static int set_measured(tps_partsrc *s, pts *p, int have_model, const char *msrc
   return 0;
 }
 
+/* The facts a transferred part reads, in a cache key: a GPU moved by src/cli/gpu_doubt.c (its
+ * uncertain facts at -10% / +10%, the same name) gets parts of its own. */
+static void facts_tag(const tps_gpu *g, char *buf, size_t sz) {
+  snprintf(buf, sz, "%d/%.9g/%.9g/%.9g/%.9g/%.9g/%.9g", g->sms, g->bf16_tflops, g->fp8_tflops, g->hbm_gbps, g->l2_mb,
+           g->link_gbps, g->nccl_link_gbps);
+}
+
 static int resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, tps_partsrc **out,
                         tps_err *e) {
-  char key[256];
-  snprintf(key, sizeof key, "gemm|%s|%s|%ld|%ld", gpu->name, path->name, k, n);
+  char key[256], tag[128];
+  facts_tag(gpu, tag, sizeof tag);
+  snprintf(key, sizeof key, "gemm|%s|%s|%ld|%ld|%s", gpu->name, path->name, k, n, tag);
   if ((*out = cache_find(ps, key))) return 0;
   tps_partsrc *s = calloc(1, sizeof *s);
   if (!s) return tps_err_set(e, NULL, 0, "out of memory");
@@ -1106,9 +1114,10 @@ static int resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *pat
 }
 
 static int resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, tps_partsrc **out, tps_err *e) {
-  char key[256];
+  char key[256], tag[128];
   *out = NULL;
-  snprintf(key, sizeof key, "gather|%s|%d|%d", gpu->name, tp, backend);
+  facts_tag(gpu, tag, sizeof tag);
+  snprintf(key, sizeof key, "gather|%s|%d|%d|%s", gpu->name, tp, backend, tag);
   for (size_t i = 0; i < ps->nres; i++)
     if (!strcmp(ps->key[i], key)) { *out = ps->res[i]; return 0; }
   /* a negative entry is a key with no part: keep looking it up cheaply */

@@ -3,7 +3,18 @@
  * Tab-separated; '#' lines are comments; the header names the 13 required columns (any
  * order): name aliases sms cc bf16_tflops fp8_tflops hbm_gbps l2_mb link links link_gbps
  * nccl_link_gbps source, and may name the optional base_mhz boost_mhz (datasheet base and
- * boost graphics clocks; a file without them reads as before, the clocks 0 = unknown).
+ * boost graphics clocks; a file without them reads as before, the clocks 0 = unknown) and
+ * the optional name columns (a file without them reads as before, each "" = unknown; '-' in a
+ * cell = unknown too):
+ *   cuda_names   comma list of the device names the runtime reports (cudaGetDeviceProperties
+ *                .name, torch.cuda.get_device_name()), the first the one thresholds files
+ *                write; looked up by tps_gpus_find like the aliases
+ *   engine_key   the key engines file thresholds under ("NVIDIA_H200"): no blank, ',' or '"';
+ *                with cuda_names, the first CUDA name with blanks as '_' (the thresholds schema)
+ *   plot_colour  "#RRGGBB", the GPU's colour in every figure
+ *   arch         architecture family, e.g. sm90-hopper, sm100-blackwell: no blank
+ * The link column is the fabric family (NVLink4, NVLink5, PCIe4, xGMI ...), kept lower-cased
+ * in tps_gpu.fabric.
  * Units: TFLOPS dense, GB/s (1e9 B/s), MB, MHz.  A number followed by
  * '?' is uncertain: kept, and flagged in tps_gpu.uncertain (sms -> TPS_GPU_U_SMS, l2_mb ->
  * TPS_GPU_U_L2, bf16/fp8 peaks -> TPS_GPU_U_PEAK, hbm_gbps -> TPS_GPU_U_HBM, links,
@@ -34,19 +45,21 @@
 
 /* G_REQ required columns, then the optional ones (absent: 0 = unknown) */
 enum { G_NAME, G_ALIASES, G_SMS, G_CC, G_BF16, G_FP8, G_HBM, G_L2, G_LINK, G_LINKS, G_LINK_GBPS, G_NCCL, G_SOURCE,
-       G_REQ, G_BASE = G_REQ, G_BOOST, G_N };
+       G_REQ, G_BASE = G_REQ, G_BOOST, G_CUDA, G_KEY, G_COLOUR, G_ARCH, G_N };
 static const char *const gcols[G_N] = {"name", "aliases", "sms", "cc", "bf16_tflops", "fp8_tflops", "hbm_gbps",
                                        "l2_mb", "link", "links", "link_gbps", "nccl_link_gbps", "source",
-                                       "base_mhz", "boost_mhz"};
+                                       "base_mhz", "boost_mhz", "cuda_names", "engine_key", "plot_colour", "arch"};
 
 void tps_gpus_free(tps_gpu_table *t) {
   for (size_t i = 0; i < t->n; i++) {
     if (t->aliases) free(t->aliases[i]);
     if (t->source) free(t->source[i]);
+    if (t->cuda_names) free(t->cuda_names[i]);
   }
   free(t->gpu);
   free(t->aliases);
   free(t->source);
+  free(t->cuda_names);
   memset(t, 0, sizeof *t);
 }
 
@@ -83,8 +96,47 @@ static const tps_gpu *find_exact(const tps_gpu_table *t, const char *name) {
   for (size_t i = 0; i < t->n; i++)
     if (strcasecmp(t->gpu[i].name, name) == 0) return &t->gpu[i];
   for (size_t i = 0; i < t->n; i++)
-    if (in_list(t->aliases[i], name)) return &t->gpu[i];
+    if (in_list(t->aliases[i], name) || in_list(t->cuda_names[i], name)) return &t->gpu[i];
   return NULL;
+}
+
+/* A text cell of an optional column: "" when the file has no such column or the cell is '-'. */
+static const char *opt_cell(char **f, const int *idx, int col) {
+  if (idx[col] < 0) return "";
+  const char *c = f[idx[col]];
+  return strcmp(c, "-") == 0 ? "" : c;
+}
+
+/* The name columns (cuda_names, engine_key, plot_colour, arch) and the fabric of the link column. */
+static int name_cols(tps_gpu_table *t, tps_gpu *g, const char *path, long ln, char **f, const int *idx, tps_err *e) {
+  const char *cuda = opt_cell(f, idx, G_CUDA), *key = opt_cell(f, idx, G_KEY), *col = opt_cell(f, idx, G_COLOUR),
+             *arch = opt_cell(f, idx, G_ARCH), *link = f[idx[G_LINK]];
+  size_t first = strcspn(cuda, ",");
+  if (first >= sizeof g->cuda_name) return tps_err_set(e, path, ln, "CUDA name '%.*s' is too long", (int)first, cuda);
+  if (cuda[0] && (first == 0 || cuda[strlen(cuda) - 1] == ','))
+    return tps_err_set(e, path, ln, "cuda_names '%s' has an empty name", cuda);
+  snprintf(g->cuda_name, sizeof g->cuda_name, "%.*s", (int)first, cuda);
+  if (cuda[0] && find_exact(t, g->cuda_name))
+    return tps_err_set(e, path, ln, "CUDA name '%s' already names another GPU", g->cuda_name);
+  if (strlen(key) >= sizeof g->engine_key) return tps_err_set(e, path, ln, "engine_key '%s' is too long", key);
+  if (key[strcspn(key, " \t,\"")]) return tps_err_set(e, path, ln, "engine_key '%s' has a blank, comma or quote", key);
+  snprintf(g->engine_key, sizeof g->engine_key, "%s", key);
+  /* the thresholds schema keys a device by its name with blanks as '_' (src/io/thresholds.h) */
+  int same = key[0] && g->cuda_name[0] && strlen(key) == strlen(g->cuda_name);
+  for (size_t i = 0; same && key[i]; i++) same = key[i] == (g->cuda_name[i] == ' ' ? '_' : g->cuda_name[i]);
+  if (key[0] && g->cuda_name[0] && !same)
+    return tps_err_set(e, path, ln, "engine_key '%s' is not the CUDA name '%s' with blanks as '_' (how engines key it)", key,
+                       g->cuda_name);
+  if (col[0] && (strlen(col) != 7 || col[0] != '#' || strspn(col + 1, "0123456789abcdefABCDEF") != 6))
+    return tps_err_set(e, path, ln, "plot_colour '%s' is not #RRGGBB", col);
+  snprintf(g->colour, sizeof g->colour, "%s", col);
+  if (strlen(arch) >= sizeof g->arch || arch[strcspn(arch, " \t,")])
+    return tps_err_set(e, path, ln, "arch '%s' is too long or has a blank or comma", arch);
+  snprintf(g->arch, sizeof g->arch, "%s", arch);
+  if (strlen(link) >= sizeof g->fabric) return tps_err_set(e, path, ln, "link '%s' is too long", link);
+  for (size_t i = 0; link[i]; i++) g->fabric[i] = (char)tolower((unsigned char)link[i]);
+  if (!(t->cuda_names[t->n] = strdup(cuda))) return tps_err_oom(e, "reading %s", path);
+  return 0;
 }
 
 static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int *idx, tps_err *e) {
@@ -166,7 +218,13 @@ static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int 
     }
   }
   free(tmp);
-  if (!(t->source[t->n] = strdup(f[idx[G_SOURCE]]))) { free(al); return tps_err_oom(e, "reading %s", path); }
+  if (name_cols(t, g, path, ln, f, idx, e)) { free(al); return -1; }
+  if (!(t->source[t->n] = strdup(f[idx[G_SOURCE]]))) {
+    free(al);
+    free(t->cuda_names[t->n]);
+    t->cuda_names[t->n] = NULL;
+    return tps_err_oom(e, "reading %s", path);
+  }
   t->aliases[t->n] = al;
   t->n++;
   return 0;
@@ -197,7 +255,8 @@ int tps_gpus_load_mem(const char *path, const char *data, size_t len, tps_gpu_ta
     t->gpu = calloc(tx.n, sizeof *t->gpu);
     t->aliases = calloc(tx.n, sizeof *t->aliases);
     t->source = calloc(tx.n, sizeof *t->source);
-    if (!t->gpu || !t->aliases || !t->source) rc = tps_err_oom(e, "reading %s", path);
+    t->cuda_names = calloc(tx.n, sizeof *t->cuda_names);
+    if (!t->gpu || !t->aliases || !t->source || !t->cuda_names) rc = tps_err_oom(e, "reading %s", path);
   }
   for (size_t i = 0; i < tx.n && !rc; i++) {
     long ln = (long)i + 1;
@@ -220,7 +279,7 @@ int tps_gpus_load_mem(const char *path, const char *data, size_t len, tps_gpu_ta
       if (!rc && nf != known)
         rc = tps_err_set(e, path, ln,
                          "GPU table header has %d columns, want the %d: name aliases sms ... source (and optionally "
-                         "base_mhz boost_mhz), no others",
+                         "base_mhz boost_mhz cuda_names engine_key plot_colour arch), no others",
                          nf > G_N ? G_N + 1 : nf, G_REQ);
       ncols = nf;
       have_header = 1;

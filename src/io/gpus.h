@@ -1,8 +1,9 @@
 /* gpus.h: the GPU specification table (data/gpus.tsv, or a user file).
  * Columns: name, aliases (comma list), sms, cc, bf16_tflops, fp8_tflops, hbm_gbps, l2_mb,
- * link, links, link_gbps, nccl_link_gbps, source.  A value followed by '?' is uncertain
+ * link, links, link_gbps, nccl_link_gbps, source; optional base_mhz, boost_mhz, cuda_names,
+ * engine_key, plot_colour, arch (doc/formats.md).  A value followed by '?' is uncertain
  * (kept, and flagged in tps_gpu.uncertain).  Names match case-insensitively, with aliases
- * (H200 = H200-SXM). */
+ * (H200 = H200-SXM) and the CUDA device names of cuda_names. */
 #ifndef TPS_GPUS_H
 #define TPS_GPUS_H
 #include <stddef.h>
@@ -17,6 +18,7 @@ typedef struct {
   tps_gpu *gpu;
   char **aliases;  /* per GPU, comma list as in the file */
   char **source;   /* per GPU */
+  char **cuda_names; /* per GPU, comma list as in the file ("" when the file has no cuda_names) */
 } tps_gpu_table;
 
 /* Load path, or the bundled data/gpus.tsv when path is NULL. 0 or -1 with e. */

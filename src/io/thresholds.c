@@ -60,9 +60,10 @@ tps_thr_device *tps_thr_add_device(tps_thr_file *f, const char *device_name) {
 }
 
 tps_thr_device *tps_thr_add_spec_device(tps_thr_file *f, const tps_gpu *gpu) {
-  const char *cuda = tps_thr_cuda_name(gpu->name);
+  const char *cuda = tps_thr_cuda_name(gpu);
   tps_thr_device *d = tps_thr_add_device(f, cuda ? cuda : gpu->name);
   if (!d) return NULL;
+  tps_thr_gpu_key(gpu, d->key, sizeof d->key);
   copy(d->gpu_spec, sizeof d->gpu_spec, gpu->name);
   d->sms = gpu->sms;
   d->cc_major = gpu->cc_major;
@@ -171,24 +172,14 @@ void tps_thr_free(tps_thr_file *f) {
   memset(f, 0, sizeof *f);
 }
 
-/* CUDA's device names (cudaGetDeviceProperties().name, which torch.cuda.get_device_name()
- * returns) of the GPUs of data/gpus.tsv whose name is known. */
-static const struct { const char *spec, *cuda; } cuda_names[] = {
-    {"H20", "NVIDIA H20"},
-    {"H100-SXM", "NVIDIA H100 80GB HBM3"},
-    {"H800-SXM", "NVIDIA H800"},
-    {"H200-SXM", "NVIDIA H200"},
-    {"A100-SXM-80GB", "NVIDIA A100-SXM4-80GB"},
-    {"L40S", "NVIDIA L40S"},
-    {"B200", "NVIDIA B200"},
-    {"GB200", "NVIDIA GB200"},
-    {"RTX-PRO-6000-Server", "NVIDIA RTX PRO 6000 Blackwell Server Edition"},
-};
+/* The device name and engine key of a data/gpus.tsv GPU come from its row (cuda_names,
+ * engine_key): a new GPU is one row of the table. */
+const char *tps_thr_cuda_name(const tps_gpu *gpu) { return gpu && gpu->cuda_name[0] ? gpu->cuda_name : NULL; }
 
-const char *tps_thr_cuda_name(const char *gpu_spec) {
-  for (size_t i = 0; gpu_spec && i < sizeof cuda_names / sizeof *cuda_names; i++)
-    if (!strcasecmp(gpu_spec, cuda_names[i].spec)) return cuda_names[i].cuda;
-  return NULL;
+int tps_thr_gpu_key(const tps_gpu *gpu, char *key, size_t sz) {
+  if (gpu->engine_key[0]) { copy(key, sz, gpu->engine_key); return 1; }
+  tps_thr_device_key(gpu->cuda_name[0] ? gpu->cuda_name : gpu->name, key, sz);
+  return gpu->cuda_name[0] ? 1 : 0;
 }
 
 /* ------------------------------------------------------------------ JSON out */

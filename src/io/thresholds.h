@@ -178,8 +178,8 @@ typedef struct {
 void tps_thr_init(tps_thr_file *f);
 /* A device named as CUDA names it ("NVIDIA H200"); its key derived.  NULL: out of memory. */
 tps_thr_device *tps_thr_add_device(tps_thr_file *f, const char *device_name);
-/* A device that was predicted, not run on (predict, crossover): named by tps_thr_cuda_name of
- * its data/gpus.tsv name (or that name when CUDA's is not known), gpu_spec, SMs and compute
+/* A device that was predicted, not run on (predict, crossover): named by tps_thr_cuda_name
+ * (or its table name when CUDA's is not known), keyed by tps_thr_gpu_key, gpu_spec, SMs and compute
  * capability from the datasheet, gpus_visible 0, driver and runtime "" (none ran). */
 tps_thr_device *tps_thr_add_spec_device(tps_thr_file *f, const tps_gpu *gpu);
 /* A zeroed entry (provenance kinds measured, points -1, w90 NaN).  NULL: out of memory. */
@@ -201,10 +201,14 @@ int tps_thr_entry_bands(tps_thr_entry *e, const tps_bands *b, char *why, size_t 
 /* ---- names */
 /* The engine key of a CUDA device name: spaces as '_' ("NVIDIA H200" -> "NVIDIA_H200"). */
 void tps_thr_device_key(const char *name, char *key, size_t sz);
-/* The CUDA device name of a data/gpus.tsv GPU ("H200-SXM" -> "NVIDIA H200",
- * "H100-SXM" -> "NVIDIA H100 80GB HBM3"), for writers that predict a GPU they do not run
- * on; NULL when not known. */
-const char *tps_thr_cuda_name(const char *gpu_spec);
+/* The CUDA device name of a data/gpus.tsv GPU (its cuda_names' first: H200-SXM -> "NVIDIA H200",
+ * H100-SXM -> "NVIDIA H100 80GB HBM3"), for writers that predict a GPU they do not run on;
+ * NULL when its row has none. */
+const char *tps_thr_cuda_name(const tps_gpu *gpu);
+/* The key engines file a data/gpus.tsv GPU under: its engine_key, else tps_thr_device_key of
+ * its CUDA name, else of its table name.  1 when the key comes from the row's engine_key or
+ * CUDA name, 0 when only from the table name (writers add a note then). */
+int tps_thr_gpu_key(const tps_gpu *gpu, char *key, size_t sz);
 
 /* ---- JSON */
 json_t *tps_thr_to_json(const tps_thr_file *f);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -203,26 +204,44 @@ static int image_complete(const char *path, int format) {
 
 /* ---------------------------------------------------------------- colours *//* ---------------------------------------------------------------- colours */
 
-static int name_key_eq(const char *gpu, const char *key) {
-  size_t i = 0;
-  for (; gpu[i] && gpu[i] != '-' && key[i]; i++)
-    if (toupper((unsigned char)gpu[i]) != key[i]) return 0;
-  return key[i] == '\0' && (gpu[i] == '\0' || gpu[i] == '-');
+/* The plot_colour column of the GPU table in use (tps_plot_use_gpus): name, aliases, colour. */
+#define MAXCOL 128
+static struct { char name[32], aliases[256], rgb[8]; } colmap[MAXCOL];
+static size_t ncolmap;
+
+void tps_plot_use_gpus(const tps_gpu_table *t) {
+  ncolmap = 0;
+  for (size_t i = 0; t && i < t->n && ncolmap < MAXCOL; i++) {
+    if (!t->gpu[i].colour[0]) continue;
+    snprintf(colmap[ncolmap].name, sizeof colmap[ncolmap].name, "%s", t->gpu[i].name);
+    snprintf(colmap[ncolmap].aliases, sizeof colmap[ncolmap].aliases, "%s", t->aliases[i]);
+    snprintf(colmap[ncolmap].rgb, sizeof colmap[ncolmap].rgb, "%s", t->gpu[i].colour);
+    ncolmap++;
+  }
+}
+
+/* a and b equal up to their first '-', case-insensitive (H200 = H200-SXM) */
+static int stem_eq(const char *a, const char *b) {
+  size_t la = strcspn(a, "-"), lb = strcspn(b, "-");
+  return la == lb && strncasecmp(a, b, la) == 0;
+}
+
+static int alias_of(const char *list, const char *gpu) {
+  char buf[256], *save = NULL;
+  snprintf(buf, sizeof buf, "%s", list);
+  for (char *a = strtok_r(buf, ",", &save); a; a = strtok_r(NULL, ",", &save))
+    if (strcasecmp(a, gpu) == 0) return 1;
+  return 0;
 }
 
 const char *tps_plot_gpu_colour(const char *gpu) {
-  /* Okabe-Ito-like, chosen to stay apart on white: the measured H20 orange, H100 blue,
-   * H200 green, the Blackwells warm/purple. */
-  static const struct { const char *key, *rgb; } map[] = {
-    {"H20", "#E69F00"},  {"H100", "#0072B2"},  {"H200", "#009E73"}, {"H800", "#56B4E9"},
-    {"A100", "#CC79A7"}, {"L40S", "#8C564B"},  {"B200", "#D55E00"}, {"B300", "#7F3C8D"},
-    {"GB200", "#B8860B"}, {"MI300X", "#222222"},
-  };
   static const char *const fallback[] = {"#1F77B4", "#FF7F0E", "#2CA02C", "#D62728", "#9467BD",
                                          "#17BECF", "#BCBD22", "#7F7F7F"};
   if (!gpu) return fallback[0];
-  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-    if (name_key_eq(gpu, map[i].key)) return map[i].rgb;
+  for (size_t i = 0; i < ncolmap; i++)
+    if (strcasecmp(colmap[i].name, gpu) == 0 || alias_of(colmap[i].aliases, gpu)) return colmap[i].rgb;
+  for (size_t i = 0; i < ncolmap; i++)
+    if (stem_eq(colmap[i].name, gpu)) return colmap[i].rgb;
   uint32_t h = 2166136261u; /* FNV-1a of the upper-cased name */
   for (const char *p = gpu; *p; p++) { h ^= (uint32_t)toupper((unsigned char)*p); h *= 16777619u; }
   return fallback[h % (sizeof fallback / sizeof fallback[0])];

@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include "src/base/err.h"
 #include "model/fit/fit.h"
+#include "src/io/gpus.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -73,8 +74,12 @@ void tps_plot_files_free(tps_plot_files *w);
 /* The gnuplot that would run (see top), or NULL when none is found. */
 const char *tps_plot_gnuplot(void);
 
-/* Fixed colour of a GPU, "#rrggbb".  Matched on the name up to its first '-', case-insensitive
- * (H200 = H200-SXM); unknown names get a stable colour from a hash of the name. */
+/* The GPU table whose plot_colour column colours the figures (data/gpus.tsv; copied, so t may
+ * be freed after).  Commands that plot call it once after loading the table. */
+void tps_plot_use_gpus(const tps_gpu_table *t);
+/* Fixed colour of a GPU, "#rrggbb": the plot_colour of the table's GPU of that name or alias,
+ * else of the one equal up to the first '-' (H200 = H200-SXM), case-insensitive; GPUs with
+ * none, or no table given, get a stable colour from a hash of the name. */
 const char *tps_plot_gpu_colour(const char *gpu);
 
 /* A file-name-safe copy of s: letters, digits, '.', '-', '_' kept, anything else becomes '-'. */

@@ -117,25 +117,26 @@ cmp -s "$tmp/p1" "$tmp/p3" && fail "B200 x1.7 did not move the H100 prediction" 
 expect_rc 0 "$TPSPLIT" fit --loo-gpu
 cp "$tmp/out" "$tmp/full"
 # rows per GPU: GEMM (A100: two bf16 tables, no fp8; H100: AIC and bench tables, both paths;
-# H200: bf16 and fp8, no gather) + all-gather + break-even (paths x TP 2, 4, 8) + its decision quality
-for gw in A100-SXM-80GB:9 H100-SXM:17 B200:15 L40S:15 RTX-PRO-6000-Server:15 H200-SXM:2; do
+# H200: AIC and bench tables, both paths, as the H100) + all-gather + break-even (paths x TP 2, 4, 8)
+# + its decision quality (paths x TP 2, 4, 8)
+for gw in A100-SXM-80GB:9 H100-SXM:17 B200:15 L40S:15 RTX-PRO-6000-Server:15 H200-SXM:17; do
   g=${gw%:*} want=${gw#*:}
   n=$(grep -c "^$g " "$tmp/full")
   [ "$n" -eq "$want" ] && ok || fail "$g: $n rows, want $want"
 done
-expect_grep '^# GEMM 90% interval coverage, all GPUs and paths: [0-9.]+% of 1448 points' "$tmp/full"
+expect_grep '^# GEMM 90% interval coverage, all GPUs and paths: [0-9.]+% of 1740 points' "$tmp/full"   # 1448 + the H200 AIC table's 146 per path
 expect_grep '^# in sample: median \|err\| [0-4]\.[0-9]%' "$tmp/full"
-expect_grep '^# break-even within 15%: [0-9]+ of 27; decisions agree: [0-9]+ of 405' "$tmp/full"
+expect_grep '^# break-even within 15%: [0-9]+ of 33; decisions agree: [0-9]+ of 495' "$tmp/full"   # + H200 x 2 paths x 3 TP, 15 T each
 # every error is a percentage; every GEMM row has its coverage
 awk '/^# GEMM dense|^# GEMM native/{g=1; next} /^$/{g=0} g && !/^gpu/ {
        if ($(NF-3) !~ /%$/ || $(NF-1) !~ /%$/) bad++ } END{exit bad > 0}' "$tmp/full" && ok || fail "GEMM rows malformed"
 # decision quality (model/predict/excess.h; its values are checked by hand in
-# tests/unit/model/test_excess): 27 rows; 0 <= mean <= worst; at_T a point of the grid
+# tests/unit/model/test_excess): 33 rows (11 GPU x path, 3 TP); 0 <= mean <= worst; at_T a point of the grid
 # round(2^(i/8)) (computed here) or '-' when the worst is 0; a threshold of 'none' on a GPU whose
 # measured break-even is 'none' costs nothing only where the split never wins: the PCIe GPUs at
 # TP 4 and 8; the verdict is the target (mean <= 1%, worst <= 10%) and the count line adds them up
 awk '/^# decision quality/{d=1; next} d && /^# excess target met/{print; d=0} d && !/^#/ && !/^gpu/' "$tmp/full" > "$tmp/ex"
-[ "$(grep -c . "$tmp/ex")" -eq 28 ] && ok || fail "decision quality: $(grep -c . "$tmp/ex") lines, want 27 rows and the count"
+[ "$(grep -c . "$tmp/ex")" -eq 34 ] && ok || fail "decision quality: $(grep -c . "$tmp/ex") lines, want 33 rows and the count"
 awk 'BEGIN { for (i = 0; i <= 112; i++) g[sprintf("%d", int(2 ^ (i / 8) + 0.5))] = 1 }
      /^# excess/ { next }
      { m = $5; w = $6; gsub(/%/, "", m); gsub(/%/, "", w); v = (w + 0 <= 10 && m + 0 <= 1) ? "met" : "missed"
@@ -143,7 +144,7 @@ awk 'BEGIN { for (i = 0; i <= 112; i++) g[sprintf("%d", int(2 ^ (i / 8) + 0.5))]
        n[$NF]++ }
      END { exit bad > 0 }' "$tmp/ex" && ok || fail "decision quality rows malformed"
 met=$(grep -c ' met$' "$tmp/ex")
-expect_grep "^# excess target met \(mean <= 1%, worst <= 10%\): $met of 27 with the break-even" "$tmp/ex"
+expect_grep "^# excess target met \(mean <= 1%, worst <= 10%\): $met of 33 with the break-even" "$tmp/ex"
 for g in L40S RTX-PRO-6000-Server; do
   for tp in 4 8; do
     awk -v g=$g -v tp=$tp '$1 == g && $3 == tp { if ($4 != "none" || $5 != "0.00%" || $6 != "0.0%") bad++; n++ }
@@ -159,7 +160,7 @@ awk -F'[:,]' '/"excess": \{/{s="e"} /"excess_measured": \{/{s="m"} /"excess_pow2
      /"predicted":/{ pr=$2; gsub(/ /,"",pr) }
      /"tp":/{ n++; p2 = 0; if (pr != "null") { p2 = 1; while (p2 < pr + 0) p2 *= 2 }
        if (th["e"] != pr || (pr == "null" ? th["p"] != "null" : th["p"] + 0 != p2)) { print "row " n ": " pr " " th["e"] " " th["p"]; bad++ } }
-     END { exit !(n == 27 && !bad) }' "$tmp/out" && ok || fail "breakeven JSON: excess thresholds"
+     END { exit !(n == 33 && !bad) }' "$tmp/out" && ok || fail "breakeven JSON: excess thresholds"
 expect_rc 0 "$TPSPLIT" fit --loo-gpu --only gather
 cmp -s "$tmp/out" /dev/null && fail "--only gather printed nothing" || ok
 cp "$tmp/out" "$tmp/gather"

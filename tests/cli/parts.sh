@@ -92,19 +92,36 @@ awk -v s="$got" -v g="$rows" -v w="$want" 'BEGIN { d = (s - g) / w - 1; if (d < 
 expect_rc 2 "$TPSPLIT" predict --gpu H20 --tp 8 --gather nccl="$tmp/custom8.tsv"
 one_line_error "$tmp/custom8.tsv: measures the custom gather, not nccl"
 
-# --- the default names every part: H200 w8a16 (our table) with the gather of its sibling
-# (the H100's measured NCCL all-gather: the H200 has the H100's NVLink4, model/predict/resolve.h)
-expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --tokens 1024
+# --- the default names every part: H200 w8a16 (our table) with the NCCL gather AIConfigurator
+# measured on 8 H200s (data/aic/nccl_h200_sxm.tsv.gz, issue 27 item 1)
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --tokens 128,1024 --json
+cp "$tmp/out" "$tmp/h200.json"
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --tokens 128,1024
 expect_grep '^# \[[0-9]+\] GEMM w8a16 on H200-SXM, K 5120 N 1792: measured: data/h200_gemm_w8a16.tsv lines [0-9]+-[0-9]+' "$tmp/out"
-expect_grep "gather nccl on H200-SXM at TP 8: sibling: data/aic/nccl_h100_sxm.tsv.gz lines [0-9]+-[0-9]+ \\(H100-SXM's .*as measured \\(H200-SXM has the same fabric\\)" "$tmp/out"
-expect_grep '^ +1024 +128 .* nccl +m,m,b$' "$tmp/out"
-# a GPU nothing was measured on, with a measured sibling (H800: the H100's die, 8 NVLinks):
-# its GEMM is the H100's measurement moved by the spec ratios, named
+expect_grep "gather nccl on H200-SXM at TP 8: measured: data/aic/nccl_h200_sxm.tsv.gz lines [0-9]+-[0-9]+ \(nccl-tests all_gather via AIConfigurator, NCCL 2.29.2, 8 GPUs" "$tmp/out"
+expect_grep '^ +1024 +128 .* nccl +m,m,m$' "$tmp/out"
+# its gather at T = 1024 (8 x 128 rows x 3584 B = 3.5 MiB) lies between the file's measured
+# gathers at 2 and 4 MiB of 8 GPUs (each the mean over its dtypes); replicated(128) = GEMM(128 rows)
+set -- $(gzip -dc "$data/aic/nccl_h200_sxm.tsv.gz" | awk -F'\t' '$3 == "all_gather" && $4 == 8 && ($5 == 2097152 || $5 == 4194304) {
+    s[$5] += log($6); n[$5]++ } END { printf "%.15g %.15g", exp(s[2097152] / n[2097152]), exp(s[4194304] / n[4194304]) }')
+lo=$1; hi=$2
+split=$(row_val 1024 split_us "$tmp/h200.json")
+rep128=$(row_val 128 replicated_us "$tmp/h200.json")
+awk -v s="$split" -v r="$rep128" -v lo="$lo" -v hi="$hi" 'BEGIN { g = s - r; exit !(g >= lo - 1e-9 && g <= hi + 1e-9) }' \
+  && ok || fail "H200 gather at 1024 tokens $split - $rep128 not in [$lo, $hi]"
+# a GPU with no measurement of its own: its sibling's (model/predict/resolve.h).  The B300 has
+# the B200's architecture (sm100) and fabric (NVLink5, 18 links): the B200's GEMM table moved
+# by the spec ratios, its NCCL gather as measured
+expect_rc 0 "$TPSPLIT" predict --gpu B300 --tp 8 --path dense-bf16 --gather nccl --tokens 1024
+expect_grep "GEMM dense-bf16 on B300, K 5120 N 1792: sibling: data/aic/gemm_b200_sxm_k5120.tsv.gz lines [0-9]+-[0-9]+ \(B200's .*moved to B300 by the regime's spec ratio" "$tmp/out"
+expect_grep "gather nccl on B300 at TP 8: sibling: data/aic/nccl_b200_sxm.tsv.gz lines [0-9]+-[0-9]+ \(B200's .*as measured \(B300 has the same fabric\)" "$tmp/out"
+expect_grep '^ +1024 +128 .* nccl +b,b,b$' "$tmp/out"
+# the H800 (the H100's die, 8 NVLinks): its GEMM the H100's measurement moved, named; its
+# gather (8 links, not the H100's 18: no sibling) transferred from the GPUs named
 expect_rc 0 "$TPSPLIT" predict --gpu H800 --tp 8 --path dense-bf16 --tokens 1024 --json
 expect_grep '"provenance": "sibling"' "$tmp/out"
 expect_grep '"transferred_from": "H100-SXM"' "$tmp/out"
-# and its gather (8 links, not the H100's 18: no sibling) transferred from the GPUs named
-expect_grep '"transferred_from": "A100-SXM-80GB,H100-SXM,B200"' "$tmp/out"
+expect_grep '"transferred_from": "A100-SXM-80GB,H100-SXM,H200-SXM,B200"' "$tmp/out"
 # --measured-only refuses a sibling's measurement
 expect_rc 2 "$TPSPLIT" predict --gpu H800 --tp 1 --path dense-bf16 --measured-only
 expect_grep "the GEMM is H100-SXM's measurement, a sibling's" "$tmp/err"

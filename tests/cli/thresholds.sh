@@ -106,13 +106,14 @@ for cfg in "H200 8 w8a16" "H200 8 marlin-w8a16" "H20 8 marlin-w8a16" "H100 4 den
   [ -n "$pthr" ] && { [ "$pthr" = "$tb" ] && ok || fail "$cfg: predict threshold $pthr, file $tb"; }
 done
 # the provenance as the prediction names it: H200 w8a16's GEMM measured (the bundled table's
-# lines), its custom gather transferred from the H20, its NCCL gather the H100's (a sibling)
+# lines), its custom gather transferred (from the H20), its NCCL gather measured (AIConfigurator's
+# nccl-tests on 8 H200s, data/aic/nccl_h200_sxm.tsv.gz)
 f="$tmp/pred_H200_8_w8a16.json"
 expect_grep '"source": "data/h200_gemm_w8a16.tsv:[0-9]+-[0-9]+"' "$f"
 expect_grep '"kind": "measured"' "$f"
 expect_grep '"kind": "transferred"' "$f"
 expect_grep '"H20"' "$f"
-expect_grep '"method": "custom one-shot while the per-rank part <= 2097152 bytes \(transferred\), NCCL above \(sibling\)"' "$f"
+expect_grep '"method": "custom one-shot while the per-rank part <= 2097152 bytes \(transferred\), NCCL above \(measured\)"' "$f"
 expect_grep '"device_name": "NVIDIA H200"' "$f"
 expect_grep '"command": "tpsplit predict --gpu H200 --tp 8 --path w8a16 --thresholds-out ' "$f"
 expect_rc 0 dec --thresholds "$f" --tp 8 --tokens 4096 --path w8a16 --json

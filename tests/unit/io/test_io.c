@@ -276,8 +276,8 @@ static void test_gpus(void) {
   int rc = tps_gpus_load(NULL, &g, &e);
   CHECK_TRUE(rc == 0);
   if (rc) { fprintf(stderr, "%s\n", e.msg); return; }
-  /* data/gpus.tsv: 11 GPUs */
-  CHECK_TRUE(g.n == 11);
+  /* data/gpus.tsv: 12 GPUs (GB300 the 12th, issue 27 item 7) */
+  CHECK_TRUE(g.n == 12);
   const tps_gpu *h200 = tps_gpus_find(&g, "H200-SXM", &e);
   CHECK_TRUE(h200 && strcmp(h200->name, "H200-SXM") == 0);
   CHECK_TRUE(tps_gpus_find(&g, "H200", &e) == h200);
@@ -288,17 +288,20 @@ static void test_gpus(void) {
     CHECK_TRUE(h200->sms == 132 && h200->cc_major == 9 && h200->cc_minor == 0);
     CHECK_TRUE(h200->bf16_tflops == 989 && h200->fp8_tflops == 1979 && h200->hbm_gbps == 4800 && h200->l2_mb == 50);
     CHECK_TRUE(h200->links == 18 && h200->link_gbps == 450 && h200->nccl_link_gbps == 20.6 && h200->nvlink == 1);
-    CHECK_TRUE(h200->uncertain == TPS_GPU_U_CLOCK); /* base_mhz 1590?, boost_mhz 1980? */
-    CHECK_TRUE(h200->base_mhz == 1590 && h200->boost_mhz == 1980);
+    CHECK_TRUE(h200->uncertain == 0); /* no datasheet clocks: 0, not '?' */
+    CHECK_TRUE(h200->base_mhz == 0 && h200->boost_mhz == 0);
+    /* the name columns: what engines and figures need, from the row */
+    CHECK_TRUE(!strcmp(h200->cuda_name, "NVIDIA H200") && !strcmp(h200->engine_key, "NVIDIA_H200"));
+    CHECK_TRUE(!strcmp(h200->colour, "#009E73") && !strcmp(h200->arch, "sm90-hopper") && !strcmp(h200->fabric, "nvlink4"));
   }
   const tps_gpu *h100 = tps_gpus_find(&g, "H100", &e);
   CHECK_TRUE(h100 && strcmp(h100->name, "H100-SXM") == 0);
   CHECK_TRUE(tps_gpus_find(&g, "h100-sxm5", &e) == h100);
   CHECK_TRUE(tps_gpus_find(&g, "NVIDIA H100 80GB HBM3", &e) == h100);
-  /* H20: "78?" sms and "60?" L2 are uncertain, the rest is not */
+  /* H20: 78 SMs and 60 MiB L2 as CUDA reports them on an H20 (sourced in the file): certain */
   const tps_gpu *h20 = tps_gpus_find(&g, "h20", &e);
   CHECK_TRUE(h20 && h20->sms == 78 && h20->l2_mb == 60);
-  CHECK_TRUE(h20 && h20->uncertain == (TPS_GPU_U_SMS | TPS_GPU_U_L2));
+  CHECK_TRUE(h20 && h20->uncertain == 0);
   CHECK_TRUE(h20 && h20->base_mhz == 0 && h20->boost_mhz == 0); /* no sourced clocks: 0 */
   CHECK_TRUE(tps_gpus_find(&g, "NVIDIA H20", &e) == h20);
   const tps_gpu *l40s = tps_gpus_find(&g, "L40S", &e);
@@ -309,6 +312,11 @@ static void test_gpus(void) {
   CHECK_TRUE(a100 && a100->base_mhz == 1275 && a100->boost_mhz == 1410 && a100->uncertain == 0);
   const tps_gpu *b300 = tps_gpus_find(&g, "b300", &e);
   CHECK_TRUE(b300 && b300->cc_major == 10 && b300->cc_minor == 3);
+  CHECK_TRUE(tps_gpus_find(&g, "NVIDIA B300 SXM6 AC", &e) == b300); /* by its CUDA name */
+  CHECK_TRUE(b300 && b300->uncertain == (TPS_GPU_U_SMS | TPS_GPU_U_L2 | TPS_GPU_U_HBM));
+  const tps_gpu *gb3 = tps_gpus_find(&g, "GB300", &e);
+  CHECK_TRUE(gb3 && gb3->cc_major == 10 && gb3->cc_minor == 3 && gb3->bf16_tflops == 2500 && gb3->fp8_tflops == 5000 &&
+             gb3->hbm_gbps == 8000 && gb3->link_gbps == 900 && gb3->uncertain == (TPS_GPU_U_SMS | TPS_GPU_U_L2));
   const tps_gpu *gb = tps_gpus_find(&g, "GB200", &e);
   CHECK_TRUE(gb && gb->uncertain == (TPS_GPU_U_SMS | TPS_GPU_U_L2) && gb->sms == 152);
   const tps_gpu *mi = tps_gpus_find(&g, "mi300x", &e);

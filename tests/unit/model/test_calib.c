@@ -591,6 +591,7 @@ static void test_file(void) {
   /* a second device, predicted (as predict/crossover would write it) */
   tps_gpu h100 = h200();
   snprintf(h100.name, sizeof h100.name, "H100-SXM");
+  snprintf(h100.cuda_name, sizeof h100.cuda_name, "NVIDIA H100 80GB HBM3"); /* as data/gpus.tsv's row */
   tps_thr_device *d2 = tps_thr_add_spec_device(&f, &h100);
   CHECK(d2 && !strcmp(d2->key, "NVIDIA_H100_80GB_HBM3") && d2->gpus_visible == 0, "spec device key %s", d2 ? d2->key : "?");
   tps_thr_entry *e3 = tps_thr_add_entry(d2);
@@ -764,7 +765,17 @@ static void test_file(void) {
   CHECK(tps_thr_read(bpath, &b, &err) == -1 && strstr(err.msg, ":3: not JSON"), "not JSON: '%s'", err.msg);
   free(good);
   tps_thr_free(&f);
-  CHECK(tps_thr_cuda_name("H200-SXM") && !strcmp(tps_thr_cuda_name("H200-SXM"), "NVIDIA H200"), "CUDA name of H200-SXM");
+  /* the device name and key come from the GPU's row: engine_key, else the CUDA name, else the name */
+  tps_gpu ng;
+  memset(&ng, 0, sizeof ng);
+  snprintf(ng.name, sizeof ng.name, "ACME-X1");
+  char key[64];
+  CHECK(!tps_thr_cuda_name(&ng) && tps_thr_gpu_key(&ng, key, sizeof key) == 0 && !strcmp(key, "ACME-X1"), "no names: %s", key);
+  snprintf(ng.cuda_name, sizeof ng.cuda_name, "ACME X1 Pro");
+  CHECK(tps_thr_cuda_name(&ng) && !strcmp(tps_thr_cuda_name(&ng), "ACME X1 Pro"), "CUDA name");
+  CHECK(tps_thr_gpu_key(&ng, key, sizeof key) == 1 && !strcmp(key, "ACME_X1_Pro"), "key from the CUDA name: %s", key);
+  snprintf(ng.engine_key, sizeof ng.engine_key, "ACME_X1");
+  CHECK(tps_thr_gpu_key(&ng, key, sizeof key) == 1 && !strcmp(key, "ACME_X1"), "engine_key: %s", key);
 }
 
 int main(void) {

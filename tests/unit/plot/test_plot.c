@@ -104,15 +104,27 @@ static void test_options(void) {
   CHECK(tps_plot_parse_figures("speedup,crossover", &bits) == 0 &&
             bits == (TPS_PLOT_FIG_SPEEDUP | TPS_PLOT_FIG_CROSSOVER), "figures bits %u", bits);
   CHECK(tps_plot_parse_figures("speedup,nope", &bits) != 0, "unknown figure accepted");
-  /* the fixed map (plot.c): H200 green #009E73, H100 blue #0072B2, H20 orange #E69F00;
-   * aliases share the colour, other GPUs differ */
-  CHECK(strcmp(tps_plot_gpu_colour("H200"), "#009E73") == 0, "H200 %s", tps_plot_gpu_colour("H200"));
-  CHECK(strcmp(tps_plot_gpu_colour("h200-sxm"), "#009E73") == 0, "h200-sxm %s", tps_plot_gpu_colour("h200-sxm"));
-  CHECK(strcmp(tps_plot_gpu_colour("H100-SXM"), "#0072B2") == 0, "H100-SXM");
-  CHECK(strcmp(tps_plot_gpu_colour("H20"), "#E69F00") == 0, "H20");
-  CHECK(strcmp(tps_plot_gpu_colour("H20"), tps_plot_gpu_colour("H200")) != 0, "H20 = H200 colour");
+  /* colours come from the GPU table's plot_colour column (tps_plot_use_gpus): by name, alias
+   * and the name up to its first '-'; a GPU without one, or no table, gets a stable hash colour */
+  const char *unknown_before = tps_plot_gpu_colour("ACME-X1");
+  static const char tsv[] =
+      "name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\tsource\t"
+      "plot_colour\n"
+      "ACME-X1\tX1,Roadrunner\t100\t9.0\t500\t1000\t3000\t50\tNVLink4\t18\t450\t20.6\tmade up\t#123ABC\n"
+      "ACME-X2\t\t100\t9.0\t500\t1000\t3000\t50\tNVLink4\t18\t450\t20.6\tmade up\t-\n";
+  tps_gpu_table gt;
+  tps_err ge;
+  CHECK(tps_gpus_load_mem("mem.tsv", tsv, sizeof tsv - 1, &gt, &ge) == 0, "table: %s", ge.msg);
+  tps_plot_use_gpus(&gt);
+  tps_gpus_free(&gt); /* the colours were copied */
+  CHECK(strcmp(tps_plot_gpu_colour("ACME-X1"), "#123ABC") == 0, "by name %s", tps_plot_gpu_colour("ACME-X1"));
+  CHECK(strcmp(tps_plot_gpu_colour("roadrunner"), "#123ABC") == 0, "by alias %s", tps_plot_gpu_colour("roadrunner"));
+  CHECK(strcmp(tps_plot_gpu_colour("acme-X9"), "#123ABC") == 0, "by stem %s", tps_plot_gpu_colour("acme-X9"));
+  CHECK(strcmp(unknown_before, "#123ABC") != 0, "no table, yet the table's colour");
   const char *u1 = tps_plot_gpu_colour("MyGPU-9000"), *u2 = tps_plot_gpu_colour("MyGPU-9000");
   CHECK(strcmp(u1, u2) == 0 && u1[0] == '#' && strlen(u1) == 7, "unknown GPU colour '%s'", u1);
+  tps_plot_use_gpus(NULL);
+  CHECK(strcmp(tps_plot_gpu_colour("ACME-X1"), unknown_before) == 0, "table dropped, colour '%s'", tps_plot_gpu_colour("ACME-X1"));
   char s[64];
   tps_plot_safe_name("H100 SXM/x'y", s, sizeof s);
   CHECK(strcmp(s, "H100-SXM-x-y") == 0, "safe name '%s'", s);
@@ -165,6 +177,15 @@ static void test_writers(void) {
 
   /* determinism: the same figure twice, two folders: identical scripts */
   snprintf(dir2, sizeof dir2, "%s/w2", root);
+  static const char two[] =
+      "name\taliases\tsms\tcc\tbf16_tflops\tfp8_tflops\thbm_gbps\tl2_mb\tlink\tlinks\tlink_gbps\tnccl_link_gbps\tsource\t"
+      "plot_colour\n"
+      "H200-SXM\tH200\t132\t9.0\t989\t1979\t4800\t50\tNVLink4\t18\t450\t20.6\tx\t#009E73\n"
+      "H100-SXM\tH100\t132\t9.0\t989\t1979\t3350\t50\tNVLink4\t18\t450\t20.6\tx\t#0072B2\n";
+  tps_gpu_table gt2;
+  CHECK(tps_gpus_load_mem("two.tsv", two, sizeof two - 1, &gt2, &e) == 0, "table: %s", e.msg);
+  tps_plot_use_gpus(&gt2);
+  tps_gpus_free(&gt2);
   tps_plot_curve cs[2] = {synth_curve("H200"), synth_curve("H100")};
   CHECK(tps_plot_speedup(dir, "sp", TPS_PLOT_BY_GPU, cs, 2, NULL, 0, &o, NULL, &e) == 0, "speedup: %s", e.msg);
   CHECK(tps_plot_speedup(dir2, "sp", TPS_PLOT_BY_GPU, cs, 2, NULL, 0, &o, NULL, &e) == 0, "speedup 2: %s", e.msg);
@@ -174,7 +195,7 @@ static void test_writers(void) {
   size_t l1, l2;
   char *g1 = slurp(p, &l1), *g2 = slurp(p2, &l2);
   CHECK(g1 && g2 && l1 == l2 && memcmp(g1, g2, l1) == 0, "speedup .gp differs between runs");
-  /* each GPU in its own colour */
+  /* each GPU in its own colour, the table's */
   CHECK(g1 && strstr(g1, "#009E73") && strstr(g1, "#0072B2"), "GPU colours missing");
   /* break-even marks outside the speedup axis: two panels, the break-even one below the
    * speedup one (its top margin under the speedup panel's bottom margin), every break-even
