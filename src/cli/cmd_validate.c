@@ -272,18 +272,18 @@ int cmd_validate(int argc, char **argv) {
   double tol = 0.25, caltol[2] = {0.04, 0.10};
   int per_row = 0;
   const tps_cmdopt own[] = {
-    {.name = "predicted", .kind = TPS_ARG_STR, .metavar = "P", .dst = &pred_path,
+    {.name = "predicted", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "P", .dst = &pred_path,
      .help = "a fit file (tpsplit fit -o), evaluated on the measured GPU, TP and path (directly when they are the "
              "fit's, else transferred with predict's model scaling), or a split table of predicted times holding "
              "every measured token count"},
-    {.name = "measured", .kind = TPS_ARG_STR, .metavar = "F", .dst = &meas_path,
+    {.name = "measured", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "F", .dst = &meas_path,
      .help = "split table (tokens rows_per_rank replicated_us split_us, '#@' metadata gpu, tp, path), e.g. from "
              "tpsplit bench split"},
-    {.name = "gpus-file", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &gpus_path,
+    {.name = "gpus-file", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "FILE", .dst = &gpus_path,
      .help = "GPU table (default: the bundled gpus.tsv)"},
     {.name = "tolerance", .kind = TPS_ARG_DOUBLE, .metavar = "F", .dst = &tol, .min = 0,
      .help = "pass when the median |error| over both series is <= F"},
-    {.name = "calibration", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &cal_path,
+    {.name = "calibration", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "FILE", .dst = &cal_path,
      .help = "instead of --predicted and --measured: a calibrate result (tpsplit calibrate -o FILE) against the "
              "full bench gemm tables given as arguments: per part (shape, path) its calibrated GEMM model's median "
              "and max |error| over the bench rows outside the sweep"},
