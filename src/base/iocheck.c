@@ -102,7 +102,7 @@ int tps_io_check(tps_err *e) {
         struct stat si;
         if (!exists || stat(io[j].path, &si) != 0 || !S_ISREG(si.st_mode)) continue;
         if (si.st_dev == so.st_dev && si.st_ino == so.st_ino)
-          rc = tps_err_set(e, io[i].path, 0, "%s would replace the input %s '%s' (the same file): nothing read or written",
+          rc = tps_err_set(e, io[i].path, 0, "%s would replace an input, %s '%s' (the same file): nothing read or written",
                            io[i].what, io[j].what, io[j].path);
       } else if (j > i && same_output(i, j, &so, exists)) {
         rc = tps_err_set(e, io[i].path, 0, "%s and %s '%s' are the same file: nothing read or written", io[i].what,

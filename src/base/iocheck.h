@@ -23,8 +23,9 @@ extern "C" {
 void tps_io_input(const char *path, const char *what);
 void tps_io_input_spec(const char *spec, const char *what);
 void tps_io_output(const char *path, const char *what);
-/* 0, or -1 with e: "OUT: -o would replace the input of --gemm (the same file): nothing read
- * or written".  The registry is emptied either way. */
+/* 0, or -1 with e: "OUT: -o would replace an input, --gemm 'G' (the same file): nothing read
+ * or written" or "OUT: --thresholds-out and -o 'X' are the same file: ...".  The registry is
+ * emptied either way. */
 int tps_io_check(tps_err *e);
 void tps_io_reset(void);
 

@@ -485,6 +485,12 @@ static int record_io(const tps_cmdspec *s, const tps_cmdopt_values *v) {
   for (size_t i = 0; i < v->gemms.n; i++) tps_io_input_spec(v->gemms.v[i], "--gemm");
   for (size_t i = 0; i < v->gathers.n; i++) tps_io_input_spec(v->gathers.v[i], "--gather");
   tps_io_input(v->gpus_file, "--gpus-file");
+  char bundled[4096]; /* the bundled files read when not replaced by an option */
+  if (!v->gpus_file && snprintf(bundled, sizeof bundled, "%s/gpus.tsv", tps_data_dir()) < (int)sizeof bundled)
+    tps_io_input(bundled, "the bundled GPU table");
+  if (common_on(s, TPS_OI_NO_BUNDLED) && !v->no_bundled &&
+      snprintf(bundled, sizeof bundled, "%s/parts.tsv", tps_data_dir()) < (int)sizeof bundled)
+    tps_io_input(bundled, "the bundled measurements");
   for (int i = 0; i < v->nargs; i++) tps_io_input(v->args[i], "argument");
   for (size_t k = 0; k < s->nopts; k++) {
     const tps_cmdopt *o = &s->opts[k];

@@ -216,6 +216,7 @@ fi
 # nothing on stdout, no temporary
 mkdir "$tmp/same"
 S="$tmp/same"
+mkdir "$S/data"; cp "$top_srcdir/data/gpus.tsv" "$S/data/"
 cp "$h20" "$S/split.tsv"; cp "$cur" "$S/log.txt"; cp "$top_srcdir/data/h200_gemm_dense-bf16.tsv" "$S/G.tsv"
 ln -s split.tsv "$S/link.tsv"; ln "$S/log.txt" "$S/hard.txt"
 same_case() { # same_case FILE PATTERN tpsplit-args...: FILE must survive unchanged
@@ -229,7 +230,7 @@ same_case() { # same_case FILE PATTERN tpsplit-args...: FILE must survive unchan
   cmp -s "$f" "$S/before" && ok || fail "$*: $f changed"
   no_temps "$S"
 }
-W="would replace the input"
+W="would replace an input,"
 same_case "$S/G.tsv" "^tpsplit: $S/G.tsv: -o $W --gemm '$S/G.tsv' \\(the same file\\): nothing read or written$" \
   predict --gpu H200 --path dense-bf16 --gemm "$S/G.tsv" -o "$S/G.tsv"
 same_case "$S/G.tsv" "-o $W --gemm '$S/G.tsv'" predict --gpu H200 --path dense-bf16 --gemm "$S/G.tsv:dtype=bfloat16" -o "$S/G.tsv"
@@ -246,6 +247,11 @@ cp "$S/G.tsv" "$S/X"
 same_case "$S/X" "^tpsplit: $S/X: --thresholds-out and -o '$S/X' are the same file" predict --gpu H20 -o "$S/X" --thresholds-out "$S/X"
 same_case "$S/G.tsv" "^tpsplit: $S/./Y: --thresholds-out and -o '$S/Y' are the same file" predict --gpu H20 -o "$S/Y" --thresholds-out "$S/./Y"
 [ -e "$S/Y" ] && fail "a refused run created $S/Y" || ok
+# the bundled files a command reads when no option replaces them
+keep_dd=${TPSPLIT_DATADIR-}
+export TPSPLIT_DATADIR="$S/data"
+same_case "$S/data/gpus.tsv" "-o $W the bundled GPU table" predict --gpu H20 -o "$S/data/gpus.tsv"
+if [ -n "$keep_dd" ]; then TPSPLIT_DATADIR=$keep_dd; else unset TPSPLIT_DATADIR; fi
 # refused before anything is read: a FIFO nobody writes is not waited for
 t0=$(now_ms)
 same_case "$S/G.tsv" "-o $W --gemm" predict --gpu H200 --path dense-bf16 --gather "$tmp/fifo" --gemm "$S/G.tsv" -o "$S/G.tsv"
