@@ -392,11 +392,42 @@ int tps_thr_write(const tps_thr_file *f, const char *path, tps_err *e) {
 
 /* ------------------------------------------------------------------ JSON in */
 
+#define RD_DEPTH 16
 typedef struct {
   const char *file;
   tps_err *e;
   char path[512];            /* JSON path of the value being read */
+  const char *text;          /* the file's bytes, for the line of an error */
+  size_t len;
+  struct { const char *key; size_t at; } keys[RD_DEPTH]; /* the path's object keys (NULL: an array index) */
+  size_t nkeys;
 } rd;
+
+/* The line of the value at the path: each key's `"KEY":` found in turn from the previous
+ * one (the keys of one object are unique: JSON_REJECT_DUPLICATES), as far as the first array
+ * index or a key that needs escaping; 0 when not even the first is found. */
+static long path_line(const rd *r) {
+  size_t pos = 0;
+  int found = 0;
+  for (size_t k = 0; k < r->nkeys && r->keys[k].key; k++) {
+    const char *key = r->keys[k].key;
+    size_t kl = strlen(key), p = pos;
+    if (strpbrk(key, "\\\"") || kl + 2 > r->len) break;
+    for (; p + kl + 2 <= r->len; p++) {
+      if (r->text[p] != '"' || memcmp(r->text + p + 1, key, kl) != 0 || r->text[p + kl + 1] != '"') continue;
+      size_t q = p + kl + 2;
+      while (q < r->len && strchr(" \t\r\n", r->text[q])) q++;
+      if (q < r->len && r->text[q] == ':') break;
+    }
+    if (p + kl + 2 > r->len) break;
+    pos = p;
+    found = 1;
+  }
+  if (!found) return 0;
+  long line = 1;
+  for (size_t i = 0; i < pos; i++) line += r->text[i] == '\n';
+  return line;
+}
 
 static int bad(rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int bad(rd *r, const char *fmt, ...) {
@@ -405,7 +436,7 @@ static int bad(rd *r, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return tps_err_set(r->e, r->file, 0, "%s: %s", r->path, msg);
+  return tps_err_set(r->e, r->file, path_line(r), "%s: %s", r->path, msg);
 }
 
 /* Append ".key" (or "[i]" when key is NULL) to the path; returns the old length. */
@@ -413,9 +444,16 @@ static size_t push(rd *r, const char *key, size_t i) {
   size_t l = strlen(r->path);
   if (key) snprintf(r->path + l, sizeof r->path - l, ".%s", key);
   else snprintf(r->path + l, sizeof r->path - l, "[%zu]", i);
+  if (r->nkeys < RD_DEPTH) {
+    r->keys[r->nkeys].key = key;
+    r->keys[r->nkeys++].at = l;
+  }
   return l;
 }
-static void pop(rd *r, size_t l) { r->path[l] = 0; }
+static void pop(rd *r, size_t l) {
+  r->path[l] = 0;
+  while (r->nkeys && r->keys[r->nkeys - 1].at >= l) r->nkeys--;
+}
 
 static const char *type_name(const json_t *v) {
   switch (json_typeof(v)) {
@@ -665,17 +703,29 @@ static int read_entry(rd *r, json_t *x, tps_thr_entry *e) {
   return rc;
 }
 
-/* "5120x1792" */
+/* "5120x1792", spelled one way only: no sign, space or leading zero ("05120x1792" and
+ * "+5120x1792" would be a second key for the same shape). */
 static int parse_shape(const char *s, long *k, long *n) {
-  char *end;
+  char *end, canon[64];
+  if (*s < '1' || *s > '9') return -1;
   long a = strtol(s, &end, 10);
-  if (end == s || *end != 'x' || a < 1) return -1;
+  if (end == s || *end != 'x' || a < 1 || a > TPS_DIM_MAX) return -1;
   const char *t = end + 1;
   long b = strtol(t, &end, 10);
-  if (end == t || *end || b < 1) return -1;
+  if (end == t || *end || b < 1 || b > TPS_DIM_MAX) return -1;
+  snprintf(canon, sizeof canon, "%ldx%ld", a, b);
+  if (strcmp(canon, s)) return -1;
   *k = a;
   *n = b;
   return 0;
+}
+
+/* A TP key: an integer from 2 to 1024 written as printf writes it ("8", not "+8", " 8", "08"). */
+static int parse_tp_key(const char *s, long *tp) {
+  char canon[32];
+  if (tps_parse_long(s, tp) || *tp < 2 || *tp > 1024) return -1;
+  snprintf(canon, sizeof canon, "%ld", *tp);
+  return strcmp(canon, s) ? -1 : 0;
 }
 
 static int read_thresholds(rd *r, json_t *th, tps_thr_device *d) {
@@ -685,7 +735,9 @@ static int read_thresholds(rd *r, json_t *th, tps_thr_device *d) {
   json_object_foreach(th, shape, sv) {
     size_t l1 = push(r, shape, 0);
     long k, n;
-    if (parse_shape(shape, &k, &n)) return bad(r, "a shape key is KxN (K and N positive integers, e.g. 5120x1792)");
+    if (parse_shape(shape, &k, &n))
+      return bad(r, "a shape key is KxN, K and N whole numbers from 1 to %ld written without sign, space or leading zero "
+                 "(e.g. 5120x1792)", TPS_DIM_MAX);
     if (need_obj(r, sv)) return -1;
     json_object_foreach(sv, pname, pv) {
       size_t l2 = push(r, pname, 0);
@@ -697,7 +749,8 @@ static int read_thresholds(rd *r, json_t *th, tps_thr_device *d) {
       json_object_foreach(pv, tpk, tv) {
         size_t l3 = push(r, tpk, 0);
         long tp;
-        if (tps_parse_long(tpk, &tp) || tp < 2 || tp > 1024) return bad(r, "a TP key is an integer from 2 to 1024");
+        if (parse_tp_key(tpk, &tp))
+          return bad(r, "a TP key is an integer from 2 to 1024 written without sign, space or leading zero (e.g. \"8\")");
         if (need_obj(r, tv)) return -1;
         json_object_foreach(tv, bk, bv) {
           size_t l4 = push(r, bk, 0);
@@ -1010,14 +1063,19 @@ int tps_thr_read(const char *path, tps_thr_file *f, tps_err *e) {
   memset(f, 0, sizeof *f);
   f->wall_s = f->budget_s = NAN;
   json_error_t je;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+  tps_buf b = {0};
+  if (tps_buf_read(path, &b, e)) return -1; /* the 64 MiB cap, the pipe and FIFO timeout */
+  /* a repeated key of one object is refused (jansson would keep the last one silently) */
+  json_t *root = json_loadb(b.data, b.len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
   if (!root) {
-    if (je.line > 0) return tps_err_set(e, path, je.line, "not JSON: %s", je.text);
-    return tps_err_set(e, path, 0, "%s", je.text);
+    int rc = je.line > 0 ? tps_err_set(e, path, je.line, "not JSON: %s", je.text) : tps_err_set(e, path, 0, "%s", je.text);
+    tps_buf_free(&b);
+    return rc;
   }
-  rd r = {path, e, "$"};
+  rd r = {.file = path, .e = e, .path = "$", .text = b.data, .len = b.len};
   int rc = read_root(&r, root, f);
   json_decref(root);
+  tps_buf_free(&b);
   if (rc) { tps_thr_free(f); return -1; }
   f->path = strdup(path);
   return 0;

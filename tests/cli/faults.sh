@@ -85,6 +85,24 @@ t1=$(now_ms)
 [ "$rc" -eq 2 ] && ok || fail "predict --gather FIFO without a writer: exit $rc, want 2"
 expect_grep "^tpsplit: $tmp/fifo: no data for 1 s" "$tmp/err"
 [ $((t1 - t0)) -lt 8000 ] && ok || fail "predict --gather FIFO without a writer took $((t1 - t0)) ms"
+# the thresholds file goes through the same bounded reader (it called json_load_file, which
+# waited forever on a FIFO and had no size cap)
+thr="$top_srcdir/data/calibrate/thresholds_h200_5120x1792.json"
+t0=$(now_ms)
+TPSPLIT_INPUT_TIMEOUT=1 timeout 20 "$TPSPLIT" decide --thresholds "$tmp/fifo" --tp 8 --tokens 4096 --path w8a16 >"$tmp/out" 2>"$tmp/err"; rc=$?
+t1=$(now_ms)
+[ "$rc" -eq 2 ] && ok || fail "decide --thresholds FIFO without a writer: exit $rc, want 2"
+expect_grep "^tpsplit: $tmp/fifo: no data for 1 s" "$tmp/err"
+[ $((t1 - t0)) -lt 8000 ] && ok || fail "decide --thresholds FIFO without a writer took $((t1 - t0)) ms"
+cat "$thr" >"$tmp/fifo" &
+timeout 20 "$TPSPLIT" decide --thresholds "$tmp/fifo" --tp 8 --tokens 4096 --path w8a16 >"$tmp/out" 2>"$tmp/err"; rc=$?
+wait
+[ "$rc" -eq 0 ] && ok || fail "decide --thresholds from a FIFO: exit $rc: $(cat "$tmp/err")"
+expect_grep "^verdict: split$" "$tmp/out"
+truncate -s 70M "$tmp/huge.json"
+expect_rc 2 timeout 20 "$TPSPLIT" decide --thresholds "$tmp/huge.json" --tp 8 --tokens 4096 --path w8a16
+expect_grep "^tpsplit: $tmp/huge.json: .*67108864 bytes" "$tmp/err"
+rm -f "$tmp/huge.json"
 # a stream without newlines: stopped at the line limit, memory bounded
 head -c 300000 /dev/zero | tr '\0' x | timeout 20 "$TPSPLIT" inspect /dev/stdin >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ "$rc" -eq 2 ] && ok || fail "newline-free stream: exit $rc, want 2"
