@@ -1,8 +1,9 @@
 /* util.h: small I/O helpers every command uses.
  *
  *  - input files read whole and once, with size and time bounds (tps_buf_read, below);
- *  - output files (tps_out_open, below): written to "PATH.tmp.XXXXXX" and renamed on commit,
- *    so a failed or interrupted run never leaves a half-written file;
+ *  - output files (tps_out_open, below): written to a nameless file (or "PATH.tmp.XXXXXX")
+ *    that takes PATH's name on commit, so a failed or interrupted run never leaves a
+ *    half-written file;
  *  - temporaries removed on SIGINT/SIGTERM/SIGHUP (tps_tmp_add, below);
  *  - the data directory (GPU table, bundled measurements, model descriptions), found at
  *    run time: $TPSPLIT_DATADIR, else the installed $(pkgdatadir), else the source tree's
