@@ -612,6 +612,8 @@ static int table_lines(const tps_text *tx, const cline *cl, const run_t *R, tps_
       if (is_preamble(c, &which) || is_header(c, &hr, &ho) || strncmp(c, "Out of bounds", 13) == 0 ||
           strncmp(c, "Avg bus bandwidth", 17) == 0 || strncmp(c, "Collective test concluded:", 26) == 0)
         break;
+      if (R->nrows && j > R->rows[0] && j < last && *c) /* between two rows nccl-tests prints no comment */
+        return tps_err_set(e, tx->path, cl[j].ln, "'# %.40s' inside the result table: not a result row", c);
       continue;
     }
     if (cl[j].row) continue;
