@@ -403,29 +403,52 @@ typedef struct {
   size_t nkeys;
 } rd;
 
-/* The line of the value at the path: each key's `"KEY":` found in turn from the previous
- * one (the keys of one object are unique: JSON_REJECT_DUPLICATES), as far as the first array
- * index or a key that needs escaping; 0 when not even the first is found. */
-static long path_line(const rd *r) {
-  size_t pos = 0;
-  int found = 0;
-  for (size_t k = 0; k < r->nkeys && r->keys[k].key; k++) {
-    const char *key = r->keys[k].key;
-    size_t kl = strlen(key), p = pos;
-    if (strpbrk(key, "\\\"") || kl + 2 > r->len) break;
-    for (; p + kl + 2 <= r->len; p++) {
-      if (r->text[p] != '"' || memcmp(r->text + p + 1, key, kl) != 0 || r->text[p + kl + 1] != '"') continue;
-      size_t q = p + kl + 2;
-      while (q < r->len && strchr(" \t\r\n", r->text[q])) q++;
-      if (q < r->len && r->text[q] == ':') break;
+static int blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/* In the object whose '{' is at t[o], where its member KEY starts (the key's opening quote),
+ * or (size_t)-1: only the object's own keys count, not those of objects inside it. */
+static size_t key_in(const char *t, size_t len, size_t o, const char *key) {
+  size_t kl = strlen(key);
+  int depth = 0;
+  for (size_t i = o; i < len; i++) {
+    char c = t[i];
+    if (c == '"') {
+      size_t q0 = i++;
+      while (i < len && t[i] != '"') i += t[i] == '\\' ? 2 : 1;
+      if (depth == 1 && i - q0 - 1 == kl && memcmp(t + q0 + 1, key, kl) == 0) {
+        size_t q = i + 1;
+        while (q < len && blank(t[q])) q++;
+        if (q < len && t[q] == ':') return q0;
+      }
+    } else if (c == '{' || c == '[') {
+      depth++;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      break;
     }
-    if (p + kl + 2 > r->len) break;
-    pos = p;
-    found = 1;
   }
-  if (!found) return 0;
+  return (size_t)-1;
+}
+
+/* The line of the value at the path: each key looked up among the members of the object
+ * found for the key before it, as far as the first array index, a key that is not there
+ * (an error about a missing member names its object's line) or a value that is not an
+ * object; 0 when not even the first key is found. */
+static long path_line(const rd *r) {
+  const char *t = r->text;
+  size_t len = r->len, o = 0, pos = (size_t)-1;
+  while (o < len && t[o] != '{') o++;
+  for (size_t k = 0; k < r->nkeys && r->keys[k].key && o < len; k++) {
+    size_t at = key_in(t, len, o, r->keys[k].key);
+    if (at == (size_t)-1) break;
+    pos = at;
+    o = at + 1;
+    while (o < len && t[o] != '"') o += t[o] == '\\' ? 2 : 1; /* the key's end, its ':', the value */
+    for (o++; o < len && (blank(t[o]) || t[o] == ':'); o++) {}
+    if (o >= len || t[o] != '{') break;
+  }
+  if (pos == (size_t)-1) return 0;
   long line = 1;
-  for (size_t i = 0; i < pos; i++) line += r->text[i] == '\n';
+  for (size_t i = 0; i < pos; i++) line += t[i] == '\n';
   return line;
 }
 

@@ -30,6 +30,7 @@ gen() { # gen NAME: make the run-time inputs, print their path
         thr_tp_zero.json) ed='401s/"8"/"08"/' ;;
         thr_shape_zero.json) ed='283s/"5120x1792"/"05120x1792"/' ;;
         thr_dup_tp.json) ed='401s/"8": {/"8": {}, "8": {/' ;;
+        thr_missing.json) ed='780s/"split_from_tokens"/"split_from_tokenz"/' ;; # its entry opens on line 754
       esac
       sed "$ed" "$top_srcdir/data/calibrate/thresholds_h200_5120x1792.json" >"$tmp/$1" ;;
   esac
