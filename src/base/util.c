@@ -2,6 +2,7 @@
 /* realpath and readlink (XSI): -o through a symbolic link, the data folder beside the executable */
 #define _XOPEN_SOURCE 700
 #define _DEFAULT_SOURCE
+#define _GNU_SOURCE /* O_TMPFILE */
 #include "config.h"
 #include "src/base/util.h"
 #include "model/predict/predict.h"
@@ -31,9 +32,11 @@ static volatile sig_atomic_t tmp_order[TPS_TMP_MAX]; /* registration order, for 
 static volatile sig_atomic_t tmp_seq;
 static volatile pid_t tmp_child;
 static int handlers_set;
+static pid_t tmp_owner; /* a forked child (gnuplot before exec) removes nothing of ours */
 
-static void on_signal(int sig) {
-  if (tmp_child > 0) kill(-tmp_child, SIGKILL);
+/* Remove every registered path, newest first (async-signal-safe). */
+static void remove_all(void) {
+  if (getpid() != tmp_owner) return;
   for (;;) { /* newest first: a folder's files before the folder */
     int best = -1;
     for (int i = 0; i < TPS_TMP_MAX; i++)
@@ -43,13 +46,29 @@ static void on_signal(int sig) {
     else unlink(tmp_path[best]);
     tmp_used[best] = 0;
   }
+}
+
+static void on_signal(int sig) {
+  if (tmp_child > 0 && getpid() == tmp_owner) kill(-tmp_child, SIGKILL);
+  remove_all();
   signal(sig, SIG_DFL);
   raise(sig);
+}
+
+/* exit() on a path that did not abort its output (and a return from main): nothing stays. */
+static void at_exit(void) {
+  sigset_t s, old;
+  sigfillset(&s);
+  sigprocmask(SIG_BLOCK, &s, &old);
+  remove_all();
+  sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static void set_handlers(void) {
   if (handlers_set) return;
   handlers_set = 1;
+  tmp_owner = getpid();
+  atexit(at_exit);
   static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
     struct sigaction old, sa;
@@ -309,6 +328,25 @@ size_t tps_utf8_check(const char *s, size_t n) {
 
 static int starts_with(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
+/* A file without a name in the folder of path (O_TMPFILE), linked in by tps_out_commit; -1
+ * where the kernel, the file system or a missing /proc (the link goes through
+ * /proc/self/fd) does not allow it: then a named temporary (mkstemp) is used. */
+static int open_anon(const char *path) {
+#ifdef O_TMPFILE
+  char dir[4096];
+  const char *slash = strrchr(path, '/');
+  if (!slash) strcpy(dir, ".");
+  else if (slash == path) strcpy(dir, "/");
+  else if ((size_t)(slash - path) < sizeof dir) { memcpy(dir, path, (size_t)(slash - path)); dir[slash - path] = 0; }
+  else return -1;
+  if (access("/proc/self/fd", X_OK) != 0) return -1;
+  return open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+#else
+  (void)path;
+  return -1;
+#endif
+}
+
 int tps_out_open(tps_outfile *o, const char *path, tps_err *e) {
   memset(o, 0, sizeof *o);
   o->slot = -1;
@@ -350,11 +388,16 @@ int tps_out_open(tps_outfile *o, const char *path, tps_err *e) {
   free(resolved);
   if (!o->path || !o->tmp_path) { tps_out_abort(o); return tps_err_oom(e, "opening %s", path); }
   snprintf(o->tmp_path, n + 16, "%s.tmp.XXXXXX", o->path);
+  int fd = open_anon(o->path);
+  if (fd >= 0) { /* nameless until commit: even SIGKILL leaves nothing */
+    o->anon = 1;
+    set_handlers();
+  }
   sigset_t old;
   block(&old); /* between mkstemp and tps_tmp_add a signal would leave the file */
-  int fd = mkstemp(o->tmp_path);
+  if (fd < 0) fd = mkstemp(o->tmp_path);
   int err = errno;
-  if (fd >= 0) o->slot = tps_tmp_add(o->tmp_path, 0);
+  if (fd >= 0 && !o->anon) o->slot = tps_tmp_add(o->tmp_path, 0);
   sigprocmask(SIG_SETMASK, &old, NULL);
   if (fd < 0) {
     free(o->tmp_path); o->tmp_path = NULL;
@@ -367,6 +410,44 @@ int tps_out_open(tps_outfile *o, const char *path, tps_err *e) {
   o->fp = fdopen(fd, "w");
   if (!o->fp) { close(fd); tps_out_abort(o); return tps_err_oom(e, "opening %s", path); }
   return 0;
+}
+
+/* Give the nameless file of o its name: linked straight to o->path when that does not exist
+ * (nothing to replace), else linked to a new temporary name and renamed over o->path.  With
+ * the three signals blocked; only a SIGKILL between the link and the rename (microseconds)
+ * can leave a "PATH.tmp.XXXXXX" behind.  Closes o->fp.  0, or errno. */
+static int link_anon(tps_outfile *o) {
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(o->fp));
+  sigset_t old;
+  block(&old);
+  int err = 0;
+  if (linkat(AT_FDCWD, proc, AT_FDCWD, o->path, AT_SYMLINK_FOLLOW) == 0) {
+    if (fclose(o->fp) != 0) { err = errno ? errno : EIO; unlink(o->path); }
+    o->fp = NULL;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return err;
+  }
+  if (errno != EEXIST) err = errno;
+  size_t n = strlen(o->path);
+  for (unsigned k = 0; !err; k++) { /* a free temporary name */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(o->tmp_path + n, 16, ".tmp.%06lx", ((unsigned long)ts.tv_nsec ^ (unsigned long)getpid() * 2654435761u ^ k) & 0xffffff);
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp_path, AT_SYMLINK_FOLLOW) == 0) break;
+    if (errno != EEXIST || k == 100) err = errno;
+  }
+  if (!err) {
+    o->slot = tps_tmp_add(o->tmp_path, 0);
+    if (fclose(o->fp) != 0) err = errno ? errno : EIO;
+    else if (rename(o->tmp_path, o->path) != 0) err = errno;
+    o->fp = NULL;
+    if (err) unlink(o->tmp_path);
+    tps_tmp_del(o->slot);
+    o->slot = -1;
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return err;
 }
 
 /* The reason of a write error on fp: errno of a failing flush, else of a one-byte probe write
@@ -389,6 +470,16 @@ int tps_out_commit(tps_outfile *o, tps_err *e) {
   if (!o->fp) return tps_err_set(e, o->path, 0, "output file not open");
   int err = 0;
   if (fflush(o->fp) != 0 || ferror(o->fp)) err = write_errno(o->fp);
+  if (o->anon && !err) {
+    if ((err = link_anon(o)) != 0) {
+      int rc = tps_err_resource(e, o->path, "cannot put the file in place: %s", strerror(err));
+      tps_out_abort(o);
+      return rc;
+    }
+    free(o->tmp_path); o->tmp_path = NULL;
+    free(o->path); o->path = NULL;
+    return 0;
+  }
   if (fclose(o->fp) != 0 && !err) err = errno ? errno : EIO;
   o->fp = NULL;
   if (err) {
@@ -412,7 +503,9 @@ int tps_out_commit(tps_outfile *o, tps_err *e) {
 void tps_out_abort(tps_outfile *o) {
   if (o->fp && o->fp != stdout) fclose(o->fp);
   o->fp = NULL;
-  if (o->tmp_path) { unlink(o->tmp_path); free(o->tmp_path); o->tmp_path = NULL; }
+  if (o->tmp_path && !o->anon) unlink(o->tmp_path);
+  free(o->tmp_path); o->tmp_path = NULL;
+  o->anon = 0;
   tps_tmp_del(o->slot);
   o->slot = -1;
   free(o->path); o->path = NULL;

@@ -1,8 +1,9 @@
 /* util.h: small I/O helpers every command uses.
  *
  *  - input files read whole and once, with size and time bounds (tps_buf_read, below);
- *  - output files (tps_out_open, below): written to "PATH.tmp.XXXXXX" and renamed on commit,
- *    so a failed or interrupted run never leaves a half-written file;
+ *  - output files (tps_out_open, below): written to a nameless file (or "PATH.tmp.XXXXXX")
+ *    that takes PATH's name on commit, so a failed or interrupted run never leaves a
+ *    half-written file;
  *  - temporaries removed on SIGINT/SIGTERM/SIGHUP (tps_tmp_add, below);
  *  - the data directory (GPU table, bundled measurements, model descriptions), found at
  *    run time: $TPSPLIT_DATADIR, else the installed $(pkgdatadir), else the source tree's
@@ -51,8 +52,12 @@ size_t tps_utf8_check(const char *s, size_t n);
 /* ------------------------------------------------------------------ output files
  * tps_out_open(o, PATH):
  *  - "-": standard output;
- *  - a regular file or a new name: a temporary "PATH.tmp.XXXXXX" in the same folder, renamed
- *    over PATH by tps_out_commit (nothing is left when the run fails or is interrupted);
+ *  - a regular file or a new name: a nameless file in the same folder (O_TMPFILE), linked in
+ *    by tps_out_commit (straight to PATH when PATH is new, else to "PATH.tmp.XXXXXX" renamed
+ *    over PATH), so not even SIGKILL leaves a half file or a temporary, except when it lands
+ *    between that link and the rename (microseconds, signals blocked); where O_TMPFILE is
+ *    not available, a temporary "PATH.tmp.XXXXXX" from the start, removed on failure, on
+ *    exit() and on SIGINT/SIGTERM/SIGHUP (a SIGKILL leaves it);
  *  - a symbolic link: written through to the file it names (the link stays a link; the
  *    temporary sits next to the target).  A link to a missing file is refused;
  *  - a character device, FIFO or socket (/dev/null, /dev/stdout, a pipe), and any path under
@@ -65,6 +70,7 @@ typedef struct {
   char *tmp_path;  /* temporary name in the same directory; NULL when written in place */
   int slot;        /* tps_tmp_add slot of tmp_path, -1 when none */
   int direct;      /* 1: written in place (device, FIFO, /dev/...) */
+  int anon;        /* 1: a nameless file (O_TMPFILE) linked in at commit; tmp_path unused until then */
 } tps_outfile;
 
 /* Open for writing (see above). */
@@ -75,7 +81,8 @@ int tps_out_commit(tps_outfile *o, tps_err *e);
 void tps_out_abort(tps_outfile *o);
 
 /* ------------------------------------------------------------------ temporaries and signals
- * Paths registered here are removed when SIGINT, SIGTERM or SIGHUP arrives (newest first, so
+ * Paths registered here are removed at exit() (atexit) and when SIGINT, SIGTERM or SIGHUP
+ * arrives (newest first, so
  * the files of a temporary folder go before the folder); a registered child process group
  * (the gnuplot run) is killed; then the process ends by that signal (exit status 130 for
  * SIGINT, 143 for SIGTERM in the shell).  A signal ignored when tpsplit started (nohup, a

@@ -39,6 +39,7 @@
 #include "src/cli/tpsplit.h"
 #include "src/base/err.h"
 #include "src/base/util.h"
+#include "src/base/iocheck.h"
 #include "src/base/jsonout.h"
 #include "src/io/aic.h"
 #include "src/io/gpus.h"
@@ -318,13 +319,20 @@ static int parse(int argc, char **argv, opts *o) {
     if (o->nargs) { tps_die_msg("calibrate: unexpected argument '%s'", o->args[0]); return TPS_EXIT_USAGE; }
     if (!o->out) { tps_die_msg("calibrate: -o FILE is required (the thresholds file)"); return TPS_EXIT_USAGE; }
   }
-  if ((rc = list_each(shapes, "shapes", add_shape, o)) || (rc = list_each(paths, "paths", add_path, o)) ||
-      (rc = list_each(backends, "backends", add_backend, o)))
-    return rc;
   long *tv;
   size_t nt;
   tps_err e;
   tps_err_clear(&e);
+  /* no output replaces an input (src/base/iocheck.h), before anything is read */
+  tps_io_reset();
+  for (int i = 0; i < o->ngfiles; i++) tps_io_input_spec(o->gfile[i], "--gather");
+  for (int i = 0; i < o->nargs; i++) tps_io_input_spec(o->args[i], "argument");
+  tps_io_input(o->check, "--check");
+  tps_io_output(o->out, "-o");
+  if (tps_io_check(&e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
+  if ((rc = list_each(shapes, "shapes", add_shape, o)) || (rc = list_each(paths, "paths", add_path, o)) ||
+      (rc = list_each(backends, "backends", add_backend, o)))
+    return rc;
   if (tps_parse_tokens(tps, &tv, &nt, &e)) { tps_die_msg("calibrate: --tp '%s': %s", tps, e.msg); return TPS_EXIT_USAGE; }
   for (size_t i = 0; i < nt && rc == TPS_EXIT_OK; i++) {
     if (tv[i] < 2 || tv[i] > TPS_BENCH_MAX_RANKS) { tps_die_msg("calibrate: --tp %ld: from 2 to %d", tv[i], TPS_BENCH_MAX_RANKS); rc = TPS_EXIT_USAGE; }

@@ -60,7 +60,7 @@ int cmd_crossover(int argc, char **argv) {
   const tps_cmdopt own[] = {
     {.name = "max-tokens", .kind = TPS_ARG_LONG, .metavar = "N", .dst = &tmax, .min = 1, .max = TPS_PRED_MAX_TMAX,
      .help = "largest T of the break-even search"},
-    {.name = "thresholds-out", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &thr_out,
+    {.name = "thresholds-out", .kind = TPS_ARG_STR, .io = TPS_IO_OUT, .metavar = "FILE", .dst = &thr_out,
      .help = "also write the grid as an engine-facing thresholds file (the schema `tpsplit calibrate` writes; "
              "`tpsplit decide --thresholds FILE` reads it): one entry per cell of TP >= 2 that runs, with its "
              "break-even, 90% interval, threshold and each part's provenance, devices keyed as engines key them"},

@@ -206,7 +206,7 @@ int cmd_decide(int argc, char **argv) {
      .help = "all ranks connected by NVLink (default auto: the GPU has NVLink and TP <= 8, one NVLink domain)"},
     {.name = "threshold", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &thr_given, .min = 1, .max = TPS_CMDOPT_BIG,
      .help = "token threshold (default: predicted for the GPU, TP and path)"},
-    {.name = "thresholds", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &thr_file,
+    {.name = "thresholds", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "FILE", .dst = &thr_file,
      .help = "the threshold of an engine-facing thresholds file (tpsplit calibrate -o, predict or crossover "
              "--thresholds-out), as an engine reads it: the device of --gpu keyed as engines key it (NVIDIA_H200; "
              "default: the file's only device), the entry of --k x --n, --path, --tp and --gather's backend "

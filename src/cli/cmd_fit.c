@@ -122,7 +122,7 @@ int cmd_fit(int argc, char **argv) {
   const tps_cmdopt own[] = {
     {.name = "loo", .kind = TPS_ARG_FLAG, .dst = &loo,
      .help = "also refit without each point and report its prediction error"},
-    {.name = "gpus-file", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &gpus,
+    {.name = "gpus-file", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "FILE", .dst = &gpus,
      .help = "GPU table (default: the bundled gpus.tsv)"},
     {.name = "max-iter", .kind = TPS_ARG_LONG, .metavar = "N", .dst = &max_iter, .min = 1, .max = 100000,
      .help = "iterations of the solver per start"},

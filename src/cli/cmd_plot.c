@@ -75,7 +75,7 @@ int cmd_plot(int argc, char **argv) {
   j.tmax = TPS_PRED_DEFAULT_TMAX;
   j.sim_tokens = 8192;
   const tps_cmdopt own[] = {
-    {.name = "measured", .kind = TPS_ARG_LIST, .metavar = "FILE", .dst = &measured,
+    {.name = "measured", .kind = TPS_ARG_LIST, .io = TPS_IO_IN, .metavar = "FILE", .dst = &measured,
      .help = "a measurement file (split-vs-replicated, GEMM or all-gather table, nccl-tests log), fitted here as "
              "`tpsplit fit --loo` would; repeatable"},
     {.name = "tmax", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &j.tmax, .min = 2, .max = TPS_PRED_MAX_TMAX,

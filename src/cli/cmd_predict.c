@@ -398,7 +398,7 @@ int cmd_predict(int argc, char **argv) {
              "the break-even is searched on 1..max(LIST)"},
     {.name = "at", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &at, .min = 1, .max = TPS_PRED_MAX_TMAX,
      .help = "tokens of the inverse questions, e.g. the seed pull request's threshold"},
-    {.name = "thresholds-out", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &thr_out,
+    {.name = "thresholds-out", .kind = TPS_ARG_STR, .io = TPS_IO_OUT, .metavar = "FILE", .dst = &thr_out,
      .help = "also write the answer as an engine-facing thresholds file (the schema `tpsplit calibrate` writes; "
              "`tpsplit decide --thresholds FILE` reads it): the break-even, its 90% interval, the threshold and "
              "each part's provenance, the device keyed as engines key it; TP from 2"},

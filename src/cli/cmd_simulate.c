@@ -310,7 +310,7 @@ int cmd_simulate(int argc, char **argv) {
   num_list prompts = {{0}, 0}, base = {{0}, 0};
   parse_prompts(&prompts, DEFAULT_PROMPTS, NULL, 0);
   const tps_cmdopt own[] = {
-    {.name = "model", .kind = TPS_ARG_STR, .metavar = "M", .dst = &model_name, .required = 1,
+    {.name = "model", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "M", .dst = &model_name, .required = 1,
      .help = "model description: a file, or the name of a bundled one (data/models/NAME.tsv)"},
     {.name = "chunk", .kind = TPS_ARG_LONG, .metavar = "C", .dst = &chunk, .min = 1, .max = 100000000,
      .help = "tokens per prefill chunk"},
@@ -322,7 +322,7 @@ int cmd_simulate(int argc, char **argv) {
      .help = "what is split: none, all, or a comma list of projection names (default: the model file's split column)"},
     {.name = "threshold", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &thr_given, .min = 1, .max = TPS_CMDOPT_BIG,
      .help = "split only chunks of at least T tokens (default: the predicted threshold of the first split projection)"},
-    {.name = "table", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &table_file,
+    {.name = "table", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "FILE", .dst = &table_file,
      .help = "measured split-vs-replicated table used where it matches (default: the bundled H20 TP8 fused_wqa_wkv "
              "table)"},
   };

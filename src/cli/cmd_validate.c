@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "src/cli/tpsplit.h"
 #include "src/cli/cmdopt.h"
 #include "src/base/err.h"
@@ -89,6 +90,12 @@ static int load_fit(vinput *in, const char *gpus_path, tps_err *e) {
   if (!mg) { tps_err_set(e, in->meas_path, 0, "unknown GPU '%s' in '#@ gpu:'", in->meas.gpu); return -1; }
   const tps_path *mp = in->meas.kpath[0] ? tps_path_find(in->meas.kpath) : in->fit->gemm.path;
   if (!mp) { tps_err_set(e, in->meas_path, 0, "unknown kernel path '%s' in '#@ path:'", in->meas.kpath); return -1; }
+  int mb = in->meas.gather[0] ? tps_gather_parse(in->meas.gather) : -1;
+  if (fg == mg && in->fit->tp == in->meas.tp && mp == in->fit->gemm.path && mb >= 0 && mb != in->fit->gather) {
+    tps_err_set(e, in->pred_path, 0, "fit of gather backend %s, measured %s is gather backend %s: not the same setup",
+                tps_gather_name(in->fit->gather), in->meas_path, tps_gather_name(mb));
+    return -1;
+  }
   if (fg == mg && in->fit->tp == in->meas.tp && mp == in->fit->gemm.path) {
     in->direct = in->fit;
     snprintf(in->desc, sizeof in->desc, "fit %s (%s, TP%d, %s), evaluated directly", in->pred_path, in->fit->gpu, in->fit->tp, mp->name);
@@ -112,8 +119,51 @@ static int load_fit(vinput *in, const char *gpus_path, tps_err *e) {
   return 0;
 }
 
+/* A prediction table is compared row by row with the measurement, so both must be of one
+ * setup: GPU (names resolved through the GPU table, so aliases agree), kernel path, shape,
+ * gather backend and bench harness ('#@ harness:').  What one of them does not say is not
+ * compared.  0, or -1 with e naming both files. */
+static int same_setup(vinput *in, const char *gpus_path, tps_err *e) {
+  const tps_table *p = &in->ptab, *m = &in->meas;
+  char pv[96] = "", mv[96] = "";
+  const char *what = NULL;
+  if (p->gpu[0] && m->gpu[0] && strcasecmp(p->gpu, m->gpu) != 0) {
+    if (!in->have_gt && tps_gpus_load(gpus_path, &in->gt, e) != 0) return -1;
+    in->have_gt = 1;
+    tps_err ignore;
+    const tps_gpu *pg = tps_gpus_find(&in->gt, p->gpu, &ignore), *mg = tps_gpus_find(&in->gt, m->gpu, &ignore);
+    if (!pg || !mg || pg != mg) { what = "GPU"; snprintf(pv, sizeof pv, "%s", p->gpu); snprintf(mv, sizeof mv, "%s", m->gpu); }
+  }
+  const tps_path *pp = p->kpath[0] ? tps_path_find(p->kpath) : NULL, *mp = m->kpath[0] ? tps_path_find(m->kpath) : NULL;
+  if (!what && p->kpath[0] && m->kpath[0] && (pp != mp || !pp) && strcmp(p->kpath, m->kpath) != 0) {
+    what = "kernel path";
+    snprintf(pv, sizeof pv, "%s", p->kpath);
+    snprintf(mv, sizeof mv, "%s", m->kpath);
+  }
+  if (!what && p->k > 0 && m->k > 0 && p->n > 0 && m->n > 0 && (p->k != m->k || p->n != m->n)) {
+    what = "shape";
+    snprintf(pv, sizeof pv, "K=%ld N=%ld", p->k, p->n);
+    snprintf(mv, sizeof mv, "K=%ld N=%ld", m->k, m->n);
+  }
+  int pb = p->gather[0] ? tps_gather_parse(p->gather) : -1, mb = m->gather[0] ? tps_gather_parse(m->gather) : -1;
+  if (!what && p->gather[0] && m->gather[0] && (pb != mb || pb < 0) && strcmp(p->gather, m->gather) != 0) {
+    what = "gather backend";
+    snprintf(pv, sizeof pv, "%s", p->gather);
+    snprintf(mv, sizeof mv, "%s", m->gather);
+  }
+  const char *ph = tps_table_meta(p, "harness"), *mh = tps_table_meta(m, "harness");
+  if (!what && ph && mh && strcmp(ph, mh) != 0) {
+    what = "harness";
+    snprintf(pv, sizeof pv, "%s", ph);
+    snprintf(mv, sizeof mv, "%s", mh);
+  }
+  if (!what) return 0;
+  return tps_err_set(e, in->pred_path, 0, "predicted for %s %s, measured %s is %s %s: not the same setup", what, pv,
+                     in->meas_path, what, mv);
+}
+
 /* The prediction is a split table of predicted times.  0, or -1 with e. */
-static int load_table(vinput *in, tps_err *e) {
+static int load_table(vinput *in, const char *gpus_path, tps_err *e) {
   if ((tps_predtext_is(in->pred_path) ? tps_predtext_read(in->pred_path, &in->ptab, e) : tps_table_read(in->pred_path, &in->ptab, e)) != 0)
     return -1;
   in->have_ptab = 1;
@@ -122,6 +172,7 @@ static int load_table(vinput *in, tps_err *e) {
     return -1;
   }
   if (in->ptab.tp != in->meas.tp) { tps_err_set(e, in->pred_path, 0, "predicted for TP%d, measured %s is TP%d", in->ptab.tp, in->meas_path, in->meas.tp); return -1; }
+  if (same_setup(in, gpus_path, e)) return -1;
   snprintf(in->desc, sizeof in->desc, "table %s (%s, TP%d)", in->pred_path, in->ptab.gpu[0] ? in->ptab.gpu : "?", in->ptab.tp);
   return 0;
 }
@@ -273,18 +324,18 @@ int cmd_validate(int argc, char **argv) {
   double tol = 0.25, caltol[2] = {0.04, 0.10};
   int per_row = 0;
   const tps_cmdopt own[] = {
-    {.name = "predicted", .kind = TPS_ARG_STR, .metavar = "P", .dst = &pred_path,
+    {.name = "predicted", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "P", .dst = &pred_path,
      .help = "a fit file (tpsplit fit -o), evaluated on the measured GPU, TP and path (directly when they are the "
              "fit's, else transferred with predict's model scaling), or a split table of predicted times holding "
              "every measured token count"},
-    {.name = "measured", .kind = TPS_ARG_STR, .metavar = "F", .dst = &meas_path,
+    {.name = "measured", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "F", .dst = &meas_path,
      .help = "split table (tokens rows_per_rank replicated_us split_us, '#@' metadata gpu, tp, path), e.g. from "
              "tpsplit bench split"},
-    {.name = "gpus-file", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &gpus_path,
+    {.name = "gpus-file", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "FILE", .dst = &gpus_path,
      .help = "GPU table (default: the bundled gpus.tsv)"},
     {.name = "tolerance", .kind = TPS_ARG_DOUBLE, .metavar = "F", .dst = &tol, .min = 0,
      .help = "pass when the median |error| over both series is <= F"},
-    {.name = "calibration", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &cal_path,
+    {.name = "calibration", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "FILE", .dst = &cal_path,
      .help = "instead of --predicted and --measured: a calibrate result (tpsplit calibrate -o FILE) against the "
              "full bench gemm tables given as arguments: per part (shape, path) its calibrated GEMM model's median "
              "and max |error| over the bench rows outside the sweep"},
@@ -361,7 +412,7 @@ int cmd_validate(int argc, char **argv) {
                 tps_table_kind_names[meas->kind]);
   else if (meas->tp < 1) tps_err_set(&e, meas_path, 0, "no '#@ tp:' metadata line");
   else if (n < 2) tps_err_set(&e, meas_path, 0, "%zu row: at least 2 token counts are needed", n);
-  if (e.set || (is_fit_file(pred_path) ? load_fit(&in, gpus_path, &e) : load_table(&in, &e)) != 0) goto out;
+  if (e.set || (is_fit_file(pred_path) ? load_fit(&in, gpus_path, &e) : load_table(&in, gpus_path, &e)) != 0) goto out;
 
   tps_split_series ms = {n, meas->tokens, meas->replicated_us, meas->split_us};
   tps_val_prediction vp = {in.direct, in.transferred, {0, NULL, NULL, NULL}};

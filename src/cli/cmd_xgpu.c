@@ -28,6 +28,7 @@
 #include "model/core/status.h"
 #include "src/cli/tpsplit.h"
 #include "src/cli/loo_data.h"
+#include "src/base/iocheck.h"
 
 int cmd_fit_xgpu(int argc, char **argv);
 
@@ -138,6 +139,33 @@ static int xgpu_gather(FILE *fp, aset *sets, int ns, int pcie) {
   return TPS_OK;
 }
 
+/* -o is none of the files read (src/base/iocheck.h): the GPU table and the bundled
+ * measurements below.  0, or -1 with e. */
+static int xgpu_io_check(const char *out, const char *gpus, tps_err *e) {
+  char p[4096];
+  const char *d = tps_data_dir();
+  tps_io_reset();
+  tps_io_output(out, "-o");
+  tps_io_input(gpus, "--gpus-file");
+  if (!gpus) { snprintf(p, sizeof p, "%s/gpus.tsv", d); tps_io_input(p, "the bundled GPU table"); }
+  for (size_t i = 0; i < tps_lgo_naic; i++) {
+    snprintf(p, sizeof p, "%s/aic/gemm_%s_k5120.tsv.gz", d, tps_lgo_aic_gemm[i].aic_gpu);
+    tps_io_input(p, "a bundled measurement");
+  }
+  for (size_t i = 0; i < TPS_LGO_NNCCL; i++) {
+    snprintf(p, sizeof p, "%s/aic/nccl_%s.tsv.gz", d, tps_lgo_aic_nccl[i]);
+    tps_io_input(p, "a bundled measurement");
+  }
+  for (size_t i = 0; i < TPS_LGO_NBENCH_XGPU; i++)
+    for (int path = 0; path < TPS_XG_NPATH; path++) {
+      snprintf(p, sizeof p, "%s/%s_gemm_%s.tsv", d, tps_lgo_bench_gemm[i], tps_xg_path_names[path]);
+      tps_io_input(p, "a bundled measurement");
+    }
+  snprintf(p, sizeof p, "%s/h200_gemm_w8a16.tsv", d);
+  tps_io_input(p, "a bundled measurement");
+  return tps_io_check(e);
+}
+
 int cmd_fit_xgpu(int argc, char **argv) {
   static const struct option opts[] = {{"xgpu", no_argument, NULL, 'x'}, {"output", required_argument, NULL, 'o'},
                                        {"gpus-file", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
@@ -176,6 +204,7 @@ int cmd_fit_xgpu(int argc, char **argv) {
   tps_err e;
   tps_err_clear(&e);
   tps_gpu_table gt;
+  if (xgpu_io_check(out, gpus, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
   if (tps_gpus_load(gpus, &gt, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
   int rc = TPS_EXIT_OK, st = TPS_OK;
   static gsets gp[TPS_XG_NPATH];

@@ -10,6 +10,7 @@
 #include "src/cli/envvars.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/util.h"
+#include "src/base/iocheck.h"
 #include "model/predict/uncertainty.h"
 
 #define SAMPLES_MAX 100000
@@ -476,10 +477,49 @@ enum { KEY_COMMON = 1000, KEY_OWN = 2000, KEY_HELP = 3000, KEY_VERSION };
 
 static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values *v);
 
+/* Every file of the command line into src/base/iocheck, then the check (before anything is
+ * read): 0, or -1 after one line "tpsplit: OUT: -o would replace the input ...". */
+static int record_io(const tps_cmdspec *s, const tps_cmdopt_values *v) {
+  tps_io_reset();
+  for (size_t i = 0; i < v->fits.n; i++) tps_io_input(v->fits.v[i], "--fit");
+  for (size_t i = 0; i < v->gemms.n; i++) tps_io_input_spec(v->gemms.v[i], "--gemm");
+  for (size_t i = 0; i < v->gathers.n; i++) tps_io_input_spec(v->gathers.v[i], "--gather");
+  tps_io_input(v->gpus_file, "--gpus-file");
+  char bundled[4096]; /* the bundled files read when not replaced by an option */
+  if (!v->gpus_file && snprintf(bundled, sizeof bundled, "%s/gpus.tsv", tps_data_dir()) < (int)sizeof bundled)
+    tps_io_input(bundled, "the bundled GPU table");
+  if (common_on(s, TPS_OI_NO_BUNDLED) && !v->no_bundled &&
+      snprintf(bundled, sizeof bundled, "%s/parts.tsv", tps_data_dir()) < (int)sizeof bundled)
+    tps_io_input(bundled, "the bundled measurements");
+  for (int i = 0; i < v->nargs; i++) tps_io_input(v->args[i], "argument");
+  for (size_t k = 0; k < s->nopts; k++) {
+    const tps_cmdopt *o = &s->opts[k];
+    if (o->io == TPS_IO_NONE) continue;
+    const tps_strlist *L = o->kind == TPS_ARG_LIST ? o->dst : NULL;
+    const char *one = o->kind == TPS_ARG_STR ? *(const char *const *)o->dst : NULL;
+    char what[48];
+    snprintf(what, sizeof what, "--%s", o->name);
+    for (size_t i = 0; L && i < L->n; i++) {
+      if (o->io == TPS_IO_OUT) tps_io_output(L->v[i], what);
+      else tps_io_input(L->v[i], what);
+    }
+    if (one && o->io == TPS_IO_OUT) tps_io_output(one, what);
+    else if (one) tps_io_input(one, what);
+  }
+  /* -o FOLDER (plot, the main job) writes files inside it, not over it */
+  if (!(s->output_metavar && strcmp(s->output_metavar, "DIR") == 0)) tps_io_output(v->output, "-o");
+  tps_err e;
+  tps_err_clear(&e);
+  if (tps_io_check(&e) == 0) return 0;
+  tps_err_print(&e);
+  return -1;
+}
+
 /* A return >= 0 means the command returns at once (help, version, a usage error): what
  * the parse allocated is freed here so that no caller has to. */
 int tps_cmdopt_parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values *v) {
   int rc = parse(s, argc, argv, v);
+  if (rc < 0 && record_io(s, v) != 0) rc = TPS_EXIT_USAGE;
   if (rc >= 0) tps_cmdopt_free(v);
   return rc;
 }

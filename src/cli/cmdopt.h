@@ -92,7 +92,11 @@ typedef struct {
   int optional;          /* YESNO: the value may be left out */
   int required;          /* the command cannot run without it */
   int (*parse)(void *dst, const char *arg, char *why, size_t whysz); /* FN */
+  int io;                /* STR, LIST: a file read (TPS_IO_IN) or written (TPS_IO_OUT), for tps_io_check */
 } tps_cmdopt;
+/* tps_cmdopt.io: the parser records the file for src/base/iocheck (no output replaces an input;
+ * positional arguments and the common file options are recorded by the parser itself). */
+enum { TPS_IO_NONE, TPS_IO_IN, TPS_IO_OUT };
 
 #define TPS_CMDOPT_MAXTP 64
 

@@ -152,15 +152,30 @@ static const tps_path *dtype_path(const char *dt) {
 }
 
 /* ------------------------------------------------------------------ reading */
+/* The next line of b from *pos into line[sz], without its end: 1, 0 at the end of b, -1 for a
+ * line of sz bytes or more (refused, not cut) or a NUL byte in it. */
+static int next_line(const tps_buf *b, size_t *pos, char *line, size_t sz) {
+  if (*pos >= b->len) return 0;
+  const char *p = b->data + *pos, *q = memchr(p, '\n', b->len - *pos);
+  size_t n = q ? (size_t)(q - p) : b->len - *pos;
+  *pos += n + (q != NULL);
+  if (n >= sz || memchr(p, '\0', n)) return -1;
+  memcpy(line, p, n);
+  line[n] = 0;
+  return 1;
+}
+
 static int read_xgpu(tps_partset *ps, tps_err *e) {
   if (tps_data_path(TPS_XGPU_FIT, ps->xgpu_file, sizeof ps->xgpu_file, e)) return -1;
-  FILE *fp = fopen(ps->xgpu_file, "r");
-  if (!fp) return tps_err_set(e, ps->xgpu_file, 0, "cannot open (regenerate it: tpsplit fit --xgpu -o data/xgpu.fit)");
+  tps_buf b; /* the bounded reader: the size cap, a FIFO's timeout */
+  if (tps_buf_read(ps->xgpu_file, &b, e)) return -1;
   char line[8192];
   long ln = 0;
-  int fmt = 0, rc = 0;
-  while (fgets(line, sizeof line, fp)) {
+  int fmt = 0, rc = 0, got;
+  size_t pos = 0;
+  while ((got = next_line(&b, &pos, line, sizeof line)) != 0) {
     ln++;
+    if (got < 0) { rc = tps_err_set(e, ps->xgpu_file, ln, "line of %zu bytes or more, or with a NUL byte", sizeof line); break; }
     line[strcspn(line, "\r\n")] = 0;
     if (!line[0] || line[0] == '#') continue;
     char *f[64];
@@ -227,20 +242,22 @@ static int read_xgpu(tps_partset *ps, tps_err *e) {
       break;
     }
   }
-  fclose(fp);
+  tps_buf_free(&b);
   if (!rc && !fmt) rc = tps_err_set(e, ps->xgpu_file, 0, "empty file");
   return rc;
 }
 
 static int read_parts(tps_partset *ps, tps_err *e) {
   if (tps_data_path(TPS_PARTS_TABLE, ps->parts_file, sizeof ps->parts_file, e)) return -1;
-  FILE *fp = fopen(ps->parts_file, "r");
-  if (!fp) return tps_err_set(e, ps->parts_file, 0, "cannot open");
+  tps_buf b;
+  if (tps_buf_read(ps->parts_file, &b, e)) return -1;
   char line[2048];
   long ln = 0;
-  int hdr = 0, rc = 0;
-  while (fgets(line, sizeof line, fp) && !rc) {
+  int hdr = 0, rc = 0, got;
+  size_t pos = 0;
+  while (!rc && (got = next_line(&b, &pos, line, sizeof line)) != 0) {
     ln++;
+    if (got < 0) { rc = tps_err_set(e, ps->parts_file, ln, "line of %zu bytes or more, or with a NUL byte", sizeof line); break; }
     line[strcspn(line, "\r\n")] = 0;
     if (!line[0] || line[0] == '#') continue;
     char *f[8];
@@ -281,7 +298,7 @@ static int read_parts(tps_partset *ps, tps_err *e) {
     cpy(r->sel, sizeof r->sel, strcmp(f[5], "-") ? f[5] : "");
     ps->nrows++;
   }
-  fclose(fp);
+  tps_buf_free(&b);
   if (!rc && !hdr) rc = tps_err_set(e, ps->parts_file, 0, "no header");
   return rc;
 }

@@ -186,7 +186,7 @@ int tps_fitfile_read_mem(const char *path, const char *data, size_t len, tps_fit
   unsigned char gemm_seen[TPS_GEMM_NPAR] = {0}, seen[K_NSCALAR] = {0}, stat_seen[NSTAT] = {0}, ag_seen[32] = {0};
   ag_field af[32];
   size_t naf = ag_fields(f, af);
-  long ln = 0;
+  long ln = 0, fixed_line = 0;
   for (size_t i = 0; i < tx.n; i++) {
     ln = (long)i + 1;
     char *line = tx.line[i];
@@ -267,7 +267,14 @@ int tps_fitfile_read_mem(const char *path, const char *data, size_t len, tps_fit
       /* provenance only */
     } else if (strcmp(key, "fixed") == 0) {
       NEED(2);
-      snprintf(f->fixed_note, sizeof f->fixed_note, "%s", fl[1]);
+      if (fixed_line) { tps_err_set(e, path, ln, "'fixed' given twice (also on line %ld)", fixed_line); goto out; }
+      fixed_line = ln;
+      /* kept whole or refused: a note cut inside a UTF-8 character would not read back */
+      if (strlen(fl[1]) >= sizeof f->fixed_note) {
+        tps_err_set(e, path, ln, "'fixed' note of %zu bytes, longer than %zu", strlen(fl[1]), sizeof f->fixed_note - 1);
+        goto out;
+      }
+      memcpy(f->fixed_note, fl[1], strlen(fl[1]) + 1);
     } else if (strcmp(key, "gemm") == 0) {
       NEED(3);
       int t = tps_fit_target_from_name(fl[1]);
@@ -302,6 +309,8 @@ int tps_fitfile_read_mem(const char *path, const char *data, size_t len, tps_fit
       if (f->npar >= TPS_FIT_MAXPAR) { tps_err_set(e, path, ln, "more than %d parameters", TPS_FIT_MAXPAR); goto out; }
       int t = tps_fit_target_from_name(fl[1]);
       if (t < 0) { tps_err_set(e, path, ln, "unknown parameter '%s'", fl[1]); goto out; }
+      for (int q = 0; q < f->npar; q++)
+        if (f->par_target[q] == t) { tps_err_set(e, path, ln, "'param %s' given twice", fl[1]); goto out; }
       int j = f->npar;
       double v[4];
       for (int k = 0; k < 4; k++) {

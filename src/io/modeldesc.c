@@ -89,6 +89,8 @@ int tps_modeldesc_read_mem(const char *path, const char *data, size_t len, tps_s
   if (tps_text_from_buf(path, data, len, 0, &tx, e)) return -1;
   long lineno = 0;
   int have_hidden = 0, have_layers = 0, have_side = 0, have_header = 0;
+  static const char *const meta_keys[] = {"model", "hidden", "layers", "side_stream_max_tokens"};
+  long meta_line[4] = {0}; /* where each key was given: a second one is refused, not "last wins" */
   int rc = -1;
   for (size_t li = 0; li < tx.n; li++) {
     lineno = (long)li + 1;
@@ -101,6 +103,11 @@ int tps_modeldesc_read_mem(const char *path, const char *data, size_t len, tps_s
       char *key = trim(kv), *val = trim(colon + 1);
       long v;
       if (have_header) { tps_err_set(e, path, lineno, "metadata after the header row"); goto out; }
+      for (int k = 0; k < 4; k++) {
+        if (strcmp(key, meta_keys[k]) != 0) continue;
+        if (meta_line[k]) { tps_err_set(e, path, lineno, "metadata '%s' given twice (also on line %ld)", key, meta_line[k]); goto out; }
+        meta_line[k] = lineno;
+      }
       if (strcmp(key, "model") == 0) {
         if (!*val || strlen(val) >= sizeof m->name) { tps_err_set(e, path, lineno, "bad model name"); goto out; }
         snprintf(m->name, sizeof m->name, "%s", val);

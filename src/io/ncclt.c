@@ -234,6 +234,7 @@ typedef struct {
   int cut;   /* an NCCL message was cut off after a row fragment */
   int row;   /* a row candidate: two whole numbers, then a type name */
   int own;   /* s is malloc'ed */
+  int other; /* text that is neither a '#' line, a row nor an NCCL message (s is then "") */
 } cline;
 
 static int row_start(const char *s, int srun) {
@@ -577,6 +578,64 @@ void tps_ncclt_free(tps_ncclt *log) {
 
 int tps_ncclt_parse(const tps_text *tx, tps_ncclt *log, tps_err *e) { return tps_ncclt_parse_opts(tx, NULL, log, e); }
 
+/* A run header or column header between the rows of a table that no footer ended: the rows
+ * after it would be another run's (and dropped), so the log is refused. */
+static void inside_table(const char *path, long ln, const char *c, const run_t *R, const cline *cl, tps_err *e) {
+  tps_err_set(e, path, ln, "'# %.60s' inside the result table of lines %ld-%ld (no '# Avg bus bandwidth' line ended it): "
+              "two runs interleaved or a run cut short", c, cl[R->rows[0]].ln, cl[R->rows[R->nrows - 1]].ln);
+}
+
+/* "1K", "4M", "2GB", "16KiB": a size with a unit suffix (nccl-tests prints bytes). */
+static int unit_size(const char *t) {
+  size_t i = 0;
+  while (isdigit((unsigned char)t[i]) || t[i] == '.') i++;
+  if (i == 0 || !strchr("KMGTkmgt", t[i]) || !t[i]) return 0;
+  i++;
+  if (t[i] == 'i') i++;
+  if (t[i] == 'B' || t[i] == 'b') i++;
+  return t[i] == '\0';
+}
+
+/* Every line of the picked run's table is read: from its column header (or first row) to its
+ * last row nothing but rows, '#' lines and NCCL messages; and a line starting with a digit
+ * after the header that is not a row (a size with a unit suffix, a mangled row) is refused,
+ * wherever it is before the table's end.  0, or -1 with e at that line. */
+static int table_lines(const tps_text *tx, const cline *cl, const run_t *R, tps_err *e) {
+  if (!R->hdr && R->nrows == 0) return 0;
+  size_t start = R->hdr ? (size_t)R->hdr_line - 1 : R->rows[0];
+  size_t last = R->nrows ? R->rows[R->nrows - 1] : start;
+  for (size_t j = start + 1; j < tx->n; j++) {
+    const char *s = cl[j].s;
+    if (*s == '#') {
+      const char *c = skip_ws(s + 1);
+      int which, hr, ho;
+      if (is_preamble(c, &which) || is_header(c, &hr, &ho) || strncmp(c, "Out of bounds", 13) == 0 ||
+          strncmp(c, "Avg bus bandwidth", 17) == 0 || strncmp(c, "Collective test concluded:", 26) == 0)
+        break;
+      if (R->nrows && j > R->rows[0] && j < last && *c) /* between two rows nccl-tests prints no comment */
+        return tps_err_set(e, tx->path, cl[j].ln, "'# %.40s' inside the result table: not a result row", c);
+      continue;
+    }
+    if (cl[j].row) continue;
+    if (isdigit((unsigned char)*s)) {
+      char first[64];
+      snprintf(first, sizeof first, "%.*s", (int)strcspn(s, " \t"), s);
+      const char *second = s + strcspn(s, " \t");
+      second = skip_ws(second);
+      char sec[64];
+      snprintf(sec, sizeof sec, "%.*s", (int)strcspn(second, " \t"), second);
+      if (unit_size(first) || unit_size(sec))
+        return tps_err_set(e, tx->path, cl[j].ln, "size '%s' with a unit suffix: nccl-tests tables give sizes and counts "
+                           "in whole bytes and elements (a table edited by hand?)", unit_size(first) ? first : sec);
+      return tps_err_set(e, tx->path, cl[j].ln, "not a result row: '%.40s' (two whole numbers and a type name first)", s);
+    }
+    if (cl[j].other && j < last)
+      return tps_err_set(e, tx->path, cl[j].ln, "not a result row inside the result table: '%.40s'", tx->line[j]);
+    if (cl[j].other) break; /* text after the last row: the end of the table */
+  }
+  return 0;
+}
+
 /* The collective the rows' signs point to when it is not an all-gather ("" when they fit
  * one), with why.  n: the rank count (0 when unknown). */
 static void guess_collective(const run_t *R, int lead, const tps_ncclt_row *row, size_t nr, int n, char *name,
@@ -651,7 +710,7 @@ int tps_ncclt_parse_opts(const tps_text *tx, const tps_ncclt_read_opts *o, tps_n
      * the others (launcher chatter, NCCL messages) are not kept */
     const char *c = skip_ws(out);
     static char empty[1];
-    if (*c != '#' && !isdigit((unsigned char)*c)) { cl[i].s = empty; cl[i].cut = 0; continue; }
+    if (*c != '#' && !isdigit((unsigned char)*c)) { cl[i].s = empty; cl[i].other = *c != '\0'; cl[i].cut = 0; continue; }
     if (!(cl[i].s = strdup(c))) { tps_err_oom(e, "reading %s", path); goto done; }
     cl[i].own = 1;
   }
@@ -678,6 +737,7 @@ int tps_ncclt_parse_opts(const tps_text *tx, const tps_ncclt_read_opts *o, tps_n
       const char *c = skip_ws(s + 1);
       int which, hr, ho;
       if (is_preamble(c, &which)) {
+        if (R && R->nrows > 0 && !R->ended) { inside_table(path, cl[i].ln, c, R, cl, e); goto done; }
         int again = R && (R->nrows > 0 || R->ended || (which == 0 && R->version[0]) || (which == 1 && R->name[0]) ||
                           (which == 2 && R->nthread_seen));
         if (!R || again) NEWRUN();
@@ -695,6 +755,7 @@ int tps_ncclt_parse_opts(const tps_text *tx, const tps_ncclt_read_opts *o, tps_n
           if (parse_nthread(path, cl[i].ln, c, R, e)) goto done;
         }
       } else if (is_header(c, &hr, &ho)) {
+        if (R && R->nrows > 0 && !R->ended) { inside_table(path, cl[i].ln, c, R, cl, e); goto done; }
         if (!R || R->nrows > 0 || R->ended) NEWRUN();
         R->hdr = 1; R->hdr_redop = hr; R->hdr_root = ho; R->hdr_line = cl[i].ln;
       } else if (R && is_rank_line(c)) {
@@ -814,6 +875,7 @@ int tps_ncclt_parse_opts(const tps_text *tx, const tps_ncclt_read_opts *o, tps_n
     if (r->size_bytes == 0) continue; /* -b 0: an empty gather carries no timing information */
     log->n++;
   }
+  if (table_lines(tx, cl, R, e)) goto done;
   log->layout = L.lead == 3 ? TPS_NCCLT_PRE213 : TPS_NCCLT_CURRENT;
   log->has_timestamp = L.ts;
   log->has_iter_stats = L.stats;
@@ -990,7 +1052,7 @@ done:
  *  {"min_us", "max_us", "p99_us", "cv_pct", ...}, "experiment_name"}], ...}.  NaN is written
  * as "nan".  "devices" holds one entry per process (the first GPU line of each), so
  * nranks = len(devices) * nthreads * ngpus.  Some builds put "devices" at the top level;
- * both are read.  JSON has no line numbers: errors name the result index. */
+ * both are read.  Errors name the result index and its line (result_lines). */
 
 static int jnum(json_t *o, const char *key, double *out) {
   json_t *v = json_object_get(o, key);
@@ -1006,25 +1068,62 @@ static int jint(json_t *o, const char *key, double lo, double hi, long *out) {
   return 0;
 }
 
-static int jblock(const char *path, size_t i, json_t *r, const char *key, double *time, double *alg, double *bus,
+/* The line of each element of the root object's "results" array (JSON values have no line
+ * in jansson): a scan of the text for the array and its objects' opening braces.  line[i] = 0
+ * for an element not found. */
+static void result_lines(const char *d, size_t len, long *line, size_t n) {
+  memset(line, 0, n * sizeof *line);
+  long ln = 1;
+  int depth = 0, in_str = 0, state = 0, arr = 0; /* state 1: "results" key seen, 2: in its array */
+  size_t k = 0, str0 = 0;
+  for (size_t i = 0; i < len && k < n; i++) {
+    char c = d[i];
+    if (c == '\n') ln++;
+    if (in_str) {
+      if (c == '\\') i++;
+      else if (c == '"') {
+        in_str = 0;
+        if (depth == 1 && state == 0 && i - str0 == 8 && memcmp(d + str0 + 1, "results", 7) == 0) {
+          size_t q = i + 1;
+          while (q < len && strchr(" \t\r\n", d[q]) && d[q]) q++;
+          if (q < len && d[q] == ':') state = 1;
+        }
+      }
+      continue;
+    }
+    if (c == '"') { in_str = 1; str0 = i; continue; }
+    if (c == '{' || c == '[') {
+      if (state == 1 && c == '[' && depth == 1) { state = 2; arr = depth + 1; }
+      else if (state == 2 && c == '{' && depth == arr) line[k++] = ln;
+      depth++;
+    } else if (c == '}' || c == ']') {
+      depth--;
+      if (state == 2 && depth < arr) break;
+    } else if (state == 1 && depth == 1 && !strchr(" \t\r\n:", c)) {
+      state = 0; /* "results" is not an array */
+    }
+  }
+}
+
+static int jblock(const char *path, size_t i, long ln, json_t *r, const char *key, double *time, double *alg, double *bus,
                   double *wrong, tps_err *e) {
   json_t *b = json_object_get(r, key);
-  if (!json_is_object(b)) return tps_err_set(e, path, 0, "results[%zu]: no \"%s\" object", i, key);
+  if (!json_is_object(b)) return tps_err_set(e, path, ln, "results[%zu]: no \"%s\" object", i, key);
   if (jnum(b, "time", time) && jnum(b, "cpu_time", time))
-    return tps_err_set(e, path, 0, "results[%zu].%s: no finite time", i, key);
-  if (!(*time > 0)) return tps_err_set(e, path, 0, "results[%zu].%s: time %g is not positive", i, key, *time);
+    return tps_err_set(e, path, ln, "results[%zu].%s: no finite time", i, key);
+  if (!(*time > 0)) return tps_err_set(e, path, ln, "results[%zu].%s: time %g is not positive", i, key, *time);
   if (*time < TPS_TABLE_MIN_US || *time > TPS_TABLE_MAX_US)
-    return tps_err_set(e, path, 0, "results[%zu].%s: time %g us is outside %g..%g us", i, key, *time, TPS_TABLE_MIN_US,
+    return tps_err_set(e, path, ln, "results[%zu].%s: time %g us is outside %g..%g us", i, key, *time, TPS_TABLE_MIN_US,
                        TPS_TABLE_MAX_US);
   if (jnum(b, "alg_bw", alg) || jnum(b, "bus_bw", bus))
-    return tps_err_set(e, path, 0, "results[%zu].%s: alg_bw or bus_bw missing or not finite", i, key);
+    return tps_err_set(e, path, ln, "results[%zu].%s: alg_bw or bus_bw missing or not finite", i, key);
   if (*alg < 0 || *alg > MAX_BW_GBPS || *bus < 0 || *bus > MAX_BW_GBPS)
-    return tps_err_set(e, path, 0, "results[%zu].%s: bandwidth outside 0..%g GB/s", i, key, MAX_BW_GBPS);
+    return tps_err_set(e, path, ln, "results[%zu].%s: bandwidth outside 0..%g GB/s", i, key, MAX_BW_GBPS);
   json_t *w = json_object_get(b, "nwrong");
   *wrong = NAN;
   if (json_is_number(w)) *wrong = json_number_value(w);
   if (*wrong > 0)
-    return tps_err_set(e, path, 0, "results[%zu]: %g elements wrong (%s): the run failed its data check", i, *wrong, key);
+    return tps_err_set(e, path, ln, "results[%zu]: %g elements wrong (%s): the run failed its data check", i, *wrong, key);
   return 0;
 }
 
@@ -1062,6 +1161,7 @@ int tps_ncclt_read_json_mem(const char *path, const char *data, size_t len, tps_
   json_t *root = json_loadb(data, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
   if (!root) return tps_err_set(e, path, je.line, "not valid JSON: %s", je.text);
   int rc = 0;
+  long *rl = NULL; /* the line of each results[i] */
   json_t *cfg = json_object_get(root, "config"), *res = json_object_get(root, "results");
   json_t *dev = json_object_get(cfg, "devices");
   if (!dev) dev = json_object_get(root, "devices");
@@ -1094,14 +1194,16 @@ int tps_ncclt_read_json_mem(const char *path, const char *data, size_t len, tps_
   log->nruns = log->run = 1;
   size_t n = json_array_size(res);
   log->row = calloc(n ? n : 1, sizeof *log->row);
-  if (!log->row) { rc = tps_err_oom(e, "reading %s", path); goto done; }
+  rl = calloc(n ? n : 1, sizeof *rl);
+  if (!log->row || !rl) { rc = tps_err_oom(e, "reading %s", path); goto done; }
+  result_lines(data, len, rl, n);
   for (size_t i = 0; i < n && !rc; i++) {
     json_t *r = json_array_get(res, i);
     tps_ncclt_row *w = &log->row[log->n];
     memset(w, 0, sizeof *w);
     const char *exp = json_string_value(json_object_get(r, "experiment_name"));
     if (exp && !is_allgather_name(exp)) {
-      rc = tps_err_set(e, path, 0, "results[%zu]: %s log, not all_gather (not an all_gather_perf log (%s))", i, exp, exp);
+      rc = tps_err_set(e, path, rl[i], "results[%zu]: %s log, not all_gather (not an all_gather_perf log (%s))", i, exp, exp);
       break;
     }
     const char *type = json_string_value(json_object_get(r, "type"));
@@ -1109,16 +1211,16 @@ int tps_ncclt_read_json_mem(const char *path, const char *data, size_t len, tps_
     long cnt;
     if (jnum(r, "size", &w->size_bytes) || jint(r, "count", 0, MAX_SIZE, &cnt) || !type || w->size_bytes < 0 ||
         w->size_bytes > MAX_SIZE || w->size_bytes != floor(w->size_bytes) || !is_type_name(type)) {
-      rc = tps_err_set(e, path, 0, "results[%zu]: size, count or type missing or malformed", i);
+      rc = tps_err_set(e, path, rl[i], "results[%zu]: size, count or type missing or malformed", i);
       break;
     }
     w->count = cnt;
     snprintf(w->type, sizeof w->type, "%s", type);
     if (redop) {
-      if (strlen(redop) >= sizeof w->redop) { rc = tps_err_set(e, path, 0, "results[%zu]: bad redop", i); break; }
+      if (strlen(redop) >= sizeof w->redop) { rc = tps_err_set(e, path, rl[i], "results[%zu]: bad redop", i); break; }
       snprintf(w->redop, sizeof w->redop, "%s", redop);
       if (strcmp(redop, "none") != 0) {
-        rc = tps_err_set(e, path, 0, "results[%zu]: redop '%s': a reduction, not an all-gather", i, redop);
+        rc = tps_err_set(e, path, rl[i], "results[%zu]: redop '%s': a reduction, not an all-gather", i, redop);
         break;
       }
     }
@@ -1127,17 +1229,17 @@ int tps_ncclt_read_json_mem(const char *path, const char *data, size_t len, tps_
     if (root_s) {
       long rv;
       if (tps_parse_range(skip_ws(root_s), -1, 65535, &rv) != 0) {
-        rc = tps_err_set(e, path, 0, "results[%zu]: root '%s' is not a rank", i, root_s);
+        rc = tps_err_set(e, path, rl[i], "results[%zu]: root '%s' is not a rank", i, root_s);
         break;
       }
       w->root = (int)rv;
       if (rv >= 0) {
-        rc = tps_err_set(e, path, 0, "results[%zu]: root %ld: a rooted collective, not an all-gather", i, rv);
+        rc = tps_err_set(e, path, rl[i], "results[%zu]: root %ld: a rooted collective, not an all-gather", i, rv);
         break;
       }
     }
-    if (jblock(path, i, r, "out_of_place", &w->oop_time_us, &w->oop_algbw_gbps, &w->oop_busbw_gbps, &w->oop_wrong, e) ||
-        jblock(path, i, r, "in_place", &w->ip_time_us, &w->ip_algbw_gbps, &w->ip_busbw_gbps, &w->ip_wrong, e)) {
+    if (jblock(path, i, rl[i], r, "out_of_place", &w->oop_time_us, &w->oop_algbw_gbps, &w->oop_busbw_gbps, &w->oop_wrong, e) ||
+        jblock(path, i, rl[i], r, "in_place", &w->ip_time_us, &w->ip_algbw_gbps, &w->ip_busbw_gbps, &w->ip_wrong, e)) {
       rc = -1;
       break;
     }
@@ -1151,7 +1253,7 @@ int tps_ncclt_read_json_mem(const char *path, const char *data, size_t len, tps_
         if (!pi || jnum(pi, sk[k], st[b][k]) || *st[b][k] < 0 || *st[b][k] > TPS_TABLE_MAX_US) *st[b][k] = NAN;
       if (pi && b == 0) log->has_iter_stats = 1;
     }
-    w->line = 0;
+    w->line = rl[i];
     if (w->size_bytes == 0) continue; /* -b 0, as in text logs */
     log->n++;
   }
@@ -1160,13 +1262,14 @@ int tps_ncclt_read_json_mem(const char *path, const char *data, size_t len, tps_
     const tps_ncclt_row *r = &log->row[i];
     int ts = tps_ncclt_type_size(r->type);
     if (ts && r->size_bytes != (double)r->count * ts * log->nranks)
-      rc = tps_err_set(e, path, 0, "results[%zu]: size %.0f != count %ld * %d bytes (%s) * %d ranks", i, r->size_bytes,
+      rc = tps_err_set(e, path, r->line, "results[%zu]: size %.0f != count %ld * %d bytes (%s) * %d ranks", i, r->size_bytes,
                        r->count, ts, r->type, log->nranks);
   }
   if (!rc)
     snprintf(log->note, sizeof log->note, "all_gather_perf (-J JSON); ranks %d from %zu devices x nthreads %d x ngpus %d",
              log->nranks, nd, log->nthread, log->ngpus);
 done:
+  free(rl);
   json_decref(root);
   if (rc) tps_ncclt_free(log);
   return rc;

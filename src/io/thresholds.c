@@ -382,11 +382,65 @@ int tps_thr_write(const tps_thr_file *f, const char *path, tps_err *e) {
 
 /* ------------------------------------------------------------------ JSON in */
 
+#define RD_DEPTH 16
 typedef struct {
   const char *file;
   tps_err *e;
   char path[512];            /* JSON path of the value being read */
+  const char *text;          /* the file's bytes, for the line of an error */
+  size_t len;
+  struct { const char *key; size_t at; } keys[RD_DEPTH]; /* the path's object keys (NULL: an array index) */
+  size_t nkeys;
 } rd;
+
+static int blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/* In the object whose '{' is at t[o], where its member KEY starts (the key's opening quote),
+ * or (size_t)-1: only the object's own keys count, not those of objects inside it. */
+static size_t key_in(const char *t, size_t len, size_t o, const char *key) {
+  size_t kl = strlen(key);
+  int depth = 0;
+  for (size_t i = o; i < len; i++) {
+    char c = t[i];
+    if (c == '"') {
+      size_t q0 = i++;
+      while (i < len && t[i] != '"') i += t[i] == '\\' ? 2 : 1;
+      if (depth == 1 && i - q0 - 1 == kl && memcmp(t + q0 + 1, key, kl) == 0) {
+        size_t q = i + 1;
+        while (q < len && blank(t[q])) q++;
+        if (q < len && t[q] == ':') return q0;
+      }
+    } else if (c == '{' || c == '[') {
+      depth++;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      break;
+    }
+  }
+  return (size_t)-1;
+}
+
+/* The line of the value at the path: each key looked up among the members of the object
+ * found for the key before it, as far as the first array index, a key that is not there
+ * (an error about a missing member names its object's line) or a value that is not an
+ * object; 0 when not even the first key is found. */
+static long path_line(const rd *r) {
+  const char *t = r->text;
+  size_t len = r->len, o = 0, pos = (size_t)-1;
+  while (o < len && t[o] != '{') o++;
+  for (size_t k = 0; k < r->nkeys && r->keys[k].key && o < len; k++) {
+    size_t at = key_in(t, len, o, r->keys[k].key);
+    if (at == (size_t)-1) break;
+    pos = at;
+    o = at + 1;
+    while (o < len && t[o] != '"') o += t[o] == '\\' ? 2 : 1; /* the key's end, its ':', the value */
+    for (o++; o < len && (blank(t[o]) || t[o] == ':'); o++) {}
+    if (o >= len || t[o] != '{') break;
+  }
+  if (pos == (size_t)-1) return 0;
+  long line = 1;
+  for (size_t i = 0; i < pos; i++) line += t[i] == '\n';
+  return line;
+}
 
 static int bad(rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int bad(rd *r, const char *fmt, ...) {
@@ -395,7 +449,7 @@ static int bad(rd *r, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return tps_err_set(r->e, r->file, 0, "%s: %s", r->path, msg);
+  return tps_err_set(r->e, r->file, path_line(r), "%s: %s", r->path, msg);
 }
 
 /* Append ".key" (or "[i]" when key is NULL) to the path; returns the old length. */
@@ -403,9 +457,16 @@ static size_t push(rd *r, const char *key, size_t i) {
   size_t l = strlen(r->path);
   if (key) snprintf(r->path + l, sizeof r->path - l, ".%s", key);
   else snprintf(r->path + l, sizeof r->path - l, "[%zu]", i);
+  if (r->nkeys < RD_DEPTH) {
+    r->keys[r->nkeys].key = key;
+    r->keys[r->nkeys++].at = l;
+  }
   return l;
 }
-static void pop(rd *r, size_t l) { r->path[l] = 0; }
+static void pop(rd *r, size_t l) {
+  r->path[l] = 0;
+  while (r->nkeys && r->keys[r->nkeys - 1].at >= l) r->nkeys--;
+}
 
 static const char *type_name(const json_t *v) {
   switch (json_typeof(v)) {
@@ -656,17 +717,29 @@ static int read_entry(rd *r, json_t *x, tps_thr_entry *e) {
   return rc;
 }
 
-/* "5120x1792" */
+/* "5120x1792", spelled one way only: no sign, space or leading zero ("05120x1792" and
+ * "+5120x1792" would be a second key for the same shape). */
 static int parse_shape(const char *s, long *k, long *n) {
-  char *end;
+  char *end, canon[64];
+  if (*s < '1' || *s > '9') return -1;
   long a = strtol(s, &end, 10);
-  if (end == s || *end != 'x' || a < 1) return -1;
+  if (end == s || *end != 'x' || a < 1 || a > TPS_DIM_MAX) return -1;
   const char *t = end + 1;
   long b = strtol(t, &end, 10);
-  if (end == t || *end || b < 1) return -1;
+  if (end == t || *end || b < 1 || b > TPS_DIM_MAX) return -1;
+  snprintf(canon, sizeof canon, "%ldx%ld", a, b);
+  if (strcmp(canon, s)) return -1;
   *k = a;
   *n = b;
   return 0;
+}
+
+/* A TP key: an integer from 2 to 1024 written as printf writes it ("8", not "+8", " 8", "08"). */
+static int parse_tp_key(const char *s, long *tp) {
+  char canon[32];
+  if (tps_parse_long(s, tp) || *tp < 2 || *tp > 1024) return -1;
+  snprintf(canon, sizeof canon, "%ld", *tp);
+  return strcmp(canon, s) ? -1 : 0;
 }
 
 static int read_thresholds(rd *r, json_t *th, tps_thr_device *d) {
@@ -676,7 +749,9 @@ static int read_thresholds(rd *r, json_t *th, tps_thr_device *d) {
   json_object_foreach(th, shape, sv) {
     size_t l1 = push(r, shape, 0);
     long k, n;
-    if (parse_shape(shape, &k, &n)) return bad(r, "a shape key is KxN (K and N positive integers, e.g. 5120x1792)");
+    if (parse_shape(shape, &k, &n))
+      return bad(r, "a shape key is KxN, K and N whole numbers from 1 to %ld written without sign, space or leading zero "
+                 "(e.g. 5120x1792)", TPS_DIM_MAX);
     if (need_obj(r, sv)) return -1;
     json_object_foreach(sv, pname, pv) {
       size_t l2 = push(r, pname, 0);
@@ -688,7 +763,8 @@ static int read_thresholds(rd *r, json_t *th, tps_thr_device *d) {
       json_object_foreach(pv, tpk, tv) {
         size_t l3 = push(r, tpk, 0);
         long tp;
-        if (tps_parse_long(tpk, &tp) || tp < 2 || tp > 1024) return bad(r, "a TP key is an integer from 2 to 1024");
+        if (parse_tp_key(tpk, &tp))
+          return bad(r, "a TP key is an integer from 2 to 1024 written without sign, space or leading zero (e.g. \"8\")");
         if (need_obj(r, tv)) return -1;
         json_object_foreach(tv, bk, bv) {
           size_t l4 = push(r, bk, 0);
@@ -1001,14 +1077,19 @@ int tps_thr_read(const char *path, tps_thr_file *f, tps_err *e) {
   memset(f, 0, sizeof *f);
   f->wall_s = f->budget_s = NAN;
   json_error_t je;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+  tps_buf b = {0};
+  if (tps_buf_read(path, &b, e)) return -1; /* the 64 MiB cap, the pipe and FIFO timeout */
+  /* a repeated key of one object is refused (jansson would keep the last one silently) */
+  json_t *root = json_loadb(b.data, b.len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
   if (!root) {
-    if (je.line > 0) return tps_err_set(e, path, je.line, "not JSON: %s", je.text);
-    return tps_err_set(e, path, 0, "%s", je.text);
+    int rc = je.line > 0 ? tps_err_set(e, path, je.line, "not JSON: %s", je.text) : tps_err_set(e, path, 0, "%s", je.text);
+    tps_buf_free(&b);
+    return rc;
   }
-  rd r = {path, e, "$"};
+  rd r = {.file = path, .e = e, .path = "$", .text = b.data, .len = b.len};
   int rc = read_root(&r, root, f);
   json_decref(root);
+  tps_buf_free(&b);
   if (rc) { tps_thr_free(f); return -1; }
   f->path = strdup(path);
   return 0;

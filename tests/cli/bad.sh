@@ -6,6 +6,7 @@
 # A fourth column names another command reading the file ('@' stands for it).
 . "$top_srcdir/tests/cli/lib.sh"
 
+top_srcdir=$(cd "$top_srcdir" && pwd) # the workers run from there
 bad="$top_srcdir/tests/data/bad"
 T=$(printf '\t')
 H="tokens${T}rows_per_rank${T}replicated_us${T}split_us"
@@ -22,48 +23,82 @@ gen() { # gen NAME: make the run-time inputs, print their path
     directory) mkdir -p "$tmp/directory" ;;
     missing.tsv) rm -f "$tmp/missing.tsv" ;;
     devzero) echo /dev/zero; return ;;
+    thr_*.json) # one key of the bundled thresholds file respelled (line 401: a TP key, 283: the shape)
+      case "$1" in
+        thr_tp_plus.json) ed='401s/"8"/"+8"/' ;;
+        thr_tp_space.json) ed='401s/"8"/" 8"/' ;;
+        thr_tp_zero.json) ed='401s/"8"/"08"/' ;;
+        thr_shape_zero.json) ed='283s/"5120x1792"/"05120x1792"/' ;;
+        thr_dup_tp.json) ed='401s/"8": {/"8": {}, "8": {/' ;;
+        thr_missing.json) ed='780s/"split_from_tokens"/"split_from_tokenz"/' ;; # its entry opens on line 754
+      esac
+      sed "$ed" "$top_srcdir/data/calibrate/thresholds_h200_5120x1792.json" >"$tmp/$1" ;;
   esac
   echo "$tmp/$1"
 }
 
-n=0
-while IFS="$T" read -r name line re cmd; do
-  case "$name" in ''|'#'*) continue ;; esac
+# one catalog entry; its files in the worker's folder $w, run from $top_srcdir; ok/fail print
+# (see worker).  Few processes per entry: the catalog is most of `make check`'s time.
+run_case() {
+  name=$1 line=$2 re=$3 cmd=$4
   case "$name" in
     GEN:*) f=$(gen "${name#GEN:}") ;;
     *) f="$bad/$name" ;;
   esac
-  n=$((n + 1))
   if [ "$line" = - ]; then prefix="tpsplit: $f: "; else prefix="tpsplit: $f:$line: "; fi
+  rm -f "$w/o.tsv"
   if [ -n "${cmd:-}" ]; then
     # shellcheck disable=SC2086
     set -- $(printf '%s\n' "$cmd" | sed "s|@|$f|")
-    (cd "$top_srcdir" && "$TPSPLIT" "$@") >"$tmp/out" 2>"$tmp/err"; rc=$?
-  else
-    "$TPSPLIT" inspect "$f" >"$tmp/out" 2>"$tmp/err"; rc=$?
+    "$TPSPLIT" "$@" >"$w/out" 2>"$w/err"; rc=$?
+  else # inspect @, with -o: no OUT and no temporary may be left either
+    "$TPSPLIT" inspect -o "$w/o.tsv" "$f" >"$w/out" 2>"$w/err"; rc=$?
   fi
   [ "$rc" -eq 2 ] && ok || fail "$name: exit $rc, want 2"
-  nl=$(wc -l <"$tmp/err")
-  [ "$nl" -eq 1 ] && ok || fail "$name: $nl stderr lines, want 1: $(head -c 300 "$tmp/err")"
-  first=$(head -n 1 "$tmp/err")
+  nl=0 first=
+  while IFS= read -r l || [ -n "$l" ]; do nl=$((nl + 1)); [ "$nl" -eq 1 ] && first=$l; done <"$w/err"
+  [ "$nl" -eq 1 ] && ok || fail "$name: $nl stderr lines, want 1: $(head -c 300 "$w/err")"
   case "$first" in
     "$prefix"*) ok ;;
     *) fail "$name: stderr '$first' does not start with '$prefix'" ;;
   esac
   printf '%s\n' "${first#"$prefix"}" | grep -qE -- "$re" && ok || fail "$name: message '$first' does not match /$re/"
-  [ -s "$tmp/out" ] && fail "$name: wrote to stdout" || ok
-  [ -n "${cmd:-}" ] && continue
-  # -o: no output file, no temporary left behind; an existing OUT is not clobbered
-  rm -f "$tmp/o.tsv"
-  "$TPSPLIT" inspect -o "$tmp/o.tsv" "$f" >/dev/null 2>"$tmp/err"; rc=$?
-  [ "$rc" -eq 2 ] && ok || fail "$name: -o: exit $rc, want 2"
-  [ -e "$tmp/o.tsv" ] && fail "$name: -o left $tmp/o.tsv" || ok
-  ls "$tmp" | grep -q '^o\.tsv\.tmp' && fail "$name: -o left a temporary file" || ok
-  echo keep >"$tmp/o.tsv"
-  "$TPSPLIT" inspect -o "$tmp/o.tsv" "$f" >/dev/null 2>&1
-  [ "$(cat "$tmp/o.tsv")" = keep ] && ok || fail "$name: -o clobbered an existing $tmp/o.tsv"
-  rm -f "$tmp/o.tsv"
-done <"$bad/CATALOG"
+  [ -s "$w/out" ] && fail "$name: wrote to stdout" || ok
+  [ -n "${cmd:-}" ] && return 0
+  [ -e "$w/o.tsv" ] && fail "$name: -o left $w/o.tsv" || ok
+  for t in "$w"/o.tsv.tmp*; do [ -e "$t" ] && fail "$name: -o left a temporary file $t"; done
+  # an OUT already there is not clobbered
+  echo keep >"$w/o.tsv"
+  "$TPSPLIT" inspect -o "$w/o.tsv" "$f" >/dev/null 2>&1
+  read -r kept <"$w/o.tsv"
+  [ "$kept" = keep ] && ok || fail "$name: -o clobbered an existing $w/o.tsv"
+}
+
+# worker K: the entries K, K + J, K + 2J ... of the catalog (J = $jobs), each line of its
+# output "ok" or "FAIL: ..."; the workers run at once (the catalog took 104 s one by one)
+worker() (
+  w="$tmp/w$1"
+  mkdir -p "$w"
+  cd "$top_srcdir" || exit 1
+  ok() { echo ok; }
+  fail() { echo "FAIL: $*"; }
+  i=0
+  while IFS="$T" read -r name line re cmd; do
+    case "$name" in ''|'#'*) continue ;; esac
+    i=$((i + 1))
+    [ $((i % jobs)) -eq "$1" ] || continue
+    run_case "$name" "$line" "$re" "${cmd:-}" </dev/null
+  done <"$bad/CATALOG"
+)
+jobs=${TPSPLIT_TEST_JOBS:-2}
+k=0
+while [ "$k" -lt "$jobs" ]; do worker "$k" >"$tmp/res$k" & k=$((k + 1)); done
+wait
+cat "$tmp"/res* >"$tmp/res"
+while read -r r; do
+  case "$r" in ok) ok ;; *) fail "${r#FAIL: }" ;; esac
+done <"$tmp/res"
+n=$(grep -cv '^\(#\|$\)' "$bad/CATALOG")
 [ "$n" -ge 80 ] && ok || fail "only $n catalog entries, want >= 80"
 echo "$n malformed inputs"
 

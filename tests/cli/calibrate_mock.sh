@@ -124,8 +124,11 @@ expect_nogrep 'stopping here' "$tmp/err"
 MOCK_GPUS=1 MOCK_HANG=1 "$M" calibrate -o "$tmp/int.json" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 i=0
-while [ $i -lt 50 ] && ! ls "$tmp"/int.json.tmp.* >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
-ls "$tmp"/int.json.tmp.* >/dev/null 2>&1 && ok || fail "no temporary output while running"
+# the output is opened (O_TMPFILE: no name; else int.json.tmp.*) before the first GEMM, which
+# hangs: wait for calibrate's first line, then give it half a second to reach the GEMM
+while [ $i -lt 50 ] && ! grep -q '^calibrate: .* budget' "$tmp/err" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+grep -q '^calibrate: .* budget' "$tmp/err" && ok || fail "calibrate did not start: $(head -c 300 "$tmp/err")"
+sleep 0.5
 kill -TERM $pid
 wait $pid; rc=$?
 [ "$rc" -eq 143 ] && ok || fail "interrupted: exit $rc, want 143"

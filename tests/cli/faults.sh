@@ -10,6 +10,9 @@
 #  - SIGINT and SIGTERM while figures are drawn: exit 130 / 143, no temporary left, every
 #    image there complete;
 #  - -o through a symbolic link, into /dev/null, a FIFO, a directory;
+#  - no output replaces an input or another output (same file through links, new names
+#    spelled two ways), refused before anything is read; writers killed by SIGTERM and
+#    SIGKILL at random points leave no half file and no temporary;
 #  - limits of options checked before any work (token ranges, --at, --round);
 #  - out of memory while reading (inspect, predict, decide, simulate, validate): exit 1, said
 #    as such with the file being read, never blamed on a line of it, the same every run.
@@ -82,6 +85,24 @@ t1=$(now_ms)
 [ "$rc" -eq 2 ] && ok || fail "predict --gather FIFO without a writer: exit $rc, want 2"
 expect_grep "^tpsplit: $tmp/fifo: no data for 1 s" "$tmp/err"
 [ $((t1 - t0)) -lt 8000 ] && ok || fail "predict --gather FIFO without a writer took $((t1 - t0)) ms"
+# the thresholds file goes through the same bounded reader (it called json_load_file, which
+# waited forever on a FIFO and had no size cap)
+thr="$top_srcdir/data/calibrate/thresholds_h200_5120x1792.json"
+t0=$(now_ms)
+TPSPLIT_INPUT_TIMEOUT=1 timeout 20 "$TPSPLIT" decide --thresholds "$tmp/fifo" --tp 8 --tokens 4096 --path w8a16 >"$tmp/out" 2>"$tmp/err"; rc=$?
+t1=$(now_ms)
+[ "$rc" -eq 2 ] && ok || fail "decide --thresholds FIFO without a writer: exit $rc, want 2"
+expect_grep "^tpsplit: $tmp/fifo: no data for 1 s" "$tmp/err"
+[ $((t1 - t0)) -lt 8000 ] && ok || fail "decide --thresholds FIFO without a writer took $((t1 - t0)) ms"
+cat "$thr" >"$tmp/fifo" &
+timeout 20 "$TPSPLIT" decide --thresholds "$tmp/fifo" --tp 8 --tokens 4096 --path w8a16 >"$tmp/out" 2>"$tmp/err"; rc=$?
+wait
+[ "$rc" -eq 0 ] && ok || fail "decide --thresholds from a FIFO: exit $rc: $(cat "$tmp/err")"
+expect_grep "^verdict: split$" "$tmp/out"
+truncate -s 70M "$tmp/huge.json"
+expect_rc 2 timeout 20 "$TPSPLIT" decide --thresholds "$tmp/huge.json" --tp 8 --tokens 4096 --path w8a16
+expect_grep "^tpsplit: $tmp/huge.json: .*67108864 bytes" "$tmp/err"
+rm -f "$tmp/huge.json"
 # a stream without newlines: stopped at the line limit, memory bounded
 head -c 300000 /dev/zero | tr '\0' x | timeout 20 "$TPSPLIT" inspect /dev/stdin >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ "$rc" -eq 2 ] && ok || fail "newline-free stream: exit $rc, want 2"
@@ -207,6 +228,88 @@ if [ -w /dev/full ]; then
   expect_rc 1 "$TPSPLIT" inspect -o /dev/full "$cur"
   expect_grep "^tpsplit: /dev/full: write error: No space left on device$" "$tmp/err"
 fi
+
+# ---------------------------------------------------------------- no output replaces an input (issue 30)
+# each refused before anything is read: exit 2, one line naming both, the input unchanged,
+# nothing on stdout, no temporary
+mkdir "$tmp/same"
+S="$tmp/same"
+mkdir "$S/data"; cp "$top_srcdir/data/gpus.tsv" "$top_srcdir/data/h200_gemm_w8a16.tsv" "$S/data/"
+cp "$h20" "$S/split.tsv"; cp "$cur" "$S/log.txt"; cp "$top_srcdir/data/h200_gemm_dense-bf16.tsv" "$S/G.tsv"
+ln -s split.tsv "$S/link.tsv"; ln "$S/log.txt" "$S/hard.txt"
+same_case() { # same_case FILE PATTERN tpsplit-args...: FILE must survive unchanged
+  f=$1; re=$2; shift 2
+  cp "$f" "$S/before"
+  timeout 20 "$TPSPLIT" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [ "$rc" -eq 2 ] && ok || fail "$*: exit $rc, want 2"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || fail "$*: want one stderr line: $(head -c 300 "$tmp/err")"
+  expect_grep "$re" "$tmp/err"
+  [ -s "$tmp/out" ] && fail "$*: wrote to stdout" || ok
+  cmp -s "$f" "$S/before" && ok || fail "$*: $f changed"
+  no_temps "$S"
+}
+W="would replace an input,"
+same_case "$S/G.tsv" "^tpsplit: $S/G.tsv: -o $W --gemm '$S/G.tsv' \\(the same file\\): nothing read or written$" \
+  predict --gpu H200 --path dense-bf16 --gemm "$S/G.tsv" -o "$S/G.tsv"
+same_case "$S/G.tsv" "-o $W --gemm '$S/G.tsv'" predict --gpu H200 --path dense-bf16 --gemm "$S/G.tsv:dtype=bfloat16" -o "$S/G.tsv"
+same_case "$S/split.tsv" "^tpsplit: $S/split.tsv: -o $W argument '$S/split.tsv'" fit -o "$S/split.tsv" "$S/split.tsv"
+same_case "$S/log.txt" "^tpsplit: $S/log.txt: --thresholds-out $W --gather '$S/log.txt'" \
+  predict --gpu H20 --gather "nccl=$S/log.txt" --thresholds-out "$S/log.txt"
+same_case "$S/log.txt" "^tpsplit: $S/log.txt: -o $W argument" inspect -o "$S/log.txt" "$S/log.txt"
+same_case "$S/split.tsv" "^tpsplit: $S/link.tsv: -o $W argument '$S/split.tsv'" inspect -o "$S/link.tsv" "$S/split.tsv"
+same_case "$S/log.txt" "^tpsplit: $S/hard.txt: -o $W argument '$S/log.txt'" inspect -o "$S/hard.txt" "$S/log.txt"
+same_case "$S/split.tsv" "--thresholds-out $W --fit" crossover --fit "$S/split.tsv" --thresholds-out "$S/split.tsv"
+same_case "$S/log.txt" "^tpsplit: $S/log.txt: -o $W --gather" calibrate --gather "$S/log.txt" -o "$S/log.txt"
+# two outputs, one file: existing, new, and spelled two ways
+cp "$S/G.tsv" "$S/X"
+same_case "$S/X" "^tpsplit: $S/X: --thresholds-out and -o '$S/X' are the same file" predict --gpu H20 -o "$S/X" --thresholds-out "$S/X"
+same_case "$S/G.tsv" "^tpsplit: $S/./Y: --thresholds-out and -o '$S/Y' are the same file" predict --gpu H20 -o "$S/Y" --thresholds-out "$S/./Y"
+[ -e "$S/Y" ] && fail "a refused run created $S/Y" || ok
+# the bundled files a command reads when no option replaces them
+keep_dd=${TPSPLIT_DATADIR-}
+export TPSPLIT_DATADIR="$S/data"
+same_case "$S/data/gpus.tsv" "-o $W the bundled GPU table" predict --gpu H20 -o "$S/data/gpus.tsv"
+same_case "$S/data/h200_gemm_w8a16.tsv" "-o $W a bundled measurement" fit --xgpu -o "$S/data/h200_gemm_w8a16.tsv"
+if [ -n "$keep_dd" ]; then TPSPLIT_DATADIR=$keep_dd; else unset TPSPLIT_DATADIR; fi
+# refused before anything is read: a FIFO nobody writes is not waited for
+t0=$(now_ms)
+same_case "$S/G.tsv" "-o $W --gemm" predict --gpu H200 --path dense-bf16 --gather "$tmp/fifo" --gemm "$S/G.tsv" -o "$S/G.tsv"
+[ $(($(now_ms) - t0)) -lt 5000 ] && ok || fail "the same-file check waited for the FIFO"
+
+# ---------------------------------------------------------------- writers killed at random points
+# SIGTERM: exit 143 (or 0 when it came too late); SIGKILL: nothing to clean up with, so the
+# output must be nameless until it is complete (O_TMPFILE).  Either way OUT is the old file
+# or the whole new one, and no temporary is left (src/base/util.h says where one could be).
+mkdir "$tmp/kill"
+K="$tmp/kill"
+kargs="predict --gpu H20 --tokens 1..16384:1 -o $K/out.tsv"
+t0=$(now_ms)
+# shellcheck disable=SC2086
+"$TPSPLIT" $kargs >/dev/null 2>&1 && cp "$K/out.tsv" "$K/ref" || fail "kill test reference run"
+dur=$(($(now_ms) - t0))
+printf 'old\n' >"$K/old"
+i=0
+for sig in TERM KILL TERM KILL TERM KILL TERM KILL TERM KILL TERM KILL TERM KILL TERM KILL; do
+  i=$((i + 1))
+  rm -f "$K/out.tsv"
+  [ $((i % 4)) -lt 2 ] && cp "$K/old" "$K/out.tsv" # half of them replace a file, half make one
+  d=$(awk -v s="$i" -v d="$dur" 'BEGIN { srand(s); printf "%.3f", rand() * d * 1.2 / 1000 }')
+  # shellcheck disable=SC2086
+  "$TPSPLIT" $kargs >/dev/null 2>&1 &
+  pid=$!
+  sleep "$d"
+  kill -"$sig" "$pid" 2>/dev/null
+  { wait "$pid"; rc=$?; } 2>/dev/null
+  case "$sig:$rc" in TERM:143|TERM:0|KILL:137|KILL:0) ok ;; *) fail "SIG$sig after $d s: exit $rc" ;; esac
+  if [ ! -e "$K/out.tsv" ] || cmp -s "$K/out.tsv" "$K/ref" || cmp -s "$K/out.tsv" "$K/old"; then ok
+  else fail "SIG$sig after $d s: a half-written $K/out.tsv ($(wc -c <"$K/out.tsv") bytes)"; fi
+  # the one unavoidable leftover: SIGKILL between linking the complete file to its temporary
+  # name and renaming it over the old one (microseconds); anything else is a failure
+  for t in "$K"/out.tsv.tmp.*; do
+    [ -e "$t" ] && [ "$sig" = KILL ] && cmp -s "$t" "$K/ref" && [ $((i % 4)) -lt 2 ] && rm -f "$t"
+  done
+  no_temps "$K"
+done
 
 # ---------------------------------------------------------------- limits before work
 expect_rc 2 timeout 20 "$TPSPLIT" predict --gpu H200 --tokens 1..100000000:1

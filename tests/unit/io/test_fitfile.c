@@ -81,6 +81,35 @@ int main(void) {
     double v1 = tps_fit_split_us(&a, T[i], &s1, &b1), v2 = tps_fit_split_us(&b, T[i], &s2, &b2);
     CHECK(isfinite(v1) && v1 == v2 && s1 == s2 && b1 == b2, "split_us(%ld): %g vs %g", T[i], v1, v2);
   }
+  /* the 'fixed' note round-trips byte for byte up to its 255 bytes (here 127 two-byte
+   * characters and one more byte), and a longer one is refused, not cut inside a character */
+  {
+    static tps_fit c;
+    char p3[600];
+    snprintf(p3, sizeof p3, "%s/note.fit", dir);
+    size_t k = 0;
+    for (int q = 0; q < 127; q++) { a.fixed_note[k++] = (char)0xC3; a.fixed_note[k++] = (char)0xA9; }
+    a.fixed_note[k++] = 'x';
+    a.fixed_note[k] = 0;
+    CHECK(k == 255 && tps_fitfile_save(p3, &a, src, 1, &e) == 0, "save note: %s", e.msg);
+    CHECK(tps_fitfile_read(p3, &c, &e) == 0 && memcmp(c.fixed_note, a.fixed_note, 256) == 0, "note round trip: %s", e.msg);
+    char line[8192], p4[600];
+    snprintf(p4, sizeof p4, "%s/note2.fit", dir);
+    FILE *in = fopen(p3, "r"), *w = fopen(p4, "w");
+    long ln = 0, at = 0;
+    while (fgets(line, sizeof line, in)) {
+      ln++;
+      if (strncmp(line, "fixed\t", 6) == 0) { fputs("fixed\t\xC3\xA9", w); at = ln; } /* 257 bytes: one character more */
+      fputs(strncmp(line, "fixed\t", 6) == 0 ? line + 6 : line, w);
+    }
+    fclose(in);
+    fclose(w);
+    char want[64];
+    snprintf(want, sizeof want, "note2.fit:%ld: 'fixed' note of 257 bytes, longer than 255", at);
+    tps_err_clear(&e);
+    CHECK(at > 0 && tps_fitfile_read(p4, &c, &e) == -1 && strstr(e.msg, want), "long note: %s", e.msg);
+    a.fixed_note[0] = 0;
+  }
   /* bad files: one message naming file and line */
   int rc;
   const char *m;

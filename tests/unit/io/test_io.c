@@ -14,6 +14,7 @@
 #include "src/io/ncclt.h"
 #include "src/io/table.h"
 #include "src/base/util.h"
+#include "src/base/iocheck.h"
 
 #include "tests/unit/expect.h"
 #define NEAR(a, b, tol) CHECK_TRUE(fabs((a) - (b)) <= (tol) * fmax(1.0, fabs(b)))
@@ -216,7 +217,7 @@ static void test_ncclt(void) {
     CHECK_TRUE(log.nranks == 8 && log.n == 21 && log.iters == 20 && strcmp(log.gpu, "NVIDIA H20") == 0);
     CHECK_TRUE(log.row[20].size_bytes == 1073741824.0 && log.row[20].oop_time_us == 3347.53);
     CHECK_TRUE(log.row[20].ip_time_us == 3375.03 && log.row[20].root == -1 && log.row[20].oop_wrong == 0);
-    CHECK_TRUE(log.row[20].line == 0 && isnan(log.row[20].oop_min_us));
+    CHECK_TRUE(log.row[20].line == 1 && isnan(log.row[20].oop_min_us)); /* json.txt is one line: every result on line 1 */
     tps_ncclt_free(&log);
   } else fprintf(stderr, "%s\n", e.msg);
   rc = tps_table_read(path("tests/data/ncclt/json.txt"), &t, &e);
@@ -522,6 +523,55 @@ static void test_outfiles(void) {
   CHECK_TRUE(tps_err_exit_code(&e) == 2 && strcmp(e.msg, "x:3: bad") == 0);
 }
 
+/* No output replaces an input (src/base/iocheck.c): same inode through links, new names
+ * compared by their canonical form, devices and "-" never a conflict. */
+static void test_iocheck(void) {
+  char dir[] = "/tmp/tpsplit-test-io.XXXXXX";
+  CHECK_TRUE(mkdtemp(dir) != NULL);
+  char in[96], hard[96], soft[96], fresh[96], fresh2[96];
+  snprintf(in, sizeof in, "%s/in", dir);
+  snprintf(hard, sizeof hard, "%s/hard", dir);
+  snprintf(soft, sizeof soft, "%s/soft", dir);
+  snprintf(fresh, sizeof fresh, "%s/new", dir);
+  snprintf(fresh2, sizeof fresh2, "%s/../%s/./new", dir, strrchr(dir, '/') + 1);
+  FILE *fp = fopen(in, "w");
+  if (fp) { fputs("x\n", fp); fclose(fp); }
+  CHECK_TRUE(link(in, hard) == 0 && symlink("in", soft) == 0);
+  tps_err e;
+  tps_err_clear(&e);
+  tps_io_input(in, "argument");
+  tps_io_output(hard, "-o");
+  CHECK_TRUE(tps_io_check(&e) == -1 && strstr(e.msg, "/hard: -o would replace an input, argument '") && strstr(e.msg, "/in'"));
+  tps_io_input_spec(soft, "--gemm"); /* the registry was emptied by the check */
+  tps_io_output(in, "--thresholds-out");
+  CHECK_TRUE(tps_io_check(&e) == -1 && strstr(e.msg, "--thresholds-out would replace an input, --gemm"));
+  char spec[128];
+  snprintf(spec, sizeof spec, "nccl=%s", in);
+  tps_io_input_spec(spec, "--gather");
+  tps_io_output(in, "-o");
+  CHECK_TRUE(tps_io_check(&e) == -1 && strstr(e.msg, "-o would replace an input, --gather"));
+  snprintf(spec, sizeof spec, "%s:dtype=bfloat16", in);
+  tps_io_input_spec(spec, "--gemm");
+  tps_io_output(in, "-o");
+  CHECK_TRUE(tps_io_check(&e) == -1);
+  tps_io_output(fresh, "-o");
+  tps_io_output(fresh2, "--thresholds-out");
+  CHECK_TRUE(tps_io_check(&e) == -1 && strstr(e.msg, "are the same file"));
+  /* no conflict: another new name, "-", a device, an input that does not exist */
+  tps_err_clear(&e);
+  tps_io_input(in, "argument");
+  tps_io_input(fresh2, "argument");
+  tps_io_output(fresh, "-o");
+  tps_io_output("-", "--json");
+  tps_io_output("/dev/null", "--thresholds-out");
+  tps_io_input("/dev/null", "argument");
+  CHECK_TRUE(tps_io_check(&e) == 0 && !e.set);
+  unlink(soft);
+  unlink(hard);
+  unlink(in);
+  rmdir(dir);
+}
+
 int main(void) {
   src = getenv("top_srcdir");
   if (!src) { fprintf(stderr, "test_io: run through make check (top_srcdir unset)\n"); return 99; }
@@ -534,6 +584,7 @@ int main(void) {
   test_lists();
   test_ncclt_eras();
   test_outfiles();
+  test_iocheck();
   printf("%d checks, %d failed\n", checks, fails);
   return fails ? 1 : 0;
 }
