@@ -5,7 +5,7 @@
 # failure, a failed correctness check, the budget reached (partial), an interrupted run
 # (no file), and the written file read back by `calibrate --check`.
 . "$top_srcdir/tests/cli/lib.sh"
-M=${top_builddir:?}/tests/calib_mock
+M=${top_builddir:?}/tests/cli/calib_mock
 D=$top_srcdir/data
 [ -x "$M" ] || { echo "no $M"; exit 77; }
 no_output() { if ls "$1"* >/dev/null 2>&1; then fail "output left behind: $(ls "$1"*)"; else ok; fi; }
