@@ -17,8 +17,7 @@
 #   src/cli, src/cli/calibrate -> model/*, src/*, kernels/bench/bench.h and kernels/gemm/w8quant.h
 #                                 (the bench entry points and the W8A16 override check: plain C)
 # model/ includes no src/, kernels/ or I/O header (stdio.h only for snprintf is allowed);
-# kernels/ nothing of src/.  Also checks the size limits of item 7 as a count (reported,
-# not failed, until they hold: see doc/architecture.md).
+# kernels/ nothing of src/.  The size limits of item 7 are tests/cli/sizes.sh's.
 set -u
 : "${top_srcdir:?run through make check}"
 cd "$top_srcdir" || exit 1
