@@ -190,18 +190,16 @@ static int same_speedup(const tps_plot_curve *a, const tps_plot_curve *b) {
   return sum / (double)a->n < 0.02;
 }
 
-int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_curve *c, size_t nc,
-                     const tps_plot_meas *m, size_t nm, const tps_plot_opts *o, tps_plot_files *w,
-                     tps_err *e) {
-  if (nc == 0) return tps_err_set(e, NULL, 0, "plot: speedup figure without curves");
-  for (size_t i = 0; i < nc; i++) if (check_curve(&c[i], e)) return -1;
-  if (by < 0 || by > 2) by = TPS_PLOT_BY_GPU;
-  fig F;
-  if (pf_fig_begin(&F, dir, name, o, "speedup (replicated / split) vs tokens", e)) return -1;
-  int idx = 0;
-  for (size_t i = 0; i < nc; i++) write_curve_block(&F, idx++, &c[i]);
-  int meas0 = idx;
-  for (size_t i = 0; i < nm; i++) write_meas_block(&F, idx++, &m[i]);
+/* The layout of a speedup figure: the y range, the token range shared by both panels, and
+ * the panels' margins in screen fractions. */
+typedef struct {
+  double ymax, H, W, lm, rm;
+  long tlo, thi;
+  int wide;
+} sp_layout;
+
+static void speedup_layout(const fig *F, int by, const tps_plot_curve *c, size_t nc, const tps_plot_meas *m, size_t nm,
+                           sp_layout *L) {
   /* y range of the speedup panel: 0 .. 8% above the highest speedup (curves, bands, points
    * and their bars) */
   double ymax = 1.0;
@@ -226,8 +224,8 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
   /* layout in screen fractions: the title, the speedup panel, under it the break-even panel
    * (a row of 26 px per curve), the token axis at the bottom; the legend right of the panels
    * (wide images) or inside the speedup panel's top left corner (narrow ones) */
-  const double H = F.o->height_px, W = F.o->width_px;
-  const int wide = F.o->width_px >= 1000;
+  const double H = F->o->height_px, W = F->o->width_px;
+  const int wide = F->o->width_px >= 1000;
   size_t maxlab = 0; /* the longest row name of the break-even panel sets the left margin */
   for (size_t i = 0; i < nc; i++) {
     char who[128];
@@ -248,18 +246,28 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
   if (keyw > 0.5 * W) keyw = 0.5 * W;
   double lm = (maxlab * 8.5 + 30.0 > 75.0 ? maxlab * 8.5 + 30.0 : 75.0) / W, rm = wide ? 1.0 - keyw / W : 1.0 - 30.0 / W;
   if (rm < lm + 0.3) rm = lm + 0.3;
-  /* break-even blocks, one per curve, drawn in a panel of their own below the speedup axis
-   * (row r: curve r, top down).  bar_lo..bar_hi is the 90% interval, up to the axis end
-   * when its upper end never breaks even; the label goes right of the bar, or left of it
-   * when it would not fit there. */
-  int mark = idx;
-  int *left_of = calloc(nc, sizeof *left_of); /* 1: the label of curve i goes left of its bar */
-  if (!left_of) { pf_fig_abort(&F); return tps_err_oom(e, "speedup figure"); }
+  L->ymax = ymax;
+  L->tlo = tlo;
+  L->thi = thi;
+  L->H = H;
+  L->W = W;
+  L->wide = wide;
+  L->lm = lm;
+  L->rm = rm;
+}
+
+/* The break-even blocks, one per curve, drawn in a panel of their own below the speedup axis
+ * (row r: curve r, top down).  bar_lo..bar_hi is the 90% interval, up to the axis end
+ * when its upper end never breaks even; the label goes right of the bar, or left of it
+ * when it would not fit there. */
+static int speedup_be_blocks(fig *F, int *idx, const tps_plot_curve *c, size_t nc, const sp_layout *L, int *left_of) {
+  const long tlo = L->tlo, thi = L->thi;
+  const double W = L->W, lm = L->lm, rm = L->rm;
   for (size_t i = 0; i < nc; i++) {
     char what[200], lab[160];
     snprintf(what, sizeof what, "break-even of curve %zu (NaN: the split never wins); row, bar, label: its row in the "
              "break-even panel", i);
-    pf_block(&F, idx++, what,
+    pf_block(F, (*idx)++, what,
           "curve\tgpu\ttp\tpath\tbreakeven_tokens\tbreakeven_lo\tbreakeven_hi\tthreshold_tokens\trow\tbar_lo\tbar_hi\t"
           "label\tlabel_right_of\tlabel_left_of");
     double be = c[i].breakeven_tokens, lo = c[i].breakeven_lo, hi = c[i].breakeven_hi, blo = NAN, bhi = NAN;
@@ -279,7 +287,7 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     else if (left) anchor_l = isfinite(blo) ? blo : be;
     else anchor_r = right_end;
     left_of[i] = isfinite(anchor_l);
-    FILE *d = F.dat.fp;
+    FILE *d = F->dat.fp;
     fprintf(d, "%zu\t%s\t%d\t%s\t", i, c[i].gpu, c[i].tp, c[i].path);
     double v[5] = {be, lo, hi, c[i].threshold_tokens, (double)i};
     for (int k = 0; k < 5; k++) { pf_num(d, v[k]); fputc('\t', d); }
@@ -289,25 +297,13 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     pf_num(d, anchor_r); fputc('\t', d);
     pf_num(d, anchor_l); fputc('\n', d);
   }
-  /* title: what is fixed across the curves */
-  FILE *g = F.gp.fp;
-  char title[512];
-  const tps_plot_curve *c0 = &c[0];
-  if (by == TPS_PLOT_BY_GPU)
-    snprintf(title, sizeof title, "split vs replicated: speedup at TP%d, %s (one curve per GPU)", c0->tp, c0->path);
-  else if (by == TPS_PLOT_BY_TP)
-    snprintf(title, sizeof title, "split vs replicated: speedup on %s, %s (one curve per TP)", c0->gpu, c0->path);
-  else
-    snprintf(title, sizeof title, "split vs replicated: speedup on %s, TP%d (one curve per kernel path)", c0->gpu, c0->tp);
-  double bot = 55.0 / H, strip_top = bot + (26.0 * (double)nc + 14.0) / H, gap = 12.0 / H, top = 1.0 - 70.0 / H;
-  fprintf(g, "set xrange [%ld:%ld]\n", tlo, thi);
-  gp_token_axis(g, F.o);
-  if ((rm - lm) * W < 700) fprintf(g, "set xtics 1, 4\n"); /* a narrow panel: a tic per power of four */
-  fprintf(g, "set style textbox opaque noborder\n");
-  fprintf(g, "set style fill transparent solid 0.15 noborder\n");
-  fprintf(g, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n", lm, rm);
-  /* recommended thresholds: a dotted vertical line through both panels per distinct value,
-   * in the curve's colour (dark grey when curves share it), its value above the frame */
+  return 0;
+}
+
+/* Recommended thresholds: a dotted vertical line through both panels per distinct value, in
+ * the curve's colour (dark grey when curves share it), its value above the frame.  Returns
+ * how many. */
+static size_t speedup_thresholds(FILE *g, const tps_plot_curve *c, size_t nc) {
   size_t nthr = 0;
   for (size_t i = 0; i < nc; i++) {
     if (!isfinite(c[i].threshold_tokens)) continue;
@@ -323,6 +319,16 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     fprintf(g, "set label %zu '%.0f' at %.10g, graph 1 center offset 0,0.8 tc rgb '%s' front\n", nthr,
             c[i].threshold_tokens, c[i].threshold_tokens, col);
   }
+  return nthr;
+}
+
+#define SEP() do { if (!first) fprintf(g, ", \\\n"); first = 0; } while (0)
+/* Panel 1: the speedup curves, their bands and the measured points. */
+static void speedup_panel1(FILE *g, const char *name, int by, const tps_plot_curve *c, size_t nc, const tps_plot_meas *m,
+                           size_t nm, int meas0, size_t nthr, const char *title, double strip_top, double gap, double top,
+                           const sp_layout *L) {
+  const double W = L->W, rm = L->rm, ymax = L->ymax;
+  const int wide = L->wide;
   fprintf(g, "set multiplot title ");
   pf_gp_str(g, title);
   fprintf(g, " font 'Sans,12'\n");
@@ -336,7 +342,6 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
   fprintf(g, "set arrow 100 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 lc rgb '#000000' back\n");
   fprintf(g, "plot \\\n");
   int first = 1;
-#define SEP() do { if (!first) fprintf(g, ", \\\n"); first = 0; } while (0)
   for (size_t i = 0; i < nc; i++) {
     char col[8], lab[256];
     curve_colour(&c[i], col);
@@ -370,6 +375,13 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
   if (nthr) { SEP(); fprintf(g, "  NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'recommended threshold (value above)'"); }
   if (!wide) { SEP(); fprintf(g, "  NaN with xerrorbars pt 13 lc rgb '#555555' title 'break-even (marker), 90%% interval (bar): panel below'"); }
   fprintf(g, "\n");
+}
+
+/* Panel 2: the break-even of each curve (marker) and its 90% interval (bar), one row per curve. */
+static void speedup_panel2(FILE *g, const char *name, int by, const tps_plot_curve *c, size_t nc, int mark,
+                           const int *left_of, double strip_top, double bot, const sp_layout *L) {
+  const double W = L->W, rm = L->rm;
+  const int wide = L->wide;
   fprintf(g, "# panel 2: the break-even of each curve (marker) and its 90%% interval (bar), one row per curve\n");
   fprintf(g, "unset label\nunset arrow 100\nunset key\nunset title\n");
   fprintf(g, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", strip_top, bot);
@@ -389,7 +401,7 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     fprintf(g, "set label 1 'break-even (marker) and its 90%% interval (bar)' at screen %.4f, screen %.4f left "
                "tc rgb '#555555' front\n", rm + 20.0 / W, (strip_top + bot) / 2);
   fprintf(g, "plot \\\n");
-  first = 1;
+  int first = 1;
   for (size_t i = 0; i < nc; i++) {
     static const int pts[5] = {13, 9, 11, 5, 7}; /* diamond, triangles, square, circle */
     char col[8];
@@ -400,9 +412,50 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     if (left_of[i]) fprintf(g, "  '' index %d using 14:9:12 with labels right offset -1,0 tc rgb '%s'", b, col);
     else fprintf(g, "  '' index %d using 13:9:12 with labels left offset 1,0 tc rgb '%s'", b, col);
   }
+}
+#undef SEP
+
+int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_curve *c, size_t nc,
+                     const tps_plot_meas *m, size_t nm, const tps_plot_opts *o, tps_plot_files *w,
+                     tps_err *e) {
+  if (nc == 0) return tps_err_set(e, NULL, 0, "plot: speedup figure without curves");
+  for (size_t i = 0; i < nc; i++) if (check_curve(&c[i], e)) return -1;
+  if (by < 0 || by > 2) by = TPS_PLOT_BY_GPU;
+  fig F;
+  if (pf_fig_begin(&F, dir, name, o, "speedup (replicated / split) vs tokens", e)) return -1;
+  int idx = 0;
+  for (size_t i = 0; i < nc; i++) write_curve_block(&F, idx++, &c[i]);
+  int meas0 = idx;
+  for (size_t i = 0; i < nm; i++) write_meas_block(&F, idx++, &m[i]);
+  sp_layout L;
+  speedup_layout(&F, by, c, nc, m, nm, &L);
+  int mark = idx;
+  int *left_of = calloc(nc, sizeof *left_of); /* 1: the label of curve i goes left of its bar */
+  if (!left_of) { pf_fig_abort(&F); return tps_err_oom(e, "speedup figure"); }
+  speedup_be_blocks(&F, &idx, c, nc, &L, left_of);
+  /* title: what is fixed across the curves */
+  FILE *g = F.gp.fp;
+  char title[512];
+  const tps_plot_curve *c0 = &c[0];
+  if (by == TPS_PLOT_BY_GPU)
+    snprintf(title, sizeof title, "split vs replicated: speedup at TP%d, %s (one curve per GPU)", c0->tp, c0->path);
+  else if (by == TPS_PLOT_BY_TP)
+    snprintf(title, sizeof title, "split vs replicated: speedup on %s, %s (one curve per TP)", c0->gpu, c0->path);
+  else
+    snprintf(title, sizeof title, "split vs replicated: speedup on %s, TP%d (one curve per kernel path)", c0->gpu, c0->tp);
+  const double H = L.H, W = L.W, lm = L.lm, rm = L.rm;
+  double bot = 55.0 / H, strip_top = bot + (26.0 * (double)nc + 14.0) / H, gap = 12.0 / H, top = 1.0 - 70.0 / H;
+  fprintf(g, "set xrange [%ld:%ld]\n", L.tlo, L.thi);
+  gp_token_axis(g, F.o);
+  if ((rm - lm) * W < 700) fprintf(g, "set xtics 1, 4\n"); /* a narrow panel: a tic per power of four */
+  fprintf(g, "set style textbox opaque noborder\n");
+  fprintf(g, "set style fill transparent solid 0.15 noborder\n");
+  fprintf(g, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n", lm, rm);
+  size_t nthr = speedup_thresholds(g, c, nc);
+  speedup_panel1(g, name, by, c, nc, m, nm, meas0, nthr, title, strip_top, gap, top, &L);
+  speedup_panel2(g, name, by, c, nc, mark, left_of, strip_top, bot, &L);
   fprintf(g, "\nunset multiplot\n");
   free(left_of);
-#undef SEP
   return pf_fig_end(&F, w, e) ? (pf_fig_abort(&F), -1) : 0;
 }
 
