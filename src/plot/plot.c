@@ -430,6 +430,159 @@ void pf_fig_abort(fig *F) {
  * there; all processes share one process group, killed on SIGINT/SIGTERM (tps_tmp_child) or
  * when they pass the timeout (TPSPLIT_GNUPLOT_TIMEOUT per script); a complete image is renamed
  * to DIR/NAME.EXT, anything else removed: an interrupted run leaves no partial figure. */
+enum { BATCH_MAXP = 8 };
+
+/* A batch of gnuplot processes: K runs in tdir[K] the scripts K, K + np, ... */
+typedef struct {
+  const char *dir, *gp, *ext;
+  char **scripts;                /* the .gp files of w */
+  size_t ns;
+  int nproc, np;                 /* processes asked, started */
+  char tdir[BATCH_MAXP][4096];
+  int tslot[BATCH_MAXP];
+  pid_t pid[BATCH_MAXP], group;
+  int *lslot;                    /* per script: two links and the image, registered for removal */
+  char (*lpath)[4200];
+  size_t nl;
+  sigset_t all;
+} batch;
+
+/* In process k's folder: links to the script NAME.gp (base b, NAME of length bl) and its
+ * .dat, and the image it will write, all registered for removal (an interrupt before the
+ * image is moved into place removes it, and then the folder can go).  0 or an error. */
+static int batch_link(batch *B, int k, const char *b, size_t bl, tps_err *e) {
+  static const char *const kinds[2] = {"dat", "gp"};
+  sigset_t old;
+  int rc = 0;
+  for (int q = 0; q < 2 && !rc; q++) {
+    char rel[4200], real[4200];
+    snprintf(B->lpath[B->nl], sizeof B->lpath[B->nl], "%s/%.*s.%s", B->tdir[k], (int)bl, b, kinds[q]);
+    snprintf(rel, sizeof rel, "../%.*s.%s", (int)bl, b, kinds[q]);
+    snprintf(real, sizeof real, "%s/%.*s.%s", B->dir, (int)bl, b, kinds[q]);
+    sigprocmask(SIG_BLOCK, &B->all, &old);
+    if (symlink(rel, B->lpath[B->nl]) != 0 && link(real, B->lpath[B->nl]) != 0)
+      rc = tps_err_resource(e, B->lpath[B->nl], "cannot link the %s for gnuplot: %s", q ? "script" : "data file",
+                            strerror(errno));
+    else {
+      B->lslot[B->nl] = tps_tmp_add(B->lpath[B->nl], 0);
+      B->nl++;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+  }
+  if (!rc) {
+    snprintf(B->lpath[B->nl], sizeof B->lpath[B->nl], "%s/%.*s.%s", B->tdir[k], (int)bl, b, B->ext);
+    sigprocmask(SIG_BLOCK, &B->all, &old);
+    B->lslot[B->nl] = tps_tmp_add(B->lpath[B->nl], 0);
+    B->nl++;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+  }
+  return rc;
+}
+
+/* Start process k: its temporary folder (created and registered together), the links of its
+ * scripts, then gnuplot -d -e reset SCRIPT ... in the folder.  0 or an error. */
+static int batch_start(batch *B, int k, tps_err *e) {
+  sigset_t old;
+  int rc = 0;
+  snprintf(B->tdir[k], sizeof B->tdir[k], "%s/.batch%d.XXXXXX", B->dir, k);
+  sigprocmask(SIG_BLOCK, &B->all, &old); /* create and register together */
+  if (!mkdtemp(B->tdir[k])) {
+    int err = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return tps_err_resource(e, B->dir, "cannot create a temporary folder for gnuplot's images: %s", strerror(err));
+  }
+  B->tslot[k] = tps_tmp_add(B->tdir[k], 1);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  size_t cnt = 0;
+  for (size_t i = (size_t)k; i < B->ns; i += (size_t)B->nproc) cnt++;
+  char **argv = calloc(2 + 3 * cnt + 1, sizeof *argv);
+  if (!argv) { rc = tps_err_oom(e, "rendering figures"); rmdir(B->tdir[k]); tps_tmp_del(B->tslot[k]); return rc; }
+  size_t a = 0;
+  argv[a++] = (char *)B->gp;
+  argv[a++] = (char *)"-d";
+  for (size_t i = (size_t)k; i < B->ns && !rc; i += (size_t)B->nproc) {
+    const char *b = strrchr(B->scripts[i], '/');
+    b = b ? b + 1 : B->scripts[i];
+    rc = batch_link(B, k, b, strlen(b) - 3 /* NAME of NAME.gp */, e);
+    argv[a++] = (char *)"-e";
+    argv[a++] = (char *)"reset";
+    argv[a++] = (char *)b;
+  }
+  argv[a] = NULL;
+  if (rc) { free(argv); return rc; }
+  pid_t p = fork();
+  if (p < 0) { free(argv); return tps_err_resource(e, B->dir, "cannot start gnuplot: %s", strerror(errno)); }
+  if (p == 0) {
+    setpgid(0, B->group);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (chdir(B->tdir[k]) != 0) _exit(126);
+    dup2(2, 1); /* its chatter goes to our stderr: --json stays clean */
+    execv(B->gp, argv);
+    _exit(127);
+  }
+  free(argv);
+  setpgid(p, B->group ? B->group : p); /* also here: no race with a kill */
+  if (!B->group) { B->group = p; tps_tmp_child(B->group); }
+  B->pid[B->np++] = p;
+  return 0;
+}
+
+/* Wait for every process, killing the group past tmo seconds. */
+static void batch_wait(batch *B, int tmo, int *timed_out, int *failed) {
+  struct timespec t0, now, nap = {0, 5 * 1000 * 1000};
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int left = B->np; left > 0;) {
+    for (int k = 0; k < B->np; k++) {
+      if (!B->pid[k]) continue;
+      int st;
+      pid_t r = waitpid(B->pid[k], &st, WNOHANG);
+      if (r == B->pid[k]) {
+        if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) *failed = 1;
+        B->pid[k] = 0;
+        left--;
+      }
+    }
+    if (!left) break;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (!*timed_out && (double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > tmo) {
+      kill(-B->group, SIGKILL);
+      *timed_out = 1;
+    }
+    nanosleep(&nap, NULL);
+  }
+  tps_tmp_child(0);
+}
+
+/* Move the complete images into place (rc: the error so far; none is moved after one). */
+static int batch_collect(batch *B, int format, int rc, tps_plot_files *w, tps_err *e) {
+  for (size_t i = 0; i < B->ns; i++) {
+    const char *b = strrchr(B->scripts[i], '/');
+    b = b ? b + 1 : B->scripts[i];
+    int k = (int)(i % (size_t)(B->np ? B->np : 1));
+    char timg[4300], img[4300];
+    snprintf(timg, sizeof timg, "%s/%.*s.%s", B->tdir[k], (int)(strlen(b) - 3), b, B->ext);
+    snprintf(img, sizeof img, "%s/%.*s.%s", B->dir, (int)(strlen(b) - 3), b, B->ext);
+    if (!rc && !image_complete(timg, format)) {
+      struct stat st;
+      rc = stat(timg, &st) != 0 || st.st_size == 0
+               ? tps_err_resource(e, img, "gnuplot produced no image")
+               : tps_err_resource(e, img, "gnuplot wrote an incomplete image (%lld bytes without its end: the disk full?); "
+                                  "nothing kept", (long long)st.st_size);
+    }
+    if (!rc && rename(timg, img) != 0)
+      rc = tps_err_resource(e, img, "cannot rename gnuplot's image into place: %s", strerror(errno));
+    unlink(timg);
+    if (!rc) {
+      char nm[4096];
+      snprintf(nm, sizeof nm, "%.*s", (int)(strlen(b) - 3), b);
+      files_add(w, B->dir, nm, B->ext);
+      w->images++;
+    }
+  }
+  return rc;
+}
+
 int tps_plot_render_batch(const char *dir, const tps_plot_opts *o, int nproc, tps_plot_files *w, tps_err *e) {
   const char *gp = tps_plot_gnuplot();
   size_t n0 = w->n, ns = 0;
@@ -450,149 +603,40 @@ int tps_plot_render_batch(const char *dir, const tps_plot_opts *o, int nproc, tp
     free(scripts);
     return 0;
   }
-  enum { MAXP = 8 };
   if (nproc < 1) nproc = 1;
-  if (nproc > MAXP) nproc = MAXP;
+  if (nproc > BATCH_MAXP) nproc = BATCH_MAXP;
   if ((size_t)nproc > ns) nproc = ns ? (int)ns : 1;
   const int format = o ? o->format : TPS_PLOT_PNG;
-  const char *ext = tps_plot_format_names[format];
-  char tdir[MAXP][4096];
-  int tslot[MAXP], np = 0, rc = 0;
-  pid_t pid[MAXP], group = 0;
-  int *lslot = malloc((3 * ns + 1) * sizeof *lslot); /* per script: two links and the image */
-  char (*lpath)[4200] = malloc((3 * ns + 1) * sizeof *lpath);
-  size_t nl = 0;
-  if (!lslot || !lpath) { free(scripts); free(lslot); free(lpath); return tps_err_oom(e, "rendering figures"); }
-  sigset_t all, old;
-  sigemptyset(&all);
-  sigaddset(&all, SIGINT); sigaddset(&all, SIGTERM); sigaddset(&all, SIGHUP);
+  batch *B = calloc(1, sizeof *B);
+  if (!B) { free(scripts); return tps_err_oom(e, "rendering figures"); }
+  B->dir = dir;
+  B->gp = gp;
+  B->ext = tps_plot_format_names[format];
+  B->scripts = scripts;
+  B->ns = ns;
+  B->nproc = nproc;
+  B->lslot = malloc((3 * ns + 1) * sizeof *B->lslot);
+  B->lpath = malloc((3 * ns + 1) * sizeof *B->lpath);
+  int rc = 0;
+  if (!B->lslot || !B->lpath) { free(scripts); free(B->lslot); free(B->lpath); free(B); return tps_err_oom(e, "rendering figures"); }
+  sigemptyset(&B->all);
+  sigaddset(&B->all, SIGINT); sigaddset(&B->all, SIGTERM); sigaddset(&B->all, SIGHUP);
   fflush(stdout);
   fflush(stderr);
-  for (int k = 0; k < nproc && !rc; k++) {
-    snprintf(tdir[k], sizeof tdir[k], "%s/.batch%d.XXXXXX", dir, k);
-    sigprocmask(SIG_BLOCK, &all, &old); /* create and register together */
-    if (!mkdtemp(tdir[k])) {
-      int err = errno;
-      sigprocmask(SIG_SETMASK, &old, NULL);
-      rc = tps_err_resource(e, dir, "cannot create a temporary folder for gnuplot's images: %s", strerror(err));
-      break;
-    }
-    tslot[k] = tps_tmp_add(tdir[k], 1);
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    size_t cnt = 0;
-    for (size_t i = (size_t)k; i < ns; i += (size_t)nproc) cnt++;
-    char **argv = calloc(2 + 3 * cnt + 1, sizeof *argv);
-    if (!argv) { rc = tps_err_oom(e, "rendering figures"); rmdir(tdir[k]); tps_tmp_del(tslot[k]); break; }
-    size_t a = 0;
-    argv[a++] = (char *)gp;
-    argv[a++] = (char *)"-d";
-    for (size_t i = (size_t)k; i < ns && !rc; i += (size_t)nproc) {
-      const char *b = strrchr(scripts[i], '/');
-      b = b ? b + 1 : scripts[i];
-      size_t bl = strlen(b) - 3; /* NAME of NAME.gp */
-      static const char *const kinds[2] = {"dat", "gp"};
-      for (int q = 0; q < 2 && !rc; q++) {
-        char rel[4200], real[4200];
-        snprintf(lpath[nl], sizeof lpath[nl], "%s/%.*s.%s", tdir[k], (int)bl, b, kinds[q]);
-        snprintf(rel, sizeof rel, "../%.*s.%s", (int)bl, b, kinds[q]);
-        snprintf(real, sizeof real, "%s/%.*s.%s", dir, (int)bl, b, kinds[q]);
-        sigprocmask(SIG_BLOCK, &all, &old);
-        if (symlink(rel, lpath[nl]) != 0 && link(real, lpath[nl]) != 0)
-          rc = tps_err_resource(e, lpath[nl], "cannot link the %s for gnuplot: %s", q ? "script" : "data file", strerror(errno));
-        else {
-          lslot[nl] = tps_tmp_add(lpath[nl], 0);
-          nl++;
-        }
-        sigprocmask(SIG_SETMASK, &old, NULL);
-      }
-      if (!rc) { /* the image gnuplot will write here, registered too: an interrupt before it is
-                   * moved into place removes it, and then the folder can go */
-        snprintf(lpath[nl], sizeof lpath[nl], "%s/%.*s.%s", tdir[k], (int)bl, b, ext);
-        sigprocmask(SIG_BLOCK, &all, &old);
-        lslot[nl] = tps_tmp_add(lpath[nl], 0);
-        nl++;
-        sigprocmask(SIG_SETMASK, &old, NULL);
-      }
-      argv[a++] = (char *)"-e";
-      argv[a++] = (char *)"reset";
-      argv[a++] = (char *)b;
-    }
-    argv[a] = NULL;
-    if (rc) { free(argv); break; }
-    pid_t p = fork();
-    if (p < 0) { free(argv); rc = tps_err_resource(e, dir, "cannot start gnuplot: %s", strerror(errno)); break; }
-    if (p == 0) {
-      setpgid(0, group);
-      signal(SIGINT, SIG_DFL);
-      signal(SIGTERM, SIG_DFL);
-      if (chdir(tdir[k]) != 0) _exit(126);
-      dup2(2, 1); /* its chatter goes to our stderr: --json stays clean */
-      execv(gp, argv);
-      _exit(127);
-    }
-    free(argv);
-    setpgid(p, group ? group : p); /* also here: no race with a kill */
-    if (!group) { group = p; tps_tmp_child(group); }
-    pid[np++] = p;
-  }
-  /* wait for every process, killing the group past the timeout */
-  int tmo = gnuplot_timeout_s() * (int)(ns / (size_t)(np ? np : 1) + 1), timed_out = 0, failed = 0;
-  struct timespec t0, now, nap = {0, 5 * 1000 * 1000};
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (int left = np; left > 0;) {
-    for (int k = 0; k < np; k++) {
-      if (!pid[k]) continue;
-      int st;
-      pid_t r = waitpid(pid[k], &st, WNOHANG);
-      if (r == pid[k]) {
-        if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) failed = 1;
-        pid[k] = 0;
-        left--;
-      }
-    }
-    if (!left) break;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (!timed_out && (double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > tmo) {
-      kill(-group, SIGKILL);
-      timed_out = 1;
-    }
-    nanosleep(&nap, NULL);
-  }
-  tps_tmp_child(0);
+  for (int k = 0; k < nproc && !rc; k++) rc = batch_start(B, k, e);
+  int tmo = gnuplot_timeout_s() * (int)(ns / (size_t)(B->np ? B->np : 1) + 1), timed_out = 0, failed = 0;
+  batch_wait(B, tmo, &timed_out, &failed);
   if (!rc && timed_out)
     rc = tps_err_resource(e, dir, "gnuplot (%s) did not finish within %d s: killed (TPSPLIT_GNUPLOT_TIMEOUT sets the limit)",
                           gp, tmo);
   else if (!rc && failed)
     rc = tps_err_set(e, dir, 0, "gnuplot (%s) failed on a figure script (run `gnuplot -d NAME.gp` in %s to see which)", gp, dir);
-  /* move the complete images into place */
-  for (size_t i = 0; i < ns; i++) {
-    const char *b = strrchr(scripts[i], '/');
-    b = b ? b + 1 : scripts[i];
-    int k = (int)(i % (size_t)(np ? np : 1));
-    char timg[4300], img[4300];
-    snprintf(timg, sizeof timg, "%s/%.*s.%s", tdir[k], (int)(strlen(b) - 3), b, ext);
-    snprintf(img, sizeof img, "%s/%.*s.%s", dir, (int)(strlen(b) - 3), b, ext);
-    if (!rc && !image_complete(timg, format)) {
-      struct stat st;
-      rc = stat(timg, &st) != 0 || st.st_size == 0
-               ? tps_err_resource(e, img, "gnuplot produced no image")
-               : tps_err_resource(e, img, "gnuplot wrote an incomplete image (%lld bytes without its end: the disk full?); "
-                                  "nothing kept", (long long)st.st_size);
-    }
-    if (!rc && rename(timg, img) != 0)
-      rc = tps_err_resource(e, img, "cannot rename gnuplot's image into place: %s", strerror(errno));
-    unlink(timg);
-    if (!rc) {
-      char nm[4096];
-      snprintf(nm, sizeof nm, "%.*s", (int)(strlen(b) - 3), b);
-      files_add(w, dir, nm, ext);
-      w->images++;
-    }
-  }
-  for (size_t q = 0; q < nl; q++) { unlink(lpath[q]); tps_tmp_del(lslot[q]); }
-  for (int k = 0; k < np; k++) { rmdir(tdir[k]); tps_tmp_del(tslot[k]); }
-  free(lslot);
-  free(lpath);
+  rc = batch_collect(B, format, rc, w, e);
+  for (size_t q = 0; q < B->nl; q++) { unlink(B->lpath[q]); tps_tmp_del(B->lslot[q]); }
+  for (int k = 0; k < B->np; k++) { rmdir(B->tdir[k]); tps_tmp_del(B->tslot[k]); }
+  free(B->lslot);
+  free(B->lpath);
+  free(B);
   free(scripts);
   return rc ? -1 : 0;
 }
