@@ -12,8 +12,6 @@
 #include "src/base/util.h"
 #include "src/io/aic.h"
 #include "src/io/table.h"
-#include "src/io/ncclt.h"
-#include "src/io/text.h"
 
 static double gcurve_eval(const gcurve *g, double bytes) {
   if (g->have == 1) return tps_loo_curve_eval(g->curve, bytes);
@@ -87,21 +85,12 @@ int gfile_read(const char *spec, const opts *o, gfile *g, tps_err *e) {
     return tps_err_set(e, spec, 0, "%d rank(s): an all-gather of >= 2 ranks is needed", nr);
   }
   /* our bench allgather logs name their backend in a "# Gather: X" line (nccl-tests' do not:
-   * NCCL) */
-  tps_text tx;
-  if (!tps_ncclt_is_json(spec) && tps_text_read(spec, &tx, e) == 0) {
-    for (size_t i = 0; i < tx.n; i++) {
-      char b[16] = "";
-      if (sscanf(tx.line[i], "# Gather: %15[a-z]", b) != 1) continue;
-      if (tps_gather_parse(b) == TPS_GATHER_CUSTOM) g->backend = TPS_GATHER_CUSTOM;
-      if (tps_gather_parse(b) == TPS_GATHER_AUTO) {
-        long ln = (long)i + 1;
-        tps_text_free(&tx);
-        tps_table_free(&t);
-        return tps_err_set(e, spec, ln, "a log of the auto rule (custom and nccl mixed): give one log per backend");
-      }
-    }
-    tps_text_free(&tx);
+   * NCCL), read by src/io/ncclt.c */
+  if (tps_gather_parse(t.log_gather) == TPS_GATHER_CUSTOM) g->backend = TPS_GATHER_CUSTOM;
+  if (tps_gather_parse(t.log_gather) == TPS_GATHER_AUTO) {
+    long ln = t.log_gather_line;
+    tps_table_free(&t);
+    return tps_err_set(e, spec, ln, "a log of the auto rule (custom and nccl mixed): give one log per backend");
   }
   g->ranks[0] = t.ranks;
   g->n[0] = t.nrows;
