@@ -267,31 +267,40 @@ out:
   return rc;
 }
 
-int cmd_validate(int argc, char **argv) {
-  const char *pred_path = NULL, *meas_path = NULL, *gpus_path = NULL, *cal_path = NULL, *device = NULL;
-  double tol = 0.25, caltol[2] = {0.04, 0.10};
-  int per_row = 0;
+/* The values of validate's own options. */
+typedef struct {
+  const char *pred_path, *meas_path, *gpus_path, *cal_path, *device;
+  double tol, caltol[2];
+  int per_row;
+} val_args;
+
+/* Parse argv into a and v: -1 to run, else the exit code to return at once. */
+static int val_parse(int argc, char **argv, val_args *a, tps_cmdopt_values *v) {
+  memset(a, 0, sizeof *a);
+  a->tol = 0.25;
+  a->caltol[0] = 0.04;
+  a->caltol[1] = 0.10;
   const tps_cmdopt own[] = {
-    {.name = "predicted", .kind = TPS_ARG_STR, .metavar = "P", .dst = &pred_path,
+    {.name = "predicted", .kind = TPS_ARG_STR, .metavar = "P", .dst = &a->pred_path,
      .help = "a fit file (tpsplit fit -o), evaluated on the measured GPU, TP and path (directly when they are the "
              "fit's, else transferred with predict's model scaling), or a split table of predicted times holding "
              "every measured token count"},
-    {.name = "measured", .kind = TPS_ARG_STR, .metavar = "F", .dst = &meas_path,
+    {.name = "measured", .kind = TPS_ARG_STR, .metavar = "F", .dst = &a->meas_path,
      .help = "split table (tokens rows_per_rank replicated_us split_us, '#@' metadata gpu, tp, path), e.g. from "
              "tpsplit bench split"},
-    {.name = "gpus-file", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &gpus_path,
+    {.name = "gpus-file", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &a->gpus_path,
      .help = "GPU table (default: the bundled gpus.tsv)"},
-    {.name = "tolerance", .kind = TPS_ARG_DOUBLE, .metavar = "F", .dst = &tol, .min = 0,
+    {.name = "tolerance", .kind = TPS_ARG_DOUBLE, .metavar = "F", .dst = &a->tol, .min = 0,
      .help = "pass when the median |error| over both series is <= F"},
-    {.name = "calibration", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &cal_path,
+    {.name = "calibration", .kind = TPS_ARG_STR, .metavar = "FILE", .dst = &a->cal_path,
      .help = "instead of --predicted and --measured: a calibrate result (tpsplit calibrate -o FILE) against the "
              "full bench gemm tables given as arguments: per part (shape, path) its calibrated GEMM model's median "
              "and max |error| over the bench rows outside the sweep"},
-    {.name = "calibration-tolerance", .kind = TPS_ARG_FN, .metavar = "M,X", .dst = caltol, .parse = parse_caltol,
+    {.name = "calibration-tolerance", .kind = TPS_ARG_FN, .metavar = "M,X", .dst = a->caltol, .parse = parse_caltol,
      .help = "--calibration: within tolerance when the median |error| <= M% and the max <= X% (default 4,10)"},
-    {.name = "device", .kind = TPS_ARG_STR, .metavar = "NAME", .dst = &device,
+    {.name = "device", .kind = TPS_ARG_STR, .metavar = "NAME", .dst = &a->device,
      .help = "--calibration: the file's device, by key or CUDA name (NVIDIA_H200; default: its only device)"},
-    {.name = "rows", .kind = TPS_ARG_FLAG, .dst = &per_row,
+    {.name = "rows", .kind = TPS_ARG_FLAG, .dst = &a->per_row,
      .help = "--calibration: then every bench row, calibrated vs measured (sweep rows marked)"},
   };
   const tps_cmdspec spec = {
@@ -313,9 +322,18 @@ int cmd_validate(int argc, char **argv) {
              "when the split does not win there.",
     .exit_status = "0 within tolerance, 1 outside it, 2 usage or input error.",
   };
+  tps_cmdopt_init(v);
+  return tps_cmdopt_parse(&spec, argc, argv, v);
+}
+
+int cmd_validate(int argc, char **argv) {
+  val_args a;
   tps_cmdopt_values v;
-  tps_cmdopt_init(&v);
-  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  int prc = val_parse(argc, argv, &a, &v);
+  const char *pred_path = a.pred_path, *meas_path = a.meas_path, *gpus_path = a.gpus_path, *cal_path = a.cal_path,
+             *device = a.device;
+  double tol = a.tol, caltol[2] = {a.caltol[0], a.caltol[1]};
+  int per_row = a.per_row;
   if (prc >= 0) return prc;
   if (cal_path) {
     const char *other = pred_path ? "--predicted" : meas_path ? "--measured" : tol != 0.25 ? "--tolerance" : NULL;
