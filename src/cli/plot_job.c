@@ -680,9 +680,7 @@ int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const tps_
     if (tps_predref_load_opts(r, &v, TPS_PRED_DEFAULT_TMAX, NULL, &fit_failed, e)) goto out;
     ref = r;
   }
-  tps_fit_opts fo = {1, 0};
-  if (tps_data_path(TPS_BUNDLED_TABLE, tpath, sizeof tpath, e) || tps_fit_file(tpath, NULL, NULL, &fo, fl, &status, e))
-    goto out;
+  if (tps_bundled_fit(NULL, 1, fl, tpath, sizeof tpath, &status, e)) goto out;
   tps_err e2;
   const tps_gpu *h20 = tps_gpus_find(&ref->gpus, fl->gpu, e), *h100 = h20 ? tps_gpus_find(&ref->gpus, "H100", e) : NULL,
                 *h200 = h100 ? tps_gpus_find(&ref->gpus, "H200", e) : NULL;
