@@ -8,6 +8,8 @@
  * leave-one-out error of every point (the point predicted by a fit without it).
  * -o FIT saves the fit (src/io/fitfile.h; one FILE only) through a temporary file renamed into
  * place.  All files are fitted before anything is printed or written.
+ * --loo-gpu and --xgpu are modes of fit on the bundled data (src/cli/cmd_loo.c): options of
+ * fit's table (TPS_ARG_MODE), each running with the command line where getopt meets it.
  * Exit: 0 ok; 1 a fit did not converge or its parameters are not identifiable; 2 usage or
  * input error (bad file, too few points for the parameters). */
 #include "config.h"

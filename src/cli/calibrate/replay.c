@@ -2,7 +2,7 @@
  * path joined by '+': bench gemm tables, a calibrate result's sweep; or an AIConfigurator
  * table FILE:dtype=D,n=N) a mock bench returns its times at its rows nearest to the rows
  * asked; the fixed first-phase sweep and the adaptive one are scored on the rows in neither
- * (model/calib/calib.c tps_cal_replay; this file reads the tables and prints). */
+ * (model/calib/calib_choose.c tps_cal_replay; this file reads the tables and prints). */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -167,7 +167,7 @@ static tps_cal_replay_opts replay_opts(const opts *o) {
   return r;
 }
 
-/* Replay one table spec: read its pieces, replay (model/calib/calib.c tps_cal_replay). */
+/* Replay one table spec: read its pieces, replay (model/calib/calib_choose.c tps_cal_replay). */
 static int replay_one(const char *spec, const tps_gpu_table *gt, const tps_cal_replay_opts *ro, reprow *out, tps_err *e) {
   memset(out, 0, sizeof *out);
   snprintf(out->label, sizeof out->label, "%s", spec);
