@@ -50,7 +50,7 @@ fnlen() { # FILE... -> "FILE:LINE NAME LENGTH" per function
 }
 
 allowed() { # FILE [FUNCTION] -> 0 when the allow-list names it
-  printf '%s\n' "$ALLOW" | grep -v '^#' | grep -qx -e "$1" -e "$1:${2:-}"
+  printf '%s\n' "$ALLOW" | grep -v '^#' | grep -qxF -e "$1" -e "$1:${2:-}"
 }
 
 fails=0; nfiles=0; nfuncs=0
