@@ -33,6 +33,7 @@
 #include "kernels/gemm/gemm.h"
 #include "kernels/bench/harness.h"
 #include "kernels/bench/bench_world.h"
+#include "kernels/common/gemm_ref.h"
 
 typedef __nv_bfloat16 bf16;
 
@@ -160,17 +161,16 @@ static size_t count_nan(const bf16 *h, size_t cnt) {
 static int check_reference(bench_t *b, int m, const int *rows, int nrows, int all_rows) {
   int n = b->o->n, k = b->o->k;
   size_t nan = count_nan(b->hy, (size_t)m * n);
-  double *xd = (double *)malloc((size_t)k * sizeof *xd);
-  if (!xd) return TPS_ERR;
+  double *xd = (double *)malloc((size_t)k * sizeof *xd), *yref = (double *)malloc((size_t)n * sizeof *yref);
+  if (!xd || !yref) { free(xd); free(yref); return TPS_ERR; }
   double num = 0, den = 0, maxabs = 0;
   for (int i = 0; i < nrows; i++) {
     int r = rows[i];
     int rc = tps_gemm_activations(b->g, b->x, r, 1, xd);
-    if (rc != TPS_OK) { free(xd); return rc; }
+    if (rc != TPS_OK) { free(xd); free(yref); return rc; }
+    tps_gemm_ref(xd, 1, b->w, (size_t)n, (size_t)k, yref); /* the float64 reference row */
     for (int c = 0; c < n; c++) {
-      const double *wr = b->w + (size_t)c * k;
-      double ref = 0;
-      for (int j = 0; j < k; j++) ref += xd[j] * wr[j];
+      double ref = yref[c];
       double got = (double)__bfloat162float(b->hy[(size_t)r * n + c]);
       double d = got - ref;
       num += d * d;
@@ -179,6 +179,7 @@ static int check_reference(bench_t *b, int m, const int *rows, int nrows, int al
     }
   }
   free(xd);
+  free(yref);
   tps_bench_gemm_check c = new_check(TPS_BENCH_CHECK_REFERENCE, m);
   c.all_rows = all_rows;
   c.rows_checked = nrows;

@@ -1,7 +1,7 @@
 /* calib.h: calibration on the GPU at hand (`tpsplit calibrate`): which M a short sweep
  * measures, the calibrated GEMM model of one (shape, path) fitted to that sweep, and the
  * break-even, 90% interval and threshold of one (shape, path, TP, backend).  Pure C (GSL),
- * no I/O: src/cli/cmd_calibrate.c measures and writes, src/io/thresholds.c reads and checks.
+ * no I/O: src/cli/calibrate/ measures and writes, src/io/thresholds.c reads and checks.
  *
  * Calibrated GEMM model of one (K, N, path) on one GPU, from n sweep points (M_i, t_i):
  *

@@ -1,6 +1,7 @@
 /* xgather.c: cross-GPU all-gather model (equations and sources in xgather.h). */
 #include "model/latency/xgather.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "model/numeric/robust.h"
 #include "model/core/status.h"
@@ -167,5 +168,26 @@ int tps_xga_fit(tps_xga_model *m, const tps_xga_point *pts, size_t npts) {
   double fS = m->p[TPS_XGA_PAR(TPS_XGA_SIMPLE, TPS_XGA_F)];
   double bw_us = SYMM_REF_BYTES * (SYMM_REF_N - 1) / SYMM_REF_N / (fS * SYMM_REF_BUS_GBPS * 1e3);
   m->symm_lat_us = SYMM_REF_US - bw_us > 0.5 ? SYMM_REF_US - bw_us : 0.5;
+  return st;
+}
+
+int tps_xga_fit_except(tps_xga_model *m, const tps_xga_set *s, int ns, int skip, int pcie) {
+  size_t n = 0;
+  for (int i = 0; i < ns; i++)
+    if (i != skip && (s[i].gpu->nvlink == 0) == pcie) n += s[i].n;
+  tps_xga_prior(m, pcie);
+  if (!n) return TPS_ETOOFEW;
+  tps_xga_point *p = calloc(n, sizeof *p);
+  if (!p) return TPS_ENOMEM;
+  size_t k = 0;
+  for (int i = 0; i < ns; i++) {
+    if (i == skip || (s[i].gpu->nvlink == 0) != pcie) continue;
+    for (size_t j = 0; j < s[i].n; j++) {
+      p[k] = s[i].p[j];
+      p[k++].weight = 1.0 / (double)s[i].n;
+    }
+  }
+  int st = tps_xga_fit(m, p, k);
+  free(p);
   return st;
 }

@@ -82,6 +82,17 @@ typedef struct {
  * TPS_OK, TPS_ETOOFEW, TPS_EBADDATA or TPS_ENOCONV. */
 int tps_xga_fit(tps_xga_model *m, const tps_xga_point *pts, size_t npts);
 
+/* One GPU's points (the training sets of a leave-one-GPU-out). */
+typedef struct {
+  const tps_gpu *gpu;
+  const tps_xga_point *p;
+  size_t n;
+} tps_xga_set;
+/* Fit m from the priors of its fabric (pcie) to the points of every set but skip (-1: none)
+ * whose GPU is of that fabric, each set weighing 1 in all (each point 1 / the set's points).
+ * TPS_ETOOFEW (no point), TPS_ENOMEM, or tps_xga_fit's status. */
+int tps_xga_fit_except(tps_xga_model *m, const tps_xga_set *s, int ns, int skip, int pcie);
+
 #ifdef __cplusplus
 }
 #endif

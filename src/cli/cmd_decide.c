@@ -185,28 +185,62 @@ static int thr_from_file(const char *file, const tps_gpu_table *gt, const char *
   return 0;
 }
 
-int cmd_decide(int argc, char **argv) {
-  long tokens = 0, thr_given = 0;
-  const char *thr_file = NULL;
-  int sp = 0, lora = 0, mb = 0, bi = 0, car = 1, fc = -1;
+/* The decision as JSON on stdout (*prov, the threshold's parts, is taken). */
+static int decide_json(const tps_gpu *gpu, long tp, long tokens, const tps_path *path, const tps_simctx_thr *thr,
+                       json_t **prov, json_t *bandsj, const tps_gate_cond *cs, int nc, int split) {
+  json_t *root = json_object(), *arr = json_array();
+  json_object_set_new(root, "gpu", json_string(gpu->name));
+  json_object_set_new(root, "tp", json_integer(tp));
+  json_object_set_new(root, "tokens", json_integer(tokens));
+  json_object_set_new(root, "path", json_string(path->name));
+  json_object_set_new(root, "threshold_tokens", thr->threshold > 0 ? json_integer(thr->threshold) : json_null());
+  json_object_set_new(root, "breakeven_tokens", thr->breakeven > 0 ? json_integer(thr->breakeven) : json_null());
+  json_object_set_new(root, "threshold_source", json_string(thr->source));
+  if (*prov) json_object_set_new(root, "threshold_parts", *prov), *prov = NULL;
+  if (bandsj) json_object_update(root, bandsj);
+  for (int i = 0; i < nc; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(cs[i].name));
+    json_object_set_new(o, "pass", json_boolean(cs[i].pass));
+    json_object_set_new(o, "reason", json_string(cs[i].reason));
+    json_array_append_new(arr, o);
+  }
+  json_object_set_new(root, "conditions", arr);
+  json_object_set_new(root, "split", json_boolean(split));
+  json_object_set_new(root, "verdict", json_string(split ? "split" : "no split"));
+  return tps_json_print(root) ? TPS_EXIT_FAIL : TPS_EXIT_OK;
+}
+
+/* The values of decide's own options. */
+typedef struct {
+  long tokens, thr_given;
+  const char *thr_file;
+  int sp, lora, mb, bi, car, fc;
+} decide_args;
+
+/* Parse argv into a and v: -1 to run, else the exit code to return at once. */
+static int decide_parse(int argc, char **argv, decide_args *a, tps_cmdopt_values *v) {
+  memset(a, 0, sizeof *a);
+  a->car = 1;
+  a->fc = -1;
   const tps_cmdopt own[] = {
-    {.name = "tokens", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &tokens, .min = 1, .max = TPS_TOKENS_MAX,
+    {.name = "tokens", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &a->tokens, .min = 1, .max = TPS_TOKENS_MAX,
      .required = 1, .help = "tokens in the batch"},
-    {.name = "sequence-parallel", .kind = TPS_ARG_YESNO, .metavar = "yes|no", .dst = &sp, .optional = 1,
+    {.name = "sequence-parallel", .kind = TPS_ARG_YESNO, .metavar = "yes|no", .dst = &a->sp, .optional = 1,
      .help = "sequence parallelism is on (default no)"},
-    {.name = "lora", .kind = TPS_ARG_YESNO, .metavar = "yes|no", .dst = &lora, .optional = 1,
+    {.name = "lora", .kind = TPS_ARG_YESNO, .metavar = "yes|no", .dst = &a->lora, .optional = 1,
      .help = "LoRA adapters are loaded (default no)"},
-    {.name = "micro-batching", .kind = TPS_ARG_YESNO, .metavar = "yes|no", .dst = &mb, .optional = 1,
+    {.name = "micro-batching", .kind = TPS_ARG_YESNO, .metavar = "yes|no", .dst = &a->mb, .optional = 1,
      .help = "two micro-batches overlap (default no)"},
-    {.name = "batch-invariant", .kind = TPS_ARG_YESNO, .metavar = "yes|no", .dst = &bi, .optional = 1,
+    {.name = "batch-invariant", .kind = TPS_ARG_YESNO, .metavar = "yes|no", .dst = &a->bi, .optional = 1,
      .help = "batch-invariant mode is on (default no)"},
-    {.name = "custom-allreduce", .kind = TPS_ARG_YESNO, .metavar = "yes|no", .dst = &car,
+    {.name = "custom-allreduce", .kind = TPS_ARG_YESNO, .metavar = "yes|no", .dst = &a->car,
      .help = "custom all-reduce enabled (default yes)"},
-    {.name = "fully-connected", .kind = TPS_ARG_FN, .metavar = "yes|no|auto", .dst = &fc, .parse = parse_fc,
+    {.name = "fully-connected", .kind = TPS_ARG_FN, .metavar = "yes|no|auto", .dst = &a->fc, .parse = parse_fc,
      .help = "all ranks connected by NVLink (default auto: the GPU has NVLink and TP <= 8, one NVLink domain)"},
-    {.name = "threshold", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &thr_given, .min = 1, .max = TPS_CMDOPT_BIG,
+    {.name = "threshold", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &a->thr_given, .min = 1, .max = TPS_CMDOPT_BIG,
      .help = "token threshold (default: predicted for the GPU, TP and path)"},
-    {.name = "thresholds", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "FILE", .dst = &thr_file,
+    {.name = "thresholds", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "FILE", .dst = &a->thr_file,
      .help = "the threshold of an engine-facing thresholds file (tpsplit calibrate -o, predict or crossover "
              "--thresholds-out), as an engine reads it: the device of --gpu keyed as engines key it (NVIDIA_H200; "
              "default: the file's only device), the entry of --k x --n, --path, --tp and --gather's backend "
@@ -228,9 +262,17 @@ int cmd_decide(int argc, char **argv) {
     .nopts = sizeof own / sizeof own[0],
     .exit_status = "0 split, 1 no split, 2 usage or input error.",
   };
+  tps_cmdopt_init(v);
+  return tps_cmdopt_parse(&spec, argc, argv, v);
+}
+
+int cmd_decide(int argc, char **argv) {
+  decide_args a;
   tps_cmdopt_values v;
-  tps_cmdopt_init(&v);
-  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  int prc = decide_parse(argc, argv, &a, &v);
+  const long tokens = a.tokens, thr_given = a.thr_given;
+  const char *thr_file = a.thr_file;
+  const int sp = a.sp, lora = a.lora, mb = a.mb, bi = a.bi, car = a.car, fc = a.fc;
   if (prc >= 0) return prc;
   const tps_path *path = v.path;
   const long tp = v.tp;
@@ -310,27 +352,7 @@ int cmd_decide(int argc, char **argv) {
   tps_gate_eval(&gi, cs, &split);
   int rc = TPS_EXIT_OK;
   if (json) {
-    json_t *root = json_object(), *arr = json_array();
-    json_object_set_new(root, "gpu", json_string(gpu->name));
-    json_object_set_new(root, "tp", json_integer(tp));
-    json_object_set_new(root, "tokens", json_integer(tokens));
-    json_object_set_new(root, "path", json_string(path->name));
-    json_object_set_new(root, "threshold_tokens", thr.threshold > 0 ? json_integer(thr.threshold) : json_null());
-    json_object_set_new(root, "breakeven_tokens", thr.breakeven > 0 ? json_integer(thr.breakeven) : json_null());
-    json_object_set_new(root, "threshold_source", json_string(thr.source));
-    if (prov) json_object_set_new(root, "threshold_parts", prov), prov = NULL;
-    if (bandsj) json_object_update(root, bandsj);
-    for (int i = 0; i < nc; i++) {
-      json_t *o = json_object();
-      json_object_set_new(o, "name", json_string(cs[i].name));
-      json_object_set_new(o, "pass", json_boolean(cs[i].pass));
-      json_object_set_new(o, "reason", json_string(cs[i].reason));
-      json_array_append_new(arr, o);
-    }
-    json_object_set_new(root, "conditions", arr);
-    json_object_set_new(root, "split", json_boolean(split));
-    json_object_set_new(root, "verdict", json_string(split ? "split" : "no split"));
-    if (tps_json_print(root)) rc = TPS_EXIT_FAIL;
+    rc = decide_json(gpu, tp, tokens, path, &thr, &prov, bandsj, cs, nc, split);
   } else {
     printf("tpsplit decide: %s, TP%ld, %ld tokens, %s\n", gpu->name, tp, tokens, path->name);
     for (int i = 0; i < nc; i++) {

@@ -26,10 +26,72 @@
 static const char *const answer_gpus[] = {"H100", "H200"};
 #define ANSWER_TP 8
 
-int cmd_default(int argc, char **argv) {
-  int no_plots = 0;
+/* The answer, the grid, the sources and the figures written, as text.  The exit code. */
+static int print_answer(const tps_grid *ga, const tps_grid *pg, const tps_grid *rule, const tps_grid *g,
+                        const tps_unc_opts *uo, const tps_predref *ref, int plots, int plot_rc, const tps_err *e,
+                        const char *outdir, const tps_plot_files *w) {
+  printf("tpsplit: when to split fused_wqa_wkv (5120 -> 1792, bf16 out, 3584 bytes per token) by token\n"
+         "(replicated = GEMM(T); split = GEMM(ceil(T/TP)) + all-gather)\n\n");
+  printf("The answer at TP%d: break-even (the smallest T from which the split wins up to %d tokens), its %.0f%% interval,\n"
+         "the threshold (next power of two), and where each part comes from ([n]: sources below; measured+model: the\n"
+         "question leaves the measured range and the model answers there)\n", ANSWER_TP, TPS_PRED_DEFAULT_TMAX, 100 * uo->level);
+  printf("# gather nccl: NCCL all-gather at every size (the backend the public measurements hold)\n");
+  tps_grid_print(ga);
+  printf("# gather auto: custom one-shot while the per-rank input <= 2 MiB, NCCL above (the seed pull request's rule)\n");
+  tps_grid_print(pg);
+  for (size_t i = 0; i < rule->n; i++) {
+    const tps_gridcell *cc = &rule->cell[i];
+    if (cc->status == TPS_OK && cc->cx.breakeven > 0)
+      printf("# the seed vLLM pull request's pessimistic rule on the H20 table: %s TP8 marlin-w8a16 break-even %ld, threshold %ld\n",
+             cc->gpu->name, cc->cx.breakeven, cc->threshold);
+  }
+  printf("\nEvery bundled GPU x TP x kernel path (gather auto; %.0f%% interval: one lognormal factor per part, the measured\n"
+         "curves' 3%%, the models' held-out error; %d samples):\n", 100 * uo->level, g->nsamples);
+  tps_grid_print(g);
+  printf("\nsources:\n");
+  tps_partset_print_sources(ref->parts, "  ");
+  if (!plots) {
+    printf("figures: not written (--no-plots)\n");
+    return TPS_EXIT_OK;
+  } else if (plot_rc != 0) {
+    tps_err_print(e);
+    printf("figures: failed, see above (folder %s)\n", outdir);
+    return TPS_EXIT_FAIL;
+  } else {
+    printf("figures: %zu files (%d images%s) in %s\n", w->n, w->images, w->gnuplot_missing ? ", gnuplot not found: .dat/.gp only" : "",
+           outdir);
+    return TPS_EXIT_OK;
+  }
+}
+
+/* The same as JSON on stdout.  The exit code. */
+static int print_json(const tps_grid *ga, const tps_grid *pg, const tps_grid *rule, const tps_grid *g, int plots,
+                      int plot_rc, const tps_err *e, const char *outdir, const tps_plot_files *w) {
+  json_t *root = json_object(), *ans = json_object();
+  json_object_set_new(ans, "gather_nccl", tps_grid_json(ga));
+  json_object_set_new(ans, "gather_auto", tps_grid_json(pg));
+  json_object_set_new(root, "answer", ans);
+  json_object_set_new(root, "crossover", tps_grid_json(g));
+  json_object_set_new(root, "pessimistic", tps_grid_json(rule));
+  json_t *files = json_array();
+  for (size_t i = 0; i < w->n; i++) json_array_append_new(files, json_string(w->path[i]));
+  json_object_set_new(root, "files", files);
+  json_object_set_new(root, "outdir", plots ? json_string(outdir) : json_null());
+  if (plot_rc != 0) json_object_set_new(root, "plot_error", json_string(e->msg));
+  return tps_json_print(root) == 0 && plot_rc == 0 ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+}
+
+/* The values of default's own options. */
+typedef struct {
+  int no_plots;
+} dflt_args;
+
+/* Parse argv into a and v: -1 to run, else the exit code to return at once. */
+static int dflt_parse(int argc, char **argv, dflt_args *a, tps_cmdopt_values *v) {
+  memset(a, 0, sizeof *a);
+
   const tps_cmdopt own[] = {
-    {.name = "no-plots", .kind = TPS_ARG_FLAG, .dst = &no_plots, .help = "print the answer and the grid only, write no figures"},
+    {.name = "no-plots", .kind = TPS_ARG_FLAG, .dst = &a->no_plots, .help = "print the answer and the grid only, write no figures"},
   };
   const tps_cmdspec spec = {
     .name = NULL,
@@ -45,9 +107,15 @@ int cmd_default(int argc, char **argv) {
     .dflt = {[TPS_OI_OUTPUT] = DEFAULT_OUTDIR " (not tracked; -o plots refreshes the README's figures)"},
     .exit_status = "0 ok; 1 a figure failed; 2 usage or input error.",
   };
+  tps_cmdopt_init(v);
+  return tps_cmdopt_parse(&spec, argc, argv, v);
+}
+
+int cmd_default(int argc, char **argv) {
+  dflt_args a;
   tps_cmdopt_values v;
-  tps_cmdopt_init(&v);
-  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  int prc = dflt_parse(argc, argv, &a, &v);
+  const int no_plots = a.no_plots;
   if (prc >= 0) return prc;
   const char *outdir = v.output ? v.output : DEFAULT_OUTDIR;
   const int json = v.json, plots = !no_plots;
@@ -137,53 +205,11 @@ int cmd_default(int argc, char **argv) {
   }
 
   if (json) {
-    json_t *root = json_object(), *ans = json_object();
-    json_object_set_new(ans, "gather_nccl", tps_grid_json(&ga));
-    json_object_set_new(ans, "gather_auto", tps_grid_json(&pg));
-    json_object_set_new(root, "answer", ans);
-    json_object_set_new(root, "crossover", tps_grid_json(&g));
-    json_object_set_new(root, "pessimistic", tps_grid_json(&rule));
-    json_t *files = json_array();
-    for (size_t i = 0; i < w.n; i++) json_array_append_new(files, json_string(w.path[i]));
-    json_object_set_new(root, "files", files);
-    json_object_set_new(root, "outdir", plots ? json_string(outdir) : json_null());
-    if (plot_rc != 0) json_object_set_new(root, "plot_error", json_string(e.msg));
-    rc = tps_json_print(root) == 0 && plot_rc == 0 ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+    rc = print_json(&ga, &pg, &rule, &g, plots, plot_rc, &e, outdir, &w);
     tps_grid_free(&rule);
     goto done;
   }
-  printf("tpsplit: when to split fused_wqa_wkv (5120 -> 1792, bf16 out, 3584 bytes per token) by token\n"
-         "(replicated = GEMM(T); split = GEMM(ceil(T/TP)) + all-gather)\n\n");
-  printf("The answer at TP%d: break-even (the smallest T from which the split wins up to %d tokens), its %.0f%% interval,\n"
-         "the threshold (next power of two), and where each part comes from ([n]: sources below; measured+model: the\n"
-         "question leaves the measured range and the model answers there)\n", ANSWER_TP, TPS_PRED_DEFAULT_TMAX, 100 * uo.level);
-  printf("# gather nccl: NCCL all-gather at every size (the backend the public measurements hold)\n");
-  tps_grid_print(&ga);
-  printf("# gather auto: custom one-shot while the per-rank input <= 2 MiB, NCCL above (the seed pull request's rule)\n");
-  tps_grid_print(&pg);
-  for (size_t i = 0; i < rule.n; i++) {
-    const tps_gridcell *cc = &rule.cell[i];
-    if (cc->status == TPS_OK && cc->cx.breakeven > 0)
-      printf("# the seed vLLM pull request's pessimistic rule on the H20 table: %s TP8 marlin-w8a16 break-even %ld, threshold %ld\n",
-             cc->gpu->name, cc->cx.breakeven, cc->threshold);
-  }
-  printf("\nEvery bundled GPU x TP x kernel path (gather auto; %.0f%% interval: one lognormal factor per part, the measured\n"
-         "curves' 3%%, the models' held-out error; %d samples):\n", 100 * uo.level, g.nsamples);
-  tps_grid_print(&g);
-  printf("\nsources:\n");
-  tps_partset_print_sources(ref.parts, "  ");
-  if (!plots) {
-    printf("figures: not written (--no-plots)\n");
-    rc = TPS_EXIT_OK;
-  } else if (plot_rc != 0) {
-    tps_err_print(&e);
-    printf("figures: failed, see above (folder %s)\n", outdir);
-    rc = TPS_EXIT_FAIL;
-  } else {
-    printf("figures: %zu files (%d images%s) in %s\n", w.n, w.images, w.gnuplot_missing ? ", gnuplot not found: .dat/.gp only" : "",
-           outdir);
-    rc = TPS_EXIT_OK;
-  }
+  rc = print_answer(&ga, &pg, &rule, &g, &uo, &ref, plots, plot_rc, &e, outdir, &w);
   tps_grid_free(&rule);
 done:
   free(gpus);

@@ -65,34 +65,39 @@ static int parse_size(void *dst, const char *arg, char *why, size_t whysz) {
   return -1;
 }
 
-int cmd_plot(int argc, char **argv) {
-  tps_strlist measured = {{0}, 0};
-  int no_render = 0;
+/* The values of plot's own options. */
+typedef struct {
+  tps_strlist measured;
+  int no_render;
   tps_plot_opts o;
-  tps_plot_opts_init(&o);
   tps_plot_job j;
-  memset(&j, 0, sizeof j);
-  j.tmax = TPS_PRED_DEFAULT_TMAX;
-  j.sim_tokens = 8192;
+} plot_args;
+
+/* Parse argv into a and v: -1 to run, else the exit code to return at once. */
+static int plot_parse(int argc, char **argv, plot_args *a, tps_cmdopt_values *v) {
+  memset(a, 0, sizeof *a);
+  tps_plot_opts_init(&a->o);
+  a->j.tmax = TPS_PRED_DEFAULT_TMAX;
+  a->j.sim_tokens = 8192;
   const tps_cmdopt own[] = {
-    {.name = "measured", .kind = TPS_ARG_LIST, .io = TPS_IO_IN, .metavar = "FILE", .dst = &measured,
+    {.name = "measured", .kind = TPS_ARG_LIST, .io = TPS_IO_IN, .metavar = "FILE", .dst = &a->measured,
      .help = "a measurement file (split-vs-replicated, GEMM or all-gather table, nccl-tests log), fitted here as "
              "`tpsplit fit --loo` would; repeatable"},
-    {.name = "tmax", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &j.tmax, .min = 2, .max = TPS_PRED_MAX_TMAX,
+    {.name = "tmax", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &a->j.tmax, .min = 2, .max = TPS_PRED_MAX_TMAX,
      .help = "curves and break-even on T = 1..T tokens"},
-    {.name = "by", .kind = TPS_ARG_FN, .metavar = "WHAT", .dst = &j.by, .parse = parse_by,
+    {.name = "by", .kind = TPS_ARG_FN, .metavar = "WHAT", .dst = &a->j.by, .parse = parse_by,
      .help = "what varies between the curves of a speedup figure: gpu (default), tp or path"},
-    {.name = "figures", .kind = TPS_ARG_FN, .metavar = "LIST", .dst = &j.figures, .parse = parse_figures,
+    {.name = "figures", .kind = TPS_ARG_FN, .metavar = "LIST", .dst = &a->j.figures, .parse = parse_figures,
      .help = "latency,speedup,crossover,fitq,layers (default: all that apply)"},
-    {.name = "model", .kind = TPS_ARG_STR, .metavar = "NAME", .dst = &j.model_name,
+    {.name = "model", .kind = TPS_ARG_STR, .metavar = "NAME", .dst = &a->j.model_name,
      .help = "per-layer figure for this model (data/models/NAME.tsv or a file)"},
-    {.name = "sim-tokens", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &j.sim_tokens, .min = 1, .max = TPS_PRED_MAX_TMAX,
+    {.name = "sim-tokens", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &a->j.sim_tokens, .min = 1, .max = TPS_PRED_MAX_TMAX,
      .help = "tokens per step of the per-layer figure"},
-    {.name = "format", .kind = TPS_ARG_FN, .metavar = "F", .dst = &o.format, .parse = parse_format,
+    {.name = "format", .kind = TPS_ARG_FN, .metavar = "F", .dst = &a->o.format, .parse = parse_format,
      .help = "png (pngcairo, default), svg, pdf (pdfcairo)"},
-    {.name = "size", .kind = TPS_ARG_FN, .metavar = "WxH", .dst = &o, .parse = parse_size,
+    {.name = "size", .kind = TPS_ARG_FN, .metavar = "WxH", .dst = &a->o, .parse = parse_size,
      .help = "image size in pixels (default 1200x800; PDF: 150 px per inch)"},
-    {.name = "no-render", .kind = TPS_ARG_FLAG, .dst = &no_render, .help = "write the .dat and .gp files only"},
+    {.name = "no-render", .kind = TPS_ARG_FLAG, .dst = &a->no_render, .help = "write the .dat and .gp files only"},
   };
   const tps_cmdspec spec = {
     .name = "plot",
@@ -124,9 +129,71 @@ int cmd_plot(int argc, char **argv) {
              "and one line on stderr says so; `gnuplot -d NAME.gp` in the folder draws them later.",
     .exit_status = "0 ok, 1 gnuplot failed on a script, 2 usage or input error.",
   };
+  tps_cmdopt_init(v);
+  return tps_cmdopt_parse(&spec, argc, argv, v);
+}
+
+/* With the user's --gemm/--gather files (the parts scaling), the targets not given default to
+ * what the files measure (TP 8 and marlin-w8a16 when they say none).  0, or -1 (out of memory). */
+static int user_targets(const tps_predref *pref, tps_cmdopt_values *v, const tps_gpu_table *gt, const tps_gpu ***tgpu,
+                        size_t *ngl, tps_err *e) {
+  const tps_gpu *ug[2 * TPS_STRLIST_MAX];
+  size_t nug = tps_partset_user_gpus(pref->parts, ug, 2 * TPS_STRLIST_MAX);
+  if (!(v->given & TPS_OPT(TPS_OI_GPUS)) && nug) {
+    free(*tgpu);
+    *tgpu = calloc(nug, sizeof **tgpu);
+    if (!*tgpu) return -1;
+    for (size_t i = 0; i < nug; i++) (*tgpu)[i] = tps_gpus_find(gt, ug[i]->name,  e);
+    *ngl = nug;
+  }
+  const tps_path *up[TPS_NPATHS];
+  size_t nup = tps_partset_user_paths(pref->parts, up, TPS_NPATHS);
+  if (!(v->given & TPS_OPT(TPS_OI_PATHS)) && nup) { memcpy(v->paths, up, nup * sizeof *up); v->npaths = nup; }
+  int ut[TPS_CMDOPT_MAXTP];
+  size_t nut = tps_partset_user_tps(pref->parts, ut, TPS_CMDOPT_MAXTP);
+  if (!(v->given & TPS_OPT(TPS_OI_TPS)) && nut) { memcpy(v->tps, ut, nut * sizeof *ut); v->ntps = nut; }
+  if (!(v->given & TPS_OPT(TPS_OI_TPS)) && !nut) { v->tps[0] = 8; v->ntps = 1; }
+  if (!v->npaths) { v->paths[0] = &tps_path_marlin_w8a16; v->npaths = 1; }
+  return 0;
+}
+
+/* The inputs: the --measured files fitted here (with leave-one-out errors), then the --fit
+ * files; each one's GPU, path and measured points, and their names in inputs.
+ * TPS_EXIT_OK, or the exit code (said). */
+static int read_inputs(const char *const *meas_files, size_t nmeas, const char *const *fitfiles, size_t nfitf,
+                       const char *gpus_file, const tps_gpu_table *gt, tps_fit *fits, tps_plot_meas *meas,
+                       const tps_fit **fitp, const tps_gpu **fgpu, const char **fpath, const tps_plot_meas **measp,
+                       char *inputs, size_t insz, tps_err *e) {
+  const size_t nin = nmeas + nfitf;
+  tps_fit_opts fo = {1, 0}; /* fits made here include leave-one-out errors */
+  for (size_t i = 0; i < nin; i++) {
+    const char *file = i < nmeas ? meas_files[i] : fitfiles[i - nmeas];
+    int status = TPS_OK;
+    if (i < nmeas ? tps_fit_file(file, NULL, gpus_file, &fo, &fits[i], &status,  e)
+                  : tps_fitfile_read(file, &fits[i],  e)) {
+      tps_err_print( e);
+      return i < nmeas ? tps_status_exit(status) : TPS_EXIT_USAGE;
+    }
+    const tps_gpu *g = tps_gpus_find(gt, fits[i].gpu,  e);
+    if (!g) { fprintf(stderr, "tpsplit: %s: %s\n", file, e->msg); return TPS_EXIT_USAGE; }
+    fitp[i] = &fits[i];
+    fgpu[i] = g;
+    fpath[i] = fits[i].gemm.path ? fits[i].gemm.path->name : NULL;
+    measp[i] = tps_plot_meas_from_fit(&fits[i], g->name, fpath[i], file, &meas[i]) == 0 ? &meas[i] : NULL;
+    size_t l = strlen(inputs);
+    snprintf(inputs + l, insz - l, "%s%s", i ? ", " : "", file);
+  }
+  return TPS_EXIT_OK;
+}
+
+int cmd_plot(int argc, char **argv) {
+  plot_args a;
   tps_cmdopt_values v;
-  tps_cmdopt_init(&v);
-  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  int prc = plot_parse(argc, argv, &a, &v);
+  tps_plot_opts o = a.o;
+  tps_plot_job j = a.j;
+  const tps_strlist measured = a.measured;
+  const int no_render = a.no_render;
   if (prc >= 0) return prc;
   const char *outdir = v.output ? v.output : "tpsplit-out", *gpus_file = v.gpus_file;
   const char *const *fitfiles = v.fits.v, *const *meas_files = measured.v;
@@ -176,25 +243,10 @@ int cmd_plot(int argc, char **argv) {
   if (!fits) { tps_die_msg("out of memory"); return TPS_EXIT_FAIL; }
   if (tps_gpus_load(gpus_file, &gt, &e)) { tps_err_print(&e); goto cleanup; }
   tps_plot_use_gpus(&gt);
-  tps_fit_opts fo = {1, 0}; /* fits made here include leave-one-out errors */
-  for (size_t i = 0; i < nin; i++) {
-    const char *file = i < nmeas ? meas_files[i] : fitfiles[i - nmeas];
-    int status = TPS_OK;
-    if (i < nmeas ? tps_fit_file(file, NULL, gpus_file, &fo, &fits[i], &status, &e)
-                  : tps_fitfile_read(file, &fits[i], &e)) {
-      tps_err_print(&e);
-      rc = i < nmeas ? tps_status_exit(status) : TPS_EXIT_USAGE;
-      goto cleanup;
-    }
-    const tps_gpu *g = tps_gpus_find(&gt, fits[i].gpu, &e);
-    if (!g) { fprintf(stderr, "tpsplit: %s: %s\n", file, e.msg); goto cleanup; }
-    fitp[i] = &fits[i];
-    fgpu[i] = g;
-    fpath[i] = fits[i].gemm.path ? fits[i].gemm.path->name : NULL;
-    measp[i] = tps_plot_meas_from_fit(&fits[i], g->name, fpath[i], file, &meas[i]) == 0 ? &meas[i] : NULL;
-    size_t l = strlen(inputs);
-    snprintf(inputs + l, sizeof inputs - l, "%s%s", i ? ", " : "", file);
-  }
+  if ((rc = read_inputs(meas_files, nmeas, fitfiles, nfitf, gpus_file, &gt, fits, meas, fitp, fgpu, fpath, measp, inputs,
+                        sizeof inputs, &e)) != TPS_EXIT_OK)
+    goto cleanup;
+  rc = TPS_EXIT_USAGE;
   if ((v.given & TPS_OPT(TPS_OI_GPUS)) && tps_cmdopt_gpus(&v, &gt, &tgpu, &ngl, &e)) {
     tps_err_print(&e);
     goto cleanup;
@@ -207,25 +259,7 @@ int cmd_plot(int argc, char **argv) {
       goto cleanup;
     }
     j.ref = &pref;
-    if (user_parts) {
-      const tps_gpu *ug[2 * TPS_STRLIST_MAX];
-      size_t nug = tps_partset_user_gpus(pref.parts, ug, 2 * TPS_STRLIST_MAX);
-      if (!(v.given & TPS_OPT(TPS_OI_GPUS)) && nug) {
-        free(tgpu);
-        tgpu = calloc(nug, sizeof *tgpu);
-        if (!tgpu) goto cleanup;
-        for (size_t i = 0; i < nug; i++) tgpu[i] = tps_gpus_find(&gt, ug[i]->name, &e);
-        ngl = nug;
-      }
-      const tps_path *up[TPS_NPATHS];
-      size_t nup = tps_partset_user_paths(pref.parts, up, TPS_NPATHS);
-      if (!(v.given & TPS_OPT(TPS_OI_PATHS)) && nup) { memcpy(v.paths, up, nup * sizeof *up); v.npaths = nup; }
-      int ut[TPS_CMDOPT_MAXTP];
-      size_t nut = tps_partset_user_tps(pref.parts, ut, TPS_CMDOPT_MAXTP);
-      if (!(v.given & TPS_OPT(TPS_OI_TPS)) && nut) { memcpy(v.tps, ut, nut * sizeof *ut); v.ntps = nut; }
-      if (!(v.given & TPS_OPT(TPS_OI_TPS)) && !nut) { v.tps[0] = 8; v.ntps = 1; }
-      if (!v.npaths) { v.paths[0] = &tps_path_marlin_w8a16; v.npaths = 1; }
-    }
+    if (user_parts && user_targets(&pref, &v, &gt, &tgpu, &ngl, &e)) goto cleanup;
   }
   for (size_t i = 0; i < v.npaths; i++) pnames[i] = v.paths[i]->name;
   if (nin == 0 && !user_parts && (v.given & targets) != targets) {

@@ -304,25 +304,32 @@ static int threshold(const tps_simref *ref, const tps_sim_model *m, unsigned mas
   return tps_simref_threshold(ref, scaling, gpu, (int)tp, p->path, &shape, chunk > TPS_PRED_DEFAULT_TMAX ? chunk : 0, thr, e);
 }
 
-int cmd_simulate(int argc, char **argv) {
-  const char *model_name = NULL, *split_s = NULL, *table_file = NULL;
-  long chunk = 8192, thr_given = 0;
-  num_list prompts = {{0}, 0}, base = {{0}, 0};
-  parse_prompts(&prompts, DEFAULT_PROMPTS, NULL, 0);
+/* The values of simulate's own options. */
+typedef struct {
+  const char *model_name, *split_s, *table_file;
+  long chunk, thr_given;
+  num_list prompts, base;
+} sim_args;
+
+/* Parse argv into a and v: -1 to run, else the exit code to return at once. */
+static int sim_parse(int argc, char **argv, sim_args *a, tps_cmdopt_values *v) {
+  memset(a, 0, sizeof *a);
+  a->chunk = 8192;
+  parse_prompts(&a->prompts, DEFAULT_PROMPTS, NULL, 0);
   const tps_cmdopt own[] = {
-    {.name = "model", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "M", .dst = &model_name, .required = 1,
+    {.name = "model", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "M", .dst = &a->model_name, .required = 1,
      .help = "model description: a file, or the name of a bundled one (data/models/NAME.tsv)"},
-    {.name = "chunk", .kind = TPS_ARG_LONG, .metavar = "C", .dst = &chunk, .min = 1, .max = 100000000,
+    {.name = "chunk", .kind = TPS_ARG_LONG, .metavar = "C", .dst = &a->chunk, .min = 1, .max = 100000000,
      .help = "tokens per prefill chunk"},
-    {.name = "prompt", .kind = TPS_ARG_FN, .metavar = "LIST", .dst = &prompts, .parse = parse_prompts,
+    {.name = "prompt", .kind = TPS_ARG_FN, .metavar = "LIST", .dst = &a->prompts, .parse = parse_prompts,
      .help = "prompt lengths in tokens, comma separated (default " DEFAULT_PROMPTS ")"},
-    {.name = "baseline-ttft-ms", .kind = TPS_ARG_FN, .metavar = "LIST", .dst = &base, .parse = parse_ttfts,
+    {.name = "baseline-ttft-ms", .kind = TPS_ARG_FN, .metavar = "LIST", .dst = &a->base, .parse = parse_ttfts,
      .help = "unsplit time to first token of each prompt, ms, comma separated"},
-    {.name = "split", .kind = TPS_ARG_STR, .metavar = "S", .dst = &split_s,
+    {.name = "split", .kind = TPS_ARG_STR, .metavar = "S", .dst = &a->split_s,
      .help = "what is split: none, all, or a comma list of projection names (default: the model file's split column)"},
-    {.name = "threshold", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &thr_given, .min = 1, .max = TPS_CMDOPT_BIG,
+    {.name = "threshold", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &a->thr_given, .min = 1, .max = TPS_CMDOPT_BIG,
      .help = "split only chunks of at least T tokens (default: the predicted threshold of the first split projection)"},
-    {.name = "table", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "FILE", .dst = &table_file,
+    {.name = "table", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "FILE", .dst = &a->table_file,
      .help = "measured split-vs-replicated table used where it matches (default: the bundled H20 TP8 fused_wqa_wkv "
              "table)"},
   };
@@ -339,9 +346,17 @@ int cmd_simulate(int argc, char **argv) {
     .dflt = {[TPS_OI_FIT] = "a fit of --table made on the spot"},
     .exit_status = "0 ok, 2 usage or input error.",
   };
+  tps_cmdopt_init(v);
+  return tps_cmdopt_parse(&spec, argc, argv, v);
+}
+
+int cmd_simulate(int argc, char **argv) {
+  sim_args a;
   tps_cmdopt_values v;
-  tps_cmdopt_init(&v);
-  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  int prc = sim_parse(argc, argv, &a, &v);
+  const char *model_name = a.model_name, *split_s = a.split_s, *table_file = a.table_file;
+  long chunk = a.chunk, thr_given = a.thr_given;
+  num_list prompts = a.prompts, base = a.base;
   if (prc >= 0) return prc;
   const long tp = v.tp;
   if (base.n && base.n != prompts.n) {

@@ -319,6 +319,38 @@ out:
   return rc;
 }
 
+/* The options of one mode only: --calibration with bench tables, or --predicted and
+ * --measured.  -1 to go on, else the exit code (the message said). */
+static int mode_checks(const char *cal_path, const char *pred_path, const char *meas_path, double tol,
+                       const tps_cmdopt_values *v, const char *device, int per_row, const double *caltol) {
+  if (cal_path) {
+    const char *other = pred_path ? "--predicted" : meas_path ? "--measured" : tol != 0.25 ? "--tolerance" : NULL;
+    if (other) {
+      tps_die_msg("validate: --calibration and %s exclude each other (--calibration-tolerance M,X for its tolerance)", other);
+      return TPS_EXIT_USAGE;
+    }
+    if (v->nargs < 1) {
+      tps_die_msg("validate: --calibration needs at least one bench gemm table argument (try 'tpsplit validate --help')");
+      return TPS_EXIT_USAGE;
+    }
+    return -1;
+  }
+  if (!pred_path || !meas_path) {
+    tps_die_msg("validate: --%s is required (or --calibration FILE BENCH.tsv...; try 'tpsplit validate --help')",
+                pred_path ? "measured" : "predicted");
+    return TPS_EXIT_USAGE;
+  }
+  if (v->nargs) {
+    tps_die_msg("validate: unexpected argument '%s' (bench tables go with --calibration)", v->args[0]);
+    return TPS_EXIT_USAGE;
+  }
+  if (device || per_row || caltol[0] != 0.04 || caltol[1] != 0.10) {
+    tps_die_msg("validate: --device, --rows and --calibration-tolerance go with --calibration");
+    return TPS_EXIT_USAGE;
+  }
+  return -1;
+}
+
 int cmd_validate(int argc, char **argv) {
   const char *pred_path = NULL, *meas_path = NULL, *gpus_path = NULL, *cal_path = NULL, *device = NULL;
   double tol = 0.25, caltol[2] = {0.04, 0.10};
@@ -369,31 +401,9 @@ int cmd_validate(int argc, char **argv) {
   tps_cmdopt_init(&v);
   int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
   if (prc >= 0) return prc;
-  if (cal_path) {
-    const char *other = pred_path ? "--predicted" : meas_path ? "--measured" : tol != 0.25 ? "--tolerance" : NULL;
-    if (other) {
-      tps_die_msg("validate: --calibration and %s exclude each other (--calibration-tolerance M,X for its tolerance)", other);
-      return TPS_EXIT_USAGE;
-    }
-    if (v.nargs < 1) {
-      tps_die_msg("validate: --calibration needs at least one bench gemm table argument (try 'tpsplit validate --help')");
-      return TPS_EXIT_USAGE;
-    }
-    return validate_calibration(cal_path, v.args, (size_t)v.nargs, device, caltol, gpus_path, per_row, v.json);
-  }
-  if (!pred_path || !meas_path) {
-    tps_die_msg("validate: --%s is required (or --calibration FILE BENCH.tsv...; try 'tpsplit validate --help')",
-                pred_path ? "measured" : "predicted");
-    return TPS_EXIT_USAGE;
-  }
-  if (v.nargs) {
-    tps_die_msg("validate: unexpected argument '%s' (bench tables go with --calibration)", v.args[0]);
-    return TPS_EXIT_USAGE;
-  }
-  if (device || per_row || caltol[0] != 0.04 || caltol[1] != 0.10) {
-    tps_die_msg("validate: --device, --rows and --calibration-tolerance go with --calibration");
-    return TPS_EXIT_USAGE;
-  }
+  int mrc = mode_checks(cal_path, pred_path, meas_path, tol, &v, device, per_row, caltol);
+  if (mrc >= 0) return mrc;
+  if (cal_path) return validate_calibration(cal_path, v.args, (size_t)v.nargs, device, caltol, gpus_path, per_row, v.json);
 
   tps_err e;
   tps_err_clear(&e);

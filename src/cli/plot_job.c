@@ -624,6 +624,38 @@ int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files 
   return tps_plot_default_from(outdir, o, NULL, NULL, w, e);
 }
 
+/* The H200 at TP8 on the path measured there (w8a16): its replicated latency is the GEMM of
+ * T rows, which the bundled H200 table measures (median, min and max).  0 or -1. */
+static int h200_gemm_figure(const tps_plot_job *j, const tps_gpu *h200, int tp, tps_plot_files *w, tps_err *e) {
+  const tps_path *hp = tps_path_find_for(TPS_H200_GEMM_PATH, TPS_PATH_F_MODEL);
+  tps_table gt;
+  memset(&gt, 0, sizeof gt);
+  char gpath[4096];
+  if (!hp || tps_data_path(TPS_H200_GEMM_TABLE, gpath, sizeof gpath, e) || tps_table_read(gpath, &gt, e)) {
+    if (!hp) tps_err_set(e, NULL, 0, "unknown kernel path '%s'", TPS_H200_GEMM_PATH);
+    return -1;
+  }
+  const double *mn = tps_table_extra(&gt, "min_us"), *mx = tps_table_extra(&gt, "max_us");
+  long *tok = gt.kind == TPS_TABLE_GEMM ? malloc(gt.nrows * sizeof *tok) : NULL;
+  if (!tok) {
+    tps_table_free(&gt);
+    tps_err_set(e, gpath, 0, gt.kind == TPS_TABLE_GEMM ? "out of memory" : "not a GEMM table");
+    return -1;
+  }
+  for (size_t i = 0; i < gt.nrows; i++) tok[i] = gt.rows[i];
+  tps_plot_meas gm = {h200->name, tp, hp->name, TPS_H200_GEMM_TABLE, gt.nrows, tok, gt.time_us, NULL, mn, mx, NULL, NULL};
+  const tps_plot_meas *gms[1] = {&gm};
+  const char *hpn[1] = {hp->name};
+  const tps_gpu *g1[1] = {h200};
+  tps_plot_job jh = *j;
+  jh.meas = gms; jh.ngpu = 1; jh.gpu = g1; jh.npath = 1; jh.path = hpn;
+  jh.figures = TPS_PLOT_FIG_LATENCY;
+  int r2 = tps_plot_run(&jh, w, e);
+  free(tok);
+  tps_table_free(&gt);
+  return r2;
+}
+
 int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const tps_predref *ref0, const tps_grid *grid0,
                           tps_plot_files *w, tps_err *e) {
   /* the reference of the main job (scaling parts: what `tpsplit predict` uses by default),
@@ -648,9 +680,7 @@ int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const tps_
     if (tps_predref_load_opts(r, &v, TPS_PRED_DEFAULT_TMAX, NULL, &fit_failed, e)) goto out;
     ref = r;
   }
-  tps_fit_opts fo = {1, 0};
-  if (tps_data_path(TPS_BUNDLED_TABLE, tpath, sizeof tpath, e) || tps_fit_file(tpath, NULL, NULL, &fo, fl, &status, e))
-    goto out;
+  if (tps_bundled_fit(NULL, 1, fl, tpath, sizeof tpath, &status, e)) goto out;
   tps_err e2;
   const tps_gpu *h20 = tps_gpus_find(&ref->gpus, fl->gpu, e), *h100 = h20 ? tps_gpus_find(&ref->gpus, "H100", e) : NULL,
                 *h200 = h100 ? tps_gpus_find(&ref->gpus, "H200", e) : NULL;
@@ -686,37 +716,8 @@ int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const tps_
   /* 2b. H100/H200 next to the seed pull request's pessimistic rule (the rule scales H20 the
    * same way for both, so one grey curve) */
   if (rule_figure(&j, h100, h200, outdir, &oo, w, e)) goto out;
-  /* 2c. the H200 at TP8 on the path measured there (w8a16): its replicated latency is the
-   * GEMM of T rows, which the bundled H200 table measures (median, min and max) */
-  {
-    const tps_path *hp = tps_path_find_for(TPS_H200_GEMM_PATH, TPS_PATH_F_MODEL);
-    tps_table gt;
-    memset(&gt, 0, sizeof gt);
-    char gpath[4096];
-    if (!hp || tps_data_path(TPS_H200_GEMM_TABLE, gpath, sizeof gpath, e) || tps_table_read(gpath, &gt, e)) {
-      if (!hp) tps_err_set(e, NULL, 0, "unknown kernel path '%s'", TPS_H200_GEMM_PATH);
-      goto out;
-    }
-    const double *mn = tps_table_extra(&gt, "min_us"), *mx = tps_table_extra(&gt, "max_us");
-    long *tok = gt.kind == TPS_TABLE_GEMM ? malloc(gt.nrows * sizeof *tok) : NULL;
-    if (!tok) {
-      tps_table_free(&gt);
-      tps_err_set(e, gpath, 0, gt.kind == TPS_TABLE_GEMM ? "out of memory" : "not a GEMM table");
-      goto out;
-    }
-    for (size_t i = 0; i < gt.nrows; i++) tok[i] = gt.rows[i];
-    tps_plot_meas gm = {h200->name, tp1[0], hp->name, TPS_H200_GEMM_TABLE, gt.nrows, tok, gt.time_us, NULL, mn, mx, NULL, NULL};
-    const tps_plot_meas *gms[1] = {&gm};
-    const char *hpn[1] = {hp->name};
-    const tps_gpu *g1[1] = {h200};
-    tps_plot_job jh = j;
-    jh.meas = gms; jh.ngpu = 1; jh.gpu = g1; jh.npath = 1; jh.path = hpn;
-    jh.figures = TPS_PLOT_FIG_LATENCY;
-    int r2 = tps_plot_run(&jh, w, e);
-    free(tok);
-    tps_table_free(&gt);
-    if (r2) goto out;
-  }
+  /* 2c. the H200 at TP8 on the path measured there */
+  if (h200_gemm_figure(&j, h200, tp1[0], w, e)) goto out;
   /* 3. the crossover map: every bundled GPU x TP 2, 4, 8, 16 x every path (tps_grid_run) */
   if (!grid0) {
     const tps_gpu **ga = malloc(ref->gpus.n * sizeof *ga);

@@ -17,6 +17,15 @@
 #include "src/cli/gpu_doubt.h"
 #include "model/predict/uncertainty.h"
 
+int tps_bundled_fit(const char *gpus_file, int loo, tps_fit *f, char *path, size_t pathsz, int *status, tps_err *e) {
+  char buf[4096];
+  if (!path) { path = buf; pathsz = sizeof buf; }
+  *status = TPS_EBADDATA;
+  if (tps_data_path(TPS_BUNDLED_TABLE, path, pathsz, e) != 0) return -1;
+  tps_fit_opts fo = {loo, 0};
+  return tps_fit_file(path, NULL, gpus_file, &fo, f, status, e);
+}
+
 int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
                      tps_err *e) {
   memset(r, 0, sizeof *r);
@@ -29,10 +38,8 @@ int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const ch
       if (tps_fitfile_read(fit_file, &r->fit, e) != 0) return -1;
       snprintf(r->fit_source, sizeof r->fit_source, "fit %s", fit_file);
     } else {
-      if (tps_data_path(TPS_BUNDLED_TABLE, bundled, sizeof bundled, e) != 0) return -1;
-      tps_fit_opts fo = {0, 0};
       int status;
-      if (tps_fit_file(bundled, NULL, gpus_file, &fo, &r->fit, &status, e) != 0) {
+      if (tps_bundled_fit(gpus_file, 0, &r->fit, bundled, sizeof bundled, &status, e) != 0) {
         *fit_failed = tps_status_exit(status) == TPS_EXIT_FAIL;
         return -1;
       }

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include "src/io/fitfile.h"
 #include "src/evidence/fit_from_file.h"
+#include "src/cli/predict_common.h"
 #include "src/base/util.h"
 #include "model/predict/crossover.h"
 
@@ -33,7 +34,11 @@ int tps_simref_load(tps_simref *r, const tps_gpu_table *gt, const char *fit_file
     snprintf(r->fit_desc, sizeof r->fit_desc, "fit file %.400s", fit_file);
   } else {
     int status = 0;
-    if (tps_fit_file(table_file, NULL, gpus_file, NULL, r->fit, &status, e)) { tps_simref_free(r); return -1; }
+    if (table_file == buf ? tps_bundled_fit(gpus_file, 0, r->fit, NULL, 0, &status, e)
+                          : tps_fit_file(table_file, NULL, gpus_file, NULL, r->fit, &status, e)) {
+      tps_simref_free(r);
+      return -1;
+    }
     snprintf(r->fit_desc, sizeof r->fit_desc, "fit of %.400s", table_file);
   }
   if (r->fit->kind != TPS_FIT_SPLIT) {

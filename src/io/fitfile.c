@@ -176,19 +176,304 @@ static const char *const stat_names[] = {"dof", "chi2", "t975", "median_abs_rel"
                                          "loo_median_abs", "loo_max_abs", "loo_failed", "iterations", "rcond"};
 #define NSTAT (sizeof stat_names / sizeof stat_names[0])
 
+/* The state of a fit file's reading: the fit, where the reader is, what was seen. */
+typedef struct {
+  tps_fit *f;
+  const char *path;
+  long ln;
+  tps_err *e;
+  unsigned char gemm_seen[TPS_GEMM_NPAR], seen[K_NSCALAR], stat_seen[NSTAT], ag_seen[32];
+  ag_field af[32];
+  size_t naf;
+  int ncov;
+  long fixed_line;       /* the line of the 'fixed' note, 0 before it */
+} fitrd;
+
+#define NEED(n) do { if (nf != (n)) return tps_err_set(R->e, R->path, R->ln, "'%s' line needs %d fields, has %d", key, (n), nf > 15 ? 16 : nf); } while (0)
+#define BADNUM(s) return tps_err_set(R->e, R->path, R->ln, "'%s': not a valid number for '%s'", (s), key)
+#define RANGE(s, what) return tps_err_set(R->e, R->path, R->ln, "'%s' for '%s' is outside %s", (s), key, (what))
+#define ONCE(k) do { if (R->seen[k]) return tps_err_set(R->e, R->path, R->ln, "'%s' given twice", scalar_names[k]); R->seen[k] = 1; } while (0)
+
+/* The scalar lines (kind, gpu, path, sms, tp, k, n, out_bytes, out_bytes_per_token,
+ * gather_mode; source and fixed).  1: not one of them; 0; -1 with the error. */
+static int read_scalar(fitrd *R, char **fl, int nf) {
+  const char *key = fl[0];
+  long lv;
+  double dv;
+  if (strcmp(key, "kind") == 0) {
+    NEED(2);
+    ONCE(K_KIND);
+    if (strcmp(fl[1], "split") == 0) R->f->kind = TPS_FIT_SPLIT;
+    else if (strcmp(fl[1], "gemm") == 0) R->f->kind = TPS_FIT_GEMM;
+    else if (strcmp(fl[1], "allgather") == 0) R->f->kind = TPS_FIT_ALLGATHER;
+    else { tps_err_set(R->e, R->path, R->ln, "unknown fit kind '%s' (split, gemm, allgather)", fl[1]); return -1; }
+  } else if (strcmp(key, "gpu") == 0) {
+    NEED(2);
+    ONCE(K_GPU);
+    if (strlen(fl[1]) >= sizeof R->f->gpu) { tps_err_set(R->e, R->path, R->ln, "GPU name too long"); return -1; }
+    snprintf(R->f->gpu, sizeof R->f->gpu, "%s", fl[1]);
+  } else if (strcmp(key, "path") == 0) {
+    NEED(2);
+    ONCE(K_PATH);
+    if (strcmp(fl[1], "-") != 0 && !(R->f->gemm.path = tps_path_find(fl[1]))) {
+      tps_err_set(R->e, R->path, R->ln, "unknown kernel path '%s'", fl[1]);
+      return -1;
+    }
+  } else if (strcmp(key, "sms") == 0) {
+    NEED(2);
+    ONCE(K_SMS);
+    if (integer(fl[1], 0, 100000, &lv) != 0) BADNUM(fl[1]);
+    R->f->gemm.sms = (int)lv;
+  } else if (strcmp(key, "tp") == 0) {
+    NEED(2);
+    ONCE(K_TP);
+    if (integer(fl[1], 1, 65536, &lv) != 0) BADNUM(fl[1]);
+    R->f->tp = (int)lv;
+  } else if (strcmp(key, "k") == 0 || strcmp(key, "n") == 0) {
+    NEED(2);
+    ONCE(key[0] == 'k' ? K_K : K_N);
+    if (integer(fl[1], 0, TPS_DIM_MAX, &lv) != 0) BADNUM(fl[1]);
+    if (key[0] == 'k') R->f->shape.k = lv; else R->f->shape.n = lv;
+  } else if (strcmp(key, "out_bytes") == 0 || strcmp(key, "out_bytes_per_token") == 0) {
+    NEED(2);
+    int ob = strcmp(key, "out_bytes") == 0;
+    ONCE(ob ? K_OUTB : K_OBPT);
+    if (num(fl[1], &dv, 0) != 0 || dv < 0) BADNUM(fl[1]);
+    if (dv > (ob ? 1024.0 : 1073741824.0)) RANGE(fl[1], ob ? "0..1024 bytes" : "0..2^30 bytes");
+    if (ob) R->f->shape.out_bytes = dv; else R->f->out_bytes_per_token = dv;
+  } else if (strcmp(key, "gather_mode") == 0) {
+    NEED(2);
+    ONCE(K_GMODE);
+    if ((R->f->gather = tps_gather_parse(fl[1])) < 0) {
+      char names[64];
+      tps_err_set(R->e, R->path, R->ln, "unknown gather_mode '%s' (%s)", fl[1], tps_gather_names(names, sizeof names));
+      return -1;
+    }
+  } else if (strcmp(key, "source") == 0) {
+    /* provenance only */
+  } else if (strcmp(key, "fixed") == 0) {
+    NEED(2);
+    if (R->fixed_line) return tps_err_set(R->e, R->path, R->ln, "'fixed' given twice (also on line %ld)", R->fixed_line);
+    R->fixed_line = R->ln;
+    /* kept whole or refused: a note cut inside a UTF-8 character would not read back */
+    if (strlen(fl[1]) >= sizeof R->f->fixed_note)
+      return tps_err_set(R->e, R->path, R->ln, "'fixed' note of %zu bytes, longer than %zu", strlen(fl[1]),
+                         sizeof R->f->fixed_note - 1);
+    memcpy(R->f->fixed_note, fl[1], strlen(fl[1]) + 1);
+  } else {
+    return 1;
+  }
+  return 0;
+}
+
+/* The model lines: gemm PARAM VALUE, ag FIELD VALUE.  1: neither; 0; -1 with the error. */
+static int read_model(fitrd *R, char **fl, int nf) {
+  const char *key = fl[0];
+  long lv;
+  double dv;
+  if (strcmp(key, "gemm") == 0) {
+    NEED(3);
+    int t = tps_fit_target_from_name(fl[1]);
+    if (t < 0 || t >= TPS_GEMM_NPAR) { tps_err_set(R->e, R->path, R->ln, "unknown GEMM parameter '%s'", fl[1]); return -1; }
+    if (R->gemm_seen[t]) { tps_err_set(R->e, R->path, R->ln, "'gemm %s' given twice", fl[1]); return -1; }
+    if (num(fl[2], &dv, 0) != 0) BADNUM(fl[2]);
+    if (fabs(dv) > 1e9) RANGE(fl[2], "-1e9..1e9");
+    R->f->gemm.p[t] = dv;
+    R->gemm_seen[t] = 1;
+  } else if (strcmp(key, "ag") == 0) {
+    NEED(3);
+    if (strcmp(fl[1], "ranks") == 0 || strcmp(fl[1], "ranks_per_node") == 0) {
+      int r = fl[1][5] == '\0';
+      ONCE(r ? K_AGR : K_AGRPN);
+      if (integer(fl[2], 0, 65536, &lv) != 0) BADNUM(fl[2]);
+      if (r) R->f->ag.ranks = (int)lv; else R->f->ag.ranks_per_node = (int)lv;
+    } else {
+      size_t j = 0;
+      while (j < R->naf && strcmp(R->af[j].name, fl[1]) != 0) j++;
+      if (j == R->naf) { tps_err_set(R->e, R->path, R->ln, "unknown all-gather field '%s'", fl[1]); return -1; }
+      if (R->ag_seen[j]) { tps_err_set(R->e, R->path, R->ln, "'ag %s' given twice", fl[1]); return -1; }
+      if (num(fl[2], &dv, 0) != 0 || dv < 0) BADNUM(fl[2]);
+      int cap = strcmp(fl[1], "custom_cap_bytes") == 0;
+      int nocap = cap && dv >= 1e299 && dv <= 1e301; /* the fitter's "custom at every size" */
+      if (!nocap && dv > (cap ? 1099511627776.0 : 1e9)) RANGE(fl[2], cap ? "0..2^40 bytes (or 1e300: no cap)" : "0..1e9");
+      *R->af[j].v = dv;
+      R->ag_seen[j] = 1;
+    }
+  } else {
+    return 1;
+  }
+  return 0;
+}
+
+/* The parameter lines: param NAME THETA SE LO HI, then cov I ROW... */
+static int read_param(fitrd *R, char **fl, int nf) {
+  const char *key = fl[0];
+  long lv;
+  if (strcmp(key, "param") == 0) {
+    NEED(6);
+    if (R->ncov > 0) { tps_err_set(R->e, R->path, R->ln, "param line after the cov rows (params come first)"); return -1; }
+    if (R->f->npar >= TPS_FIT_MAXPAR) { tps_err_set(R->e, R->path, R->ln, "more than %d parameters", TPS_FIT_MAXPAR); return -1; }
+    int t = tps_fit_target_from_name(fl[1]);
+    if (t < 0) { tps_err_set(R->e, R->path, R->ln, "unknown parameter '%s'", fl[1]); return -1; }
+    for (int q = 0; q < R->f->npar; q++)
+      if (R->f->par_target[q] == t) { tps_err_set(R->e, R->path, R->ln, "'param %s' given twice", fl[1]); return -1; }
+    int j = R->f->npar;
+    double v[4];
+    for (int k = 0; k < 4; k++) {
+      if (num(fl[2 + k], &v[k], 0) != 0) BADNUM(fl[2 + k]);
+      if (fabs(v[k]) > 1e12) RANGE(fl[2 + k], "-1e12..1e12");
+    }
+    R->f->par_target[j] = t;
+    snprintf(R->f->par_name[j], sizeof R->f->par_name[j], "%s", fl[1]);
+    R->f->theta[j] = v[0]; R->f->se[j] = v[1]; R->f->lo95[j] = v[2]; R->f->hi95[j] = v[3];
+    R->f->npar++;
+  } else if (strcmp(key, "cov") == 0) {
+    if (nf != R->f->npar + 2) {
+      tps_err_set(R->e, R->path, R->ln, "cov row needs %d values (one per param line before it), has %d", R->f->npar, nf - 2);
+      return -1;
+    }
+    if (integer(fl[1], 0, TPS_FIT_MAXPAR - 1, &lv) != 0 || lv != R->ncov) {
+      tps_err_set(R->e, R->path, R->ln, "cov rows must be numbered 0, 1, ... in order (expected %d)", R->ncov);
+      return -1;
+    }
+    if (R->ncov >= R->f->npar) { tps_err_set(R->e, R->path, R->ln, "more cov rows than parameters"); return -1; }
+    for (int b2 = 0; b2 < R->f->npar; b2++) {
+      double *c = &R->f->cov[R->ncov * R->f->npar + b2];
+      if (num(fl[2 + b2], c, 0) != 0) BADNUM(fl[2 + b2]);
+      if (fabs(*c) > 1e24) RANGE(fl[2 + b2], "-1e24..1e24");
+    }
+    R->ncov++;
+  } else {
+    return 1;
+  }
+  return 0;
+}
+
+/* point SERIES X MEASURED MODEL REL LOO GATHER GATHER_SE BACKEND; stat NAME VALUE. */
+static int read_point_stat(fitrd *R, char **fl, int nf) {
+  const char *key = fl[0];
+  long lv;
+  double dv;
+  if (strcmp(key, "point") == 0) {
+    NEED(10);
+    if (R->f->npts >= TPS_FIT_MAXPTS) { tps_err_set(R->e, R->path, R->ln, "more than %d points", TPS_FIT_MAXPTS); return -1; }
+    tps_fit_point *p = &R->f->pt[R->f->npts];
+    p->series = strcmp(fl[1], "split") == 0 ? 1 : 0;
+    if (strcmp(fl[1], "split") && strcmp(fl[1], "replicated") && strcmp(fl[1], "gemm") && strcmp(fl[1], "allgather")) {
+      tps_err_set(R->e, R->path, R->ln, "unknown series '%s'", fl[1]);
+      return -1;
+    }
+    double *dst[7] = {&p->x, &p->measured_us, &p->model_us, &p->rel_resid, &p->loo_rel, &p->gather_us, &p->gather_se_us};
+    static const double lim[7] = {1125899906842624.0, 1e9, 1e9, 1e6, 1e6, 1e9, 1e9};
+    static const int nonneg[7] = {1, 1, 1, 0, 0, 1, 1};
+    for (int k = 0; k < 7; k++) {
+      if (num(fl[2 + k], dst[k], k >= 3) != 0) BADNUM(fl[2 + k]);
+      if (bounded(fl[2 + k], lim[k], nonneg[k], k >= 3, dst[k]) != 0) RANGE(fl[2 + k], "its range (src/io/fitfile.c)");
+    }
+    p->backend = tps_gather_parse(fl[9]);
+    if (p->backend >= 0 && tps_gathers[p->backend].rule) p->backend = -1; /* a point ran one backend */
+    R->f->npts++;
+  } else if (strcmp(key, "stat") == 0) {
+    NEED(3);
+    if (num(fl[2], &dv, 1) != 0) BADNUM(fl[2]);
+    const char *st = fl[1];
+    size_t j = 0;
+    while (j < NSTAT && strcmp(stat_names[j], st) != 0) j++;
+    if (j < NSTAT) {
+      if (R->stat_seen[j]) { tps_err_set(R->e, R->path, R->ln, "'stat %s' given twice", st); return -1; }
+      R->stat_seen[j] = 1;
+    }
+    int whole = strcmp(st, "dof") == 0 || strcmp(st, "loo_failed") == 0 || strcmp(st, "iterations") == 0;
+    if (whole) {
+      if (integer(fl[2], 0, 1000000000L, &lv) != 0) RANGE(fl[2], "0..1e9 (a whole number)");
+      if (st[0] == 'd') R->f->dof = (int)lv;
+      else if (st[0] == 'l') R->f->loo_failed = (int)lv;
+      else R->f->iterations = (int)lv;
+    } else if (strcmp(st, "rcond") == 0) {
+      if (!isnan(dv) && (dv < 0 || dv > 1)) RANGE(fl[2], "0..1");
+      R->f->rcond = dv;
+    } else {
+      if (!isnan(dv) && fabs(dv) > 1e15) RANGE(fl[2], "-1e15..1e15");
+      if (strcmp(st, "chi2") == 0) R->f->chi2 = dv;
+      else if (strcmp(st, "t975") == 0) R->f->tq = dv;
+      else if (strcmp(st, "median_abs_rel") == 0) R->f->med_abs_rel = dv;
+      else if (strcmp(st, "max_abs_rel") == 0) R->f->max_abs_rel = dv;
+      else if (strcmp(st, "rms_rel") == 0) R->f->rms_rel = dv;
+      else if (strcmp(st, "loo_median_abs") == 0) R->f->loo_med_abs = dv;
+      else if (strcmp(st, "loo_max_abs") == 0) R->f->loo_max_abs = dv;
+      /* unknown stats are ignored: later versions may add some */
+    }
+  } else {
+    return 1;
+  }
+  return 0;
+}
+#undef NEED
+#undef BADNUM
+#undef RANGE
+#undef ONCE
+
+/* What tps_fitfile_write always writes, in its order (a file cut short misses the last), and
+ * what the kind needs. */
+static int check_complete(fitrd *R, const tps_text *tx) {
+  tps_fit *f = R->f;
+  const char *path = R->path;
+  tps_err *e = R->e;
+  if (!R->seen[K_KIND]) { tps_err_set(e, path, 0, "no 'kind' line"); return -1; }
+  /* everything tps_fitfile_write always writes, in its order: a file cut short misses the last */
+  for (int k = 0; k < K_NSCALAR; k++)
+    if (!R->seen[k]) { tps_err_set(e, path, (long)tx->n, "missing '%s' line (the file is cut short?)", scalar_names[k]); return -1; }
+  for (int t = 0; t < TPS_GEMM_NPAR; t++)
+    if (!R->gemm_seen[t]) { tps_err_set(e, path, (long)tx->n, "missing 'gemm %s' line (the file is cut short?)", tps_gemm_par_names[t]); return -1; }
+  for (size_t j = 0; j < R->naf; j++)
+    if (!R->ag_seen[j]) { tps_err_set(e, path, (long)tx->n, "missing 'ag %s' line (the file is cut short?)", R->af[j].name); return -1; }
+  if (R->ncov != f->npar) {
+    tps_err_set(e, path, R->ncov < f->npar ? (long)tx->n : 0, "%d cov rows for %d parameters%s", R->ncov, f->npar,
+                R->ncov < f->npar ? " (the file is cut short?)" : "");
+    return -1;
+  }
+  for (size_t j = 0; j < NSTAT; j++)
+    if (!R->stat_seen[j]) { tps_err_set(e, path, (long)tx->n, "missing 'stat %s' line (the file is cut short?)", stat_names[j]); return -1; }
+  if (f->kind != TPS_FIT_ALLGATHER) {
+    if (!f->gemm.path) { tps_err_set(e, path, 0, "a %s fit needs a kernel path", tps_fit_kind_name(f->kind)); return -1; }
+    if (f->gemm.sms < 1 || f->shape.k < 1 || f->shape.n < 1 || !(f->shape.out_bytes > 0)) {
+      tps_err_set(e, path, 0, "sms, k, n and out_bytes must be > 0");
+      return -1;
+    }
+  }
+  if (f->kind == TPS_FIT_SPLIT && (f->tp < 2 || !(f->out_bytes_per_token > 0))) {
+    tps_err_set(e, path, 0, "a split fit needs tp >= 2 and out_bytes_per_token > 0");
+    return -1;
+  }
+  if (tps_text_check_end(tx, e)) return -1;
+  f->gemm.kind = TPS_GEMM_PARAMETRIC;
+  if (tps_fit_set_theta(f, f->theta) != 0) {
+    tps_err_set(e, path, 0, "a fitted parameter is outside its domain (a bandwidth or throughput <= 0, a time < 0)");
+    return -1;
+  }
+  if (f->kind != TPS_FIT_ALLGATHER && !isfinite(tps_gemm_time_us(&f->gemm, &f->shape, 1))) {
+    tps_err_set(e, path, 0, "the GEMM model is not usable (a bandwidth or throughput <= 0)");
+    return -1;
+  }
+  return 0;
+}
+
 int tps_fitfile_read_mem(const char *path, const char *data, size_t len, tps_fit *f, tps_err *e) {
   tps_text tx;
   memset(f, 0, sizeof *f);
   if (tps_text_from_buf(path, data, len, TPS_TEXT_ANY_BYTES, &tx, e) != 0) return -1;
   f->loo_med_abs = f->loo_max_abs = NAN;
   f->gather = TPS_GATHER_AUTO; /* a file without a gather_mode line */
-  int have_format = 0, ncov = 0, rc = -1;
-  unsigned char gemm_seen[TPS_GEMM_NPAR] = {0}, seen[K_NSCALAR] = {0}, stat_seen[NSTAT] = {0}, ag_seen[32] = {0};
-  ag_field af[32];
-  size_t naf = ag_fields(f, af);
-  long ln = 0, fixed_line = 0;
+  int have_format = 0, rc = -1;
+  fitrd *R = calloc(1, sizeof *R);
+  if (!R) { tps_text_free(&tx); return tps_err_oom(e, "reading %s", path); }
+  R->f = f;
+  R->path = path;
+  R->e = e;
+  R->naf = ag_fields(f, R->af);
   for (size_t i = 0; i < tx.n; i++) {
-    ln = (long)i + 1;
+    R->ln = (long)i + 1;
+    const long ln = R->ln;
     char *line = tx.line[i];
     if (strncmp(line, "source\t", 7) != 0 && tps_text_check_utf8(path, ln, line, e)) goto out;
     if (line[0] == '#' || line[0] == '\0') continue;
@@ -208,232 +493,18 @@ int tps_fitfile_read_mem(const char *path, const char *data, size_t len, tps_fit
       have_format = 1;
       continue;
     }
-#define NEED(n) do { if (nf != (n)) { tps_err_set(e, path, ln, "'%s' line needs %d fields, has %d", key, (n), nf > 15 ? 16 : nf); goto out; } } while (0)
-#define BADNUM(s) do { tps_err_set(e, path, ln, "'%s': not a valid number for '%s'", (s), key); goto out; } while (0)
-#define RANGE(s, what) do { tps_err_set(e, path, ln, "'%s' for '%s' is outside %s", (s), key, (what)); goto out; } while (0)
-#define ONCE(k) do { if (seen[k]) { tps_err_set(e, path, ln, "'%s' given twice", scalar_names[k]); goto out; } seen[k] = 1; } while (0)
-    long lv;
-    double dv;
-    if (strcmp(key, "kind") == 0) {
-      NEED(2);
-      ONCE(K_KIND);
-      if (strcmp(fl[1], "split") == 0) f->kind = TPS_FIT_SPLIT;
-      else if (strcmp(fl[1], "gemm") == 0) f->kind = TPS_FIT_GEMM;
-      else if (strcmp(fl[1], "allgather") == 0) f->kind = TPS_FIT_ALLGATHER;
-      else { tps_err_set(e, path, ln, "unknown fit kind '%s' (split, gemm, allgather)", fl[1]); goto out; }
-    } else if (strcmp(key, "gpu") == 0) {
-      NEED(2);
-      ONCE(K_GPU);
-      if (strlen(fl[1]) >= sizeof f->gpu) { tps_err_set(e, path, ln, "GPU name too long"); goto out; }
-      snprintf(f->gpu, sizeof f->gpu, "%s", fl[1]);
-    } else if (strcmp(key, "path") == 0) {
-      NEED(2);
-      ONCE(K_PATH);
-      if (strcmp(fl[1], "-") != 0 && !(f->gemm.path = tps_path_find(fl[1]))) {
-        tps_err_set(e, path, ln, "unknown kernel path '%s'", fl[1]);
-        goto out;
-      }
-    } else if (strcmp(key, "sms") == 0) {
-      NEED(2);
-      ONCE(K_SMS);
-      if (integer(fl[1], 0, 100000, &lv) != 0) BADNUM(fl[1]);
-      f->gemm.sms = (int)lv;
-    } else if (strcmp(key, "tp") == 0) {
-      NEED(2);
-      ONCE(K_TP);
-      if (integer(fl[1], 1, 65536, &lv) != 0) BADNUM(fl[1]);
-      f->tp = (int)lv;
-    } else if (strcmp(key, "k") == 0 || strcmp(key, "n") == 0) {
-      NEED(2);
-      ONCE(key[0] == 'k' ? K_K : K_N);
-      if (integer(fl[1], 0, TPS_DIM_MAX, &lv) != 0) BADNUM(fl[1]);
-      if (key[0] == 'k') f->shape.k = lv; else f->shape.n = lv;
-    } else if (strcmp(key, "out_bytes") == 0 || strcmp(key, "out_bytes_per_token") == 0) {
-      NEED(2);
-      int ob = strcmp(key, "out_bytes") == 0;
-      ONCE(ob ? K_OUTB : K_OBPT);
-      if (num(fl[1], &dv, 0) != 0 || dv < 0) BADNUM(fl[1]);
-      if (dv > (ob ? 1024.0 : 1073741824.0)) RANGE(fl[1], ob ? "0..1024 bytes" : "0..2^30 bytes");
-      if (ob) f->shape.out_bytes = dv; else f->out_bytes_per_token = dv;
-    } else if (strcmp(key, "gather_mode") == 0) {
-      NEED(2);
-      ONCE(K_GMODE);
-      if ((f->gather = tps_gather_parse(fl[1])) < 0) {
-        char names[64];
-        tps_err_set(e, path, ln, "unknown gather_mode '%s' (%s)", fl[1], tps_gather_names(names, sizeof names));
-        goto out;
-      }
-    } else if (strcmp(key, "source") == 0) {
-      /* provenance only */
-    } else if (strcmp(key, "fixed") == 0) {
-      NEED(2);
-      if (fixed_line) { tps_err_set(e, path, ln, "'fixed' given twice (also on line %ld)", fixed_line); goto out; }
-      fixed_line = ln;
-      /* kept whole or refused: a note cut inside a UTF-8 character would not read back */
-      if (strlen(fl[1]) >= sizeof f->fixed_note) {
-        tps_err_set(e, path, ln, "'fixed' note of %zu bytes, longer than %zu", strlen(fl[1]), sizeof f->fixed_note - 1);
-        goto out;
-      }
-      memcpy(f->fixed_note, fl[1], strlen(fl[1]) + 1);
-    } else if (strcmp(key, "gemm") == 0) {
-      NEED(3);
-      int t = tps_fit_target_from_name(fl[1]);
-      if (t < 0 || t >= TPS_GEMM_NPAR) { tps_err_set(e, path, ln, "unknown GEMM parameter '%s'", fl[1]); goto out; }
-      if (gemm_seen[t]) { tps_err_set(e, path, ln, "'gemm %s' given twice", fl[1]); goto out; }
-      if (num(fl[2], &dv, 0) != 0) BADNUM(fl[2]);
-      if (fabs(dv) > 1e9) RANGE(fl[2], "-1e9..1e9");
-      f->gemm.p[t] = dv;
-      gemm_seen[t] = 1;
-    } else if (strcmp(key, "ag") == 0) {
-      NEED(3);
-      if (strcmp(fl[1], "ranks") == 0 || strcmp(fl[1], "ranks_per_node") == 0) {
-        int r = fl[1][5] == '\0';
-        ONCE(r ? K_AGR : K_AGRPN);
-        if (integer(fl[2], 0, 65536, &lv) != 0) BADNUM(fl[2]);
-        if (r) f->ag.ranks = (int)lv; else f->ag.ranks_per_node = (int)lv;
-      } else {
-        size_t j = 0;
-        while (j < naf && strcmp(af[j].name, fl[1]) != 0) j++;
-        if (j == naf) { tps_err_set(e, path, ln, "unknown all-gather field '%s'", fl[1]); goto out; }
-        if (ag_seen[j]) { tps_err_set(e, path, ln, "'ag %s' given twice", fl[1]); goto out; }
-        if (num(fl[2], &dv, 0) != 0 || dv < 0) BADNUM(fl[2]);
-        int cap = strcmp(fl[1], "custom_cap_bytes") == 0;
-        int nocap = cap && dv >= 1e299 && dv <= 1e301; /* the fitter's "custom at every size" */
-        if (!nocap && dv > (cap ? 1099511627776.0 : 1e9)) RANGE(fl[2], cap ? "0..2^40 bytes (or 1e300: no cap)" : "0..1e9");
-        *af[j].v = dv;
-        ag_seen[j] = 1;
-      }
-    } else if (strcmp(key, "param") == 0) {
-      NEED(6);
-      if (ncov > 0) { tps_err_set(e, path, ln, "param line after the cov rows (params come first)"); goto out; }
-      if (f->npar >= TPS_FIT_MAXPAR) { tps_err_set(e, path, ln, "more than %d parameters", TPS_FIT_MAXPAR); goto out; }
-      int t = tps_fit_target_from_name(fl[1]);
-      if (t < 0) { tps_err_set(e, path, ln, "unknown parameter '%s'", fl[1]); goto out; }
-      for (int q = 0; q < f->npar; q++)
-        if (f->par_target[q] == t) { tps_err_set(e, path, ln, "'param %s' given twice", fl[1]); goto out; }
-      int j = f->npar;
-      double v[4];
-      for (int k = 0; k < 4; k++) {
-        if (num(fl[2 + k], &v[k], 0) != 0) BADNUM(fl[2 + k]);
-        if (fabs(v[k]) > 1e12) RANGE(fl[2 + k], "-1e12..1e12");
-      }
-      f->par_target[j] = t;
-      snprintf(f->par_name[j], sizeof f->par_name[j], "%s", fl[1]);
-      f->theta[j] = v[0]; f->se[j] = v[1]; f->lo95[j] = v[2]; f->hi95[j] = v[3];
-      f->npar++;
-    } else if (strcmp(key, "cov") == 0) {
-      if (nf != f->npar + 2) {
-        tps_err_set(e, path, ln, "cov row needs %d values (one per param line before it), has %d", f->npar, nf - 2);
-        goto out;
-      }
-      if (integer(fl[1], 0, TPS_FIT_MAXPAR - 1, &lv) != 0 || lv != ncov) {
-        tps_err_set(e, path, ln, "cov rows must be numbered 0, 1, ... in order (expected %d)", ncov);
-        goto out;
-      }
-      if (ncov >= f->npar) { tps_err_set(e, path, ln, "more cov rows than parameters"); goto out; }
-      for (int b2 = 0; b2 < f->npar; b2++) {
-        double *c = &f->cov[ncov * f->npar + b2];
-        if (num(fl[2 + b2], c, 0) != 0) BADNUM(fl[2 + b2]);
-        if (fabs(*c) > 1e24) RANGE(fl[2 + b2], "-1e24..1e24");
-      }
-      ncov++;
-    } else if (strcmp(key, "point") == 0) {
-      NEED(10);
-      if (f->npts >= TPS_FIT_MAXPTS) { tps_err_set(e, path, ln, "more than %d points", TPS_FIT_MAXPTS); goto out; }
-      tps_fit_point *p = &f->pt[f->npts];
-      p->series = strcmp(fl[1], "split") == 0 ? 1 : 0;
-      if (strcmp(fl[1], "split") && strcmp(fl[1], "replicated") && strcmp(fl[1], "gemm") && strcmp(fl[1], "allgather")) {
-        tps_err_set(e, path, ln, "unknown series '%s'", fl[1]);
-        goto out;
-      }
-      double *dst[7] = {&p->x, &p->measured_us, &p->model_us, &p->rel_resid, &p->loo_rel, &p->gather_us, &p->gather_se_us};
-      static const double lim[7] = {1125899906842624.0, 1e9, 1e9, 1e6, 1e6, 1e9, 1e9};
-      static const int nonneg[7] = {1, 1, 1, 0, 0, 1, 1};
-      for (int k = 0; k < 7; k++) {
-        if (num(fl[2 + k], dst[k], k >= 3) != 0) BADNUM(fl[2 + k]);
-        if (bounded(fl[2 + k], lim[k], nonneg[k], k >= 3, dst[k]) != 0) RANGE(fl[2 + k], "its range (src/io/fitfile.c)");
-      }
-      p->backend = tps_gather_parse(fl[9]);
-      if (p->backend >= 0 && tps_gathers[p->backend].rule) p->backend = -1; /* a point ran one backend */
-      f->npts++;
-    } else if (strcmp(key, "stat") == 0) {
-      NEED(3);
-      if (num(fl[2], &dv, 1) != 0) BADNUM(fl[2]);
-      const char *st = fl[1];
-      size_t j = 0;
-      while (j < NSTAT && strcmp(stat_names[j], st) != 0) j++;
-      if (j < NSTAT) {
-        if (stat_seen[j]) { tps_err_set(e, path, ln, "'stat %s' given twice", st); goto out; }
-        stat_seen[j] = 1;
-      }
-      int whole = strcmp(st, "dof") == 0 || strcmp(st, "loo_failed") == 0 || strcmp(st, "iterations") == 0;
-      if (whole) {
-        if (integer(fl[2], 0, 1000000000L, &lv) != 0) RANGE(fl[2], "0..1e9 (a whole number)");
-        if (st[0] == 'd') f->dof = (int)lv;
-        else if (st[0] == 'l') f->loo_failed = (int)lv;
-        else f->iterations = (int)lv;
-      } else if (strcmp(st, "rcond") == 0) {
-        if (!isnan(dv) && (dv < 0 || dv > 1)) RANGE(fl[2], "0..1");
-        f->rcond = dv;
-      } else {
-        if (!isnan(dv) && fabs(dv) > 1e15) RANGE(fl[2], "-1e15..1e15");
-        if (strcmp(st, "chi2") == 0) f->chi2 = dv;
-        else if (strcmp(st, "t975") == 0) f->tq = dv;
-        else if (strcmp(st, "median_abs_rel") == 0) f->med_abs_rel = dv;
-        else if (strcmp(st, "max_abs_rel") == 0) f->max_abs_rel = dv;
-        else if (strcmp(st, "rms_rel") == 0) f->rms_rel = dv;
-        else if (strcmp(st, "loo_median_abs") == 0) f->loo_med_abs = dv;
-        else if (strcmp(st, "loo_max_abs") == 0) f->loo_max_abs = dv;
-        /* unknown stats are ignored: later versions may add some */
-      }
-    } else {
-      tps_err_set(e, path, ln, "unknown key '%s'", key);
-      goto out;
-    }
-#undef NEED
-#undef BADNUM
-#undef RANGE
-#undef ONCE
+    int st = read_scalar(R, fl, nf);
+    if (st == 1) st = read_model(R, fl, nf);
+    if (st == 1) st = read_param(R, fl, nf);
+    if (st == 1) st = read_point_stat(R, fl, nf);
+    if (st == 1) { tps_err_set(e, path, ln, "unknown key '%s'", key); goto out; }
+    if (st) goto out;
   }
   if (!have_format) { tps_err_set(e, path, 0, tx.n ? "not a tpsplit fit file (no format line)" : "empty file"); goto out; }
-  if (!seen[K_KIND]) { tps_err_set(e, path, 0, "no 'kind' line"); goto out; }
-  /* everything tps_fitfile_write always writes, in its order: a file cut short misses the last */
-  for (int k = 0; k < K_NSCALAR; k++)
-    if (!seen[k]) { tps_err_set(e, path, (long)tx.n, "missing '%s' line (the file is cut short?)", scalar_names[k]); goto out; }
-  for (int t = 0; t < TPS_GEMM_NPAR; t++)
-    if (!gemm_seen[t]) { tps_err_set(e, path, (long)tx.n, "missing 'gemm %s' line (the file is cut short?)", tps_gemm_par_names[t]); goto out; }
-  for (size_t j = 0; j < naf; j++)
-    if (!ag_seen[j]) { tps_err_set(e, path, (long)tx.n, "missing 'ag %s' line (the file is cut short?)", af[j].name); goto out; }
-  if (ncov != f->npar) {
-    tps_err_set(e, path, ncov < f->npar ? (long)tx.n : 0, "%d cov rows for %d parameters%s", ncov, f->npar,
-                ncov < f->npar ? " (the file is cut short?)" : "");
-    goto out;
-  }
-  for (size_t j = 0; j < NSTAT; j++)
-    if (!stat_seen[j]) { tps_err_set(e, path, (long)tx.n, "missing 'stat %s' line (the file is cut short?)", stat_names[j]); goto out; }
-  if (f->kind != TPS_FIT_ALLGATHER) {
-    if (!f->gemm.path) { tps_err_set(e, path, 0, "a %s fit needs a kernel path", tps_fit_kind_name(f->kind)); goto out; }
-    if (f->gemm.sms < 1 || f->shape.k < 1 || f->shape.n < 1 || !(f->shape.out_bytes > 0)) {
-      tps_err_set(e, path, 0, "sms, k, n and out_bytes must be > 0");
-      goto out;
-    }
-  }
-  if (f->kind == TPS_FIT_SPLIT && (f->tp < 2 || !(f->out_bytes_per_token > 0))) {
-    tps_err_set(e, path, 0, "a split fit needs tp >= 2 and out_bytes_per_token > 0");
-    goto out;
-  }
-  if (tps_text_check_end(&tx, e)) goto out;
-  f->gemm.kind = TPS_GEMM_PARAMETRIC;
-  if (tps_fit_set_theta(f, f->theta) != 0) {
-    tps_err_set(e, path, 0, "a fitted parameter is outside its domain (a bandwidth or throughput <= 0, a time < 0)");
-    goto out;
-  }
-  if (f->kind != TPS_FIT_ALLGATHER && !isfinite(tps_gemm_time_us(&f->gemm, &f->shape, 1))) {
-    tps_err_set(e, path, 0, "the GEMM model is not usable (a bandwidth or throughput <= 0)");
-    goto out;
-  }
+  if (check_complete(R, &tx)) goto out;
   rc = 0;
 out:
+  free(R);
   tps_text_free(&tx);
   return rc;
 }

@@ -86,6 +86,9 @@ typedef struct {
   int nruns, run;       /* runs in the file, the one read (1-based) */
   char runs[400];       /* "1: all_reduce_perf, lines 1-40; 2: all_gather_perf, lines 41-80" */
   char note[512];       /* how the log was read, one line for the user */
+  char gather[16];      /* a tpsplit bench allgather log's "# Gather: X" backend (auto over custom
+                         * over nccl when several lines say), "" when no line says (nccl-tests) */
+  long gather_line;     /* that line */
   size_t n;
   tps_ncclt_row *row;
 } tps_ncclt;

@@ -570,6 +570,8 @@ static int from_ncclt(tps_ncclt *lp, tps_table *t, tps_err *e) {
       add_meta(t, "gather", "nccl") || add_meta(t, "type", t->type))
     rc = tps_err_oom(e, "reading %s", t->path);
   snprintf(t->gather, sizeof t->gather, "nccl");
+  snprintf(t->log_gather, sizeof t->log_gather, "%s", log.gather);
+  t->log_gather_line = log.gather_line;
 done:
   tps_ncclt_free(&log);
   return rc;

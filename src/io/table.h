@@ -71,6 +71,9 @@ typedef struct {
   /* Added by the io area (src/io/table.c): */
   char type[16];           /* nccl-tests logs: element type ("bfloat16"); "" otherwise */
   char source[16];         /* "tsv" or "nccl-tests" */
+  char log_gather[16];     /* nccl-tests layout logs of tpsplit bench allgather: the backend their
+                            * "# Gather: X" line names (see tps_ncclt.gather), "" when none */
+  long log_gather_line;    /* that line */
   long *count;             /* nccl-tests logs: elements per rank; NULL otherwise */
   /* Extra numeric columns of gemm and all-gather TSV tables (after the required ones),
    * kept by name: extra[j][i] is column extra_name[j] of row i (NaN for "nan"/"NA"/"-").

@@ -71,6 +71,14 @@ MOCK_GPUS=1 expect_rc 0 "$M" calibrate --tp 8 --backends nccl --paths w8a16 --ga
   -o "$tmp/file.json"
 expect_grep '"source": ".*current.txt:[0-9]+-[0-9]+ ' "$tmp/file.json"
 expect_nogrep '"kind": "transferred"' "$tmp/file.json"
+# a bench allgather log names its backend ("# Gather: custom", read by src/io/ncclt.c): the TP8
+# custom gather of the auto rule comes from it, not from the spec-only model
+{ echo "# Gather: custom (custom one-shot NVLink while the per-rank input is <= 2097152 bytes)"
+  cat "$top_srcdir/tests/data/ncclt/current.txt"; } >"$tmp/custom.txt"
+MOCK_GPUS=1 expect_rc 0 "$M" calibrate --tp 8 --backends auto --paths w8a16 --gather "$top_srcdir/tests/data/ncclt/current.txt" \
+  --gather "$tmp/custom.txt" -o "$tmp/custom.json"
+expect_grep '"source": "custom: [^|]*custom.txt:[0-9]+-[0-9]+ .*\| nccl: [^|]*current.txt:[0-9]+-[0-9]+ ' "$tmp/custom.json"
+expect_nogrep 'spec-only' "$tmp/custom.json"
 
 # ---- eight GPUs: gathers measured on both backends
 MOCK_GPUS=8 expect_rc 0 "$M" calibrate -o "$tmp/eight.json"

@@ -95,4 +95,15 @@ for c in fit validate; do
 done
 "$TPSPLIT" fit --loo-gpu --help >"$tmp/out" 2>&1
 expect_nogrep '--gpus[= ]FILE' "$tmp/out"
+# fit's modes are options of fit (src/cli/cmdopt.h TPS_ARG_MODE): listed in its --help, reached
+# after other options, each with its own help; their options alone are a usage error
+expect_rc 0 "$TPSPLIT" fit --help
+expect_grep '^  --loo-gpu  ' "$tmp/out"
+expect_grep '^  --xgpu  ' "$tmp/out"
+expect_rc 0 "$TPSPLIT" fit --gpus-file "$top_srcdir/data/gpus.tsv" --xgpu --help
+expect_grep '^Usage: tpsplit fit --xgpu -o FILE' "$tmp/out"
+expect_rc 0 "$TPSPLIT" fit --only gather --loo-gpu --help
+expect_grep '^Usage: tpsplit fit --loo-gpu ' "$tmp/out"
+expect_rc 2 "$TPSPLIT" fit "$top_srcdir/data/h200_gemm_w8a16.tsv" --hold-out H100
+expect_grep "^tpsplit: fit: --hold-out goes with --loo-gpu$" "$tmp/err"
 finish

@@ -34,6 +34,7 @@
 #include "kernels/gemm/gemm.h"  /* not model/latency/gemm.h */
 #include "kernels/bench/harness.h"
 #include "kernels/gemm/w8quant.h"
+#include "kernels/common/gemm_ref.h"
 
 #include "tests/unit/expect.h"
 #define OK(call) do { if ((call) != 0) { fails++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #call); return 1; } } while (0)
@@ -65,10 +66,12 @@ static int check(tps_gemm *g, int m, const double *w, double tol, const char *wh
   OK(cudaMemcpy(hy, dy, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
   double num = 0, den = 0;
   size_t nan = 0;
+  double *yref = malloc((size_t)m * n * sizeof *yref);
+  if (!xd || !yref) { free(xd); free(yref); fails++; printf("FAIL %s:%d: out of memory\n", __FILE__, __LINE__); return 1; }
+  tps_gemm_ref(xd, (size_t)m, w, (size_t)n, (size_t)k, yref); /* the float64 reference */
   for (int r = 0; r < m; r++)
     for (int c = 0; c < n; c++) {
-      double ref = 0;
-      for (int j = 0; j < k; j++) ref += xd[(size_t)r * k + j] * w[(size_t)c * k + j];
+      double ref = yref[(size_t)r * n + c];
       double got = bf2d(hy[(size_t)r * n + c]);
       if (!isfinite(got)) nan++;
       num += (got - ref) * (got - ref);
@@ -81,6 +84,7 @@ static int check(tps_gemm *g, int m, const double *w, double tol, const char *wh
   printf("%-10s %-22s M=%-5d rel_err %.3g non-finite %zu  [%s]\n", tps_path_name(tps_gemm_get_path(g)), what, m, rel, nan, desc);
   EXPECT(nan == 0 && rel <= tol, "%s %s M=%d: rel_err %g (tol %g), %zu non-finite", tps_path_name(tps_gemm_get_path(g)), what, m, rel, tol, nan);
   free(xd);
+  free(yref);
   return 0;
 }
 
@@ -272,20 +276,21 @@ static int check_rows(tps_gemm *g, int m, const double *w, const char *what, buf
     rows[nr++] = m - 1;
     while (nr < 8) rows[nr++] = 1 + rand() % (m - 2);
   }
-  double *xd = malloc((size_t)k * sizeof *xd), num = 0, den = 0;
-  if (!xd) { fails++; printf("FAIL %s:%d: out of memory\n", __FILE__, __LINE__); return 1; }
+  double *xd = malloc((size_t)k * sizeof *xd), *yref = malloc((size_t)n * sizeof *yref), num = 0, den = 0;
+  if (!xd || !yref) { free(xd); free(yref); fails++; printf("FAIL %s:%d: out of memory\n", __FILE__, __LINE__); return 1; }
   for (int i = 0; i < nr; i++) {
     const int r = rows[i];
     OK(tps_gemm_activations(g, b->dx, r, 1, xd));
+    tps_gemm_ref(xd, 1, w, (size_t)n, (size_t)k, yref); /* the float64 reference row */
     for (int c = 0; c < n; c++) {
-      double ref = 0;
-      for (int j = 0; j < k; j++) ref += xd[j] * w[(size_t)c * k + j];
+      const double ref = yref[c];
       const double d = bf2d(b->hy[(size_t)r * n + c]) - ref;
       num += d * d;
       den += ref * ref;
     }
   }
   free(xd);
+  free(yref);
   const double rel = sqrt(num / den);
   char desc[160];
   uint64_t id;
