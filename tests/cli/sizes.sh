@@ -16,10 +16,9 @@ MAX_FUNC=120
 # or "FILE:FUNCTION" a line.  Remove an entry when its split lands; an entry that no longer
 # exceeds anything is reported (not failed) so that the list only shrinks.
 ALLOW='
-# split by other engineers in parallel (issue 26 item 7):
+# not split yet (issue 26 item 7; see the closing note):
 src/evidence/evidence.c
 src/io/thresholds.c
-src/cli/cmd_loo.c
 '
 
 fnlen() { # FILE... -> "FILE:LINE NAME LENGTH" per function
@@ -45,7 +44,8 @@ fnlen() { # FILE... -> "FILE:LINE NAME LENGTH" per function
         }
         next
       }
-      if (sig && line ~ /;[ \t]*$/) { sig = 0; sigtxt = "" }
+      code = line; sub(/[ \t]*\/\*.*\*\/[ \t]*$/, "", code)            # a declaration with a comment after it
+      if (sig && code ~ /;[ \t]*$/) { sig = 0; sigtxt = "" }
     }' "$@"
 }
 
