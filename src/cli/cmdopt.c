@@ -555,6 +555,24 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
   shorts[ns] = 0;
 
   const char *cmd = s->name ? s->name : "";
+  /* long options are never abbreviated: getopt_long would read --gpus as --gpus-file, a
+   * different meaning (issue 29); a long name must be one of the command's whole */
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) break;
+    if (strncmp(a, "--", 2) != 0 || !a[2]) continue;
+    size_t l = strcspn(a + 2, "=");
+    int exact = 0, takes = 0;
+    const char *near = NULL;
+    for (size_t k = 0; k < nl && !exact; k++) {
+      if (strlen(lo[k].name) == l && !strncmp(lo[k].name, a + 2, l)) exact = 1, takes = lo[k].has_arg == required_argument;
+      else if (!near && !strncmp(lo[k].name, a + 2, l)) near = lo[k].name;
+    }
+    if (!exact && near)
+      return usage_error(s, "bad option '%.*s' (options are not abbreviated: --%s?) (try 'tpsplit%s%s --help')", (int)l + 2, a,
+                         near, *cmd ? " " : "", cmd);
+    if (exact && takes && !a[2 + l]) i++; /* its value, whatever it looks like */
+  }
   int c;
   opterr = 0;
   optind = 0;

@@ -106,4 +106,13 @@ expect_rc 0 "$TPSPLIT" fit --only gather --loo-gpu --help
 expect_grep '^Usage: tpsplit fit --loo-gpu ' "$tmp/out"
 expect_rc 2 "$TPSPLIT" fit "$top_srcdir/data/h200_gemm_w8a16.tsv" --hold-out H100
 expect_grep "^tpsplit: fit: --hold-out goes with --loo-gpu$" "$tmp/err"
+# long options are never abbreviated (issue 29): --gpus is not --gpus-file, in every command
+for c in predict decide simulate; do
+  expect_rc 2 "$TPSPLIT" $c --gpu H200 --tp 8 --gpus B200
+  expect_grep "^tpsplit: $c: bad option '--gpus' \(options are not abbreviated: --gpus-file\?\)" "$tmp/err"
+done
+expect_rc 2 "$TPSPLIT" predict --gpu H200 --tp 8 --pat dense-bf16
+expect_grep "options are not abbreviated: --path\?" "$tmp/err"
+# a value that looks like an option is the value
+expect_rc 0 "$TPSPLIT" crossover --gpus H200 --tp 8 --paths dense-bf16
 finish
