@@ -323,25 +323,71 @@ static void choose_mma(const tps_gemm *g, int m, tps_w8_cfg *c) {
  * TPS_W8_KERNEL=stream|mma|wgmma (stream and wgmma only where they can run),
  * TPS_W8_STREAM_MAX (largest M for the stream kernel), TPS_W8_BT (wgmma tile),
  * TPS_W8_VARIANT / TPS_W8_LARGE / TPS_W8_SPLITK (mma kernel). */
+/* The split kernel's tile and split-K for m rows: the (tile, split) of least modelled time,
+ * waves x chunks per block x time per chunk (+ the partial-sum exchange), from the H200
+ * sweeps (data/h200_gemm_tuning.txt, issue 28) */
+static double split_pick(const tps_gemm *g, int m, int *bt, int *splits) {
+  /* us per 64-wide chunk and block, measured (H100, K 5120 N 1792 and K 7168 N 2112, 20
+   * samples, kernels/run_w8a16.sh sweep): 0.35 (64 tokens) and 0.44 (128) without split-K,
+   * 0.50 and 0.80 in clusters of 2..8; + about 2.5 us for a split launch's exchange */
+  static const int bts[] = {64, 128};
+  static const double chunk_us[2][2] = {{0.35, 0.50}, {0.44, 0.80}};
+  const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128, kall = g->k / 64;
+  double best = 1e30;
+  *bt = 128; *splits = 1;
+  for (int b = 0; b < 2; b++)
+    for (int sp = 1; sp <= 8; sp *= 2) {
+      const int slots0 = tps_w8s_slots(bts[b], sp), slots = slots0 > 0 ? slots0 : sms;
+      const int blocks = nrb * ((m + bts[b] - 1) / bts[b]) * sp, waves = (blocks + slots - 1) / slots;
+      const double t = waves * ((kall + sp - 1) / sp) * chunk_us[b][sp > 1] + (sp > 1 ? 2.5 : 0.5);
+      if (t < best - 1e-9) { best = t; *bt = bts[b]; *splits = sp; }
+    }
+  return best;
+}
+
+/* the wgmma kernel with 256-token tiles (one pass over K per block, ~0.72 us per chunk) */
+static double wgmma256_us(const tps_gemm *g, int m) {
+  const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128;
+  const int blocks = nrb * ((m + 255) / 256), waves = (blocks + sms - 1) / sms;
+  return waves * (g->k / 64) * 0.72 + 0.5;
+}
+
 extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   const char *ks = getenv("TPS_W8_KERNEL");
   int kind;
   if (ks && !strcmp(ks, "mma")) kind = TPS_W8K_MMA;
   else if (ks && !strcmp(ks, "stream") && g->wgmma_ok) kind = TPS_W8K_STREAM;
   else if (ks && !strcmp(ks, "wgmma") && g->wgmma_ok) kind = TPS_W8K_WGMMA;
+  else if (ks && !strcmp(ks, "split") && g->wgmma_ok) kind = TPS_W8K_SPLIT;
   else if (!g->wgmma_ok) kind = TPS_W8K_MMA;
-  else kind = m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 384) ? TPS_W8K_STREAM : TPS_W8K_WGMMA;
+  else if (m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 128)) kind = TPS_W8K_STREAM;
+  else if (m > 1024) kind = TPS_W8K_WGMMA;
+  else { /* mid M: the split kernel unless the modelled 256-token wgmma pass is faster */
+    int bt, sp;
+    kind = split_pick(g, m, &bt, &sp) <= wgmma256_us(g, m) ? TPS_W8K_SPLIT : TPS_W8K_WGMMA;
+  }
   if (kind == TPS_W8K_MMA) { choose_mma(g, m, c); return TPS_OK; }
   memset(c, 0, sizeof *c);
   c->kind = kind;
   c->bn = 128; c->threads = 256; c->ntiles = (g->n + 127) / 128;
-  if (kind == TPS_W8K_STREAM) {
+  if (kind == TPS_W8K_SPLIT) {
+    split_pick(g, m, &c->bt, &c->splits);
+    if (ks && !strcmp(ks, "split")) { /* forced: TPS_W8_BT and TPS_W8_SPLIT override the pick */
+      const int bt = tps_w8_env_int("TPS_W8_BT", c->bt), sp = tps_w8_env_int("TPS_W8_SPLIT", c->splits);
+      c->bt = bt <= 64 ? 64 : 128;
+      c->splits = sp >= 8 ? 8 : sp >= 4 ? 4 : sp >= 2 ? 2 : 1;
+    }
+    c->bm = c->bt;
+    c->threads = 288;
+    c->mtiles = (m + c->bt - 1) / c->bt;
+    c->stages = c->splits == 1 ? 8 : c->bt == 64 ? 10 : 6;
+  } else if (kind == TPS_W8K_STREAM) {
     c->bt = c->bm = tps_w8c_tokens(m); /* wgmma N */
     c->splits = TPS_W8C_SPLITS;
     c->mtiles = (m + c->bt - 1) / c->bt; /* launches */
     c->stages = c->bt == 128 ? 5 : 10; /* svariants in gemm_w8a16_sm90.cu */
   } else {
-    int bt = tps_w8_env_int("TPS_W8_BT", m <= 1024 ? 128 : 256);
+    int bt = tps_w8_env_int("TPS_W8_BT", m <= 1024 && ks && !strcmp(ks, "wgmma") ? 128 : 256);
     c->bt = c->bm = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;
     c->splits = 1;
     c->mtiles = (m + c->bt - 1) / c->bt;
@@ -454,6 +500,7 @@ static int w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, in
     return TPS_ERR;
   }
   if (c.kind == TPS_W8K_WGMMA) return tps_w8g_run(g, x, y, m, c.bt, s);
+  if (c.kind == TPS_W8K_SPLIT) return tps_w8s_run(g, x, y, m, c.bt, c.splits, s);
   if (c.kind == TPS_W8K_STREAM) return tps_w8c_run(g, x, y, m, s);
   const w8_variant *w = &variants[c.variant];
   dim3 grid(c.ntiles, c.mtiles, c.splits);
@@ -470,6 +517,10 @@ static int w8_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t
     snprintf(buf, bufsz, "w8a16 stream: 128 weight rows x %d tokens per block, cluster split-K %d (partials %s), grid %dx%d",
              c.bt, c.splits, tps_w8c_sum_name[tps_w8c_sum()], c.ntiles, c.splits);
     *id = ((uint64_t)TPS_W8K_STREAM << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.splits;
+  } else if (c.kind == TPS_W8K_SPLIT) {
+    snprintf(buf, bufsz, "w8a16 split: 128 weight rows x %d tokens per block, cluster split-K %d, %d stages, grid %dx%dx%d",
+             c.bt, c.splits, c.stages, c.ntiles, c.mtiles, c.splits);
+    *id = ((uint64_t)TPS_W8K_SPLIT << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.splits;
   } else if (c.kind == TPS_W8K_WGMMA) {
     snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d", c.bt, c.stages,
              c.ntiles, c.mtiles);
