@@ -327,11 +327,12 @@ static void choose_mma(const tps_gemm *g, int m, tps_w8_cfg *c) {
  * waves x chunks per block x time per chunk (+ the partial-sum exchange), from the H200
  * sweeps (data/h200_gemm_tuning.txt, issue 28) */
 static double split_pick(const tps_gemm *g, int m, int *bt, int *splits) {
-  /* us per 64-wide chunk and block, measured (H100, K 5120 N 1792 and K 7168 N 2112, 20
-   * samples, kernels/run_w8a16.sh sweep): 0.35 (64 tokens) and 0.44 (128) without split-K,
-   * 0.50 and 0.80 in clusters of 2..8; + about 2.5 us for a split launch's exchange */
+  /* us per 64-wide chunk and block, measured on an H100 (K 5120 N 1792 and K 7168 N 2112, 20
+   * samples, kernels/run_w8a16.sh sweep, 2026-12-05): 0.35 (64 tokens) and 0.44 (128) without
+   * split-K; in clusters 0.40 and 0.50 (ncu: the main loop's share of a split launch);
+   * + the exchange: each block sends (S-1)/S of its fp32 partials at ~30 GB/s (SM to SM) */
   static const int bts[] = {64, 128};
-  static const double chunk_us[2][2] = {{0.35, 0.50}, {0.44, 0.80}};
+  static const double chunk_us[2][2] = {{0.35, 0.40}, {0.44, 0.50}};
   const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128, kall = g->k / 64;
   double best = 1e30;
   *bt = 128; *splits = 1;
@@ -339,7 +340,8 @@ static double split_pick(const tps_gemm *g, int m, int *bt, int *splits) {
     for (int sp = 1; sp <= 8; sp *= 2) {
       const int slots0 = tps_w8s_slots(bts[b], sp), slots = slots0 > 0 ? slots0 : sms;
       const int blocks = nrb * ((m + bts[b] - 1) / bts[b]) * sp, waves = (blocks + slots - 1) / slots;
-      const double t = waves * ((kall + sp - 1) / sp) * chunk_us[b][sp > 1] + (sp > 1 ? 2.5 : 0.5);
+      const double sent_us = (double)(sp - 1) / sp * bts[b] * 128 * 4 / 30e3;
+      const double t = waves * (((kall + sp - 1) / sp) * chunk_us[b][sp > 1] + (sp > 1 ? 1.5 + sent_us : 0.5));
       if (t < best - 1e-9) { best = t; *bt = bts[b]; *splits = sp; }
     }
   return best;
@@ -360,11 +362,15 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   else if (ks && !strcmp(ks, "wgmma") && g->wgmma_ok) kind = TPS_W8K_WGMMA;
   else if (ks && !strcmp(ks, "split") && g->wgmma_ok) kind = TPS_W8K_SPLIT;
   else if (!g->wgmma_ok) kind = TPS_W8K_MMA;
-  else if (m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 128)) kind = TPS_W8K_STREAM;
+  else if (m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 64)) kind = TPS_W8K_STREAM;
   else if (m > 1024) kind = TPS_W8K_WGMMA;
-  else { /* mid M: the split kernel unless the modelled 256-token wgmma pass is faster */
+  else { /* mid M: the split kernel unless the modelled 256-token wgmma pass is faster; up to
+          * 128 rows the stream kernel where the pick is its geometry (128 tokens, split 8:
+          * the stream launch measured 0.2-0.3 us faster) */
     int bt, sp;
-    kind = split_pick(g, m, &bt, &sp) <= wgmma256_us(g, m) ? TPS_W8K_SPLIT : TPS_W8K_WGMMA;
+    const double ts = split_pick(g, m, &bt, &sp);
+    kind = ts <= wgmma256_us(g, m) ? TPS_W8K_SPLIT : TPS_W8K_WGMMA;
+    if (kind == TPS_W8K_SPLIT && m <= 128 && bt == 128 && sp == TPS_W8C_SPLITS) kind = TPS_W8K_STREAM;
   }
   if (kind == TPS_W8K_MMA) { choose_mma(g, m, c); return TPS_OK; }
   memset(c, 0, sizeof *c);

@@ -774,6 +774,10 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     mbar_wait(rbar, 0);
     asm volatile("bar.sync 1, 256;\n" ::: "memory"); /* this block's own slice, written by its consumer threads */
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+    /* the owner's sums, rounded to bf16, staged in the (idle) stages as [TPR tokens][128 rows]
+     * and stored as whole 16-byte row pieces: storing each value where it lies in the
+     * fragments (2-byte stores 2N bytes apart) took as long as the MMAs at M = 512 (ncu) */
+    bf16 *ys = reinterpret_cast<bf16 *>(sptr);
     for (int q = tid; q < 32 * TPR; q += 256) {
       float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
@@ -781,13 +785,17 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
         const float4 v = recv[r * 32 * TPR + q];
         sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
       }
-      const int wg = q / HP, jq = q % HP, t = t0 + (int)rank * TPR + 2 * jq, n = n0 + (wg >> 3) * 16 + (wg & 7);
-      const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
-#pragma unroll
-      for (int v = 0; v < 4; v++) {
-        const int tt = t + (v & 1), nn = n + (v >> 1) * 8;
-        if (tt < M && nn < N) Y[(size_t)tt * N + nn] = __float2bfloat16_rn(vals[v]);
-      }
+      const int wg = q / HP, tl = 2 * (q % HP), row = (wg >> 3) * 16 + (wg & 7);
+      ys[tl * Sh::YS + row] = __float2bfloat16_rn(sum.x);
+      ys[(tl + 1) * Sh::YS + row] = __float2bfloat16_rn(sum.y);
+      ys[tl * Sh::YS + row + 8] = __float2bfloat16_rn(sum.z);
+      ys[(tl + 1) * Sh::YS + row + 8] = __float2bfloat16_rn(sum.w);
+    }
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    for (int i = tid; i < TPR * 16; i += 256) {
+      const int r = i >> 4, p = i & 15, t = t0 + (int)rank * TPR + r, n = n0 + p * 8;
+      if (t < M && n < N)
+        *reinterpret_cast<uint4 *>(Y + (size_t)t * N + n) = *reinterpret_cast<const uint4 *>(ys + r * Sh::YS + p * 8);
     }
     asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
     return;
@@ -1095,8 +1103,9 @@ extern "C" int tps_w8s_run(tps_gemm *g, const void *x, void *y, int m, int bt, i
   cfg.stream = s;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  /* TPS_W8_PP=0|1: the warpgroups issue their MMAs in turn (1, default) or freely */
-  CUDA_TRY(cudaLaunchKernelEx(&cfg, w->fn[tps_w8_env_int("TPS_W8_PP", 1) == 0 ? 0 : 1], mx, mr, (bf16 *)y, m, g->n, g->k));
+  /* TPS_W8_PP=0|1: the warpgroups issue their MMAs freely (0, default) or in turn (1: no
+   * faster, 0-4 us slower at 128..1024 rows on an H100, kernels/run_w8a16.sh sweep) */
+  CUDA_TRY(cudaLaunchKernelEx(&cfg, w->fn[tps_w8_env_int("TPS_W8_PP", 0) == 1 ? 1 : 0], mx, mr, (bf16 *)y, m, g->n, g->k));
   CUDA_LAUNCH_CHECK();
   return TPS_OK;
 }

@@ -16,7 +16,9 @@
 #             at SWEEP_TOKENS, 20 samples, K 5120 N 1792 (SWEEP_KN to change), into sweep.txt
 #   ncu       ncu (full set) of one w8t launch per NCU_CASES entry (ENV,...:M:SKIP), details and
 #             the SASS source page with stall samples, into ncu.txt / ncu_src.txt
-#   sanitize  compute-sanitizer memcheck and racecheck on test_gemm_gpu (TPS_TEST_QUICK)
+#   sanitize  compute-sanitizer memcheck and racecheck on test_gemm_gpu (environment SAN_ENV, default
+#             TPS_TEST_QUICK=1; TPS_TEST_SPLIT_ONLY=1: the split kernel's tiles and splits alone)
+# Stages run in the order env, test, ratio, sanitize, sweep, ncu.
 B=${1:-.w8carry/bin}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 STAGES=${STAGES:-"env ratio"}
@@ -39,6 +41,29 @@ fi
 if has test; then
   env ${TEST_ENV:-} timeout ${TEST_TIMEOUT:-200} "$B/test_gemm_gpu" >"$OUT/test.txt" 2>&1; echo "test_gemm_gpu exit $? (${SECONDS}s)" | tee -a "$OUT/test.txt"
   grep -E "FAIL|SKIPPED|passed|failed" "$OUT/test.txt" | tail -15
+fi
+if has ratio; then
+  RT=${RATIO_TOKENS:-1,16,64,128,192,256,320,384,448,512,640,768,896,1024,2048,4096,8192}
+  for kn in 5120x1792 7168x2112; do
+    for p in w8a16 dense-bf16; do
+      [ "$SECONDS" -gt "${RATIO_DEADLINE:-480}" ] && { echo "ratio $kn $p not run (${SECONDS}s)"; continue; }
+      timeout 150 "$B/tpsplit" bench gemm --k "${kn%x*}" --n "${kn#*x}" --path "$p" --tokens "$RT" --tp 1 \
+        --samples "${RATIO_SAMPLES:-50}" -o "$OUT/h200_w8a16_ratio_${kn}_$p.tsv" 2>>"$OUT/log.txt"
+      echo "ratio $kn $p exit $? (${SECONDS}s)"
+    done
+    f1="$OUT/h200_w8a16_ratio_${kn}_w8a16.tsv"; f2="$OUT/h200_w8a16_ratio_${kn}_dense-bf16.tsv"
+    [ -f "$f1" ] && [ -f "$f2" ] && { echo "== $kn: M dense-us w8a16-us dense/w8a16"
+      join -t "$(printf '\t')" <(grep -v '^#' "$f2" | cut -f1,2 | sort -k1,1) <(grep -v '^#' "$f1" | cut -f1,2 | sort -k1,1) |
+        sort -n | awk -F'\t' '{ printf "%6d %9.2f %9.2f %6.2fx\n", $1, $2, $3, $2 / $3 }'; }
+  done
+fi
+if has sanitize; then
+  for tool in memcheck racecheck; do
+    echo "== ${SAN_ENV:-TPS_TEST_QUICK=1} compute-sanitizer --tool $tool test_gemm_gpu" >>"$OUT/sanitizer.txt"
+    env ${SAN_ENV:-TPS_TEST_QUICK=1} timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 9 "$B/test_gemm_gpu" >>"$OUT/sanitizer.txt" 2>&1
+    echo "exit $? (${SECONDS}s)" >>"$OUT/sanitizer.txt"
+  done
+  grep -E "^exit|ERROR SUMMARY|RACECHECK SUMMARY|SKIPPED" "$OUT/sanitizer.txt"
 fi
 if has sweep; then
   x() { echo "== $*" >>"$OUT/sweep.txt"; env "$@" 2>>"$OUT/log.txt" | grep -v '^#' | cut -f1-3 >>"$OUT/sweep.txt"; }
@@ -65,28 +90,5 @@ if has ncu; then
     rm -f "$OUT/rep.ncu-rep"
   done
   grep -E "^== ncu|w8t_kernel|w8s_kernel|Grid Size|Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Issue Slots Busy|Warp Cycles Per Issued" "$OUT/ncu.txt" | head -60
-fi
-if has ratio; then
-  RT=${RATIO_TOKENS:-1,16,64,128,192,256,320,384,448,512,640,768,896,1024,2048,4096,8192}
-  for kn in 5120x1792 7168x2112; do
-    for p in w8a16 dense-bf16; do
-      [ "$SECONDS" -gt "${RATIO_DEADLINE:-480}" ] && { echo "ratio $kn $p not run (${SECONDS}s)"; continue; }
-      timeout 150 "$B/tpsplit" bench gemm --k "${kn%x*}" --n "${kn#*x}" --path "$p" --tokens "$RT" --tp 1 \
-        --samples "${RATIO_SAMPLES:-50}" -o "$OUT/h200_w8a16_ratio_${kn}_$p.tsv" 2>>"$OUT/log.txt"
-      echo "ratio $kn $p exit $? (${SECONDS}s)"
-    done
-    f1="$OUT/h200_w8a16_ratio_${kn}_w8a16.tsv"; f2="$OUT/h200_w8a16_ratio_${kn}_dense-bf16.tsv"
-    [ -f "$f1" ] && [ -f "$f2" ] && { echo "== $kn: M dense-us w8a16-us dense/w8a16"
-      join -t "$(printf '\t')" <(grep -v '^#' "$f2" | cut -f1,2 | sort -k1,1) <(grep -v '^#' "$f1" | cut -f1,2 | sort -k1,1) |
-        sort -n | awk -F'\t' '{ printf "%6d %9.2f %9.2f %6.2fx\n", $1, $2, $3, $2 / $3 }'; }
-  done
-fi
-if has sanitize; then
-  for tool in memcheck racecheck; do
-    echo "== compute-sanitizer --tool $tool test_gemm_gpu (TPS_TEST_QUICK)" >>"$OUT/sanitizer.txt"
-    TPS_TEST_QUICK=1 timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 9 "$B/test_gemm_gpu" >>"$OUT/sanitizer.txt" 2>&1
-    echo "exit $? (${SECONDS}s)" >>"$OUT/sanitizer.txt"
-  done
-  grep -E "^exit|ERROR SUMMARY|RACECHECK SUMMARY|SKIPPED" "$OUT/sanitizer.txt"
 fi
 echo "done (${SECONDS}s)"

@@ -375,6 +375,28 @@ int main(void) {
    * the wgmma tiles through TPS_W8_BT; the stream kernel forced past 128 rows runs in
    * launches of 128. */
   int quick = getenv("TPS_TEST_QUICK") != NULL;
+  /* TPS_TEST_SPLIT_ONLY (for compute-sanitizer on the split kernel alone): its tiles and
+   * splits on this shape and on K = 3072 (ring refills), then exit */
+  if (getenv("TPS_TEST_SPLIT_ONLY")) {
+    static const int m0[] = {1, 64, 100, 257};
+    static const char *const sp0[] = {"1", "2", "4", "8"};
+    double *w3;
+    tps_gemm *g3 = random_w8(256, 3072, 112, 10, &w3);
+    if (!g3) return 1;
+    for (size_t a = 0; a < 2; a++)
+      for (size_t b = 0; b < 4; b++) {
+        set_kernel("split", a ? "128" : "64");
+        setenv("TPS_W8_SPLIT", sp0[b], 1);
+        for (size_t i = 0; i < 4; i++) check(fast, m0[i], w, 1e-2, "split only");
+        check(g3, m0[2], w3, 1e-2, "split only, K=3072");
+      }
+    unsetenv("TPS_W8_SPLIT");
+    set_kernel("", "");
+    cudaError_t e = cudaDeviceSynchronize();
+    EXPECT(e == cudaSuccess, "device error: %s", cudaGetErrorString(e));
+    printf("%s\n", fails ? "test_gemm_gpu (split only): FAILED" : "test_gemm_gpu (split only): ok");
+    return fails ? 1 : 0;
+  }
   static const int ms[] = {1, 17, 64, 100, 257, 3, 1000};
   size_t nms = quick ? 5 : sizeof ms / sizeof *ms;
   static const char *const kinds[][2] = {{"", ""}, {"stream", ""}, {"mma", ""}, {"wgmma", "64"}, {"wgmma", "128"}, {"wgmma", "256"}, {"split", "64"}, {"split", "128"}};
