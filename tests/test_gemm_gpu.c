@@ -442,10 +442,16 @@ int main(void) {
   for (size_t i = 0; i < nms; i++) check(ref, ms[i], w, 1e-2, "all E4M3 codes");
   /* fast vs reference kernel, same inputs: the two must agree to bf16 rounding */
   fast_vs_ref(fast, ref, 200);
-  /* 4. split bitwise (stream: 12 = 2 x 6, both 16-token tiles;
-   * wgmma tile 128: 1024 = 2 x 512) */
+  /* 4. split bitwise (stream: 12 = 2 x 6, both 16-token tiles; wgmma tile 256: 4096 = 2 x
+   * 2048; the split kernel forced to one tile and split: 512 = 2 x 256; by default 512 and
+   * 1024 rows take different splits, whose sums differ in rounding) */
   split_bitwise(fast, 12, 2);
-  if (!quick) split_bitwise(fast, 1024, 2);
+  if (!quick) split_bitwise(fast, 4096, 2);
+  set_kernel("split", "128");
+  setenv("TPS_W8_SPLIT", "2", 1);
+  split_bitwise(fast, 512, 2);
+  unsetenv("TPS_W8_SPLIT");
+  set_kernel("", "");
   /* 5. harness */
   if (!quick) {
     tps_harness *h;
