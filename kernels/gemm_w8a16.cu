@@ -1,9 +1,13 @@
 /* gemm_w8a16.cu: the fast W8A16 GEMM (the Marlin role): Y = X W^T with X bf16 (M x K),
  * W FP8 E4M3 (N x K) with one E8M0 scale per 1x32 block along K, Y bf16, fp32 accumulation.
- * Three kernels share one weight layout and one dequantization (w8_device.cuh);
+ * Four kernels share one weight layout and one dequantization (w8_device.cuh);
  * tps_w8_choose picks by M and GPU:
- *  - stream (M <= 384, SM90): split-K over a thread-block cluster (gemm_w8a16_sm90.cu);
- *  - wgmma (M > 256, SM90): warpgroup MMA, weights dequantized into registers (same file);
+ *  - stream (M <= 64, and up to 128 where split_pick gives its geometry; SM90): split-K over
+ *    a thread-block cluster, one launch per token tile (gemm_w8a16_sm90.cu);
+ *  - split (65..1024, SM90; issue 28): 64 or 128 tokens x 128 weight rows per block, cluster
+ *    split-K 1/2/4/8 chosen by split_pick's model, every token tile in one launch (same file);
+ *  - wgmma (M > 1024, or mid M where its 256-token pass models faster; SM90): warpgroup MMA,
+ *    weights dequantized into registers (same file);
  *  - mma (every M on other GPUs; this file): block tile BM x BN, K step 64, STAGES-deep
  *    cp.async pipeline; X tile in shared memory with a 16-byte-chunk XOR swizzle read by
  *    ldmatrix.x4; W as the B operand (bytes, rows of 64), one 16-byte shared load per thread
