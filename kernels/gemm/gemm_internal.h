@@ -8,7 +8,7 @@
 #include "kernels/gemm/gemm.h"
 
 /* Fast W8A16 kernel configuration for one M (see gemm_w8a16.cu). */
-enum { TPS_W8K_STREAM = 0, TPS_W8K_MMA = 1, TPS_W8K_WGMMA = 2 }; /* kernel kinds */
+enum { TPS_W8K_STREAM = 0, TPS_W8K_MMA = 1, TPS_W8K_WGMMA = 2, TPS_W8K_SPLIT = 3 }; /* kernel kinds */
 typedef struct {
   int kind;                    /* TPS_W8K_*: stream (small M), mma (mma.sync tiles), wgmma (SM90) */
   int bt;                      /* stream: tokens per block (8 * token tiles); wgmma: tokens per tile */
@@ -110,6 +110,10 @@ enum { TPS_W8C_SPLITS = 8 }; /* stream kernel: cluster split-K (one launch per t
 int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) */
 int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
 int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 32, 48, 64, 128) */
+/* split kernel (mid M): bt tokens (64, 128) x 128 weight rows per block, cluster split-K
+ * `splits` (1, 2, 4, 8), every token tile in one launch */
+int tps_w8s_run(tps_gemm *g, const void *x, void *y, int m, int bt, int splits, cudaStream_t s);
+int tps_w8s_slots(int bt, int splits); /* blocks of that form that run at once (0: unknown) */
 /* stream kernel: how every tile exchanges its split-K partials (TPS_W8_SUM=0|1|4 forces one;
  * default 4, st.async): stored into the owner's shared memory by each thread with plain
  * remote stores and a cluster barrier (push), loaded from the others' (pull), or sent by

@@ -1,9 +1,13 @@
 /* gemm_w8a16.cu: the fast W8A16 GEMM (the Marlin role): Y = X W^T with X bf16 (M x K),
  * W FP8 E4M3 (N x K) with one E8M0 scale per 1x32 block along K, Y bf16, fp32 accumulation.
- * Three kernels share one weight layout and one dequantization (w8_device.cuh);
+ * Four kernels share one weight layout and one dequantization (w8_device.cuh);
  * tps_w8_choose picks by M and GPU:
- *  - stream (M <= 384, SM90): split-K over a thread-block cluster (gemm_w8a16_sm90.cu);
- *  - wgmma (M > 256, SM90): warpgroup MMA, weights dequantized into registers (same file);
+ *  - stream (M <= 64, and up to 128 where split_pick gives its geometry; SM90): split-K over
+ *    a thread-block cluster, one launch per token tile (gemm_w8a16_sm90.cu);
+ *  - split (65..1024, SM90; issue 28): 64 or 128 tokens x 128 weight rows per block, cluster
+ *    split-K 1/2/4/8 chosen by split_pick's model, every token tile in one launch (same file);
+ *  - wgmma (M > 1024, or mid M where its 256-token pass models faster; SM90): warpgroup MMA,
+ *    weights dequantized into registers (same file);
  *  - mma (every M on other GPUs; this file): block tile BM x BN, K step 64, STAGES-deep
  *    cp.async pipeline; X tile in shared memory with a 16-byte-chunk XOR swizzle read by
  *    ldmatrix.x4; W as the B operand (bytes, rows of 64), one 16-byte shared load per thread
@@ -323,25 +327,77 @@ static void choose_mma(const tps_gemm *g, int m, tps_w8_cfg *c) {
  * TPS_W8_KERNEL=stream|mma|wgmma (stream and wgmma only where they can run),
  * TPS_W8_STREAM_MAX (largest M for the stream kernel), TPS_W8_BT (wgmma tile),
  * TPS_W8_VARIANT / TPS_W8_LARGE / TPS_W8_SPLITK (mma kernel). */
+/* The split kernel's tile and split-K for m rows: the (tile, split) of least modelled time,
+ * waves x chunks per block x time per chunk (+ the partial-sum exchange), from the H200
+ * sweeps (data/h200_gemm_tuning.txt, issue 28) */
+static double split_pick(const tps_gemm *g, int m, int *bt, int *splits) {
+  /* us per 64-wide chunk and block, measured on an H100 (K 5120 N 1792 and K 7168 N 2112, 20
+   * samples, kernels/run_w8a16.sh sweep, 2026-12-05): 0.35 (64 tokens) and 0.44 (128) without
+   * split-K; in clusters 0.40 and 0.50 (ncu: the main loop's share of a split launch);
+   * + the exchange: each block sends (S-1)/S of its fp32 partials at ~30 GB/s (SM to SM) */
+  static const int bts[] = {64, 128};
+  static const double chunk_us[2][2] = {{0.35, 0.40}, {0.44, 0.50}};
+  const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128, kall = g->k / 64;
+  double best = 1e30;
+  *bt = 128; *splits = 1;
+  for (int b = 0; b < 2; b++)
+    for (int sp = 1; sp <= 8; sp *= 2) {
+      const int slots0 = tps_w8s_slots(bts[b], sp), slots = slots0 > 0 ? slots0 : sms;
+      const int blocks = nrb * ((m + bts[b] - 1) / bts[b]) * sp, waves = (blocks + slots - 1) / slots;
+      const double sent_us = (double)(sp - 1) / sp * bts[b] * 128 * 4 / 30e3;
+      const double t = waves * (((kall + sp - 1) / sp) * chunk_us[b][sp > 1] + (sp > 1 ? 1.5 + sent_us : 0.5));
+      if (t < best - 1e-9) { best = t; *bt = bts[b]; *splits = sp; }
+    }
+  return best;
+}
+
+/* the wgmma kernel with 256-token tiles (one pass over K per block, ~0.72 us per chunk) */
+static double wgmma256_us(const tps_gemm *g, int m) {
+  const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128;
+  const int blocks = nrb * ((m + 255) / 256), waves = (blocks + sms - 1) / sms;
+  return waves * (g->k / 64) * 0.72 + 0.5;
+}
+
 extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   const char *ks = getenv("TPS_W8_KERNEL");
   int kind;
   if (ks && !strcmp(ks, "mma")) kind = TPS_W8K_MMA;
   else if (ks && !strcmp(ks, "stream") && g->wgmma_ok) kind = TPS_W8K_STREAM;
   else if (ks && !strcmp(ks, "wgmma") && g->wgmma_ok) kind = TPS_W8K_WGMMA;
+  else if (ks && !strcmp(ks, "split") && g->wgmma_ok) kind = TPS_W8K_SPLIT;
   else if (!g->wgmma_ok) kind = TPS_W8K_MMA;
-  else kind = m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 384) ? TPS_W8K_STREAM : TPS_W8K_WGMMA;
+  else if (m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 64)) kind = TPS_W8K_STREAM;
+  else if (m > 1024) kind = TPS_W8K_WGMMA;
+  else { /* mid M: the split kernel unless the modelled 256-token wgmma pass is faster; up to
+          * 128 rows the stream kernel where the pick is its geometry (128 tokens, split 8:
+          * the stream launch measured 0.2-0.3 us faster) */
+    int bt, sp;
+    const double ts = split_pick(g, m, &bt, &sp);
+    kind = ts <= wgmma256_us(g, m) ? TPS_W8K_SPLIT : TPS_W8K_WGMMA;
+    if (kind == TPS_W8K_SPLIT && m <= 128 && bt == 128 && sp == TPS_W8C_SPLITS) kind = TPS_W8K_STREAM;
+  }
   if (kind == TPS_W8K_MMA) { choose_mma(g, m, c); return TPS_OK; }
   memset(c, 0, sizeof *c);
   c->kind = kind;
   c->bn = 128; c->threads = 256; c->ntiles = (g->n + 127) / 128;
-  if (kind == TPS_W8K_STREAM) {
+  if (kind == TPS_W8K_SPLIT) {
+    split_pick(g, m, &c->bt, &c->splits);
+    if (ks && !strcmp(ks, "split")) { /* forced: TPS_W8_BT and TPS_W8_SPLIT override the pick */
+      const int bt = tps_w8_env_int("TPS_W8_BT", c->bt), sp = tps_w8_env_int("TPS_W8_SPLIT", c->splits);
+      c->bt = bt <= 64 ? 64 : 128;
+      c->splits = sp >= 8 ? 8 : sp >= 4 ? 4 : sp >= 2 ? 2 : 1;
+    }
+    c->bm = c->bt;
+    c->threads = 288;
+    c->mtiles = (m + c->bt - 1) / c->bt;
+    c->stages = c->splits == 1 ? 8 : c->bt == 64 ? 10 : 6;
+  } else if (kind == TPS_W8K_STREAM) {
     c->bt = c->bm = tps_w8c_tokens(m); /* wgmma N */
     c->splits = TPS_W8C_SPLITS;
     c->mtiles = (m + c->bt - 1) / c->bt; /* launches */
     c->stages = c->bt == 128 ? 5 : 10; /* svariants in gemm_w8a16_sm90.cu */
   } else {
-    int bt = tps_w8_env_int("TPS_W8_BT", m <= 1024 ? 128 : 256);
+    int bt = tps_w8_env_int("TPS_W8_BT", m <= 1024 && ks && !strcmp(ks, "wgmma") ? 128 : 256);
     c->bt = c->bm = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;
     c->splits = 1;
     c->mtiles = (m + c->bt - 1) / c->bt;
@@ -454,6 +510,7 @@ static int w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, in
     return TPS_ERR;
   }
   if (c.kind == TPS_W8K_WGMMA) return tps_w8g_run(g, x, y, m, c.bt, s);
+  if (c.kind == TPS_W8K_SPLIT) return tps_w8s_run(g, x, y, m, c.bt, c.splits, s);
   if (c.kind == TPS_W8K_STREAM) return tps_w8c_run(g, x, y, m, s);
   const w8_variant *w = &variants[c.variant];
   dim3 grid(c.ntiles, c.mtiles, c.splits);
@@ -470,6 +527,10 @@ static int w8_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t
     snprintf(buf, bufsz, "w8a16 stream: 128 weight rows x %d tokens per block, cluster split-K %d (partials %s), grid %dx%d",
              c.bt, c.splits, tps_w8c_sum_name[tps_w8c_sum()], c.ntiles, c.splits);
     *id = ((uint64_t)TPS_W8K_STREAM << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.splits;
+  } else if (c.kind == TPS_W8K_SPLIT) {
+    snprintf(buf, bufsz, "w8a16 split: 128 weight rows x %d tokens per block, cluster split-K %d, %d stages, grid %dx%dx%d",
+             c.bt, c.splits, c.stages, c.ntiles, c.mtiles, c.splits);
+    *id = ((uint64_t)TPS_W8K_SPLIT << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.splits;
   } else if (c.kind == TPS_W8K_WGMMA) {
     snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d", c.bt, c.stages,
              c.ntiles, c.mtiles);

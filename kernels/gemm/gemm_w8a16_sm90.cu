@@ -27,6 +27,8 @@
  * instead of the TMA unit are 0.8-1.7 us slower, records and X tiles issued by two threads
  * slower, split-K partials through L2 or by bulk copies of staged tiles slower than st.async.
  *
+ * w8s_kernel (mid M, issue 28): the split kernel, described where it is defined below.
+ *
  * Elsewhere (no sm_90a code) the kernels are empty stubs and tps_w8g_prepare leaves
  * wgmma_ok = 0 (a probe kernel reports which body was built). */
 #include <stdlib.h>
@@ -625,6 +627,200 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 #endif
 }
 
+/* ------------------------------------------------------------------ split kernel (w8s) */
+/* The mid-M kernel (issue 28): 128 weight rows x BT tokens per block, K split over a
+ * (1, 1, SPLIT) cluster, every token tile of the call in the same launch (grid: row blocks x
+ * token tiles x SPLIT), so that the host can size the grid to the SMs.  Warp-specialized: warp 8
+ * (one lane) only issues the TMA copies of the block's chunks into a STAGES-deep ring (full /
+ * empty mbarriers as the wgmma kernel's); warps 0-7 (two warpgroups) dequantize each chunk
+ * into its own A fragment registers and issue its MMAs at once, with up to three chunks of
+ * MMAs in flight (the chunk loop is unrolled G chunks at a time, so no MMA stays in flight
+ * across a loop back edge: that made ptxas serialize every wgmma, C7514).  Partial sums as the
+ * stream kernel's st.async form: each block sends its fp32 partials to the block that owns
+ * their tokens, which sums the SPLIT partials in rank order (deterministic).  SPLIT = 1: the
+ * results are staged through shared memory for coalesced stores. */
+template <int BT, int STAGES, int SPLIT>
+struct WsShape {
+  typedef WgShape<BT, STAGES> Sh;
+  static constexpr int BAR = 256;                               /* full, empty, receive barriers */
+  static constexpr int RECV = SPLIT > 1 ? BT * 128 * 4 : 0;     /* fp32 partials of the owned tokens x SPLIT */
+  static constexpr int SMEM = STAGES * Sh::STAGE_BYTES + BAR + RECV + 1024;
+  static_assert(STAGES * Sh::STAGE_BYTES >= Sh::EPI, "the staged Y tile fits in the stages");
+};
+template <int BT, int STAGES, int SPLIT, int G, int PP>
+__global__ void __launch_bounds__(288, 1)
+w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmr,
+           bf16 *__restrict__ Y, int M, int N, int K) {
+#ifdef TPS_SM90
+  typedef WgShape<BT, STAGES> Sh;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t sraw = (uint32_t)__cvta_generic_to_shared(smem_raw);
+  const uint32_t sbase = (sraw + 1023u) & ~1023u;
+  uint8_t *sptr = smem_raw + (sbase - sraw);
+  const uint32_t full0 = sbase + STAGES * Sh::STAGE_BYTES, empty0 = full0 + 8 * STAGES;
+  const uint32_t rbar = full0 + 16 * STAGES;
+  static_assert(16 * STAGES + 8 <= WsShape<BT, STAGES, SPLIT>::BAR, "barriers fit");
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int n0 = blockIdx.x * 128, t0 = blockIdx.y * BT;
+  uint32_t rank = 0;
+  if (SPLIT > 1) asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  const int kall = K / 64, kper = (kall + SPLIT - 1) / SPLIT;
+  const int kc0 = (int)rank * kper < kall ? (int)rank * kper : kall;
+  const int nch = kc0 + kper < kall ? kper : kall - kc0;
+  /* one token tile of fewer than BT rows: the host made the X box exactly M rows high (rows
+   * M..BT-1 of a stage feed only MMA columns of tokens >= M, never stored); otherwise BT-row
+   * boxes, rows past M zero-filled by the TMA unit (and counted in the bytes) */
+  const uint32_t xbytes = (uint32_t)(M < BT ? M : BT) * 128u;
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; s++) {
+      mb_init(full0 + 8 * s, 1);
+      mb_init(empty0 + 8 * s, 8);
+    }
+    if (SPLIT > 1) {
+      mb_init(rbar, 1);
+      mb_expect(rbar, (SPLIT - 1) * BT / SPLIT * 128 * 4);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (SPLIT > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  if (warp == 8) {
+    /* producer */
+    if (lane == 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmr)) : "memory");
+      for (int j = 0; j < nch; j++) {
+        const int s = j % STAGES, round = j / STAGES;
+        const uint32_t st = sbase + s * Sh::STAGE_BYTES, full = full0 + 8 * s;
+        if (round > 0) mbar_wait(empty0 + 8 * s, (uint32_t)(round - 1) & 1u);
+        mb_expect(full, xbytes + Sh::W_BYTES + Sh::S_BYTES);
+        tma2d(st, &tmx, (kc0 + j) * 64, t0, full);
+        tma3d(st + Sh::X_BYTES, &tmr, 0, 0, (int)blockIdx.x * kall + kc0 + j, full);
+      }
+    }
+    __syncwarp();
+    if (SPLIT > 1) {
+      asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+      asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+      asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+    }
+    return;
+  }
+  const int g = lane >> 2, c = lane & 3;
+  const int rl = warp * 16 + g, wgi = warp >> 2;
+  float acc[BT / 2];
+#pragma unroll
+  for (int i = 0; i < BT / 2; i++) acc[i] = 0.f;
+  uint32_t afs[4][4][4]; /* fragment buffers of up to 4 chunks (3 in flight) */
+  for (int j0 = 0; j0 < nch; j0 += G) {
+#pragma unroll
+    for (int jj = 0; jj < G; jj++) {
+      const int j = j0 + jj;
+      if (j < nch) {
+        const int s = j % STAGES;
+        mbar_wait(full0 + 8 * s, (uint32_t)(j / STAGES) & 1u);
+        dequant_chunk(sptr + s * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afs[jj % 4]);
+        const uint32_t sx = sbase + s * Sh::STAGE_BYTES;
+        const uint64_t desc0 = (uint64_t)((sx & 0x3FFFFu) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+        /* PP: the two warpgroups take turns at the tensor cores (warpgroup 1 issues chunk j
+         * after warpgroup 0 has, warpgroup 0 issues chunk j after warpgroup 1 issued j - 1),
+         * so that one dequantizes while the other's MMAs run */
+        if (PP && wgi == 1) asm volatile("bar.sync 2, 256;\n" ::: "memory");
+        if (PP && wgi == 0 && j > 0) asm volatile("bar.sync 3, 256;\n" ::: "memory");
+        wg_pin(acc);
+        wg_fence();
+#pragma unroll
+        for (int q = 0; q < 4; q++) WgOp<BT>::mma(acc, afs[jj % 4][q], desc0 + (uint64_t)(q * 2));
+        wg_commit();
+        wg_pin(acc);
+        if (PP && wgi == 0) asm volatile("bar.arrive 2, 256;\n" ::: "memory");
+        if (PP && wgi == 1 && j + 1 < nch) asm volatile("bar.arrive 3, 256;\n" ::: "memory");
+        if (jj >= 2) {
+          wg_wait<2>();
+          wg_pin(acc);
+          __syncwarp();
+          if (lane == 0) mb_arrive_local(empty0 + 8 * ((j - 2) % STAGES));
+        }
+      }
+    }
+    /* drain the group: its last two chunks (or fewer) */
+    wg_wait<0>();
+    wg_pin(acc);
+    __syncwarp();
+    if (lane == 0) {
+      const int jl = j0 + G < nch ? j0 + G : nch; /* one past the group's last chunk */
+      for (int j = (jl - 2 > j0 ? jl - 2 : j0); j < jl; j++) mb_arrive_local(empty0 + 8 * (j % STAGES));
+    }
+  }
+  if (SPLIT > 1) {
+    constexpr int TPR = BT / SPLIT, HP = TPR / 2;
+    static_assert(TPR % 2 == 0, "token pairs per owner");
+    float4 *recv = reinterpret_cast<float4 *>(sptr + STAGES * Sh::STAGE_BYTES + WsShape<BT, STAGES, SPLIT>::BAR);
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < BT / 8; i++) {
+      const int t = 8 * i + 2 * c, o = t / TPR;
+      const int p = (warp * 8 + g) * HP + (t % TPR) / 2;
+      float4 *dst = recv + rank * 32 * TPR + p;
+      if (o == (int)rank) {
+        *dst = make_float4(acc[4 * i + 0], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+      } else {
+        uint32_t a = (uint32_t)__cvta_generic_to_shared(dst), bar = rbar;
+        asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(a) : "r"(o));
+        asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(bar) : "r"(o));
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
+                     ::"r"(a), "f"(acc[4 * i + 0]), "f"(acc[4 * i + 1]), "f"(acc[4 * i + 2]), "f"(acc[4 * i + 3]), "r"(bar)
+                     : "memory");
+      }
+    }
+    mbar_wait(rbar, 0);
+    asm volatile("bar.sync 1, 256;\n" ::: "memory"); /* this block's own slice, written by its consumer threads */
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+    /* the owner's sums, rounded to bf16, staged in the (idle) stages as [TPR tokens][128 rows]
+     * and stored as whole 16-byte row pieces: storing each value where it lies in the
+     * fragments (2-byte stores 2N bytes apart) took as long as the MMAs at M = 512 (ncu) */
+    bf16 *ys = reinterpret_cast<bf16 *>(sptr);
+    for (int q = tid; q < 32 * TPR; q += 256) {
+      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+      for (int r = 0; r < SPLIT; r++) {
+        const float4 v = recv[r * 32 * TPR + q];
+        sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+      }
+      const int wg = q / HP, tl = 2 * (q % HP), row = (wg >> 3) * 16 + (wg & 7);
+      ys[tl * Sh::YS + row] = __float2bfloat16_rn(sum.x);
+      ys[(tl + 1) * Sh::YS + row] = __float2bfloat16_rn(sum.y);
+      ys[tl * Sh::YS + row + 8] = __float2bfloat16_rn(sum.z);
+      ys[(tl + 1) * Sh::YS + row + 8] = __float2bfloat16_rn(sum.w);
+    }
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    for (int i = tid; i < TPR * 16; i += 256) {
+      const int r = i >> 4, p = i & 15, t = t0 + (int)rank * TPR + r, n = n0 + p * 8;
+      if (t < M && n < N)
+        *reinterpret_cast<uint4 *>(Y + (size_t)t * N + n) = *reinterpret_cast<const uint4 *>(ys + r * Sh::YS + p * 8);
+    }
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+    return;
+  }
+  asm volatile("bar.sync 1, 256;\n" ::: "memory"); /* every consumer warp is past its last MMA: reuse the stages */
+  bf16 *ys = reinterpret_cast<bf16 *>(sptr);
+#pragma unroll
+  for (int i = 0; i < BT / 8; i++) {
+    const int t = 8 * i + 2 * c;
+    ys[t * Sh::YS + rl] = __float2bfloat16_rn(acc[4 * i + 0]);
+    ys[(t + 1) * Sh::YS + rl] = __float2bfloat16_rn(acc[4 * i + 1]);
+    ys[t * Sh::YS + rl + 8] = __float2bfloat16_rn(acc[4 * i + 2]);
+    ys[(t + 1) * Sh::YS + rl + 8] = __float2bfloat16_rn(acc[4 * i + 3]);
+  }
+  asm volatile("bar.sync 1, 256;\n" ::: "memory");
+  for (int i = tid; i < BT * 16; i += 256) {
+    const int r = i >> 4, p = i & 15, t = t0 + r, n = n0 + p * 8;
+    if (t < M && n < N)
+      *reinterpret_cast<uint4 *>(Y + (size_t)t * N + n) = *reinterpret_cast<const uint4 *>(ys + r * Sh::YS + p * 8);
+  }
+#endif
+}
+
 /* ------------------------------------------------------------------ host side */
 
 typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const uint8_t *, int, bf16 *, int, int, int,
@@ -671,6 +867,7 @@ static int make_map(CUtensorMap *m, CUtensorMapDataType dt, const void *base, ui
   return TPS_OK;
 }
 
+extern "C" int tps_w8s_prepare(void);
 extern "C" int tps_w8g_prepare(tps_gemm *g) {
   g->wgmma_ok = 0;
   int major = 0, minor = 0;
@@ -724,6 +921,7 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
     }
     memcpy(g->tm_rec, &mr, sizeof mr);
   }
+  TPS_TRY(tps_w8s_prepare());
   g->wgmma_ok = 1;
   return TPS_OK;
 }
@@ -830,5 +1028,86 @@ extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStrea
     TPS_TRY(launch_w8t(g, w, (const bf16 *)x + (size_t)r0 * g->k, (bf16 *)y + (size_t)r0 * g->n, rows, 1,
                        TPS_W8C_SPLITS, 1, TPS_W8C_SPLITS, s));
   }
+  return TPS_OK;
+}
+
+/* ------------------------------------------------------------------ split kernel: host */
+typedef void (*w8s_fn)(const CUtensorMap, const CUtensorMap, bf16 *, int, int, int);
+typedef struct { int bt, stages, splits, smem; w8s_fn fn[2]; } w8s_variant; /* fn[pp] */
+#define W8SPL(BT, ST, S) { BT, ST, S, WsShape<BT, ST, S>::SMEM, {w8s_kernel<BT, ST, S, 4, 0>, w8s_kernel<BT, ST, S, 4, 1>} }
+/* stages: as many as fit next to the receive buffer (227 KB).  Chunks unrolled 4 at a time:
+ * with 5 or more ptxas serializes the wgmma (C7511, register resources), likewise for a
+ * 256-token tile at 4 (its accumulators alone take 128 registers), so there is none. */
+static const w8s_variant spvariants[] = {
+    W8SPL(64, 8, 1), W8SPL(64, 10, 2), W8SPL(64, 10, 4), W8SPL(64, 10, 8),
+    W8SPL(128, 8, 1), W8SPL(128, 6, 2), W8SPL(128, 6, 4), W8SPL(128, 6, 8)};
+enum { NSPVARIANTS = sizeof spvariants / sizeof spvariants[0] };
+
+static const w8s_variant *split_variant(int bt, int splits) {
+  for (int v = 0; v < NSPVARIANTS; v++)
+    if (spvariants[v].bt == bt && spvariants[v].splits == splits) return &spvariants[v];
+  return NULL;
+}
+
+/* blocks of each variant that can run at once (clusters of `splits` blocks, one block per SM,
+ * placed inside a GPC: cudaOccupancyMaxActiveClusters x splits), read at plan creation */
+static int sp_slots[NSPVARIANTS];
+
+extern "C" int tps_w8s_prepare(void) {
+  for (int v = 0; v < NSPVARIANTS; v++) {
+    for (int pp = 0; pp < 2; pp++)
+      CUDA_TRY(cudaFuncSetAttribute(spvariants[v].fn[pp], cudaFuncAttributeMaxDynamicSharedMemorySize, spvariants[v].smem));
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = (unsigned)spvariants[v].splits;
+    cfg.gridDim = dim3(1, 1, (unsigned)spvariants[v].splits);
+    cfg.blockDim = dim3(288, 1, 1);
+    cfg.dynamicSmemBytes = (size_t)spvariants[v].smem;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int nc = 0;
+    CUDA_TRY(cudaOccupancyMaxActiveClusters(&nc, (const void *)spvariants[v].fn[0], &cfg));
+    sp_slots[v] = nc * spvariants[v].splits;
+  }
+  return TPS_OK;
+}
+
+extern "C" int tps_w8s_slots(int bt, int splits) {
+  for (int v = 0; v < NSPVARIANTS; v++)
+    if (spvariants[v].bt == bt && spvariants[v].splits == splits) return sp_slots[v];
+  return 0;
+}
+
+extern "C" int tps_w8s_run(tps_gemm *g, const void *x, void *y, int m, int bt, int splits, cudaStream_t s) {
+  TPS_TRY(check_run(g, x, y));
+  const w8s_variant *w = split_variant(bt, splits);
+  if (!w) {
+    fprintf(stderr, "tpsplit: gemm: no split kernel for a %d-token tile and split-K %d\n", bt, splits);
+    return TPS_ERR;
+  }
+  CUtensorMap mx, mr;
+  /* one tile of fewer than bt rows: a box of exactly m rows (the kernel expects that many bytes) */
+  TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)m, (uint64_t)g->k * 2, 64,
+                   (uint32_t)(m < bt ? m : bt), CU_TENSOR_MAP_SWIZZLE_128B));
+  memcpy(&mr, g->tm_rec, sizeof mr);
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 1;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = (unsigned)splits;
+  cfg.gridDim = dim3((unsigned)((g->n + 127) / 128), (unsigned)((m + bt - 1) / bt), (unsigned)splits);
+  cfg.blockDim = dim3(288, 1, 1);
+  cfg.dynamicSmemBytes = (size_t)w->smem;
+  cfg.stream = s;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  /* TPS_W8_PP=0|1: the warpgroups issue their MMAs freely (0, default) or in turn (1: no
+   * faster, 0-4 us slower at 128..1024 rows on an H100, kernels/run_w8a16.sh sweep) */
+  CUDA_TRY(cudaLaunchKernelEx(&cfg, w->fn[tps_w8_env_int("TPS_W8_PP", 0) == 1 ? 1 : 0], mx, mr, (bf16 *)y, m, g->n, g->k));
+  CUDA_LAUNCH_CHECK();
   return TPS_OK;
 }

@@ -380,9 +380,31 @@ int main(void) {
    * the wgmma tiles through TPS_W8_BT; the stream kernel forced past 128 rows runs in
    * launches of 128. */
   int quick = getenv("TPS_TEST_QUICK") != NULL;
+  /* TPS_TEST_SPLIT_ONLY (for compute-sanitizer on the split kernel alone): its tiles and
+   * splits on this shape and on K = 3072 (ring refills), then exit */
+  if (getenv("TPS_TEST_SPLIT_ONLY")) {
+    static const int m0[] = {1, 64, 100, 257};
+    static const char *const sp0[] = {"1", "2", "4", "8"};
+    double *w3;
+    tps_gemm *g3 = random_w8(256, 3072, 112, 10, &w3);
+    if (!g3) return 1;
+    for (size_t a = 0; a < 2; a++)
+      for (size_t b = 0; b < 4; b++) {
+        set_kernel("split", a ? "128" : "64");
+        setenv("TPS_W8_SPLIT", sp0[b], 1);
+        for (size_t i = 0; i < 4; i++) check(fast, m0[i], w, 1e-2, "split only");
+        check(g3, m0[2], w3, 1e-2, "split only, K=3072");
+      }
+    unsetenv("TPS_W8_SPLIT");
+    set_kernel("", "");
+    cudaError_t e = cudaDeviceSynchronize();
+    EXPECT(e == cudaSuccess, "device error: %s", cudaGetErrorString(e));
+    printf("%s\n", fails ? "test_gemm_gpu (split only): FAILED" : "test_gemm_gpu (split only): ok");
+    return fails ? 1 : 0;
+  }
   static const int ms[] = {1, 17, 64, 100, 257, 3, 1000};
   size_t nms = quick ? 5 : sizeof ms / sizeof *ms;
-  static const char *const kinds[][2] = {{"", ""}, {"stream", ""}, {"mma", ""}, {"wgmma", "64"}, {"wgmma", "128"}, {"wgmma", "256"}};
+  static const char *const kinds[][2] = {{"", ""}, {"stream", ""}, {"mma", ""}, {"wgmma", "64"}, {"wgmma", "128"}, {"wgmma", "256"}, {"split", "64"}, {"split", "128"}};
   for (size_t kk = 0; kk < sizeof kinds / sizeof *kinds; kk++) {
     set_kernel(kinds[kk][0], kinds[kk][1]);
     for (size_t i = 0; i < nms; i++) check(fast, ms[i], w, 1e-2, "all E4M3 codes");
@@ -400,6 +422,15 @@ int main(void) {
     }
   unsetenv("TPS_W8_SBT");
   unsetenv("TPS_W8_SUM");
+  /* the split kernel (issue 28): token tiles 64 and 128 x cluster split-K 1, 2, 4, 8 */
+  static const char *const spl[] = {"1", "2", "4", "8"};
+  for (size_t a = 0; a < 2; a++)
+    for (size_t b = 0; b < 4; b++) {
+      set_kernel("split", a ? "128" : "64");
+      setenv("TPS_W8_SPLIT", spl[b], 1);
+      for (size_t i = 0; i < nms; i++) check(fast, ms[i], w, 1e-2, "E4M3 codes, split kernel");
+    }
+  unsetenv("TPS_W8_SPLIT");
   set_kernel("", "");
   static const int sm[] = {5, 45, 64};
   for (size_t i = 0; i < 3; i++) {
@@ -416,10 +447,16 @@ int main(void) {
   for (size_t i = 0; i < nms; i++) check(ref, ms[i], w, 1e-2, "all E4M3 codes");
   /* fast vs reference kernel, same inputs: the two must agree to bf16 rounding */
   fast_vs_ref(fast, ref, 200);
-  /* 4. split bitwise (stream: 12 = 2 x 6, both 16-token tiles;
-   * wgmma tile 128: 1024 = 2 x 512) */
+  /* 4. split bitwise (stream: 12 = 2 x 6, both 16-token tiles; wgmma tile 256: 4096 = 2 x
+   * 2048; the split kernel forced to one tile and split: 512 = 2 x 256; by default 512 and
+   * 1024 rows take different splits, whose sums differ in rounding) */
   split_bitwise(fast, 12, 2);
-  if (!quick) split_bitwise(fast, 1024, 2);
+  if (!quick) split_bitwise(fast, 4096, 2);
+  set_kernel("split", "128");
+  setenv("TPS_W8_SPLIT", "2", 1);
+  split_bitwise(fast, 512, 2);
+  unsetenv("TPS_W8_SPLIT");
+  set_kernel("", "");
   /* 5. harness */
   if (!quick) {
     tps_harness *h;
@@ -479,6 +516,18 @@ int main(void) {
       if (*sbt3[a]) setenv("TPS_W8_SBT", sbt3[a], 1); else unsetenv("TPS_W8_SBT");
       for (size_t i = 0; i < (quick ? 3 : sizeof m3 / sizeof *m3); i++) check(g3, m3[i], w3, 1e-2, "N=256 K=3072");
     }
+    /* the split kernel: 48 chunks over 1, 2, 4, 8 blocks (ring refills, groups of 4 with a
+     * partial last group at 6 per block) */
+    unsetenv("TPS_W8_SBT");
+    static const char *const spl3[] = {"1", "2", "4", "8"};
+    for (size_t a = 0; a < 2; a++)
+      for (size_t b = 0; b < 4; b++) {
+        set_kernel("split", a ? "128" : "64");
+        setenv("TPS_W8_SPLIT", spl3[b], 1);
+        for (size_t i = 0; i < (quick ? 3 : sizeof m3 / sizeof *m3); i++) check(g3, m3[i], w3, 1e-2, "N=256 K=3072 split");
+      }
+    unsetenv("TPS_W8_SPLIT");
+    set_kernel("stream", "");
     setenv("TPS_W8_SBT", "128", 1);
     same_bits(g3, 100, "stream", "TPS_W8_SUM", "1");
     same_bits(g3, 100, "stream", "TPS_W8_SUM", "4");
@@ -532,7 +581,7 @@ int main(void) {
   {
     static const int sh[4][2] = {{1024, 5120}, {512, 5120}, {32, 5120}, {2112, 7168}}; /* N, K */
     static const tps_path_id sp[] = {TPS_PATH_DENSE_BF16, TPS_PATH_NATIVE_FP8, TPS_PATH_FP8_BLOCK, TPS_PATH_W8A16};
-    static const char *const w8k[] = {"", "stream", "wgmma", "mma"};
+    static const char *const w8k[] = {"", "stream", "wgmma", "split", "mma"};
     static const int sm7[] = {1, 61, 300};
     const int maxm = 300, nsm = quick ? 2 : 3;
     bufs b;
