@@ -24,7 +24,7 @@ int cmd_bench(int argc, char **argv) {
   if (argc < 2) { usage(stderr); return TPS_EXIT_USAGE; }
   const char *what = argv[1];
   if (!strcmp(what, "--help") || !strcmp(what, "-h")) { usage(stdout); return TPS_EXIT_OK; }
-  if (!strcmp(what, "--version")) return tps_print_version("bench");
+  if (!strcmp(what, "--version") || !strcmp(what, "-V")) return tps_print_version("bench");
   if (!strcmp(what, "gemm")) return cmd_bench_gemm(argc - 1, argv + 1);
   if (!strcmp(what, "split")) return cmd_bench_split(argc - 1, argv + 1);
   if (!strcmp(what, "allgather")) return cmd_bench_allgather(argc - 1, argv + 1);

@@ -115,4 +115,9 @@ expect_rc 2 "$TPSPLIT" predict --gpu H200 --tp 8 --pat dense-bf16
 expect_grep "options are not abbreviated: --path\?" "$tmp/err"
 # a value that looks like an option is the value
 expect_rc 0 "$TPSPLIT" crossover --gpus H200 --tp 8 --paths dense-bf16
+# -V is --version on every command, bench included (issue 29)
+for c in bench predict crossover simulate decide validate calibrate inspect fit plot; do
+  expect_rc 0 "$TPSPLIT" $c -V
+  expect_grep "^tpsplit $c " "$tmp/out"
+done
 finish
