@@ -34,6 +34,7 @@
 #include "src/cli/loo_data.h"
 #include "model/calib/calib.h"
 #include "model/predict/excess.h"
+#include "model/predict/resolve.h"
 
 int cmd_fit_loo_gpu(int argc, char **argv);
 
@@ -240,6 +241,11 @@ typedef struct {
    * the threshold, the next power of two >= it (what a thresholds file says), the measured one */
   tps_excess ex_pred, ex_pow2, ex_meas;
   long pow2;                 /* that power of two; 0: never */
+  /* the evidence hierarchy's answer (model/predict/resolve.h): a measured sibling's GEMM
+   * (moved) and gather (as measured) where the training GPUs hold one, else the models */
+  char sib_gemm[32], sib_gather[32]; /* "" when the model answered */
+  double pred_h;
+  tps_excess ex_h;
 } be_row;
 
 static double be_or_none(double b) { return b > 0 ? b : BE_NONE; }
@@ -379,6 +385,58 @@ static void be_interval(const loo_run *r, int a, be_row *b) {
   }
 }
 
+/* A sibling's measured GEMM curve moved to the target (tps_resolve_sibling_gemm_us). */
+typedef struct { const tps_loo_curve *c; const tps_gpu *sib, *tgt; const tps_path *path; } sib_ctx;
+static double sib_gemm_fn(double x, void *vc) {
+  const sib_ctx *s = vc;
+  double m = ceil(x), t = tps_loo_curve_eval(s->c, m);
+  return tps_resolve_sibling_gemm_us(s->sib, s->tgt, s->path, m, BE_N, GEMM_K, t, NULL, NULL);
+}
+
+/* Row b's answer by the evidence hierarchy: the nearest training GPU that is GPU a's sibling
+ * with a measured (AIC) GEMM of this path, and the nearest with a measured gather at this TP
+ * (model/predict/resolve.h), each part else its cross-GPU model; its break-even and excess
+ * on a's measured parts (mg, ma). */
+static void be_hierarchy(const loo_run *r, const gemm_part *g, int gg, int a, const tps_loo_curve *mg,
+                         const tps_loo_curve *ma, int tp, be_row *b) {
+  const tps_gpu *ga = r->as[a].gpu;
+  const tps_path *path = g->path == TPS_XG_FP8 ? &tps_path_native_fp8 : &tps_path_dense_bf16;
+  int sg = -1, sa = -1;
+  double dg = 0, da = 0;
+  for (int i = 0; i < g->ns; i++) {
+    const gset *h = &g->sets[i];
+    if (h->harness.kind != TPS_XG_AIC || !tps_resolve_gemm_sibling(h->gpu, ga)) continue;
+    double d = tps_resolve_sibling_distance(h->gpu, ga);
+    if (sg < 0 || d < dg) sg = i, dg = d;
+  }
+  for (int h = 0; h < r->nas; h++) {
+    if (h == a || !tps_resolve_gather_sibling(r->as[h].gpu, ga)) continue;
+    double d = tps_resolve_sibling_distance(r->as[h].gpu, ga);
+    if (sa < 0 || d < da) sa = h, da = d;
+  }
+  gemm_fn_ctx gc = {&g->r.fold[gg], ga, {TPS_XG_AIC}};
+  gather_fn_ctx ac = {&r->ar.fold[a], ga, tp};
+  tps_loo_curve *hg = sg >= 0 ? tps_lgo_measured_gemm(&g->sets[sg], BE_N) : NULL;
+  tps_loo_curve *ha = sa >= 0 ? tps_lgo_measured_gather(&r->as[sa], tp) : NULL;
+  sib_ctx sc = {hg, sg >= 0 ? g->sets[sg].gpu : NULL, ga, path};
+  tps_loo_curve *pg = hg ? tps_loo_curve_fn(sib_gemm_fn, &sc) : tps_loo_curve_fn(gemm_fn, &gc);
+  tps_loo_curve *pa = ha ? NULL : tps_loo_curve_fn(gather_fn, &ac);
+  const tps_loo_curve *ua = ha ? ha : pa;
+  snprintf(b->sib_gemm, sizeof b->sib_gemm, "%s", hg ? g->sets[sg].gpu->name : "");
+  snprintf(b->sib_gather, sizeof b->sib_gather, "%s", ha ? r->as[sa].gpu->name : "");
+  b->pred_h = pg && ua ? be_or_none(tps_loo_breakeven(pg, ua, tp, OUT_BYTES_PER_TOKEN, BE_TMAX)) : NAN;
+  b->ex_h.n = 0;
+  if (mg && ma && pg && ua) {
+    meas_costs mc = {mg, ma, tp};
+    tps_costs c = {mc_replicated, mc_split, &mc};
+    tps_excess_eval(&c, as_threshold(b->pred_h), (long)BE_TMAX, &b->ex_h);
+  }
+  tps_loo_curve_free(pg);
+  tps_loo_curve_free(pa);
+  tps_loo_curve_free(hg);
+  tps_loo_curve_free(ha);
+}
+
 /* Row b: GPU a on a path (its GEMM fold gg, measured GEMM mg), TP tp. */
 static void be_fill(const loo_run *r, const gemm_part *g, int gg, int a, const tps_loo_curve *mg, int tp, be_row *b) {
   const aset *as = &r->as[a];
@@ -405,6 +463,7 @@ static void be_fill(const loo_run *r, const gemm_part *g, int gg, int a, const t
     tps_excess_eval(&c, b->pow2 ? (double)b->pow2 : TPS_EXCESS_NEVER, (long)BE_TMAX, &b->ex_pow2);
     tps_excess_eval(&c, as_threshold(b->meas), (long)BE_TMAX, &b->ex_meas);
   }
+  be_hierarchy(r, g, gg, a, mg, ma, tp, b);
   tps_loo_curve_free(ma);
 }
 
@@ -565,6 +624,24 @@ static void print_excess(const loo_run *r) {
   }
   printf("# excess target met (mean <= 1%%, worst <= 10%%): %d of %d with the break-even as the threshold, %d of %d with pow2\n",
          met, n, met2, n);
+  int meth = 0, nh = 0, meth_sib = 0, nsib = 0;
+  printf("\n# decision quality of the evidence hierarchy (model/predict/resolve.h): each part from a measured sibling among\n");
+  printf("# the training GPUs (GEMM: same architecture, moved by the regime's spec ratio; gather: same fabric, as\n");
+  printf("# measured) where there is one, else the cross-GPU model as above; scored as above ('-': the model answered)\n");
+  printf("%-20s %-10s %3s %-12s %-12s %9s %7s %7s %6s %6s\n", "gpu", "path", "tp", "gemm_from", "gather_from", "threshold", "mean",
+         "worst", "at_T", "target");
+  for (int i = 0; i < r->nbe; i++) {
+    const be_row *b = &r->be[i];
+    printf("%-20s %-10s %3d %-12s %-12s", b->gpu->name, tps_xg_path_names[b->path], b->tp, b->sib_gemm[0] ? b->sib_gemm : "-",
+           b->sib_gather[0] ? b->sib_gather : "-");
+    print_be(b->pred_h);
+    print_ex(&b->ex_h, 1);
+    printf(" %6s\n", ex_met(&b->ex_h) ? "met" : "missed");
+    nh++;
+    meth += ex_met(&b->ex_h);
+    if (b->sib_gemm[0] || b->sib_gather[0]) { nsib++; meth_sib += ex_met(&b->ex_h); }
+  }
+  printf("# excess target met by the hierarchy: %d of %d (%d of the %d rows a sibling answers)\n", meth, nh, meth_sib, nsib);
 }
 
 /* ------------------------------------------------------------------ JSON */
@@ -653,6 +730,10 @@ static json_t *be_json(const be_row *b) {
   json_object_set_new(o, "excess_pow2", excess_json(b->pow2 ? (double)b->pow2 : TPS_EXCESS_NEVER, &b->ex_pow2));
   json_object_set_new(o, "excess_measured", excess_json(as_threshold(b->meas), &b->ex_meas));
   json_object_set_new(o, "excess_target_met", json_boolean(ex_met(&b->ex_pred)));
+  json_t *hj = excess_json(as_threshold(b->pred_h), &b->ex_h);
+  json_object_set_new(hj, "gemm_sibling", b->sib_gemm[0] ? json_string(b->sib_gemm) : json_null());
+  json_object_set_new(hj, "gather_sibling", b->sib_gather[0] ? json_string(b->sib_gather) : json_null());
+  json_object_set_new(o, "excess_hierarchy", hj);
   return o;
 }
 

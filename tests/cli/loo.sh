@@ -118,8 +118,8 @@ expect_rc 0 "$TPSPLIT" fit --loo-gpu
 cp "$tmp/out" "$tmp/full"
 # rows per GPU: GEMM (A100: two bf16 tables, no fp8; H100: AIC and bench tables, both paths;
 # H200: AIC and bench tables, both paths, as the H100) + all-gather + break-even (paths x TP 2, 4, 8)
-# + its decision quality (paths x TP 2, 4, 8)
-for gw in A100-SXM-80GB:9 H100-SXM:17 B200:15 L40S:15 RTX-PRO-6000-Server:15 H200-SXM:17; do
+# + its decision quality, by the models and by the evidence hierarchy (paths x TP 2, 4, 8, twice)
+for gw in A100-SXM-80GB:12 H100-SXM:23 B200:21 L40S:21 RTX-PRO-6000-Server:21 H200-SXM:23; do
   g=${gw%:*} want=${gw#*:}
   n=$(grep -c "^$g " "$tmp/full")
   [ "$n" -eq "$want" ] && ok || fail "$g: $n rows, want $want"
@@ -135,7 +135,7 @@ awk '/^# GEMM dense|^# GEMM native/{g=1; next} /^$/{g=0} g && !/^gpu/ {
 # round(2^(i/8)) (computed here) or '-' when the worst is 0; a threshold of 'none' on a GPU whose
 # measured break-even is 'none' costs nothing only where the split never wins: the PCIe GPUs at
 # TP 4 and 8; the verdict is the target (mean <= 1%, worst <= 10%) and the count line adds them up
-awk '/^# decision quality/{d=1; next} d && /^# excess target met/{print; d=0} d && !/^#/ && !/^gpu/' "$tmp/full" > "$tmp/ex"
+awk '/^# decision quality: what/{d=1; next} d && /^# excess target met \(/{print; d=0} d && !/^#/ && !/^gpu/' "$tmp/full" > "$tmp/ex"
 [ "$(grep -c . "$tmp/ex")" -eq 34 ] && ok || fail "decision quality: $(grep -c . "$tmp/ex") lines, want 33 rows and the count"
 awk 'BEGIN { for (i = 0; i <= 112; i++) g[sprintf("%d", int(2 ^ (i / 8) + 0.5))] = 1 }
      /^# excess/ { next }
@@ -145,6 +145,17 @@ awk 'BEGIN { for (i = 0; i <= 112; i++) g[sprintf("%d", int(2 ^ (i / 8) + 0.5))]
      END { exit bad > 0 }' "$tmp/ex" && ok || fail "decision quality rows malformed"
 met=$(grep -c ' met$' "$tmp/ex")
 expect_grep "^# excess target met \(mean <= 1%, worst <= 10%\): $met of 33 with the break-even" "$tmp/ex"
+# the evidence hierarchy's table (model/predict/resolve.h): 33 rows; a sibling answers exactly
+# where the training GPUs hold one: the H100 and H200 answer for each other (SM90, NVLink4
+# 18 links), no GPU answers for the A100, B200, L40S or RTX PRO 6000; its count line adds up
+awk '/^# decision quality of the evidence hierarchy/{d=1; next} d && /^# excess target met by the hierarchy/{print; d=0} d && !/^#/ && !/^gpu/' \
+  "$tmp/full" > "$tmp/eh"
+[ "$(grep -c . "$tmp/eh")" -eq 34 ] && ok || fail "hierarchy: $(grep -c . "$tmp/eh") lines, want 33 rows and the count"
+awk '!/^#/ { want = $1 == "H100-SXM" ? "H200-SXM" : $1 == "H200-SXM" ? "H100-SXM" : "-"
+             if ($4 != want || $5 != want) { print "bad row: " $0; bad++ } }
+     END { exit bad > 0 }' "$tmp/eh" && ok || fail "hierarchy: siblings where they should not be"
+hm=$(grep -c ' met$' "$tmp/eh"); hs=$(awk '!/^#/ && $4 != "-" && $NF == "met"' "$tmp/eh" | grep -c .)
+expect_grep "^# excess target met by the hierarchy: $hm of 33 \\($hs of the 12 rows a sibling answers\\)" "$tmp/eh"
 for g in L40S RTX-PRO-6000-Server; do
   for tp in 4 8; do
     awk -v g=$g -v tp=$tp '$1 == g && $3 == tp { if ($4 != "none" || $5 != "0.00%" || $6 != "0.0%") bad++; n++ }
@@ -155,7 +166,7 @@ done
 # of two >= it (the power of two checked here) and of the measured break-even (jansson sorts
 # the keys: "tp" ends a row)
 expect_rc 0 "$TPSPLIT" fit --loo-gpu --only breakeven --json
-awk -F'[:,]' '/"excess": \{/{s="e"} /"excess_measured": \{/{s="m"} /"excess_pow2": \{/{s="p"}
+awk -F'[:,]' '/"excess": \{/{s="e"} /"excess_hierarchy": \{/{s="h"} /"excess_measured": \{/{s="m"} /"excess_pow2": \{/{s="p"}
      /"threshold":/{ v=$2; gsub(/ /,"",v); th[s]=v }
      /"predicted":/{ pr=$2; gsub(/ /,"",pr) }
      /"tp":/{ n++; p2 = 0; if (pr != "null") { p2 = 1; while (p2 < pr + 0) p2 *= 2 }
