@@ -32,6 +32,7 @@
 #include "src/cli/tpsplit.h"
 #include "src/base/util.h"
 #include "src/cli/loo_data.h"
+#include "src/cli/loo_run.h"
 #include "model/calib/calib.h"
 #include "model/predict/excess.h"
 #include "model/predict/resolve.h"
@@ -39,16 +40,6 @@
 int cmd_fit_loo_gpu(int argc, char **argv);
 
 
-typedef struct {
-  int ngpu, grp[MAXSETS];
-  tps_xg_model fold[MAXSETS]; /* per GPU: the fit without it */
-  int fold_ok[MAXSETS];       /* fitted (all, or the --hold-out GPU) */
-  tps_xg_model nest[MAXSETS][MAXSETS]; /* per GPU pair (g, h): the fit without both */
-  double sigma[MAXSETS];      /* per GPU: 90% interval log half-width (nested) */
-  tps_loo_err err[MAXSETS];   /* per set */
-  double cover[MAXSETS];      /* per set: share of its points inside the 90% interval */
-  double width[MAXSETS];      /* per set: full width of the interval, relative */
-} gemm_loo;
 
 /* only (may be NULL): hold out that GPU alone (no nested fits, no intervals). */
 static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const tps_gpu *only) {
@@ -118,18 +109,8 @@ static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const
 }
 
 
-typedef struct {
-  tps_xga_model fold[MAXSETS];
-  tps_xga_model nest[MAXSETS][MAXSETS];
-  int nest_ok[MAXSETS][MAXSETS];
-  int fold_ok[MAXSETS];
-  tps_loo_err err[MAXSETS], err_n[MAXSETS][3]; /* eval points; 64 KiB..64 MiB at 2, 4, 8 ranks */
-  tps_loo_err err_1pt[MAXSETS]; /* eval points, the latency shifted to the GPU's own smallest-size time */
-  double hw[MAXSETS], cover[MAXSETS];
-  int hw_ok[MAXSETS];
-} gather_loo;
 
-static const int ag_ranks[3] = {2, 4, 8};
+const int tps_loo_ag_ranks[3] = {2, 4, 8};
 
 static int run_gather_loo(aset *sets, int ns, gather_loo *r) {
   int skip[MAXSETS];
@@ -148,7 +129,7 @@ static int run_gather_loo(aset *sets, int ns, gather_loo *r) {
       size_t ne = 0;
       for (size_t j = 0; j < sets[g].n; j++) {
         int in = q == 3 ? sets[g].eval[j]
-                        : sets[g].ranks[j] == ag_ranks[q] && sets[g].bytes[j] >= AG_EVAL_LO && sets[g].bytes[j] <= AG_EVAL_HI;
+                        : sets[g].ranks[j] == tps_loo_ag_ranks[q] && sets[g].bytes[j] >= AG_EVAL_LO && sets[g].bytes[j] <= AG_EVAL_HI;
         if (in) rel[ne++] = sets[g].pred[j] / sets[g].t[j] - 1.0;
       }
       if (q == 3) r->err[g] = tps_loo_summary(rel, ne);
@@ -212,10 +193,6 @@ static int run_gather_loo(aset *sets, int ns, gather_loo *r) {
 
 /* ------------------------------------------------------------------ break-even */
 
-#define OUT_BYTES_PER_TOKEN 3584.0 /* fused_wqa_wkv: 1792 bf16 outputs per token */
-#define BE_N 1792
-#define BE_TMAX 16384.0
-#define BE_NONE 32768.0 /* "never below 16384": counted as twice the grid's end */
 
 typedef struct { const tps_xg_model *m; const tps_gpu *gpu; tps_xg_harness h; } gemm_fn_ctx;
 typedef struct { const tps_xga_model *m; const tps_gpu *gpu; int n; } gather_fn_ctx;
@@ -229,24 +206,6 @@ static double gather_fn(double x, void *vc) {
   return tps_xga_time_us(c->m, c->gpu, x, c->n, TPS_XGA_NCCL, NULL);
 }
 
-#define BE_MAXROWS 64
-typedef struct {
-  const tps_gpu *gpu;
-  int path, tp;
-  double meas, pred, lo, hi; /* break-even tokens; BE_NONE for none */
-  double meas_ag10;          /* the measured break-even with the measured gather 10% slower */
-  int agree, grid;           /* decisions that agree at T = 1, 2, 4 .. 16384 */
-  int covered, has_interval;
-  /* the excess (model/predict/excess.h) on the measured parts of: the predicted break-even as
-   * the threshold, the next power of two >= it (what a thresholds file says), the measured one */
-  tps_excess ex_pred, ex_pow2, ex_meas;
-  long pow2;                 /* that power of two; 0: never */
-  /* the evidence hierarchy's answer (model/predict/resolve.h): a measured sibling's GEMM
-   * (moved) and gather (as measured) where the training GPUs hold one, else the models */
-  char sib_gemm[32], sib_gather[32]; /* "" when the model answered */
-  double pred_h;
-  tps_excess ex_h;
-} be_row;
 
 static double be_or_none(double b) { return b > 0 ? b : BE_NONE; }
 
@@ -294,44 +253,14 @@ static void usage(FILE *fp) {
           "  -h, --help    print this help and exit\n\n"
           "Exit status: 0 ok, 1 a fit failed, 2 usage or input error.\n");
 }
-typedef struct {
-  int path;
-  int ns;
-  gset sets[MAXSETS];
-  gemm_loo r;
-} gemm_part;
 
-/* One run of the command: what it does, what it read, what it found. */
-typedef struct {
-  int json, do_gemm, do_gather, do_be, do_w8;
-  const tps_gpu *hold;       /* --hold-out: that GPU's GEMM fold only */
-  gemm_part gp[TPS_XG_NPATH];
-  aset as[MAXSETS];
-  int nas;
-  gather_loo ar;
-  be_row be[BE_MAXROWS];
-  int nbe;
-  w8_part w8;
-} loo_run;
-
-static int gemm_group_of(const gemm_part *gp, const tps_gpu *gpu, int *set) {
+int tps_loo_gemm_group_of(const gemm_part *gp, const tps_gpu *gpu, int *set) {
   for (int i = 0; i < gp->ns; i++)
     if (gp->sets[i].gpu == gpu) { if (set) *set = i; return gp->r.grp[i]; }
   return -1;
 }
 
-static json_t *err_json(const tps_loo_err *e) {
-  json_t *o = json_object();
-  json_object_set_new(o, "n", json_integer((json_int_t)e->n));
-  tps_json_set_num(o, "median_abs_rel", e->med_abs);
-  tps_json_set_num(o, "max_abs_rel", e->max_abs);
-  return o;
-}
 
-static void print_be(double v) {
-  if (v >= BE_NONE) printf(" %9s", "none");
-  else printf(" %9.0f", v);
-}
 
 /* ------------------------------------------------------------------ break-even rows */
 
@@ -345,7 +274,6 @@ static double mc_split(long T, void *vc) {
   const meas_costs *m = vc;
   return tps_loo_curve_eval(m->g, ceil((double)T / m->tp)) + tps_loo_curve_eval(m->a, (double)T * OUT_BYTES_PER_TOKEN);
 }
-static double as_threshold(double be) { return be >= BE_NONE || !(be > 0) ? TPS_EXCESS_NEVER : be; }
 
 /* The interval of row b (GPU a): break-even errors of the other GPUs of the fabric, each
  * predicted by fits without this GPU and itself (both paths, all TP). */
@@ -360,14 +288,14 @@ static void be_interval(const loo_run *r, int a, be_row *b) {
     size_t k0 = k;
     for (int p2 = 0; p2 < TPS_XG_NPATH; p2++) {
       const gemm_part *gp = &r->gp[p2];
-      int sh = 0, gh = gemm_group_of(gp, as[h].gpu, &sh), ga = gemm_group_of(gp, as[a].gpu, NULL);
+      int sh = 0, gh = tps_loo_gemm_group_of(gp, as[h].gpu, &sh), ga = tps_loo_gemm_group_of(gp, as[a].gpu, NULL);
       if (gh < 0 || ga < 0 || gp->sets[sh].harness.kind != TPS_XG_AIC) continue;
       tps_loo_curve *hg = tps_lgo_measured_gemm(&gp->sets[sh], BE_N);
       for (int q2 = 0; q2 < 3; q2++) {
-        tps_loo_curve *ha = tps_lgo_measured_gather(&as[h], ag_ranks[q2]);
+        tps_loo_curve *ha = tps_lgo_measured_gather(&as[h], tps_loo_ag_ranks[q2]);
         if (hg && ha) {
-          double mh = be_or_none(tps_loo_breakeven(hg, ha, ag_ranks[q2], OUT_BYTES_PER_TOKEN, BE_TMAX));
-          double ph = be_or_none(be_model(&gp->r.nest[ga][gh], &ar->nest[a][h], as[h].gpu, ag_ranks[q2], NULL));
+          double mh = be_or_none(tps_loo_breakeven(hg, ha, tps_loo_ag_ranks[q2], OUT_BYTES_PER_TOKEN, BE_TMAX));
+          double ph = be_or_none(be_model(&gp->r.nest[ga][gh], &ar->nest[a][h], as[h].gpu, tps_loo_ag_ranks[q2], NULL));
           lr[k++] = log(ph / mh);
         }
         tps_loo_curve_free(ha);
@@ -429,7 +357,7 @@ static void be_hierarchy(const loo_run *r, const gemm_part *g, int gg, int a, co
   if (mg && ma && pg && ua) {
     meas_costs mc = {mg, ma, tp};
     tps_costs c = {mc_replicated, mc_split, &mc};
-    tps_excess_eval(&c, as_threshold(b->pred_h), (long)BE_TMAX, &b->ex_h);
+    tps_excess_eval(&c, tps_loo_as_threshold(b->pred_h), (long)BE_TMAX, &b->ex_h);
   }
   tps_loo_curve_free(pg);
   tps_loo_curve_free(pa);
@@ -459,9 +387,9 @@ static void be_fill(const loo_run *r, const gemm_part *g, int gg, int a, const t
   if (mg && ma) {
     meas_costs mc = {mg, ma, tp};
     tps_costs c = {mc_replicated, mc_split, &mc};
-    tps_excess_eval(&c, as_threshold(b->pred), (long)BE_TMAX, &b->ex_pred);
+    tps_excess_eval(&c, tps_loo_as_threshold(b->pred), (long)BE_TMAX, &b->ex_pred);
     tps_excess_eval(&c, b->pow2 ? (double)b->pow2 : TPS_EXCESS_NEVER, (long)BE_TMAX, &b->ex_pow2);
-    tps_excess_eval(&c, as_threshold(b->meas), (long)BE_TMAX, &b->ex_meas);
+    tps_excess_eval(&c, tps_loo_as_threshold(b->meas), (long)BE_TMAX, &b->ex_meas);
   }
   be_hierarchy(r, g, gg, a, mg, ma, tp, b);
   tps_loo_curve_free(ma);
@@ -472,301 +400,17 @@ static void be_compute(loo_run *r) {
   for (int path = 0; path < TPS_XG_NPATH; path++) {
     const gemm_part *g = &r->gp[path];
     for (int a = 0; a < r->nas; a++) {
-      int si, gg = gemm_group_of(g, r->as[a].gpu, &si);
+      int si, gg = tps_loo_gemm_group_of(g, r->as[a].gpu, &si);
       if (gg < 0 || g->sets[si].harness.kind != TPS_XG_AIC || !r->ar.fold_ok[a]) continue;
       tps_loo_curve *mg = tps_lgo_measured_gemm(&g->sets[si], BE_N);
       for (int q = 0; q < 3 && r->nbe < BE_MAXROWS; q++) {
         be_row *b = &r->be[r->nbe++];
-        be_fill(r, g, gg, a, mg, ag_ranks[q], b);
+        be_fill(r, g, gg, a, mg, tps_loo_ag_ranks[q], b);
         be_interval(r, a, b);
       }
       tps_loo_curve_free(mg);
     }
   }
-}
-
-/* ------------------------------------------------------------------ text */
-
-static void print_gemm(const loo_run *r) {
-  size_t cin = 0, ctot = 0;
-  for (int path = 0; path < TPS_XG_NPATH; path++) {
-    const gemm_part *g = &r->gp[path];
-    printf("# GEMM %s, K %d, leave one GPU out (fit on the other GPUs, predict this one)\n", tps_xg_path_names[path], GEMM_K);
-    printf("%-20s %-34s %5s %8s %8s %8s %9s\n", "gpu", "data", "n", "med_err", "max_err", "cover90", "width90");
-    for (int i = 0; i < g->ns; i++) {
-      const gset *s = &g->sets[i];
-      if (!g->r.fold_ok[g->r.grp[i]]) continue;
-      if (r->hold) {
-        printf("%-20s %-34s %5zu %7.1f%% %7.1f%% %8s %9s\n", s->gpu->name, s->what, s->neval, 100 * g->r.err[i].med_abs,
-               100 * g->r.err[i].max_abs, "-", "-");
-        continue;
-      }
-      printf("%-20s %-34s %5zu %7.1f%% %7.1f%% %7.1f%% %8.1f%%\n", s->gpu->name, s->what, s->neval, 100 * g->r.err[i].med_abs,
-             100 * g->r.err[i].max_abs, 100 * g->r.cover[i], 100 * g->r.width[i]);
-      cin += (size_t)(g->r.cover[i] * (double)s->neval + 0.5);
-      ctot += s->neval;
-    }
-    printf("\n");
-  }
-  if (r->hold) return;
-  double *all = malloc((ctot ? ctot : 1) * sizeof *all);
-  size_t na = 0;
-  for (int path = 0; path < TPS_XG_NPATH && all; path++)
-    for (int i = 0; i < r->gp[path].ns; i++) {
-      const gset *s = &r->gp[path].sets[i];
-      for (size_t j = 0; j < s->n; j++) if (s->eval[j]) all[na++] = s->pred[j] / s->t[j] - 1.0;
-    }
-  tps_loo_err pe = tps_loo_summary(all, na);
-  free(all);
-  printf("# GEMM 90%% interval coverage, all GPUs and paths: %.1f%% of %zu points\n", 100.0 * (double)cin / (double)ctot, ctot);
-  printf("# GEMM held-out error, all GPUs and paths pooled: median %.1f%%, max %.1f%%\n\n", 100 * pe.med_abs, 100 * pe.max_abs);
-}
-
-static void print_gather(const loo_run *r) {
-  const aset *as = r->as;
-  const gather_loo *ar = &r->ar;
-  printf("# all-gather (NCCL), leave one GPU out among the GPUs of the same fabric (NVLink, PCIe)\n");
-  printf("# med/max_err: 8 GPUs, 64 KiB..64 MiB; med2/med4: 2 and 4 GPUs, same sizes\n");
-  printf("%-20s %-7s %-6s %5s %8s %8s %8s %8s %8s %8s\n", "gpu", "fabric", "nccl", "n", "med_err", "max_err", "med2", "med4", "cover90", "med_1pt");
-  for (int a = 0; a < r->nas; a++) {
-    printf("%-20s %-7s %-6s %5zu", as[a].gpu->name, as[a].gpu->nvlink ? "NVLink" : "PCIe", as[a].version, as[a].neval);
-    if (!ar->fold_ok[a]) { printf(" %8s\n", "no fit"); continue; }
-    printf(" %7.1f%% %7.1f%% %7.1f%% %7.1f%%", 100 * ar->err[a].med_abs, 100 * ar->err[a].max_abs, 100 * ar->err_n[a][0].med_abs,
-           100 * ar->err_n[a][1].med_abs);
-    if (ar->hw_ok[a]) printf(" %7.1f%%", 100 * ar->cover[a]);
-    else printf(" %8s", "-");
-    printf(" %7.1f%%\n", 100 * ar->err_1pt[a].med_abs);
-  }
-  printf("\n");
-}
-
-static void print_w8(const w8_part *w8) {
-  printf("# our w8a16 kernels (%s), %s, K %ld N %ld: fitted on this table (one GPU)\n", w8->file, w8->gpu->name, w8->k, w8->n);
-  printf("# in sample: median |err| %.1f%%, max %.1f%%; leave one M out: median %.1f%%, max %.1f%% (%d refits failed)\n",
-         100 * w8->in.med_abs, 100 * w8->in.max_abs, 100 * w8->loo.med_abs, 100 * w8->loo.max_abs, w8->loo_failed);
-  printf("#");
-  for (int j = 0; j < TPS_XW8_NPAR; j++) printf(" %s=%.4g", tps_xw8_par_names[j], w8->m.p[j]);
-  printf("\n%8s %7s %11s %9s %8s %9s %8s\n", "rows", "kernel", "measured_us", "model_us", "rel_err", "loo_us", "loo_err");
-  for (size_t i = 0; i < w8->npts; i++) {
-    int kind;
-    tps_xw8_time_us(&w8->m, w8->gpu, w8->rows[i], w8->n, w8->k, &kind);
-    printf("%8ld %7s %11.3f %9.3f %+7.1f%% %9.3f %+7.1f%%\n", w8->rows[i], kind ? "wgmma" : "stream", w8->t[i], w8->fit_us[i],
-           100 * (w8->fit_us[i] / w8->t[i] - 1), w8->loo_us[i], 100 * (w8->loo_us[i] / w8->t[i] - 1));
-  }
-  printf("\n");
-}
-
-static void print_breakeven(const loo_run *r) {
-  int agree = 0, grid = 0, within = 0, cov = 0, ncov = 0;
-  printf("# break-even tokens (N %d, %.0f bytes per token): from the GPU's measured GEMM and gather\n", BE_N, OUT_BYTES_PER_TOKEN);
-  printf("# (Steffen in log-log) vs from the models fitted without it; 'none': the split does not win\n");
-  printf("# for good below %.0f tokens; decisions at T = 1, 2, 4 .. 16384; ag+10%%: the measured break-even\n", BE_TMAX);
-  printf("# with the measured gather 10%% slower (how much a gather error moves the answer)\n");
-  printf("%-20s %-10s %3s %9s %9s %8s %9s %9s %7s %9s %9s\n", "gpu", "path", "tp", "measured", "predicted", "rel_err", "lo90", "hi90",
-         "covered", "decisions", "ag+10%");
-  for (int i = 0; i < r->nbe; i++) {
-    const be_row *b = &r->be[i];
-    double rel = b->pred / b->meas - 1.0;
-    printf("%-20s %-10s %3d", b->gpu->name, tps_xg_path_names[b->path], b->tp);
-    print_be(b->meas);
-    print_be(b->pred);
-    if (b->meas >= BE_NONE && b->pred >= BE_NONE) printf(" %8s", "both");
-    else printf(" %+7.1f%%", 100 * rel);
-    if (b->has_interval) { print_be(b->lo); print_be(b->hi); printf(" %7s", b->covered ? "yes" : "no"); }
-    else printf(" %9s %9s %7s", "-", "-", "-");
-    printf(" %6d/%d", b->agree, b->grid);
-    print_be(b->meas_ag10);
-    printf("\n");
-    agree += b->agree;
-    grid += b->grid;
-    within += fabs(rel) <= 0.15 || (b->meas >= BE_NONE && b->pred >= BE_NONE);
-    if (b->has_interval) { ncov++; cov += b->covered; }
-  }
-  printf("# break-even within 15%%: %d of %d; decisions agree: %d of %d (%.1f%%); 90%% interval covers: %d of %d\n", within, r->nbe,
-         agree, grid, 100.0 * agree / grid, cov, ncov);
-}
-
-/* The excess target of a leave-one-GPU-out threshold (issue 27 item 5). */
-#define EX_MEAN_TARGET 0.01
-#define EX_WORST_TARGET 0.10
-static int ex_met(const tps_excess *x) { return x->n && x->mean <= EX_MEAN_TARGET && x->worst <= EX_WORST_TARGET; }
-
-static void print_ex(const tps_excess *x, int at) {
-  if (!x->n) { printf(" %7s %7s%s", "-", "-", at ? "      -" : ""); return; }
-  printf(" %6.2f%% %6.1f%%", 100 * x->mean, 100 * x->worst);
-  if (at && x->worst > 0) printf(" %6ld", x->t_worst);
-  else if (at) printf(" %6s", "-");
-}
-
-static void print_excess(const loo_run *r) {
-  int met = 0, met2 = 0, n = 0;
-  printf("\n# decision quality: what the threshold costs on the held-out GPU's measured parts (GEMM N %d and\n", BE_N);
-  printf("# gather, as the measured break-even above): excess(T) = (split(T) if T >= threshold else replicated(T))\n");
-  printf("# / min(split(T), replicated(T)) - 1 at T = round(2^(i/8)) = 1..%.0f (95 points); mean and worst over them;\n", BE_TMAX);
-  printf("# at_T: where the worst is ('-': nowhere).  threshold: the predicted break-even; pow2: the next power of two >= it (a\n");
-  printf("# thresholds file's split_from_tokens); measured: the measured break-even (what a single threshold costs\n");
-  printf("# even when the break-even is right).  Target (issue 27): mean <= 1%%, worst <= 10%%.\n");
-  printf("%-20s %-10s %3s %9s %7s %7s %6s %7s %7s %7s %7s %7s %6s\n", "gpu", "path", "tp", "threshold", "mean", "worst", "at_T", "pow2",
-         "mean", "worst", "m_mean", "m_worst", "target");
-  for (int i = 0; i < r->nbe; i++) {
-    const be_row *b = &r->be[i];
-    printf("%-20s %-10s %3d", b->gpu->name, tps_xg_path_names[b->path], b->tp);
-    print_be(b->pred);
-    print_ex(&b->ex_pred, 1);
-    if (b->pow2) printf(" %7ld", b->pow2);
-    else printf(" %7s", "none");
-    print_ex(&b->ex_pow2, 0);
-    print_ex(&b->ex_meas, 0);
-    printf(" %6s\n", ex_met(&b->ex_pred) ? "met" : "missed");
-    n++;
-    met += ex_met(&b->ex_pred);
-    met2 += ex_met(&b->ex_pow2);
-  }
-  printf("# excess target met (mean <= 1%%, worst <= 10%%): %d of %d with the break-even as the threshold, %d of %d with pow2\n",
-         met, n, met2, n);
-  int meth = 0, nh = 0, meth_sib = 0, nsib = 0;
-  printf("\n# decision quality of the evidence hierarchy (model/predict/resolve.h): each part from a measured sibling among\n");
-  printf("# the training GPUs (GEMM: same architecture, moved by the regime's spec ratio; gather: same fabric, as\n");
-  printf("# measured) where there is one, else the cross-GPU model as above; scored as above ('-': the model answered)\n");
-  printf("%-20s %-10s %3s %-12s %-12s %9s %7s %7s %6s %6s\n", "gpu", "path", "tp", "gemm_from", "gather_from", "threshold", "mean",
-         "worst", "at_T", "target");
-  for (int i = 0; i < r->nbe; i++) {
-    const be_row *b = &r->be[i];
-    printf("%-20s %-10s %3d %-12s %-12s", b->gpu->name, tps_xg_path_names[b->path], b->tp, b->sib_gemm[0] ? b->sib_gemm : "-",
-           b->sib_gather[0] ? b->sib_gather : "-");
-    print_be(b->pred_h);
-    print_ex(&b->ex_h, 1);
-    printf(" %6s\n", ex_met(&b->ex_h) ? "met" : "missed");
-    nh++;
-    meth += ex_met(&b->ex_h);
-    if (b->sib_gemm[0] || b->sib_gather[0]) { nsib++; meth_sib += ex_met(&b->ex_h); }
-  }
-  printf("# excess target met by the hierarchy: %d of %d (%d of the %d rows a sibling answers)\n", meth, nh, meth_sib, nsib);
-}
-
-/* ------------------------------------------------------------------ JSON */
-
-static json_t *gemm_json(const loo_run *r, int path, int i) {
-  const gemm_part *g = &r->gp[path];
-  const gset *s = &g->sets[i];
-  json_t *o = err_json(&g->r.err[i]), *pts = json_array();
-  for (size_t j = 0; j < s->n; j++) {
-    if (!s->eval[j]) continue;
-    json_t *q = json_object();
-    json_object_set_new(q, "m", json_integer(s->m[j]));
-    json_object_set_new(q, "n", json_integer(s->nn[j]));
-    json_object_set_new(q, "line", json_integer(s->line[j]));
-    tps_json_set_num(q, "measured_us", s->t[j]);
-    tps_json_set_num(q, "predicted_us", s->pred[j]);
-    tps_json_set_num(q, "lo90_us", r->hold ? NAN : s->pred[j] * exp(-s->sigma_pred[j]));
-    tps_json_set_num(q, "hi90_us", r->hold ? NAN : s->pred[j] * exp(s->sigma_pred[j]));
-    json_array_append_new(pts, q);
-  }
-  json_object_set_new(o, "points", pts);
-  /* the fold that predicted it (fitted without this GPU): e.g. floor_bench_us, fitted
-   * when another GPU's bench table is in the fold, else tps_xg_bench_floor_spec_us */
-  json_t *fp = json_object();
-  for (int j = 0; j < TPS_XG_NPAR; j++) tps_json_set_num(fp, tps_xg_par_names[j], g->r.fold[g->r.grp[i]].p[j]);
-  json_object_set_new(o, "fold_params", fp);
-  json_object_set_new(o, "gpu", json_string(s->gpu->name));
-  json_object_set_new(o, "path", json_string(tps_xg_path_names[path]));
-  json_object_set_new(o, "data", json_string(s->what));
-  json_object_set_new(o, "file", json_string(s->file));
-  tps_json_set_num(o, "coverage90", r->hold ? NAN : g->r.cover[i]);
-  tps_json_set_num(o, "width90", r->hold ? NAN : g->r.width[i]);
-  return o;
-}
-
-static json_t *gather_json(const loo_run *r, int a) {
-  const aset *as = &r->as[a];
-  const gather_loo *ar = &r->ar;
-  json_t *o = err_json(&ar->err[a]);
-  json_object_set_new(o, "gpu", json_string(as->gpu->name));
-  json_object_set_new(o, "fabric", json_string(as->gpu->nvlink ? "nvlink" : "pcie"));
-  json_object_set_new(o, "file", json_string(as->file));
-  tps_json_set_num(o, "median_abs_rel_2", ar->err_n[a][0].med_abs);
-  tps_json_set_num(o, "median_abs_rel_4", ar->err_n[a][1].med_abs);
-  tps_json_set_num(o, "coverage90", ar->hw_ok[a] ? ar->cover[a] : NAN);
-  json_t *pts = json_array();
-  for (size_t j = 0; j < as->n; j++) {
-    json_t *q = json_object();
-    json_object_set_new(q, "ranks", json_integer(as->ranks[j]));
-    tps_json_set_num(q, "bytes", as->bytes[j]);
-    tps_json_set_num(q, "measured_us", as->t[j]);
-    tps_json_set_num(q, "predicted_us", as->pred[j]);
-    tps_json_set_num(q, "lo90_us", ar->hw_ok[a] ? as->pred[j] * exp(-ar->hw[a]) : NAN);
-    tps_json_set_num(q, "hi90_us", ar->hw_ok[a] ? as->pred[j] * exp(ar->hw[a]) : NAN);
-    json_object_set_new(q, "scored", json_boolean(as->eval[j]));
-    json_array_append_new(pts, q);
-  }
-  json_object_set_new(o, "points", pts);
-  return o;
-}
-
-/* {"threshold": T or null (never), "mean", "worst", "worst_at_tokens", "points"} */
-static json_t *excess_json(double threshold, const tps_excess *x) {
-  json_t *o = json_object();
-  tps_json_set_num(o, "threshold", isfinite(threshold) ? threshold : NAN);
-  tps_json_set_num(o, "mean", x->n ? x->mean : NAN);
-  tps_json_set_num(o, "worst", x->n ? x->worst : NAN);
-  json_object_set_new(o, "worst_at_tokens", x->n ? json_integer(x->t_worst) : json_null());
-  json_object_set_new(o, "points", json_integer((json_int_t)x->n));
-  return o;
-}
-
-static json_t *be_json(const be_row *b) {
-  json_t *o = json_object();
-  json_object_set_new(o, "gpu", json_string(b->gpu->name));
-  json_object_set_new(o, "path", json_string(tps_xg_path_names[b->path]));
-  json_object_set_new(o, "tp", json_integer(b->tp));
-  tps_json_set_num(o, "measured", b->meas >= BE_NONE ? NAN : b->meas);
-  tps_json_set_num(o, "predicted", b->pred >= BE_NONE ? NAN : b->pred);
-  tps_json_set_num(o, "lo90", b->has_interval ? b->lo : NAN);
-  tps_json_set_num(o, "hi90", b->has_interval ? b->hi : NAN);
-  json_object_set_new(o, "decisions_agree", json_integer(b->agree));
-  json_object_set_new(o, "decisions", json_integer(b->grid));
-  /* decision quality (issue 27 item 5): the excess of thresholds on the measured parts */
-  json_object_set_new(o, "excess", excess_json(as_threshold(b->pred), &b->ex_pred));
-  json_object_set_new(o, "excess_pow2", excess_json(b->pow2 ? (double)b->pow2 : TPS_EXCESS_NEVER, &b->ex_pow2));
-  json_object_set_new(o, "excess_measured", excess_json(as_threshold(b->meas), &b->ex_meas));
-  json_object_set_new(o, "excess_target_met", json_boolean(ex_met(&b->ex_pred)));
-  json_t *hj = excess_json(as_threshold(b->pred_h), &b->ex_h);
-  json_object_set_new(hj, "gemm_sibling", b->sib_gemm[0] ? json_string(b->sib_gemm) : json_null());
-  json_object_set_new(hj, "gather_sibling", b->sib_gather[0] ? json_string(b->sib_gather) : json_null());
-  json_object_set_new(o, "excess_hierarchy", hj);
-  return o;
-}
-
-static json_t *w8_json(const w8_part *w8) {
-  json_t *o = json_object(), *pts = json_array();
-  json_object_set_new(o, "gpu", json_string(w8->gpu->name));
-  json_object_set_new(o, "file", json_string(w8->file));
-  json_object_set_new(o, "in_sample", err_json(&w8->in));
-  json_object_set_new(o, "leave_one_m_out", err_json(&w8->loo));
-  for (size_t i = 0; i < w8->npts; i++) {
-    json_t *q = json_object();
-    json_object_set_new(q, "rows", json_integer(w8->rows[i]));
-    tps_json_set_num(q, "measured_us", w8->t[i]);
-    tps_json_set_num(q, "model_us", w8->fit_us[i]);
-    tps_json_set_num(q, "loo_us", w8->loo_us[i]);
-    json_array_append_new(pts, q);
-  }
-  json_object_set_new(o, "points", pts);
-  return o;
-}
-
-static int print_json(const loo_run *r) {
-  json_t *root = json_object(), *jg = json_array(), *ja = json_array(), *jb = json_array();
-  for (int path = 0; path < TPS_XG_NPATH && r->do_gemm; path++)
-    for (int i = 0; i < r->gp[path].ns; i++)
-      if (r->gp[path].r.fold_ok[r->gp[path].r.grp[i]]) json_array_append_new(jg, gemm_json(r, path, i));
-  for (int a = 0; a < r->nas && r->do_gather; a++) json_array_append_new(ja, gather_json(r, a));
-  for (int i = 0; i < r->nbe && r->do_be; i++) json_array_append_new(jb, be_json(&r->be[i]));
-  if (r->do_w8) json_object_set_new(root, "w8a16", w8_json(&r->w8));
-  json_object_set_new(root, "gemm", jg);
-  json_object_set_new(root, "gather", ja);
-  json_object_set_new(root, "breakeven", jb);
-  return tps_json_print(root) ? TPS_EXIT_FAIL : TPS_EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ the command */
@@ -853,13 +497,8 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
     r->do_gather = r->do_be = r->do_w8 = 0; /* one GEMM fold: a quick look, and the leakage test */
   }
   rc = load_and_fit(r, &gt);
-  if (rc == TPS_EXIT_OK && r->json) rc = print_json(r);
-  else if (rc == TPS_EXIT_OK) {
-    if (r->do_gemm) print_gemm(r);
-    if (r->do_gather) print_gather(r);
-    if (r->do_w8) print_w8(&r->w8);
-    if (r->do_be && r->nbe) { print_breakeven(r); print_excess(r); }
-  }
+  if (rc == TPS_EXIT_OK && r->json) rc = tps_loo_print_json(r);
+  else if (rc == TPS_EXIT_OK) tps_loo_print_text(r);
   for (int path = 0; path < TPS_XG_NPATH; path++)
     for (int i = 0; i < r->gp[path].ns; i++) tps_lgo_gset_free(&r->gp[path].sets[i]);
   for (int a = 0; a < r->nas; a++) tps_lgo_aset_free(&r->as[a]);

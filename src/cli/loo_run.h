@@ -1,0 +1,89 @@
+/* loo_run.h: what `tpsplit fit --loo-gpu` computes (src/cli/cmd_loo.c) and prints
+ * (src/cli/loo_report.c): the per-GPU folds of the GEMM and all-gather models, the break-even
+ * rows with their decision quality (by the models and by the evidence hierarchy). */
+#ifndef TPS_CLI_LOO_RUN_H
+#define TPS_CLI_LOO_RUN_H
+#include <math.h>
+#include "src/cli/loo_data.h"
+#include "model/numeric/robust.h"
+#include "model/predict/excess.h"
+
+#define OUT_BYTES_PER_TOKEN 3584.0 /* fused_wqa_wkv: 1792 bf16 outputs per token */
+#define BE_N 1792
+#define BE_TMAX 16384.0
+#define BE_NONE 32768.0 /* "never below 16384": counted as twice the grid's end */
+#define EX_MEAN_TARGET 0.01  /* issue 27: mean excess <= 1% */
+#define EX_WORST_TARGET 0.10 /* and worst <= 10% */
+
+typedef struct {
+  int ngpu, grp[MAXSETS];
+  tps_xg_model fold[MAXSETS]; /* per GPU: the fit without it */
+  int fold_ok[MAXSETS];       /* fitted (all, or the --hold-out GPU) */
+  tps_xg_model nest[MAXSETS][MAXSETS]; /* per GPU pair (g, h): the fit without both */
+  double sigma[MAXSETS];      /* per GPU: 90% interval log half-width (nested) */
+  tps_loo_err err[MAXSETS];   /* per set */
+  double cover[MAXSETS];      /* per set: share of its points inside the 90% interval */
+  double width[MAXSETS];      /* per set: full width of the interval, relative */
+} gemm_loo;
+
+typedef struct {
+  tps_xga_model fold[MAXSETS];
+  tps_xga_model nest[MAXSETS][MAXSETS];
+  int nest_ok[MAXSETS][MAXSETS];
+  int fold_ok[MAXSETS];
+  tps_loo_err err[MAXSETS], err_n[MAXSETS][3]; /* eval points; 64 KiB..64 MiB at 2, 4, 8 ranks */
+  tps_loo_err err_1pt[MAXSETS]; /* eval points, the latency shifted to the GPU's own smallest-size time */
+  double hw[MAXSETS], cover[MAXSETS];
+  int hw_ok[MAXSETS];
+} gather_loo;
+
+extern const int tps_loo_ag_ranks[3]; /* 2, 4, 8 */
+
+#define BE_MAXROWS 64
+typedef struct {
+  const tps_gpu *gpu;
+  int path, tp;
+  double meas, pred, lo, hi; /* break-even tokens; BE_NONE for none */
+  double meas_ag10;          /* the measured break-even with the measured gather 10% slower */
+  int agree, grid;           /* decisions that agree at T = 1, 2, 4 .. 16384 */
+  int covered, has_interval;
+  /* the excess (model/predict/excess.h) on the measured parts of: the predicted break-even as
+   * the threshold, the next power of two >= it (what a thresholds file says), the measured one */
+  tps_excess ex_pred, ex_pow2, ex_meas;
+  long pow2;                 /* that power of two; 0: never */
+  /* the evidence hierarchy's answer (model/predict/resolve.h): a measured sibling's GEMM
+   * (moved) and gather (as measured) where the training GPUs hold one, else the models */
+  char sib_gemm[32], sib_gather[32]; /* "" when the model answered */
+  double pred_h;
+  tps_excess ex_h;
+} be_row;
+
+typedef struct {
+  int path;
+  int ns;
+  gset sets[MAXSETS];
+  gemm_loo r;
+} gemm_part;
+
+/* One run of the command: what it does, what it read, what it found. */
+typedef struct {
+  int json, do_gemm, do_gather, do_be, do_w8;
+  const tps_gpu *hold;       /* --hold-out: that GPU's GEMM fold only */
+  gemm_part gp[TPS_XG_NPATH];
+  aset as[MAXSETS];
+  int nas;
+  gather_loo ar;
+  be_row be[BE_MAXROWS];
+  int nbe;
+  w8_part w8;
+} loo_run;
+
+/* The fold group of gpu in a GEMM part (and its set, when set is not NULL); -1 none. */
+int tps_loo_gemm_group_of(const gemm_part *gp, const tps_gpu *gpu, int *set);
+/* A break-even as a threshold (TPS_EXCESS_NEVER for none). */
+static inline double tps_loo_as_threshold(double be) { return be >= BE_NONE || !(be > 0) ? TPS_EXCESS_NEVER : be; }
+/* The tables (text) or the JSON of a run; the exit code of printing. */
+void tps_loo_print_text(const loo_run *r);
+int tps_loo_print_json(const loo_run *r);
+
+#endif
