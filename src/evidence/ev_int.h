@@ -1,0 +1,176 @@
+/* ev_int.h: what the files of src/evidence share (not the API: evidence.h): the part set's
+ * state, the loaded files, the measured points, small helpers, and the functions one file
+ * calls in another (evidence.c reads; evidence_resolve.c resolves parts; evidence_use.c
+ * builds contexts and says where each part came from). */
+#ifndef TPS_EVIDENCE_EV_INT_H
+#define TPS_EVIDENCE_EV_INT_H
+#include "src/evidence/evidence.h"
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include "src/io/aic.h"
+#include "src/base/util.h"
+#include "src/io/fitfile.h"
+#include "src/evidence/fit_from_file.h"
+#include "src/base/jsonout.h"
+#include "src/io/table.h"
+#include "model/predict/resolve.h"
+#include "src/base/util.h"
+#define MAXXG 32
+#define MAXXA 16
+#define MAXROWS 96
+#define MAXUSER 16
+#define MAXLOADED 32
+#define Z90 1.6448536269514722 /* the 95% quantile of N(0,1): a 90% half-width / Z90 = sd */
+
+/* ------------------------------------------------------------------ data/xgpu.fit */
+typedef tps_res_xgemm xg_row;   /* model/predict/resolve.h */
+typedef tps_res_xgather xa_row;
+
+/* ------------------------------------------------------------------ data/parts.tsv */
+typedef struct {
+  const tps_gpu *gpu;
+  int gather;           /* 0 gemm, 1 gather */
+  const tps_path *path; /* gemm */
+  int backend;          /* gather */
+  int tps[8], ntp;      /* gather */
+  char file[512];       /* as written (under data/) */
+  char sel[128];
+  long line;
+} prow;
+
+/* ------------------------------------------------------------------ files read once */
+enum { LF_AIC = 1, LF_TABLE, LF_FIT };
+typedef struct {
+  char path[4096];
+  char name[4200];        /* in messages: as the user gave it, or data/... for bundled files */
+  int kind;
+  tps_aic_file aic;
+  tps_table tab;
+  tps_fit *fit;
+  char gather_line[128];  /* a bench allgather log's "# Gather: X" word, "" none */
+} loaded;
+
+/* A user file: what it is and what it measures. */
+typedef struct {
+  char spec[4200];        /* as given */
+  char path[4096];        /* the file */
+  tps_aic_filter sel;     /* AIC selection */
+  loaded *lf;
+  const tps_gpu *gpu;     /* measured on */
+  const tps_path *kpath;  /* GEMM: the path */
+  int backend;            /* gather */
+  int ranks[16], nranks;  /* gather: the TPs it measures */
+  int from_split;         /* split table: replicated column / derived gather */
+} ufile;
+
+struct tps_partset {
+  const tps_gpu_table *gt;
+  tps_partset_opts o;
+  pthread_mutex_t lock;
+  char xgpu_file[4096];
+  xg_row xg[MAXXG];
+  int nxg;
+  xa_row xa[MAXXA];
+  int nxa;
+  int have_w8;
+  char w8_gpu[32], w8_file[256];
+  double w8_sigma;
+  tps_xw8_model w8;
+  char parts_file[4096];
+  prow rows[MAXROWS];
+  int nrows;
+  int h20_state;          /* 0 not tried, 1 ok, -1 failed */
+  tps_fit *h20;
+  const tps_gpu *h20_gpu;
+  char h20_file[4096];
+  loaded *lf[MAXLOADED];
+  int nlf;
+  ufile ug[MAXUSER], ua[MAXUSER];
+  int nug, nua;
+  tps_partsrc **res;
+  char **key;
+  char *used;
+  size_t nres, cap;
+  int next_id;
+  int defer_tab;          /* tps_partset_prepare: tables made afterwards, in threads */
+};
+
+/* ------------------------------------------------------------------ small helpers */
+/* The same GPU, by name: callers may hold GPUs of another copy of the table. */
+#define SAME(a, b) ((a) && (b) && strcmp((a)->name, (b)->name) == 0)
+static inline void cpy(char *d, size_t n, const char *s) {
+  if (!n) return;
+  size_t l = s ? strlen(s) : 0;
+  if (l >= n) l = n - 1;
+  if (l) memcpy(d, s, l);
+  d[l] = 0;
+}
+
+static inline void catf(char *buf, size_t sz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void catf(char *buf, size_t sz, const char *fmt, ...) {
+  size_t l = strlen(buf);
+  if (l + 1 >= sz) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + l, sz - l, fmt, ap);
+  va_end(ap);
+}
+
+/* "data/x" for a bundled file, else the name as given. */
+static inline const char *shown(const char *path) {
+  const char *d = tps_data_dir();
+  size_t l = d ? strlen(d) : 0;
+  static __thread char buf[4200];
+  if (l && strncmp(path, d, l) == 0 && path[l] == '/') {
+    snprintf(buf, sizeof buf, "data/%s", path + l + 1);
+    return buf;
+  }
+  return path;
+}
+
+static inline void fmt_bytes(char *b, size_t n, double x) {
+  if (x >= 1024.0 * 1024 && fmod(x, 1024.0 * 1024) == 0) snprintf(b, n, "%.0f MiB", x / (1024.0 * 1024));
+  else if (x >= 1024 && fmod(x, 1024) == 0) snprintf(b, n, "%.0f KiB", x / 1024);
+  else snprintf(b, n, "%.0f B", x);
+}
+
+/* AIConfigurator's dtype of a path that predictions take, and back (model/core/path.c). */
+static inline int path_dtype(const tps_path *p, char *dt, size_t n) {
+  if ((p->flags & TPS_PATH_F_MODEL) && p->aic_dtype && p->aic_dtype[0]) { cpy(dt, n, p->aic_dtype); return 0; }
+  return -1;
+}
+static inline const tps_path *dtype_path(const char *dt) {
+  for (int i = 0; i < TPS_NPATHS; i++) {
+    const tps_path *p = tps_path_get(i);
+    if (p && (p->flags & TPS_PATH_F_MODEL) && p->aic_dtype && p->aic_dtype[0] && !strcmp(dt, p->aic_dtype)) return p;
+  }
+  return NULL;
+}
+
+/* A part's measured points, as read (evidence.c) and used (evidence_resolve.c). */
+typedef struct {
+  double *x, *t;
+  size_t n;
+  long lo, hi;           /* lines used */
+  char how[400];         /* what was read and how */
+} pts;
+
+int ev_load_file(tps_partset *ps, const char *path, int bundled, loaded **out, tps_err *e);
+void ev_pts_free(pts *p);
+int ev_aic_gemm_pts(const loaded *l, const char *dtype, const char *backend, long k, long n, pts *out, tps_err *e);
+int ev_aic_gather_pts(const loaded *l, int tp, pts *out, tps_err *e);
+int ev_table_gemm_pts(const loaded *l, const tps_path *path, long k, long n, pts *out, int strict, tps_err *e);
+int ev_table_gather_pts(const loaded *l, int tp, pts *out, tps_err *e);
+int ev_h20_fit(tps_partset *ps, tps_err *e);
+int ev_split_spec(const char *spec, ufile *u, tps_err *e);
+int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, tps_partsrc **out,
+                        tps_err *e);
+int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, tps_partsrc **out, tps_err *e);
+
+#endif

@@ -1,0 +1,419 @@
+/* evidence_resolve.c: each part of a prediction resolved once (cached): the target's
+ * measurement, a measured sibling's (model/predict/resolve.h), else a model; see evidence.h. */
+#include "config.h"
+#include "src/evidence/ev_int.h"
+
+/* ------------------------------------------------------------------ resolution */
+static tps_partsrc *cache_find(tps_partset *ps, const char *key) {
+  for (size_t i = 0; i < ps->nres; i++)
+    if (!strcmp(ps->key[i], key)) return ps->res[i];
+  return NULL;
+}
+
+static int cache_add(tps_partset *ps, const char *key, tps_partsrc *s, tps_err *e) {
+  if (ps->nres == ps->cap) {
+    size_t nc = ps->cap ? 2 * ps->cap : 32;
+    tps_partsrc **r = realloc(ps->res, nc * sizeof *r);
+    if (r) ps->res = r;
+    char **k = realloc(ps->key, nc * sizeof *k);
+    if (k) ps->key = k;
+    char *u = realloc(ps->used, nc);
+    if (u) ps->used = u;
+    if (!r || !k || !u) return tps_err_set(e, NULL, 0, "out of memory");
+    ps->cap = nc;
+  }
+  ps->key[ps->nres] = strdup(key);
+  if (!ps->key[ps->nres]) return tps_err_set(e, NULL, 0, "out of memory");
+  ps->used[ps->nres] = 0;
+  ps->res[ps->nres++] = s;
+  return 0;
+}
+
+/* The loaded models as model/predict/resolve.h sees them (the H20 fit made first when the
+ * part may need it: Marlin GEMM, custom gather). */
+static tps_resolve_models models_view(tps_partset *ps, int need_h20) {
+  tps_resolve_models r;
+  memset(&r, 0, sizeof r);
+  r.xg = ps->xg;
+  r.nxg = ps->nxg;
+  r.xa = ps->xa;
+  r.nxa = ps->nxa;
+  static __thread char xf[4200];
+  cpy(xf, sizeof xf, shown(ps->xgpu_file));
+  r.xgpu_file = xf;
+  if (ps->have_w8) {
+    tps_err e2;
+    r.w8 = &ps->w8;
+    r.w8_gpu = tps_gpus_find(ps->gt, ps->w8_gpu, &e2);
+    r.w8_file = ps->w8_file;
+    r.w8_sigma = ps->w8_sigma;
+  }
+  tps_err e3;
+  tps_err_clear(&e3);
+  if (need_h20 && ev_h20_fit(ps, &e3) == 0) {
+    static __thread char hf[4200];
+    cpy(hf, sizeof hf, shown(ps->h20_file));
+    r.h20 = ps->h20;
+    r.h20_gpu = ps->h20_gpu;
+    r.h20_file = hf;
+  }
+  r.gpus = ps->gt->gpu;
+  r.ngpus = ps->gt->n;
+  r.tmax = ps->o.tmax;
+  return r;
+}
+
+/* A measured GEMM source for (gpu, path, k, n): a user file (strict: an error when it does
+ * not hold the shape), else a bundled row.  1: none; 0: pts, file; -1: error. */
+static int gemm_meas(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, pts *p, char *file, size_t fsz,
+                     int *user, int *is_aic, const tps_fit **fit, tps_err *e) {
+  *user = *is_aic = 0;
+  *fit = NULL;
+  for (int i = 0; i < ps->nug; i++) {
+    ufile *u = &ps->ug[i];
+    if (u->kpath != path || (!SAME(u->gpu, gpu) && u->lf->kind != LF_FIT)) continue;
+    *user = 1;
+    cpy(file, fsz, u->path);
+    if (u->lf->kind == LF_FIT) { *fit = u->lf->fit; return 1; }
+    if (u->lf->kind == LF_AIC) { *is_aic = 1; return ev_aic_gemm_pts(u->lf, u->sel.dtype, u->sel.backend, k, n, p, e) ? -1 : 0; }
+    return ev_table_gemm_pts(u->lf, path, k, n, p, 1, e) ? -1 : 0;
+  }
+  for (int i = 0; i < ps->nrows; i++) {
+    const prow *r = &ps->rows[i];
+    if (r->gather || !SAME(r->gpu, gpu) || r->path != path) continue;
+    char full[4096];
+    loaded *l;
+    tps_err e2;
+    tps_err_clear(&e2);
+    if (tps_data_path(r->file, full, sizeof full, e)) return -1;
+    if (ev_load_file(ps, full, 1, &l, e)) return -1;
+    cpy(file, fsz, l->name);
+    if (l->kind == LF_AIC) {
+      ufile u;
+      memset(&u, 0, sizeof u);
+      char spec[4200];
+      snprintf(spec, sizeof spec, "%s:%s", full, r->sel);
+      if (r->sel[0] && ev_split_spec(spec, &u, e)) return -1;
+      *is_aic = 1;
+      int rc = ev_aic_gemm_pts(l, u.sel.dtype, u.sel.backend, k, n, p, &e2);
+      if (rc == 0) return 0;
+      continue; /* the shape is not there: the model */
+    }
+    int rc = ev_table_gemm_pts(l, path, k, n, p, 0, e);
+    if (rc < 0) return -1;
+    if (rc == 0) return 0;
+  }
+  return 1;
+}
+
+
+/* The nearest measured sibling of gpu for a GEMM of (path, k, n) (model/predict/resolve.h):
+ * its points moved to gpu into p, its name into sib_name, the source line into src.
+ * 1: none; 0: found; -1: error. */
+static int sibling_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, pts *p, char *file,
+                        size_t fsz, const tps_gpu **sib_out, tps_err *e) {
+  const tps_gpu *best = NULL;
+  double bd = 0;
+  for (size_t i = 0; i < ps->gt->n; i++) {
+    const tps_gpu *h = &ps->gt->gpu[i];
+    if (!tps_resolve_gemm_sibling(h, gpu)) continue;
+    int has = 0;
+    for (int r = 0; r < ps->nrows && !has; r++) has = !ps->rows[r].gather && SAME(ps->rows[r].gpu, h) && ps->rows[r].path == path;
+    if (!has) continue;
+    double d = tps_resolve_sibling_distance(h, gpu);
+    if (!best || d < bd) { best = h; bd = d; }
+  }
+  if (!best) return 1;
+  int user, is_aic;
+  const tps_fit *fit;
+  int rc = gemm_meas(ps, best, path, k, n, p, file, fsz, &user, &is_aic, &fit, e);
+  if (rc != 0) return rc;
+  double hr = NAN, pr = NAN;
+  double *src = malloc(p->n * sizeof *src);
+  if (!src) return tps_err_set(e, NULL, 0, "out of memory");
+  memcpy(src, p->t, p->n * sizeof *src);
+  for (size_t i = 0; i < p->n; i++) p->t[i] = tps_resolve_sibling_gemm_us(best, gpu, path, p->x[i], n, k, p->t[i], &hr, &pr);
+  size_t raised = tps_resolve_monotone(src, p->t, p->n);
+  free(src);
+  char how[400], mono[64] = "";
+  if (raised) snprintf(mono, sizeof mono, "; %zu of %zu raised: non-decreasing", raised % 1000, p->n % 1000);
+  snprintf(how, sizeof how, "%s's %.220s, moved to %s by the regime's spec ratio: HBM x%.3f where the weights stream, %s peak "
+           "x%.3f where it computes%s", best->name, p->how, gpu->name, hr, path->fp8_peak ? "fp8" : "bf16", pr, mono);
+  cpy(p->how, sizeof p->how, how);
+  *sib_out = best;
+  return 0;
+}
+
+/* The nearest sibling of gpu (same fabric) with a measured gather of (tp, backend): its
+ * points as they are.  1: none; 0: found; -1: error. */
+static int sibling_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, pts *p, char *file, size_t fsz,
+                          const tps_gpu **sib_out, tps_err *e) {
+  const prow *best = NULL;
+  double bd = 0;
+  for (int i = 0; i < ps->nrows; i++) {
+    const prow *r = &ps->rows[i];
+    if (!r->gather || r->backend != backend || !tps_resolve_gather_sibling(r->gpu, gpu)) continue;
+    int has = 0;
+    for (int j = 0; j < r->ntp; j++) has |= r->tps[j] == tp;
+    if (!has) continue;
+    double d = tps_resolve_sibling_distance(r->gpu, gpu);
+    if (!best || d < bd) { best = r; bd = d; }
+  }
+  if (!best) return 1;
+  char full[4096];
+  loaded *l;
+  if (tps_data_path(best->file, full, sizeof full, e) || ev_load_file(ps, full, 1, &l, e)) return -1;
+  cpy(file, fsz, l->name);
+  int rc = l->kind == LF_AIC ? ev_aic_gather_pts(l, tp, p, e) : ev_table_gather_pts(l, tp, p, e);
+  if (rc) return rc;
+  char how[400];
+  snprintf(how, sizeof how, "%s's %.300s, as measured (%s has the same fabric)", best->gpu->name, p->how, gpu->name);
+  cpy(p->how, sizeof p->how, how);
+  *sib_out = best->gpu;
+  return 0;
+}
+
+/* A part measured on a sibling (set_measured done): its provenance, spread and source. */
+static void mark_sibling(tps_partsrc *s, const tps_gpu *sib, double rsd) {
+  s->prov = TPS_PROV_SIBLING;
+  s->part.meas_rsd = rsd;
+  cpy(s->from, sizeof s->from, sib->name);
+  char src[sizeof s->src];
+  snprintf(src, sizeof src, "sibling: %.1000s", s->src + (strncmp(s->src, "measured: ", 10) ? 0 : 10));
+  cpy(s->src, sizeof s->src, src);
+}
+
+/* A part measured at points p (owned; freed here): its curve, provenance and source line, and,
+ * when have_model, the model msrc for outside them (dropped when it cannot be anchored).
+ * -1 with e set (why: what is wrong with the points) when no curve can be made. */
+static int set_measured(tps_partsrc *s, pts *p, int have_model, const char *msrc, const char *why, tps_err *e) {
+  s->part.meas = tps_mcurve_alloc(p->x, p->t, p->n);
+  if (!s->part.meas) {
+    ev_pts_free(p);
+    return tps_err_set(e, s->file, 0, "cannot interpolate its points%s", why);
+  }
+  s->part.meas_rsd = TPS_PART_MEASURED_RSD;
+  s->prov = TPS_PROV_MEASURED;
+  s->line_lo = p->lo;
+  s->line_hi = p->hi;
+  s->xlo = p->x[0];
+  s->xhi = p->x[p->n - 1];
+  snprintf(s->src, sizeof s->src, "measured: %.480s lines %ld-%ld (%s)", s->file, p->lo, p->hi, p->how);
+  if (have_model) cpy(s->model_src, sizeof s->model_src, msrc);
+  if (have_model && tps_part_finish(&s->part) != TPS_OK) { s->part.model.kind = TPS_PM_NONE; s->model_src[0] = 0; }
+  ev_pts_free(p);
+  return 0;
+}
+
+/* The facts a transferred part reads, in a cache key: a GPU moved by src/cli/gpu_doubt.c (its
+ * uncertain facts at -10% / +10%, the same name) gets parts of its own. */
+static void facts_tag(const tps_gpu *g, char *buf, size_t sz) {
+  snprintf(buf, sz, "%d/%.9g/%.9g/%.9g/%.9g/%.9g/%.9g", g->sms, g->bf16_tflops, g->fp8_tflops, g->hbm_gbps, g->l2_mb,
+           g->link_gbps, g->nccl_link_gbps);
+}
+
+int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, tps_partsrc **out,
+                        tps_err *e) {
+  char key[256], tag[128];
+  facts_tag(gpu, tag, sizeof tag);
+  snprintf(key, sizeof key, "gemm|%s|%s|%ld|%ld|%s", gpu->name, path->name, k, n, tag);
+  if ((*out = cache_find(ps, key))) return 0;
+  tps_partsrc *s = calloc(1, sizeof *s);
+  if (!s) return tps_err_set(e, NULL, 0, "out of memory");
+  s->part.what = TPS_PART_GEMM;
+  s->xlo = s->xhi = NAN;
+  cpy(s->gpu, sizeof s->gpu, gpu->name);
+  snprintf(s->what, sizeof s->what, "GEMM %s on %s, K %ld N %ld", path->name, gpu->name, k, n);
+  pts p;
+  memset(&p, 0, sizeof p);
+  int user, is_aic;
+  const tps_fit *fit;
+  int rc = gemm_meas(ps, gpu, path, k, n, &p, s->file, sizeof s->file, &user, &is_aic, &fit, e);
+  if (rc < 0) { free(s); return -1; }
+  s->user = user;
+  if (fit) {
+    /* a user fit: its GEMM, transferred when of another GPU */
+    tps_part_model *m = &s->part.model;
+    tps_err e2;
+    const tps_gpu *fg = tps_gpus_find(ps->gt, fit->gpu, &e2);
+    m->kind = TPS_PM_GEMM;
+    m->gpu = *gpu;
+    m->shape.k = k; m->shape.n = n; m->shape.out_bytes = TPS_PRED_DEFAULT_OUT_BYTES;
+    m->n = n; m->k = k;
+    if (!fg || tps_gemm_transfer(&m->gm, &fit->gemm, fg, gpu, path) != 0) {
+      tps_err_set(e, s->file, 0, "its GEMM cannot be moved to %s (%s)", gpu->name, path->name);
+      free(s);
+      return -1;
+    }
+    m->prov = SAME(fg, gpu) && fit->gemm.path == path ? TPS_PROV_FITTED : TPS_PROV_TRANSFERRED;
+    m->rsd = m->prov == TPS_PROV_FITTED ? fit->rms_rel : path->compute_eff_rsd;
+    s->prov = m->prov;
+    if (m->prov == TPS_PROV_FITTED)
+      snprintf(s->src, sizeof s->src, "fitted: the GEMM of the fit %s (%s %s)", s->file, fit->gpu, fit->gemm.path->name);
+    else {
+      cpy(s->from, sizeof s->from, fit->gpu);
+      snprintf(s->src, sizeof s->src, "transferred: the GEMM of the fit %s (%s %s), by peak x efficiency and HBM bandwidth", s->file, fit->gpu,
+               fit->gemm.path->name);
+    }
+  } else {
+    char msrc[600], from[400];
+    tps_resolve_models rm = models_view(ps, path->model == TPS_PATH_MODEL_TABLE_FIT);
+    int have_model = tps_resolve_gemm_model(&rm, gpu, path, k, n, is_aic, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
+    if (!have_model) s->part.model.kind = TPS_PM_NONE;
+    const tps_gpu *sib = NULL;
+    if (rc == 1 && !user) {
+      rc = sibling_gemm(ps, gpu, path, k, n, &p, s->file, sizeof s->file, &sib, e);
+      if (rc < 0) { free(s); return -1; }
+    }
+    if (rc == 0) {
+      if (set_measured(s, &p, have_model, msrc, " (not increasing?)", e)) { free(s); return -1; }
+      if (sib) mark_sibling(s, sib, tps_resolve_sibling_gemm_rsd(sib, gpu));
+    } else {
+      if (!have_model) { free(s); return tps_err_set(e, NULL, 0, "no model of %s on %s", path->name, gpu->name); }
+      s->prov = s->part.model.prov;
+      cpy(s->src, sizeof s->src, msrc);
+      cpy(s->from, sizeof s->from, from);
+    }
+  }
+  /* usable at both ends of the question (tps_partset_prepare tabulates 1..tmax for the
+   * grids, whose cells share a part; a single context evaluates the part directly) */
+  if (!(tps_part_eval(&s->part, 1, NULL) > 0) || !(tps_part_eval(&s->part, (double)ps->o.tmax, NULL) > 0)) {
+    tps_part_free(&s->part);
+    free(s);
+    return tps_err_set(e, NULL, 0, "the %s GEMM on %s has no usable times on 1..%ld rows", path->name, gpu->name, ps->o.tmax);
+  }
+  if (cache_add(ps, key, s, e)) { tps_part_free(&s->part); free(s); return -1; }
+  *out = s;
+  return 0;
+}
+
+/* The gather of a user's fit file: its own where it measured this GPU and TP (fitted), else
+ * moved by the ratio of the spec models, as predict.c's model scaling does (transferred). */
+static void gather_from_fit(tps_partset *ps, tps_partsrc *s, const tps_fit *fit, const tps_gpu *gpu, int tp, int backend) {
+  tps_part_model *m = &s->part.model;
+  tps_err e2;
+  const tps_gpu *fg = tps_gpus_find(ps->gt, fit->gpu, &e2);
+  int fn = fit->ag.ranks > 0 ? fit->ag.ranks : fit->tp;
+  m->kind = TPS_PM_AG;
+  m->gpu = *gpu;
+  m->backend = backend;
+  m->ag = fit->ag;
+  if (!fg || !SAME(fg, gpu) || fn != tp) {
+    /* moved by the ratio of the spec models, as predict.c's model scaling does */
+    tps_ag_model ss, ds;
+    tps_ag_from_spec(&ss, fg ? fg : gpu, fn > 0 ? fn : tp);
+    tps_ag_from_spec(&ds, gpu, tp);
+    tps_ag_model d = ds;
+    for (int q = 0; q < TPS_NPROTO; q++) {
+      if (fit->ag.lat_us[q] > 0 && ss.lat_us[q] > 0) d.lat_us[q] = fit->ag.lat_us[q] * ds.lat_us[q] / ss.lat_us[q];
+      if (ss.busbw_gbps[q] > 0) d.busbw_gbps[q] = fit->ag.busbw_gbps[q] * ds.busbw_gbps[q] / ss.busbw_gbps[q];
+    }
+    if (ds.custom_gbps > 0 && fit->ag.custom_gbps > 0 && ss.custom_gbps > 0) {
+      d.custom_floor_us = fit->ag.custom_floor_us * (ss.custom_floor_us > 0 ? ds.custom_floor_us / ss.custom_floor_us : 1.0);
+      d.custom_gbps = fit->ag.custom_gbps * ds.custom_gbps / ss.custom_gbps;
+    }
+    d.custom_cap_bytes = fit->ag.custom_cap_bytes > 0 ? fit->ag.custom_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
+    m->ag = d;
+    m->prov = TPS_PROV_TRANSFERRED;
+    m->rsd = TPS_PRED_GATHER_RSD;
+    cpy(s->from, sizeof s->from, fit->gpu);
+    snprintf(s->src, sizeof s->src, "transferred: the gather of the fit %s (%s, %d ranks), by the spec models' link bandwidth and ring steps",
+             s->file, fit->gpu, fn);
+  } else {
+    m->prov = TPS_PROV_FITTED;
+    m->rsd = fit->rms_rel;
+    snprintf(s->src, sizeof s->src, "fitted: the gather of the fit %s (%s, %d ranks)", s->file, fit->gpu, fn);
+  }
+  m->ag.ranks = tp;
+  m->ag.ranks_per_node = TPS_PRED_DEFAULT_NODE_GPUS;
+  m->ag.internode_gbps = TPS_PRED_DEFAULT_IB_GBPS / 8.0;
+  m->ag.internode_lat_us = TPS_PRED_DEFAULT_INTERNODE_LAT_US;
+  s->prov = m->prov;
+}
+
+int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, tps_partsrc **out, tps_err *e) {
+  char key[256], tag[128];
+  *out = NULL;
+  facts_tag(gpu, tag, sizeof tag);
+  snprintf(key, sizeof key, "gather|%s|%d|%d|%s", gpu->name, tp, backend, tag);
+  for (size_t i = 0; i < ps->nres; i++)
+    if (!strcmp(ps->key[i], key)) { *out = ps->res[i]; return 0; }
+  /* a negative entry is a key with no part: keep looking it up cheaply */
+  char nkey[300];
+  snprintf(nkey, sizeof nkey, "none|%s", key);
+  for (size_t i = 0; i < ps->nres; i++) if (!strcmp(ps->key[i], nkey)) return 0;
+  tps_partsrc *s = calloc(1, sizeof *s);
+  if (!s) return tps_err_set(e, NULL, 0, "out of memory");
+  s->part.what = TPS_PART_GATHER;
+  s->part.backend = backend;
+  s->part.ranks = tp;
+  s->xlo = s->xhi = NAN;
+  cpy(s->gpu, sizeof s->gpu, gpu->name);
+  snprintf(s->what, sizeof s->what, "gather %s on %s at TP %d", tps_gather_name(backend), gpu->name, tp);
+  pts p;
+  memset(&p, 0, sizeof p);
+  int rc = 1;
+  const tps_fit *fit = NULL;
+  for (int i = 0; i < ps->nua && rc == 1; i++) {
+    ufile *u = &ps->ua[i];
+    if (u->backend != backend || (!SAME(u->gpu, gpu) && u->lf->kind != LF_FIT)) continue;
+    int has = 0;
+    for (int j = 0; j < u->nranks; j++) has |= u->ranks[j] == tp;
+    if (!has && u->lf->kind != LF_FIT) continue;
+    s->user = 1;
+    cpy(s->file, sizeof s->file, u->path);
+    if (u->lf->kind == LF_FIT) { fit = u->lf->fit; break; }
+    rc = u->lf->kind == LF_AIC ? ev_aic_gather_pts(u->lf, tp, &p, e) : ev_table_gather_pts(u->lf, tp, &p, e);
+    if (rc) { free(s); return -1; }
+  }
+  /* a measured curve of the auto rule yields to the user's own nccl or custom gathers here */
+  int user_here = 0;
+  for (int i = 0; i < ps->nua; i++)
+    for (int j = 0; j < ps->ua[i].nranks; j++)
+      user_here |= SAME(ps->ua[i].gpu, gpu) && ps->ua[i].ranks[j] == tp && ps->ua[i].backend != TPS_GATHER_AUTO;
+  for (int i = 0; i < ps->nrows && rc == 1 && !fit && !(backend == TPS_GATHER_AUTO && user_here); i++) {
+    const prow *r = &ps->rows[i];
+    if (!r->gather || !SAME(r->gpu, gpu) || r->backend != backend) continue;
+    int has = 0;
+    for (int j = 0; j < r->ntp; j++) has |= r->tps[j] == tp;
+    if (!has) continue;
+    char full[4096];
+    loaded *l;
+    if (tps_data_path(r->file, full, sizeof full, e) || ev_load_file(ps, full, 1, &l, e)) { free(s); return -1; }
+    cpy(s->file, sizeof s->file, l->name);
+    rc = l->kind == LF_AIC ? ev_aic_gather_pts(l, tp, &p, e) : ev_table_gather_pts(l, tp, &p, e);
+    if (rc) { free(s); return -1; }
+  }
+  if (fit) {
+    gather_from_fit(ps, s, fit, gpu, tp, backend);
+  } else {
+    char msrc[600], from[400];
+    tps_resolve_models rm = models_view(ps, backend == TPS_GATHER_CUSTOM);
+    int have_model = backend != TPS_GATHER_AUTO &&
+                     tps_resolve_gather_model(&rm, gpu, tp, backend, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
+    if (!have_model) s->part.model.kind = TPS_PM_NONE;
+    const tps_gpu *sib = NULL;
+    if (rc == 1 && !s->user && backend != TPS_GATHER_AUTO) {
+      rc = sibling_gather(ps, gpu, tp, backend, &p, s->file, sizeof s->file, &sib, e);
+      if (rc < 0) { free(s); return -1; }
+    }
+    if (rc == 0) {
+      if (set_measured(s, &p, have_model, msrc, "", e)) { free(s); return -1; }
+      if (sib) mark_sibling(s, sib, TPS_RESOLVE_SIBLING_GATHER_RSD);
+      if (backend == TPS_GATHER_AUTO)
+        snprintf(s->model_src, sizeof s->model_src, "the auto rule over %s's custom and nccl gathers at TP %d (their own sources)",
+                 gpu->name, tp);
+    } else if (have_model) {
+      s->prov = s->part.model.prov;
+      cpy(s->src, sizeof s->src, msrc);
+      cpy(s->from, sizeof s->from, from);
+    } else {
+      free(s);
+      return cache_add(ps, nkey, NULL, e);
+    }
+  }
+  if (cache_add(ps, key, s, e)) { tps_part_free(&s->part); free(s); return -1; }
+  *out = s;
+  return 0;
+}
+

@@ -1,0 +1,308 @@
+/* evidence_use.c: the parts of one context (tps_partset_context), the grid prepared in
+ * threads, and where each part came from (printed and JSON); see evidence.h. */
+#include "config.h"
+#include "src/evidence/ev_int.h"
+
+/* ------------------------------------------------------------------ contexts */
+static void use_ranges(const tps_pred *p, long tmax, int b, double *xlo, double *xhi) {
+  /* the T served by backend b under the context's rule */
+  long tc = p->tp * (long)floor(p->ag.custom_cap_bytes / p->out_bytes_per_token); /* last T of the custom gather */
+  long a = 1, z = tmax;
+  if (p->backend == TPS_GATHER_AUTO && b != TPS_GATHER_AUTO && p->ag.custom_cap_bytes > 0 && p->tp <= p->opts.node_gpus) {
+    if (b == TPS_GATHER_CUSTOM) z = tc < tmax ? tc : tmax;
+    else a = tc + 1;
+  }
+  if (a > z) { *xlo = *xhi = NAN; return; }
+  *xlo = tps_pred_gathered_bytes(p, a);
+  *xhi = tps_pred_gathered_bytes(p, z);
+}
+
+int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_path *path, const tps_pred_opts *po,
+                        const tps_gemm_shape *shape, double obpt, tps_pred *p, tps_partuse *use, tps_err *e) {
+  tps_partuse u0;
+  tps_partuse *u = use ? use : &u0;
+  memset(u, 0, sizeof *u);
+  memset(p, 0, sizeof *p);
+  tps_pred_parts pp;
+  memset(&pp, 0, sizeof pp);
+  long k = shape ? shape->k : ps->o.k, n = shape ? shape->n : ps->o.n;
+  pp.shape.k = k;
+  pp.shape.n = n;
+  pp.shape.out_bytes = shape ? shape->out_bytes : TPS_PRED_DEFAULT_OUT_BYTES;
+  pp.out_bytes_per_token = obpt > 0 ? obpt : n * pp.shape.out_bytes;
+  /* applicability first (no parts for a path that cannot run here) */
+  tps_pred_opts o;
+  if (po) o = *po; else tps_pred_opts_default(&o);
+  int st = tps_pred_init_spec(p, gpu, tp, path, &pp.shape, pp.out_bytes_per_token, &o);
+  tps_pred_free(p);
+  if (st != TPS_OK) return st;
+  pthread_mutex_lock(&ps->lock);
+  tps_partsrc *g = NULL, *a[TPS_NGATHERS] = {NULL, NULL, NULL};
+  int rc = ev_resolve_gemm(ps, gpu, path, k, n, &g, e);
+  for (int b = 0; b < TPS_NGATHERS && !rc; b++) rc = ev_resolve_gather(ps, gpu, tp, b, &a[b], e);
+  pthread_mutex_unlock(&ps->lock);
+  if (rc) return TPS_EBADDATA;
+  pp.gemm = &g->part;
+  pp.compute_rsd = tps_part_rsd(&g->part, 1, (double)ps->o.tmax);
+  for (int b = 0; b < TPS_NGATHERS; b++) pp.gather[b] = a[b] ? &a[b]->part : NULL;
+  st = tps_pred_init_parts(p, gpu, tp, path, &pp, &o);
+  if (st != TPS_OK) return st;
+  /* spreads, coverage and the spec-only gather, for what this rule uses */
+  long tmax = ps->o.tmax;
+  u->gemm = g;
+  u->gemm_prov = g->prov;
+  u->gemm_outside = !g->part.meas || !tps_part_covers(&g->part, 1, (double)tmax);
+  double grsd = 0;
+  int bs[3];
+  for (int b = 0; b < TPS_NGATHERS; b++) u->gather[b] = a[b];
+  int nb = tps_partuse_backends(u, p->backend, tp, tps_pred_custom_possible(p), bs);
+  for (int i = 0; i < nb; i++) {
+    int b = bs[i];
+    double xlo, xhi;
+    use_ranges(p, tmax, b, &xlo, &xhi);
+    if (isnan(xlo)) continue;
+    if (a[b]) {
+      double r = tps_part_rsd(&a[b]->part, xlo, xhi);
+      if (r > grsd) grsd = r;
+      u->gather_outside[b] = !a[b]->part.meas || !tps_part_covers(&a[b]->part, xlo, xhi);
+    } else {
+      u->gather_outside[b] = 1;
+      if (TPS_PRED_GATHER_RSD > grsd) grsd = TPS_PRED_GATHER_RSD;
+      snprintf(u->gather_spec_src, sizeof u->gather_spec_src,
+               "spec-only: the datasheet NCCL model (model/latency/allgather.h)%s", tp > p->opts.node_gpus
+               ? " across nodes: TP spans more than one 8-GPU NVLink domain, inter-node bandwidth per GPU (--ib-gbps)" : "");
+    }
+    if (ps->o.measured_only && !u->gather_outside[b] && a[b] && a[b]->prov == TPS_PROV_SIBLING) {
+      tps_err_set(e, a[b]->file, a[b]->line_lo, "%s TP%d: the %s gather is %s's measurement, a sibling's (--measured-only "
+                  "allows only %s's own; give --gather %s=FILE)", gpu->name, tp, tps_gather_name(b), a[b]->from, gpu->name,
+                  tps_gather_name(b));
+      tps_pred_free(p);
+      return TPS_EBADDATA;
+    }
+    if (ps->o.measured_only && u->gather_outside[b]) {
+      const tps_partsrc *s = a[b];
+      char b0[32], b1[32];
+      fmt_bytes(b0, sizeof b0, xlo);
+      fmt_bytes(b1, sizeof b1, xhi);
+      if (s && s->part.meas) {
+        char m0[32], m1[32];
+        fmt_bytes(m0, sizeof m0, s->xlo);
+        fmt_bytes(m1, sizeof m1, s->xhi);
+        tps_err_set(e, s->file, s->line_lo, "measured %s..%s does not reach the question's %s..%s (%s gather, TP %d, T 1..%ld) and "
+                    "--measured-only allows no model", m0, m1, b0, b1, tps_gather_name(b), tp, tmax);
+      } else {
+        tps_err_set(e, NULL, 0, "%s TP%d: no measurement of the %s gather (--measured-only allows no model; give --gather %s=FILE)",
+                    gpu->name, tp, tps_gather_name(b), tps_gather_name(b));
+      }
+      tps_pred_free(p);
+      return TPS_EBADDATA;
+    }
+  }
+  p->gather_rsd = grsd;
+  if (ps->o.measured_only && !u->gemm_outside && g->prov == TPS_PROV_SIBLING) {
+    tps_err_set(e, g->file, g->line_lo, "%s %s: the GEMM is %s's measurement, a sibling's (--measured-only allows only %s's own; "
+                "give --gemm FILE)", gpu->name, path->name, g->from, gpu->name);
+    tps_pred_free(p);
+    return TPS_EBADDATA;
+  }
+  if (ps->o.measured_only && u->gemm_outside) {
+    if (g->part.meas)
+      tps_err_set(e, g->file, g->line_lo, "measured rows %.0f..%.0f do not reach the question's 1..%ld (%s, TP %d) and --measured-only "
+                  "allows no model", g->xlo, g->xhi, tmax, path->name, tp);
+    else
+      tps_err_set(e, NULL, 0, "%s %s: no measurement of the GEMM at K %ld N %ld (--measured-only allows no model; give --gemm FILE)",
+                  gpu->name, path->name, k, n);
+    tps_pred_free(p);
+    return TPS_EBADDATA;
+  }
+  if (g->part.meas && g->part.model.kind == TPS_PM_NONE && u->gemm_outside) {
+    tps_err_set(e, g->file, g->line_lo, "measured rows %.0f..%.0f do not reach the question's 1..%ld and no model of %s on %s exists",
+                g->xlo, g->xhi, tmax, path->name, gpu->name);
+    tps_pred_free(p);
+    return TPS_EBADDATA;
+  }
+  return TPS_OK;
+}
+
+/* Tables of the GEMM parts made in threads (each writes its own part). */
+typedef struct {
+  tps_partset *ps;
+  pthread_mutex_t lock;
+  size_t next;
+  int bad;
+} tab_job;
+
+static void *tab_worker(void *arg) {
+  tab_job *j = arg;
+  for (;;) {
+    pthread_mutex_lock(&j->lock);
+    size_t i = j->next++;
+    pthread_mutex_unlock(&j->lock);
+    if (i >= j->ps->nres) return NULL;
+    tps_partsrc *s = j->ps->res[i];
+    if (s && s->part.what == TPS_PART_GEMM && !s->part.tab && tps_part_tabulate(&s->part, j->ps->o.tmax) != TPS_OK) {
+      pthread_mutex_lock(&j->lock);
+      j->bad = 1;
+      pthread_mutex_unlock(&j->lock);
+    }
+  }
+}
+
+int tps_partset_prepare(tps_partset *ps, const tps_gpu *const *gpus, size_t ngpu, const int *tps, size_t ntp,
+                        const tps_path *const *paths, size_t npath, const tps_pred_opts *po, tps_err *e) {
+  int rc = 0;
+  ps->defer_tab = 1;
+  for (size_t i = 0; i < ngpu && !rc; i++)
+    for (size_t j = 0; j < ntp && !rc; j++)
+      for (size_t k = 0; k < npath && !rc; k++) {
+        tps_pred p;
+        int st = tps_partset_context(ps, gpus[i], tps[j], paths[k], po, NULL, 0, &p, NULL, e);
+        tps_pred_free(&p);
+        if (st == TPS_EBADDATA) rc = -1;
+      }
+  ps->defer_tab = 0;
+  tab_job job = {ps, PTHREAD_MUTEX_INITIALIZER, 0, 0};
+  long nt = sysconf(_SC_NPROCESSORS_ONLN);
+  const char *env = getenv("TPSPLIT_THREADS");
+  long ev;
+  if (env && tps_parse_long(env, &ev) == 0 && ev >= 1 && ev <= 64) nt = ev;
+  if (nt < 1) nt = 1;
+  if (nt > 8) nt = 8;
+  pthread_t th[8];
+  int started = 0;
+  for (long i = 1; i < nt; i++)
+    if (pthread_create(&th[started], NULL, tab_worker, &job) == 0) started++;
+  tab_worker(&job);
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  if (!rc && job.bad) rc = tps_err_set(e, NULL, 0, "a GEMM part has no usable times on 1..%ld rows", ps->o.tmax);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ output */
+int tps_partuse_backends(const tps_partuse *u, int backend, int tp, int custom_possible, int *b) {
+  /* one rank: no gather, unless a one-rank gather was measured */
+  if (tp <= 1 && !u->gather[TPS_GATHER_NCCL] && !u->gather[TPS_GATHER_CUSTOM] && !u->gather[TPS_GATHER_AUTO]) return 0;
+  if (backend == TPS_GATHER_AUTO && u->gather[TPS_GATHER_AUTO]) { b[0] = TPS_GATHER_AUTO; return 1; }
+  if (backend == TPS_GATHER_AUTO) {
+    int n = 0;
+    if (custom_possible) b[n++] = TPS_GATHER_CUSTOM;
+    b[n++] = TPS_GATHER_NCCL;
+    return n;
+  }
+  b[0] = backend;
+  return 1;
+}
+
+static void short_of(int prov, int outside, int id, int model_ok, char *buf, size_t sz) {
+  const char *k = prov >= 0 && prov < TPS_PROV_N ? tps_prov_names[prov] : "?";
+  if (prov == TPS_PROV_MEASURED && outside) snprintf(buf, sz, "%s+model%s", k, model_ok ? "" : "?");
+  else snprintf(buf, sz, "%s", k);
+  if (id > 0) catf(buf, sz, "[%d]", id);
+}
+
+void tps_partuse_gemm_short(const tps_partuse *u, char *buf, size_t sz) {
+  if (!u->gemm) { snprintf(buf, sz, "-"); return; }
+  short_of(u->gemm->prov, u->gemm_outside, u->gemm->id, u->gemm->part.model.kind != TPS_PM_NONE, buf, sz);
+}
+
+void tps_partuse_gather_short(const tps_partuse *u, int backend, int tp, char *buf, size_t sz) {
+  int b[3], n = tps_partuse_backends(u, backend, tp, 1, b);
+  buf[0] = 0;
+  if (!n) { snprintf(buf, sz, "none"); return; }
+  for (int i = 0; i < n; i++) {
+    char one[64];
+    const tps_partsrc *s = u->gather[b[i]];
+    if (s) short_of(s->prov, u->gather_outside[b[i]], s->id, s->part.model.kind != TPS_PM_NONE || b[i] == TPS_GATHER_AUTO, one,
+                    sizeof one);
+    else snprintf(one, sizeof one, "spec-only");
+    catf(buf, sz, "%s%s", i ? "," : "", one);
+  }
+}
+
+static json_t *src_json(const tps_partsrc *s, int outside) {
+  json_t *o = json_object();
+  json_object_set_new(o, "provenance", json_string(tps_prov_names[s->prov]));
+  json_object_set_new(o, "source", json_string(s->src));
+  if (s->file[0] && s->prov == TPS_PROV_MEASURED) {
+    json_object_set_new(o, "file", json_string(s->file));
+    char l[64];
+    snprintf(l, sizeof l, "%ld-%ld", s->line_lo, s->line_hi);
+    json_object_set_new(o, "lines", json_string(l));
+    tps_json_set_num(o, "measured_from", s->xlo);
+    tps_json_set_num(o, "measured_to", s->xhi);
+  } else if (s->file[0]) {
+    json_object_set_new(o, "file", json_string(s->file));
+  }
+  if (s->from[0]) json_object_set_new(o, "transferred_from", json_string(s->from));
+  json_object_set_new(o, "outside_measured", json_boolean(outside));
+  json_object_set_new(o, "model_outside", s->model_src[0] ? json_string(s->model_src) : json_null());
+  json_object_set_new(o, "user_file", json_boolean(s->user));
+  if (s->id > 0) json_object_set_new(o, "id", json_integer(s->id));
+  return o;
+}
+
+json_t *tps_partuse_json(const tps_partuse *u, int backend, int tp, int custom_possible) {
+  json_t *o = json_object(), *g = json_object();
+  if (u->gemm) json_object_set_new(o, "gemm", src_json(u->gemm, u->gemm_outside));
+  int b[3], n = tps_partuse_backends(u, backend, tp, custom_possible, b);
+  for (int i = 0; i < n; i++) {
+    const tps_partsrc *s = u->gather[b[i]];
+    json_t *x;
+    if (s) x = src_json(s, u->gather_outside[b[i]]);
+    else {
+      x = json_object();
+      json_object_set_new(x, "provenance", json_string(tps_prov_names[TPS_PROV_SPEC]));
+      json_object_set_new(x, "source", json_string(u->gather_spec_src));
+      json_object_set_new(x, "outside_measured", json_true());
+    }
+    json_object_set_new(g, tps_gather_name(b[i]), x);
+  }
+  json_object_set_new(o, "gather", g);
+  return o;
+}
+
+void tps_partset_mark(tps_partset *ps, const tps_partuse *u, int backend, int tp, int custom_possible) {
+  int b[3], n = tps_partuse_backends(u, backend, tp, custom_possible, b);
+  const tps_partsrc *want[4] = {u->gemm, NULL, NULL, NULL};
+  for (int i = 0; i < n; i++) want[1 + i] = u->gather[b[i]];
+  pthread_mutex_lock(&ps->lock);
+  for (int w = 0; w < 1 + n; w++)
+    for (size_t i = 0; i < ps->nres && want[w]; i++)
+      if (ps->res[i] == want[w] && !ps->used[i]) {
+        ps->used[i] = 1;
+        ps->res[i]->id = ++ps->next_id;
+      }
+  pthread_mutex_unlock(&ps->lock);
+}
+
+/* the marked parts in id order */
+static size_t marked(const tps_partset *ps, const tps_partsrc **out, size_t max) {
+  size_t n = 0;
+  for (int id = 1; id <= ps->next_id; id++)
+    for (size_t i = 0; i < ps->nres; i++)
+      if (ps->used[i] && ps->res[i] && ps->res[i]->id == id && n < max) out[n++] = ps->res[i];
+  return n;
+}
+
+void tps_partset_print_sources(const tps_partset *ps, const char *prefix) {
+  const tps_partsrc *v[512];
+  size_t n = marked(ps, v, 512);
+  for (size_t i = 0; i < n; i++) {
+    printf("%s[%d] %s: %s\n", prefix, v[i]->id, v[i]->what, v[i]->src);
+    if (v[i]->model_src[0]) printf("%s    outside the measured range: %s\n", prefix, v[i]->model_src);
+  }
+}
+
+json_t *tps_partset_sources_json(const tps_partset *ps) {
+  const tps_partsrc *v[512];
+  size_t n = marked(ps, v, 512);
+  json_t *a = json_array();
+  for (size_t i = 0; i < n; i++) {
+    json_t *o = src_json(v[i], 0);
+    json_object_del(o, "outside_measured");
+    json_object_set_new(o, "part", json_string(v[i]->what));
+    json_array_append_new(a, o);
+  }
+  return a;
+}
+
