@@ -39,6 +39,7 @@
 #define TPS_MODEL_XGEMM_H
 #include <stddef.h>
 #include "model/core/gpu.h"
+#include "model/core/harness.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -85,7 +86,8 @@ typedef struct {
   double sharp;          /* q of the stream/compute combination (fixed) */
 } tps_xg_model;
 
-enum { TPS_XG_AIC = 0, TPS_XG_FLUSHED = 1 };
+/* The model's harness kinds are model/core/harness.h's ids. */
+enum { TPS_XG_AIC = TPS_HARNESS_AIC, TPS_XG_FLUSHED = TPS_HARNESS_BENCH };
 typedef struct {
   int kind;              /* TPS_XG_AIC (no flush, weight copies cycled) or TPS_XG_FLUSHED */
 } tps_xg_harness;

@@ -1,6 +1,7 @@
 /* resolve.c: which model answers a part (see resolve.h). */
 #include "model/predict/resolve.h"
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "model/latency/allgather.h"
@@ -269,4 +270,63 @@ size_t tps_resolve_monotone(const double *src, double *t, size_t n) {
   for (size_t i = 1; i < n; i++)
     if (src[i] >= src[i - 1] && t[i] < t[i - 1]) { t[i] = t[i - 1]; raised++; }
   return raised;
+}
+
+
+/* ------------------------------------------------------------------ harness conversion */
+int tps_resolve_harness_convert(const tps_resolve_models *mv, const tps_gpu *gpu, const tps_path *path, long k, long n,
+                                int from_h, int to_h, const double *x, double *t, size_t npts, double *rlo, double *rhi,
+                                char *trained, size_t trsz) {
+  if (from_h == to_h) return 1;
+  if (from_h < 0 || from_h >= TPS_NHARNESS || to_h < 0 || to_h >= TPS_NHARNESS) return -1;
+  int xp = path->model == TPS_PATH_MODEL_XGEMM ? (path->xgemm_form ? TPS_XG_FP8 : TPS_XG_BF16) : -1;
+  if (xp < 0 || !tps_xg_supported(gpu, (tps_xg_path)xp)) return 1;
+  const tps_res_xgemm *r = xg_for(mv, xp, gpu);
+  if (!r) return 1;
+  tps_xg_harness hf = {from_h}, ht = {to_h};
+  double *ratio = malloc((npts ? npts : 1) * sizeof *ratio);
+  if (!ratio) return -1;
+  for (size_t i = 0; i < npts; i++) {
+    long m = (long)(x[i] + 0.5);
+    double a = tps_xg_time_us(&r->m, gpu, &hf, m, n, k, NULL), b = tps_xg_time_us(&r->m, gpu, &ht, m, n, k, NULL);
+    if (!(a > 0) || !(b > 0) || !isfinite(a) || !isfinite(b)) { free(ratio); return 1; }
+    ratio[i] = b / a;
+  }
+  *rlo = INFINITY;
+  *rhi = 0;
+  for (size_t i = 0; i < npts; i++) {
+    t[i] *= ratio[i];
+    if (ratio[i] < *rlo) *rlo = ratio[i];
+    if (ratio[i] > *rhi) *rhi = ratio[i];
+  }
+  free(ratio);
+  copy_str(trained, trsz, r->trained);
+  return 0;
+}
+
+/* log-log value of the curve (x, t) at m, the nearest end's value outside its range */
+static double curve_at(const tps_mcurve *c, double m) {
+  double lo = tps_mcurve_xlo(c), hi = tps_mcurve_xhi(c);
+  return tps_mcurve_eval(c, m < lo ? lo : m > hi ? hi : m);
+}
+
+int tps_resolve_harness_convert_sibling(const double *fx, const double *ft, size_t nf, const double *tx, const double *tt,
+                                        size_t nt, const double *x, double *t, size_t npts, double *rlo, double *rhi) {
+  if (nf < 2 || nt < 2) return 1;
+  tps_mcurve *cf = tps_mcurve_alloc(fx, ft, nf), *ct = tps_mcurve_alloc(tx, tt, nt);
+  if (!cf || !ct) { tps_mcurve_free(cf); tps_mcurve_free(ct); return -1; }
+  *rlo = INFINITY;
+  *rhi = 0;
+  int rc = 0;
+  for (size_t i = 0; i < npts && !rc; i++) {
+    double a = curve_at(cf, x[i]), b = curve_at(ct, x[i]);
+    if (!(a > 0) || !(b > 0)) { rc = 1; break; }
+    double r = b / a;
+    if (r < *rlo) *rlo = r;
+    if (r > *rhi) *rhi = r;
+  }
+  for (size_t i = 0; i < npts && !rc; i++) t[i] *= curve_at(ct, x[i]) / curve_at(cf, x[i]);
+  tps_mcurve_free(cf);
+  tps_mcurve_free(ct);
+  return rc;
 }

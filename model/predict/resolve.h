@@ -71,6 +71,31 @@ int tps_resolve_gemm_model(const tps_resolve_models *r, const tps_gpu *gpu, cons
 int tps_resolve_gather_model(const tps_resolve_models *r, const tps_gpu *gpu, int tp, int backend, tps_part_model *m,
                              char *src, size_t srcsz, char *from, size_t fromsz);
 
+/* ------------------------------------------------------------------ harness conversion */
+/* Measured GEMM times t at rows x (npts points) of (gpu, path, k, n), timed by harness from_h,
+ * converted in place to harness to_h (model/core/harness.h) by the ratio of the cross-GPU
+ * model's two harness forms at each row count (the model fitted with gpu left out when the
+ * table has one: what the model learnt from the GPUs measured in both harnesses, carried to
+ * this one).  rlo..rhi: the range of the ratios; trained: the GPUs the model was fitted on.
+ * 0 converted; 1 no conversion possible (same harness, or no cross-GPU model of this path on
+ * this GPU: our W8A16 kernels and Marlin have bench-harness evidence only); -1 bad input. */
+int tps_resolve_harness_convert(const tps_resolve_models *mv, const tps_gpu *gpu, const tps_path *path, long k, long n,
+                                int from_h, int to_h, const double *x, double *t, size_t npts, double *rlo, double *rhi,
+                                char *trained, size_t trsz);
+/* The same conversion by a measured sibling (a GPU of the same architecture and fabric,
+ * tps_resolve_gemm_sibling) timed by both harnesses: its curve in harness from (fx, ft: rows,
+ * us, nf points, rows increasing) and in harness to (tx, tt), each interpolated in log-log
+ * (the nearest end's value outside its rows); t[i] *= to(x[i]) / from(x[i]).  The better
+ * evidence where a sibling was measured both ways (tests/unit/model/test_harness_data).
+ * 0 converted (rlo..rhi the ratios), 1 not (fewer than 2 points), -1 no memory. */
+int tps_resolve_harness_convert_sibling(const double *fx, const double *ft, size_t nf, const double *tx, const double *tt,
+                                        size_t nt, const double *x, double *t, size_t npts, double *rlo, double *rhi);
+/* Spread added to a converted curve (lognormal sd), from the held-out medians of
+ * tests/unit/model/test_harness_data on the two GPUs measured by both harnesses (doc/predict.md,
+ * "Harness"): by a sibling's two tables 1.7-3.5%, by the model 2.2-10.8%. */
+#define TPS_RESOLVE_HARNESS_SIBLING_RSD 0.04
+#define TPS_RESOLVE_HARNESS_MODEL_RSD 0.10
+
 /* ------------------------------------------------------------------ measured siblings */
 /* Spread of a sibling's measurement moved to the target (lognormal sd): GEMM and gather.
  * GEMM: the median miss of moving one GPU's AIConfigurator table to its sibling's on the

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "model/core/harness.h"
 #include "src/cli/tpsplit.h"
 #include "src/cli/cmdopt.h"
 #include "src/base/err.h"
@@ -134,6 +135,7 @@ static json_t *prov_json(const tps_thr_prov *p) {
     json_object_set_new(o, "from_gpus", a);
   }
   tps_json_set_num(o, "w90_log", p->w90_log);
+  if (p->harness >= 0) json_object_set_new(o, "harness", json_string(tps_harness_name(p->harness)));
   return o;
 }
 

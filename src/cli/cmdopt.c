@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "model/core/harness.h"
 #include "model/latency/allgather.h"
 #include "src/cli/envvars.h"
 #include "src/cli/tpsplit.h"
@@ -34,7 +35,7 @@ static const struct {
   [TPS_OI_OUTPUT] = {"output", 'o', "X"},
   [TPS_OI_GEMM] = {"gemm", 0, "FILE"},     [TPS_OI_KDIM] = {"k", 0, "K"},
   [TPS_OI_NDIM] = {"n", 0, "N"},           [TPS_OI_MEASURED_ONLY] = {"measured-only", 0, NULL},
-  [TPS_OI_NO_BUNDLED] = {"no-bundled", 0, NULL},
+  [TPS_OI_NO_BUNDLED] = {"no-bundled", 0, NULL}, [TPS_OI_HARNESS] = {"harness", 0, "H"},
 };
 
 void tps_cmdopt_init(tps_cmdopt_values *v) {
@@ -46,6 +47,7 @@ void tps_cmdopt_init(tps_cmdopt_values *v) {
   v->n = TPS_PRED_DEFAULT_N;
   v->samples = TPS_PRED_DEFAULT_SAMPLES;
   v->seed = 1;
+  v->harness = -1;
 }
 
 void tps_cmdopt_free(tps_cmdopt_values *v) {
@@ -134,6 +136,12 @@ static void common_help(const tps_cmdspec *s, const tps_cmdopt_values *v, int i,
   case TPS_OI_MEASURED_ONLY:
     cat(buf, sz, &len, "every part from a measurement that covers the question: no model outside a measured range "
         "(an error instead)");
+    break;
+  case TPS_OI_HARNESS:
+    cat(buf, sz, &len, "the harness every GEMM part represents: bench (tpsplit bench: L2 flushed, median of CUPTI "
+        "spans, our quantization) or aic (AIConfigurator: TRT-LLM Linear, CUDA-graph mean, no flush); a part measured in "
+        "the other is converted by the cross-GPU model's two harness forms, learned on the GPUs measured in both (H100, "
+        "H200) (default: each part in the harness of its measurement, named in its source)");
     break;
   case TPS_OI_NO_BUNDLED:
     cat(buf, sz, &len, "ignore the bundled measurements (data/parts.tsv): every part from --gemm/--gather files or a "
@@ -411,6 +419,10 @@ static int set_common(const tps_cmdspec *s, tps_cmdopt_values *v, int i, const c
   }
   case TPS_OI_MEASURED_ONLY: v->measured_only = 1; return 0;
   case TPS_OI_NO_BUNDLED: v->no_bundled = 1; return 0;
+  case TPS_OI_HARNESS:
+    if ((v->harness = tps_harness_parse(arg)) >= 0) return 0;
+    snprintf(why, whysz, "bench or aic");
+    return -1;
   case TPS_OI_CAP:
   case TPS_OI_IB:
     if (tps_parse_double(arg, &x) == 0 && x > 0) {
@@ -624,8 +636,8 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
   if (v->fits.n && !((v->given >> TPS_OI_SCALING) & 1u) && scaling_ok(s, TPS_SCALING_MODEL)) v->scaling = TPS_SCALING_MODEL;
   if (s->fit_model_only && v->fits.n && v->scaling != TPS_SCALING_MODEL)
     return usage_error(s, "--fit goes with --scaling model");
-  if ((v->gemms.n || v->gathers.n || v->measured_only || v->no_bundled) && v->scaling != TPS_SCALING_PARTS)
-    return usage_error(s, "--gemm, --gather FILE, --measured-only and --no-bundled go with --scaling parts (the default), not %s",
+  if ((v->gemms.n || v->gathers.n || v->measured_only || v->no_bundled || v->harness >= 0) && v->scaling != TPS_SCALING_PARTS)
+    return usage_error(s, "--gemm, --gather FILE, --measured-only, --no-bundled and --harness go with --scaling parts (the default), not %s",
                        tps_scaling_names[v->scaling]);
   return -1;
 }

@@ -45,6 +45,7 @@ enum {
   TPS_OI_NDIM,      /* --n N             GEMM output width */
   TPS_OI_MEASURED_ONLY, /* --measured-only  no model outside a measured range */
   TPS_OI_NO_BUNDLED, /* --no-bundled    ignore data/parts.tsv: models and the user's files only */
+  TPS_OI_HARNESS,   /* --harness H     GEMM parts in harness H (model/core/harness.h), converted */
   TPS_OI_N
 };
 #define TPS_OPT(i) (1u << (i))
@@ -54,7 +55,8 @@ enum {
 /* Parts from measurements (scaling parts): --gemm, --gather files, --measured-only; and the
  * GEMM shape of the question. */
 #define TPS_OPTS_PARTS \
-  (TPS_OPT(TPS_OI_GEMM) | TPS_OPT(TPS_OI_GATHER) | TPS_OPT(TPS_OI_MEASURED_ONLY) | TPS_OPT(TPS_OI_NO_BUNDLED))
+  (TPS_OPT(TPS_OI_GEMM) | TPS_OPT(TPS_OI_GATHER) | TPS_OPT(TPS_OI_MEASURED_ONLY) | TPS_OPT(TPS_OI_NO_BUNDLED) | \
+   TPS_OPT(TPS_OI_HARNESS))
 #define TPS_OPTS_SHAPE (TPS_OPT(TPS_OI_KDIM) | TPS_OPT(TPS_OI_NDIM))
 /* ... and the gather, threshold and bootstrap settings of a break-even (predict, crossover). */
 #define TPS_OPTS_BREAKEVEN                                                                               \
@@ -129,6 +131,7 @@ typedef struct {
   long k, n;                           /* --k, --n (TPS_PRED_DEFAULT_K, _N) */
   int measured_only;                   /* --measured-only */
   int no_bundled;                      /* --no-bundled */
+  int harness;                         /* --harness: TPS_HARNESS_*, -1 (default): each part as measured */
   int nargs;                           /* positional arguments (tps_cmdspec.args) */
   char **args;
   unsigned given;                      /* TPS_OPT(i) of the common options on the command line */

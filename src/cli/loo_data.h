@@ -72,7 +72,7 @@ extern const long tps_lgo_aic_n[2];
 /* Our bench tables data/<stem>_gemm_<path>.tsv; fit --xgpu uses the first TPS_LGO_NBENCH_XGPU. */
 extern const char *const tps_lgo_bench_gemm[];
 #define TPS_LGO_NBENCH 2
-#define TPS_LGO_NBENCH_XGPU 1
+#define TPS_LGO_NBENCH_XGPU 2
 /* NCCL: data/aic/nccl_<stem>.tsv.gz */
 extern const char *const tps_lgo_aic_nccl[];
 #define TPS_LGO_NNCCL 6

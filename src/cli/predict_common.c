@@ -99,7 +99,7 @@ int tps_predref_load_opts(tps_predref *r, const tps_cmdopt_values *v, long tmax,
       return tps_err_set(e, NULL, 0, "--k and --n go with --scaling parts (the default)");
     return 0;
   }
-  tps_partset_opts po = {tmax, v->k, v->n, v->measured_only, v->no_bundled};
+  tps_partset_opts po = {tmax, v->k, v->n, v->measured_only, v->no_bundled, v->harness};
   if (tps_partset_open(&r->parts, &r->gpus, &po, e) != 0) return -1;
   for (size_t i = 0; i < v->gemms.n; i++)
     if (tps_partset_user_gemm(r->parts, v->gemms.v[i], ((v->given >> TPS_OI_PATH) & 1u) ? hint : NULL, e) != 0) return -1;

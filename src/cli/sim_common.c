@@ -51,7 +51,7 @@ int tps_simref_load(tps_simref *r, const tps_gpu_table *gt, const char *fit_file
 }
 
 int tps_simref_parts(tps_simref *r, const tps_gpu_table *gt, const tps_cmdopt_values *v, long tmax, tps_err *e) {
-  tps_partset_opts po = {tmax, TPS_PRED_DEFAULT_K, TPS_PRED_DEFAULT_N, v->measured_only, v->no_bundled};
+  tps_partset_opts po = {tmax, TPS_PRED_DEFAULT_K, TPS_PRED_DEFAULT_N, v->measured_only, v->no_bundled, v->harness};
   if (tps_partset_open(&r->parts, gt, &po, e)) return -1;
   for (size_t i = 0; i < v->gemms.n; i++)
     if (tps_partset_user_gemm(r->parts, v->gemms.v[i], ((v->given >> TPS_OI_PATH) & 1u) ? v->path : NULL, e)) return -1;

@@ -56,6 +56,7 @@ static tps_thr_prov src_prov(const tps_partsrc *s, int outside, double rsd) {
   }
   if (p.kind == TPS_PROV_TRANSFERRED || s->from[0]) union_names(p.from_gpus, sizeof p.from_gpus, s->from[0] ? s->from : "unknown");
   if (rsd > 0 && isfinite(rsd)) p.w90_log = Z90 * rsd;
+  if (s->part.what == TPS_PART_GEMM) p.harness = s->harness;
   return p;
 }
 

@@ -58,13 +58,14 @@ typedef struct {
   int prov;                /* TPS_PROV_* of the measurement, else of the model */
   int user;                /* from --gemm / --gather */
   char gpu[32];            /* the target */
-  char what[96];           /* "GEMM dense-bf16 K 5120 N 1792", "gather nccl TP8" */
+  char what[128];          /* "GEMM dense-bf16 on H200-SXM, K 5120 N 1792, bench harness", "gather nccl TP8" */
   char src[1100];           /* one line: where the values come from (files and lines, how) */
   char model_src[600];     /* the model outside the measured range ("" none) */
   char file[512];          /* measured: the file (as found) */
   long line_lo, line_hi;   /* its lines used */
   double xlo, xhi;         /* measured range (rows or bytes), NaN when not measured */
   char from[400];          /* transferred: the GPUs the model was fitted on */
+  int harness;             /* GEMM: the harness its values represent (TPS_HARNESS_*) */
 } tps_partsrc;
 
 /* The parts of one context. */
@@ -85,6 +86,8 @@ typedef struct {
   long k, n;               /* the GEMM shape asked (0: 5120 x 1792) */
   int measured_only;       /* no model outside a measured range: an error instead */
   int no_bundled;          /* ignore data/parts.tsv */
+  int harness;             /* GEMM parts in this harness (TPS_HARNESS_*, model/core/harness.h),
+                            * converted where measured in the other; -1: each as measured */
 } tps_partset_opts;
 
 /* Open: reads data/parts.tsv and data/xgpu.fit.  gt must outlive ps. */
@@ -117,6 +120,14 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
  * -1 with e on an input error; n/a targets are skipped. */
 int tps_partset_prepare(tps_partset *ps, const tps_gpu *const *gpus, size_t ngpu, const int *tps, size_t ntp,
                         const tps_path *const *paths, size_t npath, const tps_pred_opts *po, tps_err *e);
+
+/* GEMM times t at rows x[0..npts) of (gpu, path, k, n), timed by harness from (TPS_HARNESS_*),
+ * converted in place to harness to by the evidence order of ev_resolve_gemm: the tables of
+ * gpu itself or of a sibling timed by both, else the cross-GPU model's two harness forms.
+ * 0 converted (how: one line saying by what; rsd: the spread it adds), 1 not possible (how
+ * says why; t unchanged), -1 error with e. */
+int tps_partset_harness_convert(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, int from, int to,
+                                const double *x, double *t, size_t npts, char *how, size_t howsz, double *rsd, tps_err *e);
 
 /* Short names for a row: "measured", "measured+model" (outside the measured range),
  * "transferred", "fitted", "spec-only", with the part's [id]. */

@@ -2,6 +2,7 @@
  * measurement, a measured sibling's (model/predict/resolve.h), else a model; see evidence.h. */
 #include "config.h"
 #include "src/evidence/ev_int.h"
+#include "model/core/harness.h"
 
 /* ------------------------------------------------------------------ resolution */
 static tps_partsrc *cache_find(tps_partset *ps, const char *key) {
@@ -63,10 +64,45 @@ static tps_resolve_models models_view(tps_partset *ps, int need_h20) {
   return r;
 }
 
+/* A bundled measurement of (gpu, path, k, n) timed by harness h (TPS_HARNESS_*; -1: any),
+ * the first such row of data/parts.tsv.  1: none; 0: pts, file, *is_aic; -1: error. */
+static int bundled_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, int h, pts *p, char *file,
+                        size_t fsz, int *is_aic, tps_err *e) {
+  for (int i = 0; i < ps->nrows; i++) {
+    const prow *r = &ps->rows[i];
+    if (r->gather || !SAME(r->gpu, gpu) || r->path != path) continue;
+    char full[4096];
+    loaded *l;
+    tps_err e2;
+    tps_err_clear(&e2);
+    if (tps_data_path(r->file, full, sizeof full, e)) return -1;
+    if (ev_load_file(ps, full, 1, &l, e)) return -1;
+    if (h >= 0 && (l->kind == LF_AIC) != (h == TPS_HARNESS_AIC)) continue;
+    cpy(file, fsz, l->name);
+    if (l->kind == LF_AIC) {
+      ufile u;
+      memset(&u, 0, sizeof u);
+      char spec[4200];
+      snprintf(spec, sizeof spec, "%s:%s", full, r->sel);
+      if (r->sel[0] && ev_split_spec(spec, &u, e)) return -1;
+      *is_aic = 1;
+      int rc = ev_aic_gemm_pts(l, u.sel.dtype, u.sel.backend, k, n, p, &e2);
+      if (rc == 0) return 0;
+      *is_aic = 0;
+      continue; /* the shape is not there: the model */
+    }
+    int rc = ev_table_gemm_pts(l, path, k, n, p, 0, e);
+    if (rc < 0) return -1;
+    if (rc == 0) return 0;
+  }
+  return 1;
+}
+
 /* A measured GEMM source for (gpu, path, k, n): a user file (strict: an error when it does
- * not hold the shape), else a bundled row.  1: none; 0: pts, file; -1: error. */
-static int gemm_meas(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, pts *p, char *file, size_t fsz,
-                     int *user, int *is_aic, const tps_fit **fit, tps_err *e) {
+ * not hold the shape), else a bundled row, one timed by harness want_h first (-1: the first
+ * row).  1: none; 0: pts, file; -1: error. */
+static int gemm_meas(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, int want_h, pts *p,
+                     char *file, size_t fsz, int *user, int *is_aic, const tps_fit **fit, tps_err *e) {
   *user = *is_aic = 0;
   *fit = NULL;
   for (int i = 0; i < ps->nug; i++) {
@@ -78,31 +114,42 @@ static int gemm_meas(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, 
     if (u->lf->kind == LF_AIC) { *is_aic = 1; return ev_aic_gemm_pts(u->lf, u->sel.dtype, u->sel.backend, k, n, p, e) ? -1 : 0; }
     return ev_table_gemm_pts(u->lf, path, k, n, p, 1, e) ? -1 : 0;
   }
-  for (int i = 0; i < ps->nrows; i++) {
-    const prow *r = &ps->rows[i];
-    if (r->gather || !SAME(r->gpu, gpu) || r->path != path) continue;
-    char full[4096];
-    loaded *l;
-    tps_err e2;
-    tps_err_clear(&e2);
-    if (tps_data_path(r->file, full, sizeof full, e)) return -1;
-    if (ev_load_file(ps, full, 1, &l, e)) return -1;
-    cpy(file, fsz, l->name);
-    if (l->kind == LF_AIC) {
-      ufile u;
-      memset(&u, 0, sizeof u);
-      char spec[4200];
-      snprintf(spec, sizeof spec, "%s:%s", full, r->sel);
-      if (r->sel[0] && ev_split_spec(spec, &u, e)) return -1;
-      *is_aic = 1;
-      int rc = ev_aic_gemm_pts(l, u.sel.dtype, u.sel.backend, k, n, p, &e2);
+  int rc = want_h >= 0 ? bundled_gemm(ps, gpu, path, k, n, want_h, p, file, fsz, is_aic, e) : 1;
+  return rc == 1 ? bundled_gemm(ps, gpu, path, k, n, -1, p, file, fsz, is_aic, e) : rc;
+}
+
+/* Measured points p of (gpu, path) timed by harness from, converted to harness to by a GPU
+ * of gpu's architecture and fabric (gpu itself first) measured by both: 0 converted (p->how
+ * says how), 1 none such, -1 error. */
+static int harness_by_sibling(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, int from, int to,
+                              pts *p, tps_err *e) {
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < ps->gt->n; i++) {
+      const tps_gpu *h = &ps->gt->gpu[i];
+      if (pass == 0 ? !SAME(h, gpu) : SAME(h, gpu) || !tps_resolve_gemm_sibling(h, gpu)) continue;
+      pts a, b;
+      memset(&a, 0, sizeof a);
+      memset(&b, 0, sizeof b);
+      char fa[512], fb[512];
+      int aa = 0, ab = 0;
+      int ra = bundled_gemm(ps, h, path, k, n, from, &a, fa, sizeof fa, &aa, e);
+      int rb = ra == 0 ? bundled_gemm(ps, h, path, k, n, to, &b, fb, sizeof fb, &ab, e) : 1;
+      if (ra < 0 || rb < 0) { ev_pts_free(&a); ev_pts_free(&b); return -1; }
+      double lo = 0, hi = 0;
+      int rc = ra == 0 && rb == 0
+                   ? tps_resolve_harness_convert_sibling(a.x, a.t, a.n, b.x, b.t, b.n, p->x, p->t, p->n, &lo, &hi)
+                   : 1;
+      if (rc == 0) {
+        char how[sizeof p->how];
+        snprintf(how, sizeof how, "%.150s; converted from the %s harness to %s by %s's tables in both (x%.2f..x%.2f: %.60s / %.60s)",
+                 p->how, tps_harness_name(from), tps_harness_name(to), h->name, lo, hi, fb, fa);
+        cpy(p->how, sizeof p->how, how);
+      }
+      ev_pts_free(&a);
+      ev_pts_free(&b);
+      if (rc < 0) return tps_err_set(e, NULL, 0, "out of memory");
       if (rc == 0) return 0;
-      continue; /* the shape is not there: the model */
     }
-    int rc = ev_table_gemm_pts(l, path, k, n, p, 0, e);
-    if (rc < 0) return -1;
-    if (rc == 0) return 0;
-  }
   return 1;
 }
 
@@ -111,7 +158,7 @@ static int gemm_meas(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, 
  * its points moved to gpu into p, its name into sib_name, the source line into src.
  * 1: none; 0: found; -1: error. */
 static int sibling_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, pts *p, char *file,
-                        size_t fsz, const tps_gpu **sib_out, tps_err *e) {
+                        size_t fsz, const tps_gpu **sib_out, int *sib_aic, tps_err *e) {
   const tps_gpu *best = NULL;
   double bd = 0;
   for (size_t i = 0; i < ps->gt->n; i++) {
@@ -126,8 +173,9 @@ static int sibling_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *pat
   if (!best) return 1;
   int user, is_aic;
   const tps_fit *fit;
-  int rc = gemm_meas(ps, best, path, k, n, p, file, fsz, &user, &is_aic, &fit, e);
+  int rc = gemm_meas(ps, best, path, k, n, ps->o.harness, p, file, fsz, &user, &is_aic, &fit, e);
   if (rc != 0) return rc;
+  *sib_aic = is_aic;
   double hr = NAN, pr = NAN;
   double *src = malloc(p->n * sizeof *src);
   if (!src) return tps_err_set(e, NULL, 0, "out of memory");
@@ -212,6 +260,26 @@ static void facts_tag(const tps_gpu *g, char *buf, size_t sz) {
            g->link_gbps, g->nccl_link_gbps);
 }
 
+/* Measured points p of (gpu, path) timed in harness from, converted to harness to where they
+ * differ (model/predict/resolve.h: tps_resolve_harness_convert); what was done goes into
+ * p->how.  0 converted, 1 as measured (same harness, or no form of the other), -1 no memory. */
+static int harness_convert(const tps_resolve_models *rm, const tps_gpu *gpu, const tps_path *path, long k, long n,
+                           int from, int to, pts *p) {
+  if (from == to) return 1;
+  double lo = 0, hi = 0;
+  char trained[400], how[sizeof p->how];
+  int rc = tps_resolve_harness_convert(rm, gpu, path, k, n, from, to, p->x, p->t, p->n, &lo, &hi, trained, sizeof trained);
+  if (rc < 0) return -1;
+  if (rc == 0)
+    snprintf(how, sizeof how, "%.180s; converted from the %s harness to %s by the cross-GPU model's two harness forms "
+             "(x%.2f..x%.2f over its rows; fitted on %.80s)", p->how, tps_harness_name(from), tps_harness_name(to), lo, hi, trained);
+  else
+    snprintf(how, sizeof how, "%.250s; %s harness as measured (%s has no %s-harness form to convert by)", p->how,
+             tps_harness_name(from), path->name, tps_harness_name(to));
+  cpy(p->how, sizeof p->how, how);
+  return rc;
+}
+
 int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, tps_partsrc **out,
                         tps_err *e) {
   char key[256], tag[128];
@@ -228,11 +296,13 @@ int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, l
   memset(&p, 0, sizeof p);
   int user, is_aic;
   const tps_fit *fit;
-  int rc = gemm_meas(ps, gpu, path, k, n, &p, s->file, sizeof s->file, &user, &is_aic, &fit, e);
+  int rc = gemm_meas(ps, gpu, path, k, n, ps->o.harness, &p, s->file, sizeof s->file, &user, &is_aic, &fit, e);
   if (rc < 0) { free(s); return -1; }
   s->user = user;
   if (fit) {
-    /* a user fit: its GEMM, transferred when of another GPU */
+    /* a user fit (of tpsplit bench or calibrate tables: the bench harness): its GEMM,
+     * transferred when of another GPU */
+    s->harness = TPS_HARNESS_BENCH;
     tps_part_model *m = &s->part.model;
     tps_err e2;
     const tps_gpu *fg = tps_gpus_find(ps->gt, fit->gpu, &e2);
@@ -258,16 +328,30 @@ int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, l
   } else {
     char msrc[600], from[400];
     tps_resolve_models rm = models_view(ps, path->model == TPS_PATH_MODEL_TABLE_FIT);
-    int have_model = tps_resolve_gemm_model(&rm, gpu, path, k, n, is_aic, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
-    if (!have_model) s->part.model.kind = TPS_PM_NONE;
     const tps_gpu *sib = NULL;
     if (rc == 1 && !user) {
-      rc = sibling_gemm(ps, gpu, path, k, n, &p, s->file, sizeof s->file, &sib, e);
+      rc = sibling_gemm(ps, gpu, path, k, n, &p, s->file, sizeof s->file, &sib, &is_aic, e);
       if (rc < 0) { free(s); return -1; }
     }
+    /* the harness of the answer: the one asked, else the measurement's (bench when nothing
+     * was measured); the model outside the measured range answers in it */
+    const int meas_h = is_aic ? TPS_HARNESS_AIC : TPS_HARNESS_BENCH;
+    const int want = ps->o.harness >= 0 ? ps->o.harness : rc == 0 ? meas_h : TPS_HARNESS_BENCH;
+    int conv = rc == 0 && want != meas_h ? harness_by_sibling(ps, gpu, path, k, n, meas_h, want, &p, e) : 1;
+    double conv_rsd = TPS_RESOLVE_HARNESS_SIBLING_RSD;
+    if (conv == 1 && rc == 0) {
+      conv = harness_convert(&rm, gpu, path, k, n, meas_h, want, &p);
+      conv_rsd = TPS_RESOLVE_HARNESS_MODEL_RSD;
+    }
+    if (conv < 0) { ev_pts_free(&p); free(s); return tps_err_set(e, NULL, 0, "out of memory"); }
+    s->harness = rc == 0 && conv ? meas_h : want;
+    int have_model = tps_resolve_gemm_model(&rm, gpu, path, k, n, s->harness == TPS_HARNESS_AIC, &s->part.model, msrc,
+                                            sizeof msrc, from, sizeof from) == 0;
+    if (!have_model) s->part.model.kind = TPS_PM_NONE;
     if (rc == 0) {
       if (set_measured(s, &p, have_model, msrc, " (not increasing?)", e)) { free(s); return -1; }
       if (sib) mark_sibling(s, sib, tps_resolve_sibling_gemm_rsd(sib, gpu));
+      if (!conv) s->part.meas_rsd = hypot(s->part.meas_rsd, conv_rsd);
     } else {
       if (!have_model) { free(s); return tps_err_set(e, NULL, 0, "no model of %s on %s", path->name, gpu->name); }
       s->prov = s->part.model.prov;
@@ -275,6 +359,8 @@ int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, l
       cpy(s->from, sizeof s->from, from);
     }
   }
+  snprintf(s->what, sizeof s->what, "GEMM %s on %s, K %ld N %ld, %s harness", path->name, gpu->name, k, n,
+           tps_harness_name(s->harness));
   /* usable at both ends of the question (tps_partset_prepare tabulates 1..tmax for the
    * grids, whose cells share a part; a single context evaluates the part directly) */
   if (!(tps_part_eval(&s->part, 1, NULL) > 0) || !(tps_part_eval(&s->part, (double)ps->o.tmax, NULL) > 0)) {
@@ -417,3 +503,24 @@ int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, 
   return 0;
 }
 
+
+int tps_partset_harness_convert(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, int from, int to,
+                                const double *x, double *t, size_t npts, char *how, size_t howsz, double *rsd, tps_err *e) {
+  pts p;
+  memset(&p, 0, sizeof p);
+  p.x = (double *)x; /* read only: the conversions write p.t and p.how */
+  p.t = t;
+  p.n = npts;
+  snprintf(p.how, sizeof p.how, "the %s harness", tps_harness_name(from));
+  *rsd = 0;
+  int rc = harness_by_sibling(ps, gpu, path, k, n, from, to, &p, e);
+  if (rc == 0) *rsd = TPS_RESOLVE_HARNESS_SIBLING_RSD;
+  if (rc == 1) {
+    tps_resolve_models rm = models_view(ps, path->model == TPS_PATH_MODEL_TABLE_FIT);
+    rc = harness_convert(&rm, gpu, path, k, n, from, to, &p);
+    if (rc == 0) *rsd = TPS_RESOLVE_HARNESS_MODEL_RSD;
+    if (rc < 0) rc = tps_err_set(e, NULL, 0, "out of memory");
+  }
+  cpy(how, howsz, p.how);
+  return rc;
+}

@@ -2,6 +2,7 @@
  * threads, and where each part came from (printed and JSON); see evidence.h. */
 #include "config.h"
 #include "src/evidence/ev_int.h"
+#include "model/core/harness.h"
 
 /* ------------------------------------------------------------------ contexts */
 static void use_ranges(const tps_pred *p, long tmax, int b, double *xlo, double *xhi) {
@@ -223,6 +224,7 @@ static json_t *src_json(const tps_partsrc *s, int outside) {
   json_t *o = json_object();
   json_object_set_new(o, "provenance", json_string(tps_prov_names[s->prov]));
   json_object_set_new(o, "source", json_string(s->src));
+  if (s->part.what == TPS_PART_GEMM) json_object_set_new(o, "harness", json_string(tps_harness_name(s->harness)));
   if (s->file[0] && s->prov == TPS_PROV_MEASURED) {
     json_object_set_new(o, "file", json_string(s->file));
     char l[64];

@@ -2,6 +2,7 @@
  * it, look entries up, and score a calibration against full benches.  Reading the JSON:
  * thresholds_read.c. */
 #include "config.h"
+#include "model/core/harness.h"
 #include "src/io/thresholds.h"
 #include <math.h>
 #include <stdarg.h>
@@ -71,6 +72,7 @@ tps_thr_prov tps_thr_prov_make(int kind, const char *source, const char *method)
   thr_copy(p.method, sizeof p.method, method);
   p.points = -1;
   p.w90_log = NAN;
+  p.harness = -1;
   return p;
 }
 
@@ -189,6 +191,7 @@ static json_t *prov_json(const tps_thr_prov *p) {
   json_object_set_new(o, "method", json_string(p->method));
   if (p->points >= 0) json_object_set_new(o, "points", json_integer(p->points));
   if (isfinite(p->w90_log)) json_object_set_new(o, "w90_log", json_real(p->w90_log));
+  if (p->harness >= 0) json_object_set_new(o, "harness", json_string(tps_harness_name(p->harness)));
   if (p->kind == TPS_PROV_TRANSFERRED || p->kind == TPS_PROV_SIBLING || p->from_gpus[0]) {
     json_t *a = json_array();
     char buf[sizeof p->from_gpus], *save = NULL;
@@ -395,6 +398,10 @@ static void prov_short(const tps_thr_prov *p, char *buf, size_t sz) {
   else if (p->kind == TPS_PROV_TRANSFERRED) snprintf(buf, sz, "transferred from %s", p->from_gpus);
   else if (p->kind == TPS_PROV_SIBLING) snprintf(buf, sz, "sibling %s, scaled", p->from_gpus);
   else snprintf(buf, sz, "%s", tps_prov_kind_names[p->kind]);
+  if (p->harness >= 0) {
+    size_t l = strlen(buf);
+    snprintf(buf + l, sz - l, ", %s harness", tps_harness_name(p->harness));
+  }
 }
 
 void tps_thr_entry_line(const tps_thr_entry *e, char *buf, size_t sz) {

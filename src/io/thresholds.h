@@ -91,6 +91,8 @@ typedef struct {
   int points;                /* measured points, -1 when not given */
   char from_gpus[256];       /* transferred: comma-joined GPU names; "" otherwise */
   double w90_log;            /* 90% half-width in log space, NaN when not given */
+  int harness;               /* a GEMM's: the harness its times represent (TPS_HARNESS_*,
+                              * model/core/harness.h; "harness" in the file), -1 not given */
 } tps_thr_prov;
 
 typedef struct {

@@ -2,6 +2,7 @@
  * value checked against the schema of src/io/thresholds.h, errors at FILE:LINE with the JSON
  * path of the value. */
 #include "config.h"
+#include "model/core/harness.h"
 #include "src/io/thresholds.h"
 #include <math.h>
 #include <stdarg.h>
@@ -205,6 +206,14 @@ static int read_prov(rd *r, json_t *o, const char *key, tps_thr_prov *p) {
   if (!rc) rc = get_int(r, v, "points", p->kind == TPS_PROV_MEASURED, 0, 1000000, 0, -1, &pts);
   p->points = (int)pts;
   if (!rc) rc = get_num(r, v, "w90_log", 0, 0, 1, 0, NAN, &p->w90_log);
+  char hname[16] = "";
+  p->harness = -1;
+  if (!rc) rc = get_str(r, v, "harness", 0, 0, hname, sizeof hname);
+  if (!rc && hname[0] && (p->harness = tps_harness_parse(hname)) < 0) {
+    size_t l2 = push(r, "harness", 0);
+    rc = bad(r, "'%s' is not a harness (bench, aic)", hname);
+    pop(r, l2);
+  }
   int needs_from = p->kind == TPS_PROV_TRANSFERRED || p->kind == TPS_PROV_SIBLING;
   json_t *fg = rc ? NULL : member(r, v, "from_gpus", needs_from);
   if (!rc && !fg && needs_from) rc = -1;

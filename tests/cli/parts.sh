@@ -97,7 +97,7 @@ one_line_error "$tmp/custom8.tsv: measures the custom gather, not nccl"
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --tokens 128,1024 --json
 cp "$tmp/out" "$tmp/h200.json"
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --tokens 128,1024
-expect_grep '^# \[[0-9]+\] GEMM w8a16 on H200-SXM, K 5120 N 1792: measured: data/h200_gemm_w8a16.tsv lines [0-9]+-[0-9]+' "$tmp/out"
+expect_grep '^# \[[0-9]+\] GEMM w8a16 on H200-SXM, K 5120 N 1792, bench harness: measured: data/h200_gemm_w8a16.tsv lines [0-9]+-[0-9]+' "$tmp/out"
 expect_grep "gather nccl on H200-SXM at TP 8: measured: data/aic/nccl_h200_sxm.tsv.gz lines [0-9]+-[0-9]+ \(nccl-tests all_gather via AIConfigurator, NCCL 2.29.2, 8 GPUs" "$tmp/out"
 expect_grep '^ +1024 +128 .* nccl +m,m,m$' "$tmp/out"
 # its gather at T = 1024 (8 x 128 rows x 3584 B = 3.5 MiB) lies between the file's measured
@@ -113,7 +113,7 @@ awk -v s="$split" -v r="$rep128" -v lo="$lo" -v hi="$hi" 'BEGIN { g = s - r; exi
 # the B200's architecture (sm100) and fabric (NVLink5, 18 links): the B200's GEMM table moved
 # by the spec ratios, its NCCL gather as measured
 expect_rc 0 "$TPSPLIT" predict --gpu B300 --tp 8 --path dense-bf16 --gather nccl --tokens 1024
-expect_grep "GEMM dense-bf16 on B300, K 5120 N 1792: sibling: data/aic/gemm_b200_sxm_k5120.tsv.gz lines [0-9]+-[0-9]+ \(B200's .*moved to B300 by the regime's spec ratio" "$tmp/out"
+expect_grep "GEMM dense-bf16 on B300, K 5120 N 1792, aic harness: sibling: data/aic/gemm_b200_sxm_k5120.tsv.gz lines [0-9]+-[0-9]+ \(B200's .*moved to B300 by the regime's spec ratio" "$tmp/out"
 expect_grep "gather nccl on B300 at TP 8: sibling: data/aic/nccl_b200_sxm.tsv.gz lines [0-9]+-[0-9]+ \(B200's .*as measured \(B300 has the same fabric\)" "$tmp/out"
 expect_grep '^ +1024 +128 .* nccl +b,b,b$' "$tmp/out"
 # the H800 (the H100's die, 8 NVLinks): its GEMM the H100's measurement moved, named; its
@@ -182,12 +182,12 @@ expect_rc 2 "$TPSPLIT" crossover --gpus H200 --gemm "$data/h200_gemm_dense-bf16.
 one_line_error "$data/h200_gemm_dense-bf16.tsv: measures K 5120 N 1792, not the asked K 7168 N 1792"
 # files with the wrong scaling
 expect_rc 2 "$TPSPLIT" predict --gpu H100 --gemm "$aicg" --scaling model
-one_line_error "predict: --gemm, --gather FILE, --measured-only and --no-bundled go with --scaling parts"
+one_line_error "predict: --gemm, --gather FILE, --measured-only, --no-bundled and --harness go with --scaling parts"
 
 # --- a fit file as a part: its GEMM moved to the target, and said so
 expect_rc 0 "$TPSPLIT" fit "$data/h20_tp8_fused_wqa_wkv.tsv" -o "$tmp/h20.fit"
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --gemm "$tmp/h20.fit" --tokens 2048
-expect_grep "GEMM marlin-w8a16 on H200-SXM, K 5120 N 1792: transferred: the GEMM of the fit $tmp/h20.fit \(H20 marlin-w8a16\)" "$tmp/out"
+expect_grep "GEMM marlin-w8a16 on H200-SXM, K 5120 N 1792, bench harness: transferred: the GEMM of the fit $tmp/h20.fit \(H20 marlin-w8a16\)" "$tmp/out"
 # targets default to what the files measure
 expect_rc 0 "$TPSPLIT" crossover --gemm "$aicg:dtype=fp8" --gather "$aicn" --samples 20
 expect_grep '^H100-SXM +2 +native-fp8 ' "$tmp/out"
@@ -204,7 +204,7 @@ a=$(awk -F'\t' '$1 == 1024 { print $3 }' "$tmp/pred.tsv")
 "$TPSPLIT" predict --gpu H200 --tp 1 --path dense-bf16 --no-bundled --tokens 1024 > "$tmp/p1.txt"
 expect_near "$(awk '$1 == 1024 { print $3 }' "$tmp/p1.txt")" "$a" 0.002 "replicated(1024) in the -o table"
 # without the bundled H200 table the GEMM is the cross-GPU model fitted without the H200
-expect_grep '^# \[[0-9]+\] GEMM dense-bf16 on H200-SXM, K 5120 N 1792: transferred: .* fitted on A100-SXM-80GB,H100-SXM,B200,L40S,RTX-PRO-6000-Server ' "$tmp/pred.tsv"
+expect_grep '^# \[[0-9]+\] GEMM dense-bf16 on H200-SXM, K 5120 N 1792, bench harness: transferred: .* fitted on A100-SXM-80GB,H100-SXM,B200,L40S,RTX-PRO-6000-Server ' "$tmp/pred.tsv"
 expect_rc 0 "$TPSPLIT" validate --predicted "$tmp/pred.tsv" --measured "$data/h200_tp1_fused_wqa_wkv_dense-bf16.tsv"
 expect_grep '^verdict: within tolerance' "$tmp/out"
 # the committed pre-registered prediction is predict's printed text (space-aligned): validate
@@ -230,5 +230,5 @@ one_line_error "$data/pred_h200_tp8_marlin-w8a16.txt: predicted for TP8, measure
 # --- the main job answers first: H100 and H200 at TP8, with the sources
 expect_rc 0 "$TPSPLIT" --no-plots --samples 20
 awk '/^gpu /{ n++ } n == 1 && /^H/ { print $1; exit }' "$tmp/out" | grep -q '^H100-SXM$' && ok || fail "the answer is not first"
-expect_grep '^  \[[0-9]+\] GEMM dense-bf16 on H100-SXM, K 5120 N 1792: measured: data/aic/gemm_h100_sxm_k5120.tsv.gz lines' "$tmp/out"
+expect_grep '^  \[[0-9]+\] GEMM dense-bf16 on H100-SXM, K 5120 N 1792, aic harness: measured: data/aic/gemm_h100_sxm_k5120.tsv.gz lines' "$tmp/out"
 finish

@@ -103,7 +103,7 @@ expect_grep '^fused_wqa_wkv +1792 marlin-w8a16 +bf16 +main +yes +measured' "$tmp
 expect_grep '^indexer +32 dense-bf16 +bf16 +aux +no +(sibling|transferred)\[[0-9]+\] .*\[' "$tmp/out"
 # each source is named with its file and the GPU it was measured on (a sibling) or the GPUs
 # the model was fitted on
-expect_grep '^  \[[0-9]+\] GEMM dense-bf16 on H20, K 5120 N 32: (sibling: data/.*H100-SXM|transferred: .* fitted on .*H100-SXM.* \(data/xgpu.fit\))' "$tmp/out"
+expect_grep '^  \[[0-9]+\] GEMM dense-bf16 on H20, K 5120 N 32, aic harness: (sibling: data/.*H100-SXM|transferred: .* fitted on .*H100-SXM.* \(data/xgpu.fit\))' "$tmp/out"
 
 # --- JSON keys and numbers
 expect_rc 0 sim --model deepseek-v4.1-flash --gpu H20 --tp 8 --json --prompt 8192 --baseline-ttft-ms 1117.8

@@ -55,6 +55,7 @@ typedef struct {
   tps_cal_adapt_opts adapt;  /* the adaptive phase (--adapt-rows 0: none) */
   int no_heldout;            /* --no-heldout: the first-phase method kept after the adaptive phase */
   int per_row;               /* --check --rows */
+  int harness;               /* --harness: TPS_HARNESS_BENCH (what calibrate times) or _AIC (converted, harness.c) */
   char **args;               /* positional: --check benches or --simulate tables */
   int nargs;
 } opts;
@@ -144,6 +145,11 @@ typedef struct {
   int have_ho;
   long skip_lo[TPS_CAL_MAX_PTS]; /* intervals the adaptive phase cannot split (lower rows) */
   size_t nskip;
+  /* --harness aic: the ratio aic / bench at the sweep's rows (harness.c), nh 0: none */
+  size_t nh;
+  double h_rows[TPS_CAL_MAX_PTS], h_ratio[TPS_CAL_MAX_PTS];
+  double h_rsd;
+  char h_how[600];
 } gpart;
 
 typedef struct {
@@ -192,5 +198,13 @@ int cal_run(const opts *o);        /* run.c: a calibration of this machine */
 int cal_check(const opts *o);      /* offline.c: --check */
 int cal_simulate(const opts *o);   /* offline.c: --simulate */
 int cal_replay(const opts *o);     /* replay.c: --replay */
+
+/* harness.c: --harness aic: every fitted part's ratio aic / bench at its rows, by the
+ * evidence order of the parts (src/evidence: this GPU's or a sibling's tables in both
+ * harnesses, else the cross-GPU model's two forms).  TPS_EXIT_OK, or an exit code after one
+ * line (the GPU is not in the table, or a path has no aic form). */
+int cal_harness(run_t *r);
+/* The GEMM of a part at m rows in the harness asked: the fit, times the ratio when nh > 0. */
+double cal_gemm_eval(double m, void *part);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "model/core/harness.h"
 #include "src/cli/calibrate/cal.h"
 #include "src/cli/cmdopt.h"
 #include "src/cli/tpsplit.h"
@@ -263,13 +264,17 @@ static int parse(int argc, char **argv, opts *o) {
              "all-gather per TP and backend at ~10 sizes), fit calibrated models and write the\n"
              "engine-facing thresholds file: per device (as engines key it, e.g. NVIDIA_H200),\n"
              "shape KxN, path, TP and gather backend, split_from_tokens (split when T >= it).",
-    .common = TPS_OPT(TPS_OI_JSON) | TPS_OPT(TPS_OI_OUTPUT),
+    .common = TPS_OPT(TPS_OI_JSON) | TPS_OPT(TPS_OI_OUTPUT) | TPS_OPT(TPS_OI_HARNESS),
     .args = "TABLE...",
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
     .text = {[TPS_OI_JSON] = "--check, --simulate, --replay: JSON on stdout",
              [TPS_OI_OUTPUT] = "the thresholds file (JSON; written only when complete: a temporary file renamed into "
-                               "place)"},
+                               "place)",
+             [TPS_OI_HARNESS] = "the harness of the thresholds: bench (default: what calibrate times, L2 flushed, "
+                                "median of CUPTI spans) or aic (AIConfigurator's: the sweep converted by this GPU's or "
+                                "a sibling's tables in both harnesses, else the cross-GPU model; dense-bf16 and "
+                                "native-fp8 only)"},
     .output_metavar = "FILE",
     .exit_status = "0 ok; 1 no GPU, a GPU failure, or --check outside tolerance; 2 usage or input error.",
   };
@@ -279,10 +284,23 @@ static int parse(int argc, char **argv, opts *o) {
   if (rc >= 0) return rc;
   o->json = v.json;
   o->out = v.output;
+  o->harness = v.harness < 0 ? TPS_HARNESS_BENCH : v.harness;
   o->args = v.args;
   o->nargs = v.nargs;
   tps_cmdopt_free(&v);
   if ((rc = check_values(&w, o)) || (rc = check_modes_lists(&w, o))) return rc;
+  for (int i = 0; i < o->npaths && o->harness == TPS_HARNESS_AIC; i++) {
+    const tps_path *p = tps_path_get(o->path[i]);
+    if (p->model != TPS_PATH_MODEL_XGEMM) {
+      tps_die_msg("calibrate: --harness aic: %s has no aic form to convert to (dense-bf16 and native-fp8 have); "
+                  "choose those with --paths", p->name);
+      return TPS_EXIT_USAGE;
+    }
+  }
+  if (o->harness == TPS_HARNESS_AIC && (o->check || o->simulate || o->replay)) {
+    tps_die_msg("calibrate: --harness aic goes with a measuring run, not --check, --simulate or --replay");
+    return TPS_EXIT_USAGE;
+  }
   return -1;
 }
 

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include "model/core/harness.h"
 #include "src/cli/calibrate/cal.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/util.h"
@@ -83,8 +84,13 @@ static void build_entries(run_t *r, const char *date) {
         char mtext[512];
         gemm_method_text(r, p, mtext, sizeof mtext);
         e->gemm = tps_thr_prov_make(TPS_PROV_MEASURED, src, mtext);
+        e->gemm.harness = p->nh ? TPS_HARNESS_AIC : TPS_HARNESS_BENCH; /* calibrate times with tpsplit bench's */
+        if (p->nh) {
+          size_t l = strlen(e->gemm.method);
+          snprintf(e->gemm.method + l, sizeof e->gemm.method - l, "; %s", p->h_how);
+        }
         e->gemm.points = (int)p->rec.npts;
-        e->gemm.w90_log = p->fit.w90;
+        e->gemm.w90_log = p->nh ? hypot(p->fit.w90, 1.645 * p->h_rsd) : p->fit.w90;
         gsel s = {&r->gc[ti][0], backend == TPS_GATHER_NCCL ? NULL : &r->gc[ti][1], e->tp};
         e->gather = gsel_prov(&s, backend);
       }
@@ -258,8 +264,8 @@ int cal_run(const opts *o) {
   /* 3. the rows the break-even needs */
   cal_breakeven_rows(r);
   cal_progress_end();
-  /* 4. thresholds */
-  rc = write_thresholds(r, d, &of, &e);
+  /* 4. thresholds (in the harness asked: harness.c) */
+  if ((rc = cal_harness(r)) == TPS_EXIT_OK) rc = write_thresholds(r, d, &of, &e);
   if (rc == TPS_EXIT_OK && !d->nentries) rc = TPS_EXIT_FAIL;
 out:
   cal_unguard();
