@@ -223,6 +223,8 @@ void tps_thr_bands_json_set(json_t *obj, const long *from, const long *to, const
 int tps_thr_write(const tps_thr_file *f, const char *path, tps_err *e);
 /* Read and check a thresholds file.  0, or -1 with e = "FILE: $.json.path: what is wrong". */
 int tps_thr_read(const char *path, tps_thr_file *f, tps_err *e);
+/* The same from memory (len bytes; name in messages): the fuzz harness's entry point. */
+int tps_thr_read_mem(const char *name, const char *data, size_t len, tps_thr_file *f, tps_err *e);
 void tps_thr_free(tps_thr_file *f);
 
 /* ---- look-up (engines do this; so do decide --thresholds and calibrate --check) */

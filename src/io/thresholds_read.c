@@ -718,24 +718,26 @@ static int read_root(rd *r, json_t *root, tps_thr_file *f) {
   return 0;
 }
 
-int tps_thr_read(const char *path, tps_thr_file *f, tps_err *e) {
+int tps_thr_read_mem(const char *name, const char *data, size_t len, tps_thr_file *f, tps_err *e) {
   memset(f, 0, sizeof *f);
   f->wall_s = f->budget_s = NAN;
   json_error_t je;
-  tps_buf b = {0};
-  if (tps_buf_read(path, &b, e)) return -1; /* the 64 MiB cap, the pipe and FIFO timeout */
   /* a repeated key of one object is refused (jansson would keep the last one silently) */
-  json_t *root = json_loadb(b.data, b.len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
-  if (!root) {
-    int rc = je.line > 0 ? tps_err_set(e, path, je.line, "not JSON: %s", je.text) : tps_err_set(e, path, 0, "%s", je.text);
-    tps_buf_free(&b);
-    return rc;
-  }
-  rd r = {.file = path, .e = e, .path = "$", .text = b.data, .len = b.len};
+  json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+  if (!root) return je.line > 0 ? tps_err_set(e, name, je.line, "not JSON: %s", je.text) : tps_err_set(e, name, 0, "%s", je.text);
+  rd r = {.file = name, .e = e, .path = "$", .text = data, .len = len};
   int rc = read_root(&r, root, f);
   json_decref(root);
-  tps_buf_free(&b);
   if (rc) { tps_thr_free(f); return -1; }
-  f->path = strdup(path);
+  f->path = strdup(name);
   return 0;
+}
+
+int tps_thr_read(const char *path, tps_thr_file *f, tps_err *e) {
+  tps_buf b = {0};
+  memset(f, 0, sizeof *f);
+  if (tps_buf_read(path, &b, e)) return -1; /* the 64 MiB cap, the pipe and FIFO timeout */
+  int rc = tps_thr_read_mem(path, b.data, b.len, f, e);
+  tps_buf_free(&b);
+  return rc;
 }

@@ -21,6 +21,7 @@ replay gpus "$s"/data/gpus.tsv
 replay modeldesc "$s"/data/models
 replay lists "$s"/tests/fuzz/seeds/lists
 replay aiconf "$s"/tests/fuzz/seeds/aiconf
+replay thresholds "$s"/data/calibrate "$s"/tests/fuzz/seeds/thresholds
 n=$(find "$c" -type f | wc -l)
 [ "$n" -ge 10 ] && ok || fail "only $n committed crash inputs"
 finish

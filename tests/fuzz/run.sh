@@ -8,7 +8,7 @@
 # harness: its execs, and exits 1 when anything crashed.
 set -u
 src=$1; bin=$2; secs=$3; shift 3
-names=${*:-"split_table bench_table ncclt_text ncclt_json fitfile gpus modeldesc lists aiconf"}
+names=${*:-"split_table bench_table ncclt_text ncclt_json fitfile gpus modeldesc lists aiconf thresholds"}
 pre() { # pre OCTAL NAME: stdin with one byte in front (the options byte of ncclt_text, aiconf), as a seed
   { printf "\\$1"; cat; } >"$tmpd/$2"; echo "$tmpd/$2"
 }
@@ -23,6 +23,7 @@ seeds() { # seeds NAME: the files the corpus of NAME starts from
     gpus) ls "$src"/data/gpus.tsv "$src"/tests/data/bad/gpus_*.tsv ;;
     modeldesc) ls "$src"/data/models/*.tsv "$src"/tests/data/bad/model_*.tsv ;;
     lists) ls "$src"/tests/fuzz/seeds/lists/* ;;
+    thresholds) find "$src"/data/calibrate "$src"/tests/fuzz/seeds/thresholds -name '*.json' ;;
     aiconf) # byte 0 = no selection; the bundled tables whole (gzip) and their first rows (plain
             # and gzip), first rows of the full tables of shared/ where there is one, the bad cases
       ls "$src"/tests/fuzz/seeds/aiconf/*
