@@ -78,7 +78,7 @@ typedef struct {
   long *tok;
   double *rep, *rl, *rh, *sp, *sl, *sh, *spl, *sph;
   int *backend;
-  char gpu[64], path[32], source[160];
+  char gpu[64], path[32], source[320];
 } curve_buf;
 
 static void curve_free(curve_buf *b) {
@@ -141,7 +141,10 @@ out:
 static void cell_values(const tps_crossover *cx, const tps_interval *iv, double *be, double *lo, double *hi,
                         double *thr) {
   *be = *lo = *hi = *thr = NAN;
-  if (cx->breakeven < 1) return;
+  if (cx->breakeven < 1) { /* never: keep the interval's lower end where some draws win */
+    if (isfinite(iv->lo) && iv->lo >= 1) *lo = iv->lo;
+    return;
+  }
   *be = (double)cx->breakeven;
   long t = tps_threshold(cx->breakeven, 0);
   if (t > 0) *thr = (double)t;
@@ -214,6 +217,9 @@ static int curve_from_pred(curve_buf *b, const tps_pred *p, const long *grid0, s
   c->rep_us = b->rep; c->rep_lo_us = b->rl; c->rep_hi_us = b->rh;
   c->split_us = b->sp; c->split_lo_us = b->sl; c->split_hi_us = b->sh;
   c->speedup_lo = b->spl; c->speedup_hi = b->sph; c->backend = b->backend;
+  c->gather = tps_gather_name(p->backend);
+  c->k = p->shape.k;
+  c->nout = p->shape.n;
   pred_breakeven(p, tmax, S, seed, &c->breakeven_tokens, &c->breakeven_lo, &c->breakeven_hi, &c->threshold_tokens);
   return 0;
 }
@@ -239,6 +245,39 @@ static int fit_for(const tps_plot_job *j, const tps_path *path) {
   return first;
 }
 
+/* One part's evidence in words for a legend: how it is known and from which file (base name),
+ * e.g. "measured (nccl_h100_sxm.tsv.gz)", "sibling (h20_tp8_fused_wqa_wkv.tsv, scaled)". */
+static void part_words(const tps_partsrc *s, int outside, char *buf, size_t sz) {
+  if (!s) { snprintf(buf, sz, "spec-only"); return; }
+  const char *f = strrchr(s->file, '/');
+  f = f ? f + 1 : s->file;
+  switch (s->prov) {
+  case TPS_PROV_MEASURED: snprintf(buf, sz, "measured, %.200s%s", f, outside ? " + model beyond" : ""); break;
+  case TPS_PROV_SIBLING: snprintf(buf, sz, "sibling's %.200s, scaled", f); break;
+  case TPS_PROV_FITTED: snprintf(buf, sz, "fitted to %.200s", f); break;
+  case TPS_PROV_TRANSFERRED:
+    if (*f) snprintf(buf, sz, "model from %.200s", f);
+    else if (s->from[0]) snprintf(buf, sz, "model from %.200s", s->from);
+    else snprintf(buf, sz, "cross-GPU model");
+    break;
+  default: snprintf(buf, sz, "spec-only");
+  }
+}
+
+/* Where a context's parts come from, in words (the legend names no [n] of the terminal). */
+static void use_words(const tps_partuse *u, int backend, int tp, char *buf, size_t sz) {
+  char gw[256], one[256];
+  part_words(u->gemm, u->gemm_outside, gw, sizeof gw);
+  int b[3], n = tps_partuse_backends(u, backend, tp, 1, b);
+  size_t l = (size_t)snprintf(buf, sz, "GEMM %s; gather", gw);
+  for (int i = 0; i < n && l < sz; i++) {
+    part_words(u->gather[b[i]], u->gather_outside[b[i]], one, sizeof one);
+    const char *bn = b[i] == TPS_GATHER_CUSTOM ? "custom" : b[i] == TPS_GATHER_NCCL ? "NCCL" : NULL;
+    l += (size_t)snprintf(buf + l, sz - l, "%s%s%s%s", i ? ", " : " ", n > 1 && bn ? bn : "", n > 1 && bn ? " " : "", one);
+  }
+  if (!n && l < sz) snprintf(buf + l, sz - l, " none");
+}
+
 /* Build the prediction of a target (at shape when not NULL: a model's projection); source
  * gets a legend note.  TPS_NA passes through. */
 static int target_pred_at(const tps_plot_job *j, const target *t, const tps_gemm_shape *shape, tps_pred *p, char *source,
@@ -251,12 +290,7 @@ static int target_pred_at(const tps_plot_job *j, const target *t, const tps_gemm
     tps_err_clear(&e2);
     int rc = tps_partset_context(j->ref->parts, t->gpu, t->tp, t->path, &po, shape, shape ? shape->n * shape->out_bytes : 0, p,
                                  &u, &e2);
-    if (rc == TPS_OK) {
-      char gs[64], as[128];
-      tps_partuse_gemm_short(&u, gs, sizeof gs);
-      tps_partuse_gather_short(&u, p->backend, t->tp, as, sizeof as);
-      snprintf(source, ssz, "GEMM %.40s, gather %.100s", gs, as);
-    }
+    if (rc == TPS_OK) use_words(&u, p->backend, t->tp, source, ssz);
     return rc == TPS_EBADDATA ? TPS_EINVAL : rc;
   }
   int rc = target_pred(j, t, p, source, ssz);
@@ -338,7 +372,7 @@ static int layers_figure(const tps_plot_job *j, const target *t, tps_plot_files 
   for (size_t k = 0; k < m->nproj; k++) {
     /* each projection on its own path: the target's prediction for that path, shape of the projection */
     target tk = {t->gpu, t->tp, m->proj[k].path};
-    char src[160];
+    char src[320];
     tps_gemm_shape shp = {m->hidden, m->proj[k].n, m->proj[k].out_bytes};
     if (target_pred_at(j, &tk, &shp, &pr[k], src, sizeof src) != TPS_OK) {
       tps_err_set(e, mpath, 0, "projection %s: path %s cannot be predicted on %s at TP%d", m->proj[k].name,
@@ -367,7 +401,7 @@ static int layers_figure(const tps_plot_job *j, const target *t, tps_plot_files 
     }
   }
   tps_plot_layers ly = {m->name, t->gpu->name, t->tp, t->path->name, T, (size_t)m->layers, layer, mu, su,
-                        0, NULL, NULL, NULL, NULL, NULL, ch->main_us, ch->split_us};
+                        0, NULL, NULL, NULL, NULL, NULL, ch->main_us, ch->split_us, tps_gather_name(pr[0].backend), m->hidden};
   const char *klab[TPS_SIM_MAXKINDS], *klay[TPS_SIM_MAXKINDS];
   int kcount[TPS_SIM_MAXKINDS];
   for (size_t k = 0; k < nk; k++) { klab[k] = kinds[k].label; klay[k] = kinds[k].layer_list; kcount[k] = kinds[k].count; }
@@ -459,11 +493,12 @@ int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
   int need_curves = (figs & (TPS_PLOT_FIG_LATENCY | TPS_PLOT_FIG_SPEEDUP)) != 0;
   for (k = 0; k < ntg; k++) {
     tps_pred p;
-    char src[160];
+    char src[320];
     int st = target_pred(j, &tg[k], &p, src, sizeof src);
     cells[k].gpu = tg[k].gpu->name; cells[k].tp = tg[k].tp; cells[k].path = tg[k].path->name;
     cells[k].breakeven_tokens = cells[k].breakeven_lo = cells[k].breakeven_hi = cells[k].threshold_tokens = NAN;
     if (st == TPS_NA) { cells[k].na = 1; tps_pred_free(&p); continue; }
+    if (st == TPS_OK) { cells[k].gather = tps_gather_name(p.backend); cells[k].k = p.shape.k; cells[k].nout = p.shape.n; }
     if (st != TPS_OK) {
       tps_pred_free(&p);
       tps_err_set(e, NULL, 0, "cannot predict %s TP%d %s", tg[k].gpu->name, tg[k].tp, tg[k].path->name);
@@ -560,7 +595,8 @@ void tps_plot_meas_free(tps_plot_meas *m) {
 }
 
 /* The crossover map of a grid computed by predcli (what `tpsplit crossover` prints). */
-static int grid_figure(const tps_grid *g, const char *dir, const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
+static int grid_figure(const tps_grid *g, const tps_gemm_shape *shape, const char *dir, const tps_plot_opts *o,
+                       tps_plot_files *w, tps_err *e) {
   tps_plot_cell *cells = calloc(g->n + 1, sizeof *cells);
   if (!cells) return tps_err_set(e, NULL, 0, "out of memory");
   for (size_t i = 0; i < g->n; i++) {
@@ -568,6 +604,9 @@ static int grid_figure(const tps_grid *g, const char *dir, const tps_plot_opts *
     tps_plot_cell *x = &cells[i];
     x->gpu = c->gpu->name; x->tp = c->tp; x->path = c->path->name;
     x->na = c->status == TPS_NA;
+    x->gather = tps_gather_name(c->backend);
+    x->k = shape->k;
+    x->nout = shape->n;
     x->breakeven_tokens = x->breakeven_lo = x->breakeven_hi = x->threshold_tokens = NAN;
     if (c->status == TPS_OK)
       cell_values(&c->cx, &c->iv, &x->breakeven_tokens, &x->breakeven_lo, &x->breakeven_hi, &x->threshold_tokens);
@@ -593,7 +632,7 @@ static int rule_figure(const tps_plot_job *j0, const tps_gpu *h100, const tps_gp
   for (int k = 0; k < 3; k++) {
     target t = {gs[k], j.tp[0], path};
     tps_pred p;
-    char src[160];
+    char src[320];
     j.scaling = k < 2 ? j0->scaling : TPS_SCALING_PESSIMISTIC;
     if (!path || target_pred(&j, &t, &p, src, sizeof src) != TPS_OK) {
       tps_pred_free(&p);
@@ -606,9 +645,13 @@ static int rule_figure(const tps_plot_job *j0, const tps_gpu *h100, const tps_gp
     if (st) goto out;
     nb = k + 1;
   }
-  snprintf(cb[2].gpu, sizeof cb[2].gpu, "H100/H200");
-  snprintf(cb[2].source, sizeof cb[2].source, "pessimistic rule");
+  snprintf(cb[2].gpu, sizeof cb[2].gpu, "rule, H100/H200");
+  snprintf(cb[2].source, sizeof cb[2].source, "the seed pull request's pessimistic rule on the H20 table (%s), the same for both GPUs",
+           TPS_BUNDLED_TABLE);
   cb[2].c.colour = "#666666";
+  tps_plot_opts ot = *o;
+  ot.title = "The model against the seed pull request's pessimistic rule: H100 and H200";
+  o = &ot;
   tps_plot_curve cs[3] = {cb[0].c, cb[1].c, cb[2].c};
   char name[256], tp[16];
   snprintf(tp, sizeof tp, "tp%d", j.tp[0]);
@@ -733,7 +776,7 @@ int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const tps_
     free(ga);
     if (r3) goto out;
   }
-  if (grid_figure(grid0 ? grid0 : &g, outdir, &oo, w, e)) goto out;
+  if (grid_figure(grid0 ? grid0 : &g, &fl->shape, outdir, &oo, w, e)) goto out;
   /* 4. the per-layer stage of DeepSeek-V4.1-Flash on H200 at TP8 (an 8192-token chunk) */
   const tps_gpu *g1[1] = {h200};
   j.ngpu = 1; j.gpu = g1; j.ntp = 1; j.tp = tp1; j.npath = 1; j.path = fpath;

@@ -53,6 +53,7 @@ typedef struct {
   const char *inputs;       /* for the .dat provenance line "# inputs: ..." (may be NULL) */
   int nsamples;             /* bootstrap samples of bands and intervals (0 = 200) */
   unsigned long seed;       /* their gsl_rng seed (default 1, as `tpsplit crossover`) */
+  const char *title;        /* a speedup figure's title instead of the default (NULL: default) */
 } tps_plot_opts;
 
 /* Defaults: PNG, 1200 x 800, render, not quiet, no inputs, 200 samples, seed 1. */
@@ -93,7 +94,7 @@ typedef struct {
   const char *gpu;           /* "H200-SXM" */
   int tp;
   const char *path;          /* kernel path name */
-  const char *source;        /* how it was obtained, e.g. "fit", "transfer from H20", "spec" */
+  const char *source;        /* where it comes from, in words ("GEMM measured (FILE); gather ...") */
   size_t n;
   const long *tokens;        /* strictly increasing, >= 1 */
   const double *rep_us, *rep_lo_us, *rep_hi_us;       /* replicated latency and 90% band */
@@ -104,6 +105,8 @@ typedef struct {
   double breakeven_lo, breakeven_hi; /* 90% interval (NaN when unknown; hi NaN with lo finite: "never") */
   double threshold_tokens;   /* recommended threshold (NaN when none) */
   const char *colour;        /* "#rrggbb" instead of the GPU's colour (NULL: the GPU's) */
+  const char *gather;        /* gather backend rule ("auto", "nccl", "custom"; NULL: not said) */
+  long k, nout;              /* GEMM shape K x N of the projection (0: not said) */
 } tps_plot_curve;
 
 /* Measured points of one configuration; min/max arrays may be NULL (no error bars). */
@@ -126,6 +129,8 @@ typedef struct {
   double breakeven_tokens;   /* NaN: the split never wins in the range asked */
   double breakeven_lo, breakeven_hi, threshold_tokens;
   int na;                    /* 1: the path cannot run there (e.g. fp8 on an A100): cell "n/a" */
+  const char *gather;        /* gather backend rule (NULL: not said) */
+  long k, nout;              /* GEMM shape K x N (0: not said) */
 } tps_plot_cell;
 
 /* The simulator's input-projection stage of one chunk, by layer kind (a kind = the layers
@@ -147,6 +152,8 @@ typedef struct {
   const double *kind_main_us;     /* stage time of one layer of the kind, replicated */
   const double *kind_split_us;    /* and split */
   double total_main_us, total_split_us; /* the model's sums over all layers (tps_sim_chunk) */
+  const char *gather;             /* gather backend rule (NULL: not said) */
+  long hidden;                    /* K of every projection: the model's hidden size (0: not said) */
 } tps_plot_layers;
 
 enum { TPS_PLOT_BY_GPU = 0, TPS_PLOT_BY_TP = 1, TPS_PLOT_BY_PATH = 2 };

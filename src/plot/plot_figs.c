@@ -11,7 +11,7 @@
 #include "model/latency/allgather.h"
 #include "src/base/util.h"
 
-static void curve_label(const tps_plot_curve *c, int by, char *out, size_t sz) {
+void pf_curve_label(const tps_plot_curve *c, int by, char *out, size_t sz) {
   switch (by) {
   case TPS_PLOT_BY_TP: snprintf(out, sz, "TP%d", c->tp); break;
   case TPS_PLOT_BY_PATH: snprintf(out, sz, "%s", c->path ? c->path : "?"); break;
@@ -19,16 +19,16 @@ static void curve_label(const tps_plot_curve *c, int by, char *out, size_t sz) {
   }
   if (c->source && *c->source) {
     size_t l = strlen(out);
-    snprintf(out + l, sz - l, " (%s)", c->source);
+    snprintf(out + l, sz - l, ": %s", c->source);
   }
 }
 
-static void curve_colour(const tps_plot_curve *c, char out[8]) {
+void pf_curve_colour(const tps_plot_curve *c, char out[8]) {
   if (c->colour && c->colour[0] == '#' && strlen(c->colour) == 7) { snprintf(out, 8, "%s", c->colour); return; }
   pf_tp_shade(tps_plot_gpu_colour(c->gpu), c->tp, out);
 }
 
-static int check_curve(const tps_plot_curve *c, tps_err *e) {
+int pf_check_curve(const tps_plot_curve *c, tps_err *e) {
   if (!c || c->n < 2 || !c->tokens || !c->rep_us || !c->split_us)
     return tps_err_set(e, NULL, 0, "plot: a model curve needs at least 2 tokens with replicated and split times");
   for (size_t i = 0; i < c->n; i++)
@@ -52,7 +52,7 @@ static long backend_switch(const tps_plot_curve *c, int *from, int *to) {
 static const char *backend_name(int b) { return b >= 0 && b <= 2 ? tps_gather_name(b) : "-"; }
 
 /* Model-curve block: tokens, rep, band, split, band, speedup, band, backend. */
-static void write_curve_block(fig *F, int idx, const tps_plot_curve *c) {
+void pf_write_curve_block(fig *F, int idx, const tps_plot_curve *c) {
   char what[256];
   snprintf(what, sizeof what, "model %s TP%d %s (%s)", c->gpu ? c->gpu : "?", c->tp,
            c->path ? c->path : "?", c->source ? c->source : "model");
@@ -72,7 +72,7 @@ static void write_curve_block(fig *F, int idx, const tps_plot_curve *c) {
 
 /* Measured block: tokens, rep, min, max, split, min, max, speedup and its range.  The range of
  * the speedup is the widest the min/max allow: rep_min / split_max .. rep_max / split_min. */
-static void write_meas_block(fig *F, int idx, const tps_plot_meas *m) {
+void pf_write_meas_block(fig *F, int idx, const tps_plot_meas *m) {
   char what[512];
   snprintf(what, sizeof what, "measured %s TP%d %s (%s)", m->gpu ? m->gpu : "?", m->tp,
            m->path ? m->path : "?", m->file ? m->file : "-");
@@ -92,370 +92,145 @@ static void write_meas_block(fig *F, int idx, const tps_plot_meas *m) {
 }
 
 /* 1 when some row of v (may be NULL) is a number. */
-static int any_finite(const double *v, size_t n) {
+int pf_any_finite(const double *v, size_t n) {
   for (size_t i = 0; v && i < n; i++) if (isfinite(v[i])) return 1;
   return 0;
 }
 
-static int has_band(const double *lo, const double *hi, size_t n) {
+int pf_has_band(const double *lo, const double *hi, size_t n) {
   if (!lo || !hi) return 0;
   for (size_t i = 0; i < n; i++) if (isfinite(lo[i]) && isfinite(hi[i])) return 1;
   return 0;
 }
 
 /* Token axis: log2, a tic per power of two (per power of four when the image is narrow). */
-static void gp_token_axis(FILE *g, const tps_plot_opts *o) {
+void pf_token_axis(FILE *g, const tps_plot_opts *o) {
   fprintf(g, "set logscale x 2\nset format x '%%.0f'\nset xtics 1, %d\nset mxtics default\n"
              "set xlabel 'tokens per step T'\n", o->width_px < 900 ? 4 : 2);
 }
 
 /* Legend outside the plot: on the right in wide images, below in narrow ones. */
-static void gp_key(FILE *g, const tps_plot_opts *o) {
+void pf_key_right(FILE *g, const tps_plot_opts *o) {
   if (o->width_px >= 1000) fprintf(g, "set key outside right top vertical Left reverse samplen 3 spacing 1.2\n");
   else fprintf(g, "set key below left vertical Left reverse samplen 3 maxcols 2\n");
 }
 
 /* ---------------------------------------------------------------- figure 1: latency */
 
+/* Latency vs tokens: replicated (dark grey) and split (the GPU's colour), both solid (a dashed
+ * line over a jagged measured GEMM reads as noise), bands, measured points; the break-even
+ * (a line, its 90% interval shaded) and the gather switch (dotted) marked, their values above
+ * the frame; the legend under the token axis.  Layout in pixels (plot_fig.h). */
 int tps_plot_latency(const char *dir, const char *name, const tps_plot_curve *c,
                      const tps_plot_meas *m, const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
-  if (check_curve(c, e)) return -1;
+  if (pf_check_curve(c, e)) return -1;
   fig F;
   if (pf_fig_begin(&F, dir, name, o, "latency vs tokens, replicated and split", e)) return -1;
-  write_curve_block(&F, 0, c);
-  if (m && m->n) write_meas_block(&F, 1, m);
+  pf_write_curve_block(&F, 0, c);
+  if (m && m->n) pf_write_meas_block(&F, 1, m);
   FILE *g = F.gp.fp;
-  char col[8], title[512];
-  curve_colour(c, col);
-  snprintf(title, sizeof title, "%s, TP%d, %s: replicated vs split latency (%s)", c->gpu, c->tp,
-           c->path, c->source && *c->source ? c->source : "model");
-  fprintf(g, "set title "); pf_gp_str(g, title); fputc('\n', g);
-  gp_token_axis(g, F.o);
+  const double W = F.o->width_px, H = F.o->height_px;
+  char col[8], setup[512], line1[160];
+  pf_curve_colour(c, col);
+  pf_setup_words(setup, sizeof setup, c->gpu, c->tp, c->path, c->k, c->nout, c->gather);
+  snprintf(line1, sizeof line1, "Latency of the projection, replicated on every rank vs split by token");
+  double top_px = pf_title(g, &F, line1, setup);
+  pf_token_axis(g, F.o);
   fprintf(g, "set logscale y 10\nset ylabel 'latency (us)'\nset format y '%%g'\n");
   fprintf(g, "set autoscale yfix\nset offsets 0, 0, graph 0.04, graph 0.04  # the data range, not the next decades\n");
-  /* the legend under the axis, two columns: the plot keeps the full width for the token axis */
-  fprintf(g, "set key below left horizontal Left reverse samplen 3 spacing 1.2 maxcols 2\n");
   fprintf(g, "set style fill transparent solid 0.18 noborder\n");
+  /* the legend's entries, in plot order */
+  const char *keys[12];
+  char kb[12][400];
+  size_t nk = 0;
+  int band_r = pf_has_band(c->rep_lo_us, c->rep_hi_us, c->n), band_s = pf_has_band(c->split_lo_us, c->split_hi_us, c->n);
+  if (band_r) snprintf(kb[nk++], sizeof kb[0], "replicated, 90%% band");
+  if (band_s) snprintf(kb[nk++], sizeof kb[0], "split, 90%% band");
+  snprintf(kb[nk++], sizeof kb[0], "replicated = GEMM(T), model");
+  snprintf(kb[nk++], sizeof kb[0], "split = GEMM(ceil(T/%d)) + all-gather, model", c->tp);
+  int eb_r = 0, eb_s = 0, has_ms = 0;
+  const char *rw = "replicated";
+  if (m && m->n) {
+    eb_r = pf_any_finite(m->rep_min_us, m->n) && pf_any_finite(m->rep_max_us, m->n);
+    eb_s = pf_any_finite(m->split_min_us, m->n) && pf_any_finite(m->split_max_us, m->n);
+    rw = m->split_us ? "replicated" : "replicated (GEMM of T rows)";
+    has_ms = pf_any_finite(m->split_us, m->n);
+    snprintf(kb[nk++], sizeof kb[0], "%s, measured median (%s)", rw, eb_r ? "bar: min..max" : "no min/max in the table");
+    if (has_ms) snprintf(kb[nk++], sizeof kb[0], "split, measured median (%s)", eb_s ? "bar: min..max" : "no min/max in the table");
+  }
+  double be = c->breakeven_tokens, blo = c->breakeven_lo, bhi = c->breakeven_hi;
+  if (isfinite(be)) {
+    if (isfinite(blo) && isfinite(bhi)) snprintf(kb[nk++], sizeof kb[0], "break-even T = %.0f (shaded: 90%% interval %.0f..%.0f)", be, blo, bhi);
+    else if (isfinite(blo)) snprintf(kb[nk++], sizeof kb[0], "break-even T = %.0f (shaded: 90%% interval %.0f..never)", be, blo);
+    else snprintf(kb[nk++], sizeof kb[0], "break-even T = %.0f", be);
+    if (isfinite(c->threshold_tokens)) {
+      size_t l = strlen(kb[nk - 1]);
+      snprintf(kb[nk - 1] + l, sizeof kb[0] - l, ", threshold %.0f", c->threshold_tokens);
+    }
+  }
+  else if (isfinite(blo))
+    snprintf(kb[nk++], sizeof kb[0], "the split never wins up to T = %ld (90%% interval from %.0f)", c->tokens[c->n - 1], blo);
+  else snprintf(kb[nk++], sizeof kb[0], "the split never wins up to T = %ld", c->tokens[c->n - 1]);
   int from, to;
   long sw = backend_switch(c, &from, &to);
+  if (sw) snprintf(kb[nk++], sizeof kb[0], "gather %s -> %s from T = %ld", backend_name(from), backend_name(to), sw);
+  for (size_t i = 0; i < nk; i++) keys[i] = kb[i];
+  double foot_px = pf_footnote(g, &F, c->source);
+  /* layout: title, a line (two when they crowd) of values above the frame, the plot, tics
+   * and the x label, the legend */
+  double lm = 78.0 / W, rm = 1.0 - 25.0 / W, key_h = pf_key_below_h(&F, keys, nk, 2), bot_px = foot_px + 12.0 + key_h + 56.0;
+  double tlo = (double)c->tokens[0], thi = (double)c->tokens[c->n - 1];
+  const double xs[2] = {be, (double)sw};
+  char t0[32], t1[32];
+  snprintf(t0, sizeof t0, "%.0f", be);
+  snprintf(t1, sizeof t1, "%ld", sw);
+  const char *tx[2] = {t0, t1}, *cl[2] = {col, "#555555"};
+  size_t nabove = 0, first_above = isfinite(be) ? 0 : 1;
+  if (isfinite(be)) nabove++;
+  if (sw) nabove++;
+  fprintf(g, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n", lm, rm);
+  fprintf(g, "set xrange [%.0f:%.0f]\n", tlo, thi);
+  int lines = nabove ? pf_above_frame(g, 1, xs + first_above, tx + first_above, cl + first_above, nabove, lm, rm, tlo, thi, W) : 0;
+  fprintf(g, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", 1.0 - (top_px + 10.0 + 19.0 * lines) / H, bot_px / H);
+  pf_key_below(g, &F, keys, nk, 2, lm, foot_px + 12.0);
+  if (isfinite(be)) {
+    fprintf(g, "# the break-even (line) and its 90%% interval (shaded)\n");
+    if (isfinite(blo))
+      fprintf(g, "set object 1 rect from %.10g, graph 0 to %.10g, graph 1 fc rgb '%s' fs transparent solid 0.10 noborder behind\n",
+              blo, isfinite(bhi) ? bhi : thi, col);
+    fprintf(g, "set arrow 3 from %.10g, graph 0 to %.10g, graph 1 nohead dt 1 lw 1.5 lc rgb '%s' back\n", be, be, col);
+  }
   if (sw) {
     fprintf(g, "# the gather backend changes here\n");
     fprintf(g, "set arrow 1 from %ld, graph 0 to %ld, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back\n", sw, sw);
-    fprintf(g, "set label 1 'gather %s -> %s from T = %ld' at %ld, graph 0.04 right offset -0.6,0 tc rgb '#555555'\n",
-            backend_name(from), backend_name(to), sw, sw);
   }
   fprintf(g, "plot \\\n");
   int first = 1;
+  size_t ki = 0;
 #define SEP() do { if (!first) fprintf(g, ", \\\n"); first = 0; } while (0)
-  if (has_band(c->rep_lo_us, c->rep_hi_us, c->n)) {
-    SEP(); fprintf(g, "  '%s.dat' index 0 using 1:3:4 with filledcurves lc rgb '#888888' title 'replicated, 90%% band'", name);
-  }
-  if (has_band(c->split_lo_us, c->split_hi_us, c->n)) {
-    SEP(); fprintf(g, "  '%s.dat' index 0 using 1:6:7 with filledcurves lc rgb '%s' title 'split, 90%% band'", name, col);
-  }
-  SEP(); fprintf(g, "  '%s.dat' index 0 using 1:2 with lines lw 2.5 dt 2 lc rgb '#444444' title 'replicated, model'", name);
-  SEP(); fprintf(g, "  '%s.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '%s' title 'split, model'", name, col);
+#define KEY() pf_gp_str(g, keys[ki++])
+  if (band_r) { SEP(); fprintf(g, "  '%s.dat' index 0 using 1:3:4 with filledcurves lc rgb '#888888' title ", name); KEY(); }
+  if (band_s) { SEP(); fprintf(g, "  '%s.dat' index 0 using 1:6:7 with filledcurves lc rgb '%s' title ", name, col); KEY(); }
+  SEP(); fprintf(g, "  '%s.dat' index 0 using 1:2 with lines lw 2 lc rgb '#444444' title ", name); KEY();
+  SEP(); fprintf(g, "  '%s.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '%s' title ", name, col); KEY();
   if (m && m->n) {
-    /* measured medians, with min..max bars when the table has them; a measurement of the
-     * replicated GEMM alone (a GEMM table) has no split points */
-    int eb_r = any_finite(m->rep_min_us, m->n) && any_finite(m->rep_max_us, m->n);
-    int eb_s = any_finite(m->split_min_us, m->n) && any_finite(m->split_max_us, m->n);
-    const char *rw = m->split_us ? "replicated" : "replicated (GEMM of T rows)";
     SEP();
-    if (eb_r) fprintf(g, "  '%s.dat' index 1 using 1:2:3:4 with yerrorbars pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title '%s, measured median (bar: min..max)'", name, rw);
-    else fprintf(g, "  '%s.dat' index 1 using 1:2 with points pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title '%s, measured median (no min/max in the table)'", name, rw);
-    if (any_finite(m->split_us, m->n)) {
+    if (eb_r) fprintf(g, "  '%s.dat' index 1 using 1:2:3:4 with yerrorbars pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title ", name);
+    else fprintf(g, "  '%s.dat' index 1 using 1:2 with points pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title ", name);
+    KEY();
+    if (has_ms) {
       SEP();
-      if (eb_s) fprintf(g, "  '%s.dat' index 1 using 1:5:6:7 with yerrorbars pt 5 ps 1.4 lw 1.5 lc rgb '%s' title 'split, measured median (bar: min..max)'", name, col);
-      else fprintf(g, "  '%s.dat' index 1 using 1:5 with points pt 5 ps 1.4 lc rgb '%s' title 'split, measured median (no min/max in the table)'", name, col);
+      if (eb_s) fprintf(g, "  '%s.dat' index 1 using 1:5:6:7 with yerrorbars pt 5 ps 1.4 lw 1.5 lc rgb '%s' title ", name, col);
+      else fprintf(g, "  '%s.dat' index 1 using 1:5 with points pt 5 ps 1.4 lc rgb '%s' title ", name, col);
+      KEY();
     }
   }
+  if (isfinite(be)) { SEP(); fprintf(g, "  NaN with lines dt 1 lw 1.5 lc rgb '%s' title ", col); KEY(); }
+  else { SEP(); fprintf(g, "  NaN with lines lc rgb '#ffffff' title "); KEY(); }
+  if (sw) { SEP(); fprintf(g, "  NaN with lines dt 3 lw 1.5 lc rgb '#555555' title "); KEY(); }
   fprintf(g, "\n");
+#undef KEY
 #undef SEP
-  return pf_fig_end(&F, w, e) ? (pf_fig_abort(&F), -1) : 0;
-}
-
-/* ---------------------------------------------------------------- figure 2: speedup */
-
-/* Two curves on the same tokens whose speedups would look the same: mean relative difference
- * under 2% and none over 10%. */
-static int same_speedup(const tps_plot_curve *a, const tps_plot_curve *b) {
-  if (a->n != b->n || a->n == 0) return 0;
-  double sum = 0;
-  for (size_t i = 0; i < a->n; i++) {
-    double x = a->rep_us[i] / a->split_us[i], y = b->rep_us[i] / b->split_us[i], d = fabs(x - y) / fabs(x);
-    if (a->tokens[i] != b->tokens[i] || !(d <= 0.10)) return 0;
-    sum += d;
-  }
-  return sum / (double)a->n < 0.02;
-}
-
-/* The layout of a speedup figure: the y range, the token range shared by both panels, and
- * the panels' margins in screen fractions. */
-typedef struct {
-  double ymax, H, W, lm, rm;
-  long tlo, thi;
-  int wide;
-} sp_layout;
-
-static void speedup_layout(const fig *F, int by, const tps_plot_curve *c, size_t nc, const tps_plot_meas *m, size_t nm,
-                           sp_layout *L) {
-  /* y range of the speedup panel: 0 .. 8% above the highest speedup (curves, bands, points
-   * and their bars) */
-  double ymax = 1.0;
-  for (size_t i = 0; i < nc; i++)
-    for (size_t r = 0; r < c[i].n; r++) {
-      double v[2] = {c[i].rep_us[r] / c[i].split_us[r], at(c[i].speedup_hi, r)};
-      for (int q = 0; q < 2; q++) if (isfinite(v[q]) && v[q] > ymax) ymax = v[q];
-    }
-  for (size_t i = 0; i < nm; i++)
-    for (size_t r = 0; r < m[i].n; r++) {
-      double v[2] = {m[i].rep_us[r] / at(m[i].split_us, r), at(m[i].rep_max_us, r) / at(m[i].split_min_us, r)};
-      for (int q = 0; q < 2; q++) if (isfinite(v[q]) && v[q] > ymax) ymax = v[q];
-    }
-  ymax *= 1.08;
-  /* token range shared by both panels */
-  long tlo = c[0].tokens[0], thi = c[0].tokens[c[0].n - 1];
-  for (size_t i = 1; i < nc; i++) {
-    if (c[i].tokens[0] < tlo) tlo = c[i].tokens[0];
-    if (c[i].tokens[c[i].n - 1] > thi) thi = c[i].tokens[c[i].n - 1];
-  }
-  if (thi <= tlo) thi = tlo + 1;
-  /* layout in screen fractions: the title, the speedup panel, under it the break-even panel
-   * (a row of 26 px per curve), the token axis at the bottom; the legend right of the panels
-   * (wide images) or inside the speedup panel's top left corner (narrow ones) */
-  const double H = F->o->height_px, W = F->o->width_px;
-  const int wide = F->o->width_px >= 1000;
-  size_t maxlab = 0; /* the longest row name of the break-even panel sets the left margin */
-  for (size_t i = 0; i < nc; i++) {
-    char who[128];
-    curve_label(&c[i], by, who, sizeof who);
-    char *paren = strstr(who, " (");
-    if (paren) *paren = '\0';
-    if (strlen(who) > maxlab) maxlab = strlen(who);
-  }
-  size_t maxkey = 30; /* and the longest legend entry the right margin */
-  for (size_t i = 0; i < nc; i++) {
-    char lab[256];
-    curve_label(&c[i], by, lab, sizeof lab);
-    if (strlen(lab) > maxkey) maxkey = strlen(lab);
-  }
-  for (size_t j = 0; j < nm; j++)
-    if (strlen(m[j].gpu ? m[j].gpu : "") + 45 > maxkey) maxkey = strlen(m[j].gpu ? m[j].gpu : "") + 45;
-  double keyw = 7.6 * (double)maxkey + 80.0;
-  if (keyw > 0.5 * W) keyw = 0.5 * W;
-  double lm = (maxlab * 8.5 + 30.0 > 75.0 ? maxlab * 8.5 + 30.0 : 75.0) / W, rm = wide ? 1.0 - keyw / W : 1.0 - 30.0 / W;
-  if (rm < lm + 0.3) rm = lm + 0.3;
-  L->ymax = ymax;
-  L->tlo = tlo;
-  L->thi = thi;
-  L->H = H;
-  L->W = W;
-  L->wide = wide;
-  L->lm = lm;
-  L->rm = rm;
-}
-
-/* The break-even blocks, one per curve, drawn in a panel of their own below the speedup axis
- * (row r: curve r, top down).  bar_lo..bar_hi is the 90% interval, up to the axis end
- * when its upper end never breaks even; the label goes right of the bar, or left of it
- * when it would not fit there. */
-static int speedup_be_blocks(fig *F, int *idx, const tps_plot_curve *c, size_t nc, const sp_layout *L, int *left_of) {
-  const long tlo = L->tlo, thi = L->thi;
-  const double W = L->W, lm = L->lm, rm = L->rm;
-  for (size_t i = 0; i < nc; i++) {
-    char what[200], lab[160];
-    snprintf(what, sizeof what, "break-even of curve %zu (NaN: the split never wins); row, bar, label: its row in the "
-             "break-even panel", i);
-    pf_block(F, (*idx)++, what,
-          "curve\tgpu\ttp\tpath\tbreakeven_tokens\tbreakeven_lo\tbreakeven_hi\tthreshold_tokens\trow\tbar_lo\tbar_hi\t"
-          "label\tlabel_right_of\tlabel_left_of");
-    double be = c[i].breakeven_tokens, lo = c[i].breakeven_lo, hi = c[i].breakeven_hi, blo = NAN, bhi = NAN;
-    if (!isfinite(be)) snprintf(lab, sizeof lab, "never wins up to %ld", thi);
-    else if (isfinite(lo) && isfinite(hi)) { snprintf(lab, sizeof lab, "%.0f [90%%: %.0f..%.0f]", be, lo, hi); blo = lo; bhi = hi; }
-    else if (isfinite(lo)) { snprintf(lab, sizeof lab, "%.0f [90%%: %.0f..never]", be, lo); blo = lo; bhi = (double)thi; }
-    else { snprintf(lab, sizeof lab, "%.0f", be); blo = bhi = be; }
-    if (isfinite(c[i].threshold_tokens)) {
-      size_t l = strlen(lab);
-      snprintf(lab + l, sizeof lab - l, ", threshold %.0f", c[i].threshold_tokens);
-    }
-    double span = log((double)thi / (double)tlo), right_end = isfinite(bhi) ? bhi : (double)thi;
-    double panel_px = (rm - lm) * W, lab_px = 7.5 * (double)strlen(lab) + 16.0;
-    int left = log(right_end / (double)tlo) / span * panel_px + lab_px > panel_px;
-    double anchor_r = NAN, anchor_l = NAN;
-    if (!isfinite(be)) anchor_l = (double)thi;
-    else if (left) anchor_l = isfinite(blo) ? blo : be;
-    else anchor_r = right_end;
-    left_of[i] = isfinite(anchor_l);
-    FILE *d = F->dat.fp;
-    fprintf(d, "%zu\t%s\t%d\t%s\t", i, c[i].gpu, c[i].tp, c[i].path);
-    double v[5] = {be, lo, hi, c[i].threshold_tokens, (double)i};
-    for (int k = 0; k < 5; k++) { pf_num(d, v[k]); fputc('\t', d); }
-    pf_num(d, blo); fputc('\t', d);
-    pf_num(d, bhi);
-    fprintf(d, "\t%s\t", lab);
-    pf_num(d, anchor_r); fputc('\t', d);
-    pf_num(d, anchor_l); fputc('\n', d);
-  }
-  return 0;
-}
-
-/* Recommended thresholds: a dotted vertical line through both panels per distinct value, in
- * the curve's colour (dark grey when curves share it), its value above the frame.  Returns
- * how many. */
-static size_t speedup_thresholds(FILE *g, const tps_plot_curve *c, size_t nc) {
-  size_t nthr = 0;
-  for (size_t i = 0; i < nc; i++) {
-    if (!isfinite(c[i].threshold_tokens)) continue;
-    int seen = 0, shared = 0;
-    for (size_t q = 0; q < nc; q++)
-      if (c[q].threshold_tokens == c[i].threshold_tokens) { if (q < i) seen = 1; if (q != i) shared = 1; }
-    if (seen) continue;
-    char col[8];
-    if (shared) snprintf(col, sizeof col, "#555555"); else curve_colour(&c[i], col);
-    nthr++;
-    fprintf(g, "set arrow %zu from %.10g, graph 0 to %.10g, graph 1 nohead dt 3 lw 1.5 lc rgb '%s' back\n", nthr,
-            c[i].threshold_tokens, c[i].threshold_tokens, col);
-    fprintf(g, "set label %zu '%.0f' at %.10g, graph 1 center offset 0,0.8 tc rgb '%s' front\n", nthr,
-            c[i].threshold_tokens, c[i].threshold_tokens, col);
-  }
-  return nthr;
-}
-
-#define SEP() do { if (!first) fprintf(g, ", \\\n"); first = 0; } while (0)
-/* Panel 1: the speedup curves, their bands and the measured points. */
-static void speedup_panel1(FILE *g, const char *name, int by, const tps_plot_curve *c, size_t nc, const tps_plot_meas *m,
-                           size_t nm, int meas0, size_t nthr, const char *title, double strip_top, double gap, double top,
-                           const sp_layout *L) {
-  const double W = L->W, rm = L->rm, ymax = L->ymax;
-  const int wide = L->wide;
-  fprintf(g, "set multiplot title ");
-  pf_gp_str(g, title);
-  fprintf(g, " font 'Sans,12'\n");
-  fprintf(g, "# panel 1: the speedup\n");
-  fprintf(g, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", top, strip_top + gap);
-  fprintf(g, "set format x ''\nunset xlabel\n");
-  fprintf(g, "set ylabel 'speedup of the split = replicated / split'\nset yrange [0:%.4g]\n", ymax);
-  if (wide) fprintf(g, "set key at screen %.4f, screen %.4f left top vertical Left reverse samplen 3 spacing 1.2\n", rm + 10.0 / W, top);
-  else fprintf(g, "set key inside left top vertical Left reverse samplen 3 opaque box lc rgb '#cccccc'\n");
-  fprintf(g, "# speedup 1: the split neither wins nor loses\n");
-  fprintf(g, "set arrow 100 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 lc rgb '#000000' back\n");
-  fprintf(g, "plot \\\n");
-  int first = 1;
-  for (size_t i = 0; i < nc; i++) {
-    char col[8], lab[256];
-    curve_colour(&c[i], col);
-    curve_label(&c[i], by, lab, sizeof lab);
-    if (has_band(c[i].speedup_lo, c[i].speedup_hi, c[i].n)) {
-      SEP(); fprintf(g, "  '%s.dat' index %zu using 1:9:10 with filledcurves lc rgb '%s' notitle", name, i, col);
-    }
-    /* later curves thinner, and dashed when they coincide with an earlier one, so that a
-     * curve drawn over an equal one stays visible */
-    double lw = 3.4 - 0.5 * (double)i;
-    int dt = pf_path_dash(c[i].path);
-    for (size_t q = 0; q < i; q++) if (same_speedup(&c[q], &c[i])) dt = 2;
-    SEP(); fprintf(g, "  '%s.dat' index %zu using 1:8 with lines lw %.1f dt %d lc rgb '%s' title ", name, i,
-                   lw < 1.2 ? 1.2 : lw, dt, col);
-    pf_gp_str(g, lab);
-  }
-  for (size_t j = 0; j < nm; j++) {
-    char col[8], lab[256];
-    pf_tp_shade(tps_plot_gpu_colour(m[j].gpu), m[j].tp, col);
-    int bars = any_finite(m[j].rep_min_us, m[j].n) && any_finite(m[j].split_max_us, m[j].n);
-    snprintf(lab, sizeof lab, "%s TP%d measured median%s", m[j].gpu, m[j].tp,
-             bars ? " (bar: min..max)" : " (no min/max in the table)");
-    SEP();
-    if (bars)
-      fprintf(g, "  '%s.dat' index %d using 1:8:9:10 with yerrorbars pt 7 ps 1.3 lw 1.5 lc rgb '%s' title ", name,
-              meas0 + (int)j, col);
-    else
-      fprintf(g, "  '%s.dat' index %d using 1:8 with points pt 7 ps 1.5 lc rgb '%s' title ", name, meas0 + (int)j, col);
-    pf_gp_str(g, lab);
-  }
-  if (nthr) { SEP(); fprintf(g, "  NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'recommended threshold (value above)'"); }
-  if (!wide) { SEP(); fprintf(g, "  NaN with xerrorbars pt 13 lc rgb '#555555' title 'break-even (marker), 90%% interval (bar): panel below'"); }
-  fprintf(g, "\n");
-}
-
-/* Panel 2: the break-even of each curve (marker) and its 90% interval (bar), one row per curve. */
-static void speedup_panel2(FILE *g, const char *name, int by, const tps_plot_curve *c, size_t nc, int mark,
-                           const int *left_of, double strip_top, double bot, const sp_layout *L) {
-  const double W = L->W, rm = L->rm;
-  const int wide = L->wide;
-  fprintf(g, "# panel 2: the break-even of each curve (marker) and its 90%% interval (bar), one row per curve\n");
-  fprintf(g, "unset label\nunset arrow 100\nunset key\nunset title\n");
-  fprintf(g, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", strip_top, bot);
-  fprintf(g, "set format x '%%.0f'\nset xlabel 'tokens per step T'\nset ylabel ''\n");
-  fprintf(g, "set yrange [%.1f:-0.6]\nset ytics (", (double)nc - 0.4);
-  for (size_t i = 0; i < nc; i++) {
-    char who[128];
-    curve_label(&c[i], by, who, sizeof who);
-    char *paren = strstr(who, " (");
-    if (paren) *paren = '\0';
-    fprintf(g, "%s", i ? ", " : "");
-    pf_gp_str(g, who);
-    fprintf(g, " %zu", i);
-  }
-  fprintf(g, ") scale 0\nset grid noytics\n");
-  if (wide)
-    fprintf(g, "set label 1 'break-even (marker) and its 90%% interval (bar)' at screen %.4f, screen %.4f left "
-               "tc rgb '#555555' front\n", rm + 20.0 / W, (strip_top + bot) / 2);
-  fprintf(g, "plot \\\n");
-  int first = 1;
-  for (size_t i = 0; i < nc; i++) {
-    static const int pts[5] = {13, 9, 11, 5, 7}; /* diamond, triangles, square, circle */
-    char col[8];
-    curve_colour(&c[i], col);
-    int pt = pts[i % 5], b = mark + (int)i;
-    SEP(); fprintf(g, "  '%s.dat' index %d using 5:9:10:11 with xerrorbars pt %d ps 1.6 lw 2 lc rgb '%s'", name, b, pt, col);
-    SEP();
-    if (left_of[i]) fprintf(g, "  '' index %d using 14:9:12 with labels right offset -1,0 tc rgb '%s'", b, col);
-    else fprintf(g, "  '' index %d using 13:9:12 with labels left offset 1,0 tc rgb '%s'", b, col);
-  }
-}
-#undef SEP
-
-int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_curve *c, size_t nc,
-                     const tps_plot_meas *m, size_t nm, const tps_plot_opts *o, tps_plot_files *w,
-                     tps_err *e) {
-  if (nc == 0) return tps_err_set(e, NULL, 0, "plot: speedup figure without curves");
-  for (size_t i = 0; i < nc; i++) if (check_curve(&c[i], e)) return -1;
-  if (by < 0 || by > 2) by = TPS_PLOT_BY_GPU;
-  fig F;
-  if (pf_fig_begin(&F, dir, name, o, "speedup (replicated / split) vs tokens", e)) return -1;
-  int idx = 0;
-  for (size_t i = 0; i < nc; i++) write_curve_block(&F, idx++, &c[i]);
-  int meas0 = idx;
-  for (size_t i = 0; i < nm; i++) write_meas_block(&F, idx++, &m[i]);
-  sp_layout L;
-  speedup_layout(&F, by, c, nc, m, nm, &L);
-  int mark = idx;
-  int *left_of = calloc(nc, sizeof *left_of); /* 1: the label of curve i goes left of its bar */
-  if (!left_of) { pf_fig_abort(&F); return tps_err_oom(e, "speedup figure"); }
-  speedup_be_blocks(&F, &idx, c, nc, &L, left_of);
-  /* title: what is fixed across the curves */
-  FILE *g = F.gp.fp;
-  char title[512];
-  const tps_plot_curve *c0 = &c[0];
-  if (by == TPS_PLOT_BY_GPU)
-    snprintf(title, sizeof title, "split vs replicated: speedup at TP%d, %s (one curve per GPU)", c0->tp, c0->path);
-  else if (by == TPS_PLOT_BY_TP)
-    snprintf(title, sizeof title, "split vs replicated: speedup on %s, %s (one curve per TP)", c0->gpu, c0->path);
-  else
-    snprintf(title, sizeof title, "split vs replicated: speedup on %s, TP%d (one curve per kernel path)", c0->gpu, c0->tp);
-  const double H = L.H, W = L.W, lm = L.lm, rm = L.rm;
-  double bot = 55.0 / H, strip_top = bot + (26.0 * (double)nc + 14.0) / H, gap = 12.0 / H, top = 1.0 - 70.0 / H;
-  fprintf(g, "set xrange [%ld:%ld]\n", L.tlo, L.thi);
-  gp_token_axis(g, F.o);
-  if ((rm - lm) * W < 700) fprintf(g, "set xtics 1, 4\n"); /* a narrow panel: a tic per power of four */
-  fprintf(g, "set style textbox opaque noborder\n");
-  fprintf(g, "set style fill transparent solid 0.15 noborder\n");
-  fprintf(g, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n", lm, rm);
-  size_t nthr = speedup_thresholds(g, c, nc);
-  speedup_panel1(g, name, by, c, nc, m, nm, meas0, nthr, title, strip_top, gap, top, &L);
-  speedup_panel2(g, name, by, c, nc, mark, left_of, strip_top, bot, &L);
-  fprintf(g, "\nunset multiplot\n");
-  free(left_of);
   return pf_fig_end(&F, w, e) ? (pf_fig_abort(&F), -1) : 0;
 }
 
@@ -466,6 +241,19 @@ static int find_str(const char *const *v, size_t n, const char *s) {
   return -1;
 }
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+/* The map's title block: what it holds, and the shape and gather backend the cells share. */
+static double crossover_title(FILE *g, const fig *F, const tps_plot_cell *cells, size_t n) {
+  int same = 1;
+  for (size_t i = 1; i < n; i++)
+    if (cells[i].k != cells[0].k || cells[i].nout != cells[0].nout || !cells[i].gather != !cells[0].gather ||
+        (cells[0].gather && cells[i].gather && strcmp(cells[i].gather, cells[0].gather)))
+      same = 0;
+  char l2[512];
+  pf_setup_words(l2, sizeof l2, NULL, 0, NULL, same ? cells[0].k : 0, same ? cells[0].nout : 0, same ? cells[0].gather : NULL);
+  return pf_title(g, F, "Break-even tokens per GPU x TP, one panel per kernel path (small: 90% interval; light grey: "
+                  "the split never wins; dark grey: n/a)", l2);
+}
 
 int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *cells, size_t n,
                        const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
@@ -511,6 +299,8 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
       pf_num(d, c->na ? NAN : c->threshold_tokens); fputc('\t', d);
       /* the interval on one line, then the same on two ("lo.." and "hi") for narrow cells */
       if (c->na) fputs("n/a\t \t \t ", d);
+      else if (!isfinite(b) && isfinite(c->breakeven_lo)) /* never, but some draws win from lo */
+        fprintf(d, "never\t%.0f..never\t%.0f..\tnever", c->breakeven_lo, c->breakeven_lo);
       else if (!isfinite(b)) fputs("never\t \t \t ", d);
       else {
         fprintf(d, "%.0f\t", b);
@@ -555,11 +345,11 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
   fprintf(g, "# cells where the split never wins (or the path cannot run) stay grey\n");
   fprintf(g, "set object 1 rect from graph 0, graph 0 to graph 1, graph 1 fc rgb '#e6e6e6' fs solid 1 noborder behind\n");
   fprintf(g, "set colorbox user origin %.4f, %.4f size %.4f, %.4f\n", rm + 20.0 / W, 80.0 / H, 15.0 / W, 1.0 - 180.0 / H);
-  fprintf(g, "set multiplot layout %d,%d margins %.4f, %.4f, %.4f, %.4f spacing %.4f, 0.06 "
-             "title 'break-even tokens per GPU x TP, one panel per kernel path "
-             "(small: 90%% interval; light grey: never; dark grey: n/a)' font 'Sans,13'\n", rows, cols, lm, rm,
-          70.0 / H, 1.0 - 80.0 / H, hsp);
+  double top_px = crossover_title(g, &F, cells, n);
+  fprintf(g, "set multiplot layout %d,%d margins %.4f, %.4f, %.4f, %.4f spacing %.4f, 0.06\n", rows, cols, lm, rm,
+          70.0 / H, 1.0 - (top_px + 38.0) / H, hsp);
   for (size_t p = 0; p < np; p++) {
+    if (p) fprintf(g, "unset label  # the title block is drawn once, with the first panel\n");
     fprintf(g, "set title "); pf_gp_str(g, paths[p]); fputc('\n', g);
     fprintf(g, "%s\n", p % (size_t)cols == 0 ? "eval YT" : "unset ytics");
     fprintf(g, "%s\n", p + (size_t)cols < np ? "unset xlabel" : "set xlabel 'tensor-parallel size'");
@@ -616,20 +406,21 @@ int tps_plot_fitq(const char *dir, const char *name, const tps_fit *f, const cha
   FILE *g = F.gp.fp;
   char col[8], title[512];
   pf_tp_shade(tps_plot_gpu_colour(f->gpu), f->tp ? f->tp : 8, col);
-  int len = snprintf(title, sizeof title, "fit quality: %s", f->gpu[0] ? f->gpu : "?");
-  if (f->tp && f->kind != TPS_FIT_GEMM) len += snprintf(title + len, sizeof title - (size_t)len, ", TP%d", f->tp);
-  if (path_name) len += snprintf(title + len, sizeof title - (size_t)len, ", %s", path_name);
-  len += snprintf(title + len, sizeof title - (size_t)len, ": median |residual| %.1f%% (max %.1f%%)",
-                  100 * f->med_abs_rel, 100 * f->max_abs_rel);
+  int len = snprintf(title, sizeof title, "Fit quality: median |residual| %.1f%% (max %.1f%%)", 100 * f->med_abs_rel,
+                     100 * f->max_abs_rel);
   if (loo && isfinite(f->loo_med_abs))
     snprintf(title + len, sizeof title - (size_t)len, ", leave-one-out median %.1f%% (max %.1f%%)",
              100 * f->loo_med_abs, 100 * f->loo_max_abs);
-  fprintf(g, "set title "); pf_gp_str(g, title); fputc('\n', g);
+  char setup[512];
+  pf_setup_words(setup, sizeof setup, f->gpu[0] ? f->gpu : "?", f->kind != TPS_FIT_GEMM ? f->tp : 0, path_name,
+                 f->shape.k, f->shape.n, f->kind == TPS_FIT_GEMM ? NULL : tps_gather_name(f->gather));
+  double top_px = pf_title(g, &F, title, setup);
+  fprintf(g, "set tmargin at screen %.4f\n", 1.0 - (top_px + 14.0) / F.o->height_px);
   fprintf(g, "set logscale x 2\nset format x '%%.0f'\nset xlabel '%s'\n",
           f->kind == TPS_FIT_ALLGATHER ? "gathered bytes" : f->kind == TPS_FIT_GEMM ? "GEMM rows M" : "tokens per step T");
   if (f->kind == TPS_FIT_ALLGATHER) fprintf(g, "set format x '%%.0b%%BB'\n");
   fprintf(g, "set ylabel 'relative error (model - measured) / measured (%%)'\n");
-  gp_key(g, F.o);
+  pf_key_right(g, F.o);
   fprintf(g, "set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n");
   fprintf(g, "set yrange [*<-6:6<*]  # at least -6..6%%, so the +-5%% guides show\n");
   fprintf(g, "set arrow 1 from graph 0, first 0 to graph 1, first 0 nohead lw 1 lc rgb '#000000' back\n");
@@ -719,27 +510,46 @@ int tps_plot_layers_fig(const char *dir, const char *name, const tps_plot_layers
   }
   FILE *g = F.gp.fp;
   char title[512];
-  snprintf(title, sizeof title, "%s on %s, TP%d, %s: input-projection stage of one %ld-token chunk, all %d layers, by layer kind",
-           l->model ? l->model : "model", l->gpu ? l->gpu : "?", l->tp, l->path ? l->path : "?", l->tokens, nlayers);
-  fprintf(g, "set title "); pf_gp_str(g, title); fputc('\n', g);
+  snprintf(title, sizeof title, "Input-projection stage of one %ld-token chunk, all %d layers, replicated vs split by token, "
+           "by layer kind", l->tokens, nlayers);
+  char setup[512], gw[300], model[160];
+  snprintf(model, sizeof model, "%s on %s", l->model ? l->model : "model", l->gpu ? l->gpu : "?");
+  pf_setup_words(gw, sizeof gw, NULL, 0, NULL, 0, 0, l->gather);
+  snprintf(setup, sizeof setup, "%s, TP%d, %s%s%ld x N of each projection%s%s", model, l->tp, l->path ? l->path : "?",
+           l->hidden > 0 ? ", K " : "", l->hidden, *gw ? ", " : "", gw);
+  if (l->hidden <= 0) snprintf(setup, sizeof setup, "%s, TP%d, %s%s%s", model, l->tp, l->path ? l->path : "?", *gw ? ", " : "", gw);
+  double top_px = pf_title(g, &F, title, setup);
+  const double W = F.o->width_px, H = F.o->height_px;
+  /* the legend (a key title line, then one entry per kind) under the x label */
+  char (*lab)[320] = calloc(l->nkind + 1, sizeof *lab);
+  const char **keys = calloc(l->nkind + 1, sizeof *keys);
+  if (!lab || !keys) { free(lab); free(keys); pf_fig_abort(&F); return tps_err_oom(e, "per-layer figure"); }
+  for (size_t k = 0; k < l->nkind; k++) {
+    snprintf(lab[k], sizeof lab[k], "%s: %d x (%.1f -> %.1f us)", l->kind_label[k], l->kind_count[k], l->kind_main_us[k],
+             l->kind_split_us[k]);
+    keys[k] = lab[k];
+  }
+  double lm = (pf_text_px("split by token", PF_FONT_PT) + 36.0) / W, key_h = pf_key_below_h(&F, keys, l->nkind, 2), bot_px = 12.0 + key_h + 18.0 + 48.0;
+  fprintf(g, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n", lm, 1.0 - 25.0 / W);
+  fprintf(g, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", 1.0 - (top_px + 16.0) / H, bot_px / H);
+  pf_key_below(g, &F, keys, l->nkind, 2, lm, 12.0);
+  fprintf(g, "set label 3 'layer kind: layers x the stage of one layer, replicated -> split' at screen %.4f, screen %.4f "
+             "left front\n", lm, (12.0 + key_h + 8.0) / H);
   fprintf(g, "set xlabel 'time summed over the %d layers (ms)'\n", nlayers);
   fprintf(g, "set xrange [0:%.4g]\nset yrange [-0.7:1.7]\n", 1.3 * (M > S ? M : S) / 1000.0);
   fprintf(g, "set ytics ('replicated' 1, 'split by token' 0) scale 0\nset grid noytics\n");
   fprintf(g, "set style fill solid 0.9 border lc rgb '#ffffff'\n");
-  fprintf(g, "set key below left horizontal Left reverse samplen 2 spacing 1.3 maxcols %d title 'layer kind: layers x the stage of one layer, replicated -> split' left\n",
-          F.o->width_px >= 1000 ? 2 : 1);
   fprintf(g, "# the model's totals at the bar ends\n");
   fprintf(g, "set label 1 '%.2f ms' at %.10g, 1 left offset 0.8,0 front\n", M / 1000.0, M / 1000.0);
   fprintf(g, "set label 2 '%.2f ms: saves %.2f ms (%.0f%%)' at %.10g, 0 left offset 0.8,0 front\n", S / 1000.0,
           (M - S) / 1000.0, 100.0 * (M - S) / M, S / 1000.0);
   fprintf(g, "plot \\\n");
   for (size_t k = 0; k < l->nkind; k++) {
-    char lab[320];
-    snprintf(lab, sizeof lab, "%s: %d x (%.1f -> %.1f us)", l->kind_label[k], l->kind_count[k], l->kind_main_us[k],
-             l->kind_split_us[k]);
     fprintf(g, "  '%s.dat' index %zu using 2:1:3:4:5:6 with boxxyerror fc rgb '%s' title ", name, 2 + k, kcol[k % ncol]);
-    pf_gp_str(g, lab);
+    pf_gp_str(g, keys[k]);
     fprintf(g, "%s\n", k + 1 < l->nkind ? ", \\" : "");
   }
+  free(lab);
+  free(keys);
   return pf_fig_end(&F, w, e) ? (pf_fig_abort(&F), -1) : 0;
 }
