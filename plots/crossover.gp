@@ -21,7 +21,9 @@ set xlabel 'tensor-parallel size'
 # cells where the split never wins (or the path cannot run) stay grey
 set object 1 rect from graph 0, graph 0 to graph 1, graph 1 fc rgb '#e6e6e6' fs solid 1 noborder behind
 set colorbox user origin 0.9167, 0.1000 size 0.0125, 0.7750
-set multiplot layout 1,4 margins 0.1437, 0.9000, 0.0875, 0.9000 spacing 0.0250, 0.06 title 'break-even tokens per GPU x TP, one panel per kernel path (small: 90% interval; light grey: never; dark grey: n/a)' font 'Sans,13'
+set label 90 'Break-even tokens per GPU x TP, one panel per kernel path (small: 90% interval; light grey: the split never wins; dark grey: n/a)' at screen 0.5, screen 0.9775 center font 'Sans,12' front
+set label 91 'K 5120 x N 1792, gather auto (custom one-shot while <= 2 MiB per rank, NCCL above)' at screen 0.5, screen 0.9537 center font 'Sans,11' front
+set multiplot layout 1,4 margins 0.1437, 0.9000, 0.0875, 0.8950 spacing 0.0250, 0.06
 set title 'marlin-w8a16'
 eval YT
 set xlabel 'tensor-parallel size'
@@ -31,6 +33,7 @@ plot 'crossover.dat' index 0 using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 
      '' index 0 using 1:2:9 with labels offset 0,0.7 font 'Sans,11', \
      '' index 0 using 1:2:11 with labels offset 0,-0.35 font 'Sans,8' tc rgb '#333333', \
      '' index 0 using 1:2:12 with labels offset 0,-1.1 font 'Sans,8' tc rgb '#333333'
+unset label  # the title block is drawn once, with the first panel
 set title 'dense-bf16'
 unset ytics
 set xlabel 'tensor-parallel size'
@@ -40,6 +43,7 @@ plot 'crossover.dat' index 1 using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 
      '' index 1 using 1:2:9 with labels offset 0,0.7 font 'Sans,11', \
      '' index 1 using 1:2:11 with labels offset 0,-0.35 font 'Sans,8' tc rgb '#333333', \
      '' index 1 using 1:2:12 with labels offset 0,-1.1 font 'Sans,8' tc rgb '#333333'
+unset label  # the title block is drawn once, with the first panel
 set title 'native-fp8'
 unset ytics
 set xlabel 'tensor-parallel size'
@@ -49,6 +53,7 @@ plot 'crossover.dat' index 2 using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 
      '' index 2 using 1:2:9 with labels offset 0,0.7 font 'Sans,11', \
      '' index 2 using 1:2:11 with labels offset 0,-0.35 font 'Sans,8' tc rgb '#333333', \
      '' index 2 using 1:2:12 with labels offset 0,-1.1 font 'Sans,8' tc rgb '#333333'
+unset label  # the title block is drawn once, with the first panel
 set title 'w8a16'
 unset ytics
 set xlabel 'tensor-parallel size'

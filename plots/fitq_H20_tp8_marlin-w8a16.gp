@@ -6,7 +6,9 @@ set datafile separator tab
 set datafile missing 'nan'
 set grid back lc rgb '#dddddd'
 set border lw 1
-set title 'fit quality: H20, TP8, marlin-w8a16: median |residual| 3.1% (max 9.9%), leave-one-out median 4.5% (max 12.0%)'
+set label 90 'Fit quality: median |residual| 3.1% (max 9.9%), leave-one-out median 4.5% (max 12.0%)' at screen 0.5, screen 0.9775 center font 'Sans,12' front
+set label 91 'H20, TP8, marlin-w8a16, K 5120 x N 1792, gather auto (custom one-shot while <= 2 MiB per rank, NCCL above)' at screen 0.5, screen 0.9537 center font 'Sans,11' front
+set tmargin at screen 0.9250
 set logscale x 2
 set format x '%.0f'
 set xlabel 'tokens per step T'

@@ -6,7 +6,8 @@ set datafile separator tab
 set datafile missing 'nan'
 set grid back lc rgb '#dddddd'
 set border lw 1
-set title 'H200-SXM, TP8, w8a16: replicated vs split latency (GEMM measured[10], gather transferred[12],measured[7])'
+set label 90 'Latency of the projection, replicated on every rank vs split by token' at screen 0.5, screen 0.9775 center font 'Sans,12' front
+set label 91 'H200-SXM, TP8, w8a16, K 5120 x N 1792, gather auto (custom one-shot while <= 2 MiB per rank, NCCL above)' at screen 0.5, screen 0.9537 center font 'Sans,11' front
 set logscale x 2
 set format x '%.0f'
 set xtics 1, 2
@@ -17,15 +18,27 @@ set ylabel 'latency (us)'
 set format y '%g'
 set autoscale yfix
 set offsets 0, 0, graph 0.04, graph 0.04  # the data range, not the next decades
-set key below left horizontal Left reverse samplen 3 spacing 1.2 maxcols 2
 set style fill transparent solid 0.18 noborder
+set label 80 'sources: GEMM measured, h200_gemm_w8a16.tsv; gather custom model from H20, NCCL measured, nccl_h200_sxm.tsv.gz' at screen 0.0100, screen 0.0150 left font 'Sans,10' tc rgb '#444444' front
+set lmargin at screen 0.0650
+set rmargin at screen 0.9792
+set xrange [1:16384]
+set label 1 '157' at 157, graph 1 center offset 0,0.8 tc rgb '#009E73' front
+set label 2 '4681' at 4681, graph 1 center offset 0,0.8 tc rgb '#555555' front
+set tmargin at screen 0.9062
+set bmargin at screen 0.2744
+set key at screen 0.0100, screen 0.2044 left top vertical Left reverse samplen 3 spacing 1.0 maxcols 1 maxrows 7 width -2 font 'Sans,11.0'
+# the break-even (line) and its 90% interval (shaded)
+set object 1 rect from 144, graph 0 to 3046, graph 1 fc rgb '#009E73' fs transparent solid 0.10 noborder behind
+set arrow 3 from 157, graph 0 to 157, graph 1 nohead dt 1 lw 1.5 lc rgb '#009E73' back
 # the gather backend changes here
 set arrow 1 from 4681, graph 0 to 4681, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back
-set label 1 'gather custom -> nccl from T = 4681' at 4681, graph 0.04 right offset -0.6,0 tc rgb '#555555'
 plot \
   'latency_H200-SXM_tp8_w8a16.dat' index 0 using 1:3:4 with filledcurves lc rgb '#888888' title 'replicated, 90% band', \
   'latency_H200-SXM_tp8_w8a16.dat' index 0 using 1:6:7 with filledcurves lc rgb '#009E73' title 'split, 90% band', \
-  'latency_H200-SXM_tp8_w8a16.dat' index 0 using 1:2 with lines lw 2.5 dt 2 lc rgb '#444444' title 'replicated, model', \
-  'latency_H200-SXM_tp8_w8a16.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '#009E73' title 'split, model', \
-  'latency_H200-SXM_tp8_w8a16.dat' index 1 using 1:2:3:4 with yerrorbars pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title 'replicated (GEMM of T rows), measured median (bar: min..max)'
+  'latency_H200-SXM_tp8_w8a16.dat' index 0 using 1:2 with lines lw 2 lc rgb '#444444' title 'replicated = GEMM(T), model', \
+  'latency_H200-SXM_tp8_w8a16.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '#009E73' title 'split = GEMM(ceil(T/8)) + all-gather, model', \
+  'latency_H200-SXM_tp8_w8a16.dat' index 1 using 1:2:3:4 with yerrorbars pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title 'replicated (GEMM of T rows), measured median (bar: min..max)', \
+  NaN with lines dt 1 lw 1.5 lc rgb '#009E73' title 'break-even T = 157 (shaded: 90% interval 144..3046), threshold 256', \
+  NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'gather custom -> nccl from T = 4681'
 unset output

@@ -6,20 +6,26 @@ set datafile separator tab
 set datafile missing 'nan'
 set grid back lc rgb '#dddddd'
 set border lw 1
-set title 'DeepSeek-V4.1-Flash on H200-SXM, TP8, marlin-w8a16: input-projection stage of one 8192-token chunk, all 40 layers, by layer kind'
+set label 90 'Input-projection stage of one 8192-token chunk, all 40 layers, replicated vs split by token, by layer kind' at screen 0.5, screen 0.9775 center font 'Sans,12' front
+set label 91 'DeepSeek-V4.1-Flash on H200-SXM, TP8, marlin-w8a16, K 5120 x N of each projection, gather auto (custom one-shot while <= 2 MiB per rank, NCCL above)' at screen 0.5, screen 0.9537 center font 'Sans,11' front
+set lmargin at screen 0.1111
+set rmargin at screen 0.9792
+set tmargin at screen 0.9225
+set bmargin at screen 0.1487
+set key at screen 0.1111, screen 0.0663 left top vertical Left reverse samplen 3 spacing 1.0 maxcols 2 maxrows 2 width -2 font 'Sans,11.0'
+set label 3 'layer kind: layers x the stage of one layer, replicated -> split' at screen 0.1111, screen 0.0762 left front
 set xlabel 'time summed over the 40 layers (ms)'
-set xrange [0:18.29]
+set xrange [0:14.98]
 set yrange [-0.7:1.7]
 set ytics ('replicated' 1, 'split by token' 0) scale 0
 set grid noytics
 set style fill solid 0.9 border lc rgb '#ffffff'
-set key below left horizontal Left reverse samplen 2 spacing 1.3 maxcols 2 title 'layer kind: layers x the stage of one layer, replicated -> split' left
 # the model's totals at the bar ends
-set label 1 '14.07 ms' at 14.06822748, 1 left offset 0.8,0 front
-set label 2 '6.76 ms: saves 7.31 ms (52%)' at 6.762525401, 0 left offset 0.8,0 front
+set label 1 '11.53 ms' at 11.52510835, 1 left offset 0.8,0 front
+set label 2 '6.67 ms: saves 4.86 ms (42%)' at 6.667716991, 0 left offset 0.8,0 front
 plot \
-  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 2 using 2:1:3:4:5:6 with boxxyerror fc rgb '#4E79A7' title 'plain: 32 x (336.0 -> 153.3 us)', \
-  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 3 using 2:1:3:4:5:6 with boxxyerror fc rgb '#F28E2B' title 'compressor/1024+indexer/32: 3 x (480.5 -> 297.9 us)', \
-  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 4 using 2:1:3:4:5:6 with boxxyerror fc rgb '#59A14F' title 'compressor/512+indexer/32: 1 x (425.8 -> 243.1 us)', \
-  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 5 using 2:1:3:4:5:6 with boxxyerror fc rgb '#B07AA1' title 'indexer/32: 4 x (362.5 -> 179.9 us)'
+  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 2 using 2:1:3:4:5:6 with boxxyerror fc rgb '#4E79A7' title 'plain: 32 x (273.7 -> 152.3 us)', \
+  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 3 using 2:1:3:4:5:6 with boxxyerror fc rgb '#F28E2B' title 'compressor/1024+indexer/32: 3 x (405.8 -> 284.4 us)', \
+  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 4 using 2:1:3:4:5:6 with boxxyerror fc rgb '#59A14F' title 'compressor/512+indexer/32: 1 x (354.5 -> 233.1 us)', \
+  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 5 using 2:1:3:4:5:6 with boxxyerror fc rgb '#B07AA1' title 'indexer/32: 4 x (298.5 -> 177.1 us)'
 unset output

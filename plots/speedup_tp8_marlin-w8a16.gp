@@ -6,55 +6,55 @@ set datafile separator tab
 set datafile missing 'nan'
 set grid back lc rgb '#dddddd'
 set border lw 1
+set label 90 'Speedup of the split by token over the replicated projection, one curve per GPU' at screen 0.5, screen 0.9775 center font 'Sans,12' front
+set label 91 'TP8, marlin-w8a16, K 5120 x N 1792, gather auto (custom one-shot while <= 2 MiB per rank, NCCL above)' at screen 0.5, screen 0.9537 center font 'Sans,11' front
 set xrange [1:16384]
 set logscale x 2
 set format x '%.0f'
 set xtics 1, 2
 set mxtics default
 set xlabel 'tokens per step T'
-set xtics 1, 4
-set style textbox opaque noborder
 set style fill transparent solid 0.15 noborder
-set lmargin at screen 0.0817
-set rmargin at screen 0.5153
+set lmargin at screen 0.0824
+set rmargin at screen 0.9792
+set key at screen 0.0100, screen 0.1537 left top vertical Left reverse samplen 3 spacing 1.0 maxcols 1 maxrows 6 width -3 font 'Sans,11.0'
 set arrow 1 from 32, graph 0 to 32, graph 1 nohead dt 3 lw 1.5 lc rgb '#E69F00' back
+set arrow 2 from 1024, graph 0 to 1024, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back
 set label 1 '32' at 32, graph 1 center offset 0,0.8 tc rgb '#E69F00' front
-set arrow 2 from 2048, graph 0 to 2048, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back
-set label 2 '2048' at 2048, graph 1 center offset 0,0.8 tc rgb '#555555' front
-set multiplot title 'split vs replicated: speedup at TP8, marlin-w8a16 (one curve per GPU)' font 'Sans,12'
+set label 2 '1024' at 1024, graph 1 center offset 0,0.8 tc rgb '#555555' front
+set multiplot
 # panel 1: the speedup
-set tmargin at screen 0.9125
-set bmargin at screen 0.1988
+set tmargin at screen 0.9062
+set bmargin at screen 0.3538
 set format x ''
 unset xlabel
 set ylabel 'speedup of the split = replicated / split'
 set yrange [0:6.251]
-set key at screen 0.5237, screen 0.9125 left top vertical Left reverse samplen 3 spacing 1.2
 # speedup 1: the split neither wins nor loses
 set arrow 100 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 lc rgb '#000000' back
 plot \
   'speedup_tp8_marlin-w8a16.dat' index 0 using 1:9:10 with filledcurves lc rgb '#E69F00' notitle, \
-  'speedup_tp8_marlin-w8a16.dat' index 0 using 1:8 with lines lw 3.4 dt 1 lc rgb '#E69F00' title 'H20 (GEMM measured+model[13], gather measured[21])', \
+  'speedup_tp8_marlin-w8a16.dat' index 0 using 1:8 with lines lw 3.4 dt 1 lc rgb '#E69F00' title 'H20: GEMM measured, h20_tp8_fused_wqa_wkv.tsv + model beyond; gather measured, h20_tp8_fused_wqa_wkv.tsv', \
   'speedup_tp8_marlin-w8a16.dat' index 1 using 1:9:10 with filledcurves lc rgb '#0072B2' notitle, \
-  'speedup_tp8_marlin-w8a16.dat' index 1 using 1:8 with lines lw 2.9 dt 1 lc rgb '#0072B2' title 'H100-SXM (GEMM transferred[1], gather transferred[11],measured[2])', \
+  'speedup_tp8_marlin-w8a16.dat' index 1 using 1:8 with lines lw 2.9 dt 1 lc rgb '#0072B2' title 'H100-SXM: GEMM sibling''s h20_tp8_fused_wqa_wkv.tsv, scaled; gather custom model from H20, NCCL measured, nccl_h100_sxm.tsv.gz', \
   'speedup_tp8_marlin-w8a16.dat' index 2 using 1:9:10 with filledcurves lc rgb '#009E73' notitle, \
-  'speedup_tp8_marlin-w8a16.dat' index 2 using 1:8 with lines lw 2.4 dt 2 lc rgb '#009E73' title 'H200-SXM (GEMM transferred[6], gather transferred[12],measured[7])', \
+  'speedup_tp8_marlin-w8a16.dat' index 2 using 1:8 with lines lw 2.4 dt 2 lc rgb '#009E73' title 'H200-SXM: GEMM sibling''s h20_tp8_fused_wqa_wkv.tsv, scaled; gather custom model from H20, NCCL measured, nccl_h200_sxm.tsv.gz', \
   'speedup_tp8_marlin-w8a16.dat' index 3 using 1:8 with points pt 7 ps 1.5 lc rgb '#E69F00' title 'H20 TP8 measured median (no min/max in the table)', \
-  NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'recommended threshold (value above)'
+  NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'recommended threshold: the next power of two (value above the frame)', \
+  NaN with points pt 13 ps 1.6 lc rgb '#555555' title 'break-even (marker) with its 90% interval (bar), lower panel'
 # panel 2: the break-even of each curve (marker) and its 90% interval (bar), one row per curve
 unset label
-unset arrow 100
+unset arrow
 unset key
 unset title
-set tmargin at screen 0.1838
-set bmargin at screen 0.0688
+set tmargin at screen 0.3387
+set bmargin at screen 0.2238
 set format x '%.0f'
 set xlabel 'tokens per step T'
 set ylabel ''
 set yrange [2.6:-0.6]
 set ytics ('H20' 0, 'H100-SXM' 1, 'H200-SXM' 2) scale 0
 set grid noytics
-set label 1 'break-even (marker) and its 90% interval (bar)' at screen 0.5320, screen 0.1263 left tc rgb '#555555' front
 plot \
   'speedup_tp8_marlin-w8a16.dat' index 4 using 5:9:10:11 with xerrorbars pt 13 ps 1.6 lw 2 lc rgb '#E69F00', \
   '' index 4 using 13:9:12 with labels left offset 1,0 tc rgb '#E69F00', \
