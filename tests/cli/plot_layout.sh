@@ -42,6 +42,10 @@ check_dir "$tmp/m" 1200 800
 expect_rc 0 "$TPSPLIT" plot --measured "$h20" --gpus H200 --tp 2,4,8,16 --paths marlin-w8a16 --by tp --samples 50 \
   --figures speedup,latency --format svg --size 1000x700 --no-render -o "$tmp/t"
 check_dir "$tmp/t" 1000 700
+# a smaller crossover map (4 GPUs x 4 TP x 2 paths) and the per-layer figure at that size
+expect_rc 0 "$TPSPLIT" plot --gpus H20,H100,H200,B200 --tp 2,4,8,16 --paths marlin-w8a16,dense-bf16 --samples 50 \
+  --model deepseek-v4.1-flash --figures crossover,layers --format svg --size 1000x700 --no-render -o "$tmp/x"
+check_dir "$tmp/x" 1000 700
 
 # the checker is not vacuous: two overlapping texts, a legend entry over the data, a line
 # through a text and a text off the canvas are each found
