@@ -6,6 +6,8 @@ set datafile separator tab
 set datafile missing 'nan'
 set grid back lc rgb '#dddddd'
 set border lw 1
+set label 90 'Break-even tokens per GPU x TP, one panel per kernel path (small: 90% interval; light grey: the split never wins; dark grey: n/a)' at screen 0.5, screen 0.9775 center font 'Sans,12' front
+set label 91 'K 5120 x N 1792, gather auto (custom one-shot while <= 2 MiB per rank, NCCL above)' at screen 0.5, screen 0.9537 center font 'Sans,11' front
 set palette defined (0 '#c7e9c0', 0.5 '#fee391', 1 '#fc9272')
 set logscale cb 2
 set cbrange [16:16384]
@@ -13,7 +15,7 @@ set format cb '%.0f'
 set cblabel 'break-even tokens (split faster from T)'
 set xrange [-0.5:3.5]
 set yrange [-0.5:11.5]
-set xtics ('TP2' 0, 'TP4' 1, 'TP8' 2, 'TP16' 3) scale 0
+set xtics ('TP2' 0, 'TP4' 1, 'TP8' 2, 'TP16' 3) scale 0 font 'Sans,10.0'
 YT = "set ytics ('H20' 11, 'H100-SXM' 10, 'H800-SXM' 9, 'H200-SXM' 8, 'A100-SXM-80GB' 7, 'L40S' 6, 'B200' 5, 'B300' 4, 'GB200' 3, 'GB300' 2, 'MI300X' 1, 'RTX-PRO-6000-Server' 0) scale 0"
 unset grid
 unset key
@@ -21,8 +23,6 @@ set xlabel 'tensor-parallel size'
 # cells where the split never wins (or the path cannot run) stay grey
 set object 1 rect from graph 0, graph 0 to graph 1, graph 1 fc rgb '#e6e6e6' fs solid 1 noborder behind
 set colorbox user origin 0.9167, 0.1000 size 0.0125, 0.7750
-set label 90 'Break-even tokens per GPU x TP, one panel per kernel path (small: 90% interval; light grey: the split never wins; dark grey: n/a)' at screen 0.5, screen 0.9775 center font 'Sans,12' front
-set label 91 'K 5120 x N 1792, gather auto (custom one-shot while <= 2 MiB per rank, NCCL above)' at screen 0.5, screen 0.9537 center font 'Sans,11' front
 set multiplot layout 1,4 margins 0.1437, 0.9000, 0.0875, 0.8950 spacing 0.0250, 0.06
 set title 'marlin-w8a16'
 eval YT
@@ -30,9 +30,9 @@ set xlabel 'tensor-parallel size'
 unset colorbox
 plot 'crossover.dat' index 0 using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 noborder lc palette, \
      '' index 0 using (strcol(9) eq 'n/a' ? $1 : NaN):2:(0.5):(0.5) with boxxyerror fs solid 1 noborder lc rgb '#c8c8c8', \
-     '' index 0 using 1:2:9 with labels offset 0,0.7 font 'Sans,11', \
-     '' index 0 using 1:2:11 with labels offset 0,-0.35 font 'Sans,8' tc rgb '#333333', \
-     '' index 0 using 1:2:12 with labels offset 0,-1.1 font 'Sans,8' tc rgb '#333333'
+     '' index 0 using 1:2:9 with labels offset 0,0.70 font 'Sans,11.0', \
+     '' index 0 using 1:2:11 with labels offset 0,-0.35 font 'Sans,8.0' tc rgb '#333333', \
+     '' index 0 using 1:2:12 with labels offset 0,-1.10 font 'Sans,8.0' tc rgb '#333333'
 unset label  # the title block is drawn once, with the first panel
 set title 'dense-bf16'
 unset ytics
@@ -40,9 +40,9 @@ set xlabel 'tensor-parallel size'
 unset colorbox
 plot 'crossover.dat' index 1 using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 noborder lc palette, \
      '' index 1 using (strcol(9) eq 'n/a' ? $1 : NaN):2:(0.5):(0.5) with boxxyerror fs solid 1 noborder lc rgb '#c8c8c8', \
-     '' index 1 using 1:2:9 with labels offset 0,0.7 font 'Sans,11', \
-     '' index 1 using 1:2:11 with labels offset 0,-0.35 font 'Sans,8' tc rgb '#333333', \
-     '' index 1 using 1:2:12 with labels offset 0,-1.1 font 'Sans,8' tc rgb '#333333'
+     '' index 1 using 1:2:9 with labels offset 0,0.70 font 'Sans,11.0', \
+     '' index 1 using 1:2:11 with labels offset 0,-0.35 font 'Sans,8.0' tc rgb '#333333', \
+     '' index 1 using 1:2:12 with labels offset 0,-1.10 font 'Sans,8.0' tc rgb '#333333'
 unset label  # the title block is drawn once, with the first panel
 set title 'native-fp8'
 unset ytics
@@ -50,9 +50,9 @@ set xlabel 'tensor-parallel size'
 unset colorbox
 plot 'crossover.dat' index 2 using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 noborder lc palette, \
      '' index 2 using (strcol(9) eq 'n/a' ? $1 : NaN):2:(0.5):(0.5) with boxxyerror fs solid 1 noborder lc rgb '#c8c8c8', \
-     '' index 2 using 1:2:9 with labels offset 0,0.7 font 'Sans,11', \
-     '' index 2 using 1:2:11 with labels offset 0,-0.35 font 'Sans,8' tc rgb '#333333', \
-     '' index 2 using 1:2:12 with labels offset 0,-1.1 font 'Sans,8' tc rgb '#333333'
+     '' index 2 using 1:2:9 with labels offset 0,0.70 font 'Sans,11.0', \
+     '' index 2 using 1:2:11 with labels offset 0,-0.35 font 'Sans,8.0' tc rgb '#333333', \
+     '' index 2 using 1:2:12 with labels offset 0,-1.10 font 'Sans,8.0' tc rgb '#333333'
 unset label  # the title block is drawn once, with the first panel
 set title 'w8a16'
 unset ytics
@@ -60,8 +60,8 @@ set xlabel 'tensor-parallel size'
 set colorbox user origin 0.9167, 0.1000 size 0.0125, 0.7750
 plot 'crossover.dat' index 3 using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 noborder lc palette, \
      '' index 3 using (strcol(9) eq 'n/a' ? $1 : NaN):2:(0.5):(0.5) with boxxyerror fs solid 1 noborder lc rgb '#c8c8c8', \
-     '' index 3 using 1:2:9 with labels offset 0,0.7 font 'Sans,11', \
-     '' index 3 using 1:2:11 with labels offset 0,-0.35 font 'Sans,8' tc rgb '#333333', \
-     '' index 3 using 1:2:12 with labels offset 0,-1.1 font 'Sans,8' tc rgb '#333333'
+     '' index 3 using 1:2:9 with labels offset 0,0.70 font 'Sans,11.0', \
+     '' index 3 using 1:2:11 with labels offset 0,-0.35 font 'Sans,8.0' tc rgb '#333333', \
+     '' index 3 using 1:2:12 with labels offset 0,-1.10 font 'Sans,8.0' tc rgb '#333333'
 unset multiplot
 unset output

@@ -255,6 +255,20 @@ static double crossover_title(FILE *g, const fig *F, const tps_plot_cell *cells,
                   "the split never wins; dark grey: n/a)", l2);
 }
 
+/* Fonts and offsets of a map cell cell_w x cell_h px: cf[0] the break-even's size (at most 11
+ * pt), cf[1] the interval's (at most 8), cf[2] the break-even's vertical offset, cf[3] the
+ * scale of the interval lines' offsets (in characters: 1 at the default 1200x800).  Returns 1
+ * when the cell is too small for the interval (under 6.5 pt): the break-even alone, centred. */
+static int cell_fonts(double cell_w, double cell_h, int narrow, double cf[4]) {
+  double k = cell_h / 53.0 < 1 ? cell_h / 53.0 : 1;
+  cf[0] = fmin(11.0, fmin((cell_w - 6.0) / 4.0, cell_h / 3.2));
+  cf[1] = fmin(8.0, fmin((cell_w - 6.0) / 4.9, cell_h / 4.5));
+  int bare = cf[1] < 6.5;
+  cf[2] = bare ? 0 : (narrow ? 0.7 : 0.45) * k;
+  cf[3] = k;
+  return bare;
+}
+
 int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *cells, size_t n,
                        const tps_plot_opts *o, tps_plot_files *w, tps_err *e) {
   if (n == 0) return tps_err_set(e, NULL, 0, "plot: crossover map without cells");
@@ -327,13 +341,15 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
   double lm = (7.5 * (double)maxname + 30.0) / W, rm = 1.0 - 120.0 / W, hsp = 30.0 / W;
   double cell_w = ((rm - lm) - hsp * (cols - 1)) * W / cols / (double)nt;
   int narrow = cell_w < 75;
+  double top_px = crossover_title(g, &F, cells, n), cf[4];
+  int bare = cell_fonts(cell_w, ((1.0 - (top_px + 108.0) / H - 0.06 * (rows - 1)) * H / rows) / (double)ng, narrow, cf);
   fprintf(g, "set palette defined (0 '#c7e9c0', 0.5 '#fee391', 1 '#fc9272')\n");
   fprintf(g, "set logscale cb 2\nset cbrange [%.0f:%.0f]\nset format cb '%%.0f'\n", pow(2, lo), pow(2, hi));
   fprintf(g, "set cblabel 'break-even tokens (split faster from T)'\n");
   fprintf(g, "set xrange [-0.5:%zu.5]\nset yrange [-0.5:%zu.5]\n", nt - 1, ng - 1);
   fprintf(g, "set xtics (");
   for (size_t t = 0; t < nt; t++) fprintf(g, "%s'TP%d' %zu", t ? ", " : "", tps[t], t);
-  fprintf(g, ") scale 0\nYT = \"set ytics (");
+  fprintf(g, ") scale 0 font 'Sans,%.1f'\nYT = \"set ytics (", cf[0] < 10 ? cf[0] : 10);
   /* the GPU names as a macro string, set on the first panel of each row */
   for (size_t r = 0; r < ng; r++) {
     if (r) fputs(", ", g);
@@ -341,29 +357,32 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
     for (const char *q = gpus[r]; *q; q++) if (*q != '\'' && *q != '"' && *q != '\\') fputc(*q, g);
     fprintf(g, "' %zu", ng - 1 - r);
   }
-  fprintf(g, ") scale 0\"\nunset grid\nunset key\nset xlabel 'tensor-parallel size'\n");
+  const char *xl = cell_w * (double)nt < pf_text_px("tensor-parallel size", PF_FONT_PT) + 16 ? "TP size" : "tensor-parallel size";
+  fprintf(g, ") scale 0\"\nunset grid\nunset key\nset xlabel '%s'\n", xl);
   fprintf(g, "# cells where the split never wins (or the path cannot run) stay grey\n");
   fprintf(g, "set object 1 rect from graph 0, graph 0 to graph 1, graph 1 fc rgb '#e6e6e6' fs solid 1 noborder behind\n");
   fprintf(g, "set colorbox user origin %.4f, %.4f size %.4f, %.4f\n", rm + 20.0 / W, 80.0 / H, 15.0 / W, 1.0 - 180.0 / H);
-  double top_px = crossover_title(g, &F, cells, n);
   fprintf(g, "set multiplot layout %d,%d margins %.4f, %.4f, %.4f, %.4f spacing %.4f, 0.06\n", rows, cols, lm, rm,
           70.0 / H, 1.0 - (top_px + 38.0) / H, hsp);
   for (size_t p = 0; p < np; p++) {
     if (p) fprintf(g, "unset label  # the title block is drawn once, with the first panel\n");
     fprintf(g, "set title "); pf_gp_str(g, paths[p]); fputc('\n', g);
     fprintf(g, "%s\n", p % (size_t)cols == 0 ? "eval YT" : "unset ytics");
-    fprintf(g, "%s\n", p + (size_t)cols < np ? "unset xlabel" : "set xlabel 'tensor-parallel size'");
+    if (p + (size_t)cols < np) fprintf(g, "unset xlabel\n"); else fprintf(g, "set xlabel '%s'\n", xl);
     if (p + 1 < np) fprintf(g, "unset colorbox\n");
     else fprintf(g, "set colorbox user origin %.4f, %.4f size %.4f, %.4f\n", rm + 20.0 / W, 80.0 / H, 15.0 / W, 1.0 - 180.0 / H);
     /* coloured cells; "n/a" cells a darker grey than "never" (the background) */
     fprintf(g, "plot '%s.dat' index %zu using 1:2:(0.5):(0.5):5 with boxxyerror fs solid 1 noborder lc palette, \\\n"
                "     '' index %zu using (strcol(9) eq 'n/a' ? $1 : NaN):2:(0.5):(0.5) with boxxyerror fs solid 1 noborder lc rgb '#c8c8c8', \\\n"
-               "     '' index %zu using 1:2:9 with labels offset 0,%s font 'Sans,11'",
-            name, p, p, p, narrow ? "0.7" : "0.45");
-    if (narrow)
-      fprintf(g, ", \\\n     '' index %zu using 1:2:11 with labels offset 0,-0.35 font 'Sans,8' tc rgb '#333333', \\\n"
-                 "     '' index %zu using 1:2:12 with labels offset 0,-1.1 font 'Sans,8' tc rgb '#333333'\n", p, p);
-    else fprintf(g, ", \\\n     '' index %zu using 1:2:10 with labels offset 0,-0.6 font 'Sans,8' tc rgb '#333333'\n", p);
+               "     '' index %zu using 1:2:9 with labels offset 0,%.2f font 'Sans,%.1f'",
+            name, p, p, p, cf[2], cf[0]);
+    if (bare) fprintf(g, "\n");
+    else if (narrow)
+      fprintf(g, ", \\\n     '' index %zu using 1:2:11 with labels offset 0,%.2f font 'Sans,%.1f' tc rgb '#333333', \\\n"
+                 "     '' index %zu using 1:2:12 with labels offset 0,%.2f font 'Sans,%.1f' tc rgb '#333333'\n", p,
+              -0.35 * cf[3], cf[1], p, -1.1 * cf[3], cf[1]);
+    else fprintf(g, ", \\\n     '' index %zu using 1:2:10 with labels offset 0,%.2f font 'Sans,%.1f' tc rgb '#333333'\n", p,
+                 -0.6 * cf[3], cf[1]);
   }
   fprintf(g, "unset multiplot\n");
   free(gpus); free(paths); free(tps);

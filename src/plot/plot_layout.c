@@ -58,7 +58,14 @@ double pf_title(FILE *g, const fig *F, const char *line1, const char *line2) {
   double y = 18.0; /* baseline of the next line, px from the top */
   int id = 90;
   if (line1 && *line1) {
-    centred_label(g, id++, line1, 1.0 - y / H, pf_text_px(line1, 12) <= room ? 12 : 10);
+    char *paren = strstr(line1, " (");
+    if (pf_text_px(line1, 10) > room && paren) { /* too wide: the parenthesis on a line of its own */
+      char a[512];
+      snprintf(a, sizeof a, "%.*s", (int)(paren - line1), line1);
+      centred_label(g, id++, a, 1.0 - y / H, pf_text_px(a, 12) <= room ? 12 : 10);
+      y += 17.0;
+      centred_label(g, id++, paren + 1, 1.0 - y / H, pf_text_px(paren + 1, 10) <= room ? 10 : 8);
+    } else centred_label(g, id++, line1, 1.0 - y / H, pf_text_px(line1, 12) <= room ? 12 : 10);
     y += 19.0;
   }
   if (line2 && *line2) {
