@@ -21,11 +21,11 @@ set ytics ('replicated' 1, 'split by token' 0) scale 0
 set grid noytics
 set style fill solid 0.9 border lc rgb '#ffffff'
 # the model's totals at the bar ends
-set label 1 '11.53 ms' at 11.52510835, 1 left offset 0.8,0 front
-set label 2 '6.67 ms: saves 4.86 ms (42%)' at 6.667716991, 0 left offset 0.8,0 front
+set label 1 '11.52 ms' at 11.52296013, 1 left offset 0.8,0 front
+set label 2 '6.67 ms: saves 4.86 ms (42%)' at 6.665568772, 0 left offset 0.8,0 front
 plot \
   'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 2 using 2:1:3:4:5:6 with boxxyerror fc rgb '#4E79A7' title 'plain: 32 x (273.7 -> 152.3 us)', \
-  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 3 using 2:1:3:4:5:6 with boxxyerror fc rgb '#F28E2B' title 'compressor/1024+indexer/32: 3 x (405.8 -> 284.4 us)', \
-  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 4 using 2:1:3:4:5:6 with boxxyerror fc rgb '#59A14F' title 'compressor/512+indexer/32: 1 x (354.5 -> 233.1 us)', \
-  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 5 using 2:1:3:4:5:6 with boxxyerror fc rgb '#B07AA1' title 'indexer/32: 4 x (298.5 -> 177.1 us)'
+  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 3 using 2:1:3:4:5:6 with boxxyerror fc rgb '#F28E2B' title 'compressor/1024+indexer/32: 3 x (407.2 -> 285.7 us)', \
+  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 4 using 2:1:3:4:5:6 with boxxyerror fc rgb '#59A14F' title 'compressor/512+indexer/32: 1 x (353.9 -> 232.5 us)', \
+  'layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192.dat' index 5 using 2:1:3:4:5:6 with boxxyerror fc rgb '#B07AA1' title 'indexer/32: 4 x (297.1 -> 175.6 us)'
 unset output
