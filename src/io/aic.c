@@ -13,6 +13,7 @@
 #include <zlib.h>
 #include <jansson.h>
 #include "src/base/jsonout.h"
+#include "src/io/measure.h"
 #include "src/io/table.h"
 #include "src/io/text.h"
 #include "src/base/util.h"
@@ -709,3 +710,12 @@ int tps_aic_inspect(char *const *specs, int nspecs, int json) {
   free(a);
   return rc;
 }
+
+/* ------------------------------------------------------------------ the loader's format
+ * (src/io/measure.h): a table that starts with AIConfigurator's provenance line, gzip or plain. */
+static int aic_read(const char *path, const char *data, size_t len, const tps_aic_filter *sel, tps_meas *m, tps_err *e) {
+  m->kind = TPS_MEAS_AIC;
+  return tps_aic_read_mem(path, data, len, sel, &m->aic, e);
+}
+
+const tps_format tps_format_aic = {"aic", starts_aic, aic_read};

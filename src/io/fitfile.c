@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "src/io/measure.h"
 #include "src/io/text.h"
 #include "src/base/util.h"
 
@@ -140,21 +141,26 @@ static int bounded(const char *s, double lim, int nonneg, int allow_nan, double 
 
 static int integer(const char *s, long lo, long hi, long *v) { return tps_parse_range(s, lo, hi, v); }
 
+/* The writer's first line, or a first line that is not a comment being the format line. */
+static int fit_sniff(const char *data, size_t len) {
+  const char *p = data, *end = data + len;
+  if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+  for (int first = 1; p < end; first = 0) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    if (first && n >= 18 && strncmp(p, "# tpsplit fit file", 18) == 0) return 1;
+    if (n > 0 && p[0] != '#') return n >= 18 && strncmp(p, "format\ttpsplit-fit", 18) == 0;
+    p = nl ? nl + 1 : end;
+  }
+  return 0;
+}
+
 int tps_fitfile_is_fit(const char *path) {
   tps_buf b;
   tps_err e;
   tps_err_clear(&e);
   if (tps_buf_read(path, &b, &e)) return 0;
-  int fit = 0;
-  const char *p = b.data, *end = b.data + b.len;
-  if (b.len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
-  for (int first = 1; p < end; first = 0) { /* the writer's first line, or the format line */
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-    if (first && n >= 18 && strncmp(p, "# tpsplit fit file", 18) == 0) { fit = 1; break; }
-    if (n > 0 && p[0] != '#') { fit = n >= 18 && strncmp(p, "format\ttpsplit-fit", 18) == 0; break; }
-    p = nl ? nl + 1 : end;
-  }
+  int fit = fit_sniff(b.data, b.len);
   tps_buf_free(&b);
   return fit;
 }
@@ -508,3 +514,13 @@ out:
   tps_text_free(&tx);
   return rc;
 }
+
+/* ------------------------------------------------------------------ the loader's format (src/io/measure.h) */
+static int fit_read(const char *path, const char *data, size_t len, const tps_aic_filter *sel, tps_meas *m, tps_err *e) {
+  (void)sel;
+  m->kind = TPS_MEAS_FIT;
+  if (!(m->fit = malloc(sizeof *m->fit))) return tps_err_oom(e, "reading %s", path);
+  return tps_fitfile_read_mem(path, data, len, m->fit, e);
+}
+
+const tps_format tps_format_fitfile = {"fitfile", fit_sniff, fit_read};

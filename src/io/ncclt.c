@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "src/io/measure.h"
 #include "src/io/table.h" /* the time and size ranges every reader checks */
 #include "src/base/util.h"
 
@@ -706,3 +707,53 @@ done:
   }
   return rc;
 }
+
+/* ------------------------------------------------------------------ the loader's format
+ * (src/io/measure.h): a text with an nccl-tests preamble, Rank lines, a result header or
+ * rows (a tpsplit bench allgather log too), normalized to an all-gather table. */
+static tps_ncclt_opts ncclt_opts;
+
+void tps_table_set_ncclt_opts(const tps_ncclt_opts *o) {
+  if (o) ncclt_opts = *o;
+  else memset(&ncclt_opts, 0, sizeof ncclt_opts);
+}
+
+int tps_table_opt(const char *cmd, const char *name, const char *arg) {
+  long v;
+  if (strcmp(name, "run") == 0) {
+    if (tps_opt_long(cmd, "run", arg, 1, 1000, "the run of an nccl-tests log holding several, in file order", &v)) return -1;
+    ncclt_opts.run = (int)v;
+  } else {
+    if (tps_opt_long(cmd, "ranks", arg, 1, 65536, "the ranks of an nccl-tests table pasted without its Rank lines", &v))
+      return -1;
+    ncclt_opts.ranks = (int)v;
+  }
+  return 0;
+}
+
+static int text_sniff(const char *data, size_t len) {
+  tps_text tx;
+  tps_err e;
+  if (tps_text_from_buf("-", data, len, 0, &tx, &e)) return 0; /* our TSV reader says what is wrong */
+  int is = tps_ncclt_detect(&tx);
+  tps_text_free(&tx);
+  return is;
+}
+
+static int text_read(const char *path, const char *data, size_t len, const tps_aic_filter *sel, tps_meas *m, tps_err *e) {
+  (void)sel;
+  tps_table *t = &m->tab;
+  tps_table_init(t);
+  m->kind = TPS_MEAS_TABLE;
+  if (!(t->path = strdup(path))) return tps_err_oom(e, "reading %s", path);
+  tps_text tx;
+  if (tps_text_from_buf(path, data, len, 0, &tx, e)) return -1;
+  tps_ncclt log;
+  tps_ncclt_read_opts o = {ncclt_opts.run, ncclt_opts.ranks};
+  int rc = tps_ncclt_parse_opts(&tx, &o, &log, e) ? -1 : tps_table_from_ncclt(&log, t, e);
+  if (!rc) rc = tps_text_check_end(&tx, e);
+  tps_text_free(&tx);
+  return rc;
+}
+
+const tps_format tps_format_ncclt = {"ncclt", text_sniff, text_read};

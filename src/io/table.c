@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "model/latency/allgather.h"
+#include "src/io/measure.h"
 #include "src/io/ncclt.h"
 #include "src/base/util.h"
 
@@ -503,7 +504,7 @@ static int read_tsv(const tps_text *tx, tps_table *t, tps_err *e) {
 }
 
 /* nccl-tests log (text or JSON, already parsed; freed here) -> all-gather table. */
-static int from_ncclt(tps_ncclt *lp, tps_table *t, tps_err *e) {
+int tps_table_from_ncclt(tps_ncclt *lp, tps_table *t, tps_err *e) {
   tps_ncclt log = *lp;
   int rc = 0;
   size_t n = log.n;
@@ -577,82 +578,63 @@ done:
   return rc;
 }
 
-static tps_ncclt_opts ncclt_opts;
-
-void tps_table_set_ncclt_opts(const tps_ncclt_opts *o) {
-  if (o) ncclt_opts = *o;
-  else memset(&ncclt_opts, 0, sizeof ncclt_opts);
-}
-
-int tps_table_opt(const char *cmd, const char *name, const char *arg) {
-  long v;
-  if (strcmp(name, "run") == 0) {
-    if (tps_opt_long(cmd, "run", arg, 1, 1000, "the run of an nccl-tests log holding several, in file order", &v)) return -1;
-    ncclt_opts.run = (int)v;
-  } else {
-    if (tps_opt_long(cmd, "ranks", arg, 1, 65536, "the ranks of an nccl-tests table pasted without its Rank lines", &v))
-      return -1;
-    ncclt_opts.ranks = (int)v;
-  }
-  return 0;
-}
-
-/* A tpsplit fit file: its first line that is not a comment is the format line.  (Not the
- * "# tpsplit fit file" comment: a table may carry any comment, and its writer puts them
- * first; a table written by tpsplit must read back as a table.) */
-static int looks_like_fit(const tps_text *tx) {
-  for (size_t i = 0; i < tx->n; i++) {
-    const char *s = tx->line[i];
-    if (s[0] == '#' || s[0] == '\0') continue;
-    return strncmp(s, "format\ttpsplit-fit", 18) == 0;
-  }
-  return 0;
-}
-
-/* The table in data[0..len): own (malloc'ed, freed here) or a caller's bytes to copy. */
-static int table_from(const char *path, char *own, const char *data, size_t len, tps_table *t, tps_err *e) {
+void tps_table_init(tps_table *t) {
   memset(t, 0, sizeof *t);
   t->gather_cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
-  if (!(t->path = strdup(path))) { free(own); return tps_err_oom(e, "reading %s", path); }
-  int rc = 0;
-  if (tps_ncclt_is_json_mem(data, len)) {
-    tps_ncclt log;
-    rc = tps_ncclt_read_json_mem(path, data, len, &log, e) ? -1 : from_ncclt(&log, t, e);
-    free(own);
-    if (rc) tps_table_free(t);
-    return rc;
-  }
+}
+
+/* ------------------------------------------------------------------ the loader's last format
+ * Our TSV takes whatever no other format claims (src/io/measure.h). */
+static int tsv_sniff(const char *data, size_t len) { (void)data; (void)len; return 1; }
+
+static int tsv_read(const char *path, const char *data, size_t len, const tps_aic_filter *sel, tps_meas *m, tps_err *e) {
+  (void)sel;
+  tps_table *t = &m->tab;
+  tps_table_init(t);
+  m->kind = TPS_MEAS_TABLE;
+  if (!(t->path = strdup(path))) return tps_err_oom(e, "reading %s", path);
   tps_text tx;
-  if ((own ? text_take(path, own, len, 0, &tx, e) : tps_text_from_buf(path, data, len, 0, &tx, e)) != 0) {
-    tps_table_free(t);
-    return -1;
-  }
+  if (tps_text_from_buf(path, data, len, 0, &tx, e) != 0) return -1;
+  int rc;
   if (tx.n == 0) rc = tps_err_set(e, path, 0, "empty file");
-  else if (looks_like_fit(&tx))
-    rc = tps_err_set(e, path, 0, "a tpsplit fit file, not a measurement table (fit files go to --fit or --predicted)");
-  else if (tps_ncclt_detect(&tx)) {
-    tps_ncclt log;
-    tps_ncclt_read_opts o = {ncclt_opts.run, ncclt_opts.ranks};
-    rc = tps_ncclt_parse_opts(&tx, &o, &log, e) ? -1 : from_ncclt(&log, t, e);
-  } else {
+  else {
     snprintf(t->source, sizeof t->source, "tsv");
     rc = read_tsv(&tx, t, e);
   }
   if (!rc) rc = tps_text_check_end(&tx, e);
   tps_text_free(&tx);
-  if (rc) tps_table_free(t);
   return rc;
 }
 
+const tps_format tps_format_table = {"table", tsv_sniff, tsv_read};
+
+/* What a table reader says of a file that holds no table. */
+static int table_from_meas(tps_meas *m, tps_table *t, tps_err *e, const char *path) {
+  if (m->kind == TPS_MEAS_TABLE) {
+    *t = m->tab;
+    memset(&m->tab, 0, sizeof m->tab);
+    tps_meas_free(m);
+    return 0;
+  }
+  int fit = m->kind == TPS_MEAS_FIT;
+  tps_meas_free(m);
+  if (fit) return tps_err_set(e, path, 0, "a tpsplit fit file, not a measurement table (fit files go to --fit or --predicted)");
+  return tps_err_set(e, path, 0, "an AIConfigurator table, not a tpsplit measurement table (give it as FILE:dtype=... to --gemm, "
+                                 "or to --gather)");
+}
+
 int tps_table_read_mem(const char *path, const char *data, size_t len, tps_table *t, tps_err *e) {
-  return table_from(path, NULL, data, len, t, e);
+  tps_meas m;
+  memset(t, 0, sizeof *t);
+  if (tps_meas_load_mem(path, data, len, NULL, &m, e)) return -1;
+  return table_from_meas(&m, t, e, path);
 }
 
 int tps_table_read(const char *path, tps_table *t, tps_err *e) {
+  tps_meas m;
   memset(t, 0, sizeof *t);
-  tps_buf b;
-  if (tps_buf_read(path, &b, e)) return -1;
-  return table_from(path, b.data, b.data, b.len, t, e); /* the bytes read become the lines */
+  if (tps_meas_load(path, NULL, &m, e)) return -1;
+  return table_from_meas(&m, t, e, path);
 }
 
 /* ------------------------------------------------------------------ writing */
