@@ -20,10 +20,11 @@
 #include "src/base/jsonout.h"
 #include "src/io/table.h"
 #include "src/io/measure.h"
+#include "src/io/xgpufile.h"
 #include "model/predict/resolve.h"
 #include "src/base/util.h"
-#define MAXXG 32
-#define MAXXA 16
+#define MAXXG TPS_XGPU_MAXG
+#define MAXXA TPS_XGPU_MAXA
 #define MAXROWS 96
 #define MAXUSER 16
 #define MAXLOADED 32

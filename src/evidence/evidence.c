@@ -21,83 +21,21 @@ static int next_line(const tps_buf *b, size_t *pos, char *line, size_t sz) {
 
 static int read_xgpu(tps_partset *ps, tps_err *e) {
   if (tps_data_path(TPS_XGPU_FIT, ps->xgpu_file, sizeof ps->xgpu_file, e)) return -1;
-  tps_buf b; /* the bounded reader: the size cap, a FIFO's timeout */
-  if (tps_buf_read(ps->xgpu_file, &b, e)) return -1;
-  char line[8192];
-  long ln = 0;
-  int fmt = 0, rc = 0, got;
-  size_t pos = 0;
-  while ((got = next_line(&b, &pos, line, sizeof line)) != 0) {
-    ln++;
-    if (got < 0) { rc = tps_err_set(e, ps->xgpu_file, ln, "line of %zu bytes or more, or with a NUL byte", sizeof line); break; }
-    line[strcspn(line, "\r\n")] = 0;
-    if (!line[0] || line[0] == '#') continue;
-    char *f[64];
-    int nf = 0;
-    for (char *s = line, *t; nf < 64; s = t + 1) {
-      f[nf++] = s;
-      if (!(t = strchr(s, '\t'))) break;
-      *t = 0;
-    }
-    double v[64];
-    int nv = 0;
-    if (!fmt) {
-      if (nf != 3 || strcmp(f[0], "format") || strcmp(f[1], "tpsplit-xgpu") || strcmp(f[2], "1")) {
-        rc = tps_err_set(e, ps->xgpu_file, ln, "not a tpsplit-xgpu file of format 1");
-        break;
-      }
-      fmt = 1;
-      continue;
-    }
-    int first = !strcmp(f[0], "w8a16") ? 4 : 5;
-    for (int i = first; i < nf; i++) {
-      if (tps_parse_double(f[i], &v[nv])) { rc = tps_err_set(e, ps->xgpu_file, ln, "field %d '%s' is not a number", i + 1, f[i]); break; }
-      nv++;
-    }
-    if (rc) break;
-    double sigma;
-    if (nf < 4 || tps_parse_double(f[3], &sigma) || !(sigma > 0)) { rc = tps_err_set(e, ps->xgpu_file, ln, "bad sigma"); break; }
-    if (!strcmp(f[0], "gemm")) {
-      int path = -1;
-      for (int p = 0; p < TPS_XG_NPATH; p++) if (!strcmp(f[1], tps_xg_path_names[p])) path = p;
-      if (path < 0 || nv != TPS_XG_NPAR + 1 || ps->nxg == MAXXG) { rc = tps_err_set(e, ps->xgpu_file, ln, "bad gemm line"); break; }
-      xg_row *r = &ps->xg[ps->nxg++];
-      r->path = path;
-      cpy(r->held, sizeof r->held, f[2]);
-      r->sigma = sigma;
-      cpy(r->trained, sizeof r->trained, f[4]);
-      r->m.path = (tps_xg_path)path;
-      memcpy(r->m.p, v, TPS_XG_NPAR * sizeof *v);
-      r->m.sharp = v[TPS_XG_NPAR];
-    } else if (!strcmp(f[0], "gather")) {
-      if (nv != TPS_XGA_NPAR + 3 || ps->nxa == MAXXA || (strcmp(f[1], "nvlink") && strcmp(f[1], "pcie"))) {
-        rc = tps_err_set(e, ps->xgpu_file, ln, "bad gather line");
-        break;
-      }
-      xa_row *r = &ps->xa[ps->nxa++];
-      r->pcie = !strcmp(f[1], "pcie");
-      cpy(r->held, sizeof r->held, f[2]);
-      r->sigma = sigma;
-      cpy(r->trained, sizeof r->trained, f[4]);
-      tps_xga_prior(&r->m, r->pcie);
-      memcpy(r->m.p, v, TPS_XGA_NPAR * sizeof *v);
-      r->m.symm_lat_us = v[TPS_XGA_NPAR];
-      r->m.custom_floor_us = v[TPS_XGA_NPAR + 1];
-      r->m.custom_eff = v[TPS_XGA_NPAR + 2];
-    } else if (!strcmp(f[0], "w8a16")) {
-      if (nv != TPS_XW8_NPAR) { rc = tps_err_set(e, ps->xgpu_file, ln, "bad w8a16 line"); break; }
-      ps->have_w8 = 1;
-      cpy(ps->w8_gpu, sizeof ps->w8_gpu, f[1]);
-      cpy(ps->w8_file, sizeof ps->w8_file, f[2]);
-      ps->w8_sigma = sigma;
-      memcpy(ps->w8.p, v, TPS_XW8_NPAR * sizeof *v);
-    } else {
-      rc = tps_err_set(e, ps->xgpu_file, ln, "unknown line '%s'", f[0]);
-      break;
-    }
+  tps_xgpu_file *x = malloc(sizeof *x);
+  if (!x) return tps_err_oom(e, "reading %s", ps->xgpu_file);
+  int rc = tps_xgpu_read(ps->xgpu_file, x, e); /* src/io/xgpufile.c: JSON, bounded, canonical */
+  if (!rc) {
+    memcpy(ps->xg, x->xg, (size_t)x->nxg * sizeof *ps->xg);
+    ps->nxg = x->nxg;
+    memcpy(ps->xa, x->xa, (size_t)x->nxa * sizeof *ps->xa);
+    ps->nxa = x->nxa;
+    ps->have_w8 = x->have_w8;
+    cpy(ps->w8_gpu, sizeof ps->w8_gpu, x->w8_gpu);
+    cpy(ps->w8_file, sizeof ps->w8_file, x->w8_file);
+    ps->w8_sigma = x->w8_sigma;
+    ps->w8 = x->w8;
   }
-  tps_buf_free(&b);
-  if (!rc && !fmt) rc = tps_err_set(e, ps->xgpu_file, 0, "empty file");
+  free(x);
   return rc;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <gsl/gsl_errno.h>
 #include "src/io/fitfile.h"
+#include "src/io/xgpufile.h"
 #include "src/evidence/fit_from_file.h"
 #include "model/fit/fit.h"
 
@@ -91,6 +92,30 @@ static void round_trips(const char *top) {
     if (i > 0) continue;
     tps_err e;
     CHECK(tps_fitfile_read_mem(seeds[i], buf, n, &f, &e) == 0, "%s", e.msg);
+  }
+  /* the bundled cross-GPU fits (data/xgpu.fit): read -> write gives the bytes read; its old
+   * positional form is refused with the command that regenerates it */
+  {
+    static tps_xgpu_file x;
+    char p[1024];
+    snprintf(p, sizeof p, "%s/data/xgpu.fit", top);
+    FILE *in = fopen(p, "r");
+    size_t n = in ? fread(buf, 1, sizeof buf, in) : 0;
+    if (in) fclose(in);
+    tps_err e;
+    tps_err_clear(&e);
+    CHECK(n > 0 && tps_xgpu_read_mem("data/xgpu.fit", buf, n, &x, &e) == 0, "data/xgpu.fit: %s", e.msg);
+    CHECK(x.nxg >= 10 && x.nxa >= 2 && x.have_w8, "data/xgpu.fit: %d GEMM fits, %d gather fits, w8a16 %d", x.nxg, x.nxa, x.have_w8);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&out, &len);
+    CHECK(fp && tps_xgpu_write(fp, &x) == 0, "write data/xgpu.fit");
+    if (fp) fclose(fp);
+    CHECK(len == n && memcmp(out, buf, n) == 0, "data/xgpu.fit is not written back byte for byte");
+    free(out);
+    static const char old[] = "format\ttpsplit-xgpu\t1\ngemm\tdense-bf16\t-\t0.3\tA100\t1\n";
+    CHECK(tps_xgpu_read_mem("old.fit", old, sizeof old - 1, &x, &e) == -1 && strstr(e.msg, "old.fit:1:") &&
+          strstr(e.msg, "`tpsplit fit --xgpu -o old.fit`"), "old xgpu form: %s", e.msg);
   }
   unsigned long s = 20261205;
   int good = 0;
