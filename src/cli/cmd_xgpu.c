@@ -7,13 +7,8 @@
  * the half-width sigma of its 90% interval in log space: for the fit without GPU g, the 90%
  * quantile of the held-out |log residuals| of each other GPU h, the widest (each predicted by the fit
  * without h, which does contain g: one level of leave-one-out, not the nested one of the
- * table above); for the fit on all GPUs, of every GPU.  Format (TAB-separated, %.17g):
- *   format  tpsplit-xgpu  1
- *   gemm    PATH  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P10 (tps_xg_par_names)  SHARP
- *   gather  nvlink|pcie  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P13 (LL, LL128, Simple: a b f; LL cap GB/s;
- *          smooth-min sharpness; phi LL, LL128, Simple: model/latency/xgather.h)
- *           SYMM_LAT_US  CUSTOM_FLOOR_US  CUSTOM_EFF
- *   w8a16   GPU  FILE  SIGMA  P0..P5 (tps_xw8_par_names)
+ * table above); for the fit on all GPUs, of every GPU.  Format: src/io/xgpufile.h (JSON, one fit a
+ * line, written by tps_xgpu_write).
  * Gather sigma: points at 2, 4 and 8 GPUs from 16 KiB to 64 MiB (the gathers of T = 1..16384
  * tokens of 3584 bytes at TP 2..8).  W8A16 sigma: the 90% quantile of the leave-one-M-out
  * |log errors|. */

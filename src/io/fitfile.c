@@ -254,4 +254,4 @@ static int fit_read(const char *path, const char *data, size_t len, const tps_ai
   return tps_fitfile_read_mem(path, data, len, m->fit, e);
 }
 
-const tps_format tps_format_fitfile = {"fitfile", fit_sniff, fit_read};
+const tps_format tps_format_fitfile = {"fitfile", TPS_MEAS_FIT, fit_sniff, fit_read};

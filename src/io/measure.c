@@ -56,6 +56,22 @@ int tps_meas_load_spec(const char *spec, tps_meas *m, tps_err *e) {
   return rc;
 }
 
+tps_meas_kind tps_meas_sniff_spec(const char *spec) {
+  char *path;
+  tps_aic_filter f;
+  tps_err e;
+  tps_err_clear(&e);
+  if (tps_aic_parse_spec(spec, &path, &f, &e)) return strchr(spec, ':') && strchr(spec, '=') ? TPS_MEAS_AIC : 0;
+  tps_buf b;
+  tps_meas_kind k = 0;
+  if (tps_buf_read(path, &b, &e) == 0) {
+    k = tps_meas_sniff(b.data, b.len)->kind;
+    tps_buf_free(&b);
+  }
+  free(path);
+  return k;
+}
+
 void tps_meas_free(tps_meas *m) {
   if (m->kind == TPS_MEAS_TABLE) tps_table_free(&m->tab);
   if (m->kind == TPS_MEAS_AIC) tps_aic_free(&m->aic);

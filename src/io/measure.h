@@ -42,6 +42,7 @@ typedef struct {
 /* One input format: what a file of src/io registers. */
 typedef struct {
   const char *name;
+  tps_meas_kind kind;  /* what its reader makes */
   /* 1 when data[0..len) is of this format: a look, no error, no allocation kept. */
   int (*sniff)(const char *data, size_t len);
   /* Read data[0..len) into m (set m->kind and its member); 0, or -1 with e naming FILE:LINE.
@@ -57,6 +58,10 @@ int tps_meas_load_mem(const char *path, const char *data, size_t len, const tps_
 /* "FILE[:key=value,...]" (the AIConfigurator selection syntax, src/io/aic.h) read as above. */
 int tps_meas_load_spec(const char *spec, tps_meas *m, tps_err *e);
 void tps_meas_free(tps_meas *m);
+/* The kind of record the file of spec ("FILE[:selection]") would give, by the one sniffer
+ * (the file read bounded; a pipe's bytes are kept for the real read), 0 when unreadable.
+ * A spec with a selection whose file cannot be read is taken as AIConfigurator's. */
+tps_meas_kind tps_meas_sniff_spec(const char *spec);
 /* The registered formats, in sniffing order (NULL after the last). */
 const tps_format *tps_meas_format(size_t i);
 /* The format that claims data[0..len) (never NULL: the last, our TSV, takes anything). */

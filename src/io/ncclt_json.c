@@ -263,4 +263,4 @@ static int json_read(const char *path, const char *data, size_t len, const tps_a
   return tps_ncclt_read_json_mem(path, data, len, &log, e) ? -1 : tps_table_from_ncclt(&log, t, e);
 }
 
-const tps_format tps_format_ncclt_json = {"ncclt_json", tps_ncclt_is_json_mem, json_read};
+const tps_format tps_format_ncclt_json = {"ncclt_json", TPS_MEAS_TABLE, tps_ncclt_is_json_mem, json_read};

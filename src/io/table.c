@@ -168,7 +168,9 @@ static int push_str(char ***v, size_t *n, const char *s) {
   return 0;
 }
 
-static int add_meta(tps_table *t, const char *k, const char *v) {
+int tps_table_add_prov(tps_table *t, const char *line) { return push_str(&t->prov, &t->nprov, line); }
+
+int tps_table_add_meta(tps_table *t, const char *k, const char *v) {
   if (push_str(&t->meta_key, &t->nmeta, k)) return -1;
   size_t n = t->nmeta - 1;
   if (push_str(&t->meta_val, &n, v)) return -1;
@@ -235,7 +237,7 @@ static int parse_meta_line(tps_table *t, long ln, const char *s, tps_err *e) {
   int rc = 0;
   if (tps_table_meta(t, key)) rc = tps_err_set(e, t->path, ln, "metadata '%s' given twice", key);
   else if (apply_meta(t, ln, key, val, e)) rc = -1;
-  else if (add_meta(t, key, val)) rc = tps_err_oom(e, "reading %s", t->path);
+  else if (tps_table_add_meta(t, key, val)) rc = tps_err_oom(e, "reading %s", t->path);
   free(val);
   return rc;
 }
@@ -503,80 +505,27 @@ static int read_tsv(const tps_text *tx, tps_table *t, tps_err *e) {
   return rc;
 }
 
-/* nccl-tests log (text or JSON, already parsed; freed here) -> all-gather table. */
-int tps_table_from_ncclt(tps_ncclt *lp, tps_table *t, tps_err *e) {
-  tps_ncclt log = *lp;
-  int rc = 0;
-  size_t n = log.n;
-  t->kind = TPS_TABLE_ALLGATHER;
-  snprintf(t->source, sizeof t->source, "nccl-tests");
-  snprintf(t->gpu, sizeof t->gpu, "%s", log.gpu);
-  snprintf(t->type, sizeof t->type, "%s", log.row[0].type);
-  t->ranks = log.nranks;
-  t->nextra = log.has_iter_stats ? 4 : 0;
-  static const char *const xn[4] = {"i_min_us", "i_max_us", "i_p99_us", "i_cv_pct"};
-  t->bytes = malloc(n * sizeof *t->bytes);
-  t->time_us = malloc(n * sizeof *t->time_us);
-  t->time_inplace_us = malloc(n * sizeof *t->time_inplace_us);
-  t->count = malloc(n * sizeof *t->count);
-  t->line = malloc(n * sizeof *t->line);
-  t->extra = calloc(4, sizeof *t->extra);
-  t->extra_name = calloc(4, sizeof *t->extra_name);
-  if (!t->bytes || !t->time_us || !t->time_inplace_us || !t->count || !t->line || !t->extra || !t->extra_name) {
-    t->nextra = 0;
-    rc = tps_err_oom(e, "reading %s", t->path);
-    goto done;
-  }
-  for (size_t j = 0; j < t->nextra; j++) {
-    t->extra_name[j] = strdup(xn[j]);
-    t->extra[j] = malloc(n * sizeof **t->extra);
-    if (!t->extra_name[j] || !t->extra[j]) { rc = tps_err_oom(e, "reading %s", t->path); goto done; }
-  }
-  for (size_t i = 0; i < n; i++) {
-    const tps_ncclt_row *r = &log.row[i];
-    if (strcmp(r->type, t->type) != 0) {
-      rc = tps_err_set(e, t->path, r->line, "type %s after %s: one type per log, please (run without -d all)", r->type,
-                       t->type);
-      goto done;
-    }
-    t->bytes[i] = r->size_bytes;
-    t->count[i] = r->count;
-    t->time_us[i] = r->oop_time_us;
-    t->time_inplace_us[i] = r->ip_time_us;
-    t->line[i] = r->line;
-    if (t->nextra) {
-      t->extra[0][i] = r->oop_min_us; t->extra[1][i] = r->oop_max_us;
-      t->extra[2][i] = r->oop_p99_us; t->extra[3][i] = r->oop_cv_pct;
-    }
-    t->nrows++;
-    if (i > 0 && r->size_bytes <= t->bytes[i - 1]) {
-      rc = tps_err_set(e, t->path, r->line, "%s size %.0f after %.0f (line %ld): sizes must increase (a log run with -N?)",
-                       r->size_bytes == t->bytes[i - 1] ? "duplicate" : "unsorted", r->size_bytes, t->bytes[i - 1],
-                       log.row[i - 1].line);
-      goto done;
-    }
-  }
-  char buf[256], num[32];
-  snprintf(buf, sizeof buf, "nccl-tests%s%s %s log, %d ranks, %s", log.version[0] ? " " : "", log.version,
-           log.collective[0] ? log.collective : "all_gather_perf", log.nranks, log.gpu[0] ? log.gpu : "GPU unknown");
-  snprintf(num, sizeof num, "%d", log.nranks);
-  /* the user is told how the log was read when it was not plain: ranks not from Rank lines,
-   * the old bandwidth convention, one run of several, a collective the log does not name */
-  if ((log.ranks_from != TPS_NCCLT_RANKS_LINES && log.ranks_from != TPS_NCCLT_RANKS_JSON) || log.bw_old ||
-      log.nruns > 1 || !log.collective[0])
-    snprintf(t->note, sizeof t->note, "%s", log.note);
-  char how[sizeof log.note + 16];
-  snprintf(how, sizeof how, "read as: %s", log.note);
-  if (push_str(&t->prov, &t->nprov, buf) || (log.note[0] && push_str(&t->prov, &t->nprov, how)) || (log.gpu[0] && add_meta(t, "gpu", log.gpu)) || add_meta(t, "ranks", num) ||
-      add_meta(t, "gather", "nccl") || add_meta(t, "type", t->type))
-    rc = tps_err_oom(e, "reading %s", t->path);
-  snprintf(t->gather, sizeof t->gather, "nccl");
-  snprintf(t->log_gather, sizeof t->log_gather, "%s", log.gather);
-  t->log_gather_line = log.gather_line;
-done:
-  tps_ncclt_free(&log);
-  return rc;
+static tps_ncclt_opts ncclt_opts;
+
+void tps_table_set_ncclt_opts(const tps_ncclt_opts *o) {
+  if (o) ncclt_opts = *o;
+  else memset(&ncclt_opts, 0, sizeof ncclt_opts);
 }
+
+int tps_table_opt(const char *cmd, const char *name, const char *arg) {
+  long v;
+  if (strcmp(name, "run") == 0) {
+    if (tps_opt_long(cmd, "run", arg, 1, 1000, "the run of an nccl-tests log holding several, in file order", &v)) return -1;
+    ncclt_opts.run = (int)v;
+  } else {
+    if (tps_opt_long(cmd, "ranks", arg, 1, 65536, "the ranks of an nccl-tests table pasted without its Rank lines", &v))
+      return -1;
+    ncclt_opts.ranks = (int)v;
+  }
+  return 0;
+}
+
+const tps_ncclt_opts *tps_table_ncclt_opts(void) { return &ncclt_opts; }
 
 void tps_table_init(tps_table *t) {
   memset(t, 0, sizeof *t);
@@ -606,7 +555,7 @@ static int tsv_read(const char *path, const char *data, size_t len, const tps_ai
   return rc;
 }
 
-const tps_format tps_format_table = {"table", tsv_sniff, tsv_read};
+const tps_format tps_format_table = {"table", TPS_MEAS_TABLE, tsv_sniff, tsv_read};
 
 /* What a table reader says of a file that holds no table. */
 static int table_from_meas(tps_meas *m, tps_table *t, tps_err *e, const char *path) {

@@ -105,6 +105,8 @@ void tps_table_set_ncclt_opts(const tps_ncclt_opts *o);
 /* Command-line forms: `--run N` (1..1000) and `--ranks N` (1..65536), for the commands that
  * read logs: tps_table_opt("run"|"ranks", optarg) sets it; 0 or -1 after printing one line. */
 int tps_table_opt(const char *cmd, const char *name, const char *arg);
+/* The choices set (read by the nccl-tests text format, src/io/ncclt.c). */
+const tps_ncclt_opts *tps_table_ncclt_opts(void);
 
 /* An empty table (its custom-gather cap at the default): what every format's reader starts from. */
 void tps_table_init(tps_table *t);
@@ -123,6 +125,9 @@ void tps_table_free(tps_table *t);
 
 /* ---- added by the io area ---- */
 
+/* Append a provenance line, a '#@' metadata pair (copies); 0, or -1 out of memory. */
+int tps_table_add_prov(tps_table *t, const char *line);
+int tps_table_add_meta(tps_table *t, const char *key, const char *val);
 /* Column j of the extra columns named name, or NULL. */
 const double *tps_table_extra(const tps_table *t, const char *name);
 /* Look up a '#@' metadata value by key (last occurrence), or NULL. */
