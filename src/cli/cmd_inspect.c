@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "src/io/aic.h"
+#include "src/io/measure.h"
 #include "model/latency/allgather.h"
 #include "src/cli/cmdopt.h"
 #include "src/base/jsonout.h"
@@ -328,7 +329,7 @@ int cmd_inspect(int argc, char **argv) {
   if (prc >= 0) return prc;
   const int nfiles = v.nargs, json = v.json;
   const char *out = v.output;
-  if (tps_aic_is(v.args[0])) return inspect_aic(v.args, nfiles, json, out);
+  if (tps_meas_sniff_spec(v.args[0]) == TPS_MEAS_AIC) return inspect_aic(v.args, nfiles, json, out);
   tps_table *t = calloc((size_t)nfiles, sizeof *t);
   derived *d = calloc((size_t)nfiles, sizeof *d);
   int rc = TPS_EXIT_OK, nread = 0;

@@ -32,6 +32,7 @@
 #include "src/io/table.h"
 #include "src/io/gpus.h"
 #include "src/io/fitfile.h"
+#include "src/io/measure.h"
 #include "model/fit/fit.h"
 #include "model/predict/predict.h"
 #include "model/latency/allgather.h"
@@ -49,7 +50,7 @@ static json_t *errsum_json(tps_errsum s) {
 }
 
 /* 1 when the file is a fit file (by the header its writer puts first; src/io/fitfile.c). */
-static int is_fit_file(const char *path) { return tps_fitfile_is_fit(path); }
+static int is_fit_file(const char *path) { return tps_meas_sniff_spec(path) == TPS_MEAS_FIT; } /* the one sniffer */
 
 /* The prediction to validate and the measurement, as read. */
 typedef struct {

@@ -7,17 +7,13 @@
  * the half-width sigma of its 90% interval in log space: for the fit without GPU g, the 90%
  * quantile of the held-out |log residuals| of each other GPU h, the widest (each predicted by the fit
  * without h, which does contain g: one level of leave-one-out, not the nested one of the
- * table above); for the fit on all GPUs, of every GPU.  Format (TAB-separated, %.17g):
- *   format  tpsplit-xgpu  1
- *   gemm    PATH  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P10 (tps_xg_par_names)  SHARP
- *   gather  nvlink|pcie  HELD_OUT|-  SIGMA  TRAINED_ON  P0..P13 (LL, LL128, Simple: a b f; LL cap GB/s;
- *          smooth-min sharpness; phi LL, LL128, Simple: model/latency/xgather.h)
- *           SYMM_LAT_US  CUSTOM_FLOOR_US  CUSTOM_EFF
- *   w8a16   GPU  FILE  SIGMA  P0..P5 (tps_xw8_par_names)
+ * table above); for the fit on all GPUs, of every GPU.  Format: src/io/xgpufile.h (JSON, one fit a
+ * line, written by tps_xgpu_write).
  * Gather sigma: points at 2, 4 and 8 GPUs from 16 KiB to 64 MiB (the gathers of T = 1..16384
  * tokens of 3584 bytes at TP 2..8).  W8A16 sigma: the 90% quantile of the leave-one-M-out
  * |log errors|. */
 #include "config.h"
+#include "src/io/xgpufile.h"
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -50,7 +46,7 @@ static void names_except(const tps_gpu *const *g, int n, const tps_gpu *skip, ch
   }
 }
 
-static int xgpu_gemm(FILE *fp, tps_xg_path path, gset *sets, int ns) {
+static int xgpu_gemm(tps_xgpu_file *x, tps_xg_path path, gset *sets, int ns) {
   int grp[MAXSETS], skipg[MAXSETS], ng = tps_lgo_group_sets(sets, ns, grp);
   static tps_xg_model fold[MAXSETS];
   tps_xg_model all;
@@ -85,15 +81,19 @@ static int xgpu_gemm(FILE *fp, tps_xg_path path, gset *sets, int ns) {
     double sigma = tps_loo_quantile_abs(sub, m, 0.9, HW_FLOOR);
     const tps_xg_model *mo = g < 0 ? &all : &fold[g];
     names_except(gg, ng, g < 0 ? NULL : gg[g], names, sizeof names);
-    fprintf(fp, "gemm\t%s\t%s\t%.17g\t%s", tps_xg_path_names[path], g < 0 ? "-" : gg[g]->name, sigma, names);
-    for (int p = 0; p < TPS_XG_NPAR; p++) fprintf(fp, "\t%.17g", mo->p[p]);
-    fprintf(fp, "\t%.17g\n", mo->sharp);
+    if (x->nxg == TPS_XGPU_MAXG) { free(lr); free(lg); free(sub); return TPS_EINVAL; }
+    tps_res_xgemm *r = &x->xg[x->nxg++];
+    r->path = path;
+    snprintf(r->held, sizeof r->held, "%s", g < 0 ? "-" : gg[g]->name);
+    r->sigma = sigma;
+    snprintf(r->trained, sizeof r->trained, "%s", names);
+    r->m = *mo;
   }
   free(lr); free(lg); free(sub);
   return TPS_OK;
 }
 
-static int xgpu_gather(FILE *fp, aset *sets, int ns, int pcie) {
+static int xgpu_gather(tps_xgpu_file *x, aset *sets, int ns, int pcie) {
   int skip[MAXSETS], idx[MAXSETS], n = 0;
   static tps_xga_model fold[MAXSETS];
   tps_xga_model all;
@@ -132,9 +132,13 @@ static int xgpu_gather(FILE *fp, aset *sets, int ns, int pcie) {
     free(lr);
     const tps_xga_model *mo = g < 0 ? &all : &fold[g];
     names_except(gg, n, g < 0 ? NULL : gg[g], names, sizeof names);
-    fprintf(fp, "gather\t%s\t%s\t%.17g\t%s", pcie ? "pcie" : "nvlink", g < 0 ? "-" : gg[g]->name, sigma, names);
-    for (int p = 0; p < TPS_XGA_NPAR; p++) fprintf(fp, "\t%.17g", mo->p[p]);
-    fprintf(fp, "\t%.17g\t%.17g\t%.17g\n", mo->symm_lat_us, mo->custom_floor_us, mo->custom_eff);
+    if (x->nxa == TPS_XGPU_MAXA) return TPS_EINVAL;
+    tps_res_xgather *r = &x->xa[x->nxa++];
+    r->pcie = pcie;
+    snprintf(r->held, sizeof r->held, "%s", g < 0 ? "-" : gg[g]->name);
+    r->sigma = sigma;
+    snprintf(r->trained, sizeof r->trained, "%s", names);
+    r->m = *mo;
   }
   return TPS_OK;
 }
@@ -226,18 +230,19 @@ int cmd_fit_xgpu(int argc, char **argv) {
     else fp = of.fp;
   }
   if (rc == TPS_EXIT_OK) {
-    fprintf(fp, "# tpsplit cross-GPU fits: `tpsplit fit --xgpu -o data/xgpu.fit` wrote this file (deterministic);\n"
-                "# regenerate it after changing data/aic/, data/h200_gemm_*.tsv, data/gpus.tsv or model/latency/xgemm.c,\n"
-                "# model/latency/xgather.c (tests/cli/parts.sh checks that it equals a fresh fit).  Fields: src/cmd_loo.c.\n");
-    fprintf(fp, "format\ttpsplit-xgpu\t1\n");
-    for (int path = 0; path < TPS_XG_NPATH && st == TPS_OK; path++) st = xgpu_gemm(fp, (tps_xg_path)path, gp[path].sets, gp[path].ns);
-    for (int pcie = 0; pcie < 2 && st == TPS_OK; pcie++) st = xgpu_gather(fp, as, nas, pcie);
+    static tps_xgpu_file x; /* large: not on the stack */
+    memset(&x, 0, sizeof x);
+    for (int path = 0; path < TPS_XG_NPATH && st == TPS_OK; path++) st = xgpu_gemm(&x, (tps_xg_path)path, gp[path].sets, gp[path].ns);
+    for (int pcie = 0; pcie < 2 && st == TPS_OK; pcie++) st = xgpu_gather(&x, as, nas, pcie);
     if (st == TPS_OK) {
       double lr[64];
       for (size_t i = 0; i < w8.npts; i++) lr[i] = log(w8.loo_us[i] / w8.t[i]);
-      fprintf(fp, "w8a16\t%s\t%s\t%.17g", w8.gpu->name, w8.file, tps_loo_quantile_abs(lr, w8.npts, 0.9, HW_FLOOR));
-      for (int j = 0; j < TPS_XW8_NPAR; j++) fprintf(fp, "\t%.17g", w8.m.p[j]);
-      fprintf(fp, "\n");
+      x.have_w8 = 1;
+      snprintf(x.w8_gpu, sizeof x.w8_gpu, "%s", w8.gpu->name);
+      snprintf(x.w8_file, sizeof x.w8_file, "%s", w8.file);
+      x.w8_sigma = tps_loo_quantile_abs(lr, w8.npts, 0.9, HW_FLOOR);
+      x.w8 = w8.m;
+      (void)tps_xgpu_write(fp, &x); /* a write error: found by tps_out_commit (ferror) */
     }
     if (st != TPS_OK) {
       tps_die_msg("fit --xgpu: a fit failed: %s", tps_strstatus(st));

@@ -19,10 +19,12 @@
 #include "src/evidence/fit_from_file.h"
 #include "src/base/jsonout.h"
 #include "src/io/table.h"
+#include "src/io/measure.h"
+#include "src/io/xgpufile.h"
 #include "model/predict/resolve.h"
 #include "src/base/util.h"
-#define MAXXG 32
-#define MAXXA 16
+#define MAXXG TPS_XGPU_MAXG
+#define MAXXA TPS_XGPU_MAXA
 #define MAXROWS 96
 #define MAXUSER 16
 #define MAXLOADED 32
@@ -45,15 +47,11 @@ typedef struct {
 } prow;
 
 /* ------------------------------------------------------------------ files read once */
-enum { LF_AIC = 1, LF_TABLE, LF_FIT };
 typedef struct {
   char path[4096];
   char name[4200];        /* in messages: as the user gave it, or data/... for bundled files */
-  int kind;
-  tps_aic_file aic;
-  tps_table tab;
-  tps_fit *fit;
-  char gather_line[128];  /* a bench allgather log's "# Gather: X" word, "" none */
+  tps_meas m;             /* the loader's normalized record (src/io/measure.h); a bench
+                           * allgather log's "# Gather: X" backend: m.tab.log_gather */
 } loaded;
 
 /* A user file: what it is and what it measures. */

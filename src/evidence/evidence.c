@@ -21,83 +21,21 @@ static int next_line(const tps_buf *b, size_t *pos, char *line, size_t sz) {
 
 static int read_xgpu(tps_partset *ps, tps_err *e) {
   if (tps_data_path(TPS_XGPU_FIT, ps->xgpu_file, sizeof ps->xgpu_file, e)) return -1;
-  tps_buf b; /* the bounded reader: the size cap, a FIFO's timeout */
-  if (tps_buf_read(ps->xgpu_file, &b, e)) return -1;
-  char line[8192];
-  long ln = 0;
-  int fmt = 0, rc = 0, got;
-  size_t pos = 0;
-  while ((got = next_line(&b, &pos, line, sizeof line)) != 0) {
-    ln++;
-    if (got < 0) { rc = tps_err_set(e, ps->xgpu_file, ln, "line of %zu bytes or more, or with a NUL byte", sizeof line); break; }
-    line[strcspn(line, "\r\n")] = 0;
-    if (!line[0] || line[0] == '#') continue;
-    char *f[64];
-    int nf = 0;
-    for (char *s = line, *t; nf < 64; s = t + 1) {
-      f[nf++] = s;
-      if (!(t = strchr(s, '\t'))) break;
-      *t = 0;
-    }
-    double v[64];
-    int nv = 0;
-    if (!fmt) {
-      if (nf != 3 || strcmp(f[0], "format") || strcmp(f[1], "tpsplit-xgpu") || strcmp(f[2], "1")) {
-        rc = tps_err_set(e, ps->xgpu_file, ln, "not a tpsplit-xgpu file of format 1");
-        break;
-      }
-      fmt = 1;
-      continue;
-    }
-    int first = !strcmp(f[0], "w8a16") ? 4 : 5;
-    for (int i = first; i < nf; i++) {
-      if (tps_parse_double(f[i], &v[nv])) { rc = tps_err_set(e, ps->xgpu_file, ln, "field %d '%s' is not a number", i + 1, f[i]); break; }
-      nv++;
-    }
-    if (rc) break;
-    double sigma;
-    if (nf < 4 || tps_parse_double(f[3], &sigma) || !(sigma > 0)) { rc = tps_err_set(e, ps->xgpu_file, ln, "bad sigma"); break; }
-    if (!strcmp(f[0], "gemm")) {
-      int path = -1;
-      for (int p = 0; p < TPS_XG_NPATH; p++) if (!strcmp(f[1], tps_xg_path_names[p])) path = p;
-      if (path < 0 || nv != TPS_XG_NPAR + 1 || ps->nxg == MAXXG) { rc = tps_err_set(e, ps->xgpu_file, ln, "bad gemm line"); break; }
-      xg_row *r = &ps->xg[ps->nxg++];
-      r->path = path;
-      cpy(r->held, sizeof r->held, f[2]);
-      r->sigma = sigma;
-      cpy(r->trained, sizeof r->trained, f[4]);
-      r->m.path = (tps_xg_path)path;
-      memcpy(r->m.p, v, TPS_XG_NPAR * sizeof *v);
-      r->m.sharp = v[TPS_XG_NPAR];
-    } else if (!strcmp(f[0], "gather")) {
-      if (nv != TPS_XGA_NPAR + 3 || ps->nxa == MAXXA || (strcmp(f[1], "nvlink") && strcmp(f[1], "pcie"))) {
-        rc = tps_err_set(e, ps->xgpu_file, ln, "bad gather line");
-        break;
-      }
-      xa_row *r = &ps->xa[ps->nxa++];
-      r->pcie = !strcmp(f[1], "pcie");
-      cpy(r->held, sizeof r->held, f[2]);
-      r->sigma = sigma;
-      cpy(r->trained, sizeof r->trained, f[4]);
-      tps_xga_prior(&r->m, r->pcie);
-      memcpy(r->m.p, v, TPS_XGA_NPAR * sizeof *v);
-      r->m.symm_lat_us = v[TPS_XGA_NPAR];
-      r->m.custom_floor_us = v[TPS_XGA_NPAR + 1];
-      r->m.custom_eff = v[TPS_XGA_NPAR + 2];
-    } else if (!strcmp(f[0], "w8a16")) {
-      if (nv != TPS_XW8_NPAR) { rc = tps_err_set(e, ps->xgpu_file, ln, "bad w8a16 line"); break; }
-      ps->have_w8 = 1;
-      cpy(ps->w8_gpu, sizeof ps->w8_gpu, f[1]);
-      cpy(ps->w8_file, sizeof ps->w8_file, f[2]);
-      ps->w8_sigma = sigma;
-      memcpy(ps->w8.p, v, TPS_XW8_NPAR * sizeof *v);
-    } else {
-      rc = tps_err_set(e, ps->xgpu_file, ln, "unknown line '%s'", f[0]);
-      break;
-    }
+  tps_xgpu_file *x = malloc(sizeof *x);
+  if (!x) return tps_err_oom(e, "reading %s", ps->xgpu_file);
+  int rc = tps_xgpu_read(ps->xgpu_file, x, e); /* src/io/xgpufile.c: JSON, bounded, canonical */
+  if (!rc) {
+    memcpy(ps->xg, x->xg, (size_t)x->nxg * sizeof *ps->xg);
+    ps->nxg = x->nxg;
+    memcpy(ps->xa, x->xa, (size_t)x->nxa * sizeof *ps->xa);
+    ps->nxa = x->nxa;
+    ps->have_w8 = x->have_w8;
+    cpy(ps->w8_gpu, sizeof ps->w8_gpu, x->w8_gpu);
+    cpy(ps->w8_file, sizeof ps->w8_file, x->w8_file);
+    ps->w8_sigma = x->w8_sigma;
+    ps->w8 = x->w8;
   }
-  tps_buf_free(&b);
-  if (!rc && !fmt) rc = tps_err_set(e, ps->xgpu_file, 0, "empty file");
+  free(x);
   return rc;
 }
 
@@ -166,42 +104,7 @@ int ev_load_file(tps_partset *ps, const char *path, int bundled, loaded **out, t
   if (!l) return tps_err_oom(e, "reading %s", path);
   cpy(l->path, sizeof l->path, path);
   cpy(l->name, sizeof l->name, bundled ? shown(path) : path);
-  int rc;
-  /* the format line of a fit file, or a bench log's "# Gather: X", from the first 40 lines of
-   * the bytes read (bounded; a pipe is read once and its bytes kept for the reader below) */
-  tps_buf b;
-  if (tps_buf_read(path, &b, e)) { free(l); return -1; }
-  char first[256] = "";
-  const char *p = b.data, *end = b.data + b.len;
-  for (int nl = 0; p < end && nl < 40; nl++) {
-    const char *q = memchr(p, '\n', (size_t)(end - p));
-    size_t n = q ? (size_t)(q - p) : (size_t)(end - p);
-    char line[1024];
-    if (n >= sizeof line) n = sizeof line - 1;
-    memcpy(line, p, n);
-    line[n] = '\0';
-    if (!first[0] && line[0] != '#' && line[0] != '\0') cpy(first, sizeof first, line);
-    if (!strncmp(line, "# Gather: ", 10)) sscanf(line + 10, "%127[a-z-]", l->gather_line);
-    p = q ? q + 1 : end;
-  }
-  tps_buf_free(&b);
-  if (tps_aic_is(path)) {
-    l->kind = LF_AIC;
-    rc = tps_aic_read(path, NULL, &l->aic, e);
-  } else if (!strncmp(first, "format\ttpsplit-fit", 18)) {
-    l->kind = LF_FIT;
-    l->fit = calloc(1, sizeof *l->fit);
-    rc = l->fit ? tps_fitfile_read(path, l->fit, e) : tps_err_set(e, path, 0, "out of memory");
-  } else {
-    l->kind = LF_TABLE;
-    rc = tps_table_read(path, &l->tab, e);
-  }
-  if (rc) {
-    if (l->kind == LF_AIC) tps_aic_free(&l->aic);
-    free(l->fit);
-    free(l);
-    return -1;
-  }
+  if (tps_meas_load(path, NULL, &l->m, e)) { free(l); return -1; } /* the one loader: sniffed, read, normalized */
   ps->lf[ps->nlf++] = l;
   *out = l;
   return 0;
@@ -209,9 +112,7 @@ int ev_load_file(tps_partset *ps, const char *path, int bundled, loaded **out, t
 
 static void loaded_free(loaded *l) {
   if (!l) return;
-  if (l->kind == LF_AIC) tps_aic_free(&l->aic);
-  if (l->kind == LF_TABLE) tps_table_free(&l->tab);
-  free(l->fit);
+  tps_meas_free(&l->m);
   free(l);
 }
 
@@ -220,7 +121,7 @@ static const tps_gpu *file_gpu(const tps_partset *ps, const loaded *l, tps_err *
   char name[64];
   tps_err e2;
   tps_err_clear(&e2);
-  const char *g = l->kind == LF_AIC ? tps_aic_gpu_name(l->aic.gpu, name, sizeof name) : l->kind == LF_FIT ? l->fit->gpu : l->tab.gpu;
+  const char *g = l->m.kind == TPS_MEAS_AIC ? tps_aic_gpu_name(l->m.aic.gpu, name, sizeof name) : l->m.kind == TPS_MEAS_FIT ? l->m.fit->gpu : l->m.tab.gpu;
   if (!g || !g[0]) {
     tps_err_set(e, l->name, 0, "names no GPU (a '#@ gpu:' line): which GPU was measured?");
     return NULL;
@@ -269,7 +170,7 @@ static void pts_sort_mean(pts *p) {
 /* AIC GEMM rows of (dtype, backend, k) at n: measured, or log-linear in n between the
  * measured n either side at every m measured at both. */
 int ev_aic_gemm_pts(const loaded *l, const char *dtype, const char *backend, long k, long n, pts *out, tps_err *e) {
-  const tps_aic_file *a = &l->aic;
+  const tps_aic_file *a = &l->m.aic;
   if (a->kind != TPS_AIC_GEMM) return tps_err_set(e, l->name, 0, "an AIConfigurator NCCL table, not a GEMM table");
   long nlo = 0, nhi = 0, kany[16];
   int nk = 0, have_dt = 0;
@@ -349,7 +250,7 @@ int ev_aic_gemm_pts(const loaded *l, const char *dtype, const char *backend, lon
 
 /* AIC NCCL all_gather rows at num_gpus = tp (dtypes averaged: geometric mean per size). */
 int ev_aic_gather_pts(const loaded *l, int tp, pts *out, tps_err *e) {
-  const tps_aic_file *a = &l->aic;
+  const tps_aic_file *a = &l->m.aic;
   if (a->kind != TPS_AIC_NCCL) return tps_err_set(e, l->name, 0, "an AIConfigurator GEMM table, not an NCCL table");
   if (pts_alloc(out, a->nrows)) return tps_err_set(e, l->name, 0, "out of memory");
   char gs[128] = "", ver[16] = "";
@@ -383,7 +284,7 @@ int ev_aic_gather_pts(const loaded *l, int tp, pts *out, tps_err *e) {
 
 /* A GEMM table (rows, time_us) or a split table's replicated column, at (k, n, path). */
 int ev_table_gemm_pts(const loaded *l, const tps_path *path, long k, long n, pts *out, int strict, tps_err *e) {
-  const tps_table *t = &l->tab;
+  const tps_table *t = &l->m.tab;
   const char *f = l->name;
   if (t->kind != TPS_TABLE_GEMM && t->kind != TPS_TABLE_SPLIT)
     return tps_err_set(e, f, 0, "an all-gather table, not a GEMM measurement");
@@ -416,7 +317,7 @@ int ev_table_gemm_pts(const loaded *l, const tps_path *path, long k, long n, pts
 /* The measured gather of a split table at its TP: split(T) - replicated(ceil(T/TP)) (the
  * replicated column interpolated in log-log, held at its first value below its rows). */
 static int split_gather_pts(const loaded *l, pts *out, tps_err *e) {
-  const tps_table *t = &l->tab;
+  const tps_table *t = &l->m.tab;
   const char *f = l->name;
   if (t->tp < 2) return tps_err_set(e, f, 0, "a split table without '#@ tp:' >= 2 has no gather");
   tps_mcurve *rep = NULL;
@@ -447,7 +348,7 @@ static int split_gather_pts(const loaded *l, pts *out, tps_err *e) {
 
 /* An all-gather table or log at ranks = tp. */
 int ev_table_gather_pts(const loaded *l, int tp, pts *out, tps_err *e) {
-  const tps_table *t = &l->tab;
+  const tps_table *t = &l->m.tab;
   const char *f = l->name;
   if (t->kind == TPS_TABLE_SPLIT) return split_gather_pts(l, out, e);
   if (t->kind != TPS_TABLE_ALLGATHER) return tps_err_set(e, f, 0, "a GEMM table, not a gather measurement");
@@ -531,24 +432,24 @@ int tps_partset_user_gemm(tps_partset *ps, const char *spec, const tps_path *hin
   loaded *l = u->lf;
   const char *f = l->name;
   if (!(u->gpu = file_gpu(ps, l, e))) return -1;
-  if (l->kind == LF_AIC) {
-    if (l->aic.kind != TPS_AIC_GEMM) return tps_err_set(e, f, 0, "an AIConfigurator NCCL table: give it to --gather");
+  if (l->m.kind == TPS_MEAS_AIC) {
+    if (l->m.aic.kind != TPS_AIC_GEMM) return tps_err_set(e, f, 0, "an AIConfigurator NCCL table: give it to --gather");
     if (!u->sel.dtype[0] && (!hint || path_dtype(hint, u->sel.dtype, sizeof u->sel.dtype)))
       return tps_err_set(e, f, 0, "which dtype? give FILE:dtype=bfloat16 (dense-bf16) or FILE:dtype=fp8 (native-fp8)");
     if (!(u->kpath = dtype_path(u->sel.dtype)))
       return tps_err_set(e, f, 0, "dtype %s is not a kernel path of tpsplit (bfloat16 = dense-bf16, fp8 = native-fp8)", u->sel.dtype);
     /* the dtype must be in the file */
     int any = 0;
-    for (size_t i = 0; i < l->aic.nrows && !any; i++) any = !strcmp(l->aic.g[i].dtype, u->sel.dtype);
+    for (size_t i = 0; i < l->m.aic.nrows && !any; i++) any = !strcmp(l->m.aic.g[i].dtype, u->sel.dtype);
     if (!any) return tps_err_set(e, f, 0, "no rows with dtype %s", u->sel.dtype);
-  } else if (l->kind == LF_FIT) {
-    if (l->fit->kind == TPS_FIT_ALLGATHER) return tps_err_set(e, f, 0, "an all-gather fit has no GEMM: give it to --gather");
-    u->kpath = l->fit->gemm.path;
+  } else if (l->m.kind == TPS_MEAS_FIT) {
+    if (l->m.fit->kind == TPS_FIT_ALLGATHER) return tps_err_set(e, f, 0, "an all-gather fit has no GEMM: give it to --gather");
+    u->kpath = l->m.fit->gemm.path;
   } else {
-    if (l->tab.kind == TPS_TABLE_ALLGATHER) return tps_err_set(e, f, 0, "an all-gather measurement: give it to --gather");
-    if (!(u->kpath = l->tab.kpath[0] ? tps_path_find(l->tab.kpath) : NULL))
+    if (l->m.tab.kind == TPS_TABLE_ALLGATHER) return tps_err_set(e, f, 0, "an all-gather measurement: give it to --gather");
+    if (!(u->kpath = l->m.tab.kpath[0] ? tps_path_find(l->m.tab.kpath) : NULL))
       return tps_err_set(e, f, 0, "names no kernel path ('#@ path:' line)");
-    u->from_split = l->tab.kind == TPS_TABLE_SPLIT;
+    u->from_split = l->m.tab.kind == TPS_TABLE_SPLIT;
   }
   if (!(u->kpath->flags & TPS_PATH_F_MODEL)) return tps_err_set(e, f, 0, "measures the %s path, which tpsplit cannot predict", u->kpath->name);
   for (int i = 0; i < ps->nug; i++)
@@ -578,25 +479,25 @@ int tps_partset_user_gather(tps_partset *ps, const char *spec0, tps_err *e) {
   const char *f = l->name;
   if (!(u->gpu = file_gpu(ps, l, e))) return -1;
   int own = -1;
-  if (l->kind == LF_AIC) {
-    if (l->aic.kind != TPS_AIC_NCCL) return tps_err_set(e, f, 0, "an AIConfigurator GEMM table: give it to --gemm");
+  if (l->m.kind == TPS_MEAS_AIC) {
+    if (l->m.aic.kind != TPS_AIC_NCCL) return tps_err_set(e, f, 0, "an AIConfigurator GEMM table: give it to --gemm");
     if (u->sel.op[0] && strcmp(u->sel.op, "all_gather"))
       return tps_err_set(e, f, 0, "op %s is not an all-gather (a gather needs op=all_gather)", u->sel.op);
     own = TPS_GATHER_NCCL;
-    for (size_t i = 0; i < l->aic.nrows; i++) {
-      const tps_aic_nccl_row *r = &l->aic.c[i];
+    for (size_t i = 0; i < l->m.aic.nrows; i++) {
+      const tps_aic_nccl_row *r = &l->m.aic.c[i];
       if (strcmp(r->op, "all_gather")) continue;
       int s = 0;
       for (int j = 0; j < u->nranks; j++) s |= u->ranks[j] == r->num_gpus;
       if (!s && u->nranks < 16) u->ranks[u->nranks++] = r->num_gpus;
     }
     if (!u->nranks) return tps_err_set(e, f, 0, "no rows with op all_gather (a gather needs all_gather rows)");
-  } else if (l->kind == LF_FIT) {
-    if (l->fit->kind == TPS_FIT_GEMM) return tps_err_set(e, f, 0, "a GEMM fit has no gather: give it to --gemm");
-    own = l->fit->gather;
-    u->ranks[u->nranks++] = l->fit->tp > 0 ? l->fit->tp : l->fit->ag.ranks;
+  } else if (l->m.kind == TPS_MEAS_FIT) {
+    if (l->m.fit->kind == TPS_FIT_GEMM) return tps_err_set(e, f, 0, "a GEMM fit has no gather: give it to --gemm");
+    own = l->m.fit->gather;
+    u->ranks[u->nranks++] = l->m.fit->tp > 0 ? l->m.fit->tp : l->m.fit->ag.ranks;
   } else {
-    const tps_table *t = &l->tab;
+    const tps_table *t = &l->m.tab;
     if (t->kind == TPS_TABLE_GEMM) return tps_err_set(e, f, 0, "a GEMM table: give it to --gemm");
     if (t->kind == TPS_TABLE_SPLIT) {
       if (t->tp < 2) return tps_err_set(e, f, 0, "a split table at TP %d has no gather", t->tp);
@@ -604,14 +505,14 @@ int tps_partset_user_gather(tps_partset *ps, const char *spec0, tps_err *e) {
       own = t->gather[0] && tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : TPS_GATHER_AUTO;
       u->ranks[u->nranks++] = t->tp;
     } else {
-      own = l->gather_line[0] && tps_gather_parse(l->gather_line) >= 0 ? tps_gather_parse(l->gather_line)
+      own = l->m.tab.log_gather[0] && tps_gather_parse(l->m.tab.log_gather) >= 0 ? tps_gather_parse(l->m.tab.log_gather)
             : t->gather[0] && tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : TPS_GATHER_NCCL;
       u->ranks[u->nranks++] = t->ranks;
     }
   }
   /* an nccl-tests log says nothing of the backend (a bench allgather log says it in its
    * '# Gather:' line): a backend named for it stands */
-  int unsaid = l->kind == LF_TABLE && l->tab.kind == TPS_TABLE_ALLGATHER && !strcmp(l->tab.source, "nccl-tests") && !l->gather_line[0];
+  int unsaid = l->m.kind == TPS_MEAS_TABLE && l->m.tab.kind == TPS_TABLE_ALLGATHER && !strcmp(l->m.tab.source, "nccl-tests") && !l->m.tab.log_gather[0];
   if (backend >= 0 && own >= 0 && backend != own && !unsaid)
     return tps_err_set(e, f, 0, "measures the %s gather, not %s", tps_gather_name(own), tps_gather_name(backend));
   u->backend = backend >= 0 ? backend : own;
@@ -666,7 +567,7 @@ int tps_partset_check_targets(const tps_partset *ps, const tps_gpu *const *gpus,
                               const tps_path *const *paths, size_t npath, tps_err *e) {
   for (int k = 0; k < ps->nug + ps->nua; k++) {
     const ufile *u = k < ps->nug ? &ps->ug[k] : &ps->ua[k - ps->nug];
-    int is_fit = u->lf->kind == LF_FIT, found = 0;
+    int is_fit = u->lf->m.kind == TPS_MEAS_FIT, found = 0;
     for (size_t i = 0; i < ngpu; i++) found |= SAME(gpus[i], u->gpu);
     if (!found && !is_fit)
       return tps_err_set(e, u->path, 0, "measures %s, not the target%s%s", u->gpu->name, ngpu == 1 ? " " : "s",
@@ -686,7 +587,7 @@ int tps_partset_check_targets(const tps_partset *ps, const tps_gpu *const *gpus,
           char rs[64] = "";
           for (int j = 0; j < u->nranks; j++) catf(rs, sizeof rs, "%s%d", j ? ", " : "", u->ranks[j]);
           return tps_err_set(e, u->path, 0, "no gather at TP %d (%s: %s)", tps[i],
-                             u->lf->kind == LF_AIC ? "num_gpus in the file" : "ranks", rs);
+                             u->lf->m.kind == TPS_MEAS_AIC ? "num_gpus in the file" : "ranks", rs);
         }
       }
     }

@@ -77,9 +77,9 @@ static int bundled_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *pat
     tps_err_clear(&e2);
     if (tps_data_path(r->file, full, sizeof full, e)) return -1;
     if (ev_load_file(ps, full, 1, &l, e)) return -1;
-    if (h >= 0 && (l->kind == LF_AIC) != (h == TPS_HARNESS_AIC)) continue;
+    if (h >= 0 && (l->m.kind == TPS_MEAS_AIC) != (h == TPS_HARNESS_AIC)) continue;
     cpy(file, fsz, l->name);
-    if (l->kind == LF_AIC) {
+    if (l->m.kind == TPS_MEAS_AIC) {
       ufile u;
       memset(&u, 0, sizeof u);
       char spec[4200];
@@ -107,11 +107,11 @@ static int gemm_meas(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, 
   *fit = NULL;
   for (int i = 0; i < ps->nug; i++) {
     ufile *u = &ps->ug[i];
-    if (u->kpath != path || (!SAME(u->gpu, gpu) && u->lf->kind != LF_FIT)) continue;
+    if (u->kpath != path || (!SAME(u->gpu, gpu) && u->lf->m.kind != TPS_MEAS_FIT)) continue;
     *user = 1;
     cpy(file, fsz, u->path);
-    if (u->lf->kind == LF_FIT) { *fit = u->lf->fit; return 1; }
-    if (u->lf->kind == LF_AIC) { *is_aic = 1; return ev_aic_gemm_pts(u->lf, u->sel.dtype, u->sel.backend, k, n, p, e) ? -1 : 0; }
+    if (u->lf->m.kind == TPS_MEAS_FIT) { *fit = u->lf->m.fit; return 1; }
+    if (u->lf->m.kind == TPS_MEAS_AIC) { *is_aic = 1; return ev_aic_gemm_pts(u->lf, u->sel.dtype, u->sel.backend, k, n, p, e) ? -1 : 0; }
     return ev_table_gemm_pts(u->lf, path, k, n, p, 1, e) ? -1 : 0;
   }
   int rc = want_h >= 0 ? bundled_gemm(ps, gpu, path, k, n, want_h, p, file, fsz, is_aic, e) : 1;
@@ -212,7 +212,7 @@ static int sibling_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backe
   loaded *l;
   if (tps_data_path(best->file, full, sizeof full, e) || ev_load_file(ps, full, 1, &l, e)) return -1;
   cpy(file, fsz, l->name);
-  int rc = l->kind == LF_AIC ? ev_aic_gather_pts(l, tp, p, e) : ev_table_gather_pts(l, tp, p, e);
+  int rc = l->m.kind == TPS_MEAS_AIC ? ev_aic_gather_pts(l, tp, p, e) : ev_table_gather_pts(l, tp, p, e);
   if (rc) return rc;
   char how[400];
   snprintf(how, sizeof how, "%s's %.300s, as measured (%s has the same fabric)", best->gpu->name, p->how, gpu->name);
@@ -442,14 +442,14 @@ int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, 
   const tps_fit *fit = NULL;
   for (int i = 0; i < ps->nua && rc == 1; i++) {
     ufile *u = &ps->ua[i];
-    if (u->backend != backend || (!SAME(u->gpu, gpu) && u->lf->kind != LF_FIT)) continue;
+    if (u->backend != backend || (!SAME(u->gpu, gpu) && u->lf->m.kind != TPS_MEAS_FIT)) continue;
     int has = 0;
     for (int j = 0; j < u->nranks; j++) has |= u->ranks[j] == tp;
-    if (!has && u->lf->kind != LF_FIT) continue;
+    if (!has && u->lf->m.kind != TPS_MEAS_FIT) continue;
     s->user = 1;
     cpy(s->file, sizeof s->file, u->path);
-    if (u->lf->kind == LF_FIT) { fit = u->lf->fit; break; }
-    rc = u->lf->kind == LF_AIC ? ev_aic_gather_pts(u->lf, tp, &p, e) : ev_table_gather_pts(u->lf, tp, &p, e);
+    if (u->lf->m.kind == TPS_MEAS_FIT) { fit = u->lf->m.fit; break; }
+    rc = u->lf->m.kind == TPS_MEAS_AIC ? ev_aic_gather_pts(u->lf, tp, &p, e) : ev_table_gather_pts(u->lf, tp, &p, e);
     if (rc) { free(s); return -1; }
   }
   /* a measured curve of the auto rule yields to the user's own nccl or custom gathers here */
@@ -467,7 +467,7 @@ int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, 
     loaded *l;
     if (tps_data_path(r->file, full, sizeof full, e) || ev_load_file(ps, full, 1, &l, e)) { free(s); return -1; }
     cpy(s->file, sizeof s->file, l->name);
-    rc = l->kind == LF_AIC ? ev_aic_gather_pts(l, tp, &p, e) : ev_table_gather_pts(l, tp, &p, e);
+    rc = l->m.kind == TPS_MEAS_AIC ? ev_aic_gather_pts(l, tp, &p, e) : ev_table_gather_pts(l, tp, &p, e);
     if (rc) { free(s); return -1; }
   }
   if (fit) {

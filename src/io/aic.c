@@ -13,6 +13,7 @@
 #include <zlib.h>
 #include <jansson.h>
 #include "src/base/jsonout.h"
+#include "src/io/measure.h"
 #include "src/io/table.h"
 #include "src/io/text.h"
 #include "src/base/util.h"
@@ -506,28 +507,6 @@ static int starts_aic(const char *data, size_t len) {
   return got == m && memcmp(head, aic_mark, m) == 0;
 }
 
-int tps_aic_is(const char *spec) {
-  char *path;
-  tps_aic_filter f;
-  tps_err e;
-  if (tps_aic_parse_spec(spec, &path, &f, &e)) return strchr(spec, ':') != NULL && strstr(spec, "=") != NULL;
-  struct stat st;
-  if (stat(path, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) { free(path); return 0; }
-  if (S_ISFIFO(st.st_mode)) { /* a pipe is read once, bounded: tps_buf_read keeps its bytes for the reader */
-    tps_buf b;
-    int is = tps_buf_read(path, &b, &e) == 0 && starts_aic(b.data, b.len);
-    if (b.data) tps_buf_free(&b);
-    free(path);
-    return is;
-  }
-  gzFile z = gzopen(path, "rb");
-  free(path);
-  if (!z) return 0;
-  char line[256];
-  int is = gzgets(z, line, sizeof line) && strncmp(line, aic_mark, sizeof aic_mark - 1) == 0;
-  gzclose(z);
-  return is;
-}
 
 char *tps_aic_gpu_name(const char *aic_gpu, char *buf, size_t bufsz) {
   copy(buf, bufsz, aic_gpu);
@@ -709,3 +688,12 @@ int tps_aic_inspect(char *const *specs, int nspecs, int json) {
   free(a);
   return rc;
 }
+
+/* ------------------------------------------------------------------ the loader's format
+ * (src/io/measure.h): a table that starts with AIConfigurator's provenance line, gzip or plain. */
+static int aic_read(const char *path, const char *data, size_t len, const tps_aic_filter *sel, tps_meas *m, tps_err *e) {
+  m->kind = TPS_MEAS_AIC;
+  return tps_aic_read_mem(path, data, len, sel, &m->aic, e);
+}
+
+const tps_format tps_format_aic = {"aic", TPS_MEAS_AIC, starts_aic, aic_read};

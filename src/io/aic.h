@@ -85,9 +85,9 @@ typedef struct {
 extern const char *const tps_aic_gemm_dtypes;
 extern const char *const tps_aic_nccl_ops;
 
-/* Does this file start with an AIConfigurator provenance line ("# source: ai-dynamo/
- * aiconfigurator ...")?  spec may carry a selection.  0 when unreadable. */
-int tps_aic_is(const char *spec);
+/* Whether a file is an AIConfigurator table (it starts with the provenance line "# source:
+ * ai-dynamo/aiconfigurator ...", gzip or plain) is the one loader's sniff:
+ * tps_meas_sniff_spec(spec) == TPS_MEAS_AIC (src/io/measure.h). */
 
 /* Split "FILE:key=value,..." into the file name (path, malloc'ed) and f.  0 or -1 with e
  * (unknown key, bad number, unknown dtype or op). */

@@ -1,10 +1,14 @@
-/* fitfile.c: write and read the saved fit (format documented in fitfile.h). */
+/* fitfile.c: the saved fit (format in fitfile.h): its writer, its names, and its place in the
+ * one loader (src/io/measure.h).  The reader: fitfile_read.c. */
+#include "config.h"
 #include "src/io/fitfile.h"
-#include <errno.h>
+#include "src/io/fitfile_int.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "src/io/text.h"
+#include <jansson.h>
+#include "src/io/measure.h"
+#include "src/io/table.h"
 #include "src/base/util.h"
 
 const char *tps_fit_kind_name(tps_fit_kind k) {
@@ -21,13 +25,11 @@ const char *tps_fit_series_name(const tps_fit *f, int series) {
   return f->kind == TPS_FIT_GEMM ? "gemm" : "allgather";
 }
 
-/* All-gather fields by name, for both directions. */
-typedef struct {
-  char name[32];
-  double *v;
-} ag_field;
+const char *const tps_fitfile_stat_names[TPS_FITFILE_NSTAT] = {
+    "dof", "chi2", "t975", "median_abs_rel", "max_abs_rel", "rms_rel", "loo_median_abs", "loo_max_abs", "loo_failed",
+    "iterations", "rcond"};
 
-static size_t ag_fields(tps_fit *f, ag_field *out) {
+size_t tps_fitfile_ag_fields(tps_fit *f, tps_fitfile_field *out) {
   size_t n = 0;
 #define AGF(nm, ptr) do { snprintf(out[n].name, sizeof out[n].name, "%s", nm); out[n].v = ptr; n++; } while (0)
   AGF("custom_floor_us", &f->ag.custom_floor_us);
@@ -48,58 +50,144 @@ static size_t ag_fields(tps_fit *f, ag_field *out) {
   return n;
 }
 
-/* Write f to fp (sources: the measurement files, may be NULL/0). 0, or -1 on write error. */
-int tps_fitfile_write(FILE *fp, const tps_fit *fc, const char *const *sources, size_t nsources) {
-  tps_fit *f = (tps_fit *)fc; /* ag_fields takes pointers; nothing is written through them here */
-  fprintf(fp, "# tpsplit fit file: see src/io/fitfile.h or the README (section 'fit') for the format.\n");
-  fprintf(fp, "# written by: %s\n", tps_cmdline()[0] ? tps_cmdline() : "tpsplit");
-  fprintf(fp, "format\ttpsplit-fit\t%d\n", TPS_FITFILE_VERSION);
-  fprintf(fp, "kind\t%s\n", tps_fit_kind_name(f->kind));
-  fprintf(fp, "gpu\t%s\n", f->gpu[0] ? f->gpu : "-");
-  fprintf(fp, "path\t%s\n", f->gemm.path ? f->gemm.path->name : "-");
-  fprintf(fp, "sms\t%d\n", f->gemm.sms);
-  fprintf(fp, "tp\t%d\n", f->tp);
-  fprintf(fp, "k\t%ld\nn\t%ld\n", f->shape.k, f->shape.n);
-  fprintf(fp, "out_bytes\t%.17g\n", f->shape.out_bytes);
-  fprintf(fp, "out_bytes_per_token\t%.17g\n", f->out_bytes_per_token);
-  fprintf(fp, "gather_mode\t%s\n", tps_gather_name(f->gather));
-  for (size_t i = 0; i < nsources; i++) fprintf(fp, "source\t%s\n", sources[i]);
-  fprintf(fp, "# the complete models (fitted and fixed values)\n");
-  for (int j = 0; j < TPS_GEMM_NPAR; j++) fprintf(fp, "gemm\t%s\t%.17g\n", tps_gemm_par_names[j], f->gemm.p[j]);
-  fprintf(fp, "ag\tranks\t%d\n", f->ag.ranks);
-  fprintf(fp, "ag\tranks_per_node\t%d\n", f->ag.ranks_per_node);
-  ag_field af[32];
-  size_t naf = ag_fields(f, af);
-  for (size_t i = 0; i < naf; i++) fprintf(fp, "ag\t%s\t%.17g\n", af[i].name, *af[i].v);
-  if (f->fixed_note[0]) fprintf(fp, "fixed\t%s\n", f->fixed_note);
-  fprintf(fp, "# fitted parameters: name, value, standard error, 95%% interval (t quantile)\n");
-  for (int j = 0; j < f->npar; j++)
-    fprintf(fp, "param\t%s\t%.17g\t%.17g\t%.17g\t%.17g\n", f->par_name[j], f->theta[j], f->se[j], f->lo95[j], f->hi95[j]);
-  fprintf(fp, "# covariance of the fitted parameters, one row each, in the order above\n");
-  for (int a = 0; a < f->npar; a++) {
-    fprintf(fp, "cov\t%d", a);
-    for (int b = 0; b < f->npar; b++) fprintf(fp, "\t%.17g", f->cov[a * f->npar + b]);
-    fprintf(fp, "\n");
+/* The stats in tps_fitfile_stat_names order: whole numbers through wi, the others through wd. */
+void tps_fitfile_stats(tps_fit *f, int *wi[TPS_FITFILE_NSTAT], double *wd[TPS_FITFILE_NSTAT]) {
+  for (int i = 0; i < TPS_FITFILE_NSTAT; i++) { wi[i] = NULL; wd[i] = NULL; }
+  wi[0] = &f->dof; wd[1] = &f->chi2; wd[2] = &f->tq; wd[3] = &f->med_abs_rel; wd[4] = &f->max_abs_rel;
+  wd[5] = &f->rms_rel; wd[6] = &f->loo_med_abs; wd[7] = &f->loo_max_abs; wi[8] = &f->loo_failed;
+  wi[9] = &f->iterations; wd[10] = &f->rcond;
+}
+
+/* ------------------------------------------------------------------ writing
+ * One canonical form: the keys in this order, two-space indent, one array element a line,
+ * numbers in their shortest form that reads back to the same double (tps_fmt_num; 0 for
+ * -0), null for NaN, strings escaped as jansson escapes them (bytes that are not UTF-8, which
+ * only a file name or a command line can bring, written as '?'). */
+static void put_num(FILE *fp, double x) {
+  char b[64];
+  if (!isfinite(x)) { fputs("null", fp); return; }
+  if (x == 0) { fputs("0", fp); return; }
+  tps_fmt_num(b, sizeof b, x);
+  fputs(b, fp);
+}
+
+static void put_str(FILE *fp, const char *s) {
+  size_t n = strlen(s);
+  char *c = malloc(n + 1);
+  if (!c) { fputs("\"\"", fp); return; }
+  memcpy(c, s, n + 1);
+  for (size_t at; (at = tps_utf8_check(c, n)) < n;) c[at] = '?';
+  json_t *j = json_string(c);
+  char *d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+  fputs(d ? d : "\"\"", fp);
+  free(d);
+  json_decref(j);
+  free(c);
+}
+
+static void put_key_num(FILE *fp, const char *ind, const char *k, double x, int last) {
+  fprintf(fp, "%s\"%s\": ", ind, k);
+  put_num(fp, x);
+  fputs(last ? "\n" : ",\n", fp);
+}
+
+static void write_head(FILE *fp, const tps_fit *f, const tps_fitfile_prov *pv) {
+  fprintf(fp, "{\n  \"format\": \"tpsplit-fit\",\n  \"schema_version\": %d,\n  \"written_by\": ", TPS_FITFILE_VERSION);
+  put_str(fp, pv && pv->written_by ? pv->written_by : "tpsplit");
+  fputs(",\n  \"sources\": [", fp);
+  for (size_t i = 0; pv && i < pv->nsources; i++) {
+    fputs(i ? ",\n    " : "\n    ", fp);
+    put_str(fp, pv->sources[i]);
   }
-  fprintf(fp, "# point: series, x, measured_us, model_us, rel_resid, loo_rel, gather_us, gather_se_us, backend\n");
+  fputs(pv && pv->nsources ? "\n  ],\n" : "],\n", fp);
+  fprintf(fp, "  \"kind\": \"%s\",\n  \"gpu\": ", tps_fit_kind_name(f->kind));
+  put_str(fp, f->gpu);
+  fputs(",\n  \"path\": ", fp);
+  if (f->gemm.path) put_str(fp, f->gemm.path->name); else fputs("null", fp);
+  fprintf(fp, ",\n  \"sms\": %d,\n  \"tp\": %d,\n  \"k\": %ld,\n  \"n\": %ld,\n", f->gemm.sms, f->tp, f->shape.k, f->shape.n);
+  put_key_num(fp, "  ", "out_bytes", f->shape.out_bytes, 0);
+  put_key_num(fp, "  ", "out_bytes_per_token", f->out_bytes_per_token, 0);
+  fprintf(fp, "  \"gather_mode\": \"%s\",\n", tps_gather_name(f->gather));
+}
+
+static void write_models(FILE *fp, tps_fit *f) {
+  fputs("  \"gemm\": {\n", fp);
+  for (int j = 0; j < TPS_GEMM_NPAR; j++) put_key_num(fp, "    ", tps_gemm_par_names[j], f->gemm.p[j], j == TPS_GEMM_NPAR - 1);
+  fprintf(fp, "  },\n  \"ag\": {\n    \"ranks\": %d,\n    \"ranks_per_node\": %d,\n", f->ag.ranks, f->ag.ranks_per_node);
+  tps_fitfile_field af[32];
+  size_t naf = tps_fitfile_ag_fields(f, af);
+  for (size_t i = 0; i < naf; i++) put_key_num(fp, "    ", af[i].name, *af[i].v, i + 1 == naf);
+  fputs("  },\n  \"fixed\": ", fp);
+  put_str(fp, f->fixed_note);
+  fputs(",\n", fp);
+}
+
+static void write_params(FILE *fp, const tps_fit *f) {
+  fputs("  \"params\": [", fp);
+  for (int j = 0; j < f->npar; j++) {
+    fprintf(fp, "%s{\"name\": \"%s\", \"value\": ", j ? ",\n    " : "\n    ", f->par_name[j]);
+    put_num(fp, f->theta[j]);
+    fputs(", \"se\": ", fp); put_num(fp, f->se[j]);
+    fputs(", \"lo95\": ", fp); put_num(fp, f->lo95[j]);
+    fputs(", \"hi95\": ", fp); put_num(fp, f->hi95[j]);
+    fputs("}", fp);
+  }
+  fputs(f->npar ? "\n  ],\n  \"cov\": [" : "],\n  \"cov\": [", fp);
+  for (int a = 0; a < f->npar; a++) {
+    fputs(a ? ",\n    [" : "\n    [", fp);
+    for (int b = 0; b < f->npar; b++) {
+      if (b) fputs(", ", fp);
+      put_num(fp, f->cov[a * f->npar + b]);
+    }
+    fputs("]", fp);
+  }
+  fputs(f->npar ? "\n  ],\n" : "],\n", fp);
+}
+
+static void write_points(FILE *fp, const tps_fit *f) {
+  fputs("  \"points\": [", fp);
   for (size_t i = 0; i < f->npts; i++) {
     const tps_fit_point *p = &f->pt[i];
-    fprintf(fp, "point\t%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\n", tps_fit_series_name(f, p->series),
-            p->x, p->measured_us, p->model_us, p->rel_resid, p->loo_rel, p->gather_us, p->gather_se_us,
-            tps_gather_name(p->backend));
+    fprintf(fp, "%s{\"series\": \"%s\", \"x\": ", i ? ",\n    " : "\n    ", tps_fit_series_name(f, p->series));
+    put_num(fp, p->x);
+    fputs(", \"measured_us\": ", fp); put_num(fp, p->measured_us);
+    fputs(", \"model_us\": ", fp); put_num(fp, p->model_us);
+    fputs(", \"rel_resid\": ", fp); put_num(fp, p->rel_resid);
+    fputs(", \"loo_rel\": ", fp); put_num(fp, p->loo_rel);
+    fputs(", \"gather_us\": ", fp); put_num(fp, p->gather_us);
+    fputs(", \"gather_se_us\": ", fp); put_num(fp, p->gather_se_us);
+    fputs(", \"backend\": ", fp);
+    if (p->backend >= 0) fprintf(fp, "\"%s\"}", tps_gather_name(p->backend)); else fputs("null}", fp);
   }
-  fprintf(fp, "stat\tdof\t%d\n", f->dof);
-  fprintf(fp, "stat\tchi2\t%.17g\n", f->chi2);
-  fprintf(fp, "stat\tt975\t%.17g\n", f->tq);
-  fprintf(fp, "stat\tmedian_abs_rel\t%.17g\n", f->med_abs_rel);
-  fprintf(fp, "stat\tmax_abs_rel\t%.17g\n", f->max_abs_rel);
-  fprintf(fp, "stat\trms_rel\t%.17g\n", f->rms_rel);
-  fprintf(fp, "stat\tloo_median_abs\t%.17g\n", f->loo_med_abs);
-  fprintf(fp, "stat\tloo_max_abs\t%.17g\n", f->loo_max_abs);
-  fprintf(fp, "stat\tloo_failed\t%d\n", f->loo_failed);
-  fprintf(fp, "stat\titerations\t%d\n", f->iterations);
-  fprintf(fp, "stat\trcond\t%.17g\n", f->rcond);
+  fputs(f->npts ? "\n  ],\n" : "],\n", fp);
+}
+
+static void write_stats(FILE *fp, tps_fit *f) {
+  int *wi[TPS_FITFILE_NSTAT];
+  double *wd[TPS_FITFILE_NSTAT];
+  tps_fitfile_stats(f, wi, wd);
+  fputs("  \"stats\": {\n", fp);
+  for (int i = 0; i < TPS_FITFILE_NSTAT; i++) {
+    const char *sep = i + 1 == TPS_FITFILE_NSTAT ? "\n" : ",\n";
+    if (wi[i]) fprintf(fp, "    \"%s\": %d%s", tps_fitfile_stat_names[i], *wi[i], sep);
+    else put_key_num(fp, "    ", tps_fitfile_stat_names[i], *wd[i], i + 1 == TPS_FITFILE_NSTAT);
+  }
+  fputs("  }\n}\n", fp);
+}
+
+int tps_fitfile_write_prov(FILE *fp, const tps_fit *fc, const tps_fitfile_prov *pv) {
+  tps_fit *f = (tps_fit *)fc; /* the field tables take pointers; nothing is written through them here */
+  write_head(fp, f, pv);
+  write_models(fp, f);
+  write_params(fp, f);
+  write_points(fp, f);
+  write_stats(fp, f);
   return ferror(fp) ? -1 : 0;
+}
+
+int tps_fitfile_write(FILE *fp, const tps_fit *f, const char *const *sources, size_t nsources) {
+  tps_fitfile_prov pv = {(char *)(tps_cmdline()[0] ? tps_cmdline() : "tpsplit"), (char **)sources, nsources};
+  return tps_fitfile_write_prov(fp, f, &pv);
 }
 
 int tps_fitfile_save(const char *path, const tps_fit *f, const char *const *sources, size_t nsources, tps_err *e) {
@@ -112,399 +200,58 @@ int tps_fitfile_save(const char *path, const tps_fit *f, const char *const *sour
   return tps_out_commit(&o, e);
 }
 
-/* ------------------------------------------------------------------ reading
- * Ranges (anything outside is an error naming the line; casts happen only after the check):
- *   sms 0..100000, tp 1..65536, k and n 0..TPS_DIM_MAX, out_bytes 0..1024,
- *   out_bytes_per_token 0..2^30, ag ranks and ranks_per_node 0..65536;
- *   gemm and ag values |x| <= 1e9 (custom_cap_bytes 0..2^40, or 1e300: the fitter's "no
- *   cap", custom at every size); param value, se and
- *   interval |x| <= 1e12; cov |x| <= 1e24; point x 0..2^50, times 0..1e9 us, relative
- *   errors |x| <= 1e6; stat dof, loo_failed, iterations whole 0..1e9, rcond 0..1, other
- *   stats |x| <= 1e15 or nan.
- * Every line the writer always writes must be there (a file cut short misses its last
- * ones), each scalar key once; the file ends with a newline.  Text is UTF-8 except on
- * 'source' lines (file names, provenance only). */
-
-/* A number; "nan" allowed only when allow_nan. */
-static int num(const char *s, double *v, int allow_nan) {
-  if (allow_nan && (strcmp(s, "nan") == 0 || strcmp(s, "-nan") == 0)) { *v = NAN; return 0; }
-  return tps_parse_double(s, v);
+void tps_fitfile_prov_free(tps_fitfile_prov *pv) {
+  free(pv->written_by);
+  for (size_t i = 0; i < pv->nsources; i++) free(pv->sources[i]);
+  free(pv->sources);
+  memset(pv, 0, sizeof *pv);
 }
 
-/* A number in [-lim, lim] (or [0, lim] when nonneg; NaN passes when allow_nan). */
-static int bounded(const char *s, double lim, int nonneg, int allow_nan, double *v) {
-  if (num(s, v, allow_nan)) return -1;
-  if (isnan(*v)) return 0;
-  return *v > lim || *v < (nonneg ? 0 : -lim) ? -1 : 0;
+/* ------------------------------------------------------------------ the loader's format (src/io/measure.h)
+ * A JSON object naming "tpsplit-fit" near its start; or the old positional text form
+ * (version 1: its first line that is not a comment is the format line; not its writer's
+ * "# tpsplit fit file" comment, which a table may carry), claimed so that its reader refuses
+ * it with the way to regenerate it. */
+int tps_fitfile_sniff_old(const char *data, size_t len) {
+  const char *p = data, *end = data + len;
+  if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    if (n > 0 && p[0] != '#') return n >= 18 && strncmp(p, "format\ttpsplit-fit", 18) == 0;
+    p = nl ? nl + 1 : end;
+  }
+  return 0;
 }
 
-static int integer(const char *s, long lo, long hi, long *v) { return tps_parse_range(s, lo, hi, v); }
+static int fit_sniff(const char *data, size_t len) {
+  size_t k = 0;
+  while (k < len && (data[k] == ' ' || data[k] == '\t' || data[k] == '\n')) k++;
+  if (k < len && data[k] == '{') {
+    size_t n = len - k < 4096 ? len - k : 4096;
+    static const char mark[] = "\"tpsplit-fit\"";
+    for (size_t i = k; i + sizeof mark - 1 <= k + n; i++)
+      if (memcmp(data + i, mark, sizeof mark - 1) == 0) return 1;
+    return 0;
+  }
+  return tps_fitfile_sniff_old(data, len);
+}
 
 int tps_fitfile_is_fit(const char *path) {
   tps_buf b;
   tps_err e;
   tps_err_clear(&e);
   if (tps_buf_read(path, &b, &e)) return 0;
-  int fit = 0;
-  const char *p = b.data, *end = b.data + b.len;
-  if (b.len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
-  for (int first = 1; p < end; first = 0) { /* the writer's first line, or the format line */
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-    if (first && n >= 18 && strncmp(p, "# tpsplit fit file", 18) == 0) { fit = 1; break; }
-    if (n > 0 && p[0] != '#') { fit = n >= 18 && strncmp(p, "format\ttpsplit-fit", 18) == 0; break; }
-    p = nl ? nl + 1 : end;
-  }
+  int fit = fit_sniff(b.data, b.len);
   tps_buf_free(&b);
   return fit;
 }
 
-int tps_fitfile_read(const char *path, tps_fit *f, tps_err *e) {
-  tps_buf b;
-  memset(f, 0, sizeof *f);
-  if (tps_buf_read(path, &b, e)) return -1;
-  int rc = tps_fitfile_read_mem(path, b.data, b.len, f, e);
-  tps_buf_free(&b);
-  return rc;
+static int fit_read(const char *path, const char *data, size_t len, const tps_aic_filter *sel, tps_meas *m, tps_err *e) {
+  (void)sel;
+  m->kind = TPS_MEAS_FIT;
+  if (!(m->fit = malloc(sizeof *m->fit))) return tps_err_oom(e, "reading %s", path);
+  return tps_fitfile_read_mem(path, data, len, m->fit, e);
 }
 
-enum { K_KIND, K_GPU, K_PATH, K_SMS, K_TP, K_K, K_N, K_OUTB, K_OBPT, K_GMODE, K_AGR, K_AGRPN, K_NSCALAR };
-static const char *const scalar_names[K_NSCALAR] = {"kind", "gpu", "path", "sms", "tp", "k", "n", "out_bytes",
-                                                    "out_bytes_per_token", "gather_mode", "ag ranks",
-                                                    "ag ranks_per_node"};
-static const char *const stat_names[] = {"dof", "chi2", "t975", "median_abs_rel", "max_abs_rel", "rms_rel",
-                                         "loo_median_abs", "loo_max_abs", "loo_failed", "iterations", "rcond"};
-#define NSTAT (sizeof stat_names / sizeof stat_names[0])
-
-/* The state of a fit file's reading: the fit, where the reader is, what was seen. */
-typedef struct {
-  tps_fit *f;
-  const char *path;
-  long ln;
-  tps_err *e;
-  unsigned char gemm_seen[TPS_GEMM_NPAR], seen[K_NSCALAR], stat_seen[NSTAT], ag_seen[32];
-  ag_field af[32];
-  size_t naf;
-  int ncov;
-  long fixed_line;       /* the line of the 'fixed' note, 0 before it */
-} fitrd;
-
-#define NEED(n) do { if (nf != (n)) return tps_err_set(R->e, R->path, R->ln, "'%s' line needs %d fields, has %d", key, (n), nf > 15 ? 16 : nf); } while (0)
-#define BADNUM(s) return tps_err_set(R->e, R->path, R->ln, "'%s': not a valid number for '%s'", (s), key)
-#define RANGE(s, what) return tps_err_set(R->e, R->path, R->ln, "'%s' for '%s' is outside %s", (s), key, (what))
-#define ONCE(k) do { if (R->seen[k]) return tps_err_set(R->e, R->path, R->ln, "'%s' given twice", scalar_names[k]); R->seen[k] = 1; } while (0)
-
-/* The scalar lines (kind, gpu, path, sms, tp, k, n, out_bytes, out_bytes_per_token,
- * gather_mode; source and fixed).  1: not one of them; 0; -1 with the error. */
-static int read_scalar(fitrd *R, char **fl, int nf) {
-  const char *key = fl[0];
-  long lv;
-  double dv;
-  if (strcmp(key, "kind") == 0) {
-    NEED(2);
-    ONCE(K_KIND);
-    if (strcmp(fl[1], "split") == 0) R->f->kind = TPS_FIT_SPLIT;
-    else if (strcmp(fl[1], "gemm") == 0) R->f->kind = TPS_FIT_GEMM;
-    else if (strcmp(fl[1], "allgather") == 0) R->f->kind = TPS_FIT_ALLGATHER;
-    else { tps_err_set(R->e, R->path, R->ln, "unknown fit kind '%s' (split, gemm, allgather)", fl[1]); return -1; }
-  } else if (strcmp(key, "gpu") == 0) {
-    NEED(2);
-    ONCE(K_GPU);
-    if (strlen(fl[1]) >= sizeof R->f->gpu) { tps_err_set(R->e, R->path, R->ln, "GPU name too long"); return -1; }
-    snprintf(R->f->gpu, sizeof R->f->gpu, "%s", fl[1]);
-  } else if (strcmp(key, "path") == 0) {
-    NEED(2);
-    ONCE(K_PATH);
-    if (strcmp(fl[1], "-") != 0 && !(R->f->gemm.path = tps_path_find(fl[1]))) {
-      tps_err_set(R->e, R->path, R->ln, "unknown kernel path '%s'", fl[1]);
-      return -1;
-    }
-  } else if (strcmp(key, "sms") == 0) {
-    NEED(2);
-    ONCE(K_SMS);
-    if (integer(fl[1], 0, 100000, &lv) != 0) BADNUM(fl[1]);
-    R->f->gemm.sms = (int)lv;
-  } else if (strcmp(key, "tp") == 0) {
-    NEED(2);
-    ONCE(K_TP);
-    if (integer(fl[1], 1, 65536, &lv) != 0) BADNUM(fl[1]);
-    R->f->tp = (int)lv;
-  } else if (strcmp(key, "k") == 0 || strcmp(key, "n") == 0) {
-    NEED(2);
-    ONCE(key[0] == 'k' ? K_K : K_N);
-    if (integer(fl[1], 0, TPS_DIM_MAX, &lv) != 0) BADNUM(fl[1]);
-    if (key[0] == 'k') R->f->shape.k = lv; else R->f->shape.n = lv;
-  } else if (strcmp(key, "out_bytes") == 0 || strcmp(key, "out_bytes_per_token") == 0) {
-    NEED(2);
-    int ob = strcmp(key, "out_bytes") == 0;
-    ONCE(ob ? K_OUTB : K_OBPT);
-    if (num(fl[1], &dv, 0) != 0 || dv < 0) BADNUM(fl[1]);
-    if (dv > (ob ? 1024.0 : 1073741824.0)) RANGE(fl[1], ob ? "0..1024 bytes" : "0..2^30 bytes");
-    if (ob) R->f->shape.out_bytes = dv; else R->f->out_bytes_per_token = dv;
-  } else if (strcmp(key, "gather_mode") == 0) {
-    NEED(2);
-    ONCE(K_GMODE);
-    if ((R->f->gather = tps_gather_parse(fl[1])) < 0) {
-      char names[64];
-      tps_err_set(R->e, R->path, R->ln, "unknown gather_mode '%s' (%s)", fl[1], tps_gather_names(names, sizeof names));
-      return -1;
-    }
-  } else if (strcmp(key, "source") == 0) {
-    /* provenance only */
-  } else if (strcmp(key, "fixed") == 0) {
-    NEED(2);
-    if (R->fixed_line) return tps_err_set(R->e, R->path, R->ln, "'fixed' given twice (also on line %ld)", R->fixed_line);
-    R->fixed_line = R->ln;
-    /* kept whole or refused: a note cut inside a UTF-8 character would not read back */
-    if (strlen(fl[1]) >= sizeof R->f->fixed_note)
-      return tps_err_set(R->e, R->path, R->ln, "'fixed' note of %zu bytes, longer than %zu", strlen(fl[1]),
-                         sizeof R->f->fixed_note - 1);
-    memcpy(R->f->fixed_note, fl[1], strlen(fl[1]) + 1);
-  } else {
-    return 1;
-  }
-  return 0;
-}
-
-/* The model lines: gemm PARAM VALUE, ag FIELD VALUE.  1: neither; 0; -1 with the error. */
-static int read_model(fitrd *R, char **fl, int nf) {
-  const char *key = fl[0];
-  long lv;
-  double dv;
-  if (strcmp(key, "gemm") == 0) {
-    NEED(3);
-    int t = tps_fit_target_from_name(fl[1]);
-    if (t < 0 || t >= TPS_GEMM_NPAR) { tps_err_set(R->e, R->path, R->ln, "unknown GEMM parameter '%s'", fl[1]); return -1; }
-    if (R->gemm_seen[t]) { tps_err_set(R->e, R->path, R->ln, "'gemm %s' given twice", fl[1]); return -1; }
-    if (num(fl[2], &dv, 0) != 0) BADNUM(fl[2]);
-    if (fabs(dv) > 1e9) RANGE(fl[2], "-1e9..1e9");
-    R->f->gemm.p[t] = dv;
-    R->gemm_seen[t] = 1;
-  } else if (strcmp(key, "ag") == 0) {
-    NEED(3);
-    if (strcmp(fl[1], "ranks") == 0 || strcmp(fl[1], "ranks_per_node") == 0) {
-      int r = fl[1][5] == '\0';
-      ONCE(r ? K_AGR : K_AGRPN);
-      if (integer(fl[2], 0, 65536, &lv) != 0) BADNUM(fl[2]);
-      if (r) R->f->ag.ranks = (int)lv; else R->f->ag.ranks_per_node = (int)lv;
-    } else {
-      size_t j = 0;
-      while (j < R->naf && strcmp(R->af[j].name, fl[1]) != 0) j++;
-      if (j == R->naf) { tps_err_set(R->e, R->path, R->ln, "unknown all-gather field '%s'", fl[1]); return -1; }
-      if (R->ag_seen[j]) { tps_err_set(R->e, R->path, R->ln, "'ag %s' given twice", fl[1]); return -1; }
-      if (num(fl[2], &dv, 0) != 0 || dv < 0) BADNUM(fl[2]);
-      int cap = strcmp(fl[1], "custom_cap_bytes") == 0;
-      int nocap = cap && dv >= 1e299 && dv <= 1e301; /* the fitter's "custom at every size" */
-      if (!nocap && dv > (cap ? 1099511627776.0 : 1e9)) RANGE(fl[2], cap ? "0..2^40 bytes (or 1e300: no cap)" : "0..1e9");
-      *R->af[j].v = dv;
-      R->ag_seen[j] = 1;
-    }
-  } else {
-    return 1;
-  }
-  return 0;
-}
-
-/* The parameter lines: param NAME THETA SE LO HI, then cov I ROW... */
-static int read_param(fitrd *R, char **fl, int nf) {
-  const char *key = fl[0];
-  long lv;
-  if (strcmp(key, "param") == 0) {
-    NEED(6);
-    if (R->ncov > 0) { tps_err_set(R->e, R->path, R->ln, "param line after the cov rows (params come first)"); return -1; }
-    if (R->f->npar >= TPS_FIT_MAXPAR) { tps_err_set(R->e, R->path, R->ln, "more than %d parameters", TPS_FIT_MAXPAR); return -1; }
-    int t = tps_fit_target_from_name(fl[1]);
-    if (t < 0) { tps_err_set(R->e, R->path, R->ln, "unknown parameter '%s'", fl[1]); return -1; }
-    for (int q = 0; q < R->f->npar; q++)
-      if (R->f->par_target[q] == t) { tps_err_set(R->e, R->path, R->ln, "'param %s' given twice", fl[1]); return -1; }
-    int j = R->f->npar;
-    double v[4];
-    for (int k = 0; k < 4; k++) {
-      if (num(fl[2 + k], &v[k], 0) != 0) BADNUM(fl[2 + k]);
-      if (fabs(v[k]) > 1e12) RANGE(fl[2 + k], "-1e12..1e12");
-    }
-    R->f->par_target[j] = t;
-    snprintf(R->f->par_name[j], sizeof R->f->par_name[j], "%s", fl[1]);
-    R->f->theta[j] = v[0]; R->f->se[j] = v[1]; R->f->lo95[j] = v[2]; R->f->hi95[j] = v[3];
-    R->f->npar++;
-  } else if (strcmp(key, "cov") == 0) {
-    if (nf != R->f->npar + 2) {
-      tps_err_set(R->e, R->path, R->ln, "cov row needs %d values (one per param line before it), has %d", R->f->npar, nf - 2);
-      return -1;
-    }
-    if (integer(fl[1], 0, TPS_FIT_MAXPAR - 1, &lv) != 0 || lv != R->ncov) {
-      tps_err_set(R->e, R->path, R->ln, "cov rows must be numbered 0, 1, ... in order (expected %d)", R->ncov);
-      return -1;
-    }
-    if (R->ncov >= R->f->npar) { tps_err_set(R->e, R->path, R->ln, "more cov rows than parameters"); return -1; }
-    for (int b2 = 0; b2 < R->f->npar; b2++) {
-      double *c = &R->f->cov[R->ncov * R->f->npar + b2];
-      if (num(fl[2 + b2], c, 0) != 0) BADNUM(fl[2 + b2]);
-      if (fabs(*c) > 1e24) RANGE(fl[2 + b2], "-1e24..1e24");
-    }
-    R->ncov++;
-  } else {
-    return 1;
-  }
-  return 0;
-}
-
-/* point SERIES X MEASURED MODEL REL LOO GATHER GATHER_SE BACKEND; stat NAME VALUE. */
-static int read_point_stat(fitrd *R, char **fl, int nf) {
-  const char *key = fl[0];
-  long lv;
-  double dv;
-  if (strcmp(key, "point") == 0) {
-    NEED(10);
-    if (R->f->npts >= TPS_FIT_MAXPTS) { tps_err_set(R->e, R->path, R->ln, "more than %d points", TPS_FIT_MAXPTS); return -1; }
-    tps_fit_point *p = &R->f->pt[R->f->npts];
-    p->series = strcmp(fl[1], "split") == 0 ? 1 : 0;
-    if (strcmp(fl[1], "split") && strcmp(fl[1], "replicated") && strcmp(fl[1], "gemm") && strcmp(fl[1], "allgather")) {
-      tps_err_set(R->e, R->path, R->ln, "unknown series '%s'", fl[1]);
-      return -1;
-    }
-    double *dst[7] = {&p->x, &p->measured_us, &p->model_us, &p->rel_resid, &p->loo_rel, &p->gather_us, &p->gather_se_us};
-    static const double lim[7] = {1125899906842624.0, 1e9, 1e9, 1e6, 1e6, 1e9, 1e9};
-    static const int nonneg[7] = {1, 1, 1, 0, 0, 1, 1};
-    for (int k = 0; k < 7; k++) {
-      if (num(fl[2 + k], dst[k], k >= 3) != 0) BADNUM(fl[2 + k]);
-      if (bounded(fl[2 + k], lim[k], nonneg[k], k >= 3, dst[k]) != 0) RANGE(fl[2 + k], "its range (src/io/fitfile.c)");
-    }
-    p->backend = tps_gather_parse(fl[9]);
-    if (p->backend >= 0 && tps_gathers[p->backend].rule) p->backend = -1; /* a point ran one backend */
-    R->f->npts++;
-  } else if (strcmp(key, "stat") == 0) {
-    NEED(3);
-    if (num(fl[2], &dv, 1) != 0) BADNUM(fl[2]);
-    const char *st = fl[1];
-    size_t j = 0;
-    while (j < NSTAT && strcmp(stat_names[j], st) != 0) j++;
-    if (j < NSTAT) {
-      if (R->stat_seen[j]) { tps_err_set(R->e, R->path, R->ln, "'stat %s' given twice", st); return -1; }
-      R->stat_seen[j] = 1;
-    }
-    int whole = strcmp(st, "dof") == 0 || strcmp(st, "loo_failed") == 0 || strcmp(st, "iterations") == 0;
-    if (whole) {
-      if (integer(fl[2], 0, 1000000000L, &lv) != 0) RANGE(fl[2], "0..1e9 (a whole number)");
-      if (st[0] == 'd') R->f->dof = (int)lv;
-      else if (st[0] == 'l') R->f->loo_failed = (int)lv;
-      else R->f->iterations = (int)lv;
-    } else if (strcmp(st, "rcond") == 0) {
-      if (!isnan(dv) && (dv < 0 || dv > 1)) RANGE(fl[2], "0..1");
-      R->f->rcond = dv;
-    } else {
-      if (!isnan(dv) && fabs(dv) > 1e15) RANGE(fl[2], "-1e15..1e15");
-      if (strcmp(st, "chi2") == 0) R->f->chi2 = dv;
-      else if (strcmp(st, "t975") == 0) R->f->tq = dv;
-      else if (strcmp(st, "median_abs_rel") == 0) R->f->med_abs_rel = dv;
-      else if (strcmp(st, "max_abs_rel") == 0) R->f->max_abs_rel = dv;
-      else if (strcmp(st, "rms_rel") == 0) R->f->rms_rel = dv;
-      else if (strcmp(st, "loo_median_abs") == 0) R->f->loo_med_abs = dv;
-      else if (strcmp(st, "loo_max_abs") == 0) R->f->loo_max_abs = dv;
-      /* unknown stats are ignored: later versions may add some */
-    }
-  } else {
-    return 1;
-  }
-  return 0;
-}
-#undef NEED
-#undef BADNUM
-#undef RANGE
-#undef ONCE
-
-/* What tps_fitfile_write always writes, in its order (a file cut short misses the last), and
- * what the kind needs. */
-static int check_complete(fitrd *R, const tps_text *tx) {
-  tps_fit *f = R->f;
-  const char *path = R->path;
-  tps_err *e = R->e;
-  if (!R->seen[K_KIND]) { tps_err_set(e, path, 0, "no 'kind' line"); return -1; }
-  /* everything tps_fitfile_write always writes, in its order: a file cut short misses the last */
-  for (int k = 0; k < K_NSCALAR; k++)
-    if (!R->seen[k]) { tps_err_set(e, path, (long)tx->n, "missing '%s' line (the file is cut short?)", scalar_names[k]); return -1; }
-  for (int t = 0; t < TPS_GEMM_NPAR; t++)
-    if (!R->gemm_seen[t]) { tps_err_set(e, path, (long)tx->n, "missing 'gemm %s' line (the file is cut short?)", tps_gemm_par_names[t]); return -1; }
-  for (size_t j = 0; j < R->naf; j++)
-    if (!R->ag_seen[j]) { tps_err_set(e, path, (long)tx->n, "missing 'ag %s' line (the file is cut short?)", R->af[j].name); return -1; }
-  if (R->ncov != f->npar) {
-    tps_err_set(e, path, R->ncov < f->npar ? (long)tx->n : 0, "%d cov rows for %d parameters%s", R->ncov, f->npar,
-                R->ncov < f->npar ? " (the file is cut short?)" : "");
-    return -1;
-  }
-  for (size_t j = 0; j < NSTAT; j++)
-    if (!R->stat_seen[j]) { tps_err_set(e, path, (long)tx->n, "missing 'stat %s' line (the file is cut short?)", stat_names[j]); return -1; }
-  if (f->kind != TPS_FIT_ALLGATHER) {
-    if (!f->gemm.path) { tps_err_set(e, path, 0, "a %s fit needs a kernel path", tps_fit_kind_name(f->kind)); return -1; }
-    if (f->gemm.sms < 1 || f->shape.k < 1 || f->shape.n < 1 || !(f->shape.out_bytes > 0)) {
-      tps_err_set(e, path, 0, "sms, k, n and out_bytes must be > 0");
-      return -1;
-    }
-  }
-  if (f->kind == TPS_FIT_SPLIT && (f->tp < 2 || !(f->out_bytes_per_token > 0))) {
-    tps_err_set(e, path, 0, "a split fit needs tp >= 2 and out_bytes_per_token > 0");
-    return -1;
-  }
-  if (tps_text_check_end(tx, e)) return -1;
-  f->gemm.kind = TPS_GEMM_PARAMETRIC;
-  if (tps_fit_set_theta(f, f->theta) != 0) {
-    tps_err_set(e, path, 0, "a fitted parameter is outside its domain (a bandwidth or throughput <= 0, a time < 0)");
-    return -1;
-  }
-  if (f->kind != TPS_FIT_ALLGATHER && !isfinite(tps_gemm_time_us(&f->gemm, &f->shape, 1))) {
-    tps_err_set(e, path, 0, "the GEMM model is not usable (a bandwidth or throughput <= 0)");
-    return -1;
-  }
-  return 0;
-}
-
-int tps_fitfile_read_mem(const char *path, const char *data, size_t len, tps_fit *f, tps_err *e) {
-  tps_text tx;
-  memset(f, 0, sizeof *f);
-  if (tps_text_from_buf(path, data, len, TPS_TEXT_ANY_BYTES, &tx, e) != 0) return -1;
-  f->loo_med_abs = f->loo_max_abs = NAN;
-  f->gather = TPS_GATHER_AUTO; /* a file without a gather_mode line */
-  int have_format = 0, rc = -1;
-  fitrd *R = calloc(1, sizeof *R);
-  if (!R) { tps_text_free(&tx); return tps_err_oom(e, "reading %s", path); }
-  R->f = f;
-  R->path = path;
-  R->e = e;
-  R->naf = ag_fields(f, R->af);
-  for (size_t i = 0; i < tx.n; i++) {
-    R->ln = (long)i + 1;
-    const long ln = R->ln;
-    char *line = tx.line[i];
-    if (strncmp(line, "source\t", 7) != 0 && tps_text_check_utf8(path, ln, line, e)) goto out;
-    if (line[0] == '#' || line[0] == '\0') continue;
-    char *fl[16];
-    int nf = tps_split_tabs(line, fl, 15);
-    const char *key = fl[0];
-    if (!have_format) {
-      long v;
-      if (strcmp(key, "format") != 0 || nf != 3 || strcmp(fl[1], "tpsplit-fit") != 0) {
-        tps_err_set(e, path, ln, "not a tpsplit fit file (the first line must be 'format<TAB>tpsplit-fit<TAB>1')");
-        goto out;
-      }
-      if (integer(fl[2], 1, 1000, &v) != 0 || v != TPS_FITFILE_VERSION) {
-        tps_err_set(e, path, ln, "fit file format version '%s' is not supported (this tpsplit reads %d)", fl[2], TPS_FITFILE_VERSION);
-        goto out;
-      }
-      have_format = 1;
-      continue;
-    }
-    int st = read_scalar(R, fl, nf);
-    if (st == 1) st = read_model(R, fl, nf);
-    if (st == 1) st = read_param(R, fl, nf);
-    if (st == 1) st = read_point_stat(R, fl, nf);
-    if (st == 1) { tps_err_set(e, path, ln, "unknown key '%s'", key); goto out; }
-    if (st) goto out;
-  }
-  if (!have_format) { tps_err_set(e, path, 0, tx.n ? "not a tpsplit fit file (no format line)" : "empty file"); goto out; }
-  if (check_complete(R, &tx)) goto out;
-  rc = 0;
-out:
-  free(R);
-  tps_text_free(&tx);
-  return rc;
-}
+const tps_format tps_format_fitfile = {"fitfile", TPS_MEAS_FIT, fit_sniff, fit_read};

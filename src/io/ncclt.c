@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "src/io/measure.h"
 #include "src/io/table.h" /* the time and size ranges every reader checks */
 #include "src/base/util.h"
 
@@ -157,25 +158,6 @@ int ncclt_tokenize(const char *s, char *buf, size_t bufsz, char **tok, int srun)
     tok[n++] = t;
   }
   return n;
-}
-
-int tps_ncclt_type_size(const char *type) {
-  static const struct { const char *name; int size; } types[] = {
-      {"int8", 1},     {"uint8", 1},    {"char", 1},     {"f8e4m3", 1},   {"f8e5m2", 1},   {"fp8_e4m3", 1},
-      {"fp8_e5m2", 1}, {"half", 2},     {"float16", 2},  {"bfloat16", 2}, {"int32", 4},    {"uint32", 4},
-      {"int", 4},      {"float", 4},    {"float32", 4},  {"int64", 8},    {"uint64", 8},   {"double", 8},
-      {"float64", 8}};
-  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-    if (strcmp(type, types[i].name) == 0) return types[i].size;
-  return 0;
-}
-
-
-int ncclt_is_type_name(const char *s) {
-  if (!isalpha((unsigned char)s[0]) || strlen(s) >= 16) return 0;
-  for (const char *p = s; *p; p++)
-    if (!isalnum((unsigned char)*p) && *p != '_') return 0;
-  return 1;
 }
 
 /* A whole number of at most 16 digits (<= 2^50 after the check), or -1. */
@@ -706,3 +688,110 @@ done:
   }
   return rc;
 }
+
+/* ------------------------------------------------------------------ normalized: the record
+ * nccl-tests log (text or JSON, already parsed; freed here) -> all-gather table. */
+int tps_table_from_ncclt(tps_ncclt *lp, tps_table *t, tps_err *e) {
+  tps_ncclt log = *lp;
+  int rc = 0;
+  size_t n = log.n;
+  t->kind = TPS_TABLE_ALLGATHER;
+  snprintf(t->source, sizeof t->source, "nccl-tests");
+  snprintf(t->gpu, sizeof t->gpu, "%s", log.gpu);
+  snprintf(t->type, sizeof t->type, "%s", log.row[0].type);
+  t->ranks = log.nranks;
+  t->nextra = log.has_iter_stats ? 4 : 0;
+  static const char *const xn[4] = {"i_min_us", "i_max_us", "i_p99_us", "i_cv_pct"};
+  t->bytes = malloc(n * sizeof *t->bytes);
+  t->time_us = malloc(n * sizeof *t->time_us);
+  t->time_inplace_us = malloc(n * sizeof *t->time_inplace_us);
+  t->count = malloc(n * sizeof *t->count);
+  t->line = malloc(n * sizeof *t->line);
+  t->extra = calloc(4, sizeof *t->extra);
+  t->extra_name = calloc(4, sizeof *t->extra_name);
+  if (!t->bytes || !t->time_us || !t->time_inplace_us || !t->count || !t->line || !t->extra || !t->extra_name) {
+    t->nextra = 0;
+    rc = tps_err_oom(e, "reading %s", t->path);
+    goto done;
+  }
+  for (size_t j = 0; j < t->nextra; j++) {
+    t->extra_name[j] = strdup(xn[j]);
+    t->extra[j] = malloc(n * sizeof **t->extra);
+    if (!t->extra_name[j] || !t->extra[j]) { rc = tps_err_oom(e, "reading %s", t->path); goto done; }
+  }
+  for (size_t i = 0; i < n; i++) {
+    const tps_ncclt_row *r = &log.row[i];
+    if (strcmp(r->type, t->type) != 0) {
+      rc = tps_err_set(e, t->path, r->line, "type %s after %s: one type per log, please (run without -d all)", r->type,
+                       t->type);
+      goto done;
+    }
+    t->bytes[i] = r->size_bytes;
+    t->count[i] = r->count;
+    t->time_us[i] = r->oop_time_us;
+    t->time_inplace_us[i] = r->ip_time_us;
+    t->line[i] = r->line;
+    if (t->nextra) {
+      t->extra[0][i] = r->oop_min_us; t->extra[1][i] = r->oop_max_us;
+      t->extra[2][i] = r->oop_p99_us; t->extra[3][i] = r->oop_cv_pct;
+    }
+    t->nrows++;
+    if (i > 0 && r->size_bytes <= t->bytes[i - 1]) {
+      rc = tps_err_set(e, t->path, r->line, "%s size %.0f after %.0f (line %ld): sizes must increase (a log run with -N?)",
+                       r->size_bytes == t->bytes[i - 1] ? "duplicate" : "unsorted", r->size_bytes, t->bytes[i - 1],
+                       log.row[i - 1].line);
+      goto done;
+    }
+  }
+  char buf[256], num[32];
+  snprintf(buf, sizeof buf, "nccl-tests%s%s %s log, %d ranks, %s", log.version[0] ? " " : "", log.version,
+           log.collective[0] ? log.collective : "all_gather_perf", log.nranks, log.gpu[0] ? log.gpu : "GPU unknown");
+  snprintf(num, sizeof num, "%d", log.nranks);
+  /* the user is told how the log was read when it was not plain: ranks not from Rank lines,
+   * the old bandwidth convention, one run of several, a collective the log does not name */
+  if ((log.ranks_from != TPS_NCCLT_RANKS_LINES && log.ranks_from != TPS_NCCLT_RANKS_JSON) || log.bw_old ||
+      log.nruns > 1 || !log.collective[0])
+    snprintf(t->note, sizeof t->note, "%s", log.note);
+  char how[sizeof log.note + 16];
+  snprintf(how, sizeof how, "read as: %s", log.note);
+  if (tps_table_add_prov(t, buf) || (log.note[0] && tps_table_add_prov(t, how)) || (log.gpu[0] && tps_table_add_meta(t, "gpu", log.gpu)) ||
+      tps_table_add_meta(t, "ranks", num) || tps_table_add_meta(t, "gather", "nccl") || tps_table_add_meta(t, "type", t->type))
+    rc = tps_err_oom(e, "reading %s", t->path);
+  snprintf(t->gather, sizeof t->gather, "nccl");
+  snprintf(t->log_gather, sizeof t->log_gather, "%s", log.gather);
+  t->log_gather_line = log.gather_line;
+done:
+  tps_ncclt_free(&log);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ the loader's format
+ * (src/io/measure.h): a text with an nccl-tests preamble, Rank lines, a result header or
+ * rows (a tpsplit bench allgather log too), normalized to an all-gather table. */
+static int text_sniff(const char *data, size_t len) {
+  tps_text tx;
+  tps_err e;
+  if (tps_text_from_buf("-", data, len, 0, &tx, &e)) return 0; /* our TSV reader says what is wrong */
+  int is = tps_ncclt_detect(&tx);
+  tps_text_free(&tx);
+  return is;
+}
+
+static int text_read(const char *path, const char *data, size_t len, const tps_aic_filter *sel, tps_meas *m, tps_err *e) {
+  (void)sel;
+  tps_table *t = &m->tab;
+  tps_table_init(t);
+  m->kind = TPS_MEAS_TABLE;
+  if (!(t->path = strdup(path))) return tps_err_oom(e, "reading %s", path);
+  tps_text tx;
+  if (tps_text_from_buf(path, data, len, 0, &tx, e)) return -1;
+  tps_ncclt log;
+  const tps_ncclt_opts *no = tps_table_ncclt_opts();
+  tps_ncclt_read_opts o = {no->run, no->ranks};
+  int rc = tps_ncclt_parse_opts(&tx, &o, &log, e) ? -1 : tps_table_from_ncclt(&log, t, e);
+  if (!rc) rc = tps_text_check_end(&tx, e);
+  tps_text_free(&tx);
+  return rc;
+}
+
+const tps_format tps_format_ncclt = {"ncclt", TPS_MEAS_TABLE, text_sniff, text_read};

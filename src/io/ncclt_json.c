@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include "src/io/measure.h"
 #include "src/io/table.h"
 #include "src/base/util.h"
 
@@ -249,3 +250,17 @@ done:
   if (rc) tps_ncclt_free(log);
   return rc;
 }
+
+/* ------------------------------------------------------------------ the loader's format
+ * (src/io/measure.h): a JSON object, an nccl-tests -J file, normalized to an all-gather table. */
+static int json_read(const char *path, const char *data, size_t len, const tps_aic_filter *sel, tps_meas *m, tps_err *e) {
+  (void)sel;
+  tps_table *t = &m->tab;
+  tps_table_init(t);
+  m->kind = TPS_MEAS_TABLE;
+  if (!(t->path = strdup(path))) return tps_err_oom(e, "reading %s", path);
+  tps_ncclt log;
+  return tps_ncclt_read_json_mem(path, data, len, &log, e) ? -1 : tps_table_from_ncclt(&log, t, e);
+}
+
+const tps_format tps_format_ncclt_json = {"ncclt_json", TPS_MEAS_TABLE, tps_ncclt_is_json_mem, json_read};

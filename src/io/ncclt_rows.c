@@ -180,3 +180,23 @@ int ncclt_parse_row(const char *path, long ln, const char *s, int srun, layout_t
   *lead_out = lead;
   return 0;
 }
+
+/* ------------------------------------------------------------------ element types (moved from ncclt.c) */
+int tps_ncclt_type_size(const char *type) {
+  static const struct { const char *name; int size; } types[] = {
+      {"int8", 1},     {"uint8", 1},    {"char", 1},     {"f8e4m3", 1},   {"f8e5m2", 1},   {"fp8_e4m3", 1},
+      {"fp8_e5m2", 1}, {"half", 2},     {"float16", 2},  {"bfloat16", 2}, {"int32", 4},    {"uint32", 4},
+      {"int", 4},      {"float", 4},    {"float32", 4},  {"int64", 8},    {"uint64", 8},   {"double", 8},
+      {"float64", 8}};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    if (strcmp(type, types[i].name) == 0) return types[i].size;
+  return 0;
+}
+
+
+int ncclt_is_type_name(const char *s) {
+  if (!isalpha((unsigned char)s[0]) || strlen(s) >= 16) return 0;
+  for (const char *p = s; *p; p++)
+    if (!isalnum((unsigned char)*p) && *p != '_') return 0;
+  return 1;
+}

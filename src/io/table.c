@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "model/latency/allgather.h"
+#include "src/io/measure.h"
 #include "src/io/ncclt.h"
 #include "src/base/util.h"
 
@@ -167,7 +168,9 @@ static int push_str(char ***v, size_t *n, const char *s) {
   return 0;
 }
 
-static int add_meta(tps_table *t, const char *k, const char *v) {
+int tps_table_add_prov(tps_table *t, const char *line) { return push_str(&t->prov, &t->nprov, line); }
+
+int tps_table_add_meta(tps_table *t, const char *k, const char *v) {
   if (push_str(&t->meta_key, &t->nmeta, k)) return -1;
   size_t n = t->nmeta - 1;
   if (push_str(&t->meta_val, &n, v)) return -1;
@@ -234,7 +237,7 @@ static int parse_meta_line(tps_table *t, long ln, const char *s, tps_err *e) {
   int rc = 0;
   if (tps_table_meta(t, key)) rc = tps_err_set(e, t->path, ln, "metadata '%s' given twice", key);
   else if (apply_meta(t, ln, key, val, e)) rc = -1;
-  else if (add_meta(t, key, val)) rc = tps_err_oom(e, "reading %s", t->path);
+  else if (tps_table_add_meta(t, key, val)) rc = tps_err_oom(e, "reading %s", t->path);
   free(val);
   return rc;
 }
@@ -502,81 +505,6 @@ static int read_tsv(const tps_text *tx, tps_table *t, tps_err *e) {
   return rc;
 }
 
-/* nccl-tests log (text or JSON, already parsed; freed here) -> all-gather table. */
-static int from_ncclt(tps_ncclt *lp, tps_table *t, tps_err *e) {
-  tps_ncclt log = *lp;
-  int rc = 0;
-  size_t n = log.n;
-  t->kind = TPS_TABLE_ALLGATHER;
-  snprintf(t->source, sizeof t->source, "nccl-tests");
-  snprintf(t->gpu, sizeof t->gpu, "%s", log.gpu);
-  snprintf(t->type, sizeof t->type, "%s", log.row[0].type);
-  t->ranks = log.nranks;
-  t->nextra = log.has_iter_stats ? 4 : 0;
-  static const char *const xn[4] = {"i_min_us", "i_max_us", "i_p99_us", "i_cv_pct"};
-  t->bytes = malloc(n * sizeof *t->bytes);
-  t->time_us = malloc(n * sizeof *t->time_us);
-  t->time_inplace_us = malloc(n * sizeof *t->time_inplace_us);
-  t->count = malloc(n * sizeof *t->count);
-  t->line = malloc(n * sizeof *t->line);
-  t->extra = calloc(4, sizeof *t->extra);
-  t->extra_name = calloc(4, sizeof *t->extra_name);
-  if (!t->bytes || !t->time_us || !t->time_inplace_us || !t->count || !t->line || !t->extra || !t->extra_name) {
-    t->nextra = 0;
-    rc = tps_err_oom(e, "reading %s", t->path);
-    goto done;
-  }
-  for (size_t j = 0; j < t->nextra; j++) {
-    t->extra_name[j] = strdup(xn[j]);
-    t->extra[j] = malloc(n * sizeof **t->extra);
-    if (!t->extra_name[j] || !t->extra[j]) { rc = tps_err_oom(e, "reading %s", t->path); goto done; }
-  }
-  for (size_t i = 0; i < n; i++) {
-    const tps_ncclt_row *r = &log.row[i];
-    if (strcmp(r->type, t->type) != 0) {
-      rc = tps_err_set(e, t->path, r->line, "type %s after %s: one type per log, please (run without -d all)", r->type,
-                       t->type);
-      goto done;
-    }
-    t->bytes[i] = r->size_bytes;
-    t->count[i] = r->count;
-    t->time_us[i] = r->oop_time_us;
-    t->time_inplace_us[i] = r->ip_time_us;
-    t->line[i] = r->line;
-    if (t->nextra) {
-      t->extra[0][i] = r->oop_min_us; t->extra[1][i] = r->oop_max_us;
-      t->extra[2][i] = r->oop_p99_us; t->extra[3][i] = r->oop_cv_pct;
-    }
-    t->nrows++;
-    if (i > 0 && r->size_bytes <= t->bytes[i - 1]) {
-      rc = tps_err_set(e, t->path, r->line, "%s size %.0f after %.0f (line %ld): sizes must increase (a log run with -N?)",
-                       r->size_bytes == t->bytes[i - 1] ? "duplicate" : "unsorted", r->size_bytes, t->bytes[i - 1],
-                       log.row[i - 1].line);
-      goto done;
-    }
-  }
-  char buf[256], num[32];
-  snprintf(buf, sizeof buf, "nccl-tests%s%s %s log, %d ranks, %s", log.version[0] ? " " : "", log.version,
-           log.collective[0] ? log.collective : "all_gather_perf", log.nranks, log.gpu[0] ? log.gpu : "GPU unknown");
-  snprintf(num, sizeof num, "%d", log.nranks);
-  /* the user is told how the log was read when it was not plain: ranks not from Rank lines,
-   * the old bandwidth convention, one run of several, a collective the log does not name */
-  if ((log.ranks_from != TPS_NCCLT_RANKS_LINES && log.ranks_from != TPS_NCCLT_RANKS_JSON) || log.bw_old ||
-      log.nruns > 1 || !log.collective[0])
-    snprintf(t->note, sizeof t->note, "%s", log.note);
-  char how[sizeof log.note + 16];
-  snprintf(how, sizeof how, "read as: %s", log.note);
-  if (push_str(&t->prov, &t->nprov, buf) || (log.note[0] && push_str(&t->prov, &t->nprov, how)) || (log.gpu[0] && add_meta(t, "gpu", log.gpu)) || add_meta(t, "ranks", num) ||
-      add_meta(t, "gather", "nccl") || add_meta(t, "type", t->type))
-    rc = tps_err_oom(e, "reading %s", t->path);
-  snprintf(t->gather, sizeof t->gather, "nccl");
-  snprintf(t->log_gather, sizeof t->log_gather, "%s", log.gather);
-  t->log_gather_line = log.gather_line;
-done:
-  tps_ncclt_free(&log);
-  return rc;
-}
-
 static tps_ncclt_opts ncclt_opts;
 
 void tps_table_set_ncclt_opts(const tps_ncclt_opts *o) {
@@ -597,62 +525,65 @@ int tps_table_opt(const char *cmd, const char *name, const char *arg) {
   return 0;
 }
 
-/* A tpsplit fit file: its first line that is not a comment is the format line.  (Not the
- * "# tpsplit fit file" comment: a table may carry any comment, and its writer puts them
- * first; a table written by tpsplit must read back as a table.) */
-static int looks_like_fit(const tps_text *tx) {
-  for (size_t i = 0; i < tx->n; i++) {
-    const char *s = tx->line[i];
-    if (s[0] == '#' || s[0] == '\0') continue;
-    return strncmp(s, "format\ttpsplit-fit", 18) == 0;
-  }
-  return 0;
-}
+const tps_ncclt_opts *tps_table_ncclt_opts(void) { return &ncclt_opts; }
 
-/* The table in data[0..len): own (malloc'ed, freed here) or a caller's bytes to copy. */
-static int table_from(const char *path, char *own, const char *data, size_t len, tps_table *t, tps_err *e) {
+void tps_table_init(tps_table *t) {
   memset(t, 0, sizeof *t);
   t->gather_cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
-  if (!(t->path = strdup(path))) { free(own); return tps_err_oom(e, "reading %s", path); }
-  int rc = 0;
-  if (tps_ncclt_is_json_mem(data, len)) {
-    tps_ncclt log;
-    rc = tps_ncclt_read_json_mem(path, data, len, &log, e) ? -1 : from_ncclt(&log, t, e);
-    free(own);
-    if (rc) tps_table_free(t);
-    return rc;
-  }
+}
+
+/* ------------------------------------------------------------------ the loader's last format
+ * Our TSV takes whatever no other format claims (src/io/measure.h). */
+static int tsv_sniff(const char *data, size_t len) { (void)data; (void)len; return 1; }
+
+static int tsv_read(const char *path, const char *data, size_t len, const tps_aic_filter *sel, tps_meas *m, tps_err *e) {
+  (void)sel;
+  tps_table *t = &m->tab;
+  tps_table_init(t);
+  m->kind = TPS_MEAS_TABLE;
+  if (!(t->path = strdup(path))) return tps_err_oom(e, "reading %s", path);
   tps_text tx;
-  if ((own ? text_take(path, own, len, 0, &tx, e) : tps_text_from_buf(path, data, len, 0, &tx, e)) != 0) {
-    tps_table_free(t);
-    return -1;
-  }
+  if (tps_text_from_buf(path, data, len, 0, &tx, e) != 0) return -1;
+  int rc;
   if (tx.n == 0) rc = tps_err_set(e, path, 0, "empty file");
-  else if (looks_like_fit(&tx))
-    rc = tps_err_set(e, path, 0, "a tpsplit fit file, not a measurement table (fit files go to --fit or --predicted)");
-  else if (tps_ncclt_detect(&tx)) {
-    tps_ncclt log;
-    tps_ncclt_read_opts o = {ncclt_opts.run, ncclt_opts.ranks};
-    rc = tps_ncclt_parse_opts(&tx, &o, &log, e) ? -1 : from_ncclt(&log, t, e);
-  } else {
+  else {
     snprintf(t->source, sizeof t->source, "tsv");
     rc = read_tsv(&tx, t, e);
   }
   if (!rc) rc = tps_text_check_end(&tx, e);
   tps_text_free(&tx);
-  if (rc) tps_table_free(t);
   return rc;
 }
 
+const tps_format tps_format_table = {"table", TPS_MEAS_TABLE, tsv_sniff, tsv_read};
+
+/* What a table reader says of a file that holds no table. */
+static int table_from_meas(tps_meas *m, tps_table *t, tps_err *e, const char *path) {
+  if (m->kind == TPS_MEAS_TABLE) {
+    *t = m->tab;
+    memset(&m->tab, 0, sizeof m->tab);
+    tps_meas_free(m);
+    return 0;
+  }
+  int fit = m->kind == TPS_MEAS_FIT;
+  tps_meas_free(m);
+  if (fit) return tps_err_set(e, path, 0, "a tpsplit fit file, not a measurement table (fit files go to --fit or --predicted)");
+  return tps_err_set(e, path, 0, "an AIConfigurator table, not a tpsplit measurement table (give it as FILE:dtype=... to --gemm, "
+                                 "or to --gather)");
+}
+
 int tps_table_read_mem(const char *path, const char *data, size_t len, tps_table *t, tps_err *e) {
-  return table_from(path, NULL, data, len, t, e);
+  tps_meas m;
+  memset(t, 0, sizeof *t);
+  if (tps_meas_load_mem(path, data, len, NULL, &m, e)) return -1;
+  return table_from_meas(&m, t, e, path);
 }
 
 int tps_table_read(const char *path, tps_table *t, tps_err *e) {
+  tps_meas m;
   memset(t, 0, sizeof *t);
-  tps_buf b;
-  if (tps_buf_read(path, &b, e)) return -1;
-  return table_from(path, b.data, b.data, b.len, t, e); /* the bytes read become the lines */
+  if (tps_meas_load(path, NULL, &m, e)) return -1;
+  return table_from_meas(&m, t, e, path);
 }
 
 /* ------------------------------------------------------------------ writing */

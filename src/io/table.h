@@ -1,8 +1,8 @@
 /* table.h: measurement files, read into one normalized in-memory table.
  *
- * Supported inputs (kind detected from the content, read once: a JSON object is an nccl-tests
- * -J file, a text with an nccl-tests preamble or result rows is a log, else our TSV, whose kind
- * comes from its header row; a tpsplit fit file is refused with a message saying so):
+ * Supported inputs (the format detected from the content by the one loader, src/io/measure.h:
+ * an nccl-tests -J file or log is read by src/io/ncclt_json.c or ncclt.c, else our TSV here,
+ * whose kind comes from its header row; a tpsplit fit file is refused with a message saying so):
  *  - split-vs-replicated TSV: tokens, rows_per_rank, replicated_us, split_us
  *  - GEMM-only TSV:           rows, time_us (+ optional columns, e.g. tflops, gbps)
  *  - all-gather TSV:          bytes, ranks, time_us
@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include "src/base/err.h"
 #include "src/io/text.h"
+#include "src/io/ncclt.h"
 #include "src/base/util.h"
 #ifdef __cplusplus
 extern "C" {
@@ -104,8 +105,16 @@ void tps_table_set_ncclt_opts(const tps_ncclt_opts *o);
 /* Command-line forms: `--run N` (1..1000) and `--ranks N` (1..65536), for the commands that
  * read logs: tps_table_opt("run"|"ranks", optarg) sets it; 0 or -1 after printing one line. */
 int tps_table_opt(const char *cmd, const char *name, const char *arg);
+/* The choices set (read by the nccl-tests text format, src/io/ncclt.c). */
+const tps_ncclt_opts *tps_table_ncclt_opts(void);
 
-/* Read any supported file. Returns 0, or -1 with e = "FILE:LINE: what is wrong".
+/* An empty table (its custom-gather cap at the default): what every format's reader starts from. */
+void tps_table_init(tps_table *t);
+/* The nccl-tests log *log (text or JSON, read; freed here) as an all-gather table in t (after
+ * tps_table_init and t->path set).  0, or -1 with e. */
+int tps_table_from_ncclt(tps_ncclt *log, tps_table *t, tps_err *e);
+/* Read any supported file through the one loader (src/io/measure.h) and keep it when it is a
+ * table (else -1: a fit file or an AIConfigurator table is not one). Returns 0, or -1 with e = "FILE:LINE: what is wrong".
  * Rejects: missing/unreadable file, directory, binary content, empty file, header only,
  * missing or extra columns, non-numeric/NaN/inf cells, zero or negative times, unsorted or
  * duplicate sizes, inconsistent rows_per_rank vs tokens and tp, lines over 64 KiB. */
@@ -116,6 +125,9 @@ void tps_table_free(tps_table *t);
 
 /* ---- added by the io area ---- */
 
+/* Append a provenance line, a '#@' metadata pair (copies); 0, or -1 out of memory. */
+int tps_table_add_prov(tps_table *t, const char *line);
+int tps_table_add_meta(tps_table *t, const char *key, const char *val);
 /* Column j of the extra columns named name, or NULL. */
 const double *tps_table_extra(const tps_table *t, const char *name);
 /* Look up a '#@' metadata value by key (last occurrence), or NULL. */

@@ -41,17 +41,27 @@ expect_grep '"loo_median_abs": null' "$tmp/out"
 
 # -o: a fit file with the documented lines
 expect_rc 0 "$TPSPLIT" fit -o "$tmp/h20.fit" "$h20"
-expect_grep '^format	tpsplit-fit	1$' "$tmp/h20.fit"
-np=$(grep -c '^param	' "$tmp/h20.fit"); nc=$(grep -c '^cov	' "$tmp/h20.fit"); nq=$(grep -c '^point	' "$tmp/h20.fit")
+# (JSON in its canonical layout, one list element a line: read here with awk, as a user may)
+expect_grep '^  "format": "tpsplit-fit",$' "$tmp/h20.fit"
+expect_grep '^  "schema_version": 2,$' "$tmp/h20.fit"
+expect_grep 'h20_tp8_fused_wqa_wkv.tsv"$' "$tmp/h20.fit"
+# v KEY: the value of "KEY" on the current line (quotes dropped)
+V='function v(k,  s) { s = $0; if (!sub(".*\"" k "\": ", "", s)) return ""; sub(/[,}\]].*/, "", s); gsub(/"/, "", s); return s }'
+np=$(grep -c '^    {"name": ' "$tmp/h20.fit"); nc=$(grep -c '^    \[' "$tmp/h20.fit"); nq=$(grep -c '^    {"series": ' "$tmp/h20.fit")
 [ "$np" -ge 3 ] && [ "$np" -eq "$nc" ] && [ "$nq" -eq 22 ] && ok || fail "fit file: $np params, $nc cov rows, $nq points"
 # every cov row has one value per param
-awk -F'\t' -v p="$np" '$1 == "cov" && NF != p + 2 { bad = 1 } END { exit bad }' "$tmp/h20.fit" && ok || fail "cov row width"
-# the param line of tflops agrees with the printed value (text prints 6 significant digits)
-tf_file=$(awk -F'\t' '$1 == "param" && $2 == "tflops" { print $3 }' "$tmp/h20.fit")
+awk -v p="$np" '/^    \[/ { s = $0; sub(/\],?$/, "", s); if (split(s, a, ",") != p) bad = 1 } END { exit bad }' "$tmp/h20.fit" && ok || fail "cov row width"
+# the params value of tflops agrees with the printed value (text prints 6 significant digits)
+tf_file=$(awk "$V"' v("name") == "tflops" { print v("value") }' "$tmp/h20.fit")
 tf_text=$(awk '$1 == "tflops" { print $2 }' "$tmp/text")
 expect_near "$tf_file" "$tf_text" 1e-5 "tflops in file vs text"
 # the 16384-token replicated point: measured 3570.8 us as in the data file
-awk -F'\t' '$1 == "point" && $2 == "replicated" && $3 == 16384 && $4 == 3570.8 { f = 1 } END { exit !f }' "$tmp/h20.fit" && ok || fail "point 16384"
+awk "$V"' v("series") == "replicated" && v("x") == 16384 && v("measured_us") == 3570.8 { f = 1 } END { exit !f }' "$tmp/h20.fit" &&
+  ok || fail "point 16384"
+# an old positional fit (schema 1) is refused with the command that regenerates it
+printf 'format\ttpsplit-fit\t1\nkind\tsplit\nsource\t%s\n' "$h20" > "$tmp/old.fit"
+expect_rc 2 "$TPSPLIT" predict --gpu H200 --fit "$tmp/old.fit"
+expect_grep "old.fit:1: a fit file of the old positional text form.*regenerate it with \`tpsplit fit -o FILE $h20\`" "$tmp/err"
 
 # too few points: exit 2, one line naming the file, no output file left behind
 expect_rc 2 "$TPSPLIT" fit -o "$tmp/few.fit" "$top_srcdir/tests/data/fit_too_few.tsv"

@@ -9,7 +9,8 @@ s="$top_srcdir"
 c="$s/tests/fuzz/crashes"
 replay() { # replay NAME INPUT...
   n=$1; shift
-  "$b/replay_$n" "$c/$n" "$@" >"$tmp/out" 2>"$tmp/err" && ok || fail "$n: $(tail -n 5 "$tmp/err")"
+  [ -d "$c/$n" ] && set -- "$c/$n" "$@" # its crash corpus, once it has one
+  "$b/replay_$n" "$@" >"$tmp/out" 2>"$tmp/err" && ok || fail "$n: $(tail -n 5 "$tmp/err")"
   grep -q ' inputs replayed$' "$tmp/out" && ok || fail "$n: no summary"
 }
 replay split_table "$s"/data/h20_tp8_fused_wqa_wkv.tsv "$s"/tests/data/bad
@@ -17,6 +18,9 @@ replay bench_table "$s"/data/h200_gemm_w8a16.tsv "$s"/tests/data/gemm_h20_marlin
 replay ncclt_text "$s"/tests/data/ncclt "$s"/data/allgather_h200_tp1_nccl.txt
 replay ncclt_json "$s"/tests/data/ncclt/json.txt "$s"/tests/data/ncclt/json_bom.txt
 replay fitfile "$s"/tests/fuzz/seeds/fit
+replay xgpufile "$s"/data/xgpu.fit
+replay measure "$s"/tests/fuzz/seeds/fit "$s"/data/h20_tp8_fused_wqa_wkv.tsv "$s"/data/h200_gemm_w8a16.tsv "$s"/tests/data/ncclt \
+  "$s"/tests/fuzz/seeds/aiconf "$s"/tests/data/bad
 replay gpus "$s"/data/gpus.tsv
 replay modeldesc "$s"/data/models
 replay lists "$s"/tests/fuzz/seeds/lists

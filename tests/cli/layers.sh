@@ -51,7 +51,8 @@ for f in $(find src model kernels -type f \( -name '*.c' -o -name '*.h' -o -name
   for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
     [ "$inc" = config.h ] && continue
     n=$((n + 1))
-    if [ ! -f "$inc" ]; then echo "FAIL: $f includes \"$inc\": not a path from the top of the tree"; fails=$((fails + 1)); continue; fi
+    if [ ! -f "$inc" ] && [ ! -f "${top_builddir:-.}/$inc" ]; then # (or made by the build: src/io/formats.def)
+      echo "FAIL: $f includes \"$inc\": not a path from the top of the tree"; fails=$((fails + 1)); continue; fi
     allowed "$d" "$inc" || { echo "FAIL: $f includes $inc: $d may not depend on ${inc%/*}"; fails=$((fails + 1)); }
   done
 done

@@ -18,18 +18,19 @@ one_line_error() {
 
 # --- data/xgpu.fit is what `tpsplit fit --xgpu` writes now (numbers within 1e-9 relative)
 expect_rc 0 "$TPSPLIT" fit --xgpu -o "$tmp/xgpu.fit"
-awk -F'\t' 'FNR == NR { if ($0 !~ /^#/) a[FNR] = $0; na = FNR; next }
-  $0 ~ /^#/ { next }
+# (JSON in its canonical layout, one fit a line: compared token by token, numbers within 1e-9)
+awk 'function toks(s, t) { gsub(/[][{}:,]/, " ", s); return split(s, t, " ") }
+  FNR == NR { a[FNR] = $0; next }
   { if (!(FNR in a)) { print "line " FNR " only in the fresh fit"; bad++; next }
-    n = split(a[FNR], f, "\t")
-    if (n != NF) { print "line " FNR ": " n " vs " NF " fields"; bad++; next }
-    for (i = 1; i <= NF; i++) {
-      if ($i == f[i]) continue
-      x = $i + 0; y = f[i] + 0; d = x - y; if (d < 0) d = -d; m = y < 0 ? -y : y
-      if (($i ~ /^[-0-9.e+]+$/) && d <= 1e-9 * m) continue
-      print "line " FNR " field " i ": " f[i] " committed, " $i " fresh"; bad++ } }
+    n = toks(a[FNR], f); m = toks($0, g)
+    if (n != m) { print "line " FNR ": " n " vs " m " fields"; bad++; next }
+    for (i = 1; i <= m; i++) {
+      if (g[i] == f[i]) continue
+      x = g[i] + 0; y = f[i] + 0; d = x - y; if (d < 0) d = -d; m2 = y < 0 ? -y : y
+      if ((g[i] ~ /^[-0-9.e+]+$/) && d <= 1e-9 * m2) continue
+      print "line " FNR " field " i ": " f[i] " committed, " g[i] " fresh"; bad++ } }
   END { exit bad > 0 }' "$data/xgpu.fit" "$tmp/xgpu.fit" > "$tmp/cmp" && ok || fail "data/xgpu.fit is stale: $(head -5 "$tmp/cmp")"
-grep -c '^gemm	' "$tmp/xgpu.fit" | grep -q '^1[0-9]$' && ok || fail "fold lines of the GEMM fits"
+grep -c '^    {"path": ' "$tmp/xgpu.fit" | grep -q '^1[0-9]$' && ok || fail "fold lines of the GEMM fits"
 
 # --- H100 TP8 dense-bf16 from the public tables alone (measured GEMM + measured NCCL gather)
 expect_rc 0 "$TPSPLIT" predict --gpu H100 --tp 8 --path dense-bf16 --gemm "$aicg:dtype=bfloat16" --gather "$aicn" \

@@ -26,7 +26,7 @@ for d in "$short" "$long"; do
     "$TPSPLIT" fit -o "$d/gemm.fit" "$d/gemm.tsv" >/dev/null &&
     "$TPSPLIT" fit -o "$d/ag.fit" "$d/log.tsv" >/dev/null && ok || fail "fit -o into $d"
 done
-grep -q "^source	$long/split.tsv\$" "$long/split.fit" && grep -q "^# written by: .*$long" "$long/split.fit" && ok ||
+grep -q "^    \"$long/split.tsv\"\$" "$long/split.fit" && grep -q "^  \"written_by\": \".*$long" "$long/split.fit" && ok ||
   fail "the long fit file does not name its long source"
 [ "$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$long/split.fit")" -gt 2800 ] && ok ||
   fail "no long line in the long fit file"

@@ -31,7 +31,8 @@ cp "$tmp/out" "$tmp/self.json"
 # per-row errors from the JSON (rows are in token order; keys sorted, one per line)
 awk -F': ' '/"err_replicated"/ { sub(/,$/, "", $2); print "replicated", $2 }
             /"err_split"/      { sub(/,$/, "", $2); print "split", $2 }' "$tmp/self.json" | sort -s -k1,1 > "$tmp/val.txt"
-awk -F'\t' '$1 == "point" && ($2 == "replicated" || $2 == "split") { print $2, $6 }' "$tmp/h20.fit" | sort -s -k1,1 > "$tmp/fit.txt"
+V='function v(k,  s) { s = $0; if (!sub(".*\"" k "\": ", "", s)) return ""; sub(/[,}].*/, "", s); gsub(/"/, "", s); return s }'
+awk "$V"' /^    {"series": "(replicated|split)"/ { print v("series"), v("rel_resid") }' "$tmp/h20.fit" | sort -s -k1,1 > "$tmp/fit.txt"
 [ "$(wc -l <"$tmp/val.txt")" -eq 22 ] && ok || fail "want 22 per-row errors, got $(wc -l <"$tmp/val.txt")"
 paste -d' ' "$tmp/val.txt" "$tmp/fit.txt" > "$tmp/both.txt"
 if awk '{ d = $2 - $4; if (d < 0) d = -d; if ($1 != $3 || d > 1e-9) bad++ } END { exit bad > 0 }' "$tmp/both.txt"; then ok

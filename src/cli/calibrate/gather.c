@@ -11,6 +11,7 @@
 #include "src/cli/calibrate/cal.h"
 #include "src/base/util.h"
 #include "src/io/aic.h"
+#include "src/io/measure.h"
 #include "src/io/table.h"
 
 static double gcurve_eval(const gcurve *g, double bytes) {
@@ -46,7 +47,7 @@ int gfile_read(const char *spec, const opts *o, gfile *g, tps_err *e) {
   memset(g, 0, sizeof *g);
   g->file = spec;
   g->backend = TPS_GATHER_NCCL;
-  if (tps_aic_is(spec)) {
+  if (tps_meas_sniff_spec(spec) == TPS_MEAS_AIC) {
     tps_aic_file a;
     if (tps_aic_read_spec(spec, &a, e)) return -1;
     if (a.kind != TPS_AIC_NCCL) { tps_aic_free(&a); return tps_err_set(e, spec, 0, "an AIConfigurator GEMM table, not an NCCL one"); }

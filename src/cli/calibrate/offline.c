@@ -12,6 +12,7 @@
 #include "src/base/jsonout.h"
 #include "src/base/util.h"
 #include "src/io/aic.h"
+#include "src/io/measure.h"
 #include "src/io/table.h"
 #include "src/cli/thr_excess.h"
 
@@ -177,7 +178,7 @@ int cal_simulate(const opts *o) {
   int rc = rows ? TPS_EXIT_OK : TPS_EXIT_FAIL;
   for (int i = 0; i < o->nargs && rc == TPS_EXIT_OK; i++) {
     const char *spec = o->args[i];
-    if (tps_aic_is(spec)) {
+    if (tps_meas_sniff_spec(spec) == TPS_MEAS_AIC) {
       char *file = NULL;
       tps_aic_filter f;
       tps_aic_file a;

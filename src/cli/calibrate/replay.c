@@ -14,6 +14,7 @@
 #include "src/base/jsonout.h"
 #include "src/base/util.h"
 #include "src/io/aic.h"
+#include "src/io/measure.h"
 #include "src/io/table.h"
 #include "model/core/status.h"
 
@@ -83,7 +84,7 @@ static int replay_read(const char *spec, const tps_gpu_table *gt, mtab *x, long 
     const char *s = piece[i];
     size_t L = strlen(s);
     if (L > 5 && !strcmp(s + L - 5, ".json")) { json[nj++] = s; continue; }
-    if (tps_aic_is(s)) {
+    if (tps_meas_sniff_spec(s) == TPS_MEAS_AIC) {
       char *file = NULL, gname[64];
       tps_aic_filter f;
       tps_aic_file a;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "src/io/aic.h"
+#include "src/io/measure.h"
 #include "src/io/gpus.h"
 #include "model/numeric/robust.h"
 #include "model/core/status.h"
@@ -353,9 +354,9 @@ static void test_aic(const char *datadir) {
   CHECK_TRUE(tps_aic_read_spec(spec, &a, &e) == -1 && strstr(e.msg, "unknown dtype 'int3'"));
   snprintf(spec, sizeof spec, "%s:colour=red", path);
   CHECK_TRUE(tps_aic_read_spec(spec, &a, &e) == -1 && strstr(e.msg, "unknown selection key 'colour'"));
-  CHECK_TRUE(tps_aic_is(path) == 1);
+  CHECK_TRUE(tps_meas_sniff_spec(path) == TPS_MEAS_AIC);
   snprintf(path, sizeof path, "%s/gpus.tsv", datadir);
-  CHECK_TRUE(tps_aic_is(path) == 0);
+  CHECK_TRUE(tps_meas_sniff_spec(path) != TPS_MEAS_AIC);
   /* NCCL: all_gather at 8 GPUs has 21 sizes in each of two dtypes */
   snprintf(spec, sizeof spec, "%s/aic/nccl_b200_sxm.tsv.gz:op=all_gather,num_gpus=8", datadir);
   CHECK_TRUE(tps_aic_read_spec(spec, &a, &e) == 0 && a.kind == TPS_AIC_NCCL && a.nrows == 42);
