@@ -86,7 +86,7 @@ static int xgpu_gemm(tps_xgpu_file *x, tps_xg_path path, gset *sets, int ns) {
     r->path = path;
     snprintf(r->held, sizeof r->held, "%s", g < 0 ? "-" : gg[g]->name);
     r->sigma = sigma;
-    snprintf(r->trained, sizeof r->trained, "%s", names);
+    snprintf(r->trained, sizeof r->trained, "%.399s", names);
     r->m = *mo;
   }
   free(lr); free(lg); free(sub);
@@ -137,7 +137,7 @@ static int xgpu_gather(tps_xgpu_file *x, aset *sets, int ns, int pcie) {
     r->pcie = pcie;
     snprintf(r->held, sizeof r->held, "%s", g < 0 ? "-" : gg[g]->name);
     r->sigma = sigma;
-    snprintf(r->trained, sizeof r->trained, "%s", names);
+    snprintf(r->trained, sizeof r->trained, "%.399s", names);
     r->m = *mo;
   }
   return TPS_OK;
@@ -239,7 +239,7 @@ int cmd_fit_xgpu(int argc, char **argv) {
       for (size_t i = 0; i < w8.npts; i++) lr[i] = log(w8.loo_us[i] / w8.t[i]);
       x.have_w8 = 1;
       snprintf(x.w8_gpu, sizeof x.w8_gpu, "%s", w8.gpu->name);
-      snprintf(x.w8_file, sizeof x.w8_file, "%s", w8.file);
+      snprintf(x.w8_file, sizeof x.w8_file, "%.255s", w8.file);
       x.w8_sigma = tps_loo_quantile_abs(lr, w8.npts, 0.9, HW_FLOOR);
       x.w8 = w8.m;
       (void)tps_xgpu_write(fp, &x); /* a write error: found by tps_out_commit (ferror) */
