@@ -83,7 +83,7 @@ double tps_part_model_eval(const tps_part_model *m, double x, int ranks) {
   switch (m->kind) {
   case TPS_PM_XGEMM: return tps_xg_time_us(&m->xg, &m->gpu, &m->harness, (long)ceil(x), m->n, m->k, NULL);
   case TPS_PM_XW8: return tps_xw8_time_us(&m->w8, &m->gpu, (long)ceil(x), m->n, m->k, NULL);
-  case TPS_PM_GEMM: return tps_gemm_time_us(&m->gm, &m->shape, (long)ceil(x));
+  case TPS_PM_GEMM: return tps_gemm_time_env_us(&m->gm, &m->shape, (long)ceil(x)); /* more rows never faster */
   case TPS_PM_XGATHER:
     return tps_xga_time_us(&m->xa, &m->gpu, x, ranks, m->backend == TPS_GATHER_CUSTOM ? TPS_XGA_CUSTOM : TPS_XGA_NCCL, NULL);
   case TPS_PM_AG: return tps_ag_time_us(&m->ag, x, ranks, m->backend, NULL, NULL);
@@ -149,16 +149,26 @@ static int tabulate_gemm_model(const tps_part *p, long tmax, double *t) {
 int tps_part_tabulate(tps_part *p, long tmax) {
   if (p->what != TPS_PART_GEMM || tmax < 1) return TPS_EINVAL;
   if (p->tab && p->ntab >= tmax) return TPS_OK;
-  double *t = malloc((size_t)(tmax + 1) * sizeof *t);
+  double *t = malloc((size_t)(tmax + 1) * sizeof *t), *mt = NULL;
   if (!t) return TPS_ENOMEM;
   t[0] = NAN;
-  int mono = 1, direct = !(p->model.kind == TPS_PM_GEMM && !p->meas && p->model.gm.kind == TPS_GEMM_PARAMETRIC &&
-                           p->model.gm.path && tabulate_gemm_model(p, tmax, t) == 0);
+  /* a gemm.h model: its launch sums through the grid structure, then the running maximum
+   * (tps_gemm_time_env_us, on the table in one pass) */
+  if (p->model.kind == TPS_PM_GEMM && p->model.gm.kind == TPS_GEMM_PARAMETRIC && p->model.gm.path) {
+    mt = malloc((size_t)(tmax + 1) * sizeof *mt);
+    if (mt && tabulate_gemm_model(p, tmax, mt) == 0) tps_gemm_envelope(mt + 1, (size_t)tmax);
+    else { free(mt); mt = NULL; }
+  }
+  int mono = 1;
   for (long m = 1; m <= tmax; m++) {
-    if (direct) t[m] = tps_part_eval(p, (double)m, NULL);
-    if (!(t[m] > 0) || !isfinite(t[m])) { free(t); return TPS_EINVAL; }
+    double x = (double)m;
+    if (!mt) t[m] = tps_part_eval(p, x, NULL);
+    else if (p->meas && tps_part_covers(p, x, x)) t[m] = tps_mcurve_eval(p->meas, x);
+    else t[m] = mt[m] * (!p->meas ? 1.0 : x < tps_mcurve_xlo(p->meas) ? p->anchor_lo : p->anchor_hi);
+    if (!(t[m] > 0) || !isfinite(t[m])) { free(t); free(mt); return TPS_EINVAL; }
     if (m > 1 && t[m] < t[m - 1]) mono = 0;
   }
+  free(mt);
   free(p->tab);
   p->tab = t;
   p->ntab = tmax;
