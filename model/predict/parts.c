@@ -119,6 +119,28 @@ double tps_part_model_eval(const tps_part_model *m, double x, int ranks) {
 }
 
 /* ------------------------------------------------------------------ parts */
+/* The model's value at m rows as the shape between measured points uses it: exact for gemm.h
+ * models (their running maximum is tabulated in one pass) and up to SHAPE_DENSE rows; above,
+ * linear in m between the multiples of SHAPE_STEP (the smallest row tile of every path: a
+ * model call per 16 rows instead of per row; the shape between two measurements hundreds of
+ * rows apart is its bends, not each row).  cache (may be NULL): the last two nodes. */
+#define SHAPE_DENSE 256
+#define SHAPE_STEP 16
+typedef struct { long a, b; double va, vb; } node_cache;
+static double model_node(const tps_part *p, long m, node_cache *nc) {
+  if (p->model.kind == TPS_PM_GEMM || m <= SHAPE_DENSE || m % SHAPE_STEP == 0) return tps_part_model_eval(&p->model, (double)m, p->ranks);
+  long a = m / SHAPE_STEP * SHAPE_STEP, b = a + SHAPE_STEP;
+  node_cache local = {0, 0, 0, 0};
+  if (!nc) nc = &local;
+  if (nc->a != a) {
+    if (nc->b == a) { nc->va = nc->vb; } else nc->va = tps_part_model_eval(&p->model, (double)a, p->ranks);
+    nc->a = a;
+    nc->b = 0;
+  }
+  if (nc->b != b) { nc->vb = tps_part_model_eval(&p->model, (double)b, p->ranks); nc->b = b; }
+  return nc->va + (nc->vb - nc->va) * (double)(m - a) / SHAPE_STEP;
+}
+
 /* The model's shape between two measured GEMM points (see parts.h): the model at x times the
  * measured/model ratio interpolated in log M between the neighbours, kept between their two
  * times; model_x its value at x (NaN: Steffen's). */
@@ -171,7 +193,7 @@ double tps_part_eval(const tps_part *p, double x, int *outside) {
     /* GEMM rows are integers: a curve measured from 1 row covers every m >= 1 up to hi */
     if (x >= lo * (1 - 1e-12) && x <= hi * (1 + 1e-12)) {
       if (outside) *outside = 0;
-      return p->lr ? shaped(p, x, tps_part_model_eval(&p->model, x, p->ranks)) : tps_mcurve_eval(p->meas, x);
+      return p->lr ? shaped(p, x, model_node(p, (long)ceil(x), NULL)) : tps_mcurve_eval(p->meas, x);
     }
     if (p->model.kind == TPS_PM_NONE) return NAN;
     return tps_part_model_eval(&p->model, x, p->ranks) * (x < lo ? p->anchor_lo : p->anchor_hi);
@@ -204,11 +226,9 @@ static int tabulate_gemm_model(const tps_part *p, long tmax, double *t) {
   return 0;
 }
 
-int tps_part_tabulate(tps_part *p, long tmax) {
+int tps_part_fill(const tps_part *p, long tmax, double *t, int *mono_out) {
   if (p->what != TPS_PART_GEMM || tmax < 1) return TPS_EINVAL;
-  if (p->tab && p->ntab >= tmax) return TPS_OK;
-  double *t = malloc((size_t)(tmax + 1) * sizeof *t), *mt = NULL;
-  if (!t) return TPS_ENOMEM;
+  double *mt = NULL;
   t[0] = NAN;
   /* a gemm.h model: its launch sums through the grid structure, then the running maximum
    * (tps_gemm_time_env_us, on the table in one pass) */
@@ -218,15 +238,28 @@ int tps_part_tabulate(tps_part *p, long tmax) {
     else { free(mt); mt = NULL; }
   }
   int mono = 1;
+  node_cache nc = {0, 0, 0, 0};
   for (long m = 1; m <= tmax; m++) {
     double x = (double)m;
-    if (!mt) t[m] = tps_part_eval(p, x, NULL);
-    else if (p->meas && tps_part_covers(p, x, x)) t[m] = p->lr ? shaped(p, x, mt[m]) : tps_mcurve_eval(p->meas, x);
-    else t[m] = mt[m] * (!p->meas ? 1.0 : x < tps_mcurve_xlo(p->meas) ? p->anchor_lo : p->anchor_hi);
-    if (!(t[m] > 0) || !isfinite(t[m])) { free(t); free(mt); return TPS_EINVAL; }
+    if (p->meas && tps_part_covers(p, x, x))
+      t[m] = !p->lr ? tps_mcurve_eval(p->meas, x) : shaped(p, x, mt ? mt[m] : model_node(p, m, &nc));
+    else if (mt) t[m] = mt[m] * (!p->meas ? 1.0 : x < tps_mcurve_xlo(p->meas) ? p->anchor_lo : p->anchor_hi);
+    else t[m] = tps_part_eval(p, x, NULL);
+    if (!(t[m] > 0) || !isfinite(t[m])) { free(mt); return TPS_EINVAL; }
     if (m > 1 && t[m] < t[m - 1]) mono = 0;
   }
   free(mt);
+  if (mono_out) *mono_out = mono;
+  return TPS_OK;
+}
+
+int tps_part_tabulate(tps_part *p, long tmax) {
+  if (p->what != TPS_PART_GEMM || tmax < 1) return TPS_EINVAL;
+  if (p->tab && p->ntab >= tmax) return TPS_OK;
+  double *t = malloc((size_t)(tmax + 1) * sizeof *t);
+  if (!t) return TPS_ENOMEM;
+  int mono = 1, rc = tps_part_fill(p, tmax, t, &mono);
+  if (rc != TPS_OK) { free(t); return rc; }
   free(p->tab);
   p->tab = t;
   p->ntab = tmax;

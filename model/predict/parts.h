@@ -138,6 +138,10 @@ int tps_part_covers(const tps_part *p, double xlo, double xhi);
 /* GEMM parts: tabulate m = 1..tmax (idempotent for a smaller tmax); TPS_ENOMEM, TPS_EINVAL
  * (a value NaN or <= 0). */
 int tps_part_tabulate(tps_part *p, long tmax);
+/* GEMM parts: the values at m = 1..tmax into t[1..tmax] (t[0] NaN) without touching the part,
+ * as tps_part_tabulate would store them; *mono (may be NULL): nondecreasing.  TPS_ENOMEM,
+ * TPS_EINVAL. */
+int tps_part_fill(const tps_part *p, long tmax, double *t, int *mono);
 /* GEMM parts: the value at m rows (the table when it holds m). */
 double tps_part_gemm_us(const tps_part *p, long m, int *outside);
 /* The spread to draw for this part over [xlo, xhi]: the measured one when covered, else the

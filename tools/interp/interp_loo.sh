@@ -21,7 +21,7 @@ gpu_of() { # AIC file name -> gpus.tsv name
 # one case: $1 label, $2 gpu, $3 path, $4 k, $5 n, $6 full table (header + rows), $7 --gemm suffix, $8 M column, $9 time column
 one() {
   awk -F'\t' -v mc="$8" '/^#/ || $mc !~ /^[0-9]/ { print; next } { r[++n] = $0 } END { for (i = 1; i <= n; i++) if (i % 2 == 1 || i == n) print r[i] }' "$6" > "$tmp/half.tsv"
-  awk -F'\t' -v mc="$8" -v tc="$9" '/^#/ || $mc !~ /^[0-9]/ { next } { n++; if (n % 2 == 0) { m = $mc; sub(/\..*/, "", m); print m "\t" $tc } }' "$6" |
+  awk -F'\t' -v mc="$8" -v tc="$9" '/^#/ || $mc !~ /^[0-9]/ { next } { n++; m = $mc; sub(/\..*/, "", m); r[n] = m "\t" $tc } END { for (i = 2; i < n; i += 2) print r[i] }' "$6" |
     sort -n > "$tmp/left"
   [ -s "$tmp/left" ] || return 0
   toks=$(cut -f1 "$tmp/left" | paste -sd, -)
