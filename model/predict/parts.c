@@ -168,7 +168,11 @@ int tps_part_finish(tps_part *p) {
   p->lr = NULL;
   if (!p->meas || p->model.kind == TPS_PM_NONE) return TPS_OK;
   if (p->meas->twin_spread > p->meas_rsd) p->meas_rsd = p->meas->twin_spread;
-  if (p->what == TPS_PART_GEMM && p->meas->n >= 2 && (p->lr = malloc(p->meas->n * sizeof *p->lr))) {
+  /* not the shape of a sliced path's model (Marlin: a step per 16-row block and per launch,
+   * whose ratio to the measured points would saw-tooth between them): its measured points (the
+   * H20 table, moved or not) keep Steffen's monotone curve */
+  int shape = !(p->model.kind == TPS_PM_GEMM && p->model.gm.path && p->model.gm.path->slice_rows > 0);
+  if (p->what == TPS_PART_GEMM && shape && p->meas->n >= 2 && (p->lr = malloc(p->meas->n * sizeof *p->lr))) {
     for (size_t i = 0; i < p->meas->n && p->lr; i++) {
       double mv = tps_part_model_eval(&p->model, exp(p->meas->lx[i]), p->ranks);
       if (mv > 0 && isfinite(mv)) p->lr[i] = p->meas->ly[i] - log(mv);

@@ -6,7 +6,8 @@
  * A part is the GEMM time of m rows (one GPU, kernel path and shape K x N) or the all-gather
  * time of S bytes over n ranks (one GPU, backend).  Each has
  *  - measured points (optional): exact at the points; between two of them a GEMM part with a
- *    model follows the model's shape scaled through the two (model(x) x the measured/model
+ *    model (but Marlin's, a step per 16-row block and per launch: Steffen's curve there)
+ *    follows the model's shape scaled through the two (model(x) x the measured/model
  *    ratio interpolated linearly in log M, kept between the two measured times: the wave and
  *    regime bends of the path's model instead of a generic curve through noisy neighbours),
  *    other parts interpolate monotonically in log-log (GSL Steffen, no accelerator: a part is
