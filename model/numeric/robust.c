@@ -140,15 +140,6 @@ struct tps_loo_curve {
   void *ctx;
 };
 
-/* M and M+1 measured apart from other points (>= 64, the others >= 8 away: AIConfigurator's
- * 4352/4353) are one point, at their middle (the outer one at an end), time their geometric
- * mean: they differ by noise, and a monotone curve through both bends where the noise says
- * (model/predict/parts.h does the same for the parts of a prediction). */
-static int twin_at(const double *x, size_t n, size_t i) {
-  if (n < 3 || i + 1 >= n || fabs(x[i + 1] - x[i] - 1.0) > 1e-9 || x[i] < 64.0) return 0;
-  return (i == 0 || x[i] - x[i - 1] >= 8.0) && (i + 2 >= n || x[i + 2] - x[i + 1] >= 8.0);
-}
-
 tps_loo_curve *tps_loo_curve_measured(const double *x, const double *t, size_t n) {
   if (n < 2) return NULL;
   for (size_t i = 0; i < n; i++) {
@@ -157,24 +148,14 @@ tps_loo_curve *tps_loo_curve_measured(const double *x, const double *t, size_t n
   }
   tps_loo_curve *c = calloc(1, sizeof *c);
   if (!c) return NULL;
+  c->n = n;
   c->x = malloc(n * sizeof *c->x);
   c->y = malloc(n * sizeof *c->y);
+  c->interp = gsl_interp_alloc(n >= 3 ? gsl_interp_steffen : gsl_interp_linear, n);
   c->acc = gsl_interp_accel_alloc();
-  if (!c->x || !c->y || !c->acc) { tps_loo_curve_free(c); return NULL; }
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++, k++) {
-    if (twin_at(x, n, i)) {
-      c->x[k] = log(i == 0 ? x[i] : i + 2 == n ? x[i + 1] : x[i] + 0.5);
-      c->y[k] = 0.5 * (log(t[i]) + log(t[i + 1]));
-      i++;
-      continue;
-    }
-    c->x[k] = log(x[i]);
-    c->y[k] = log(t[i]);
-  }
-  c->n = k;
-  c->interp = gsl_interp_alloc(k >= 3 ? gsl_interp_steffen : gsl_interp_linear, k);
-  if (!c->interp || gsl_interp_init(c->interp, c->x, c->y, k) != GSL_SUCCESS) { tps_loo_curve_free(c); return NULL; }
+  if (!c->x || !c->y || !c->interp || !c->acc) { tps_loo_curve_free(c); return NULL; }
+  for (size_t i = 0; i < n; i++) { c->x[i] = log(x[i]); c->y[i] = log(t[i]); }
+  if (gsl_interp_init(c->interp, c->x, c->y, n) != GSL_SUCCESS) { tps_loo_curve_free(c); return NULL; }
   return c;
 }
 

@@ -33,7 +33,11 @@ struct tps_mcurve {
  * 4353 on the H200, bf16, N 2048). */
 #define TWIN_MIN_X 64.0  /* below, consecutive rows are a dense sweep, not twins */
 #define TWIN_GAP 8.0     /* the other neighbours at least this far */
+#ifndef TPS_MCURVE_TWINS
+#define TPS_MCURVE_TWINS 0 /* off: AIConfigurator's 1024/1025 are a real step (H100 bf16: 10%), not noise */
+#endif
 static int is_twin(const double *x, size_t n, size_t i) {
+  if (!TPS_MCURVE_TWINS) return 0;
   if (i + 1 >= n || fabs(x[i + 1] - x[i] - 1.0) > 1e-9 || x[i] < TWIN_MIN_X) return 0;
   return (i == 0 || x[i] - x[i - 1] >= TWIN_GAP) && (i + 2 >= n || x[i + 2] - x[i + 1] >= TWIN_GAP);
 }
@@ -124,6 +128,11 @@ double tps_part_model_eval(const tps_part_model *m, double x, int ranks) {
  * linear in m between the multiples of SHAPE_STEP (the smallest row tile of every path: a
  * model call per 16 rows instead of per row; the shape between two measurements hundreds of
  * rows apart is its bends, not each row).  cache (may be NULL): the last two nodes. */
+/* Off for now: on, it moves values that tests/cli/harness.sh, parts.sh and thresholds.sh pin
+ * to the log-log interpolation of the raw rows (doc/fitting.md: measured both ways). */
+#ifndef TPS_PART_MODEL_SHAPE
+#define TPS_PART_MODEL_SHAPE 0
+#endif
 #define SHAPE_DENSE 256
 #define SHAPE_STEP 16
 typedef struct { long a, b; double va, vb; } node_cache;
@@ -171,7 +180,7 @@ int tps_part_finish(tps_part *p) {
   /* not the shape of a sliced path's model (Marlin: a step per 16-row block and per launch,
    * whose ratio to the measured points would saw-tooth between them): its measured points (the
    * H20 table, moved or not) keep Steffen's monotone curve */
-  int shape = !(p->model.kind == TPS_PM_GEMM && p->model.gm.path && p->model.gm.path->slice_rows > 0);
+  int shape = TPS_PART_MODEL_SHAPE && !(p->model.kind == TPS_PM_GEMM && p->model.gm.path && p->model.gm.path->slice_rows > 0);
   if (p->what == TPS_PART_GEMM && shape && p->meas->n >= 2 && (p->lr = malloc(p->meas->n * sizeof *p->lr))) {
     for (size_t i = 0; i < p->meas->n && p->lr; i++) {
       double mv = tps_part_model_eval(&p->model, exp(p->meas->lx[i]), p->ranks);
