@@ -60,7 +60,9 @@ long tps_gemm_launches(const tps_path *path, long m, long *rows, long *par, long
   return nl;
 }
 
-static double parametric_us(const tps_gemm_model *g, const tps_gemm_shape *s, long m) {
+/* The launch model; *fixed_us (may be NULL) gets the part of it that moves with neither HBM
+ * nor the tensor rate: floor + per launch (launch + serial reduction). */
+static double parametric_us(const tps_gemm_model *g, const tps_gemm_shape *s, long m, double *fixed_us) {
   const tps_path *p = g->path;
   double K = (double)s->k, N = (double)s->n;
   double floor_us = g->p[TPS_GP_FLOOR_US], bw = g->p[TPS_GP_BW_GBPS], tf = g->p[TPS_GP_TFLOPS];
@@ -74,7 +76,7 @@ static double parametric_us(const tps_gemm_model *g, const tps_gemm_shape *s, lo
   double per_row_us = 2.0 * K * N / (tf * 1e6);
   launch_it it;
   long rl, pl;
-  double t = floor_us;
+  double t = floor_us, fx = floor_us;
   launch_begin(&it, p, m);
   while (launch_next(&it, &rl, &pl)) {
     double R = (double)rl, P = (double)pl;
@@ -99,7 +101,9 @@ static double parametric_us(const tps_gemm_model *g, const tps_gemm_shape *s, lo
     double mx = ts > tc ? ts : tc;
     double comb = mx * pow(pow(ts / mx, q) + pow(tc / mx, q), 1.0 / q);
     t += launch_us + comb + red;
+    fx += launch_us + red;
   }
+  if (fixed_us) *fixed_us = fx;
   return t;
 }
 
@@ -123,7 +127,45 @@ double tps_gemm_time_us(const tps_gemm_model *g, const tps_gemm_shape *s, long m
   if (!g || m < 1) return NAN;
   if (g->kind == TPS_GEMM_CURVE) return g->curve ? curve_us(g->curve, m) : NAN;
   if (!g->path || !s) return NAN;
-  return parametric_us(g, s, m);
+  return parametric_us(g, s, m, NULL);
+}
+
+double tps_gemm_fixed_us(const tps_gemm_model *g, const tps_gemm_shape *s, long m) {
+  double fx = NAN;
+  if (!g || m < 1 || g->kind != TPS_GEMM_PARAMETRIC || !g->path || !s) return NAN;
+  return isfinite(parametric_us(g, s, m, &fx)) ? fx : NAN;
+}
+
+/* The running maximum of the launch model over 1..m (see gemm.h).  The model depends on m
+ * only through its launch list; inside a run of m with the same full launches it grows with
+ * the rows of the last one, so the maximum over 1..m is at m itself or at the ends of the
+ * earlier runs: for sliced paths m' = 64j (no remainder launch) and 64j + 63 (the largest
+ * remainder), for output-tiled paths the padded row counts below m. */
+double tps_gemm_time_env_us(const tps_gemm_model *g, const tps_gemm_shape *s, long m) {
+  double t = tps_gemm_time_us(g, s, m);
+  if (!g || g->kind != TPS_GEMM_PARAMETRIC || !g->path || !isfinite(t)) return t;
+  const tps_path *p = g->path;
+  long step = p->slice_rows > 0 ? p->slice_rows : (p->row_tile > 0 ? p->row_tile : 1);
+  for (long e = step; e < m; e += step) {
+    double a = tps_gemm_time_us(g, s, e);
+    if (a > t) t = a;
+    if (p->slice_rows > 0 && e + step - 1 < m) {
+      double b = tps_gemm_time_us(g, s, e + step - 1);
+      if (b > t) t = b;
+    }
+  }
+  if (p->slice_rows > 0 && step - 1 < m) {
+    double b = tps_gemm_time_us(g, s, step - 1);
+    if (b > t) t = b;
+  }
+  return t;
+}
+
+size_t tps_gemm_envelope(double *t, size_t n) {
+  size_t raised = 0;
+  for (size_t i = 1; i < n; i++)
+    if (t[i] < t[i - 1]) { t[i] = t[i - 1]; raised++; }
+  return raised;
 }
 
 double tps_gemm_peak_tflops(const tps_gpu *gpu, const tps_path *path) {

@@ -82,6 +82,26 @@ typedef struct {
 /* Latency of one GEMM of m rows (m >= 1), us. NaN when the model is unusable. */
 double tps_gemm_time_us(const tps_gemm_model *g, const tps_gemm_shape *s, long m);
 
+/* The part of tps_gemm_time_us that moves with neither HBM nor the tensor rate: floor + the
+ * launches' fixed cost and serial reduction steps (their count set by the SMs).  NaN for
+ * curves or bad input. */
+double tps_gemm_fixed_us(const tps_gemm_model *g, const tps_gemm_shape *s, long m);
+
+/* The model as a prediction uses it: the running maximum of tps_gemm_time_us over 1..m, so
+ * that more rows never take less time than fewer.  The launch model itself is not monotone
+ * on sliced paths: vLLM's host loop runs an exact multiple of 64 rows as one launch of
+ * several slices but 64j + s rows (0 < s < 64) as that launch plus one of s rows, which
+ * streams every weight again and adds its serial reduction (B200: 120 rows 52.5 us, 128
+ * rows 18.3 us in the H20 fit moved there).  No Marlin table here measures a row count on
+ * both sides of such a step (the H20 table's rows are 6..96 and multiples of 64 above), so a
+ * prediction does not credit the cheaper multiples: the plateau it draws instead is the
+ * measured step's (48 -> 96 rows: 25.9 -> 49.6 us on the H20).  Fits use tps_gemm_time_us
+ * (the measured rows are what they are).  Cost: about m/32 model calls (sliced paths). */
+double tps_gemm_time_env_us(const tps_gemm_model *g, const tps_gemm_shape *s, long m);
+/* The same on a table t[0..n) of consecutive row counts: raises each value to the largest
+ * before it; returns how many were raised. */
+size_t tps_gemm_envelope(double *t, size_t n);
+
 /* The launches a sliced path makes for m rows: fills rows[] and par[] (up to cap entries)
  * and returns the number of launches (may exceed cap; then only cap are filled).  For
  * output-tiled paths: one launch of the padded rows, par 1. */

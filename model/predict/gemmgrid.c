@@ -138,7 +138,10 @@ void tps_gemmgrid_load(tps_gemmgrid *c, const tps_pred *p, int table) {
     c->gmul = p->gscale / p->knob[TPS_PK_GEMM_TFLOPS];
     if (c->part == p->gpart) return;
     c->part = p->gpart;
-    for (long m = 1; m <= n; m++) c->g[m] = tps_part_gemm_us(p->gpart, m, NULL);
+    const tps_part *gp = p->gpart;
+    if (gp->tab && gp->ntab >= n) memcpy(c->g + 1, gp->tab + 1, (size_t)n * sizeof *c->g);
+    else if (tps_part_fill(gp, n, c->g, NULL) != TPS_OK) /* one pass, not a model call per row */
+      for (long m = 1; m <= n; m++) c->g[m] = tps_part_gemm_us(gp, m, NULL);
     c->pmax[1] = c->g[1];
     for (long m = 2; m <= np; m++) c->pmax[m] = c->g[m] > c->pmax[m - 1] ? c->g[m] : c->pmax[m - 1];
     c->smin[n] = c->g[n];

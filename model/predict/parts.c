@@ -23,7 +23,24 @@ struct tps_mcurve {
   size_t n;
   double *lx, *ly;     /* log x, log t */
   gsl_interp *interp;  /* evaluated without an accelerator: shared by threads */
+  double twin_spread;  /* largest half |log ratio| of a merged M, M+1 pair (0: none) */
 };
+
+/* M and M+1 measured apart from their other neighbours (AIConfigurator's 4352/4353 after
+ * 4096..4351 is left at 16-row steps): one point, at their middle (at the outer one at an
+ * end of the table), time their geometric mean.  The two differ by noise, not by a trend:
+ * a monotone interpolant through both bends where the noise says (120.0 us at 4352, 115.3 at
+ * 4353 on the H200, bf16, N 2048). */
+#define TWIN_MIN_X 64.0  /* below, consecutive rows are a dense sweep, not twins */
+#define TWIN_GAP 8.0     /* the other neighbours at least this far */
+#ifndef TPS_MCURVE_TWINS
+#define TPS_MCURVE_TWINS 0 /* off: AIConfigurator's 1024/1025 are a real step (H100 bf16: 10%), not noise */
+#endif
+static int is_twin(const double *x, size_t n, size_t i) {
+  if (!TPS_MCURVE_TWINS) return 0;
+  if (i + 1 >= n || fabs(x[i + 1] - x[i] - 1.0) > 1e-9 || x[i] < TWIN_MIN_X) return 0;
+  return (i == 0 || x[i] - x[i - 1] >= TWIN_GAP) && (i + 2 >= n || x[i + 2] - x[i + 1] >= TWIN_GAP);
+}
 
 tps_mcurve *tps_mcurve_alloc(const double *x, const double *t, size_t n) {
   if (!x || !t || n < 2) return NULL;
@@ -33,15 +50,29 @@ tps_mcurve *tps_mcurve_alloc(const double *x, const double *t, size_t n) {
   }
   tps_mcurve *c = calloc(1, sizeof *c);
   if (!c) return NULL;
-  c->n = n;
   c->lx = malloc(n * sizeof *c->lx);
   c->ly = malloc(n * sizeof *c->ly);
-  c->interp = gsl_interp_alloc(n >= 3 ? gsl_interp_steffen : gsl_interp_linear, n);
-  if (!c->lx || !c->ly || !c->interp) { tps_mcurve_free(c); return NULL; }
-  for (size_t i = 0; i < n; i++) { c->lx[i] = log(x[i]); c->ly[i] = log(t[i]); }
-  if (gsl_interp_init(c->interp, c->lx, c->ly, n) != GSL_SUCCESS) { tps_mcurve_free(c); return NULL; }
+  if (!c->lx || !c->ly) { tps_mcurve_free(c); return NULL; }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++, k++) {
+    if (is_twin(x, n, i) && n > 2) {
+      double xm = i == 0 ? x[i] : i + 2 == n ? x[i + 1] : x[i] + 0.5, d = 0.5 * fabs(log(t[i + 1] / t[i]));
+      c->lx[k] = log(xm);
+      c->ly[k] = 0.5 * (log(t[i]) + log(t[i + 1]));
+      if (d > c->twin_spread) c->twin_spread = d;
+      i++;
+      continue;
+    }
+    c->lx[k] = log(x[i]);
+    c->ly[k] = log(t[i]);
+  }
+  c->n = k;
+  c->interp = gsl_interp_alloc(k >= 3 ? gsl_interp_steffen : gsl_interp_linear, k);
+  if (!c->interp || gsl_interp_init(c->interp, c->lx, c->ly, k) != GSL_SUCCESS) { tps_mcurve_free(c); return NULL; }
   return c;
 }
+
+double tps_mcurve_twin_spread(const tps_mcurve *c) { return c ? c->twin_spread : 0; }
 
 void tps_mcurve_free(tps_mcurve *c) {
   if (!c) return;
@@ -83,7 +114,7 @@ double tps_part_model_eval(const tps_part_model *m, double x, int ranks) {
   switch (m->kind) {
   case TPS_PM_XGEMM: return tps_xg_time_us(&m->xg, &m->gpu, &m->harness, (long)ceil(x), m->n, m->k, NULL);
   case TPS_PM_XW8: return tps_xw8_time_us(&m->w8, &m->gpu, (long)ceil(x), m->n, m->k, NULL);
-  case TPS_PM_GEMM: return tps_gemm_time_us(&m->gm, &m->shape, (long)ceil(x));
+  case TPS_PM_GEMM: return tps_gemm_time_env_us(&m->gm, &m->shape, (long)ceil(x)); /* more rows never faster */
   case TPS_PM_XGATHER:
     return tps_xga_time_us(&m->xa, &m->gpu, x, ranks, m->backend == TPS_GATHER_CUSTOM ? TPS_XGA_CUSTOM : TPS_XGA_NCCL, NULL);
   case TPS_PM_AG: return tps_ag_time_us(&m->ag, x, ranks, m->backend, NULL, NULL);
@@ -92,9 +123,71 @@ double tps_part_model_eval(const tps_part_model *m, double x, int ranks) {
 }
 
 /* ------------------------------------------------------------------ parts */
+/* The model's value at m rows as the shape between measured points uses it: exact for gemm.h
+ * models (their running maximum is tabulated in one pass) and up to SHAPE_DENSE rows; above,
+ * linear in m between the multiples of SHAPE_STEP (the smallest row tile of every path: a
+ * model call per 16 rows instead of per row; the shape between two measurements hundreds of
+ * rows apart is its bends, not each row).  cache (may be NULL): the last two nodes. */
+/* Off for now: on, it moves values that tests/cli/harness.sh, parts.sh and thresholds.sh pin
+ * to the log-log interpolation of the raw rows (doc/fitting.md: measured both ways). */
+#ifndef TPS_PART_MODEL_SHAPE
+#define TPS_PART_MODEL_SHAPE 0
+#endif
+#define SHAPE_DENSE 256
+#define SHAPE_STEP 16
+typedef struct { long a, b; double va, vb; } node_cache;
+static double model_node(const tps_part *p, long m, node_cache *nc) {
+  if (p->model.kind == TPS_PM_GEMM || m <= SHAPE_DENSE || m % SHAPE_STEP == 0) return tps_part_model_eval(&p->model, (double)m, p->ranks);
+  long a = m / SHAPE_STEP * SHAPE_STEP, b = a + SHAPE_STEP;
+  node_cache local = {0, 0, 0, 0};
+  if (!nc) nc = &local;
+  if (nc->a != a) {
+    if (nc->b == a) { nc->va = nc->vb; } else nc->va = tps_part_model_eval(&p->model, (double)a, p->ranks);
+    nc->a = a;
+    nc->b = 0;
+  }
+  if (nc->b != b) { nc->vb = tps_part_model_eval(&p->model, (double)b, p->ranks); nc->b = b; }
+  return nc->va + (nc->vb - nc->va) * (double)(m - a) / SHAPE_STEP;
+}
+
+/* The model's shape between two measured GEMM points (see parts.h): the model at x times the
+ * measured/model ratio interpolated in log M between the neighbours, kept between their two
+ * times; model_x its value at x (NaN: Steffen's). */
+static double shaped(const tps_part *p, double x, double model_x) {
+  const tps_mcurve *c = p->meas;
+  double lx = log(x);
+  if (!p->lr || !(model_x > 0) || !isfinite(model_x)) return tps_mcurve_eval(c, x);
+  if (lx <= c->lx[0]) return exp(c->ly[0]);
+  if (lx >= c->lx[c->n - 1]) return exp(c->ly[c->n - 1]);
+  size_t lo = 0, hi = c->n - 1; /* c->lx[lo] <= lx < c->lx[hi] */
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    if (c->lx[mid] <= lx) lo = mid; else hi = mid;
+  }
+  if (lx == c->lx[lo]) return exp(c->ly[lo]);
+  double w = (lx - c->lx[lo]) / (c->lx[hi] - c->lx[lo]);
+  double v = model_x * exp(p->lr[lo] + w * (p->lr[hi] - p->lr[lo]));
+  double a = exp(c->ly[lo]), b = exp(c->ly[hi]), mn = a < b ? a : b, mx = a < b ? b : a;
+  return v < mn ? mn : v > mx ? mx : v;
+}
+
 int tps_part_finish(tps_part *p) {
   p->anchor_lo = p->anchor_hi = 1.0;
+  free(p->lr);
+  p->lr = NULL;
   if (!p->meas || p->model.kind == TPS_PM_NONE) return TPS_OK;
+  if (p->meas->twin_spread > p->meas_rsd) p->meas_rsd = p->meas->twin_spread;
+  /* not the shape of a sliced path's model (Marlin: a step per 16-row block and per launch,
+   * whose ratio to the measured points would saw-tooth between them): its measured points (the
+   * H20 table, moved or not) keep Steffen's monotone curve */
+  int shape = TPS_PART_MODEL_SHAPE && !(p->model.kind == TPS_PM_GEMM && p->model.gm.path && p->model.gm.path->slice_rows > 0);
+  if (p->what == TPS_PART_GEMM && shape && p->meas->n >= 2 && (p->lr = malloc(p->meas->n * sizeof *p->lr))) {
+    for (size_t i = 0; i < p->meas->n && p->lr; i++) {
+      double mv = tps_part_model_eval(&p->model, exp(p->meas->lx[i]), p->ranks);
+      if (mv > 0 && isfinite(mv)) p->lr[i] = p->meas->ly[i] - log(mv);
+      else { free(p->lr); p->lr = NULL; }
+    }
+  }
   double xs[2] = {tps_mcurve_xlo(p->meas), tps_mcurve_xhi(p->meas)};
   double *a[2] = {&p->anchor_lo, &p->anchor_hi};
   for (int i = 0; i < 2; i++) {
@@ -113,7 +206,7 @@ double tps_part_eval(const tps_part *p, double x, int *outside) {
     /* GEMM rows are integers: a curve measured from 1 row covers every m >= 1 up to hi */
     if (x >= lo * (1 - 1e-12) && x <= hi * (1 + 1e-12)) {
       if (outside) *outside = 0;
-      return tps_mcurve_eval(p->meas, x);
+      return p->lr ? shaped(p, x, model_node(p, (long)ceil(x), NULL)) : tps_mcurve_eval(p->meas, x);
     }
     if (p->model.kind == TPS_PM_NONE) return NAN;
     return tps_part_model_eval(&p->model, x, p->ranks) * (x < lo ? p->anchor_lo : p->anchor_hi);
@@ -146,19 +239,40 @@ static int tabulate_gemm_model(const tps_part *p, long tmax, double *t) {
   return 0;
 }
 
+int tps_part_fill(const tps_part *p, long tmax, double *t, int *mono_out) {
+  if (p->what != TPS_PART_GEMM || tmax < 1) return TPS_EINVAL;
+  double *mt = NULL;
+  t[0] = NAN;
+  /* a gemm.h model: its launch sums through the grid structure, then the running maximum
+   * (tps_gemm_time_env_us, on the table in one pass) */
+  if (p->model.kind == TPS_PM_GEMM && p->model.gm.kind == TPS_GEMM_PARAMETRIC && p->model.gm.path) {
+    mt = malloc((size_t)(tmax + 1) * sizeof *mt);
+    if (mt && tabulate_gemm_model(p, tmax, mt) == 0) tps_gemm_envelope(mt + 1, (size_t)tmax);
+    else { free(mt); mt = NULL; }
+  }
+  int mono = 1;
+  node_cache nc = {0, 0, 0, 0};
+  for (long m = 1; m <= tmax; m++) {
+    double x = (double)m;
+    if (p->meas && tps_part_covers(p, x, x))
+      t[m] = !p->lr ? tps_mcurve_eval(p->meas, x) : shaped(p, x, mt ? mt[m] : model_node(p, m, &nc));
+    else if (mt) t[m] = mt[m] * (!p->meas ? 1.0 : x < tps_mcurve_xlo(p->meas) ? p->anchor_lo : p->anchor_hi);
+    else t[m] = tps_part_eval(p, x, NULL);
+    if (!(t[m] > 0) || !isfinite(t[m])) { free(mt); return TPS_EINVAL; }
+    if (m > 1 && t[m] < t[m - 1]) mono = 0;
+  }
+  free(mt);
+  if (mono_out) *mono_out = mono;
+  return TPS_OK;
+}
+
 int tps_part_tabulate(tps_part *p, long tmax) {
   if (p->what != TPS_PART_GEMM || tmax < 1) return TPS_EINVAL;
   if (p->tab && p->ntab >= tmax) return TPS_OK;
   double *t = malloc((size_t)(tmax + 1) * sizeof *t);
   if (!t) return TPS_ENOMEM;
-  t[0] = NAN;
-  int mono = 1, direct = !(p->model.kind == TPS_PM_GEMM && !p->meas && p->model.gm.kind == TPS_GEMM_PARAMETRIC &&
-                           p->model.gm.path && tabulate_gemm_model(p, tmax, t) == 0);
-  for (long m = 1; m <= tmax; m++) {
-    if (direct) t[m] = tps_part_eval(p, (double)m, NULL);
-    if (!(t[m] > 0) || !isfinite(t[m])) { free(t); return TPS_EINVAL; }
-    if (m > 1 && t[m] < t[m - 1]) mono = 0;
-  }
+  int mono = 1, rc = tps_part_fill(p, tmax, t, &mono);
+  if (rc != TPS_OK) { free(t); return rc; }
   free(p->tab);
   p->tab = t;
   p->ntab = tmax;
@@ -182,6 +296,8 @@ void tps_part_free(tps_part *p) {
   if (!p) return;
   tps_mcurve_free(p->meas);
   free(p->tab);
+  free(p->lr);
+  p->lr = NULL;
   p->meas = NULL;
   p->tab = NULL;
   p->ntab = 0;

@@ -5,8 +5,14 @@
  *
  * A part is the GEMM time of m rows (one GPU, kernel path and shape K x N) or the all-gather
  * time of S bytes over n ranks (one GPU, backend).  Each has
- *  - measured points (optional): interpolated monotonically in log-log between them (GSL
- *    Steffen, no accelerator: a part is shared read-only by threads); exact at the points;
+ *  - measured points (optional): exact at the points; between two of them a GEMM part with a
+ *    model (but Marlin's, a step per 16-row block and per launch: Steffen's curve there)
+ *    follows the model's shape scaled through the two (model(x) x the measured/model
+ *    ratio interpolated linearly in log M, kept between the two measured times: the wave and
+ *    regime bends of the path's model instead of a generic curve through noisy neighbours),
+ *    other parts interpolate monotonically in log-log (GSL Steffen, no accelerator: a part is
+ *    shared read-only by threads); M and M+1 measured apart from other rows (AIConfigurator's
+ *    4352/4353) are one point, their half log ratio a floor of the measured spread;
  *  - a model (optional): used outside the measured range, anchored to the nearest measured
  *    end (model(x) * measured(end) / model(end): no step where the measurement stops), or
  *    everywhere when nothing was measured.  Models: the cross-GPU GEMM model (xgemm.h), our
@@ -70,6 +76,8 @@ double tps_mcurve_eval(const tps_mcurve *c, double x);
 double tps_mcurve_xlo(const tps_mcurve *c);
 double tps_mcurve_xhi(const tps_mcurve *c);
 size_t tps_mcurve_n(const tps_mcurve *c);
+/* The largest half |log ratio| of the M, M+1 twins merged into one point (0: none). */
+double tps_mcurve_twin_spread(const tps_mcurve *c);
 /* The largest measured value at a point inside [xa, xb] (0 when none): with the values at
  * xa and xb, the largest of the curve there (Steffen is monotone between points). */
 double tps_mcurve_max(const tps_mcurve *c, double xa, double xb);
@@ -113,6 +121,8 @@ typedef struct {
   double meas_rsd;
   tps_part_model model;  /* kind TPS_PM_NONE: none */
   double anchor_lo, anchor_hi; /* measured(end) / model(end) at the two ends (1 without) */
+  double *lr;            /* GEMM with a model: log(measured / model) at each measured point
+                          * (tps_part_finish), NULL: none */
   double *tab;           /* GEMM: value at m = 1..ntab (tps_part_tabulate), NULL before */
   long ntab;
   int mono;              /* GEMM: nondecreasing on the table */
@@ -129,6 +139,10 @@ int tps_part_covers(const tps_part *p, double xlo, double xhi);
 /* GEMM parts: tabulate m = 1..tmax (idempotent for a smaller tmax); TPS_ENOMEM, TPS_EINVAL
  * (a value NaN or <= 0). */
 int tps_part_tabulate(tps_part *p, long tmax);
+/* GEMM parts: the values at m = 1..tmax into t[1..tmax] (t[0] NaN) without touching the part,
+ * as tps_part_tabulate would store them; *mono (may be NULL): nondecreasing.  TPS_ENOMEM,
+ * TPS_EINVAL. */
+int tps_part_fill(const tps_part *p, long tmax, double *t, int *mono);
 /* GEMM parts: the value at m rows (the table when it holds m). */
 double tps_part_gemm_us(const tps_part *p, long m, int *outside);
 /* The spread to draw for this part over [xlo, xhi]: the measured one when covered, else the

@@ -265,6 +265,25 @@ double tps_resolve_sibling_gemm_us(const tps_gpu *sib, const tps_gpu *tgt, const
   return tps_resolve_sibling_gemm_us_with(sib, tgt, path, m, n, k, t_sib_us, fx, al, hbm_ratio, peak_ratio);
 }
 
+double tps_resolve_sibling_fit_us(const tps_gemm_model *fit, const tps_gpu *fit_gpu, const tps_gpu *sib, const tps_gpu *tgt,
+                                  const tps_path *path, long m, long n, long k, double t_sib_us, double *fixed_sib_us,
+                                  double *fixed_tgt_us) {
+  if (fixed_sib_us) *fixed_sib_us = NAN;
+  if (fixed_tgt_us) *fixed_tgt_us = NAN;
+  tps_gemm_model ms, mt;
+  tps_gemm_shape sh = {k, n, TPS_PRED_DEFAULT_OUT_BYTES};
+  if (!fit || !fit_gpu || !sib || !tgt || !path || m < 1 || !(t_sib_us > 0) || !(sib->hbm_gbps > 0) || !(tgt->hbm_gbps > 0) ||
+      tps_gemm_transfer(&ms, fit, fit_gpu, sib, path) || tps_gemm_transfer(&mt, fit, fit_gpu, tgt, path))
+    return NAN;
+  double fs = tps_gemm_fixed_us(&ms, &sh, m), ft = tps_gemm_fixed_us(&mt, &sh, m);
+  if (!(fs >= 0) || !(ft >= 0)) return NAN;
+  if (fs > 0.5 * t_sib_us) { ft *= 0.5 * t_sib_us / fs; fs = 0.5 * t_sib_us; } /* the measured time keeps half */
+  if (fixed_sib_us) *fixed_sib_us = fs;
+  if (fixed_tgt_us) *fixed_tgt_us = ft;
+  double r = roof_us(tgt, path, (double)m, (double)n, (double)k) / roof_us(sib, path, (double)m, (double)n, (double)k);
+  return ft + (t_sib_us - fs) * r;
+}
+
 size_t tps_resolve_monotone(const double *src, double *t, size_t n) {
   size_t raised = 0;
   for (size_t i = 1; i < n; i++)

@@ -130,6 +130,17 @@ double tps_resolve_sibling_gemm_us_with(const tps_gpu *sib, const tps_gpu *tgt, 
 double tps_resolve_sibling_gemm_us(const tps_gpu *sib, const tps_gpu *tgt, const tps_path *path, double m, long n, long k,
                                    double t_sib_us, double *hbm_ratio, double *peak_ratio);
 
+/* A GEMM time t_sib_us measured on sib at m rows moved to tgt on a path whose fixed floor was
+ * learnt from a table (Marlin: the fit of the H20 table, fit on fit_gpu): the fixed part
+ * F(m) of the fit (model/latency/gemm.h tps_gemm_fixed_us: floor, each launch's fixed cost
+ * and serial reduction steps, the steps counted by each GPU's SMs; at most half of t_sib_us,
+ * F_tgt scaled with it) is kept, the rest moved by the regime's roofline ratio r (HBM where
+ * the weights stream, tensor rate where it computes): F_tgt(m) + (t_sib_us - F_sib(m)) r.
+ * *fixed_sib_us, *fixed_tgt_us (may be NULL) get the two fixed parts.  NaN on bad input. */
+double tps_resolve_sibling_fit_us(const tps_gemm_model *fit, const tps_gpu *fit_gpu, const tps_gpu *sib, const tps_gpu *tgt,
+                                  const tps_path *path, long m, long n, long k, double t_sib_us, double *fixed_sib_us,
+                                  double *fixed_tgt_us);
+
 /* Keep t[0..n) (times moved to the target, at increasing rows) non-decreasing wherever the
  * sibling's own times src[0..n) are: the regime ratio falls with M where the two GPUs'
  * balance of HBM and tensor rate differ (H20 -> H100: 1/1.19 streaming, 1/6.7 computing),

@@ -95,23 +95,9 @@ static int step_note(const answer *a, char *buf, size_t sz) {
   return 1;
 }
 
-static double never_replicated(long T, void *vc) { return tps_pred_replicated_us(vc, T); }
-static double never_split(long T, void *vc) { return tps_pred_split_us(vc, T, NULL); }
-
-/* An interval that reaches "never" on a GPU with a measured part, explained (issue 27 item 9):
- * from T1 (the interval's low end, 1 when it has none) on, the nominal split stays within x of
- * the replicated time, x = max |split(T) / replicated(T) - 1| over T1..tmax (8 points per
- * octave, model/predict/excess.h): scale errors of that size in a part move the break-even
- * past tmax.  1 with *t1, *x and *at (the T of the largest); 0 when it does not apply. */
+/* Why an interval reaches "never" (issue 27 item 9): tps_never_note (predict_common.h). */
 static int never_note(const answer *a, long *t1, double *x, long *at) {
-  if (a->scaling != TPS_SCALING_PARTS || isnan(a->iv.hi) || isfinite(a->iv.hi)) return 0;
-  int measured = a->use.gemm && a->use.gemm->prov == TPS_PROV_MEASURED;
-  for (int b = 0; b < TPS_NGATHERS; b++) measured |= a->use.gather[b] && a->use.gather[b]->prov == TPS_PROV_MEASURED;
-  if (!measured) return 0;
-  *t1 = isfinite(a->iv.lo) && a->iv.lo >= 1 ? (long)a->iv.lo : 1;
-  tps_costs c = {never_replicated, never_split, (void *)&a->p};
-  *x = tps_split_flatness(&c, *t1, a->tmax, at);
-  return !isnan(*x);
+  return tps_never_note(&a->p, a->scaling, &a->use, &a->iv, a->tmax, t1, x, at);
 }
 
 static void never_text(const answer *a, char *buf, size_t sz) {

@@ -16,6 +16,7 @@
 #include "src/plot/plot.h"
 #include "src/cli/gpu_doubt.h"
 #include "model/predict/uncertainty.h"
+#include "model/predict/excess.h"
 
 int tps_bundled_fit(const char *gpus_file, int loo, tps_fit *f, char *path, size_t pathsz, int *status, tps_err *e) {
   char buf[4096];
@@ -207,6 +208,21 @@ typedef struct {
   size_t next;
 } grid_job;
 
+static double never_replicated(long T, void *vc) { return tps_pred_replicated_us(vc, T); }
+static double never_split(long T, void *vc) { return tps_pred_split_us(vc, T, NULL); }
+
+int tps_never_note(const tps_pred *p, int scaling, const tps_partuse *use, const tps_interval *iv, long tmax, long *t1,
+                   double *x, long *at) {
+  if (scaling != TPS_SCALING_PARTS || isnan(iv->hi) || isfinite(iv->hi)) return 0;
+  int measured = use->gemm && use->gemm->prov == TPS_PROV_MEASURED;
+  for (int b = 0; b < TPS_NGATHERS; b++) measured |= use->gather[b] && use->gather[b]->prov == TPS_PROV_MEASURED;
+  if (!measured) return 0;
+  *t1 = isfinite(iv->lo) && iv->lo >= 1 ? (long)iv->lo : 1;
+  tps_costs c = {never_replicated, never_split, (void *)p};
+  *x = tps_split_flatness(&c, *t1, tmax, at);
+  return !isnan(*x);
+}
+
 static void grid_cell(grid_job *j, tps_gridcell *c) {
   tps_pred p;
   c->status = tps_predref_context_use(j->r, j->scaling, c->gpu, c->tp, c->path, j->po, &p, &c->use, NULL);
@@ -225,6 +241,7 @@ static void grid_cell(grid_job *j, tps_gridcell *c) {
     if (c->status == TPS_OK) c->uncertain = tps_doubt_widen(&d, &c->iv.lo, &c->iv.hi) || d.n > 0;
   }
   if (c->status == TPS_NA) snprintf(c->why, sizeof c->why, "%s", p.why);
+  c->never = c->status == TPS_OK && tps_never_note(&p, j->scaling, &c->use, &c->iv, j->tmax, &c->never_from, &c->never_x, &c->never_at);
   tps_pred_free(&p);
   if (c->status == TPS_OK) c->threshold = tps_threshold(c->cx.breakeven, j->rounding);
 }
@@ -338,6 +355,16 @@ void tps_grid_print(const tps_grid *g) {
     }
     printf("\n");
   }
+  int nnever = 0;
+  for (size_t i = 0; i < g->n; i++) {
+    const tps_gridcell *c = &g->cell[i];
+    if (!c->never) continue;
+    if (!nnever++)
+      printf("why an interval reaches never (a part measured): from its low end (or 1) on, split and replicated differ by at\n"
+             "  most x (|split/replicated - 1|, 8 points per octave up to %ld): a part off by that much keeps the split from winning\n", g->tmax);
+    printf("  %s TP%d %s: from %ld tokens on within %.1f%% (largest at %ld)\n", c->gpu->name, c->tp, c->path->name, c->never_from,
+           100 * c->never_x, c->never_at);
+  }
   if (nstar)
     printf("* the interval also covers the break-even with each uncertain fact of the GPU's row (a value with '?' in\n"
            "  data/gpus.tsv) at -10%% and +10%%; tpsplit predict --gpu G names them\n");
@@ -364,6 +391,13 @@ json_t *tps_grid_json(const tps_grid *g) {
     json_object_set_new(o, "breakeven_hi", json_tokens(c->iv.hi));
     json_object_set_new(o, "threshold_tokens", json_tokens(c->threshold < 0 ? NAN : (double)c->threshold));
     if (c->uncertain) json_object_set_new(o, "interval_covers_uncertain_facts", json_true());
+    if (c->never) {
+      json_t *nv = json_object();
+      json_object_set_new(nv, "from_tokens", json_integer(c->never_from));
+      tps_json_set_num(nv, "max_abs_rel_diff", c->never_x);
+      json_object_set_new(nv, "at_tokens", json_integer(c->never_at));
+      json_object_set_new(o, "interval_never", nv);
+    }
     if (g->scaling == TPS_SCALING_PARTS) {
       json_t *pj = tps_partuse_json(&c->use, c->backend, c->tp, c->custom_possible);
       json_object_update(o, pj);

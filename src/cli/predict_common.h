@@ -79,7 +79,19 @@ typedef struct {
   int custom_possible;
   int backend;
   int uncertain;            /* 1: iv also covers the GPU's uncertain facts at -10%/+10% (gpu_doubt.h) */
+  int never;                /* 1: iv reaches "never" with a measured part: why (tps_never_note) */
+  long never_from, never_at;
+  double never_x;
 } tps_gridcell;
+
+/* An interval that reaches "never" on a GPU with a measured part, explained (issue 27 item 9):
+ * from T1 (the interval's low end, 1 when it has none) on, the nominal split stays within x of
+ * the replicated time, x = max |split(T) / replicated(T) - 1| over T1..tmax (8 points per
+ * octave, model/predict/excess.h): scale errors of that size in a part move the break-even
+ * past tmax.  1 with *t1, *x and *at (the T of the largest); 0 when it does not apply (not the
+ * parts scaling, the interval ends below never, or no part measured). */
+int tps_never_note(const tps_pred *p, int scaling, const tps_partuse *use, const tps_interval *iv, long tmax, long *t1,
+                   double *x, long *at);
 
 typedef struct tps_grid_s {
   size_t n;

@@ -156,7 +156,7 @@ typedef struct {
   double *x, *t;
   size_t n;
   long lo, hi;           /* lines used */
-  char how[400];         /* what was read and how */
+  char how[700];         /* what was read and how */
 } pts;
 
 int ev_load_file(tps_partset *ps, const char *path, int bundled, loaded **out, tps_err *e);

@@ -180,13 +180,30 @@ static int sibling_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *pat
   double *src = malloc(p->n * sizeof *src);
   if (!src) return tps_err_set(e, NULL, 0, "out of memory");
   memcpy(src, p->t, p->n * sizeof *src);
-  for (size_t i = 0; i < p->n; i++) p->t[i] = tps_resolve_sibling_gemm_us(best, gpu, path, p->x[i], n, k, p->t[i], &hr, &pr);
+  /* a path whose fixed floor was learnt from a table (Marlin: the H20 fit) keeps that floor */
+  tps_resolve_models rm = models_view(ps, path->model == TPS_PATH_MODEL_TABLE_FIT);
+  const tps_gemm_model *ff = rm.h20 && path->model == TPS_PATH_MODEL_TABLE_FIT ? &rm.h20->gemm : NULL;
+  double fs_last = NAN, ft_last = NAN;
+  long m_last = 0;
+  for (size_t i = 0; i < p->n; i++) {
+    double t0 = p->t[i];
+    p->t[i] = tps_resolve_sibling_gemm_us(best, gpu, path, p->x[i], n, k, t0, &hr, &pr);
+    if (ff) {
+      double fs, ft;
+      p->t[i] = tps_resolve_sibling_fit_us(ff, rm.h20_gpu, best, gpu, path, (long)p->x[i], n, k, t0, &fs, &ft);
+      if (fabs(p->x[i] - 96) < 0.5 || !m_last) { fs_last = fs; ft_last = ft; m_last = (long)p->x[i]; }
+    }
+  }
   size_t raised = tps_resolve_monotone(src, p->t, p->n);
   free(src);
-  char how[400], mono[64] = "";
+  char how[700], mono[64] = "", fixed[300] = "";
   if (raised) snprintf(mono, sizeof mono, "; %zu of %zu raised: non-decreasing", raised % 1000, p->n % 1000);
+  if (ff)
+    snprintf(fixed, sizeof fixed, "; the fixed floor learnt from the H20 table kept: %.2f us a launch + %.3f us a reduction "
+             "step (steps by SMs, %d vs %d: %.1f vs %.1f us at %ld rows)",
+             ff->p[TPS_GP_LAUNCH_US], ff->p[TPS_GP_REDUCE_US], best->sms, gpu->sms, fs_last, ft_last, m_last);
   snprintf(how, sizeof how, "%s's %.220s, moved to %s by the regime's spec ratio: HBM x%.3f where the weights stream, %s peak "
-           "x%.3f where it computes%s", best->name, p->how, gpu->name, hr, path->fp8_peak ? "fp8" : "bf16", pr, mono);
+           "x%.3f where it computes%s%s", best->name, p->how, gpu->name, hr, path->fp8_peak ? "fp8" : "bf16", pr, fixed, mono);
   cpy(p->how, sizeof p->how, how);
   *sib_out = best;
   return 0;
@@ -246,7 +263,7 @@ static int set_measured(tps_partsrc *s, pts *p, int have_model, const char *msrc
   s->line_hi = p->hi;
   s->xlo = p->x[0];
   s->xhi = p->x[p->n - 1];
-  snprintf(s->src, sizeof s->src, "measured: %.480s lines %ld-%ld (%s)", s->file, p->lo, p->hi, p->how);
+  snprintf(s->src, sizeof s->src, "measured: %.300s lines %ld-%ld (%s)", s->file, p->lo, p->hi, p->how);
   if (have_model) cpy(s->model_src, sizeof s->model_src, msrc);
   if (have_model && tps_part_finish(&s->part) != TPS_OK) { s->part.model.kind = TPS_PM_NONE; s->model_src[0] = 0; }
   ev_pts_free(p);
