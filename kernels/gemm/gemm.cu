@@ -109,6 +109,7 @@ extern "C" void tps_gemm_destroy(tps_gemm *g) {
   if (g->ops && g->ops->release) g->ops->release(g);
   cudaFree(g->w_bf16); cudaFree(g->w_fp8); cudaFree(g->d_scales); cudaFree(g->x_fp8);
   cudaFree(g->w_q); cudaFree(g->w_s); cudaFree(g->w_rec); cudaFree(g->part); cudaFree(g->counters);
+  cudaFree(g->sk_ws); cudaFree(g->sk_flags);
   free(g->h_q); free(g->h_s);
   free(g);
 }

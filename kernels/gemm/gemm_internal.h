@@ -8,7 +8,7 @@
 #include "kernels/gemm/gemm.h"
 
 /* Fast W8A16 kernel configuration for one M (see gemm_w8a16.cu). */
-enum { TPS_W8K_STREAM = 0, TPS_W8K_MMA = 1, TPS_W8K_WGMMA = 2, TPS_W8K_SPLIT = 3 }; /* kernel kinds */
+enum { TPS_W8K_STREAM = 0, TPS_W8K_MMA = 1, TPS_W8K_WGMMA = 2, TPS_W8K_SPLIT = 3, TPS_W8K_SK = 4 }; /* kernel kinds */
 typedef struct {
   int kind;                    /* TPS_W8K_*: stream (small M), mma (mma.sync tiles), wgmma (SM90) */
   int bt;                      /* stream: tokens per block (8 * token tiles); wgmma: tokens per tile */
@@ -51,6 +51,9 @@ struct tps_gemm {
   size_t part_bytes;
   int *counters;                /* split-K arrival counters, one per output tile (zeroed) */
   int ncounters;
+  float *sk_ws;                 /* stream-K kernel (SM90): fp32 partials, one 128 x 128 tile per block */
+  int *sk_flags;                /* stream-K kernel: a flag per block (zero between launches) */
+  int sk_blocks;                /* blocks sk_ws and sk_flags hold */
   void *priv;                   /* a path's own state beyond these fields (its release frees it) */
   /* cuBLASLt */
   cublasLtHandle_t lt;
@@ -114,6 +117,10 @@ int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 3
  * `splits` (1, 2, 4, 8), every token tile in one launch */
 int tps_w8s_run(tps_gemm *g, const void *x, void *y, int m, int bt, int splits, cudaStream_t s);
 int tps_w8s_slots(int bt, int splits); /* blocks of that form that run at once (0: unknown) */
+/* stream-K kernel (mid and large M): bt tokens (64, 128) x 128 weight rows per tile, a persistent
+ * grid of tps_w8k_grid blocks sharing the (tile, 64-wide chunk) iterations equally */
+int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
+int tps_w8k_grid(const tps_gemm *g, int m, int bt);
 /* stream kernel: how every tile exchanges its split-K partials (TPS_W8_SUM=0|1|4 forces one;
  * default 4, st.async): stored into the owner's shared memory by each thread with plain
  * remote stores and a cluster barrier (push), loaded from the others' (pull), or sent by

@@ -358,6 +358,34 @@ static double wgmma256_us(const tps_gemm *g, int m) {
   return waves * (g->k / 64) * 0.72 + 0.5;
 }
 
+/* The stream-K kernel (persistent grid, iterations shared equally, fix-up through ws): its
+ * token tile (64 or 128) of least modelled time, ceil(iterations / grid) x c + SK_FIXED +
+ * SK_FIX for each partial past two that a tile's owner adds.  Fitted to forced runs on an H100
+ * (run 3 of issue 28's session, K 5120 N 1792 and K 7168 N 2112, 256..1024 rows): c = 0.40 /
+ * 0.48 us per chunk (64 / 128 tokens), SK_FIXED = 12 us (the measured intercept: the fix-up
+ * alone does not explain it, doc/gemm-kernels.md), SK_FIX 1.5 us.  Considered up to
+ * SK_MAX_M rows (beyond, its chunks measured slower than the 256-token wgmma pass's). */
+#define SK_FIX 1.5
+#define SK_FIXED 12.0
+#define SK_MAX_M 2048
+static double sk_pick(const tps_gemm *g, int m, int *bt_out) {
+  static const int bts[] = {64, 128};
+  static const double chunk_us[] = {0.40, 0.48};
+  const int nrb = (g->n + 127) / 128, kall = g->k / 64;
+  double best = 1e30;
+  *bt_out = 128;
+  for (int b = 0; b < 2; b++) {
+    const long long tiles = (long long)nrb * ((m + bts[b] - 1) / bts[b]), iters = tiles * kall;
+    if (iters > 0x7fffffffLL) continue;
+    const int grid = tps_w8k_grid(g, m, bts[b]);
+    const long long per = (iters + grid - 1) / grid;
+    const long long segs = (kall + per - 1) / per + 1; /* blocks a tile's K range can span */
+    const double t = per * chunk_us[b] + (segs > 2 ? SK_FIX * (segs - 2) : 0) + SK_FIXED;
+    if (t < best - 1e-9) { best = t; *bt_out = bts[b]; }
+  }
+  return best;
+}
+
 extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   const char *ks = getenv("TPS_W8_KERNEL");
   int kind;
@@ -365,15 +393,17 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   else if (ks && !strcmp(ks, "stream") && g->wgmma_ok) kind = TPS_W8K_STREAM;
   else if (ks && !strcmp(ks, "wgmma") && g->wgmma_ok) kind = TPS_W8K_WGMMA;
   else if (ks && !strcmp(ks, "split") && g->wgmma_ok) kind = TPS_W8K_SPLIT;
+  else if (ks && !strcmp(ks, "sk") && g->wgmma_ok && g->sk_ws) kind = TPS_W8K_SK;
   else if (!g->wgmma_ok) kind = TPS_W8K_MMA;
   else if (m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 64)) kind = TPS_W8K_STREAM;
-  else if (m > 1024) kind = TPS_W8K_WGMMA;
-  else { /* mid M: the split kernel unless the modelled 256-token wgmma pass is faster; up to
-          * 128 rows the stream kernel where the pick is its geometry (128 tokens, split 8:
-          * the stream launch measured 0.2-0.3 us faster) */
-    int bt, sp;
-    const double ts = split_pick(g, m, &bt, &sp);
-    kind = ts <= wgmma256_us(g, m) ? TPS_W8K_SPLIT : TPS_W8K_WGMMA;
+  else { /* the least modelled of: the split kernel (up to 1024 rows), the 256-token wgmma
+          * pass, the stream-K kernel; up to 128 rows the stream kernel where the split pick is
+          * its geometry (128 tokens, split 8: the stream launch measured 0.2-0.3 us faster) */
+    int bt = 128, sp = 1, skbt = 128;
+    const double ts = m <= 1024 ? split_pick(g, m, &bt, &sp) : 1e30, tw = wgmma256_us(g, m);
+    const double tk = g->sk_ws && m <= SK_MAX_M ? sk_pick(g, m, &skbt) : 1e30;
+    kind = ts <= tw ? TPS_W8K_SPLIT : TPS_W8K_WGMMA;
+    if (tk < (ts < tw ? ts : tw)) kind = TPS_W8K_SK;
     if (kind == TPS_W8K_SPLIT && m <= 128 && bt == 128 && sp == TPS_W8C_SPLITS) kind = TPS_W8K_STREAM;
   }
   if (kind == TPS_W8K_MMA) { choose_mma(g, m, c); return TPS_OK; }
@@ -391,6 +421,14 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     c->threads = 288;
     c->mtiles = (m + c->bt - 1) / c->bt;
     c->stages = c->splits == 1 ? 8 : c->bt == 64 ? 10 : 6;
+  } else if (kind == TPS_W8K_SK) {
+    sk_pick(g, m, &c->bt);
+    if (ks && !strcmp(ks, "sk")) c->bt = tps_w8_env_int("TPS_W8_BT", c->bt) <= 64 ? 64 : 128;
+    c->bm = c->bt;
+    c->threads = 288;
+    c->mtiles = (m + c->bt - 1) / c->bt;
+    c->splits = tps_w8k_grid(g, m, c->bt); /* the grid */
+    c->stages = c->bt == 64 ? 12 : 8;
   } else if (kind == TPS_W8K_STREAM) {
     c->bt = c->bm = tps_w8c_tokens(m); /* wgmma N */
     c->splits = TPS_W8C_SPLITS;
@@ -511,6 +549,7 @@ static int w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, in
   }
   if (c.kind == TPS_W8K_WGMMA) return tps_w8g_run(g, x, y, m, c.bt, s);
   if (c.kind == TPS_W8K_SPLIT) return tps_w8s_run(g, x, y, m, c.bt, c.splits, s);
+  if (c.kind == TPS_W8K_SK) return tps_w8k_run(g, x, y, m, c.bt, s);
   if (c.kind == TPS_W8K_STREAM) return tps_w8c_run(g, x, y, m, s);
   const w8_variant *w = &variants[c.variant];
   dim3 grid(c.ntiles, c.mtiles, c.splits);
@@ -531,6 +570,11 @@ static int w8_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t
     snprintf(buf, bufsz, "w8a16 split: 128 weight rows x %d tokens per block, cluster split-K %d, %d stages, grid %dx%dx%d",
              c.bt, c.splits, c.stages, c.ntiles, c.mtiles, c.splits);
     *id = ((uint64_t)TPS_W8K_SPLIT << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.splits;
+  } else if (c.kind == TPS_W8K_SK) {
+    /* the sums' order follows the iterations' partition: the same only for the same tiles and grid */
+    snprintf(buf, bufsz, "w8a16 sk: 128 weight rows x %d tokens per tile, %dx%d tiles x %d chunks over a persistent grid of %d, %d stages",
+             c.bt, c.ntiles, c.mtiles, g->k / 64, c.splits, c.stages);
+    *id = ((uint64_t)TPS_W8K_SK << 40) | ((uint64_t)c.bt << 32) | ((uint64_t)c.mtiles << 16) | (uint64_t)c.splits;
   } else if (c.kind == TPS_W8K_WGMMA) {
     snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d", c.bt, c.stages,
              c.ntiles, c.mtiles);

@@ -689,13 +689,14 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     if (lane == 0) {
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmr)) : "memory");
+      int s = 0, round = 0; /* kept incrementally: no division by a STAGES of 6 or 10 */
       for (int j = 0; j < nch; j++) {
-        const int s = j % STAGES, round = j / STAGES;
         const uint32_t st = sbase + s * Sh::STAGE_BYTES, full = full0 + 8 * s;
         if (round > 0) mbar_wait(empty0 + 8 * s, (uint32_t)(round - 1) & 1u);
         mb_expect(full, xbytes + Sh::W_BYTES + Sh::S_BYTES);
         tma2d(st, &tmx, (kc0 + j) * 64, t0, full);
         tma3d(st + Sh::X_BYTES, &tmr, 0, 0, (int)blockIdx.x * kall + kc0 + j, full);
+        if (++s == STAGES) { s = 0; round++; }
       }
     }
     __syncwarp();
@@ -712,13 +713,15 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 #pragma unroll
   for (int i = 0; i < BT / 2; i++) acc[i] = 0.f;
   uint32_t afs[4][4][4]; /* fragment buffers of up to 4 chunks (3 in flight) */
+  int sw = 0, ph = 0, sr = 0; /* the ring: next stage to wait for, its phase, next to release */
   for (int j0 = 0; j0 < nch; j0 += G) {
 #pragma unroll
     for (int jj = 0; jj < G; jj++) {
       const int j = j0 + jj;
       if (j < nch) {
-        const int s = j % STAGES;
-        mbar_wait(full0 + 8 * s, (uint32_t)(j / STAGES) & 1u);
+        const int s = sw;
+        mbar_wait(full0 + 8 * s, (uint32_t)ph);
+        if (++sw == STAGES) { sw = 0; ph ^= 1; }
         dequant_chunk(sptr + s * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afs[jj % 4]);
         const uint32_t sx = sbase + s * Sh::STAGE_BYTES;
         const uint64_t desc0 = (uint64_t)((sx & 0x3FFFFu) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
@@ -739,7 +742,8 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
           wg_wait<2>();
           wg_pin(acc);
           __syncwarp();
-          if (lane == 0) mb_arrive_local(empty0 + 8 * ((j - 2) % STAGES));
+          if (lane == 0) mb_arrive_local(empty0 + 8 * sr);
+          if (++sr == STAGES) sr = 0;
         }
       }
     }
@@ -747,9 +751,10 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     wg_wait<0>();
     wg_pin(acc);
     __syncwarp();
-    if (lane == 0) {
-      const int jl = j0 + G < nch ? j0 + G : nch; /* one past the group's last chunk */
-      for (int j = (jl - 2 > j0 ? jl - 2 : j0); j < jl; j++) mb_arrive_local(empty0 + 8 * (j % STAGES));
+    const int jl = j0 + G < nch ? j0 + G : nch; /* one past the group's last chunk */
+    for (int j = (jl - 2 > j0 ? jl - 2 : j0); j < jl; j++) {
+      if (lane == 0) mb_arrive_local(empty0 + 8 * sr);
+      if (++sr == STAGES) sr = 0;
     }
   }
   if (SPLIT > 1) {
@@ -821,6 +826,208 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 #endif
 }
 
+/* ------------------------------------------------------------------ stream-K kernel (w8k) */
+/* The persistent form of the split kernel (issue 28, run E): a grid of G <= (resident blocks)
+ * blocks, one per SM, shares the I = tiles x K/64 (tile, chunk) iterations equally: block b
+ * runs iterations [b I / G, (b + 1) I / G) in order (tile-major, the 128-row weight blocks
+ * of one token tile consecutive, as the other kernels' grids run: the blocks working at once
+ * share their X tiles; with the token tiles of one weight block consecutive instead, K 7168
+ * N 2112 at 4096 rows took 415 us, X read again per weight block, run 3), so no SM idles for a partial wave and a tile's K range may
+ * span several blocks.  The producer warp and the consumer warpgroups are the split
+ * kernel's (one ring that runs on across tiles: the next tile's chunks are fetched during an
+ * epilogue).  Fix-up, deterministic: a block whose range starts inside a tile (k > 0) writes
+ * that segment's fp32 partials, in the accumulators' own order (coalesced: thread-major per
+ * fragment quad), to its slot ws[b] and raises flags[b] (release); the block that runs the
+ * tile's first chunk (its "owner": that segment is the last of its range, so the others
+ * started theirs first) waits for the flags of blocks b + 1, ... that cover the rest of the
+ * tile (acquire), adds their partials in k order to its accumulators, clears the flags for
+ * the next launch and stores the tile as bf16 (staged in its own shared memory: the stages
+ * stay busy with the next tile).  Waiting is safe because every block of the grid is
+ * resident (G <= occupancy x SMs) and a block waits only for higher-numbered ones. */
+template <int BT, int STAGES>
+struct WkShape {
+  typedef WgShape<BT, STAGES> Sh;
+  static constexpr int BAR = 256;
+  static constexpr int ET = BT < 64 ? BT : 64;                 /* tokens staged per epilogue pass */
+  static constexpr int EPI = ET * Sh::YS * 2;
+  static constexpr int SMEM = STAGES * Sh::STAGE_BYTES + EPI + BAR + 1024;
+};
+__device__ __forceinline__ int ld_acquire(const int *p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release(int *p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+/* one epilogue pass: accumulator quads i0 .. i0 + NI - 1 (tokens 8 i0 .. 8 (i0 + NI) - 1 of the
+ * tile, ET of them) as bf16 into ys [ET][YS], then stored from ys as 16-byte row pieces
+ * (i0 is 0 or NI; both branches are unrolled with constant indices, so acc stays in registers) */
+template <int NI, int ET, int YS, int NA>
+__device__ __forceinline__ void wk_store(const float (&acc)[NA], int i0, bf16 *ys, bf16 *__restrict__ Y, int rl,
+                                         int c, int tid, int t0, int n0, int M, int N) {
+  asm volatile("bar.sync 1, 256;\n" ::: "memory"); /* the last pass's stores have read ys */
+#pragma unroll
+  for (int i = 0; i < NI; i++) {
+    const int tk = 8 * i + 2 * c;
+    const float a0 = i0 ? acc[4 * (NI + i) % NA] : acc[4 * i], a1 = i0 ? acc[(4 * (NI + i) + 1) % NA] : acc[4 * i + 1];
+    const float a2 = i0 ? acc[(4 * (NI + i) + 2) % NA] : acc[4 * i + 2], a3 = i0 ? acc[(4 * (NI + i) + 3) % NA] : acc[4 * i + 3];
+    ys[tk * YS + rl] = __float2bfloat16_rn(a0);
+    ys[(tk + 1) * YS + rl] = __float2bfloat16_rn(a1);
+    ys[tk * YS + rl + 8] = __float2bfloat16_rn(a2);
+    ys[(tk + 1) * YS + rl + 8] = __float2bfloat16_rn(a3);
+  }
+  asm volatile("bar.sync 1, 256;\n" ::: "memory");
+  for (int i = tid; i < ET * 16; i += 256) {
+    const int r = i >> 4, p = i & 15, tk = t0 + r, n = n0 + p * 8;
+    if (tk < M && n < N)
+      *reinterpret_cast<uint4 *>(Y + (size_t)tk * N + n) = *reinterpret_cast<const uint4 *>(ys + r * YS + p * 8);
+  }
+}
+template <int BT, int STAGES, int G>
+__global__ void __launch_bounds__(288, 1)
+w8k_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmr,
+           bf16 *__restrict__ Y, float *__restrict__ ws, int *__restrict__ flags, int M, int N, int K) {
+#ifdef TPS_SM90
+  typedef WgShape<BT, STAGES> Sh;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t sraw = (uint32_t)__cvta_generic_to_shared(smem_raw);
+  const uint32_t sbase = (sraw + 1023u) & ~1023u;
+  uint8_t *sptr = smem_raw + (sbase - sraw);
+  typedef WkShape<BT, STAGES> Ks;
+  const uint32_t full0 = sbase + STAGES * Sh::STAGE_BYTES + Ks::EPI, empty0 = full0 + 8 * STAGES;
+  static_assert(16 * STAGES <= Ks::BAR, "barriers fit");
+  bf16 *ys = reinterpret_cast<bf16 *>(sptr + STAGES * Sh::STAGE_BYTES);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int C = K / 64, ntt = (M + BT - 1) / BT;
+  /* iteration indices fit an int (tiles x chunks < 2^31 for every shape bench gemm takes);
+   * the products b x I are taken in 64 bits */
+  const int nrb = (N + 127) / 128, I = nrb * ntt * C, nb = (int)gridDim.x, b = (int)blockIdx.x;
+  const int it0 = (int)((long long)b * I / nb), it1 = (int)((long long)(b + 1) * I / nb);
+  const uint32_t xbytes = (uint32_t)(M < BT ? M : BT) * 128u;
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; s++) {
+      mb_init(full0 + 8 * s, 1);
+      mb_init(empty0 + 8 * s, 8);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (warp == 8) {
+    if (lane == 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmr)) : "memory");
+      /* the ring's position kept incrementally: a division by a STAGES that is no power of
+       * two in every chunk cost ~10% of the consumers' instructions (ncu, run 2) */
+      int s = 0, round = 0;
+      for (int it = it0; it < it1;) {
+        const int t = it / C, kx = it % C;
+        const int ke = it1 - it < C - kx ? kx + (it1 - it) : C;
+        const int rb = t % nrb, tt = t / nrb;
+        for (int j = kx; j < ke; j++) {
+          const uint32_t st = sbase + s * Sh::STAGE_BYTES, full = full0 + 8 * s;
+          if (round > 0) mbar_wait(empty0 + 8 * s, (uint32_t)(round - 1) & 1u);
+          mb_expect(full, xbytes + Sh::W_BYTES + Sh::S_BYTES);
+          tma2d(st, &tmx, j * 64, tt * BT, full);
+          tma3d(st + Sh::X_BYTES, &tmr, 0, 0, rb * C + j, full);
+          if (++s == STAGES) { s = 0; round++; }
+        }
+        it += ke - kx;
+      }
+    }
+    return;
+  }
+  const int g = lane >> 2, c = lane & 3;
+  const int rl = warp * 16 + g;
+  float acc[BT / 2];
+  uint32_t afs[4][4][4];
+  int sw = 0, ph = 0, sr = 0; /* the ring: next stage to wait for, its phase, next stage to release */
+  for (int it = it0; it < it1;) {
+    const int t = it / C, kx = it % C;
+    const int ke = it1 - it < C - kx ? kx + (it1 - it) : C, nch = ke - kx;
+    const int rb = t % nrb, tt = t / nrb;
+#pragma unroll
+    for (int i = 0; i < BT / 2; i++) acc[i] = 0.f;
+    for (int j0 = 0; j0 < nch; j0 += G) {
+#pragma unroll
+      for (int jj = 0; jj < G; jj++) {
+        const int j = j0 + jj;
+        if (j < nch) {
+          const int s = sw;
+          mbar_wait(full0 + 8 * s, (uint32_t)ph);
+          if (++sw == STAGES) { sw = 0; ph ^= 1; }
+          dequant_chunk(sptr + s * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afs[jj % 4]);
+          const uint32_t sx = sbase + s * Sh::STAGE_BYTES;
+          const uint64_t desc0 = (uint64_t)((sx & 0x3FFFFu) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+          wg_pin(acc);
+          wg_fence();
+#pragma unroll
+          for (int q = 0; q < 4; q++) WgOp<BT>::mma(acc, afs[jj % 4][q], desc0 + (uint64_t)(q * 2));
+          wg_commit();
+          wg_pin(acc);
+          if (jj >= 2) {
+            wg_wait<2>();
+            wg_pin(acc);
+            __syncwarp();
+            if (lane == 0) mb_arrive_local(empty0 + 8 * sr);
+            if (++sr == STAGES) sr = 0;
+          }
+        }
+      }
+      wg_wait<0>();
+      wg_pin(acc);
+      __syncwarp();
+      const int jl = j0 + G < nch ? j0 + G : nch;
+      for (int j = (jl - 2 > j0 ? jl - 2 : j0); j < jl; j++) {
+        if (lane == 0) mb_arrive_local(empty0 + 8 * sr);
+        if (++sr == STAGES) sr = 0;
+      }
+    }
+    it += nch;
+    float4 *wsb = reinterpret_cast<float4 *>(ws);
+    if (kx > 0) { /* not the tile's first chunk: partials to this block's slot, then the flag */
+#pragma unroll
+      for (int i = 0; i < BT / 8; i++)
+        __stcg(wsb + ((size_t)b * (BT / 8) + i) * 256 + tid, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
+      asm volatile("bar.sync 1, 256;\n" ::: "memory"); /* every thread's stores before thread 0's release (cumulative) */
+      if (tid == 0) { __threadfence(); st_release(flags + b, 1); }
+      continue;
+    }
+    if (ke < C) { /* the owner: the rest of the tile from blocks b + 1, ..., in k order */
+      /* the blocks b + 1 .. bl cover the rest: thread 0 waits for all their flags (and
+       * clears them for the next launch: no one else reads them in this one), then every
+       * thread adds the partials in block order */
+      const int tend = (t + 1) * C;
+      int bl = b + 1;
+      while ((long long)(bl + 1) * I / nb < tend) bl++;
+      if (tid == 0)
+        for (int bb = b + 1; bb <= bl; bb++) {
+          while (ld_acquire(flags + bb) == 0) __nanosleep(32);
+          flags[bb] = 0;
+        }
+      asm volatile("bar.sync 1, 256;\n" ::: "memory");
+      for (int bb = b + 1; bb <= bl; bb++) {
+#pragma unroll
+        for (int h = 0; h < BT / 8; h += 8) { /* 8 loads in flight, then their adds */
+          float4 v[8];
+#pragma unroll
+          for (int i = 0; i < 8; i++) v[i] = __ldcg(wsb + ((size_t)bb * (BT / 8) + h + i) * 256 + tid);
+#pragma unroll
+          for (int i = 0; i < 8; i++) {
+            acc[4 * (h + i)] += v[i].x; acc[4 * (h + i) + 1] += v[i].y; acc[4 * (h + i) + 2] += v[i].z; acc[4 * (h + i) + 3] += v[i].w;
+          }
+        }
+      }
+    }
+    /* the tile as bf16, staged ET tokens at a time as [ET tokens][128 rows] (a buffer of
+     * its own: the stages hold the next tile's chunks) and stored as 16-byte row pieces */
+    const int n0 = rb * 128, t0 = tt * BT;
+    wk_store<Ks::ET / 8, Ks::ET, Sh::YS>(acc, 0, ys, Y, rl, c, tid, t0, n0, M, N);
+    if (BT > Ks::ET) wk_store<Ks::ET / 8, Ks::ET, Sh::YS>(acc, Ks::ET / 8, ys, Y, rl, c, tid, t0 + Ks::ET, n0, M, N);
+  }
+#endif
+}
+
 /* ------------------------------------------------------------------ host side */
 
 typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const uint8_t *, int, bf16 *, int, int, int,
@@ -868,6 +1075,7 @@ static int make_map(CUtensorMap *m, CUtensorMapDataType dt, const void *base, ui
 }
 
 extern "C" int tps_w8s_prepare(void);
+extern "C" int tps_w8k_prepare(tps_gemm *g);
 extern "C" int tps_w8g_prepare(tps_gemm *g) {
   g->wgmma_ok = 0;
   int major = 0, minor = 0;
@@ -922,6 +1130,7 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
     memcpy(g->tm_rec, &mr, sizeof mr);
   }
   TPS_TRY(tps_w8s_prepare());
+  TPS_TRY(tps_w8k_prepare(g));
   g->wgmma_ok = 1;
   return TPS_OK;
 }
@@ -1108,6 +1317,80 @@ extern "C" int tps_w8s_run(tps_gemm *g, const void *x, void *y, int m, int bt, i
   /* TPS_W8_PP=0|1: the warpgroups issue their MMAs freely (0, default) or in turn (1: no
    * faster, 0-4 us slower at 128..1024 rows on an H100, kernels/run_w8a16.sh sweep) */
   CUDA_TRY(cudaLaunchKernelEx(&cfg, w->fn[tps_w8_env_int("TPS_W8_PP", 0) == 1 ? 1 : 0], mx, mr, (bf16 *)y, m, g->n, g->k));
+  CUDA_LAUNCH_CHECK();
+  return TPS_OK;
+}
+
+/* ------------------------------------------------------------------ stream-K kernel: host */
+typedef void (*w8k_fn)(const CUtensorMap, const CUtensorMap, bf16 *, float *, int *, int, int, int);
+typedef struct { int bt, stages, smem; w8k_fn fn; } w8k_variant;
+#define W8KV(BT, ST) { BT, ST, WkShape<BT, ST>::SMEM, w8k_kernel<BT, ST, 4> }
+/* stages: as many as fit next to the epilogue's own staging buffer (227 KB) */
+static const w8k_variant skvariants[] = {W8KV(64, 12), W8KV(128, 8)};
+enum { NSKVARIANTS = sizeof skvariants / sizeof skvariants[0] };
+static int sk_slots[NSKVARIANTS];
+
+static const w8k_variant *sk_variant(int bt) {
+  for (int v = 0; v < NSKVARIANTS; v++)
+    if (skvariants[v].bt == bt) return &skvariants[v];
+  return NULL;
+}
+
+/* resident blocks (the largest grid a stream-K launch may have: its blocks wait for each
+ * other), and the fix-up workspace: one fp32 tile of the largest token tile per block, one
+ * flag per block (zero between launches: each owner clears the flags it consumed) */
+extern "C" int tps_w8k_prepare(tps_gemm *g) {
+  int most = 0;
+  for (int v = 0; v < NSKVARIANTS; v++) {
+    CUDA_TRY(cudaFuncSetAttribute(skvariants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, skvariants[v].smem));
+    int per_sm = 0;
+    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, skvariants[v].fn, 288, (size_t)skvariants[v].smem));
+    sk_slots[v] = per_sm * g->num_sms;
+    if (sk_slots[v] > most) most = sk_slots[v];
+  }
+  if (most <= 0) return TPS_OK;
+  if (!g->sk_ws) {
+    CUDA_TRY(cudaMalloc(&g->sk_ws, (size_t)most * 128 * 128 * sizeof(float)));
+    CUDA_TRY(cudaMalloc(&g->sk_flags, (size_t)most * sizeof(int)));
+    CUDA_TRY(cudaMemset(g->sk_flags, 0, (size_t)most * sizeof(int)));
+    g->sk_blocks = most;
+  }
+  return TPS_OK;
+}
+
+/* the grid of a stream-K launch for m rows: every resident block, at most one per iteration;
+ * TPS_W8_SKG (1..resident) forces fewer */
+extern "C" int tps_w8k_grid(const tps_gemm *g, int m, int bt) {
+  int slots = 0;
+  for (int v = 0; v < NSKVARIANTS; v++)
+    if (skvariants[v].bt == bt) slots = sk_slots[v];
+  if (slots <= 0) slots = g->num_sms > 0 ? g->num_sms : 132;
+  if (g->sk_blocks > 0 && slots > g->sk_blocks) slots = g->sk_blocks;
+  const int o = tps_w8_env_int("TPS_W8_SKG", 0);
+  if (o > 0 && o < slots) slots = o;
+  const long long iters = (long long)((g->n + 127) / 128) * ((m + bt - 1) / bt) * (g->k / 64);
+  return iters < slots ? (int)iters : slots;
+}
+
+extern "C" int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s) {
+  TPS_TRY(check_run(g, x, y));
+  const w8k_variant *w = sk_variant(bt);
+  const long long iters = (long long)((g->n + 127) / 128) * ((m + bt - 1) / bt) * (g->k / 64);
+  if (!w || !g->sk_ws || iters > 0x7fffffffLL) {
+    fprintf(stderr, "tpsplit: gemm: no stream-K kernel for a %d-token tile\n", bt);
+    return TPS_ERR;
+  }
+  CUtensorMap mx, mr;
+  TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)m, (uint64_t)g->k * 2, 64,
+                   (uint32_t)(m < bt ? m : bt), CU_TENSOR_MAP_SWIZZLE_128B));
+  memcpy(&mr, g->tm_rec, sizeof mr);
+  const int grid = tps_w8k_grid(g, m, bt);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3((unsigned)grid, 1, 1);
+  cfg.blockDim = dim3(288, 1, 1);
+  cfg.dynamicSmemBytes = (size_t)w->smem;
+  cfg.stream = s;
+  CUDA_TRY(cudaLaunchKernelEx(&cfg, w->fn, mx, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k));
   CUDA_LAUNCH_CHECK();
   return TPS_OK;
 }

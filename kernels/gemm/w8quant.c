@@ -122,7 +122,7 @@ uint32_t tps_w8_rec_encode4(const uint8_t b[4]) {
 /* allowed values: a '|' list of words, or an integer range */
 typedef struct { const char *name, *words; long lo, hi; } w8_override;
 static const w8_override w8_overrides[] = {
-    {"TPS_W8_KERNEL", "stream|wgmma|split|mma", 0, 0},
+    {"TPS_W8_KERNEL", "stream|wgmma|split|sk|mma", 0, 0},
     {"TPS_W8_BT", "64|128|256", 0, 0},
     {"TPS_W8_SBT", "16|32|48|64|128", 0, 0},
     {"TPS_W8_SUM", "0|1|4", 0, 0},
@@ -133,6 +133,7 @@ static const w8_override w8_overrides[] = {
     {"TPS_W8_SPLITK", NULL, 0, 64},
     {"TPS_W8_SPLIT", "1|2|4|8", 0, 0},
     {"TPS_W8_PP", "0|1", 0, 0},
+    {"TPS_W8_SKG", NULL, 0, 1 << 16},
 };
 
 static int w8_word_in(const char *v, const char *words) {

@@ -16,8 +16,9 @@
 #             at SWEEP_TOKENS, 20 samples, K 5120 N 1792 (SWEEP_KN to change), into sweep.txt
 #   ncu       ncu (full set) of one w8t launch per NCU_CASES entry (ENV,...:M:SKIP), details and
 #             the SASS source page with stall samples, into ncu.txt / ncu_src.txt
-#   sanitize  compute-sanitizer memcheck and racecheck on test_gemm_gpu (environment SAN_ENV, default
-#             TPS_TEST_QUICK=1; TPS_TEST_SPLIT_ONLY=1: the split kernel's tiles and splits alone)
+#   sanitize  compute-sanitizer memcheck and racecheck on test_gemm_gpu, once per entry of SAN_ENVS
+#             (space-separated; else SAN_ENV, default TPS_TEST_QUICK=1; TPS_TEST_SPLIT_ONLY=1: the split
+#             kernel's tiles and splits alone; TPS_TEST_SK_ONLY=1: the stream-K kernel's tiles and grids)
 # Stages run in the order env, test, ratio, sanitize, sweep, ncu.
 B=${1:-.w8carry/bin}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -33,7 +34,7 @@ has() { case " $STAGES " in *" $1 "*) return 0;; esac; return 1; }
 if has env; then
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
     nvcc --version | tail -2
-    cuobjdump --dump-resource-usage "$B/tpsplit" 2>&1 | grep -A1 -E "w8t_kernel|w8s_kernel" | head -200
+    cuobjdump --dump-resource-usage "$B/tpsplit" 2>&1 | grep -A1 -E "w8t_kernel|w8s_kernel|w8k_kernel" | head -200
   } >"$OUT/env.txt" 2>&1
   [ -n "$SASS_KERNEL" ] && cuobjdump -sass -fun "$SASS_KERNEL" "$B/tpsplit" >"$OUT/sass.txt" 2>&1
   head -3 "$OUT/env.txt"
@@ -58,10 +59,12 @@ if has ratio; then
   done
 fi
 if has sanitize; then
-  for tool in memcheck racecheck; do
-    echo "== ${SAN_ENV:-TPS_TEST_QUICK=1} compute-sanitizer --tool $tool test_gemm_gpu" >>"$OUT/sanitizer.txt"
-    env ${SAN_ENV:-TPS_TEST_QUICK=1} timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 9 "$B/test_gemm_gpu" >>"$OUT/sanitizer.txt" 2>&1
-    echo "exit $? (${SECONDS}s)" >>"$OUT/sanitizer.txt"
+  for se in ${SAN_ENVS:-${SAN_ENV:-TPS_TEST_QUICK=1}}; do
+    for tool in memcheck racecheck; do
+      echo "== $se compute-sanitizer --tool $tool test_gemm_gpu" >>"$OUT/sanitizer.txt"
+      env $se timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 9 "$B/test_gemm_gpu" >>"$OUT/sanitizer.txt" 2>&1
+      echo "exit $? (${SECONDS}s)" >>"$OUT/sanitizer.txt"
+    done
   done
   grep -E "^exit|ERROR SUMMARY|RACECHECK SUMMARY|SKIPPED" "$OUT/sanitizer.txt"
 fi
@@ -83,12 +86,12 @@ if has ncu; then
   for c in ${NCU_CASES:-}; do
     e=${c%%:*}; r=${c#*:}; m=${r%%:*}; sk=${r#*:}
     echo "== ncu $e M=$m skip=$sk" | tee -a "$OUT/ncu.txt" >>"$OUT/ncu_src.txt"
-    env ${e//,/ } timeout 150 ncu --clock-control none --set full -k regex:"w8[ts]_kernel" --launch-skip "$sk" --launch-count 1 \
+    env ${e//,/ } timeout 150 ncu --clock-control none --set full -k regex:"w8[tsk]_kernel" --launch-skip "$sk" --launch-count 1 \
       -o "$OUT/rep" -f "$B/tpsplit" bench gemm --k 5120 --n 1792 --path w8a16 --tokens "$m" --tp 1 --check-only >>"$OUT/log.txt" 2>&1
     ncu -i "$OUT/rep.ncu-rep" --page details >>"$OUT/ncu.txt" 2>&1
     ncu -i "$OUT/rep.ncu-rep" --page source --csv --print-source sass >>"$OUT/ncu_src.txt" 2>&1
     rm -f "$OUT/rep.ncu-rep"
   done
-  grep -E "^== ncu|w8t_kernel|w8s_kernel|Grid Size|Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Issue Slots Busy|Warp Cycles Per Issued" "$OUT/ncu.txt" | head -60
+  grep -E "^== ncu|w8t_kernel|w8s_kernel|w8k_kernel|Grid Size|Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Issue Slots Busy|Warp Cycles Per Issued" "$OUT/ncu.txt" | head -60
 fi
 echo "done (${SECONDS}s)"

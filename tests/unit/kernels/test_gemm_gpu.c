@@ -382,6 +382,29 @@ int main(void) {
   int quick = getenv("TPS_TEST_QUICK") != NULL;
   /* TPS_TEST_SPLIT_ONLY (for compute-sanitizer on the split kernel alone): its tiles and
    * splits on this shape and on K = 3072 (ring refills), then exit */
+  /* TPS_TEST_SK_ONLY (compute-sanitizer on the stream-K kernel alone): its two tiles on the
+   * default grid and on grids of 1, 3 and 7 blocks (tiles over several blocks, blocks over
+   * several tiles), on this shape and on K = 3072, then exit */
+  if (getenv("TPS_TEST_SK_ONLY")) {
+    static const int m0[] = {1, 64, 100, 257};
+    static const char *const g0[] = {"", "1", "3", "7"};
+    double *w3;
+    tps_gemm *g3 = random_w8(256, 3072, 112, 10, &w3);
+    if (!g3) return 1;
+    for (size_t a = 0; a < 2; a++)
+      for (size_t b = 0; b < 4; b++) {
+        set_kernel("sk", a ? "128" : "64");
+        if (*g0[b]) setenv("TPS_W8_SKG", g0[b], 1); else unsetenv("TPS_W8_SKG");
+        for (size_t i = 0; i < 4; i++) check(fast, m0[i], w, 1e-2, "sk only");
+        check(g3, m0[2], w3, 1e-2, "sk only, K=3072");
+      }
+    unsetenv("TPS_W8_SKG");
+    set_kernel("", "");
+    cudaError_t e = cudaDeviceSynchronize();
+    EXPECT(e == cudaSuccess, "device error: %s", cudaGetErrorString(e));
+    printf("%s\n", fails ? "test_gemm_gpu (sk only): FAILED" : "test_gemm_gpu (sk only): ok");
+    return fails ? 1 : 0;
+  }
   if (getenv("TPS_TEST_SPLIT_ONLY")) {
     static const int m0[] = {1, 64, 100, 257};
     static const char *const sp0[] = {"1", "2", "4", "8"};
@@ -404,7 +427,7 @@ int main(void) {
   }
   static const int ms[] = {1, 17, 64, 100, 257, 3, 1000};
   size_t nms = quick ? 5 : sizeof ms / sizeof *ms;
-  static const char *const kinds[][2] = {{"", ""}, {"stream", ""}, {"mma", ""}, {"wgmma", "64"}, {"wgmma", "128"}, {"wgmma", "256"}, {"split", "64"}, {"split", "128"}};
+  static const char *const kinds[][2] = {{"", ""}, {"stream", ""}, {"mma", ""}, {"wgmma", "64"}, {"wgmma", "128"}, {"wgmma", "256"}, {"split", "64"}, {"split", "128"}, {"sk", "64"}, {"sk", "128"}};
   for (size_t kk = 0; kk < sizeof kinds / sizeof *kinds; kk++) {
     set_kernel(kinds[kk][0], kinds[kk][1]);
     for (size_t i = 0; i < nms; i++) check(fast, ms[i], w, 1e-2, "all E4M3 codes");
@@ -431,6 +454,21 @@ int main(void) {
       for (size_t i = 0; i < nms; i++) check(fast, ms[i], w, 1e-2, "E4M3 codes, split kernel");
     }
   unsetenv("TPS_W8_SPLIT");
+  /* the stream-K kernel (issue 28): tiles 64 and 128 on grids forced to 1 block (every tile
+   * in one block), 3 and 7 (tiles spanning several blocks, owners adding 1..n partials) and
+   * 50; then the same M twice on the default grid must give the same bits (the fix-up's
+   * order is fixed, and the flags were cleared for the second launch) */
+  static const char *const skg[] = {"1", "3", "7", "50"};
+  for (size_t a = 0; a < 2; a++)
+    for (size_t b = 0; b < 4; b++) {
+      set_kernel("sk", a ? "128" : "64");
+      setenv("TPS_W8_SKG", skg[b], 1);
+      for (size_t i = 0; i < (quick ? 3 : nms); i++) check(fast, ms[i], w, 1e-2, "E4M3 codes, stream-K kernel");
+    }
+  unsetenv("TPS_W8_SKG");
+  setenv("TPS_W8_BT", "128", 1);
+  same_bits(fast, 1000, "sk", "TPS_W8_SKG", "65536");
+  same_bits(fast, 300, "sk", "TPS_W8_SKG", "65536");
   set_kernel("", "");
   static const int sm[] = {5, 45, 64};
   for (size_t i = 0; i < 3; i++) {
@@ -527,6 +565,15 @@ int main(void) {
         for (size_t i = 0; i < (quick ? 3 : sizeof m3 / sizeof *m3); i++) check(g3, m3[i], w3, 1e-2, "N=256 K=3072 split");
       }
     unsetenv("TPS_W8_SPLIT");
+    /* the stream-K kernel: 48 chunks a tile, on grids of 5 and 13 blocks and the default */
+    static const char *const skg3[] = {"5", "13", "0"};
+    for (size_t a = 0; a < 2; a++)
+      for (size_t b = 0; b < 3; b++) {
+        set_kernel("sk", a ? "128" : "64");
+        setenv("TPS_W8_SKG", skg3[b], 1);
+        for (size_t i = 0; i < (quick ? 3 : sizeof m3 / sizeof *m3); i++) check(g3, m3[i], w3, 1e-2, "N=256 K=3072 sk");
+      }
+    unsetenv("TPS_W8_SKG");
     set_kernel("stream", "");
     setenv("TPS_W8_SBT", "128", 1);
     same_bits(g3, 100, "stream", "TPS_W8_SUM", "1");
@@ -581,7 +628,7 @@ int main(void) {
   {
     static const int sh[4][2] = {{1024, 5120}, {512, 5120}, {32, 5120}, {2112, 7168}}; /* N, K */
     static const tps_path_id sp[] = {TPS_PATH_DENSE_BF16, TPS_PATH_NATIVE_FP8, TPS_PATH_FP8_BLOCK, TPS_PATH_W8A16};
-    static const char *const w8k[] = {"", "stream", "wgmma", "split", "mma"};
+    static const char *const w8k[] = {"", "stream", "wgmma", "split", "sk", "mma"};
     static const int sm7[] = {1, 61, 300};
     const int maxm = 300, nsm = quick ? 2 : 3;
     bufs b;
