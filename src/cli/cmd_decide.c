@@ -282,7 +282,7 @@ int cmd_decide(int argc, char **argv) {
   const char *fit_file = v.fits.n ? v.fits.v[0] : NULL, *gpus_file = v.gpus_file;
 
   if (!v.gpu && !thr_file) {
-    tps_die_msg("decide: --gpu is required (try 'tpsplit decide --help')");
+    tps_usage_msg("--gpu is required");
     return TPS_EXIT_USAGE;
   }
   if (thr_file) {
@@ -291,7 +291,7 @@ int cmd_decide(int argc, char **argv) {
                         : (v.given >> TPS_OI_SCALING) & 1u ? "--scaling" : v.measured_only ? "--measured-only"
                         : v.no_bundled ? "--no-bundled" : NULL;
     if (other) {
-      tps_die_msg("decide: --thresholds takes the threshold from the file: %s has no use with it", other);
+      tps_usage_msg("--thresholds takes the threshold from the file: %s has no use with it", other);
       return TPS_EXIT_USAGE;
     }
   }

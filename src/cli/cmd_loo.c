@@ -438,18 +438,18 @@ static int parse_opts(int argc, char **argv, loo_run *r, const char **gpus, cons
         else if (!strcmp(optarg, "w8a16")) r->do_gemm = r->do_gather = r->do_be = 0;
         else if (!strcmp(optarg, "gather")) r->do_gemm = r->do_be = r->do_w8 = 0;
         else if (!strcmp(optarg, "breakeven")) r->do_gemm = r->do_gather = r->do_w8 = 0;
-        else { tps_die_msg("fit --loo-gpu: --only '%s': expected gemm, gather, breakeven or w8a16", optarg); return TPS_EXIT_USAGE; }
+        else { tps_usage_msg("--only '%s': expected gemm, gather, breakeven or w8a16", optarg); return TPS_EXIT_USAGE; }
         break;
       case OPT_GPUS: *gpus = optarg; break;
       case OPT_HOLD: *hold_name = optarg; break;
       case 'h': usage(stdout); return TPS_EXIT_OK;
       default:
-        tps_die_msg("fit --loo-gpu: bad option '%s' (try 'tpsplit fit --loo-gpu --help')", argv[optind - 1]);
+        tps_usage_msg("bad option '%s'", argv[optind - 1]);
         return TPS_EXIT_USAGE;
     }
   }
   if (optind < argc) {
-    tps_die_msg("fit --loo-gpu: takes no FILE (it uses the bundled data), got '%s'", argv[optind]);
+    tps_usage_msg("takes no FILE (it uses the bundled data), got '%s'", argv[optind]);
     return TPS_EXIT_USAGE;
   }
   return -1;
@@ -470,11 +470,11 @@ static int load_and_fit(loo_run *r, const tps_gpu_table *gt) {
   if (r->do_gemm || r->do_be)
     for (int path = 0; path < TPS_XG_NPATH; path++)
       if ((st = run_gemm_loo((tps_xg_path)path, r->gp[path].sets, r->gp[path].ns, &r->gp[path].r, r->hold)) != TPS_OK) {
-        tps_die_msg("fit --loo-gpu: %s GEMM fit failed: %s", tps_xg_path_names[path], tps_strstatus(st));
+        tps_die_msg("%s GEMM fit failed: %s", tps_xg_path_names[path], tps_strstatus(st));
         return TPS_EXIT_FAIL;
       }
   if ((r->do_gather || r->do_be) && (st = run_gather_loo(r->as, r->nas, &r->ar)) != TPS_OK) {
-    tps_die_msg("fit --loo-gpu: all-gather fit failed: %s", tps_strstatus(st));
+    tps_die_msg("all-gather fit failed: %s", tps_strstatus(st));
     return TPS_EXIT_FAIL;
   }
   if (r->do_be) be_compute(r);
@@ -482,6 +482,7 @@ static int load_and_fit(loo_run *r, const tps_gpu_table *gt) {
 }
 
 int cmd_fit_loo_gpu(int argc, char **argv) {
+  tps_err_command("fit --loo-gpu");
   static loo_run run;
   loo_run *r = &run;
   memset(r, 0, sizeof *r);

@@ -442,7 +442,7 @@ int cmd_predict(int argc, char **argv) {
     memcpy(tokens, seed_tokens, sizeof seed_tokens);
   }
   if (tokens[ntok - 1] > TPS_PRED_MAX_TMAX) {
-    tps_die_msg("predict: tokens above %ld", TPS_PRED_MAX_TMAX);
+    tps_usage_msg("tokens above %ld", TPS_PRED_MAX_TMAX);
     free(tokens);
     return TPS_EXIT_USAGE;
   }
@@ -454,11 +454,11 @@ int cmd_predict(int argc, char **argv) {
                 .scaling = v.scaling, .backend = v.po.backend, .tokens = tokens, .ntok = ntok, .ref = &ref};
   memset(&ref, 0, sizeof ref);
   if (thr_out && a->tp < 2) {
-    tps_die_msg("predict: --thresholds-out: TP %ld is outside the thresholds schema (TP from 2: one rank has no split)", a->tp);
+    tps_die_msg("--thresholds-out: TP %ld is outside the thresholds schema (TP from 2: one rank has no split)", a->tp);
     goto done;
   }
   if (!v.gpu && !v.gemms.n && !v.gathers.n) {
-    tps_die_msg("predict: --gpu is required (try 'tpsplit predict --help')");
+    tps_usage_msg("--gpu is required");
     goto done;
   }
   if (tps_predref_load_opts(&ref, &v, a->tmax, v.path, &fit_failed, &e) != 0) {
@@ -472,7 +472,7 @@ int cmd_predict(int argc, char **argv) {
     const tps_path *up[2];
     if (!v.gpu && tps_partset_user_gpus(ref.parts, ug, 2) == 1) a->gpu = ug[0];
     if (!((v.given >> TPS_OI_PATH) & 1u) && tps_partset_user_paths(ref.parts, up, 2) == 1) a->path = up[0];
-    if (!v.gpu && !a->gpu) { tps_die_msg("predict: the files measure several GPUs: give --gpu"); goto done; }
+    if (!v.gpu && !a->gpu) { tps_die_msg("the files measure several GPUs: give --gpu"); goto done; }
   }
   if (!a->gpu && !(a->gpu = tps_gpus_find(&ref.gpus, v.gpu, &e))) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
   if (ref.parts && tps_partset_check_targets(ref.parts, &a->gpu, 1, (const int[]){(int)a->tp}, 1, &a->path, 1, &e) != 0) {
@@ -484,10 +484,10 @@ int cmd_predict(int argc, char **argv) {
   if (st == TPS_EBADDATA) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
   if (st == TPS_OK && a->scaling == TPS_SCALING_PARTS)
     tps_partset_mark(ref.parts, &a->use, a->backend, (int)a->tp, tps_pred_custom_possible(&a->p));
-  if (st == TPS_NA) { tps_die_msg("predict: %s on %s at TP %ld: n/a: %s", a->path->name, a->gpu->name, a->tp, a->p.why); goto done; }
-  if (st != TPS_OK) { tps_die_msg("predict: impossible configuration (%s, TP %ld, %s)", a->gpu->name, a->tp, a->path->name); goto done; }
+  if (st == TPS_NA) { tps_die_msg("%s on %s at TP %ld: n/a: %s", a->path->name, a->gpu->name, a->tp, a->p.why); goto done; }
+  if (st != TPS_OK) { tps_die_msg("impossible configuration (%s, TP %ld, %s)", a->gpu->name, a->tp, a->path->name); goto done; }
   if (analyze(a, &v) != 0) {
-    tps_die_msg("predict: the model gives no usable values for %s TP %ld %s", a->gpu->name, a->tp, a->path->name);
+    tps_die_msg("the model gives no usable values for %s TP %ld %s", a->gpu->name, a->tp, a->path->name);
     rc = TPS_EXIT_FAIL;
     goto done;
   }

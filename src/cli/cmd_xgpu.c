@@ -167,6 +167,7 @@ static int xgpu_io_check(const char *out, const char *gpus, tps_err *e) {
 }
 
 int cmd_fit_xgpu(int argc, char **argv) {
+  tps_err_command("fit --xgpu");
   static const struct option opts[] = {{"xgpu", no_argument, NULL, 'x'}, {"output", required_argument, NULL, 'o'},
                                        {"gpus-file", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
@@ -195,12 +196,12 @@ int cmd_fit_xgpu(int argc, char **argv) {
                "Exit status: 0 ok, 1 a fit failed or a write error, 2 usage or input error.\n");
         return TPS_EXIT_OK;
       default:
-        tps_die_msg("fit --xgpu: bad option '%s' (try 'tpsplit fit --xgpu --help')", argv[optind - 1]);
+        tps_usage_msg("bad option '%s'", argv[optind - 1]);
         return TPS_EXIT_USAGE;
     }
   }
-  if (optind < argc) { tps_die_msg("fit --xgpu: takes no FILE (it fits the bundled data), got '%s'", argv[optind]); return TPS_EXIT_USAGE; }
-  if (!out) { tps_die_msg("fit --xgpu: -o FILE is required (try 'tpsplit fit --xgpu --help')"); return TPS_EXIT_USAGE; }
+  if (optind < argc) { tps_usage_msg("takes no FILE (it fits the bundled data), got '%s'", argv[optind]); return TPS_EXIT_USAGE; }
+  if (!out) { tps_usage_msg("-o FILE is required"); return TPS_EXIT_USAGE; }
   tps_err e;
   tps_err_clear(&e);
   tps_gpu_table gt;
@@ -240,7 +241,7 @@ int cmd_fit_xgpu(int argc, char **argv) {
       fprintf(fp, "\n");
     }
     if (st != TPS_OK) {
-      tps_die_msg("fit --xgpu: a fit failed: %s", tps_strstatus(st));
+      tps_die_msg("a fit failed: %s", tps_strstatus(st));
       rc = TPS_EXIT_FAIL;
       if (to_file) tps_out_abort(&of);
     } else if (to_file && tps_out_commit(&of, &e)) {

@@ -303,17 +303,16 @@ static void cmdopt_help(const tps_cmdspec *s, const tps_cmdopt_values *v, FILE *
 
 /* ------------------------------------------------------------------ parsing */
 
-/* "tpsplit: CMD: message" (usage errors); returns TPS_EXIT_USAGE. */
+/* "tpsplit CMD: message (try 'tpsplit CMD --help')" (src/base/err.h); returns TPS_EXIT_USAGE. */
 static int usage_error(const tps_cmdspec *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int usage_error(const tps_cmdspec *s, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
+  (void)s; /* the command is the one main.c named (tps_err_command) */
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (s->name) tps_die_msg("%s: %s", s->name, msg);
-  else tps_die_msg("%s", msg);
-  return TPS_EXIT_USAGE;
+  return tps_usage_msg("%s", msg);
 }
 
 int tps_cmdopt_yesno(const char *arg, int *v) {
@@ -531,6 +530,7 @@ static int record_io(const tps_cmdspec *s, const tps_cmdopt_values *v) {
 /* A return >= 0 means the command returns at once (help, version, a usage error): what
  * the parse allocated is freed here so that no caller has to. */
 int tps_cmdopt_parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values *v) {
+  tps_err_command(s->name); /* every message of the command names it */
   int rc = parse(s, argc, argv, v);
   if (rc < 0 && record_io(s, v) != 0) rc = TPS_EXIT_USAGE;
   if (rc >= 0) tps_cmdopt_free(v);
@@ -566,7 +566,6 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
   lo[nl] = (struct option){NULL, 0, NULL, 0};
   shorts[ns] = 0;
 
-  const char *cmd = s->name ? s->name : "";
   /* long options are never abbreviated: getopt_long would read --gpus as --gpus-file, a
    * different meaning (issue 29); a long name must be one of the command's whole */
   for (int i = 1; i < argc; i++) {
@@ -581,8 +580,7 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
       else if (!near && !strncmp(lo[k].name, a + 2, l)) near = lo[k].name;
     }
     if (!exact && near)
-      return usage_error(s, "bad option '%.*s' (options are not abbreviated: --%s?) (try 'tpsplit%s%s --help')", (int)l + 2, a,
-                         near, *cmd ? " " : "", cmd);
+      return usage_error(s, "bad option '%.*s' (options are not abbreviated: --%s?)", (int)l + 2, a, near);
     if (exact && takes && !a[2 + l]) i++; /* its value, whatever it looks like */
   }
   int c;
@@ -595,7 +593,7 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
     if (c == 'V' || c == KEY_VERSION) { printf("tpsplit (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return TPS_EXIT_OK; }
     if (c == ':') return usage_error(s, "option '%s' needs a value", argv[optind - 1]);
     if (c == '?')
-      return usage_error(s, "bad option '%s' (try 'tpsplit%s%s --help')", argv[optind - 1], *cmd ? " " : "", cmd);
+      return usage_error(s, "bad option '%s'", argv[optind - 1]);
     /* a short letter: the option that has it */
     if (c < KEY_COMMON) {
       for (int i = 0; i < TPS_OI_N; i++)
@@ -622,16 +620,16 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
   v->args = argv + optind;
   if (v->nargs < s->args_min) {
     int l = (int)strcspn(s->args, ".");
-    return usage_error(s, "no %.*s given (try 'tpsplit%s%s --help')", l, s->args, *cmd ? " " : "", cmd);
+    return usage_error(s, "no %.*s given", l, s->args);
   }
   if (s->output_single && v->output && v->nargs != 1)
     return usage_error(s, "-o takes exactly one %.*s, got %d", (int)strcspn(s->args, "."), s->args, v->nargs);
   for (int i = 0; i < TPS_OI_N; i++)
     if ((s->required >> i) & 1u && !((v->given >> i) & 1u))
-      return usage_error(s, "--%s is required (try 'tpsplit%s%s --help')", common[i].name, *cmd ? " " : "", cmd);
+      return usage_error(s, "--%s is required", common[i].name);
   for (size_t k = 0; k < s->nopts; k++)
     if (s->opts[k].required && !((own_given >> k) & 1ul))
-      return usage_error(s, "--%s is required (try 'tpsplit%s%s --help')", s->opts[k].name, *cmd ? " " : "", cmd);
+      return usage_error(s, "--%s is required", s->opts[k].name);
   /* --fit alone means the model scaling; measured files mean the parts scaling */
   if (v->fits.n && !((v->given >> TPS_OI_SCALING) & 1u) && scaling_ok(s, TPS_SCALING_MODEL)) v->scaling = TPS_SCALING_MODEL;
   if (s->fit_model_only && v->fits.n && v->scaling != TPS_SCALING_MODEL)

@@ -79,17 +79,19 @@ static int run(int argc, char **argv) {
       if (strcmp(argv[2], commands[i].name) == 0) {
         char *av[] = {argv[2], (char *)"--help", NULL};
         optind = 0;
+        tps_err_command(argv[2]);
         return commands[i].fn(2, av);
       }
-    tps_die_msg("unknown command '%s' (try 'tpsplit --help')", argv[2]);
+    tps_usage_msg("unknown command '%s'", argv[2]);
     return TPS_EXIT_USAGE;
   }
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (strcmp(cmd, commands[i].name) == 0) {
       optind = 0;
+      tps_err_command(cmd);
       return commands[i].fn(argc - 1, argv + 1);
     }
-  tps_die_msg("unknown command '%s' (try 'tpsplit --help')", cmd);
+  tps_usage_msg("unknown command '%s'", cmd);
   return TPS_EXIT_USAGE;
 }
 
