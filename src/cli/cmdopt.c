@@ -161,7 +161,7 @@ static void common_help(const tps_cmdspec *s, const tps_cmdopt_values *v, int i,
     if (common_on(s, TPS_OI_GEMM))
       cat(buf, sz, &len, "; or a measured gather [BACKEND=]FILE (repeatable, one per GPU, backend and TP): an nccl-tests "
           "all_gather_perf or `tpsplit bench allgather` log (ranks = TP), an AIConfigurator NCCL table (num_gpus = TP), "
-          "a split table (split - replicated at its TP), or a fit file; BACKEND defaults to the file's own");
+          "a split table (split - replicated at its TP), or a fit file; BACKEND defaults to the file's own; BACKEND=FILE also makes BACKEND the answer's backend (--gather nccl=FILE: NCCL alone) unless --gather B names another");
     break;
   case TPS_OI_CAP:
     cat(buf, sz, &len, "per-rank input cap of the custom gather, bytes (default %.0f)",
@@ -396,7 +396,7 @@ static int set_common(const tps_cmdspec *s, tps_cmdopt_values *v, int i, const c
     return -1;
   case TPS_OI_GATHER: {
     int b = tps_gather_parse(arg);
-    if (b >= 0) { v->po.backend = b; return 0; }
+    if (b >= 0) { v->po.backend = b; v->backend_given = 1; return 0; }
     if (!common_on(s, TPS_OI_GEMM)) {
       snprintf(why, whysz, "%s", tps_gather_names(names, sizeof names));
       return -1;
@@ -483,6 +483,31 @@ static int set_own(const tps_cmdopt *o, const char *arg, char *why, size_t whysz
   case TPS_ARG_MODE: return -1; /* run by parse() */
   }
   return -1;
+}
+
+/* The backend a --gather [B=]FILE names ("nccl=log.txt": nccl; "log.txt", "F:op=all_gather": -1). */
+static int spec_backend(const char *spec) {
+  const char *eq = strchr(spec, '='), *colon = strchr(spec, ':');
+  if (!eq || (colon && colon < eq) || eq - spec >= 32) return -1;
+  char b[32];
+  snprintf(b, sizeof b, "%.*s", (int)(eq - spec), spec);
+  return tps_gather_parse(b);
+}
+
+/* `--gather nccl=FILE` answers with NCCL alone, as `--gather nccl --gather FILE` does: the backend
+ * of the answer is the one --gather B names, else the one every B=FILE names (a plain FILE names
+ * none: the default stays).  0, or -1 when the files name two backends and --gather B none. */
+static int gather_backend_named(tps_cmdopt_values *v) {
+  int named = -1;
+  if (v->backend_given) return 0;
+  for (size_t i = 0; i < v->gathers.n; i++) {
+    int b = spec_backend(v->gathers.v[i]);
+    if (b < 0) continue;
+    if (named >= 0 && b != named) return -1;
+    named = b;
+  }
+  if (named >= 0) v->po.backend = named;
+  return 0;
 }
 
 enum { KEY_COMMON = 1000, KEY_OWN = 2000, KEY_HELP = 3000, KEY_VERSION };
@@ -634,6 +659,7 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
   if (v->fits.n && !((v->given >> TPS_OI_SCALING) & 1u) && scaling_ok(s, TPS_SCALING_MODEL)) v->scaling = TPS_SCALING_MODEL;
   if (s->fit_model_only && v->fits.n && v->scaling != TPS_SCALING_MODEL)
     return usage_error(s, "--fit goes with --scaling model");
+  if (gather_backend_named(v) != 0) return usage_error(s, "--gather files name different backends: give --gather B for the answer's");
   if ((v->gemms.n || v->gathers.n || v->measured_only || v->no_bundled || v->harness >= 0) && v->scaling != TPS_SCALING_PARTS)
     return usage_error(s, "--gemm, --gather FILE, --measured-only, --no-bundled and --harness go with --scaling parts (the default), not %s",
                        tps_scaling_names[v->scaling]);

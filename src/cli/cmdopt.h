@@ -128,6 +128,7 @@ typedef struct {
   const char *output;                  /* -o, NULL unless set */
   tps_strlist gemms;                   /* --gemm FILE, in order */
   tps_strlist gathers;                 /* --gather [B=]FILE, in order */
+  int backend_given;                   /* --gather B given; else po.backend is the one the B=FILE name */
   long k, n;                           /* --k, --n (TPS_PRED_DEFAULT_K, _N) */
   int measured_only;                   /* --measured-only */
   int no_bundled;                      /* --no-bundled */

@@ -45,7 +45,7 @@ one_line() { [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || fail "not one stderr line
 expect_rc 2 dec --thresholds "$cal" --gpu H100 --tp 8 --tokens 4096 --path w8a16
 one_line
 expect_grep 'thresholds_h200_5120x1792.json: no device NVIDIA_H100_80GB_HBM3 .*it has NVIDIA_H200' "$tmp/err"
-expect_rc 2 dec --thresholds "$cal" --tp 8 --tokens 4096
+expect_rc 2 dec --thresholds "$cal" --tp 8 --tokens 4096 --path marlin-w8a16 # without --path: every path of the file (tests/cli/traps.sh)
 one_line
 expect_grep 'thresholds_h200_5120x1792.json: no entry \$\.devices\.NVIDIA_H200\.thresholds\.5120x1792\.marlin-w8a16\.8\.auto .*paths dense-bf16, native-fp8, w8a16' "$tmp/err"
 expect_rc 2 dec --thresholds "$cal" --tp 16 --tokens 4096 --path w8a16
