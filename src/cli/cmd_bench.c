@@ -4,12 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "src/cli/cmdopt.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/err.h"
 #include "src/base/util.h"
 #include "src/cli/cmd_bench.h"
 
-static void usage(FILE *fp) {
+static void usage_text(FILE *fp) {
   fputs("Usage: tpsplit bench gemm|split|allgather [options]\n"
         "Measure on GPUs.  Correctness is checked before anything is timed; then one CUDA graph\n"
         "per candidate, an L2 flush (and a barrier of all GPUs) before every replay outside the\n"
@@ -19,6 +20,8 @@ static void usage(FILE *fp) {
         "  allgather  all-gather alone, rows in the nccl-tests layout\n",
         fp);
 }
+/* --help within 80 columns */
+static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
 
 int cmd_bench(int argc, char **argv) {
   if (argc < 2) return tps_usage_msg("no target given (gemm, split or allgather)");

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "src/cli/cmdopt.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/err.h"
 #include "src/base/util.h"
@@ -32,7 +33,7 @@ static const struct option own_options[] = {{"bytes", required_argument, 0, OPT_
 static const tps_bench_world_opts defaults = {.tp = 1, .gather = TPS_GATHER_NCCL, .samples = 50,
                                               .warmup = 5, .cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES};
 
-static void usage(FILE *fp) {
+static void usage_text(FILE *fp) {
   fputs("Usage: tpsplit bench allgather [--tp N] [--bytes A..B | --bytes S1,S2,...] [--gather G]\n"
         "                               [--samples S] [--warmup W] [--cap-bytes B] [-o FILE] [--json]\n"
         "Time the all-gather alone over N GPUs and write the rows in the nccl-tests all_gather_perf\n"
@@ -43,6 +44,8 @@ static void usage(FILE *fp) {
         fp);
   tps_bench_world_help(fp, "allgather", &defaults);
 }
+/* --help within 80 columns */
+static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
 
 static int option(tps_bench_cmd *c, int code, const char *arg) {
   if (code == OPT_BYTES) ((ag_cmd *)c)->bytes_arg = arg;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "src/cli/cmdopt.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/err.h"
 #include "src/base/util.h"
@@ -25,7 +26,7 @@
 static const char *const default_tokens =
     "1,2,4,6,8,12,16,24,32,48,64,96,128,256,384,512,1024,2048,4096,8192,16384";
 
-static void usage(FILE *fp) {
+static void usage_text(FILE *fp) {
   char paths[128];
   tps_path_names(TPS_PATH_F_BENCH, paths, sizeof paths);
   fprintf(fp,
@@ -63,6 +64,8 @@ static void usage(FILE *fp) {
           "Exit: 0 ok, 1 a check failed or no GPU, 2 usage error.\n",
           paths);
 }
+/* --help within 80 columns */
+static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
 
 typedef struct {
   tps_bench_gemm_opts k;  /* what kernels/ gets */

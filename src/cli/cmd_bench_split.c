@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "src/cli/cmdopt.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/err.h"
 #include "src/base/util.h"
@@ -34,7 +35,7 @@ static const struct option own_options[] = {
 static const tps_bench_world_opts defaults = {.tp = 1, .gather = TPS_GATHER_AUTO, .samples = 50,
                                               .warmup = 5, .cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES};
 
-static void usage(FILE *fp) {
+static void usage_text(FILE *fp) {
   char paths[128];
   fprintf(fp,
           "Usage: tpsplit bench split --path P [--gather G] [--tp N] [--tokens LIST]\n"
@@ -51,6 +52,8 @@ static void usage(FILE *fp) {
           tps_path_names(TPS_PATH_F_BENCH, paths, sizeof paths), default_tokens);
   tps_bench_world_help(fp, "split", &defaults);
 }
+/* --help within 80 columns */
+static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
 
 static int option(tps_bench_cmd *c, int code, const char *arg) {
   split_cmd *s = (split_cmd *)c;

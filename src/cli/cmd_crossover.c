@@ -161,7 +161,7 @@ int cmd_crossover(int argc, char **argv) {
   }
   if (thr_out && write_thresholds(&g, &ref, &v, thr_out, &e) != 0) {
     tps_err_print(&e);
-    rc = TPS_EXIT_FAIL;
+    rc = tps_err_exit_code(&e); /* cannot create: 2; a write error: 1 */
     goto done;
   }
   if (v.json) {

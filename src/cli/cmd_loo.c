@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "src/cli/cmdopt.h"
 #include "src/base/jsonout.h"
 #include "model/core/status.h"
 #include "src/cli/tpsplit.h"
@@ -227,7 +228,7 @@ static double be_model(const tps_xg_model *gm, const tps_xga_model *am, const tp
   return b;
 }
 
-static void usage(FILE *fp) {
+static void usage_text(FILE *fp) {
   fprintf(fp,
           "Usage: tpsplit fit --loo-gpu [--json] [--only PART] [--gpus-file FILE]\n"
           "Leave-one-GPU-out evaluation of the cross-GPU models on the bundled measurements\n"
@@ -250,9 +251,12 @@ static void usage(FILE *fp) {
           "  --json        print JSON\n"
           "  --hold-out=GPU  GEMM only, one fold: fit without GPU and predict it (no intervals)\n"
           "  --gpus-file=F GPU table (default: the bundled gpus.tsv)\n"
-          "  -h, --help    print this help and exit\n\n"
+          "  -h, --help    print this help and exit\n"
+          "  -V, --version print the version and exit\n\n"
           "Exit status: 0 ok, 1 a fit failed, 2 usage or input error.\n");
 }
+/* --help within 80 columns */
+static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
 
 int tps_loo_gemm_group_of(const gemm_part *gp, const tps_gpu *gpu, int *set) {
   for (int i = 0; i < gp->ns; i++)
@@ -424,13 +428,15 @@ static int parse_opts(int argc, char **argv, loo_run *r, const char **gpus, cons
                                        {"gpus-file", required_argument, NULL, OPT_GPUS},
                                        {"hold-out", required_argument, NULL, OPT_HOLD},
                                        {"help", no_argument, NULL, 'h'},
+                                       {"version", no_argument, NULL, 'V'},
                                        {NULL, 0, NULL, 0}};
   int c;
   r->do_gemm = r->do_gather = r->do_be = r->do_w8 = 1;
   opterr = 0;
   optind = 0;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
     switch (c) {
+      case 'V': return tps_print_version("fit --loo-gpu");
       case OPT_JSON: r->json = 1; break;
       case OPT_LOOGPU: break;
       case OPT_ONLY:

@@ -492,8 +492,9 @@ int cmd_predict(int argc, char **argv) {
     goto done;
   }
   tps_predref_describe(&ref, a->scaling, a->desc, sizeof a->desc);
-  if (v.output && write_table(a, v.output, &e) != 0) { tps_err_print(&e); rc = TPS_EXIT_FAIL; goto done; }
-  if (thr_out && write_thresholds(a, thr_out, &e) != 0) { tps_err_print(&e); rc = TPS_EXIT_FAIL; goto done; }
+  /* an output that cannot be created: 2 (the path given); a write error: 1 (src/base/exit.h) */
+  if (v.output && write_table(a, v.output, &e) != 0) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
+  if (thr_out && write_thresholds(a, thr_out, &e) != 0) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
   if (v.json) rc = print_json(a);
   else { print_text(a); rc = TPS_EXIT_OK; }
 done:

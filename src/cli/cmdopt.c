@@ -268,10 +268,80 @@ void tps_cmdopt_env_help(FILE *fp, const char *cmd) {
   }
 }
 
+/* Where the text of line l (n bytes) continues: under the help column of an option line
+ * ("  --name V    help"), 9 after "Usage: ", else at its own indentation. */
+static int cont_col(const char *l, size_t n) {
+  int ind = (int)strspn(l, " ");
+  const char *gap = ind && ind < (int)n ? strstr(l + ind, "  ") : NULL;
+  if (gap && gap < l + n) {
+    int hang = (int)(gap + strspn(gap, " ") - l);
+    if (hang < HELP_WIDTH / 2 && hang < (int)n) return hang;
+  }
+  return !strncmp(l, "Usage: ", 7) ? 9 : ind;
+}
+
+/* Words of text[0..n) from column at, broken before HELP_WIDTH, continued at column col. */
+static void flow(FILE *fp, const char *text, size_t n, int col, int at) {
+  const char *w = text, *end = text + n;
+  while (w < end && *w == ' ') w++;
+  while (w < end) {
+    size_t l = 0;
+    while (w + l < end && w[l] != ' ') l++;
+    if (at > col && at + 1 + (int)l > HELP_WIDTH) { fprintf(fp, "\n%*s", col, ""); at = col; }
+    else if (at > col) { fputc(' ', fp); at++; }
+    fprintf(fp, "%.*s", (int)l, w);
+    at += (int)l;
+    w += l;
+    while (w < end && *w == ' ') w++;
+  }
+  fputc('\n', fp);
+}
+
+void tps_cmdopt_fitted(FILE *fp, const char *text) {
+  for (const char *l = text; *l;) {
+    /* a block: the line and the lines that continue it (at its continuation column, not an option) */
+    size_t n = strcspn(l, "\n"), wide = n;
+    int ind = (int)strspn(l, " "), cont = cont_col(l, n);
+    const char *end = l + n;
+    while (*end && n && l[n - 1] != ':') {
+      const char *nx = end + 1;
+      size_t m = strcspn(nx, "\n");
+      int nind = (int)strspn(nx, " ");
+      int deeper = cont > ind ? nind > ind && nind <= cont : ind == 0 && nind == 0;
+      if (!m || !deeper || nind >= (int)m || nx[nind] == '-') break;
+      if (m > wide) wide = m;
+      end = nx + m;
+    }
+    if (wide <= HELP_WIDTH) { /* every line fits: as written */
+      fprintf(fp, "%.*s\n", (int)(end - l), l);
+    } else { /* the block's words again: its first line's indentation, then the continuation column */
+      char buf[4096];
+      size_t k = 0;
+      int lead = cont > ind ? cont : ind; /* an option line keeps "  --name V    " as written */
+      for (const char *p = l + lead; p < end && k + 1 < sizeof buf; p++) buf[k++] = *p == '\n' ? ' ' : *p;
+      fprintf(fp, "%.*s", lead, l);
+      flow(fp, buf, k, cont, lead);
+    }
+    l = *end ? end + 1 : end;
+  }
+}
+
+void tps_cmdopt_fitted_from(FILE *fp, void (*write)(FILE *)) {
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *m = open_memstream(&buf, &n);
+  if (!m) { write(fp); return; }
+  write(m);
+  if (fclose(m) == 0 && buf) tps_cmdopt_fitted(fp, buf);
+  free(buf);
+}
+
 /* The --help text. */
 static void cmdopt_help(const tps_cmdspec *s, const tps_cmdopt_values *v, FILE *fp) {
-  fprintf(fp, "Usage: tpsplit%s%s %s\n", s->name ? " " : "", s->name ? s->name : "", s->synopsis);
-  if (s->about) fprintf(fp, "%s\n", s->about);
+  char usage[2048];
+  snprintf(usage, sizeof usage, "Usage: tpsplit%s%s %s", s->name ? " " : "", s->name ? s->name : "", s->synopsis);
+  tps_cmdopt_fitted(fp, usage);
+  if (s->about) tps_cmdopt_fitted(fp, s->about);
   fprintf(fp, "\nOptions:\n");
   for (size_t k = 0; k < sizeof help_order / sizeof help_order[0]; k++) common_line(fp, s, v, help_order[k]);
   for (size_t k = 0; k < s->nopts; k++) {
@@ -293,7 +363,7 @@ static void cmdopt_help(const tps_cmdspec *s, const tps_cmdopt_values *v, FILE *
   for (size_t k = 0; k < sizeof help_order_last / sizeof help_order_last[0]; k++) common_line(fp, s, v, help_order_last[k]);
   opt_line(fp, 'h', "help", NULL, 0, "print this help and exit");
   opt_line(fp, 'V', "version", NULL, 0, "print the version and exit");
-  if (s->notes) fprintf(fp, "\n%s\n", s->notes);
+  if (s->notes) { fputc('\n', fp); tps_cmdopt_fitted(fp, s->notes); }
   tps_cmdopt_env_help(fp, s->name ? s->name : "main");
   if (s->exit_status) {
     fputc('\n', fp);

@@ -30,14 +30,17 @@ static const struct {
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
-static void usage(FILE *fp) {
+static void usage_text(FILE *fp) {
   fprintf(fp,
           "Usage: tpsplit [--help] [--version] [<command> [options] [args]]\n"
           "Decide when to split a tensor-parallel projection by token (each rank multiplies\n"
-          "1/TP of the tokens, then an all-gather rebuilds the output) instead of computing it\n"
-          "redundantly on every rank.\n\n"
-          "With no command, fit the bundled measurements, print the crossover grid for the\n"
-          "bundled GPUs and write the plots (see `tpsplit --help` of each command).\n\n"
+          "1/TP of the tokens, then an all-gather rebuilds the output) instead of computing\n"
+          "it redundantly on every rank.\n\n"
+          "With no command, the main job: fit the bundled measurements, print the answer and\n"
+          "the crossover grid for the bundled GPUs and write the plots:\n"
+          "  tpsplit [-o DIR] [--json] [--samples N] [--seed S] [--no-plots]\n"
+          "(its options: `tpsplit --no-plots --help`; a command's: `tpsplit COMMAND --help`).\n"
+          "Long options are never abbreviated (--gpus is not --gpus-file).\n\n"
           "Commands:\n");
   for (size_t i = 0; i < NCOMMANDS; i++) fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].help);
   fprintf(fp,
@@ -45,16 +48,20 @@ static void usage(FILE *fp) {
           "Every command that produces results takes --json.\n");
   tps_cmdopt_env_help(fp, NULL);
   fprintf(fp,
-          "\nExit status:\n"
-          "  0  ok (decide: split)\n"
-          "  1  the task failed or its verdict is negative (decide: no split; validate:\n"
-          "     outside tolerance; a fit that did not converge; a failed GPU check)\n"
-          "     or the machine ran out of memory or disk\n"
-          "  2  usage or input error (bad option, malformed file, unknown GPU, impossible TP)\n"
+          "\nExit status (every command; src/base/exit.h):\n"
+          "  0    ok (decide: split; validate: within tolerance)\n"
+          "  1    the task failed or its verdict is negative (decide: no split; validate:\n"
+          "       outside tolerance; a fit that did not converge; a failed GPU check; no\n"
+          "       GPU for bench or calibrate), or the machine ran out of memory or disk\n"
+          "  2    usage or input error: a bad option or value, a missing, unreadable or\n"
+          "       malformed input, an output that cannot be created; nothing written\n"
+          "  77   the tests only: skipped (no GPU)\n"
           "  130, 143  interrupted by SIGINT, SIGTERM (temporary files removed)\n\n"
           "Report bugs to: %s\n",
           PACKAGE_BUGREPORT);
 }
+/* --help within 80 columns */
+static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
 
 static void version(void) {
   printf("tpsplit (%s) %s\n"

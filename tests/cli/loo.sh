@@ -126,7 +126,14 @@ for gw in A100-SXM-80GB:12 H100-SXM:23 B200:21 L40S:21 RTX-PRO-6000-Server:21 H2
 done
 expect_grep '^# GEMM 90% interval coverage, all GPUs and paths: [0-9.]+% of 1740 points' "$tmp/full"   # 1448 + the H200 AIC table's 146 per path
 expect_grep '^# in sample: median \|err\| [0-4]\.[0-9]%' "$tmp/full"
-expect_grep '^# break-even within 15%: [0-9]+ of 33; decisions agree: [0-9]+ of 495' "$tmp/full"   # + H200 x 2 paths x 3 TP, 15 T each
+expect_grep "^# break-even within 15%: [0-9]+ of [0-9]+ \\([0-9]+ more where neither side splits: 'both'\\); decisions agree: [0-9]+ of 495" "$tmp/full"   # + H200 x 2 paths x 3 TP, 15 T each
+# the summary counts the rows above it: 'both' rows (no break-even on either side) out of the 15% count
+awk '/^gpu +path +tp +measured +predicted +rel_err/ { t = 1; next }
+     t && /^# break-even within 15%/ { print w, n, nb; exit }
+     t { if ($6 == "both") nb++; else { n++; r = $6; sub(/%/, "", r); r += 0; if (r < 0) r = -r; if (r <= 15) w++ } }' "$tmp/full" >"$tmp/wn"
+read -r w n nb <"$tmp/wn"
+expect_grep "^# break-even within 15%: ${w:-x} of ${n:-x} \\(${nb:-x} more where neither side splits" "$tmp/full"
+[ "${nb:-0}" -ge 1 ] && [ $((${n:-0} + ${nb:-0})) -eq 33 ] && ok || fail "break-even rows: ${n:-?} + ${nb:-?} 'both', want 33 in all"
 # every error is a percentage; every GEMM row has its coverage
 awk '/^# GEMM dense|^# GEMM native/{g=1; next} /^$/{g=0} g && !/^gpu/ {
        if ($(NF-3) !~ /%$/ || $(NF-1) !~ /%$/) bad++ } END{exit bad > 0}' "$tmp/full" && ok || fail "GEMM rows malformed"

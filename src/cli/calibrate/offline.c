@@ -163,7 +163,7 @@ static int simulate_write(const opts *o, const simrow *rows) {
   }
   tps_err e;
   tps_err_clear(&e);
-  if (rc == TPS_EXIT_OK && tps_thr_write(&f, o->out, &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; }
+  if (rc == TPS_EXIT_OK && tps_thr_write(&f, o->out, &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); }
   tps_thr_free(&f);
   return rc;
 }

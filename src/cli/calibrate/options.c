@@ -260,10 +260,11 @@ static int parse(int argc, char **argv, opts *o) {
                 "       tpsplit calibrate --check FILE BENCH.tsv...\n"
                 "       tpsplit calibrate --simulate TABLE...\n"
                 "       tpsplit calibrate --replay [--budget-s S] [--row-s S] TABLE[+TABLE...]...",
-    .about = "Measure this machine briefly (GEMM paths at ~12 rows per shape; with >= 2 GPUs the\n"
-             "all-gather per TP and backend at ~10 sizes), fit calibrated models and write the\n"
-             "engine-facing thresholds file: per device (as engines key it, e.g. NVIDIA_H200),\n"
-             "shape KxN, path, TP and gather backend, split_from_tokens (split when T >= it).",
+    .about = "Measure this machine briefly (GEMM paths at ~12 rows per shape; with >= 2 GPUs\n"
+             "the all-gather per TP and backend at ~10 sizes), fit calibrated models and write\n"
+             "the engine-facing thresholds file: per device (as engines key it, e.g.\n"
+             "NVIDIA_H200), shape KxN, path, TP and gather backend, split_from_tokens (split\n"
+             "when T >= it).  The variables below that the benches read apply to its runs.",
     .common = TPS_OPT(TPS_OI_JSON) | TPS_OPT(TPS_OI_OUTPUT) | TPS_OPT(TPS_OI_HARNESS),
     .args = "TABLE...",
     .opts = own,

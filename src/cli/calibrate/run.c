@@ -123,7 +123,7 @@ static int open_inputs(run_t *r, tps_outfile *of, tps_err *e) {
   for (int f = 0; f < o->ngfiles && rc == TPS_EXIT_OK; f++)
     if (gfile_read(o->gfile[f], o, &r->gf[f], e)) { tps_err_print(e); rc = tps_err_exit_code(e); }
   if (rc == TPS_EXIT_OK && tps_gpus_load(NULL, &r->gt, e)) { tps_err_print(e); rc = TPS_EXIT_USAGE; }
-  if (rc == TPS_EXIT_OK && tps_out_open(of, o->out, e)) { tps_err_print(e); rc = TPS_EXIT_USAGE; }
+  if (rc == TPS_EXIT_OK && tps_out_open(of, o->out, e)) { tps_err_print(e); rc = tps_err_exit_code(e); }
   char why[TPS_BENCH_WHY];
   if (rc == TPS_EXIT_OK && tps_bench_gpus(&r->ngpus, why, sizeof why) != TPS_OK) {
     tps_die_msg("no GPU can be opened: %s. It measures the GPUs of the machine it runs on; "
@@ -232,7 +232,7 @@ static int write_thresholds(run_t *r, tps_thr_device *d, tps_outfile *of, tps_er
       fputc('\n', of->fp);
       free(s);
       cal_unguard();
-      if (tps_out_commit(of, e)) { tps_err_print(e); rc = TPS_EXIT_FAIL; }
+      if (tps_out_commit(of, e)) { tps_err_print(e); rc = tps_err_exit_code(e); }
       else cal_say("wrote %s: %zu thresholds in %.1f s%s", o->out, d->nentries, r->out.wall_s, r->partial ? " (partial: the budget was reached)" : "");
     }
   }
