@@ -142,7 +142,10 @@ static int world_option(tps_bench_cmd *c, int code, const char *arg) {
       rc = TPS_EXIT_USAGE;
     }
     break;
-  case 'o': c->out = arg; break;
+  case 'o':
+    if (!*arg) return tps_usage_msg("-o '': a file name, not empty");
+    c->out = arg;
+    break;
   case OPT_JSON: c->json_out = 1; break;
   case 'h': c->usage(stdout); return -1;
   case 'V':

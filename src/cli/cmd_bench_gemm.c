@@ -185,7 +185,10 @@ static int parse_option(gemm_opts *g, int c, const char *arg, const char **token
   case OPT_N: rc = tps_bench_int_opt("gemm", "n", arg, 16, 1L << 20, 16, &v); o->n = (int)v; break;
   case OPT_TOKENS: *tokens = arg; break;
   case OPT_TP: *tps = arg; break;
-  case 'o': g->out = arg; break;
+  case 'o':
+    if (!*arg) return tps_usage_msg("-o '': a file name, not empty");
+    g->out = arg;
+    break;
   case OPT_CHECK_ONLY: o->check_only = 1; break;
   case OPT_CHECK_PER_CONFIG: o->check_per_config = 1; break;
   case OPT_CONFIGS: o->configs_only = 1; break;

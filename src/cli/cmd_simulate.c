@@ -319,8 +319,8 @@ static int sim_parse(int argc, char **argv, sim_args *a, tps_cmdopt_values *v) {
   const tps_cmdopt own[] = {
     {.name = "model", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "M", .dst = &a->model_name, .required = 1,
      .help = "model description: a file, or the name of a bundled one (data/models/NAME.tsv)"},
-    {.name = "chunk", .kind = TPS_ARG_LONG, .metavar = "C", .dst = &a->chunk, .min = 1, .max = 100000000,
-     .help = "tokens per prefill chunk"},
+    {.name = "chunk", .kind = TPS_ARG_LONG, .metavar = "C", .dst = &a->chunk, .min = 1, .max = TPS_PRED_MAX_TMAX,
+     .help = "tokens per prefill chunk, 1..65536 (the longest scan of the model)"},
     {.name = "prompt", .kind = TPS_ARG_FN, .metavar = "LIST", .dst = &a->prompts, .parse = parse_prompts,
      .help = "prompt lengths in tokens, comma separated (default " DEFAULT_PROMPTS ")"},
     {.name = "baseline-ttft-ms", .kind = TPS_ARG_FN, .metavar = "LIST", .dst = &a->base, .parse = parse_ttfts,

@@ -516,7 +516,10 @@ static int set_common(const tps_cmdspec *s, tps_cmdopt_values *v, int i, const c
     return -1;
   case TPS_OI_GPUS_FILE: v->gpus_file = arg; return 0;
   case TPS_OI_JSON: v->json = 1; return 0;
-  case TPS_OI_OUTPUT: v->output = arg; return 0;
+  case TPS_OI_OUTPUT:
+    if (!*arg) { snprintf(why, whysz, "a file or folder name, not empty"); return -1; }
+    v->output = arg;
+    return 0;
   }
   return -1;
 }
@@ -533,7 +536,10 @@ static int set_own(const tps_cmdopt *o, const char *arg, char *why, size_t whysz
     if (tps_cmdopt_yesno(arg, (int *)o->dst) == 0) return 0;
     snprintf(why, whysz, "yes or no");
     return -1;
-  case TPS_ARG_STR: *(const char **)o->dst = arg; return 0;
+  case TPS_ARG_STR:
+    if (o->io != TPS_IO_NONE && !*arg) { snprintf(why, whysz, "a file name, not empty"); return -1; }
+    *(const char **)o->dst = arg;
+    return 0;
   case TPS_ARG_LIST: {
     tps_strlist *L = o->dst;
     if (L->n == TPS_STRLIST_MAX) { snprintf(why, whysz, "at most %d", TPS_STRLIST_MAX); return -1; }
@@ -566,18 +572,17 @@ static int spec_backend(const char *spec) {
 
 /* `--gather nccl=FILE` answers with NCCL alone, as `--gather nccl --gather FILE` does: the backend
  * of the answer is the one --gather B names, else the one every B=FILE names (a plain FILE names
- * none: the default stays).  0, or -1 when the files name two backends and --gather B none. */
-static int gather_backend_named(tps_cmdopt_values *v) {
+ * none; files naming two backends, nccl= and custom=, keep the default: auto uses both). */
+static void gather_backend_named(tps_cmdopt_values *v) {
   int named = -1;
-  if (v->backend_given) return 0;
+  if (v->backend_given) return;
   for (size_t i = 0; i < v->gathers.n; i++) {
     int b = spec_backend(v->gathers.v[i]);
     if (b < 0) continue;
-    if (named >= 0 && b != named) return -1;
+    if (named >= 0 && b != named) return;
     named = b;
   }
   if (named >= 0) v->po.backend = named;
-  return 0;
 }
 
 enum { KEY_COMMON = 1000, KEY_OWN = 2000, KEY_HELP = 3000, KEY_VERSION };
@@ -729,7 +734,7 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
   if (v->fits.n && !((v->given >> TPS_OI_SCALING) & 1u) && scaling_ok(s, TPS_SCALING_MODEL)) v->scaling = TPS_SCALING_MODEL;
   if (s->fit_model_only && v->fits.n && v->scaling != TPS_SCALING_MODEL)
     return usage_error(s, "--fit goes with --scaling model");
-  if (gather_backend_named(v) != 0) return usage_error(s, "--gather files name different backends: give --gather B for the answer's");
+  gather_backend_named(v);
   if ((v->gemms.n || v->gathers.n || v->measured_only || v->no_bundled || v->harness >= 0) && v->scaling != TPS_SCALING_PARTS)
     return usage_error(s, "--gemm, --gather FILE, --measured-only, --no-bundled and --harness go with --scaling parts (the default), not %s",
                        tps_scaling_names[v->scaling]);

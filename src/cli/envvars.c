@@ -1,7 +1,10 @@
 /* envvars.c: the environment table (see envvars.h).  "main" in the commands column is the
  * main job (`tpsplit` with no command). */
 #include "src/cli/envvars.h"
+#include <stdlib.h>
 #include <string.h>
+#include "src/base/err.h"
+#include "src/base/util.h"
 
 const tps_envvar tps_envvars[] = {
   {"TPSPLIT_DATADIR", "*", "src/base/util.c",
@@ -62,6 +65,31 @@ int tps_envvar_read_by(const tps_envvar *v, const char *cmd) {
     if (l == n && strncmp(w, cmd, n) == 0) return 1;
     w += l;
     while (*w == ' ') w++;
+  }
+  return 0;
+}
+
+/* The variables with a number for a value, and its range (their readers take the same). */
+static const struct {
+  const char *name;
+  long lo, hi;
+} numeric[] = {
+  {"TPSPLIT_THREADS", 1, 64},
+  {"TPSPLIT_INPUT_TIMEOUT", 1, 86400},
+  {"TPSPLIT_GNUPLOT_TIMEOUT", 1, 86400},
+};
+
+int tps_env_check(const char *cmd) {
+  for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++) {
+    const char *s = getenv(numeric[i].name);
+    long v;
+    int reads = 0;
+    for (size_t k = 0; k < tps_nenvvars; k++)
+      if (!strcmp(tps_envvars[k].name, numeric[i].name)) reads = tps_envvar_read_by(&tps_envvars[k], cmd);
+    if (!s || !reads || (tps_parse_long(s, &v) == 0 && v >= numeric[i].lo && v <= numeric[i].hi)) continue;
+    tps_die_msg("%s='%.64s': a whole number in %ld..%ld (unset it for the default)", numeric[i].name, s, numeric[i].lo,
+                numeric[i].hi);
+    return -1;
   }
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <gsl/gsl_errno.h>
 #include "src/cli/cmdopt.h"
+#include "src/cli/envvars.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/util.h"
 
@@ -72,12 +73,13 @@ static void version(void) {
 }
 
 static int run(int argc, char **argv) {
-  if (argc < 2) return cmd_default(argc, argv);
+  if (argc < 2) return tps_env_check("main") ? TPS_EXIT_USAGE : cmd_default(argc, argv);
   const char *cmd = argv[1];
   if (cmd[0] == '-') {
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) { usage(stdout); return TPS_EXIT_OK; }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) { version(); return TPS_EXIT_OK; }
     /* options of the main job, e.g. `tpsplit --json` or `tpsplit -o DIR` */
+    if (tps_env_check("main")) return TPS_EXIT_USAGE;
     return cmd_default(argc, argv);
   }
   if (strcmp(cmd, "help") == 0) {
@@ -96,6 +98,7 @@ static int run(int argc, char **argv) {
     if (strcmp(cmd, commands[i].name) == 0) {
       optind = 0;
       tps_err_command(cmd);
+      if (tps_env_check(cmd)) return TPS_EXIT_USAGE;
       return commands[i].fn(argc - 1, argv + 1);
     }
   tps_usage_msg("unknown command '%s'", cmd);

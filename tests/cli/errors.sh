@@ -132,4 +132,81 @@ if [ -w /dev/full ]; then
   [ "$rc" -eq 1 ] && ok || fail "predict >/dev/full exited $rc, want 1"
   expect_grep "write error.*No space left on device" "$tmp/err"
 fi
+
+# ---- the unclear errors of issue 30: the file the user gave, the bound or the reason
+# a one-row GPU table: the user's file is named, with what it lacks (was data/parts.tsv:14)
+expect_rc 2 "$TPSPLIT" predict --gpu H200 --tp 8 --gpus-file "$B/gpus_one_row.tsv"
+expect_grep "^tpsplit predict: $B/gpus_one_row.tsv: no GPU 'H20', which the bundled measurements need" "$tmp/err"
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --gpus-file "$B/gpus_one_row.tsv" --no-bundled
+# TP 9: the reason (was "impossible configuration"); in a grid an n/a cell, not an abort
+expect_rc 2 "$TPSPLIT" predict --gpu H200 --tp 9
+expect_grep "^tpsplit predict: .*TP 9 beyond one 8-GPU node must be a multiple of 8" "$tmp/err"
+expect_rc 0 "$TPSPLIT" crossover --gpus H200 --tp 8,9 --paths dense-bf16
+expect_grep '^H200-SXM +9 +dense-bf16 +n/a +n/a: TP 9 beyond one 8-GPU node' "$tmp/out"
+expect_grep '^H200-SXM +8 +dense-bf16 +[0-9]+ ' "$tmp/out"
+# simulate --chunk: the bound at parse time (was "break-even could not be computed")
+usage simulate --model deepseek-v3 --gpu H200 --tp 8 --chunk 65537
+expect_grep "bad --chunk '65537' \(an integer in 1\.\.65536\)" "$tmp/err"
+expect_rc 0 "$TPSPLIT" simulate --model deepseek-v3 --gpu H200 --tp 8 --chunk 65536
+# -o "": refused by name (was "tpsplit: : cannot rename")
+usage predict --gpu H200 --tp 8 -o ""
+expect_grep "bad --output '' \(a file or folder name, not empty\)" "$tmp/err"
+usage inspect -o "" "$H20"
+usage predict --gpu H200 --tp 8 --thresholds-out ""
+# a grid cell without a finite time: what and what to do (was "invalid argument or impossible configuration")
+"$TPSPLIT" crossover --gpus H200 --tp 1 --paths dense-bf16 --max-tokens 20000 >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" -ne 0 ]; then
+  expect_grep "no finite time at some T of 1\.\.--max-tokens .*a lower --max-tokens" "$tmp/err"
+  expect_nogrep "invalid argument or impossible configuration" "$tmp/err"
+fi
+
+# ---- invalid environment values are refused, one line, exit 2, by the commands that read them
+for ev in TPSPLIT_THREADS=abc TPSPLIT_THREADS=0 TPSPLIT_THREADS=65 TPSPLIT_THREADS=; do
+  env "$ev" "$TPSPLIT" crossover --gpus H200 --tp 8 --paths dense-bf16 >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [ "$rc" -eq 2 ] && ok || fail "$ev crossover exited $rc, want 2"
+  one_line "$ev"
+  expect_grep "^tpsplit crossover: TPSPLIT_THREADS='${ev#*=}': a whole number in 1\.\.64 \(unset it for the default\)\$" "$tmp/err"
+  [ -s "$tmp/out" ] && fail "$ev: output before the error" || ok
+done
+TPSPLIT_THREADS=abc "$TPSPLIT" --no-plots >/dev/null 2>"$tmp/err"; rc=$?
+[ "$rc" -eq 2 ] && ok || fail "TPSPLIT_THREADS=abc tpsplit exited $rc, want 2"
+expect_grep "^tpsplit: TPSPLIT_THREADS='abc'" "$tmp/err"
+TPSPLIT_INPUT_TIMEOUT=-1 "$TPSPLIT" inspect "$H20" >/dev/null 2>"$tmp/err"; rc=$?
+[ "$rc" -eq 2 ] && ok || fail "TPSPLIT_INPUT_TIMEOUT=-1 inspect exited $rc, want 2"
+expect_grep "^tpsplit inspect: TPSPLIT_INPUT_TIMEOUT='-1': a whole number in 1\.\.86400" "$tmp/err"
+TPSPLIT_GNUPLOT_TIMEOUT=10s "$TPSPLIT" plot -o "$tmp/f" >/dev/null 2>"$tmp/err"; rc=$?
+[ "$rc" -eq 2 ] && ok || fail "TPSPLIT_GNUPLOT_TIMEOUT=10s plot exited $rc, want 2"
+[ -e "$tmp/f" ] && fail "plot wrote figures despite the bad variable" || ok
+# a command that does not read it is not stopped by it; valid values pass
+TPSPLIT_THREADS=abc "$TPSPLIT" inspect "$H20" >/dev/null 2>&1 && ok || fail "inspect refused TPSPLIT_THREADS, which it does not read"
+TPSPLIT_THREADS=3 "$TPSPLIT" crossover --gpus H200 --tp 8 --paths dense-bf16 >/dev/null 2>&1 && ok || fail "TPSPLIT_THREADS=3 refused"
+
+# ---- long runs say so (issue 30 item 9): --samples has a bound the help states and the parser
+# enforces; a run estimated above 10 s prints the estimate first (stderr), a short one nothing
+for c in crossover predict ""; do
+  if [ -z "$c" ]; then h=--no-plots; else h=; fi
+  # shellcheck disable=SC2086
+  "$TPSPLIT" $c $h --help | tr '\n' ' ' | grep -qE -- '--samples N +bootstrap samples of each 90% interval, 2\.\.100000' && ok ||
+    fail "'$c --help' does not state the bound of --samples"
+done
+usage crossover --samples 100001
+usage predict --gpu H200 --tp 8 --samples 100001
+usage "" --samples 100001
+# the estimate comes from the run's size (cells x samples x the scaling's cost per sample, over
+# the threads), so a 48-cell --samples 100000 model grid is announced however loaded the machine;
+# the run is stopped once the estimate is out (it would take minutes)
+TPSPLIT_THREADS=2 timeout 3 "$TPSPLIT" crossover --scaling model --samples 100000 --tp 8 >/dev/null 2>"$tmp/err"
+expect_grep '^tpsplit crossover: about [0-9]+ s: 48 cells x 100000 bootstrap samples on 2 threads \(--samples sets the samples' "$tmp/err"
+est=$(grep -oE 'about [0-9]+ s' "$tmp/err" | grep -oE '[0-9]+')
+[ "${est:-0}" -gt 10 ] && ok || fail "estimate ${est:-none} s, want > 10"
+# not on a terminal: no progress line (no carriage return)
+tr -d '\n' <"$tmp/err" | grep -q "$(printf '\r')" && fail "a progress line on a non-terminal" || ok
+# a short run: nothing on stderr
+expect_rc 0 "$TPSPLIT" crossover --gpus H200 --tp 8 --paths dense-bf16
+[ -s "$tmp/err" ] && fail "a short crossover wrote to stderr: $(cat "$tmp/err")" || ok
+# on a terminal (script(1) where it exists): the progress line after the estimate
+if command -v script >/dev/null 2>&1 && script -qc true /dev/null >/dev/null 2>&1; then
+  TPSPLIT_THREADS=2 script -qc "timeout 3 '$TPSPLIT' crossover --scaling model --samples 100000 --tp 8 >/dev/null" "$tmp/tty" >/dev/null 2>&1
+  grep -qE "$(printf '\r')tpsplit crossover: [0-9]+ of 48 cells, " "$tmp/tty" && ok || fail "no progress line on a terminal: $(head -c 300 "$tmp/tty")"
+fi
 finish
