@@ -226,6 +226,31 @@ static int print_json(const answer *a) {
   return tps_json_print(root) != 0 ? TPS_EXIT_FAIL : TPS_EXIT_OK;
 }
 
+
+/* Why a +-10% change leaves the break-even where it is (issue 29: "+-10% on the gather leaves
+ * 1473" read as a contradiction of --scaling model's 1017/1985 on the GEMM): the break-even is
+ * the end of the last losing gap, a whole token count; a parameter that moves the two times
+ * near it by less than that gap's margin, or not at all (NCCL under auto below the custom cap),
+ * leaves it.  One line naming those parameters and the gap; nothing when every one moves it. */
+static void sensitivity_note(const answer *a) {
+  char names[512] = "";
+  size_t len = 0;
+  for (int i = 0; i < a->ns; i++) {
+    if (a->sens[i].be_minus != a->cx.breakeven || a->sens[i].be_plus != a->cx.breakeven) continue;
+    int w = snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", tps_pk_names[a->sens[i].knob]);
+    if (w > 0 && (size_t)w < sizeof names - len) len += (size_t)w;
+  }
+  if (!len || a->cx.breakeven <= 0) return;
+  size_t nb = a->cx.bands.nbands;
+  if (nb >= 2 && nb <= TPS_BANDS_MAX)
+    printf("  unchanged by %s: the break-even ends the last losing gap, %ld..%ld (at worst %.3fx), and a 10%% change in "
+           "them neither closes it nor opens one after it\n",
+           names, a->cx.bands.to_tokens[nb - 2] + 1, a->cx.bands.from_tokens[nb - 1] - 1,
+           floor(a->cx.bands.gap_min_speedup[nb - 2] * 1000 + 1e-9) / 1000);
+  else
+    printf("  unchanged by %s: a 10%% change in them does not move where the split starts to win for good\n", names);
+}
+
 static void print_text(const answer *a) {
   printf("# %s TP%ld %s, gather %s", a->gpu->name, a->tp, a->path->name, tps_gather_name(a->backend));
   if (a->tp > 1 && a->backend == TPS_GATHER_AUTO && a->p.ag.custom_cap_bytes > 0 && a->scaling != TPS_SCALING_PESSIMISTIC &&
@@ -293,6 +318,7 @@ static void print_text(const answer *a) {
     printf("%s %s %s/%s", i ? "," : "", tps_pk_names[a->sens[i].knob], lo, hi);
   }
   printf("\n");
+  sensitivity_note(a);
   /* inverse questions: a->at T (split = replicated there) and from T on (wins on [T, a->tmax]) */
   char s_at[160], s_from[160];
   if (a->tp > 1) {

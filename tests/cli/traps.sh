@@ -67,6 +67,21 @@ expect_rc 1 "$TPSPLIT" decide --thresholds "$cal" --tp 8 --tokens 3000 --json
 tr -d ' \n' <"$tmp/out" | grep -q '"split":false}$' && ok || fail "--json: no overall split:false"
 [ "$(grep -c '"path":' "$tmp/out")" -eq 3 ] && ok || fail "--json: not three decisions"
 
+# the sensitivity line: a parameter that leaves the break-even is named, with the gap that pins it
+# (predict --gpu H200 --tp 8 --scaling model: GEMM 1017/1985 but the gather 1473/1473)
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --scaling model
+be=$(grep -oE '^break-even: [0-9]+' "$tmp/out" | grep -oE '[0-9]+')
+# the parameters at be/be in the sensitivity line, in order, against the note's list
+want=$(grep '^sensitivity' "$tmp/out" | sed 's/^[^:]*: //' | tr ',' '\n' | awk -v b="$be" '$2 == b "/" b { printf "%s%s", n++ ? ", " : "", $1 }')
+[ -n "$want" ] && ok || fail "no parameter leaves the break-even $be: the case shows nothing"
+expect_grep "^  unchanged by $want: the break-even ends the last losing gap, " "$tmp/out"
+# the gap named is the last of the losing gaps printed, and it ends just before the break-even
+last=$(grep '^losing gaps' "$tmp/out" | sed 's/.*, //' | grep -oE '^[0-9]+\.\.[0-9]+')
+expect_grep "last losing gap, $last \\(at worst" "$tmp/out"
+[ "${last#*..}" -eq $((be - 1)) ] && ok || fail "last gap $last does not end at break-even $be - 1"
+# a parameter that moves it (gemm_tflops) is not in the note
+grep '^  unchanged by' "$tmp/out" | grep -q gemm_tflops && fail "gemm_tflops moves the break-even but is listed" || ok
+
 # bench and its subcommands take -h and -V like every command
 for c in bench "bench gemm" "bench split" "bench allgather" calibrate; do
   # shellcheck disable=SC2086
