@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void tps_err_clear(tps_err *e) { e->msg[0] = '\0'; e->set = 0; e->kind = TPS_ERR_INPUT; }
+void tps_err_clear(tps_err *e) { e->msg[0] = '\0'; e->set = 0; e->kind = TPS_ERR_INPUT; e->located = 0; }
 
 static void put(tps_err *e, const char *file, long line, const char *body) {
   if (file && line > 0)
@@ -13,6 +13,7 @@ static void put(tps_err *e, const char *file, long line, const char *body) {
   else
     snprintf(e->msg, sizeof e->msg, "%s", body);
   e->set = 1;
+  e->located = file != NULL;
 }
 
 int tps_err_set(tps_err *e, const char *file, long line, const char *fmt, ...) {
@@ -64,6 +65,10 @@ const char *tps_err_command_name(void) { return command; }
 static void prefix(void) { fprintf(stderr, "tpsplit%s%s: ", command[0] ? " " : "", command); }
 
 void tps_err_print(const tps_err *e) {
+  if (e->set && e->kind == TPS_ERR_INPUT && !e->located && !strstr(e->msg, "(try 'tpsplit")) {
+    tps_usage_msg("%s", e->msg); /* no file: what the command line asked for */
+    return;
+  }
   prefix();
   fprintf(stderr, "%s\n", e->set ? e->msg : "unknown error");
 }

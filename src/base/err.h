@@ -28,6 +28,8 @@ typedef struct {
   char msg[8192]; /* "FILE:LINE: message", or "FILE: message" when no line applies (room for a long path) */
   int set;        /* nonzero once an error was recorded */
   int kind;       /* TPS_ERR_INPUT or TPS_ERR_RESOURCE */
+  int located;    /* the message names a file; an input error that names none is about the command
+                   * line (an unknown GPU or model): tps_err_print adds the usage hint */
 } tps_err;
 
 void tps_err_clear(tps_err *e);

@@ -72,6 +72,12 @@ usage bench
 usage "" no-such-command
 usage "" --tp 99
 usage "" help no-such-command
+# an unknown name on the command line (no file involved) is a usage error too
+usage predict --gpu NOSUCH --tp 8
+expect_grep "unknown GPU 'NOSUCH' \(known: .*H200-SXM" "$tmp/err"
+usage simulate --model nosuch --gpu H200 --tp 8
+expect_grep "unknown model 'nosuch' \(not a file; bundled: .*deepseek-v3" "$tmp/err"
+usage crossover --gpus H200,NOSUCH
 
 # ---- the exit-code table: a bad file (2, FILE:LINE), an output that cannot be created (2),
 # a full disk (1, the errno text)
