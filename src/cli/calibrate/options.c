@@ -293,13 +293,13 @@ static int parse(int argc, char **argv, opts *o) {
   for (int i = 0; i < o->npaths && o->harness == TPS_HARNESS_AIC; i++) {
     const tps_path *p = tps_path_get(o->path[i]);
     if (p->model != TPS_PATH_MODEL_XGEMM) {
-      tps_die_msg("calibrate: --harness aic: %s has no aic form to convert to (dense-bf16 and native-fp8 have); "
+      tps_usage_msg("--harness aic: %s has no aic form to convert to (dense-bf16 and native-fp8 have); "
                   "choose those with --paths", p->name);
       return TPS_EXIT_USAGE;
     }
   }
   if (o->harness == TPS_HARNESS_AIC && (o->check || o->simulate || o->replay)) {
-    tps_die_msg("calibrate: --harness aic goes with a measuring run, not --check, --simulate or --replay");
+    tps_usage_msg("--harness aic goes with a measuring run, not --check, --simulate or --replay");
     return TPS_EXIT_USAGE;
   }
   return -1;
