@@ -135,7 +135,8 @@ expect_grep 'w8a16\.8\.auto .*backends nccl' "$tmp/err"
 expect_rc 2 "$TPSPLIT" predict --gpu H200 --tp 1 --path w8a16 --thresholds-out "$tmp/tp1.json"
 expect_grep 'TP 1 is outside the thresholds schema' "$tmp/err"
 [ ! -e "$tmp/tp1.json" ] && ok || fail "TP1: a file was written"
-expect_rc 1 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --thresholds-out "$tmp/no/such/dir/x.json"
+# an output that cannot be created, or a file with nothing to hold: exit 2 (src/base/exit.h)
+expect_rc 2 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --thresholds-out "$tmp/no/such/dir/x.json"
 [ -z "$(ls -A "$tmp" | grep '^no')" ] && ok || fail "unwritable: something left"
 
 # --- 3. crossover --thresholds-out
@@ -155,7 +156,7 @@ while read -r g t p th; do
   [ "$th" = - ] && th=null
   [ "$ft" = "$th" ] && ok || fail "crossover $g TP$t $p: printed $th, file $ft ($(head -c 200 "$tmp/c.err"))"
 done <"$tmp/cells"
-expect_rc 1 "$TPSPLIT" crossover --gpus H200 --tp 1 --thresholds-out "$tmp/cx1.json"
+expect_rc 2 "$TPSPLIT" crossover --gpus H200 --tp 1 --thresholds-out "$tmp/cx1.json"
 expect_grep 'no cell of the grid fits the thresholds schema' "$tmp/err"
 [ ! -e "$tmp/cx1.json" ] && ok || fail "crossover TP1: a file was written"
 # every entry carries its bands, and they read back (decide exits 0 or 1, not 2)
