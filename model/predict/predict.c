@@ -274,12 +274,15 @@ static int init_common(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *
   p->gemm_div = p->gather_mul = 1.0;
   p->gscale = p->ascale = 1.0;
   p->applicable = 1;
-  if (tp < 1 || tp > 64 || (tp > p->opts.node_gpus && tp % p->opts.node_gpus != 0)) return TPS_EINVAL;
+  if (tp < 1 || tp > 64) return TPS_EINVAL;
   if (p->backend < TPS_GATHER_NCCL || p->backend > TPS_GATHER_AUTO) return TPS_EINVAL;
+  if (tp > p->opts.node_gpus && tp % p->opts.node_gpus != 0) /* the reason, not "impossible" (issue 30) */
+    return na(p, "TP %d beyond one %d-GPU node must be a multiple of %d (whole nodes: %d, %d, ...)", tp, p->opts.node_gpus,
+              p->opts.node_gpus, 2 * p->opts.node_gpus, 3 * p->opts.node_gpus);
   if (!(path->flags & TPS_PATH_F_MODEL)) return na(p, "%s has no model (bench only)", path->name);
   int cc = gpu->cc_major * 10 + gpu->cc_minor;
   if (cc == 0)
-    return na(p, "%s is not a CUDA GPU (the three paths are CUDA kernels)", gpu->name);
+    return na(p, "%s is not a CUDA GPU (every kernel path is CUDA kernels)", gpu->name);
   if (path->fp8_peak && !(gpu->fp8_tflops > 0)) return na(p, "%s has no fp8 tensor cores", gpu->name);
   if (cc < path->min_cc) return na(p, "%s needs compute capability >= %.1f", path->name, path->min_cc / 10.0);
   if (p->backend == TPS_GATHER_CUSTOM && !gpu->nvlink) return na(p, "%s has no NVLink: no custom one-shot gather", gpu->name);

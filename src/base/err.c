@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void tps_err_clear(tps_err *e) { e->msg[0] = '\0'; e->set = 0; e->kind = TPS_ERR_INPUT; }
+void tps_err_clear(tps_err *e) { e->msg[0] = '\0'; e->set = 0; e->kind = TPS_ERR_INPUT; e->located = 0; }
 
 static void put(tps_err *e, const char *file, long line, const char *body) {
   if (file && line > 0)
@@ -13,6 +13,7 @@ static void put(tps_err *e, const char *file, long line, const char *body) {
   else
     snprintf(e->msg, sizeof e->msg, "%s", body);
   e->set = 1;
+  e->located = file != NULL;
 }
 
 int tps_err_set(tps_err *e, const char *file, long line, const char *fmt, ...) {
@@ -55,15 +56,39 @@ int tps_err_resource(tps_err *e, const char *file, const char *fmt, ...) {
 
 int tps_err_exit_code(const tps_err *e) { return e && e->set && e->kind == TPS_ERR_RESOURCE ? 1 : 2; }
 
+static char command[64]; /* the command the messages name; "" for the main job */
+
+void tps_err_command(const char *cmd) { snprintf(command, sizeof command, "%s", cmd ? cmd : ""); }
+const char *tps_err_command_name(void) { return command; }
+
+/* "tpsplit CMD: " */
+static void prefix(void) { fprintf(stderr, "tpsplit%s%s: ", command[0] ? " " : "", command); }
+
 void tps_err_print(const tps_err *e) {
-  fprintf(stderr, "tpsplit: %s\n", e->set ? e->msg : "unknown error");
+  if (e->set && e->kind == TPS_ERR_INPUT && !e->located && !strstr(e->msg, "(try 'tpsplit")) {
+    tps_usage_msg("%s", e->msg); /* no file: what the command line asked for */
+    return;
+  }
+  prefix();
+  fprintf(stderr, "%s\n", e->set ? e->msg : "unknown error");
 }
 
 void tps_die_msg(const char *fmt, ...) {
   va_list ap;
-  fputs("tpsplit: ", stderr);
+  prefix();
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
   fputc('\n', stderr);
+}
+
+int tps_usage_msg(const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  prefix();
+  fprintf(stderr, "%s (try 'tpsplit%s%s --help')\n", msg, command[0] ? " " : "", command);
+  return 2; /* TPS_EXIT_USAGE */
 }

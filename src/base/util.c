@@ -597,7 +597,8 @@ int tps_parse_range(const char *s, long lo, long hi, long *out) {
 
 int tps_opt_long(const char *cmd, const char *opt, const char *s, long lo, long hi, const char *why, long *out) {
   if (tps_parse_range(s, lo, hi, out) == 0) return 0;
-  tps_die_msg("%s: --%s '%s': a whole number from %ld to %ld%s%s%s", cmd, opt, s, lo, hi, why ? " (" : "",
+  (void)cmd; /* the message names the command (src/base/err.h) */
+  tps_usage_msg("--%s '%s': a whole number from %ld to %ld%s%s%s", opt, s, lo, hi, why ? " (" : "",
               why ? why : "", why ? ")" : "");
   return -1;
 }
@@ -706,7 +707,7 @@ int tps_close_stdout(void) {
   int bad = fflush(stdout) != 0 || ferror(stdout);
   int err = errno;
   if (fclose(stdout) != 0) { bad = 1; if (!err) err = errno; }
-  if (bad) { fprintf(stderr, "tpsplit: write error on standard output: %s\n", strerror(err ? err : EIO)); return 1; }
+  if (bad) { tps_die_msg("write error on standard output: %s", strerror(err ? err : EIO)); return 1; }
   return 0;
 }
 

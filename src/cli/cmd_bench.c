@@ -4,12 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "src/cli/cmdopt.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/err.h"
 #include "src/base/util.h"
 #include "src/cli/cmd_bench.h"
 
-static void usage(FILE *fp) {
+static void usage_text(FILE *fp) {
   fputs("Usage: tpsplit bench gemm|split|allgather [options]\n"
         "Measure on GPUs.  Correctness is checked before anything is timed; then one CUDA graph\n"
         "per candidate, an L2 flush (and a barrier of all GPUs) before every replay outside the\n"
@@ -19,25 +20,33 @@ static void usage(FILE *fp) {
         "  allgather  all-gather alone, rows in the nccl-tests layout\n",
         fp);
 }
+/* --help within 80 columns */
+static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
 
 int cmd_bench(int argc, char **argv) {
-  if (argc < 2) { usage(stderr); return TPS_EXIT_USAGE; }
+  if (argc < 2) return tps_usage_msg("no target given (gemm, split or allgather)");
   const char *what = argv[1];
   if (!strcmp(what, "--help") || !strcmp(what, "-h")) { usage(stdout); return TPS_EXIT_OK; }
   if (!strcmp(what, "--version") || !strcmp(what, "-V")) return tps_print_version("bench");
+  if (!strcmp(what, "gemm") || !strcmp(what, "split") || !strcmp(what, "allgather")) {
+    char name[32];
+    snprintf(name, sizeof name, "bench %s", what);
+    tps_err_command(name);
+  }
   if (!strcmp(what, "gemm")) return cmd_bench_gemm(argc - 1, argv + 1);
   if (!strcmp(what, "split")) return cmd_bench_split(argc - 1, argv + 1);
   if (!strcmp(what, "allgather")) return cmd_bench_allgather(argc - 1, argv + 1);
-  tps_die_msg("bench: unknown target '%s' (gemm, split or allgather)", what);
+  tps_usage_msg("unknown target '%s' (gemm, split or allgather)", what);
   return TPS_EXIT_USAGE;
 }
 
 /* ---------------------------------------------------------------- shared helpers */
 int tps_bench_int_opt(const char *cmd, const char *name, const char *arg, long lo, long hi,
                       long mult, long *v) {
+  (void)cmd; /* the message names the command (src/base/err.h) */
   if (tps_parse_long(arg, v) == 0 && *v >= lo && *v <= hi && (mult <= 1 || *v % mult == 0)) return 0;
-  if (mult > 1) tps_die_msg("bench %s: --%s '%s': a multiple of %ld from %ld to %ld", cmd, name, arg, mult, lo, hi);
-  else tps_die_msg("bench %s: --%s '%s': a whole number from %ld to %ld", cmd, name, arg, lo, hi);
+  if (mult > 1) tps_usage_msg("--%s '%s': a multiple of %ld from %ld to %ld", name, arg, mult, lo, hi);
+  else tps_usage_msg("--%s '%s': a whole number from %ld to %ld", name, arg, lo, hi);
   return TPS_EXIT_USAGE;
 }
 
@@ -129,11 +138,14 @@ static int world_option(tps_bench_cmd *c, int code, const char *arg) {
   case OPT_THREADS: rc = tps_bench_int_opt(c->name, "threads", arg, 32, 1024, 32, &v); w->threads = (int)v; break;
   case OPT_GATHER:
     if ((w->gather = tps_gather_parse(arg)) < 0) {
-      tps_die_msg("bench %s: --gather '%s': %s", c->name, arg, tps_gather_names(names, sizeof names));
+      tps_usage_msg("--gather '%s': %s", arg, tps_gather_names(names, sizeof names));
       rc = TPS_EXIT_USAGE;
     }
     break;
-  case 'o': c->out = arg; break;
+  case 'o':
+    if (!*arg) return tps_usage_msg("-o '': a file name, not empty");
+    c->out = arg;
+    break;
   case OPT_JSON: c->json_out = 1; break;
   case 'h': c->usage(stdout); return -1;
   case 'V':
@@ -150,20 +162,20 @@ static int world_parse(tps_bench_cmd *c, int argc, char **argv) {
   size_t nown = 0;
   while (c->own[nown].name) nown++;
   struct option *lo = calloc(NWORLD_OPTIONS + nown + 1, sizeof *lo);
-  if (!lo) { tps_die_msg("bench %s: out of memory", c->name); return TPS_EXIT_FAIL; }
+  if (!lo) { tps_die_msg("out of memory"); return TPS_EXIT_FAIL; }
   memcpy(lo, world_options, sizeof world_options);
   memcpy(lo + NWORLD_OPTIONS, c->own, nown * sizeof *lo);
   optind = 0;
   opterr = 0;
   int code, rc = TPS_EXIT_OK;
   while (rc == TPS_EXIT_OK && (code = getopt_long(argc, argv, ":o:hV", lo, NULL)) != -1) {
-    if (code == ':') { tps_die_msg("bench %s: option '%s' needs a value", c->name, argv[optind - 1]); rc = TPS_EXIT_USAGE; }
-    else if (code == '?') { tps_die_msg("bench %s: bad option '%s' (try 'tpsplit bench %s --help')", c->name, argv[optind - 1], c->name); rc = TPS_EXIT_USAGE; }
+    if (code == ':') { tps_usage_msg("option '%s' needs a value", argv[optind - 1]); rc = TPS_EXIT_USAGE; }
+    else if (code == '?') { tps_usage_msg("bad option '%s'", argv[optind - 1]); rc = TPS_EXIT_USAGE; }
     else rc = world_option(c, code, optarg);
   }
   free(lo);
   if (rc == TPS_EXIT_OK && optind < argc) {
-    tps_die_msg("bench %s: unexpected argument '%s'", c->name, argv[optind]);
+    tps_usage_msg("unexpected argument '%s'", argv[optind]);
     rc = TPS_EXIT_USAGE;
   }
   return rc;
@@ -186,7 +198,7 @@ static int world_write(tps_bench_cmd *c) {
   tps_err_clear(&e);
   if (c->of.fp && (c->write(c, c->of.fp) != 0 || tps_out_commit(&c->of, &e) != 0)) {
     if (e.set) tps_err_print(&e);
-    else tps_die_msg("bench %s: write error", c->name);
+    else tps_die_msg("write error");
     return TPS_EXIT_FAIL;
   }
   return c->json_out && c->json(c) != 0 ? TPS_EXIT_FAIL : TPS_EXIT_OK;
@@ -201,11 +213,11 @@ int tps_bench_cmd_main(tps_bench_cmd *c, int argc, char **argv) {
     char why[TPS_BENCH_WHY];
     int ndev = 0;
     if (tps_bench_gpus(&ndev, why, sizeof why) != TPS_OK) {
-      tps_die_msg("bench %s: no GPU can be opened: %s", c->name, why);
+      tps_die_msg("no GPU can be opened: %s", why);
       return TPS_EXIT_FAIL;
     }
     if (ndev < c->w.tp) {
-      tps_die_msg("bench %s: --tp %d needs %d GPUs, this machine shows %d", c->name, c->w.tp, c->w.tp, ndev);
+      tps_die_msg("--tp %d needs %d GPUs, this machine shows %d", c->w.tp, c->w.tp, ndev);
       return TPS_EXIT_USAGE;
     }
   }
@@ -218,7 +230,7 @@ int tps_bench_cmd_main(tps_bench_cmd *c, int argc, char **argv) {
   else if (!c->r->writer) rc = st == TPS_OK ? TPS_EXIT_OK : TPS_EXIT_FAIL;
   else if (st == TPS_OK) rc = world_write(c);
   else {
-    if (c->r->why[0]) tps_die_msg("bench %s: %s", c->name, c->r->why);
+    if (c->r->why[0]) tps_die_msg("%s", c->r->why);
     if (c->r->stopped >= 0 && c->stopped) c->stopped(c, c->r->stopped);
     rc = TPS_EXIT_FAIL;
   }

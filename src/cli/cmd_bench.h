@@ -14,7 +14,7 @@ int cmd_bench_split(int argc, char **argv);
 int cmd_bench_allgather(int argc, char **argv);
 
 /* --NAME ARG as a whole number in [lo, hi], a multiple of mult: 0, else one line
- * "tpsplit: bench CMD: --NAME 'ARG': ..." and TPS_EXIT_USAGE. */
+ * "tpsplit bench CMD: --NAME 'ARG': ... (try ...)" and TPS_EXIT_USAGE. */
 int tps_bench_int_opt(const char *cmd, const char *name, const char *arg, long lo, long hi,
                       long mult, long *v);
 /* The driver version: /proc/driver/nvidia/version's ("580.159.04"), else "CUDA driver API

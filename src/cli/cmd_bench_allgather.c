@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "src/cli/cmdopt.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/err.h"
 #include "src/base/util.h"
@@ -32,7 +33,7 @@ static const struct option own_options[] = {{"bytes", required_argument, 0, OPT_
 static const tps_bench_world_opts defaults = {.tp = 1, .gather = TPS_GATHER_NCCL, .samples = 50,
                                               .warmup = 5, .cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES};
 
-static void usage(FILE *fp) {
+static void usage_text(FILE *fp) {
   fputs("Usage: tpsplit bench allgather [--tp N] [--bytes A..B | --bytes S1,S2,...] [--gather G]\n"
         "                               [--samples S] [--warmup W] [--cap-bytes B] [-o FILE] [--json]\n"
         "Time the all-gather alone over N GPUs and write the rows in the nccl-tests all_gather_perf\n"
@@ -43,6 +44,8 @@ static void usage(FILE *fp) {
         fp);
   tps_bench_world_help(fp, "allgather", &defaults);
 }
+/* --help within 80 columns */
+static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
 
 static int option(tps_bench_cmd *c, int code, const char *arg) {
   if (code == OPT_BYTES) ((ag_cmd *)c)->bytes_arg = arg;
@@ -71,11 +74,11 @@ static int parse_sizes(const char *bytes, long **sizes, size_t *n) {
     char a[64];
     long lo, hi;
     const size_t la = (size_t)(dots - bytes);
-    if (la == 0 || la >= sizeof a) { tps_die_msg("bench allgather: --bytes '%s': A..B", bytes); return TPS_EXIT_USAGE; }
+    if (la == 0 || la >= sizeof a) { tps_usage_msg("--bytes '%s': A..B", bytes); return TPS_EXIT_USAGE; }
     memcpy(a, bytes, la);
     a[la] = 0;
     if (parse_size(a, &lo) || parse_size(dots + 2, &hi) || lo < 1 || hi < lo || hi > (4L << 30)) {
-      tps_die_msg("bench allgather: --bytes '%s': A..B with 1 <= A <= B <= 4G", bytes);
+      tps_usage_msg("--bytes '%s': A..B with 1 <= A <= B <= 4G", bytes);
       return TPS_EXIT_USAGE;
     }
     for (long x = lo; x <= hi; x *= 2) (*n)++;
@@ -86,12 +89,12 @@ static int parse_sizes(const char *bytes, long **sizes, size_t *n) {
   }
   char **items;
   size_t ni;
-  if (tps_parse_list(bytes, &items, &ni) != 0 || ni == 0) { tps_die_msg("bench allgather: --bytes '%s'", bytes); return TPS_EXIT_USAGE; }
+  if (tps_parse_list(bytes, &items, &ni) != 0 || ni == 0) { tps_usage_msg("--bytes '%s'", bytes); return TPS_EXIT_USAGE; }
   int rc = (*sizes = calloc(ni, sizeof **sizes)) ? TPS_EXIT_OK : TPS_EXIT_FAIL;
   for (size_t k = 0; k < ni && rc == TPS_EXIT_OK; k++) {
     long *v = *sizes;
     if (parse_size(items[k], &v[k]) || v[k] < 1 || (k && v[k] <= v[k - 1]) || v[k] > (4L << 30)) {
-      tps_die_msg("bench allgather: --bytes '%s': sizes must be positive and increasing", bytes);
+      tps_usage_msg("--bytes '%s': sizes must be positive and increasing", bytes);
       rc = TPS_EXIT_USAGE;
     }
   }
@@ -108,7 +111,7 @@ static int validate(tps_bench_cmd *c) {
   if (rc != TPS_EXIT_OK) return rc;
   const long max = sizes[a->o.nsizes - 1];
   if (c->w.gather == TPS_GATHER_CUSTOM && (size_t)max / c->w.tp > c->w.cap_bytes) {
-    tps_die_msg("bench allgather: --gather %s: %ld bytes over %d ranks exceed the per-rank cap of %zu (use %s)",
+    tps_usage_msg("--gather %s: %ld bytes over %d ranks exceed the per-rank cap of %zu (use %s)",
                 tps_gather_name(TPS_GATHER_CUSTOM), max, c->w.tp, c->w.cap_bytes, tps_gather_name(TPS_GATHER_AUTO));
     return TPS_EXIT_USAGE;
   }
@@ -126,10 +129,10 @@ static void on_row(void *arg, size_t i, int phase, const void *row) {
   const ag_cmd *a = arg;
   const tps_bench_ag_row *r = row;
   if (phase != TPS_BENCH_ROW_TIMED) return;
-  fprintf(stderr, "tpsplit: bench allgather: %zu bytes (%zu/%zu), %s: %.2f us out-of-place, %.2f us in-place, %d samples, %ld+%ld wrong\n",
+  tps_die_msg("%zu bytes (%zu/%zu), %s: %.2f us out-of-place, %.2f us in-place, %d samples, %ld+%ld wrong",
           r->size, i + 1, a->o.nsizes, tps_gather_name(r->used), r->oop.median_us, r->ip.median_us, a->o.w.samples,
           r->wrong_oop, r->wrong_ip);
-  if (r->wrong_oop || r->wrong_ip) tps_die_msg("bench allgather: %zu bytes: wrong elements gathered", r->size);
+  if (r->wrong_oop || r->wrong_ip) tps_die_msg("%zu bytes: wrong elements gathered", r->size);
 }
 
 static void fmt_time(char *b, size_t n, double us) { /* nccl-tests getFloatStr, width 7 */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "src/cli/cmdopt.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/err.h"
 #include "src/base/util.h"
@@ -25,7 +26,7 @@
 static const char *const default_tokens =
     "1,2,4,6,8,12,16,24,32,48,64,96,128,256,384,512,1024,2048,4096,8192,16384";
 
-static void usage(FILE *fp) {
+static void usage_text(FILE *fp) {
   char paths[128];
   tps_path_names(TPS_PATH_F_BENCH, paths, sizeof paths);
   fprintf(fp,
@@ -63,6 +64,8 @@ static void usage(FILE *fp) {
           "Exit: 0 ok, 1 a check failed or no GPU, 2 usage error.\n",
           paths);
 }
+/* --help within 80 columns */
+static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
 
 typedef struct {
   tps_bench_gemm_opts k;  /* what kernels/ gets */
@@ -173,7 +176,7 @@ static int parse_option(gemm_opts *g, int c, const char *arg, const char **token
   switch (c) {
   case OPT_PATH:
     if (!(p = tps_path_find_for(arg, TPS_PATH_F_BENCH))) {
-      tps_die_msg("bench gemm: unknown path '%s' (%s)", arg, tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
+      tps_usage_msg("unknown path '%s' (%s)", arg, tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
       return TPS_EXIT_USAGE;
     }
     o->path = p->id;
@@ -182,7 +185,10 @@ static int parse_option(gemm_opts *g, int c, const char *arg, const char **token
   case OPT_N: rc = tps_bench_int_opt("gemm", "n", arg, 16, 1L << 20, 16, &v); o->n = (int)v; break;
   case OPT_TOKENS: *tokens = arg; break;
   case OPT_TP: *tps = arg; break;
-  case 'o': g->out = arg; break;
+  case 'o':
+    if (!*arg) return tps_usage_msg("-o '': a file name, not empty");
+    g->out = arg;
+    break;
   case OPT_CHECK_ONLY: o->check_only = 1; break;
   case OPT_CHECK_PER_CONFIG: o->check_per_config = 1; break;
   case OPT_CONFIGS: o->configs_only = 1; break;
@@ -194,13 +200,13 @@ static int parse_option(gemm_opts *g, int c, const char *arg, const char **token
   case OPT_FLUSH:
     if (!strcmp(arg, "write")) o->flush_write_only = 1;
     else if (!strcmp(arg, "write-read")) o->flush_write_only = 0;
-    else { tps_die_msg("bench gemm: --flush must be write or write-read, not '%s'", arg); return TPS_EXIT_USAGE; }
+    else { tps_usage_msg("--flush must be write or write-read, not '%s'", arg); return TPS_EXIT_USAGE; }
     break;
   case 'h': usage(stdout); return -1;
   case 'V':
   case OPT_VERSION: tps_print_version("bench gemm"); return -1;
-  case ':': tps_die_msg("bench gemm: option '%s' needs a value (try 'tpsplit bench gemm --help')", arg); return TPS_EXIT_USAGE;
-  default: tps_die_msg("bench gemm: bad option '%s' (try 'tpsplit bench gemm --help')", arg); return TPS_EXIT_USAGE;
+  case ':': tps_usage_msg("option '%s' needs a value", arg); return TPS_EXIT_USAGE;
+  default: tps_usage_msg("bad option '%s'", arg); return TPS_EXIT_USAGE;
   }
   return rc;
 }
@@ -230,31 +236,31 @@ static int parse(int argc, char **argv, gemm_opts *g) {
     rc = parse_option(g, c, c == ':' || c == '?' ? argv[optind - 1] : optarg, &tokens, &tps);
   if (rc != TPS_EXIT_OK) return rc;
   char names[128];
-  if (optind < argc) { tps_die_msg("bench gemm: unexpected argument '%s'", argv[optind]); return TPS_EXIT_USAGE; }
+  if (optind < argc) { tps_usage_msg("unexpected argument '%s'", argv[optind]); return TPS_EXIT_USAGE; }
   if (o->configs_only && (o->check_only || g->json)) {
-    tps_die_msg("bench gemm: --configs takes neither --check-only nor --json");
+    tps_usage_msg("--configs takes neither --check-only nor --json");
     return TPS_EXIT_USAGE;
   }
   if (o->path == TPS_NPATHS) {
-    tps_die_msg("bench gemm: --path is required (%s)", tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
+    tps_usage_msg("--path is required (%s)", tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
     return TPS_EXIT_USAGE;
   }
   tps_err e;
   tps_err_clear(&e);
-  if (tps_parse_tokens(tokens, &g->tokens, &o->ntokens, &e)) { tps_die_msg("bench gemm: --tokens '%s': %s", tokens, e.msg); return TPS_EXIT_USAGE; }
-  if (tps_parse_tokens(tps, &g->tps, &o->ntps, &e)) { tps_die_msg("bench gemm: --tp '%s': %s", tps, e.msg); return TPS_EXIT_USAGE; }
+  if (tps_parse_tokens(tokens, &g->tokens, &o->ntokens, &e)) { tps_usage_msg("--tokens '%s': %s", tokens, e.msg); return TPS_EXIT_USAGE; }
+  if (tps_parse_tokens(tps, &g->tps, &o->ntps, &e)) { tps_usage_msg("--tp '%s': %s", tps, e.msg); return TPS_EXIT_USAGE; }
   o->tokens = g->tokens;
   o->tps = g->tps;
   for (size_t i = 0; i < o->ntokens; i++)
-    if (o->tokens[i] > 65536) { tps_die_msg("bench gemm: token count %ld above 65536", o->tokens[i]); return TPS_EXIT_USAGE; }
+    if (o->tokens[i] > 65536) { tps_usage_msg("token count %ld above 65536", o->tokens[i]); return TPS_EXIT_USAGE; }
   for (size_t i = 0; i < o->ntps; i++)
-    if (o->tps[i] < 1 || o->tps[i] > 1024) { tps_die_msg("bench gemm: impossible TP %ld (1..1024)", o->tps[i]); return TPS_EXIT_USAGE; }
+    if (o->tps[i] < 1 || o->tps[i] > 1024) { tps_usage_msg("impossible TP %ld (1..1024)", o->tps[i]); return TPS_EXIT_USAGE; }
   /* the W8A16 overrides the table would record: an unknown one or a value not allowed
    * fails here, before any GPU work (the plan would refuse it too) */
   char why[256];
-  if (tps_w8_check_env(why, sizeof why)) { tps_die_msg("bench gemm: %s", why); return TPS_EXIT_USAGE; }
+  if (tps_w8_check_env(why, sizeof why)) { tps_usage_msg("%s", why); return TPS_EXIT_USAGE; }
   g->rows = malloc(o->ntokens * (o->ntps + 1) * sizeof *g->rows);
-  if (!g->rows) { tps_die_msg("bench gemm: out of memory"); return TPS_EXIT_FAIL; }
+  if (!g->rows) { tps_die_msg("out of memory"); return TPS_EXIT_FAIL; }
   int nrows = 0;
   for (size_t i = 0; i < o->ntokens; i++) {
     g->rows[nrows++] = (int)o->tokens[i];
@@ -397,9 +403,9 @@ static int run(const gemm_opts *g, gemm_log *lg, tps_outfile *of) {
   fprintf(stderr, "bench gemm: preparing %s weights (%d x %d)\n", tps_path_name(o.path), o.n, o.k);
   const int st = tps_bench_gemm_run(&o, &r);
   int ret = st == TPS_OK ? TPS_EXIT_OK : st == TPS_EINVAL ? TPS_EXIT_USAGE : TPS_EXIT_FAIL;
-  if (st != TPS_OK && r.why[0]) tps_die_msg("bench gemm: %s", r.why);
+  if (st != TPS_OK && r.why[0]) tps_die_msg("%s", r.why);
   if (ret == TPS_EXIT_OK && r.failed) {
-    tps_die_msg("bench gemm: a check failed (see above); nothing timed, no table written");
+    tps_die_msg("a check failed (see above); nothing timed, no table written");
     ret = TPS_EXIT_FAIL;
   }
   if (ret == TPS_EXIT_OK && o.check_only && !g->json) fprintf(stderr, "bench gemm: all checks passed\n");
@@ -434,11 +440,11 @@ int cmd_bench_gemm(int argc, char **argv) {
   char why[TPS_BENCH_WHY];
   int ndev = 0;
   if (ret == TPS_EXIT_OK && tps_bench_gpus(&ndev, why, sizeof why) != TPS_OK) {
-    tps_die_msg("bench gemm: no GPU can be opened: %s", why);
+    tps_die_msg("no GPU can be opened: %s", why);
     ret = TPS_EXIT_FAIL;
   }
   if (ret == TPS_EXIT_OK && g.k.device >= ndev) {
-    tps_die_msg("bench gemm: --device %d: only %d device(s)", g.k.device, ndev);
+    tps_die_msg("--device %d: only %d device(s)", g.k.device, ndev);
     ret = TPS_EXIT_USAGE;
   }
   if (ret == TPS_EXIT_OK) {

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "src/cli/cmdopt.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/err.h"
 #include "src/base/util.h"
@@ -34,7 +35,7 @@ static const struct option own_options[] = {
 static const tps_bench_world_opts defaults = {.tp = 1, .gather = TPS_GATHER_AUTO, .samples = 50,
                                               .warmup = 5, .cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES};
 
-static void usage(FILE *fp) {
+static void usage_text(FILE *fp) {
   char paths[128];
   fprintf(fp,
           "Usage: tpsplit bench split --path P [--gather G] [--tp N] [--tokens LIST]\n"
@@ -51,6 +52,8 @@ static void usage(FILE *fp) {
           tps_path_names(TPS_PATH_F_BENCH, paths, sizeof paths), default_tokens);
   tps_bench_world_help(fp, "split", &defaults);
 }
+/* --help within 80 columns */
+static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
 
 static int option(tps_bench_cmd *c, int code, const char *arg) {
   split_cmd *s = (split_cmd *)c;
@@ -61,7 +64,7 @@ static int option(tps_bench_cmd *c, int code, const char *arg) {
   switch (code) {
   case OPT_PATH:
     if (!(p = tps_path_find_for(arg, TPS_PATH_F_BENCH))) {
-      tps_die_msg("bench split: unknown --path '%s' (%s)", arg, tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
+      tps_usage_msg("unknown --path '%s' (%s)", arg, tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
       return TPS_EXIT_USAGE;
     }
     s->o.path = p->id;
@@ -80,7 +83,7 @@ static int validate(tps_bench_cmd *c) {
   tps_bench_split_opts *o = &s->o;
   char names[128];
   if (!s->have_path) {
-    tps_die_msg("bench split: --path is required (%s)", tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
+    tps_usage_msg("--path is required (%s)", tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
     return TPS_EXIT_USAGE;
   }
   tps_err err;
@@ -89,14 +92,14 @@ static int validate(tps_bench_cmd *c) {
   if (tps_parse_tokens(s->tokens_arg, &tokens, &o->ntok, &err) != 0) { tps_err_print(&err); return TPS_EXIT_USAGE; }
   o->tokens = tokens;
   if (o->ntok == 0 || o->tokens[0] < 1 || o->tokens[o->ntok - 1] > 1048576) {
-    tps_die_msg("bench split: --tokens '%s': token counts from 1 to 1048576", s->tokens_arg);
+    tps_usage_msg("--tokens '%s': token counts from 1 to 1048576", s->tokens_arg);
     return TPS_EXIT_USAGE;
   }
   if (c->w.gather == TPS_GATHER_CUSTOM) {
     for (size_t i = 0; i < o->ntok; i++) {
       const size_t stride = (size_t)((o->tokens[i] + c->w.tp - 1) / c->w.tp) * o->n * 2;
       if (stride > c->w.cap_bytes) {
-        tps_die_msg("bench split: --gather %s: %ld tokens at tp %d put %zu bytes on each rank, over the cap of %zu (use %s)",
+        tps_die_msg("--gather %s: %ld tokens at tp %d put %zu bytes on each rank, over the cap of %zu (use %s)",
                     tps_gather_name(TPS_GATHER_CUSTOM), o->tokens[i], c->w.tp, stride, c->w.cap_bytes,
                     tps_gather_name(TPS_GATHER_AUTO));
         return TPS_EXIT_USAGE;
@@ -104,7 +107,7 @@ static int validate(tps_bench_cmd *c) {
     }
   }
   s->r.rows = calloc(o->ntok, sizeof *s->r.rows);
-  if (!s->r.rows) { tps_die_msg("bench split: out of memory"); return TPS_EXIT_FAIL; }
+  if (!s->r.rows) { tps_die_msg("out of memory"); return TPS_EXIT_FAIL; }
   return TPS_EXIT_OK;
 }
 
@@ -126,25 +129,25 @@ static void on_row(void *arg, size_t i, int phase, const void *row) {
   const long T = s->o.tokens[i];
   const size_t n = s->o.ntok;
   if (phase == TPS_BENCH_ROW_START) {
-    fprintf(stderr, "tpsplit: bench split: tokens %ld (%zu/%zu): checking\n", T, i + 1, n);
+    tps_die_msg("tokens %ld (%zu/%zu): checking", T, i + 1, n);
   } else if (phase == TPS_BENCH_ROW_CHECKED && r->bad) {
-    if (r->nan > 0) tps_die_msg("bench split: tokens %ld: %.0f NaN outputs (unwritten rows?)", T, r->nan);
-    if (r->gathered_bad > 0) tps_die_msg("bench split: tokens %ld: %.0f gathered elements differ from the shards", T, r->gathered_bad);
+    if (r->nan > 0) tps_die_msg("tokens %ld: %.0f NaN outputs (unwritten rows?)", T, r->nan);
+    if (r->gathered_bad > 0) tps_die_msg("tokens %ld: %.0f gathered elements differ from the shards", T, r->gathered_bad);
     if (!(r->relfrob <= r->split_rel_diff))
-      tps_die_msg("bench split: tokens %ld: split vs replicated relative error %.3g > %g", T, r->relfrob, r->split_rel_diff);
-    if (r->bitwise_bad > 0) tps_die_msg("bench split: tokens %ld: shards run by the same kernel configuration differ from the replicated rows", T);
-    if (r->hash_bad > 0) tps_die_msg("bench split: tokens %ld: replicated outputs differ between ranks", T);
+      tps_die_msg("tokens %ld: split vs replicated relative error %.3g > %g", T, r->relfrob, r->split_rel_diff);
+    if (r->bitwise_bad > 0) tps_die_msg("tokens %ld: shards run by the same kernel configuration differ from the replicated rows", T);
+    if (r->hash_bad > 0) tps_die_msg("tokens %ld: replicated outputs differ between ranks", T);
   } else if (phase == TPS_BENCH_ROW_CHECKED) {
-    fprintf(stderr, "tpsplit: bench split: tokens %ld (%zu/%zu): timing replicated and split (%s), %d samples each\n",
+    tps_die_msg("tokens %ld (%zu/%zu): timing replicated and split (%s), %d samples each",
             T, i + 1, n, tps_gather_name(r->used), s->o.w.samples);
   } else {
-    fprintf(stderr, "tpsplit: bench split: tokens %ld (%zu/%zu): replicated %.2f us, split %.2f us (%s, %ld rows per rank), max |diff| %.3g\n",
+    tps_die_msg("tokens %ld (%zu/%zu): replicated %.2f us, split %.2f us (%s, %ld rows per rank), max |diff| %.3g",
             T, i + 1, n, r->rep.median_us, r->split.median_us, tps_gather_name(r->used), r->rows, r->maxdiff);
   }
 }
 
 static void stopped(tps_bench_cmd *c, long i) {
-  tps_die_msg("bench split: stopped at tokens %ld: no table written", ((split_cmd *)c)->o.tokens[i]);
+  tps_die_msg("stopped at tokens %ld: no table written", ((split_cmd *)c)->o.tokens[i]);
 }
 
 static int write_table(tps_bench_cmd *c, FILE *fp) {

@@ -54,6 +54,19 @@ static int write_thresholds(const tps_grid *g, const tps_predref *ref, const tps
   return rc < 0 ? -1 : 0;
 }
 
+/* Append "GPU H100-SXM" / "TP 2,4,8" / "paths a,b" to the grid note at *len. */
+static void note_add(char *buf, size_t sz, size_t *len, const char *what, const int *tps, size_t ntp, const tps_path *const *paths,
+                     size_t npath, const tps_gpu *const *gpus, size_t ngpu) {
+  size_t n = tps ? ntp : paths ? npath : ngpu;
+  int w = snprintf(buf + *len, sz - *len, "%s%s%s ", *len ? ", " : "grid restricted to ", what, n > 1 ? "s" : "");
+  if (w > 0 && (size_t)w < sz - *len) *len += (size_t)w;
+  for (size_t i = 0; i < n && *len < sz; i++) {
+    if (tps) w = snprintf(buf + *len, sz - *len, "%s%d", i ? "," : "", tps[i]);
+    else w = snprintf(buf + *len, sz - *len, "%s%s", i ? "," : "", paths ? paths[i]->name : gpus[i]->name);
+    if (w > 0 && (size_t)w < sz - *len) *len += (size_t)w;
+  }
+}
+
 int cmd_crossover(int argc, char **argv) {
   long tmax = TPS_PRED_DEFAULT_TMAX;
   const char *thr_out = NULL;
@@ -102,22 +115,34 @@ int cmd_crossover(int argc, char **argv) {
     rc = fit_failed ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
     goto done;
   }
+  char grid_note[1024] = ""; /* the grid the files chose, and why (issue 29: it shrank silently) */
   if (ref.parts && tps_partset_has_user(ref.parts)) {
     /* targets default to what the user's files measure */
     const tps_gpu *ug[TPS_STRLIST_MAX * 2];
     size_t nug = tps_partset_user_gpus(ref.parts, ug, TPS_STRLIST_MAX * 2);
+    size_t len = 0;
     if (!((v.given >> TPS_OI_GPUS) & 1u) && nug) {
       gpus = calloc(nug, sizeof *gpus);
       if (!gpus) goto done;
       memcpy(gpus, ug, nug * sizeof *gpus);
       ngpu = nug;
+      note_add(grid_note, sizeof grid_note, &len, "GPU", NULL, 0, NULL, 0, gpus, ngpu);
     }
     const tps_path *up[TPS_NPATHS];
     size_t nup = tps_partset_user_paths(ref.parts, up, TPS_NPATHS);
-    if (!((v.given >> TPS_OI_PATHS) & 1u) && nup) { memcpy(v.paths, up, nup * sizeof *up); v.npaths = nup; }
+    if (!((v.given >> TPS_OI_PATHS) & 1u) && nup) {
+      memcpy(v.paths, up, nup * sizeof *up);
+      v.npaths = nup;
+      note_add(grid_note, sizeof grid_note, &len, "path", NULL, 0, v.paths, v.npaths, NULL, 0);
+    }
     int ut[TPS_CMDOPT_MAXTP];
     size_t nut = tps_partset_user_tps(ref.parts, ut, TPS_CMDOPT_MAXTP);
-    if (!((v.given >> TPS_OI_TPS) & 1u) && nut) { memcpy(v.tps, ut, nut * sizeof *ut); v.ntps = nut; }
+    if (!((v.given >> TPS_OI_TPS) & 1u) && nut) {
+      memcpy(v.tps, ut, nut * sizeof *ut);
+      v.ntps = nut;
+      note_add(grid_note, sizeof grid_note, &len, "TP", v.tps, v.ntps, NULL, 0, NULL, 0);
+    }
+    if (len) snprintf(grid_note + len, sizeof grid_note - len, ": what the --gemm/--gather files measure (--gpus, --tp, --paths for another grid)");
   }
   if (!gpus && tps_cmdopt_gpus(&v, &ref.gpus, &gpus, &ngpu, &e) != 0) {
     tps_err_print(&e);
@@ -136,12 +161,15 @@ int cmd_crossover(int argc, char **argv) {
   }
   if (thr_out && write_thresholds(&g, &ref, &v, thr_out, &e) != 0) {
     tps_err_print(&e);
-    rc = TPS_EXIT_FAIL;
+    rc = tps_err_exit_code(&e); /* cannot create: 2; a write error: 1 */
     goto done;
   }
   if (v.json) {
-    rc = tps_json_print(tps_grid_json(&g)) == 0 ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+    json_t *root = tps_grid_json(&g);
+    if (root && grid_note[0]) json_object_set_new(root, "grid_note", json_string(grid_note));
+    rc = tps_json_print(root) == 0 ? TPS_EXIT_OK : TPS_EXIT_FAIL;
   } else {
+    if (grid_note[0]) printf("# %s\n", grid_note);
     char desc[4400];
     tps_predref_describe(&ref, scaling, desc, sizeof desc);
     printf("# %s\n# break-even on T = 1..%ld; interval: %.0f%%, %s\n", desc, tmax, 100 * uo.level, interval_method(scaling));

@@ -121,6 +121,27 @@ static void thr_missing(const tps_thr_file *f, const tps_thr_device *d, long k, 
               d->key, sh, path->name, tp, tps_gather_name(backend), d->key, at, what[lvl], have[0] ? " " : " none", have);
 }
 
+/* The kernel paths the file holds for the device (--gpu, or its only one) at K x N, TP and
+ * backend, in file order: how many (at most max), 0 when none; -1 with e when the file or its
+ * device cannot be read. */
+static int thr_paths(const char *file, const tps_gpu_table *gt, const char *gname, long k, long n, int tp, int backend,
+                     const tps_path **out, int max, tps_err *e) {
+  tps_thr_file f;
+  const tps_gpu *gpu;
+  if (tps_thr_read(file, &f, e)) return -1;
+  const tps_thr_device *d = thr_device(&f, gt, gname, &gpu, e);
+  int m = d ? 0 : -1;
+  for (size_t i = 0; d && i < d->nentries; i++) {
+    const tps_thr_entry *x = &d->e[i];
+    const tps_path *p = tps_path_get(x->path);
+    int seen = !p || x->k != k || x->n != n || x->tp != tp || x->backend != backend;
+    for (int j = 0; j < m && !seen; j++) seen = out[j] == p;
+    if (!seen && m < max) out[m++] = p;
+  }
+  tps_thr_free(&f);
+  return m;
+}
+
 static json_t *prov_json(const tps_thr_prov *p) {
   json_t *o = json_object();
   json_object_set_new(o, "kind", json_string(tps_prov_kind_names[p->kind]));
@@ -187,9 +208,9 @@ static int thr_from_file(const char *file, const tps_gpu_table *gt, const char *
   return 0;
 }
 
-/* The decision as JSON on stdout (*prov, the threshold's parts, is taken). */
-static int decide_json(const tps_gpu *gpu, long tp, long tokens, const tps_path *path, const tps_simctx_thr *thr,
-                       json_t **prov, json_t *bandsj, const tps_gate_cond *cs, int nc, int split) {
+/* The decision as JSON (*prov, the threshold's parts, is taken). */
+static json_t *decide_json(const tps_gpu *gpu, long tp, long tokens, const tps_path *path, const tps_simctx_thr *thr,
+                           json_t **prov, json_t *bandsj, const tps_gate_cond *cs, int nc, int split) {
   json_t *root = json_object(), *arr = json_array();
   json_object_set_new(root, "gpu", json_string(gpu->name));
   json_object_set_new(root, "tp", json_integer(tp));
@@ -210,7 +231,7 @@ static int decide_json(const tps_gpu *gpu, long tp, long tokens, const tps_path 
   json_object_set_new(root, "conditions", arr);
   json_object_set_new(root, "split", json_boolean(split));
   json_object_set_new(root, "verdict", json_string(split ? "split" : "no split"));
-  return tps_json_print(root) ? TPS_EXIT_FAIL : TPS_EXIT_OK;
+  return root;
 }
 
 /* The values of decide's own options. */
@@ -258,103 +279,67 @@ static int decide_parse(int argc, char **argv, decide_args *a, tps_cmdopt_values
               TPS_OPTS_SHAPE,
     .required = TPS_OPT(TPS_OI_TP),
     .text = {[TPS_OI_GPU] = "target GPU: a name or alias of the GPU table (required, unless --thresholds names the "
-                            "device: the file's only one, or --gpu as its key, e.g. NVIDIA_H200)"},
+                            "device: the file's only one, or --gpu as its key, e.g. NVIDIA_H200)",
+             [TPS_OI_PATH] = "kernel path (default marlin-w8a16; with --thresholds, every path the file holds for the "
+                             "device, K x N, TP and backend, each decided in turn: calibrate writes dense-bf16, native-fp8 "
+                             "and w8a16)"},
     .scalings = 1u << TPS_SCALING_MODEL | 1u << TPS_SCALING_SPEC | 1u << TPS_SCALING_PARTS,
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
-    .exit_status = "0 split, 1 no split, 2 usage or input error.",
+    .exit_status = "0 split (with several paths from --thresholds: on every one), 1 no split, 2 usage or input error "
+                   "(the table: tpsplit --help).",
   };
   tps_cmdopt_init(v);
   return tps_cmdopt_parse(&spec, argc, argv, v);
 }
 
-int cmd_decide(int argc, char **argv) {
-  decide_args a;
-  tps_cmdopt_values v;
-  int prc = decide_parse(argc, argv, &a, &v);
-  const long tokens = a.tokens, thr_given = a.thr_given;
-  const char *thr_file = a.thr_file;
-  const int sp = a.sp, lora = a.lora, mb = a.mb, bi = a.bi, car = a.car, fc = a.fc;
-  if (prc >= 0) return prc;
-  const tps_path *path = v.path;
-  const long tp = v.tp;
-  const int json = v.json;
-  const char *fit_file = v.fits.n ? v.fits.v[0] : NULL, *gpus_file = v.gpus_file;
-
-  if (!v.gpu && !thr_file) {
-    tps_die_msg("decide: --gpu is required (try 'tpsplit decide --help')");
-    return TPS_EXIT_USAGE;
-  }
-  if (thr_file) {
-    /* the file is the threshold: what would make another one has no use */
-    const char *other = thr_given ? "--threshold" : v.fits.n ? "--fit" : v.gemms.n ? "--gemm" : v.gathers.n ? "--gather FILE"
-                        : (v.given >> TPS_OI_SCALING) & 1u ? "--scaling" : v.measured_only ? "--measured-only"
-                        : v.no_bundled ? "--no-bundled" : NULL;
-    if (other) {
-      tps_die_msg("decide: --thresholds takes the threshold from the file: %s has no use with it", other);
-      return TPS_EXIT_USAGE;
-    }
-  }
-
+/* One decision: the threshold (the file's entry for path, the one given, or predicted), the
+ * gate, and its output (text on stdout; JSON into *out).  1 split, 0 not, or -1 after the
+ * one-line error (*rc: its exit code). */
+static int decide_path(const decide_args *a, const tps_cmdopt_values *v, const tps_gpu_table *gt, const tps_path *path,
+                       json_t **out, int *rc) {
+  const long tp = v->tp, tokens = a->tokens;
   tps_err e;
   tps_err_clear(&e);
-  tps_gpu_table gt;
-  memset(&gt, 0, sizeof gt);
-  if (tps_gpus_load(gpus_file, &gt, &e)) { tps_err_print(&e); return tps_err_exit_code(&e); }
   const tps_gpu *gpu = NULL;
   tps_simctx_thr thr;
   json_t *prov = NULL; /* the threshold's parts, for --json */
   char bands[8192] = "";  /* the file's win bands, when they say more than the threshold (128 at most) */
   json_t *bandsj = NULL;  /* the same for --json, whenever the entry has them */
-  if (thr_file) {
-    if (thr_from_file(thr_file, &gt, v.gpu, v.k, v.n, path, (int)tp, v.po.backend, tokens, &gpu, &thr, &prov, bands,
-                      sizeof bands, &bandsj, &e)) {
-      tps_err_print(&e);
-      tps_gpus_free(&gt);
-      return tps_err_exit_code(&e);
-    }
-  } else if (!(gpu = tps_gpus_find(&gt, v.gpu, &e))) {
-    tps_err_print(&e);
-    tps_gpus_free(&gt);
-    return tps_err_exit_code(&e);
-  }
-
-  /* threshold */
-  if (thr_file) {
-    /* from the file */
-  } else if (thr_given) {
+  if (a->thr_file) {
+    if (thr_from_file(a->thr_file, gt, v->gpu, v->k, v->n, path, (int)tp, v->po.backend, tokens, &gpu, &thr, &prov, bands,
+                      sizeof bands, &bandsj, &e))
+      goto fail;
+  } else if (!(gpu = tps_gpus_find(gt, v->gpu, &e))) {
+    goto fail;
+  } else if (a->thr_given) {
     memset(&thr, 0, sizeof thr);
-    thr.threshold = thr_given;
+    thr.threshold = a->thr_given;
     thr.breakeven = -1;
     snprintf(thr.source, sizeof thr.source, "given");
   } else {
-    const int sc = v.scaling;
+    const int sc = v->scaling;
     tps_simref ref;
     /* the projection the gate is for: fused_wqa_wkv, 5120 -> 1792, bf16 output */
-    tps_gemm_shape shape = {v.k, v.n, TPS_PRED_DEFAULT_OUT_BYTES};
+    tps_gemm_shape shape = {v->k, v->n, TPS_PRED_DEFAULT_OUT_BYTES};
     long tmax = tokens > TPS_PRED_DEFAULT_TMAX ? tokens : TPS_PRED_DEFAULT_TMAX;
     if (tmax > TPS_PRED_MAX_TMAX) tmax = TPS_PRED_MAX_TMAX; /* above it the threshold of the largest scan */
     const int itp = (int)tp;
-    if (tps_simref_load(&ref, &gt, fit_file, NULL, gpus_file, &e) ||
-        (sc == TPS_SCALING_PARTS && tps_simref_parts(&ref, &gt, &v, tmax, &e)) ||
+    if (tps_simref_load(&ref, gt, v->fits.n ? v->fits.v[0] : NULL, NULL, v->gpus_file, &e) ||
+        (sc == TPS_SCALING_PARTS && tps_simref_parts(&ref, gt, v, tmax, &e)) ||
         (ref.parts && tps_partset_check_targets(ref.parts, &gpu, 1, &itp, 1, &path, 1, &e) && (tps_simref_free(&ref), 1)) ||
-        (tps_simref_threshold(&ref, sc, gpu, (int)tp, path, &shape, tmax, &thr, &e) && (tps_simref_free(&ref), 1))) {
-      tps_err_print(&e);
-      tps_gpus_free(&gt);
-      return tps_err_exit_code(&e);
-    }
+        (tps_simref_threshold(&ref, sc, gpu, (int)tp, path, &shape, tmax, &thr, &e) && (tps_simref_free(&ref), 1)))
+      goto fail;
     if (ref.parts) prov = tps_partuse_json(&thr.use, TPS_GATHER_AUTO, (int)tp, gpu->nvlink);
     tps_simref_free(&ref);
   }
-
-  tps_gate_in gi = {gpu, tp, tokens, sp, lora, mb, bi, car, fc, thr.threshold, thr.source};
+  tps_gate_in gi = {gpu, tp, tokens, a->sp, a->lora, a->mb, a->bi, a->car, a->fc, thr.threshold, thr.source};
   tps_gate_cond cs[TPS_GATE_NCOND];
   const int nc = TPS_GATE_NCOND;
   int split = 0;
   tps_gate_eval(&gi, cs, &split);
-  int rc = TPS_EXIT_OK;
-  if (json) {
-    rc = decide_json(gpu, tp, tokens, path, &thr, &prov, bandsj, cs, nc, split);
+  if (v->json) {
+    *out = decide_json(gpu, tp, tokens, path, &thr, &prov, bandsj, cs, nc, split);
   } else {
     printf("tpsplit decide: %s, TP%ld, %ld tokens, %s\n", gpu->name, tp, tokens, path->name);
     for (int i = 0; i < nc; i++) {
@@ -365,7 +350,65 @@ int cmd_decide(int argc, char **argv) {
   }
   if (prov) json_decref(prov);
   if (bandsj) json_decref(bandsj);
+  return split;
+fail:
+  tps_err_print(&e);
+  *rc = tps_err_exit_code(&e);
+  return -1;
+}
+
+int cmd_decide(int argc, char **argv) {
+  decide_args a;
+  tps_cmdopt_values v;
+  int prc = decide_parse(argc, argv, &a, &v);
+  if (prc >= 0) return prc;
+  if (!v.gpu && !a.thr_file) return tps_usage_msg("--gpu is required");
+  if (a.thr_file) {
+    /* the file is the threshold: what would make another one has no use */
+    const char *other = a.thr_given ? "--threshold" : v.fits.n ? "--fit" : v.gemms.n ? "--gemm" : v.gathers.n ? "--gather FILE"
+                        : (v.given >> TPS_OI_SCALING) & 1u ? "--scaling" : v.measured_only ? "--measured-only"
+                        : v.no_bundled ? "--no-bundled" : NULL;
+    if (other) return tps_usage_msg("--thresholds takes the threshold from the file: %s has no use with it", other);
+  }
+  tps_err e;
+  tps_err_clear(&e);
+  tps_gpu_table gt;
+  memset(&gt, 0, sizeof gt);
+  if (tps_gpus_load(v.gpus_file, &gt, &e)) { tps_err_print(&e); return tps_err_exit_code(&e); }
+  /* the paths: --path; with --thresholds and no --path, the ones the file holds at the device,
+   * K x N, TP and backend (calibrate writes several: each is decided; none: --path's default,
+   * whose missing entry is the error) */
+  const tps_path *paths[TPS_NPATHS] = {v.path};
+  int np = 1;
+  if (a.thr_file && !((v.given >> TPS_OI_PATH) & 1u)) {
+    int m = thr_paths(a.thr_file, &gt, v.gpu, v.k, v.n, (int)v.tp, v.po.backend, paths, TPS_NPATHS, &e);
+    if (m < 0) { tps_err_print(&e); tps_gpus_free(&gt); return tps_err_exit_code(&e); }
+    if (m > 0) np = m;
+    else paths[0] = v.path;
+  }
+  int rc = TPS_EXIT_OK, all = 1;
+  json_t *arr = v.json && np > 1 ? json_array() : NULL, *one = NULL;
+  for (int i = 0; i < np && rc == TPS_EXIT_OK; i++) {
+    if (np > 1 && !v.json && i) printf("\n");
+    int split = decide_path(&a, &v, &gt, paths[i], &one, &rc);
+    if (split < 0) break;
+    all &= split;
+    if (arr) json_array_append_new(arr, one), one = NULL;
+  }
+  if (rc == TPS_EXIT_OK && np > 1 && !v.json)
+    printf("\nverdict on every path of the file: %s\n", all ? "split" : "not on every path");
+  if (rc == TPS_EXIT_OK && v.json) {
+    if (arr) {
+      one = json_object();
+      json_object_set_new(one, "decisions", arr), arr = NULL;
+      json_object_set_new(one, "split", json_boolean(all));
+    }
+    if (tps_json_print(one)) rc = TPS_EXIT_FAIL;
+    one = NULL;
+  }
+  if (arr) json_decref(arr);
+  if (one) json_decref(one);
   tps_gpus_free(&gt);
   if (rc) return rc;
-  return split ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+  return all ? TPS_EXIT_OK : TPS_EXIT_FAIL;
 }

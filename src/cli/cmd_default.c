@@ -56,7 +56,7 @@ static int print_answer(const tps_grid *ga, const tps_grid *pg, const tps_grid *
   } else if (plot_rc != 0) {
     tps_err_print(e);
     printf("figures: failed, see above (folder %s)\n", outdir);
-    return TPS_EXIT_FAIL;
+    return tps_err_exit_code(e); /* -o not a folder: 2, as in plot; a write error: 1 */
   } else {
     printf("figures: %zu files (%d images%s) in %s\n", w->n, w->images, w->gnuplot_missing ? ", gnuplot not found: .dat/.gp only" : "",
            outdir);
@@ -78,7 +78,8 @@ static int print_json(const tps_grid *ga, const tps_grid *pg, const tps_grid *ru
   json_object_set_new(root, "files", files);
   json_object_set_new(root, "outdir", plots ? json_string(outdir) : json_null());
   if (plot_rc != 0) json_object_set_new(root, "plot_error", json_string(e->msg));
-  return tps_json_print(root) == 0 && plot_rc == 0 ? TPS_EXIT_OK : TPS_EXIT_FAIL;
+  if (tps_json_print(root) != 0) return TPS_EXIT_FAIL;
+  return plot_rc == 0 ? TPS_EXIT_OK : tps_err_exit_code(e);
 }
 
 /* The values of default's own options. */

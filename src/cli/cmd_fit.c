@@ -167,7 +167,7 @@ int cmd_fit(int argc, char **argv) {
   int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
   if (prc >= 0) return prc;
   if (only || hold_out) {
-    tps_die_msg("fit: --%s goes with --loo-gpu", only ? "only" : "hold-out");
+    tps_usage_msg("--%s goes with --loo-gpu", only ? "only" : "hold-out");
     return TPS_EXIT_USAGE;
   }
   const int json = v.json;
@@ -176,7 +176,7 @@ int cmd_fit(int argc, char **argv) {
   int nfiles = v.nargs;
   char **files = v.args;
   tps_fit *f = calloc((size_t)nfiles, sizeof *f);
-  if (!f) { tps_die_msg("fit: out of memory"); return TPS_EXIT_FAIL; }
+  if (!f) { tps_die_msg("out of memory"); return TPS_EXIT_FAIL; }
   int rc = TPS_EXIT_OK;
   tps_err e;
   tps_err_clear(&e);
@@ -191,7 +191,7 @@ int cmd_fit(int argc, char **argv) {
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (timing && rc == TPS_EXIT_OK)
-    fprintf(stderr, "tpsplit: fit: %d file(s) read and fitted in %.4f s\n", nfiles,
+    tps_die_msg("%d file(s) read and fitted in %.4f s", nfiles,
             (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   if (rc == TPS_EXIT_OK && out) {
     const char *src[1] = {files[0]};

@@ -270,7 +270,7 @@ static json_t *to_json(const tps_table *t, const derived *d) {
 
 /* AIConfigurator GEMM/NCCL tables (src/io/aic.h: gzipped or plain, "FILE:dtype=fp8,n=2048"). */
 static int inspect_aic(char *const *files, int nfiles, int json, const char *out) {
-  if (out) { tps_die_msg("inspect: -o does not take an AIConfigurator table"); return TPS_EXIT_USAGE; }
+  if (out) { tps_usage_msg("-o does not take an AIConfigurator table"); return TPS_EXIT_USAGE; }
   return tps_aic_inspect(files, nfiles, json);
 }
 
@@ -335,11 +335,11 @@ int cmd_inspect(int argc, char **argv) {
   int rc = TPS_EXIT_OK, nread = 0;
   tps_err e;
   tps_err_clear(&e);
-  if (!t || !d) { tps_die_msg("inspect: out of memory"); free(t); free(d); return TPS_EXIT_FAIL; }
+  if (!t || !d) { tps_die_msg("out of memory"); free(t); free(d); return TPS_EXIT_FAIL; }
   for (int i = 0; i < nfiles; i++) {
     if (tps_table_read(v.args[i], &t[i], &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); break; }
     nread++;
-    if (derive(&t[i], &d[i])) { tps_die_msg("inspect: out of memory"); rc = TPS_EXIT_FAIL; break; }
+    if (derive(&t[i], &d[i])) { tps_die_msg("out of memory"); rc = TPS_EXIT_FAIL; break; }
   }
   if (rc == TPS_EXIT_OK && out) {
     tps_outfile of;

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "src/cli/cmdopt.h"
 #include "src/base/jsonout.h"
 #include "model/core/status.h"
 #include "src/cli/tpsplit.h"
@@ -227,7 +228,7 @@ static double be_model(const tps_xg_model *gm, const tps_xga_model *am, const tp
   return b;
 }
 
-static void usage(FILE *fp) {
+static void usage_text(FILE *fp) {
   fprintf(fp,
           "Usage: tpsplit fit --loo-gpu [--json] [--only PART] [--gpus-file FILE]\n"
           "Leave-one-GPU-out evaluation of the cross-GPU models on the bundled measurements\n"
@@ -250,9 +251,12 @@ static void usage(FILE *fp) {
           "  --json        print JSON\n"
           "  --hold-out=GPU  GEMM only, one fold: fit without GPU and predict it (no intervals)\n"
           "  --gpus-file=F GPU table (default: the bundled gpus.tsv)\n"
-          "  -h, --help    print this help and exit\n\n"
+          "  -h, --help    print this help and exit\n"
+          "  -V, --version print the version and exit\n\n"
           "Exit status: 0 ok, 1 a fit failed, 2 usage or input error.\n");
 }
+/* --help within 80 columns */
+static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
 
 int tps_loo_gemm_group_of(const gemm_part *gp, const tps_gpu *gpu, int *set) {
   for (int i = 0; i < gp->ns; i++)
@@ -424,13 +428,15 @@ static int parse_opts(int argc, char **argv, loo_run *r, const char **gpus, cons
                                        {"gpus-file", required_argument, NULL, OPT_GPUS},
                                        {"hold-out", required_argument, NULL, OPT_HOLD},
                                        {"help", no_argument, NULL, 'h'},
+                                       {"version", no_argument, NULL, 'V'},
                                        {NULL, 0, NULL, 0}};
   int c;
   r->do_gemm = r->do_gather = r->do_be = r->do_w8 = 1;
   opterr = 0;
   optind = 0;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
     switch (c) {
+      case 'V': return tps_print_version("fit --loo-gpu");
       case OPT_JSON: r->json = 1; break;
       case OPT_LOOGPU: break;
       case OPT_ONLY:
@@ -438,18 +444,18 @@ static int parse_opts(int argc, char **argv, loo_run *r, const char **gpus, cons
         else if (!strcmp(optarg, "w8a16")) r->do_gemm = r->do_gather = r->do_be = 0;
         else if (!strcmp(optarg, "gather")) r->do_gemm = r->do_be = r->do_w8 = 0;
         else if (!strcmp(optarg, "breakeven")) r->do_gemm = r->do_gather = r->do_w8 = 0;
-        else { tps_die_msg("fit --loo-gpu: --only '%s': expected gemm, gather, breakeven or w8a16", optarg); return TPS_EXIT_USAGE; }
+        else { tps_usage_msg("--only '%s': expected gemm, gather, breakeven or w8a16", optarg); return TPS_EXIT_USAGE; }
         break;
       case OPT_GPUS: *gpus = optarg; break;
       case OPT_HOLD: *hold_name = optarg; break;
       case 'h': usage(stdout); return TPS_EXIT_OK;
       default:
-        tps_die_msg("fit --loo-gpu: bad option '%s' (try 'tpsplit fit --loo-gpu --help')", argv[optind - 1]);
+        tps_usage_msg("bad option '%s'", argv[optind - 1]);
         return TPS_EXIT_USAGE;
     }
   }
   if (optind < argc) {
-    tps_die_msg("fit --loo-gpu: takes no FILE (it uses the bundled data), got '%s'", argv[optind]);
+    tps_usage_msg("takes no FILE (it uses the bundled data), got '%s'", argv[optind]);
     return TPS_EXIT_USAGE;
   }
   return -1;
@@ -470,11 +476,11 @@ static int load_and_fit(loo_run *r, const tps_gpu_table *gt) {
   if (r->do_gemm || r->do_be)
     for (int path = 0; path < TPS_XG_NPATH; path++)
       if ((st = run_gemm_loo((tps_xg_path)path, r->gp[path].sets, r->gp[path].ns, &r->gp[path].r, r->hold)) != TPS_OK) {
-        tps_die_msg("fit --loo-gpu: %s GEMM fit failed: %s", tps_xg_path_names[path], tps_strstatus(st));
+        tps_die_msg("%s GEMM fit failed: %s", tps_xg_path_names[path], tps_strstatus(st));
         return TPS_EXIT_FAIL;
       }
   if ((r->do_gather || r->do_be) && (st = run_gather_loo(r->as, r->nas, &r->ar)) != TPS_OK) {
-    tps_die_msg("fit --loo-gpu: all-gather fit failed: %s", tps_strstatus(st));
+    tps_die_msg("all-gather fit failed: %s", tps_strstatus(st));
     return TPS_EXIT_FAIL;
   }
   if (r->do_be) be_compute(r);
@@ -482,6 +488,7 @@ static int load_and_fit(loo_run *r, const tps_gpu_table *gt) {
 }
 
 int cmd_fit_loo_gpu(int argc, char **argv) {
+  tps_err_command("fit --loo-gpu");
   static loo_run run;
   loo_run *r = &run;
   memset(r, 0, sizeof *r);

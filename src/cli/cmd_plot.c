@@ -175,7 +175,7 @@ static int read_inputs(const char *const *meas_files, size_t nmeas, const char *
       return i < nmeas ? tps_status_exit(status) : TPS_EXIT_USAGE;
     }
     const tps_gpu *g = tps_gpus_find(gt, fits[i].gpu,  e);
-    if (!g) { fprintf(stderr, "tpsplit: %s: %s\n", file, e->msg); return TPS_EXIT_USAGE; }
+    if (!g) { tps_die_msg("%s: %s", file, e->msg); return TPS_EXIT_USAGE; }
     fitp[i] = &fits[i];
     fgpu[i] = g;
     fpath[i] = fits[i].gemm.path ? fits[i].gemm.path->name : NULL;
@@ -202,7 +202,7 @@ int cmd_plot(int argc, char **argv) {
   /* a measurement to fit here means the model scaling (its fit), as --fit does */
   if (nmeas && !((v.given >> TPS_OI_SCALING) & 1u)) v.scaling = TPS_SCALING_MODEL;
   if (nmeas && (v.gemms.n || v.gathers.n)) {
-    tps_die_msg("plot: --measured (fitted here) and --gemm/--gather files (parts) do not mix");
+    tps_usage_msg("--measured (fitted here) and --gemm/--gather files (parts) do not mix");
     return TPS_EXIT_USAGE;
   }
   j.scaling = v.scaling;
@@ -263,11 +263,11 @@ int cmd_plot(int argc, char **argv) {
   }
   for (size_t i = 0; i < v.npaths; i++) pnames[i] = v.paths[i]->name;
   if (nin == 0 && !user_parts && (v.given & targets) != targets) {
-    tps_die_msg("plot: without --measured or --fit, give --gpus, --tp and --paths (spec-only predictions)");
+    tps_die_msg("without --measured or --fit, give --gpus, --tp and --paths (spec-only predictions)");
     goto cleanup;
   }
   if (j.scaling == TPS_SCALING_PESSIMISTIC && nin == 0) {
-    tps_die_msg("plot: --scaling pessimistic needs the measured table (--measured or --fit)");
+    tps_die_msg("--scaling pessimistic needs the measured table (--measured or --fit)");
     goto cleanup;
   }
   if (!inputs[0]) snprintf(inputs, sizeof inputs, "%s", gpus_file ? gpus_file : "gpus.tsv of the bundled data");
@@ -290,7 +290,7 @@ int cmd_plot(int argc, char **argv) {
     goto cleanup;
   }
   if (w.n == 0) { /* e.g. --figures crossover for one measured GPU and TP: no figure applies */
-    tps_die_msg("plot: none of the figures asked for applies to these inputs: nothing written (try 'tpsplit plot --help')");
+    tps_usage_msg("none of the figures asked for applies to these inputs: nothing written");
     goto cleanup;
   }
   rc = print_result(outdir, &w, json);

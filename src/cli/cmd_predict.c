@@ -212,6 +212,31 @@ static int print_json(const answer *a) {
   return tps_json_print(root) != 0 ? TPS_EXIT_FAIL : TPS_EXIT_OK;
 }
 
+
+/* Why a +-10% change leaves the break-even where it is (issue 29: "+-10% on the gather leaves
+ * 1473" read as a contradiction of --scaling model's 1017/1985 on the GEMM): the break-even is
+ * the end of the last losing gap, a whole token count; a parameter that moves the two times
+ * near it by less than that gap's margin, or not at all (NCCL under auto below the custom cap),
+ * leaves it.  One line naming those parameters and the gap; nothing when every one moves it. */
+static void sensitivity_note(const answer *a) {
+  char names[512] = "";
+  size_t len = 0;
+  for (int i = 0; i < a->ns; i++) {
+    if (a->sens[i].be_minus != a->cx.breakeven || a->sens[i].be_plus != a->cx.breakeven) continue;
+    int w = snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", tps_pk_names[a->sens[i].knob]);
+    if (w > 0 && (size_t)w < sizeof names - len) len += (size_t)w;
+  }
+  if (!len || a->cx.breakeven <= 0) return;
+  size_t nb = a->cx.bands.nbands;
+  if (nb >= 2 && nb <= TPS_BANDS_MAX)
+    printf("  unchanged by %s: the break-even ends the last losing gap, %ld..%ld (at worst %.3fx), and a 10%% change in "
+           "them neither closes it nor opens one after it\n",
+           names, a->cx.bands.to_tokens[nb - 2] + 1, a->cx.bands.from_tokens[nb - 1] - 1,
+           floor(a->cx.bands.gap_min_speedup[nb - 2] * 1000 + 1e-9) / 1000);
+  else
+    printf("  unchanged by %s: a 10%% change in them does not move where the split starts to win for good\n", names);
+}
+
 static void print_text(const answer *a) {
   printf("# %s TP%ld %s, gather %s", a->gpu->name, a->tp, a->path->name, tps_gather_name(a->backend));
   if (a->tp > 1 && a->backend == TPS_GATHER_AUTO && a->p.ag.custom_cap_bytes > 0 && a->scaling != TPS_SCALING_PESSIMISTIC &&
@@ -279,6 +304,7 @@ static void print_text(const answer *a) {
     printf("%s %s %s/%s", i ? "," : "", tps_pk_names[a->sens[i].knob], lo, hi);
   }
   printf("\n");
+  sensitivity_note(a);
   /* inverse questions: a->at T (split = replicated there) and from T on (wins on [T, a->tmax]) */
   char s_at[160], s_from[160];
   if (a->tp > 1) {
@@ -428,7 +454,7 @@ int cmd_predict(int argc, char **argv) {
     memcpy(tokens, seed_tokens, sizeof seed_tokens);
   }
   if (tokens[ntok - 1] > TPS_PRED_MAX_TMAX) {
-    tps_die_msg("predict: tokens above %ld", TPS_PRED_MAX_TMAX);
+    tps_usage_msg("tokens above %ld", TPS_PRED_MAX_TMAX);
     free(tokens);
     return TPS_EXIT_USAGE;
   }
@@ -440,11 +466,11 @@ int cmd_predict(int argc, char **argv) {
                 .scaling = v.scaling, .backend = v.po.backend, .tokens = tokens, .ntok = ntok, .ref = &ref};
   memset(&ref, 0, sizeof ref);
   if (thr_out && a->tp < 2) {
-    tps_die_msg("predict: --thresholds-out: TP %ld is outside the thresholds schema (TP from 2: one rank has no split)", a->tp);
+    tps_die_msg("--thresholds-out: TP %ld is outside the thresholds schema (TP from 2: one rank has no split)", a->tp);
     goto done;
   }
   if (!v.gpu && !v.gemms.n && !v.gathers.n) {
-    tps_die_msg("predict: --gpu is required (try 'tpsplit predict --help')");
+    tps_usage_msg("--gpu is required");
     goto done;
   }
   if (tps_predref_load_opts(&ref, &v, a->tmax, v.path, &fit_failed, &e) != 0) {
@@ -458,7 +484,7 @@ int cmd_predict(int argc, char **argv) {
     const tps_path *up[2];
     if (!v.gpu && tps_partset_user_gpus(ref.parts, ug, 2) == 1) a->gpu = ug[0];
     if (!((v.given >> TPS_OI_PATH) & 1u) && tps_partset_user_paths(ref.parts, up, 2) == 1) a->path = up[0];
-    if (!v.gpu && !a->gpu) { tps_die_msg("predict: the files measure several GPUs: give --gpu"); goto done; }
+    if (!v.gpu && !a->gpu) { tps_die_msg("the files measure several GPUs: give --gpu"); goto done; }
   }
   if (!a->gpu && !(a->gpu = tps_gpus_find(&ref.gpus, v.gpu, &e))) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
   if (ref.parts && tps_partset_check_targets(ref.parts, &a->gpu, 1, (const int[]){(int)a->tp}, 1, &a->path, 1, &e) != 0) {
@@ -470,16 +496,17 @@ int cmd_predict(int argc, char **argv) {
   if (st == TPS_EBADDATA) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
   if (st == TPS_OK && a->scaling == TPS_SCALING_PARTS)
     tps_partset_mark(ref.parts, &a->use, a->backend, (int)a->tp, tps_pred_custom_possible(&a->p));
-  if (st == TPS_NA) { tps_die_msg("predict: %s on %s at TP %ld: n/a: %s", a->path->name, a->gpu->name, a->tp, a->p.why); goto done; }
-  if (st != TPS_OK) { tps_die_msg("predict: impossible configuration (%s, TP %ld, %s)", a->gpu->name, a->tp, a->path->name); goto done; }
+  if (st == TPS_NA) { tps_die_msg("%s on %s at TP %ld: n/a: %s", a->path->name, a->gpu->name, a->tp, a->p.why); goto done; }
+  if (st != TPS_OK) { tps_die_msg("impossible configuration (%s, TP %ld, %s)", a->gpu->name, a->tp, a->path->name); goto done; }
   if (analyze(a, &v) != 0) {
-    tps_die_msg("predict: the model gives no usable values for %s TP %ld %s", a->gpu->name, a->tp, a->path->name);
+    tps_die_msg("the model gives no usable values for %s TP %ld %s", a->gpu->name, a->tp, a->path->name);
     rc = TPS_EXIT_FAIL;
     goto done;
   }
   tps_predref_describe(&ref, a->scaling, a->desc, sizeof a->desc);
-  if (v.output && write_table(a, v.output, &e) != 0) { tps_err_print(&e); rc = TPS_EXIT_FAIL; goto done; }
-  if (thr_out && write_thresholds(a, thr_out, &e) != 0) { tps_err_print(&e); rc = TPS_EXIT_FAIL; goto done; }
+  /* an output that cannot be created: 2 (the path given); a write error: 1 (src/base/exit.h) */
+  if (v.output && write_table(a, v.output, &e) != 0) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
+  if (thr_out && write_thresholds(a, thr_out, &e) != 0) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
   if (v.json) rc = print_json(a);
   else { print_text(a); rc = TPS_EXIT_OK; }
 done:

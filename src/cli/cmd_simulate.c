@@ -266,13 +266,13 @@ static int split_mask(const tps_sim_model *m, const char *split_s, unsigned *mas
   size_t n, bad = 0;
   if (tps_parse_list(split_s, &w, &n) != 0) {
     if (w) tps_free_list(w, n);
-    tps_die_msg("simulate: bad --split '%s'", split_s);
+    tps_die_msg("bad --split '%s'", split_s);
     return -1;
   }
   int rc = 0;
   if (tps_sim_mask_from_names(m, w, n, mask, &bad) != TPS_OK) {
     char names[512];
-    tps_die_msg("simulate: --split: %s has no projection '%s' (it has: %s; or all, none)", m->name, w[bad],
+    tps_die_msg("--split: %s has no projection '%s' (it has: %s; or all, none)", m->name, w[bad],
                 tps_sim_mask_names(m, ~0u, ", ", names, sizeof names));
     rc = -1;
   }
@@ -319,8 +319,8 @@ static int sim_parse(int argc, char **argv, sim_args *a, tps_cmdopt_values *v) {
   const tps_cmdopt own[] = {
     {.name = "model", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "M", .dst = &a->model_name, .required = 1,
      .help = "model description: a file, or the name of a bundled one (data/models/NAME.tsv)"},
-    {.name = "chunk", .kind = TPS_ARG_LONG, .metavar = "C", .dst = &a->chunk, .min = 1, .max = 100000000,
-     .help = "tokens per prefill chunk"},
+    {.name = "chunk", .kind = TPS_ARG_LONG, .metavar = "C", .dst = &a->chunk, .min = 1, .max = TPS_PRED_MAX_TMAX,
+     .help = "tokens per prefill chunk, 1..65536 (the longest scan of the model)"},
     {.name = "prompt", .kind = TPS_ARG_FN, .metavar = "LIST", .dst = &a->prompts, .parse = parse_prompts,
      .help = "prompt lengths in tokens, comma separated (default " DEFAULT_PROMPTS ")"},
     {.name = "baseline-ttft-ms", .kind = TPS_ARG_FN, .metavar = "LIST", .dst = &a->base, .parse = parse_ttfts,
@@ -360,7 +360,7 @@ int cmd_simulate(int argc, char **argv) {
   if (prc >= 0) return prc;
   const long tp = v.tp;
   if (base.n && base.n != prompts.n) {
-    tps_die_msg("simulate: %zu baseline TTFTs for %zu prompts (give one per prompt, in order)", base.n, prompts.n);
+    tps_usage_msg("%zu baseline TTFTs for %zu prompts (give one per prompt, in order)", base.n, prompts.n);
     return TPS_EXIT_USAGE;
   }
   long prompt_tokens[TPS_SIMRUN_MAXCHUNKS];
@@ -381,7 +381,7 @@ int cmd_simulate(int argc, char **argv) {
   memset(&ref, 0, sizeof ref);
   memset(&r, 0, sizeof r);
   char mpath[4096];
-  if (!m || !src) { tps_die_msg("simulate: out of memory"); rc = TPS_EXIT_FAIL; goto out; }
+  if (!m || !src) { tps_die_msg("out of memory"); rc = TPS_EXIT_FAIL; goto out; }
   if (tps_gpus_load(v.gpus_file, &gt, &e)) goto err;
   have_gt = 1;
   const tps_gpu *gpu = tps_gpus_find(&gt, v.gpu, &e);
@@ -417,7 +417,7 @@ int cmd_simulate(int argc, char **argv) {
                       base.n ? base.v : NULL, TPS_INTERVAL_LEVEL, TPS_SIMRUN_SAMPLES, TPS_SIMRUN_SEED};
   int st = tps_simrun(&in, &r);
   if (st == TPS_ECOST) { tps_err_set(&e, mpath, 0, "the cost of a projection is not finite at a chunk size"); goto err; }
-  if (st == TPS_EINVAL) { tps_die_msg("simulate: more than %d distinct chunk sizes", TPS_SIMRUN_MAXCHUNKS); goto out; }
+  if (st == TPS_EINVAL) { tps_die_msg("more than %d distinct chunk sizes", TPS_SIMRUN_MAXCHUNKS); goto out; }
   if (st == TPS_ENOMEM) { tps_err_oom(&e, "simulating %s", mpath); goto err; }
   if (st != TPS_OK) { tps_err_set(&e, mpath, 0, "the simulation failed: %s", tps_strstatus(st)); goto err; }
   char splitnames[512];

@@ -327,26 +327,26 @@ static int mode_checks(const char *cal_path, const char *pred_path, const char *
   if (cal_path) {
     const char *other = pred_path ? "--predicted" : meas_path ? "--measured" : tol != 0.25 ? "--tolerance" : NULL;
     if (other) {
-      tps_die_msg("validate: --calibration and %s exclude each other (--calibration-tolerance M,X for its tolerance)", other);
+      tps_usage_msg("--calibration and %s exclude each other (--calibration-tolerance M,X for its tolerance)", other);
       return TPS_EXIT_USAGE;
     }
     if (v->nargs < 1) {
-      tps_die_msg("validate: --calibration needs at least one bench gemm table argument (try 'tpsplit validate --help')");
+      tps_usage_msg("--calibration needs at least one bench gemm table argument");
       return TPS_EXIT_USAGE;
     }
     return -1;
   }
   if (!pred_path || !meas_path) {
-    tps_die_msg("validate: --%s is required (or --calibration FILE BENCH.tsv...; try 'tpsplit validate --help')",
+    tps_usage_msg("--%s is required (or --calibration FILE BENCH.tsv...)",
                 pred_path ? "measured" : "predicted");
     return TPS_EXIT_USAGE;
   }
   if (v->nargs) {
-    tps_die_msg("validate: unexpected argument '%s' (bench tables go with --calibration)", v->args[0]);
+    tps_usage_msg("unexpected argument '%s' (bench tables go with --calibration)", v->args[0]);
     return TPS_EXIT_USAGE;
   }
   if (device || per_row || caltol[0] != 0.04 || caltol[1] != 0.10) {
-    tps_die_msg("validate: --device, --rows and --calibration-tolerance go with --calibration");
+    tps_usage_msg("--device, --rows and --calibration-tolerance go with --calibration");
     return TPS_EXIT_USAGE;
   }
   return -1;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "src/cli/cmdopt.h"
 #include "src/base/jsonout.h"
 #include "src/base/util.h"
 #include "model/core/status.h"
@@ -170,41 +171,48 @@ static int xgpu_io_check(const char *out, const char *gpus, tps_err *e) {
   return tps_io_check(e);
 }
 
-int cmd_fit_xgpu(int argc, char **argv) {
-  static const struct option opts[] = {{"xgpu", no_argument, NULL, 'x'}, {"output", required_argument, NULL, 'o'},
-                                       {"gpus-file", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
-                                       {NULL, 0, NULL, 0}};
-  const char *out = NULL, *gpus = NULL;
-  int c;
-  opterr = 0;
-  optind = 0;
-  while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-    switch (c) {
-      case 'x': break;
-      case 'o': out = optarg; break;
-      case 'g': gpus = optarg; break;
-      case 'h':
-        printf("Usage: tpsplit fit --xgpu -o FILE [--gpus-file FILE]\n"
+static void xgpu_usage(FILE *fp) {
+  fputs("Usage: tpsplit fit --xgpu -o FILE [--gpus-file FILE]\n"
                "Fit the cross-GPU models that predictions use on the bundled measurements and write\n"
                "them to FILE (data/xgpu.fit is this command's output: `tpsplit fit --xgpu -o\n"
                "data/xgpu.fit` regenerates it): per GEMM path (dense-bf16, native-fp8) the fit on\n"
                "every bundled GPU and the fit without each (data/aic/ GEMM tables, data/h200_gemm_*),\n"
                "per fabric the NCCL all-gather (data/aic/ NCCL tables), our W8A16 kernels\n"
-               "(data/h200_gemm_w8a16.tsv); each with the 90%% half-width of its held-out errors.\n"
+               "(data/h200_gemm_w8a16.tsv); each with the 90% half-width of its held-out errors.\n"
                "Deterministic; about 5 s on one core.\n\n"
                "Options:\n"
                "  -o, --output=FILE  where to write (temp file + rename; '-' = stdout)\n"
                "  --gpus-file=FILE   GPU table (default: the bundled gpus.tsv)\n"
-               "  -h, --help         print this help and exit\n\n"
-               "Exit status: 0 ok, 1 a fit failed or a write error, 2 usage or input error.\n");
+               "  -h, --help         print this help and exit\n"
+               "  -V, --version      print the version and exit\n\n"
+               "Exit status: 0 ok, 1 a fit failed or a write error, 2 usage or input error.\n", fp);
+}
+
+int cmd_fit_xgpu(int argc, char **argv) {
+  tps_err_command("fit --xgpu");
+  static const struct option opts[] = {{"xgpu", no_argument, NULL, 'x'}, {"output", required_argument, NULL, 'o'},
+                                       {"gpus-file", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
+                                       {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
+  const char *out = NULL, *gpus = NULL;
+  int c;
+  opterr = 0;
+  optind = 0;
+  while ((c = getopt_long(argc, argv, "hVo:", opts, NULL)) != -1) {
+    switch (c) {
+      case 'x': break;
+      case 'V': return tps_print_version("fit --xgpu");
+      case 'o': out = optarg; break;
+      case 'g': gpus = optarg; break;
+      case 'h':
+        tps_cmdopt_fitted_from(stdout, xgpu_usage);
         return TPS_EXIT_OK;
       default:
-        tps_die_msg("fit --xgpu: bad option '%s' (try 'tpsplit fit --xgpu --help')", argv[optind - 1]);
+        tps_usage_msg("bad option '%s'", argv[optind - 1]);
         return TPS_EXIT_USAGE;
     }
   }
-  if (optind < argc) { tps_die_msg("fit --xgpu: takes no FILE (it fits the bundled data), got '%s'", argv[optind]); return TPS_EXIT_USAGE; }
-  if (!out) { tps_die_msg("fit --xgpu: -o FILE is required (try 'tpsplit fit --xgpu --help')"); return TPS_EXIT_USAGE; }
+  if (optind < argc) { tps_usage_msg("takes no FILE (it fits the bundled data), got '%s'", argv[optind]); return TPS_EXIT_USAGE; }
+  if (!out) { tps_usage_msg("-o FILE is required"); return TPS_EXIT_USAGE; }
   tps_err e;
   tps_err_clear(&e);
   tps_gpu_table gt;
@@ -226,7 +234,7 @@ int cmd_fit_xgpu(int argc, char **argv) {
   FILE *fp = stdout;
   int to_file = strcmp(out, "-") != 0;
   if (rc == TPS_EXIT_OK && to_file) {
-    if (tps_out_open(&of, out, &e)) { tps_err_print(&e); rc = TPS_EXIT_FAIL; }
+    if (tps_out_open(&of, out, &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); }
     else fp = of.fp;
   }
   if (rc == TPS_EXIT_OK) {
@@ -245,7 +253,7 @@ int cmd_fit_xgpu(int argc, char **argv) {
       (void)tps_xgpu_write(fp, &x); /* a write error: found by tps_out_commit (ferror) */
     }
     if (st != TPS_OK) {
-      tps_die_msg("fit --xgpu: a fit failed: %s", tps_strstatus(st));
+      tps_die_msg("a fit failed: %s", tps_strstatus(st));
       rc = TPS_EXIT_FAIL;
       if (to_file) tps_out_abort(&of);
     } else if (to_file && tps_out_commit(&of, &e)) {

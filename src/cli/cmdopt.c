@@ -161,7 +161,7 @@ static void common_help(const tps_cmdspec *s, const tps_cmdopt_values *v, int i,
     if (common_on(s, TPS_OI_GEMM))
       cat(buf, sz, &len, "; or a measured gather [BACKEND=]FILE (repeatable, one per GPU, backend and TP): an nccl-tests "
           "all_gather_perf or `tpsplit bench allgather` log (ranks = TP), an AIConfigurator NCCL table (num_gpus = TP), "
-          "a split table (split - replicated at its TP), or a fit file; BACKEND defaults to the file's own");
+          "a split table (split - replicated at its TP), or a fit file; BACKEND defaults to the file's own; BACKEND=FILE also makes BACKEND the answer's backend (--gather nccl=FILE: NCCL alone) unless --gather B names another");
     break;
   case TPS_OI_CAP:
     cat(buf, sz, &len, "per-rank input cap of the custom gather, bytes (default %.0f)",
@@ -268,10 +268,80 @@ void tps_cmdopt_env_help(FILE *fp, const char *cmd) {
   }
 }
 
+/* Where the text of line l (n bytes) continues: under the help column of an option line
+ * ("  --name V    help"), 9 after "Usage: ", else at its own indentation. */
+static int cont_col(const char *l, size_t n) {
+  int ind = (int)strspn(l, " ");
+  const char *gap = ind && ind < (int)n ? strstr(l + ind, "  ") : NULL;
+  if (gap && gap < l + n) {
+    int hang = (int)(gap + strspn(gap, " ") - l);
+    if (hang < HELP_WIDTH / 2 && hang < (int)n) return hang;
+  }
+  return !strncmp(l, "Usage: ", 7) ? 9 : ind;
+}
+
+/* Words of text[0..n) from column at, broken before HELP_WIDTH, continued at column col. */
+static void flow(FILE *fp, const char *text, size_t n, int col, int at) {
+  const char *w = text, *end = text + n;
+  while (w < end && *w == ' ') w++;
+  while (w < end) {
+    size_t l = 0;
+    while (w + l < end && w[l] != ' ') l++;
+    if (at > col && at + 1 + (int)l > HELP_WIDTH) { fprintf(fp, "\n%*s", col, ""); at = col; }
+    else if (at > col) { fputc(' ', fp); at++; }
+    fprintf(fp, "%.*s", (int)l, w);
+    at += (int)l;
+    w += l;
+    while (w < end && *w == ' ') w++;
+  }
+  fputc('\n', fp);
+}
+
+void tps_cmdopt_fitted(FILE *fp, const char *text) {
+  for (const char *l = text; *l;) {
+    /* a block: the line and the lines that continue it (at its continuation column, not an option) */
+    size_t n = strcspn(l, "\n"), wide = n;
+    int ind = (int)strspn(l, " "), cont = cont_col(l, n);
+    const char *end = l + n;
+    while (*end && n && l[n - 1] != ':') {
+      const char *nx = end + 1;
+      size_t m = strcspn(nx, "\n");
+      int nind = (int)strspn(nx, " ");
+      int deeper = cont > ind ? nind > ind && nind <= cont : ind == 0 && nind == 0;
+      if (!m || !deeper || nind >= (int)m || nx[nind] == '-') break;
+      if (m > wide) wide = m;
+      end = nx + m;
+    }
+    if (wide <= HELP_WIDTH) { /* every line fits: as written */
+      fprintf(fp, "%.*s\n", (int)(end - l), l);
+    } else { /* the block's words again: its first line's indentation, then the continuation column */
+      char buf[4096];
+      size_t k = 0;
+      int lead = cont > ind ? cont : ind; /* an option line keeps "  --name V    " as written */
+      for (const char *p = l + lead; p < end && k + 1 < sizeof buf; p++) buf[k++] = *p == '\n' ? ' ' : *p;
+      fprintf(fp, "%.*s", lead, l);
+      flow(fp, buf, k, cont, lead);
+    }
+    l = *end ? end + 1 : end;
+  }
+}
+
+void tps_cmdopt_fitted_from(FILE *fp, void (*write)(FILE *)) {
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *m = open_memstream(&buf, &n);
+  if (!m) { write(fp); return; }
+  write(m);
+  if (fclose(m) == 0 && buf) tps_cmdopt_fitted(fp, buf);
+  free(buf);
+}
+
 /* The --help text. */
 static void cmdopt_help(const tps_cmdspec *s, const tps_cmdopt_values *v, FILE *fp) {
-  fprintf(fp, "Usage: tpsplit%s%s %s\n", s->name ? " " : "", s->name ? s->name : "", s->synopsis);
-  if (s->about) fprintf(fp, "%s\n", s->about);
+  char usage[2048];
+  snprintf(usage, sizeof usage, "Usage: tpsplit%s%s %s", s->name ? " " : "", s->name ? s->name : "", s->synopsis);
+  tps_cmdopt_fitted(fp, usage);
+  if (s->about) tps_cmdopt_fitted(fp, s->about);
   fprintf(fp, "\nOptions:\n");
   for (size_t k = 0; k < sizeof help_order / sizeof help_order[0]; k++) common_line(fp, s, v, help_order[k]);
   for (size_t k = 0; k < s->nopts; k++) {
@@ -293,7 +363,7 @@ static void cmdopt_help(const tps_cmdspec *s, const tps_cmdopt_values *v, FILE *
   for (size_t k = 0; k < sizeof help_order_last / sizeof help_order_last[0]; k++) common_line(fp, s, v, help_order_last[k]);
   opt_line(fp, 'h', "help", NULL, 0, "print this help and exit");
   opt_line(fp, 'V', "version", NULL, 0, "print the version and exit");
-  if (s->notes) fprintf(fp, "\n%s\n", s->notes);
+  if (s->notes) { fputc('\n', fp); tps_cmdopt_fitted(fp, s->notes); }
   tps_cmdopt_env_help(fp, s->name ? s->name : "main");
   if (s->exit_status) {
     fputc('\n', fp);
@@ -303,17 +373,16 @@ static void cmdopt_help(const tps_cmdspec *s, const tps_cmdopt_values *v, FILE *
 
 /* ------------------------------------------------------------------ parsing */
 
-/* "tpsplit: CMD: message" (usage errors); returns TPS_EXIT_USAGE. */
+/* "tpsplit CMD: message (try 'tpsplit CMD --help')" (src/base/err.h); returns TPS_EXIT_USAGE. */
 static int usage_error(const tps_cmdspec *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int usage_error(const tps_cmdspec *s, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
+  (void)s; /* the command is the one main.c named (tps_err_command) */
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (s->name) tps_die_msg("%s: %s", s->name, msg);
-  else tps_die_msg("%s", msg);
-  return TPS_EXIT_USAGE;
+  return tps_usage_msg("%s", msg);
 }
 
 int tps_cmdopt_yesno(const char *arg, int *v) {
@@ -397,7 +466,7 @@ static int set_common(const tps_cmdspec *s, tps_cmdopt_values *v, int i, const c
     return -1;
   case TPS_OI_GATHER: {
     int b = tps_gather_parse(arg);
-    if (b >= 0) { v->po.backend = b; return 0; }
+    if (b >= 0) { v->po.backend = b; v->backend_given = 1; return 0; }
     if (!common_on(s, TPS_OI_GEMM)) {
       snprintf(why, whysz, "%s", tps_gather_names(names, sizeof names));
       return -1;
@@ -447,7 +516,10 @@ static int set_common(const tps_cmdspec *s, tps_cmdopt_values *v, int i, const c
     return -1;
   case TPS_OI_GPUS_FILE: v->gpus_file = arg; return 0;
   case TPS_OI_JSON: v->json = 1; return 0;
-  case TPS_OI_OUTPUT: v->output = arg; return 0;
+  case TPS_OI_OUTPUT:
+    if (!*arg) { snprintf(why, whysz, "a file or folder name, not empty"); return -1; }
+    v->output = arg;
+    return 0;
   }
   return -1;
 }
@@ -464,7 +536,10 @@ static int set_own(const tps_cmdopt *o, const char *arg, char *why, size_t whysz
     if (tps_cmdopt_yesno(arg, (int *)o->dst) == 0) return 0;
     snprintf(why, whysz, "yes or no");
     return -1;
-  case TPS_ARG_STR: *(const char **)o->dst = arg; return 0;
+  case TPS_ARG_STR:
+    if (o->io != TPS_IO_NONE && !*arg) { snprintf(why, whysz, "a file name, not empty"); return -1; }
+    *(const char **)o->dst = arg;
+    return 0;
   case TPS_ARG_LIST: {
     tps_strlist *L = o->dst;
     if (L->n == TPS_STRLIST_MAX) { snprintf(why, whysz, "at most %d", TPS_STRLIST_MAX); return -1; }
@@ -484,6 +559,30 @@ static int set_own(const tps_cmdopt *o, const char *arg, char *why, size_t whysz
   case TPS_ARG_MODE: return -1; /* run by parse() */
   }
   return -1;
+}
+
+/* The backend a --gather [B=]FILE names ("nccl=log.txt": nccl; "log.txt", "F:op=all_gather": -1). */
+static int spec_backend(const char *spec) {
+  const char *eq = strchr(spec, '='), *colon = strchr(spec, ':');
+  if (!eq || (colon && colon < eq) || eq - spec >= 32) return -1;
+  char b[32];
+  snprintf(b, sizeof b, "%.*s", (int)(eq - spec), spec);
+  return tps_gather_parse(b);
+}
+
+/* `--gather nccl=FILE` answers with NCCL alone, as `--gather nccl --gather FILE` does: the backend
+ * of the answer is the one --gather B names, else the one every B=FILE names (a plain FILE names
+ * none; files naming two backends, nccl= and custom=, keep the default: auto uses both). */
+static void gather_backend_named(tps_cmdopt_values *v) {
+  int named = -1;
+  if (v->backend_given) return;
+  for (size_t i = 0; i < v->gathers.n; i++) {
+    int b = spec_backend(v->gathers.v[i]);
+    if (b < 0) continue;
+    if (named >= 0 && b != named) return;
+    named = b;
+  }
+  if (named >= 0) v->po.backend = named;
 }
 
 enum { KEY_COMMON = 1000, KEY_OWN = 2000, KEY_HELP = 3000, KEY_VERSION };
@@ -531,6 +630,7 @@ static int record_io(const tps_cmdspec *s, const tps_cmdopt_values *v) {
 /* A return >= 0 means the command returns at once (help, version, a usage error): what
  * the parse allocated is freed here so that no caller has to. */
 int tps_cmdopt_parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values *v) {
+  tps_err_command(s->name); /* every message of the command names it */
   int rc = parse(s, argc, argv, v);
   if (rc < 0 && record_io(s, v) != 0) rc = TPS_EXIT_USAGE;
   if (rc >= 0) tps_cmdopt_free(v);
@@ -566,7 +666,6 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
   lo[nl] = (struct option){NULL, 0, NULL, 0};
   shorts[ns] = 0;
 
-  const char *cmd = s->name ? s->name : "";
   /* long options are never abbreviated: getopt_long would read --gpus as --gpus-file, a
    * different meaning (issue 29); a long name must be one of the command's whole */
   for (int i = 1; i < argc; i++) {
@@ -581,8 +680,7 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
       else if (!near && !strncmp(lo[k].name, a + 2, l)) near = lo[k].name;
     }
     if (!exact && near)
-      return usage_error(s, "bad option '%.*s' (options are not abbreviated: --%s?) (try 'tpsplit%s%s --help')", (int)l + 2, a,
-                         near, *cmd ? " " : "", cmd);
+      return usage_error(s, "bad option '%.*s' (options are not abbreviated: --%s?)", (int)l + 2, a, near);
     if (exact && takes && !a[2 + l]) i++; /* its value, whatever it looks like */
   }
   int c;
@@ -595,7 +693,7 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
     if (c == 'V' || c == KEY_VERSION) { printf("tpsplit (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return TPS_EXIT_OK; }
     if (c == ':') return usage_error(s, "option '%s' needs a value", argv[optind - 1]);
     if (c == '?')
-      return usage_error(s, "bad option '%s' (try 'tpsplit%s%s --help')", argv[optind - 1], *cmd ? " " : "", cmd);
+      return usage_error(s, "bad option '%s'", argv[optind - 1]);
     /* a short letter: the option that has it */
     if (c < KEY_COMMON) {
       for (int i = 0; i < TPS_OI_N; i++)
@@ -622,20 +720,21 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
   v->args = argv + optind;
   if (v->nargs < s->args_min) {
     int l = (int)strcspn(s->args, ".");
-    return usage_error(s, "no %.*s given (try 'tpsplit%s%s --help')", l, s->args, *cmd ? " " : "", cmd);
+    return usage_error(s, "no %.*s given", l, s->args);
   }
   if (s->output_single && v->output && v->nargs != 1)
     return usage_error(s, "-o takes exactly one %.*s, got %d", (int)strcspn(s->args, "."), s->args, v->nargs);
   for (int i = 0; i < TPS_OI_N; i++)
     if ((s->required >> i) & 1u && !((v->given >> i) & 1u))
-      return usage_error(s, "--%s is required (try 'tpsplit%s%s --help')", common[i].name, *cmd ? " " : "", cmd);
+      return usage_error(s, "--%s is required", common[i].name);
   for (size_t k = 0; k < s->nopts; k++)
     if (s->opts[k].required && !((own_given >> k) & 1ul))
-      return usage_error(s, "--%s is required (try 'tpsplit%s%s --help')", s->opts[k].name, *cmd ? " " : "", cmd);
+      return usage_error(s, "--%s is required", s->opts[k].name);
   /* --fit alone means the model scaling; measured files mean the parts scaling */
   if (v->fits.n && !((v->given >> TPS_OI_SCALING) & 1u) && scaling_ok(s, TPS_SCALING_MODEL)) v->scaling = TPS_SCALING_MODEL;
   if (s->fit_model_only && v->fits.n && v->scaling != TPS_SCALING_MODEL)
     return usage_error(s, "--fit goes with --scaling model");
+  gather_backend_named(v);
   if ((v->gemms.n || v->gathers.n || v->measured_only || v->no_bundled || v->harness >= 0) && v->scaling != TPS_SCALING_PARTS)
     return usage_error(s, "--gemm, --gather FILE, --measured-only, --no-bundled and --harness go with --scaling parts (the default), not %s",
                        tps_scaling_names[v->scaling]);

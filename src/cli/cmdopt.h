@@ -128,6 +128,7 @@ typedef struct {
   const char *output;                  /* -o, NULL unless set */
   tps_strlist gemms;                   /* --gemm FILE, in order */
   tps_strlist gathers;                 /* --gather [B=]FILE, in order */
+  int backend_given;                   /* --gather B given; else po.backend is the one the B=FILE name */
   long k, n;                           /* --k, --n (TPS_PRED_DEFAULT_K, _N) */
   int measured_only;                   /* --measured-only */
   int no_bundled;                      /* --no-bundled */
@@ -168,6 +169,12 @@ int tps_cmdopt_parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_val
 /* "Environment:" and the variables read by cmd ("main": the main job; NULL: all of them),
  * from src/cli/envvars.h; nothing when cmd reads none. */
 void tps_cmdopt_env_help(FILE *fp, const char *cmd);
+
+/* Print text line by line, each as given when it fits 80 columns, else broken at its spaces
+ * (the continuation under the help column of an option line, else indented as the line). */
+void tps_cmdopt_fitted(FILE *fp, const char *text);
+/* The same for what write(FILE *) prints (a command's hand-written --help). */
+void tps_cmdopt_fitted_from(FILE *fp, void (*write)(FILE *));
 
 /* yes|on|1 -> 1, no|off|0 -> 0 (any case). 0, or -1 for another word. */
 int tps_cmdopt_yesno(const char *arg, int *v);

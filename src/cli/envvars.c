@@ -1,7 +1,10 @@
 /* envvars.c: the environment table (see envvars.h).  "main" in the commands column is the
  * main job (`tpsplit` with no command). */
 #include "src/cli/envvars.h"
+#include <stdlib.h>
 #include <string.h>
+#include "src/base/err.h"
+#include "src/base/util.h"
 
 const tps_envvar tps_envvars[] = {
   {"TPSPLIT_DATADIR", "*", "src/base/util.c",
@@ -18,41 +21,41 @@ const tps_envvar tps_envvars[] = {
    "seconds a gnuplot run may take before it is killed and reported (default 60)"},
   {"TPSPLIT_INPUT_TIMEOUT", "*", "src/base/util.c",
    "seconds a pipe or FIFO given as input may stay silent before it is refused (default 10)"},
-  {"TPS_W8_KERNEL", "bench", "kernels/gemm/gemm_w8a16.cu",
+  {"TPS_W8_KERNEL", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
    "W8A16 kernel for every M: stream, wgmma, split, sk (stream-K) or mma (default: by M and GPU)"},
-  {"TPS_W8_BT", "bench", "kernels/gemm/gemm_w8a16.cu",
+  {"TPS_W8_BT", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
    "W8A16 wgmma token tile: 64, 128 or 256 (default 256; forced wgmma: 128 up to M 1024); with TPS_W8_KERNEL=split or sk that kernel's tile, 64 or 128"},
-  {"TPS_W8_SKG", "bench", "kernels/gemm/gemm_w8a16_sm90.cu",
+  {"TPS_W8_SKG", "bench calibrate", "kernels/gemm/gemm_w8a16_sm90.cu",
    "with TPS_W8_KERNEL=sk: a persistent grid of this many blocks when fewer than resident (0 or unset: all resident)"},
-  {"TPS_W8_SPLIT", "bench", "kernels/gemm/gemm_w8a16.cu",
+  {"TPS_W8_SPLIT", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
    "with TPS_W8_KERNEL=split: cluster split-K of the split kernel, 1, 2, 4 or 8 (default: modelled by M)"},
-  {"TPS_W8_PP", "bench", "kernels/gemm/gemm_w8a16_sm90.cu",
+  {"TPS_W8_PP", "bench calibrate", "kernels/gemm/gemm_w8a16_sm90.cu",
    "W8A16 split kernel: 0 the two warpgroups issue their MMAs freely (default), 1 in turn"},
-  {"TPS_W8_SBT", "bench", "kernels/gemm/gemm_w8a16_sm90.cu", "W8A16 stream token tile: 16, 32, 48, 64 or 128"},
-  {"TPS_W8_SUM", "bench", "kernels/gemm/gemm_w8a16_sm90.cu",
+  {"TPS_W8_SBT", "bench calibrate", "kernels/gemm/gemm_w8a16_sm90.cu", "W8A16 stream token tile: 16, 32, 48, 64 or 128"},
+  {"TPS_W8_SUM", "bench calibrate", "kernels/gemm/gemm_w8a16_sm90.cu",
    "W8A16 stream partial-sum exchange: 0 remote stores, 1 remote reads, 4 st.async (default)"},
-  {"TPS_W8_RECBULK", "bench", "kernels/gemm/gemm_w8a16_sm90.cu",
+  {"TPS_W8_RECBULK", "bench calibrate", "kernels/gemm/gemm_w8a16_sm90.cu",
    "1: W8A16 weight records by cp.async.bulk instead of the tensor map (0 default)"},
-  {"TPS_W8_STREAM_MAX", "bench", "kernels/gemm/gemm_w8a16.cu", "W8A16 stream kernel for every M up to this (default 64; 65..128 rows where the split kernel's pick is the stream geometry)"},
-  {"TPS_W8_VARIANT", "bench", "kernels/gemm/gemm_w8a16.cu", "W8A16 mma tile variant for every M, 0..8"},
-  {"TPS_W8_LARGE", "bench", "kernels/gemm/gemm_w8a16.cu", "W8A16 mma tile variant for large M, 0..8 (default 4)"},
-  {"TPS_W8_SPLITK", "bench", "kernels/gemm/gemm_w8a16.cu", "W8A16 mma split-K ways, 0..64 (0: chosen to fill the SMs)"},
-  {"TPS_FP8B_PAD", "bench", "kernels/gemm/gemm_fp8block.cu",
+  {"TPS_W8_STREAM_MAX", "bench calibrate", "kernels/gemm/gemm_w8a16.cu", "W8A16 stream kernel for every M up to this (default 64; 65..128 rows where the split kernel's pick is the stream geometry)"},
+  {"TPS_W8_VARIANT", "bench calibrate", "kernels/gemm/gemm_w8a16.cu", "W8A16 mma tile variant for every M, 0..8"},
+  {"TPS_W8_LARGE", "bench calibrate", "kernels/gemm/gemm_w8a16.cu", "W8A16 mma tile variant for large M, 0..8 (default 4)"},
+  {"TPS_W8_SPLITK", "bench calibrate", "kernels/gemm/gemm_w8a16.cu", "W8A16 mma split-K ways, 0..64 (0: chosen to fill the SMs)"},
+  {"TPS_FP8B_PAD", "bench calibrate", "kernels/gemm/gemm_fp8block.cu",
    "fp8-block shapes cuBLASLt refuses: 0 never pad (skip), 1 always pad M to 4 and N to 128 (default: pad where refused)"},
-  {"TPS_FLUSH", "bench", "kernels/bench/harness.cu",
+  {"TPS_FLUSH", "bench calibrate", "kernels/bench/harness.cu",
    "write: the L2 flush between repeats only writes its buffer (default: writes and reads it back)"},
-  {"TPS_TIMER", "bench", "kernels/bench/kspan.c", "events: time with CUDA events, not CUPTI kernel spans"},
-  {"TPS_CUPTI_LIB", "bench", "kernels/bench/kspan.c", "path of libcupti to load (default: searched, see CUDA_HOME)"},
-  {"CUDA_HOME", "bench", "kernels/bench/kspan.c", "libcupti is also looked for in $CUDA_HOME/extras/CUPTI/lib64"},
-  {"NCCL_NVLS_ENABLE", "bench", "kernels/bench/bench_split.cu",
+  {"TPS_TIMER", "bench calibrate", "kernels/bench/kspan.c", "events: time with CUDA events, not CUPTI kernel spans"},
+  {"TPS_CUPTI_LIB", "bench calibrate", "kernels/bench/kspan.c", "path of libcupti to load (default: searched, see CUDA_HOME)"},
+  {"CUDA_HOME", "bench calibrate", "kernels/bench/kspan.c", "libcupti is also looked for in $CUDA_HOME/extras/CUPTI/lib64"},
+  {"NCCL_NVLS_ENABLE", "bench calibrate", "kernels/bench/bench_split.cu",
    "recorded in bench split tables; set to 0 when unset (no NVLink multicast)"},
-  {"OMPI_COMM_WORLD_SIZE", "bench", "kernels/gather/gather_world.c",
+  {"OMPI_COMM_WORLD_SIZE", "bench calibrate", "kernels/gather/gather_world.c",
    "set by mpirun (as PMI_SIZE, PMIX_RANK, MPI_LOCALNRANKS, SLURM_STEP_NUM_TASKS): one process "
    "per GPU instead of one thread per GPU (builds --with-mpi)"},
-  {"PMI_SIZE", "bench", "kernels/gather/gather_world.c", "see OMPI_COMM_WORLD_SIZE"},
-  {"PMIX_RANK", "bench", "kernels/gather/gather_world.c", "see OMPI_COMM_WORLD_SIZE"},
-  {"MPI_LOCALNRANKS", "bench", "kernels/gather/gather_world.c", "see OMPI_COMM_WORLD_SIZE"},
-  {"SLURM_STEP_NUM_TASKS", "bench", "kernels/gather/gather_world.c", "see OMPI_COMM_WORLD_SIZE"},
+  {"PMI_SIZE", "bench calibrate", "kernels/gather/gather_world.c", "see OMPI_COMM_WORLD_SIZE"},
+  {"PMIX_RANK", "bench calibrate", "kernels/gather/gather_world.c", "see OMPI_COMM_WORLD_SIZE"},
+  {"MPI_LOCALNRANKS", "bench calibrate", "kernels/gather/gather_world.c", "see OMPI_COMM_WORLD_SIZE"},
+  {"SLURM_STEP_NUM_TASKS", "bench calibrate", "kernels/gather/gather_world.c", "see OMPI_COMM_WORLD_SIZE"},
 };
 const size_t tps_nenvvars = sizeof tps_envvars / sizeof tps_envvars[0];
 
@@ -64,6 +67,31 @@ int tps_envvar_read_by(const tps_envvar *v, const char *cmd) {
     if (l == n && strncmp(w, cmd, n) == 0) return 1;
     w += l;
     while (*w == ' ') w++;
+  }
+  return 0;
+}
+
+/* The variables with a number for a value, and its range (their readers take the same). */
+static const struct {
+  const char *name;
+  long lo, hi;
+} numeric[] = {
+  {"TPSPLIT_THREADS", 1, 64},
+  {"TPSPLIT_INPUT_TIMEOUT", 1, 86400},
+  {"TPSPLIT_GNUPLOT_TIMEOUT", 1, 86400},
+};
+
+int tps_env_check(const char *cmd) {
+  for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++) {
+    const char *s = getenv(numeric[i].name);
+    long v;
+    int reads = 0;
+    for (size_t k = 0; k < tps_nenvvars; k++)
+      if (!strcmp(tps_envvars[k].name, numeric[i].name)) reads = tps_envvar_read_by(&tps_envvars[k], cmd);
+    if (!s || !reads || (tps_parse_long(s, &v) == 0 && v >= numeric[i].lo && v <= numeric[i].hi)) continue;
+    tps_die_msg("%s='%.64s': a whole number in %ld..%ld (unset it for the default)", numeric[i].name, s, numeric[i].lo,
+                numeric[i].hi);
+    return -1;
   }
   return 0;
 }

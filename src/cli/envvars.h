@@ -23,6 +23,10 @@ extern const size_t tps_nenvvars;
 
 /* Whether variable v is read by command cmd ("main": the main job; NULL: any). */
 int tps_envvar_read_by(const tps_envvar *v, const char *cmd);
+/* The numeric variables that cmd reads ("main": the main job), checked before it runs: 0, or
+ * -1 after one line "tpsplit CMD: NAME='VALUE': a whole number in LO..HI (...)" (a value out of
+ * range or not a number was ignored silently before: issue 30). */
+int tps_env_check(const char *cmd);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <gsl/gsl_errno.h>
 #include "src/cli/cmdopt.h"
+#include "src/cli/envvars.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/util.h"
 
@@ -30,14 +31,17 @@ static const struct {
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
-static void usage(FILE *fp) {
+static void usage_text(FILE *fp) {
   fprintf(fp,
           "Usage: tpsplit [--help] [--version] [<command> [options] [args]]\n"
           "Decide when to split a tensor-parallel projection by token (each rank multiplies\n"
-          "1/TP of the tokens, then an all-gather rebuilds the output) instead of computing it\n"
-          "redundantly on every rank.\n\n"
-          "With no command, fit the bundled measurements, print the crossover grid for the\n"
-          "bundled GPUs and write the plots (see `tpsplit --help` of each command).\n\n"
+          "1/TP of the tokens, then an all-gather rebuilds the output) instead of computing\n"
+          "it redundantly on every rank.\n\n"
+          "With no command, the main job: fit the bundled measurements, print the answer and\n"
+          "the crossover grid for the bundled GPUs and write the plots:\n"
+          "  tpsplit [-o DIR] [--json] [--samples N] [--seed S] [--no-plots]\n"
+          "(its options: `tpsplit --no-plots --help`; a command's: `tpsplit COMMAND --help`).\n"
+          "Long options are never abbreviated (--gpus is not --gpus-file).\n\n"
           "Commands:\n");
   for (size_t i = 0; i < NCOMMANDS; i++) fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].help);
   fprintf(fp,
@@ -45,16 +49,20 @@ static void usage(FILE *fp) {
           "Every command that produces results takes --json.\n");
   tps_cmdopt_env_help(fp, NULL);
   fprintf(fp,
-          "\nExit status:\n"
-          "  0  ok (decide: split)\n"
-          "  1  the task failed or its verdict is negative (decide: no split; validate:\n"
-          "     outside tolerance; a fit that did not converge; a failed GPU check)\n"
-          "     or the machine ran out of memory or disk\n"
-          "  2  usage or input error (bad option, malformed file, unknown GPU, impossible TP)\n"
+          "\nExit status (every command; src/base/exit.h):\n"
+          "  0    ok (decide: split; validate: within tolerance)\n"
+          "  1    the task failed or its verdict is negative (decide: no split; validate:\n"
+          "       outside tolerance; a fit that did not converge; a failed GPU check; no\n"
+          "       GPU for bench or calibrate), or the machine ran out of memory or disk\n"
+          "  2    usage or input error: a bad option or value, a missing, unreadable or\n"
+          "       malformed input, an output that cannot be created; nothing written\n"
+          "  77   the tests only: skipped (no GPU)\n"
           "  130, 143  interrupted by SIGINT, SIGTERM (temporary files removed)\n\n"
           "Report bugs to: %s\n",
           PACKAGE_BUGREPORT);
 }
+/* --help within 80 columns */
+static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
 
 static void version(void) {
   printf("tpsplit (%s) %s\n"
@@ -65,12 +73,13 @@ static void version(void) {
 }
 
 static int run(int argc, char **argv) {
-  if (argc < 2) return cmd_default(argc, argv);
+  if (argc < 2) return tps_env_check("main") ? TPS_EXIT_USAGE : cmd_default(argc, argv);
   const char *cmd = argv[1];
   if (cmd[0] == '-') {
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) { usage(stdout); return TPS_EXIT_OK; }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) { version(); return TPS_EXIT_OK; }
     /* options of the main job, e.g. `tpsplit --json` or `tpsplit -o DIR` */
+    if (tps_env_check("main")) return TPS_EXIT_USAGE;
     return cmd_default(argc, argv);
   }
   if (strcmp(cmd, "help") == 0) {
@@ -79,17 +88,20 @@ static int run(int argc, char **argv) {
       if (strcmp(argv[2], commands[i].name) == 0) {
         char *av[] = {argv[2], (char *)"--help", NULL};
         optind = 0;
+        tps_err_command(argv[2]);
         return commands[i].fn(2, av);
       }
-    tps_die_msg("unknown command '%s' (try 'tpsplit --help')", argv[2]);
+    tps_usage_msg("unknown command '%s'", argv[2]);
     return TPS_EXIT_USAGE;
   }
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (strcmp(cmd, commands[i].name) == 0) {
       optind = 0;
+      tps_err_command(cmd);
+      if (tps_env_check(cmd)) return TPS_EXIT_USAGE;
       return commands[i].fn(argc - 1, argv + 1);
     }
-  tps_die_msg("unknown command '%s' (try 'tpsplit --help')", cmd);
+  tps_usage_msg("unknown command '%s'", cmd);
   return TPS_EXIT_USAGE;
 }
 

@@ -1,11 +1,13 @@
 /* predcli.c: the reference, contexts, the crossover grid and its output, shared by
  * `predict`, `crossover` and the main job (see predcli.h). */
+#include "config.h"
 #include "src/cli/predict_common.h"
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "src/io/fitfile.h"
 #include "src/evidence/fit_from_file.h"
@@ -205,7 +207,8 @@ typedef struct {
   long tmax, rounding;
   tps_grid *g;
   pthread_mutex_t lock;
-  size_t next;
+  size_t next, done;
+  int stop;  /* the progress line's thread ends */
 } grid_job;
 
 static double never_replicated(long T, void *vc) { return tps_pred_replicated_us(vc, T); }
@@ -254,6 +257,51 @@ static void *grid_worker(void *arg) {
     pthread_mutex_unlock(&j->lock);
     if (i >= j->g->n) return NULL;
     grid_cell(j, &j->g->cell[i]);
+    pthread_mutex_lock(&j->lock);
+    j->done++;
+    pthread_mutex_unlock(&j->lock);
+  }
+}
+
+/* Long runs say so (issue 30 item 9).  The estimate is made before the run from its size (so
+ * that whether it is said does not depend on the machine's load): seconds per cell = a fixed
+ * part + the bootstrap samples x the seconds per sample of the scaling, measured on one core
+ * (crossover --gpus H200 --tp 8 --samples 100000: model 2.97 s, parts 0.45 s a cell), over the
+ * worker threads.  Above TPS_LONG_RUN_S it is printed; on a terminal a progress line follows. */
+#define TPS_LONG_RUN_S 10.0
+static double grid_estimate_s(const tps_grid *g, int scaling, int threads) {
+  double per_sample = scaling == TPS_SCALING_PARTS ? 1e-5 : scaling == TPS_SCALING_PESSIMISTIC ? 1e-6 : 3e-5;
+  return (double)g->n * (0.02 + per_sample * (double)g->nsamples) / (threads > 0 ? threads : 1);
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The progress line on stderr (a terminal): "k of n cells, about S s left", once a second. */
+static void *grid_progress(void *arg) {
+  grid_job *j = arg;
+  const double t0 = now_s();
+  for (int shown = 0;; shown = 1) {
+    for (int k = 0; k < 10; k++) { /* 1 s, in steps that notice the end */
+      pthread_mutex_lock(&j->lock);
+      int stop = j->stop;
+      pthread_mutex_unlock(&j->lock);
+      if (stop) { if (shown) fputc('\n', stderr); return NULL; }
+      struct timespec d = {0, 100000000L};
+      nanosleep(&d, NULL);
+    }
+    pthread_mutex_lock(&j->lock);
+    size_t done = j->done, n = j->g->n;
+    pthread_mutex_unlock(&j->lock);
+    double el = now_s() - t0;
+    const char *cmd = tps_err_command_name();
+    fprintf(stderr, "\rtpsplit%s%s: %zu of %zu cells, ", cmd[0] ? " " : "", cmd, done, n);
+    if (done) fprintf(stderr, "about %.0f s left   ", el / (double)done * (double)(n - done));
+    else fprintf(stderr, "%.0f s so far   ", el);
+    fflush(stderr);
   }
 }
 
@@ -290,20 +338,34 @@ int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, 
   if (scaling == TPS_SCALING_PARTS &&
       tps_partset_prepare(r->parts, gpus, ngpu, tps, ntp, paths, npath, po, e) != 0)
     return -2;
-  grid_job job = {r, scaling, po, uo, tmax, rounding, g, PTHREAD_MUTEX_INITIALIZER, 0};
+  grid_job job = {r, scaling, po, uo, tmax, rounding, g, PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
   int nt = grid_threads();
   if ((size_t)nt > g->n) nt = g->n ? (int)g->n : 1;
-  pthread_t th[64];
-  int started = 0;
+  pthread_t th[64], prog;
+  int started = 0, progress = 0;
+  const double est = grid_estimate_s(g, scaling, nt);
+  if (est > TPS_LONG_RUN_S) {
+    tps_die_msg("about %.0f s: %zu cells x %d bootstrap samples on %d thread%s (--samples sets the samples, "
+                "--gpus/--tp/--paths the cells)", est, g->n, g->nsamples, nt, nt == 1 ? "" : "s");
+    progress = isatty(STDERR_FILENO) && pthread_create(&prog, NULL, grid_progress, &job) == 0;
+  }
   for (int i = 1; i < nt; i++)
     if (pthread_create(&th[started], NULL, grid_worker, &job) == 0) started++;
   grid_worker(&job);
   for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  if (progress) {
+    pthread_mutex_lock(&job.lock);
+    job.stop = 1;
+    pthread_mutex_unlock(&job.lock);
+    pthread_join(prog, NULL);
+  }
   for (size_t i = 0; i < g->n; i++) {
     const tps_gridcell *c = &g->cell[i];
     if (c->status != TPS_OK && c->status != TPS_NA)
       return tps_err_set(e, NULL, 0, "%s TP%d %s: the prediction failed: %s", c->gpu->name, c->tp, c->path->name,
-                         tps_strstatus(c->status));
+                         c->status == TPS_EINVAL ? "a part has no finite time at some T of 1..--max-tokens (outside what "
+                                                   "it was measured or fitted on: a lower --max-tokens)"
+                                                 : tps_strstatus(c->status));
   }
   /* the sources in the order of the rows */
   for (size_t i = 0; i < g->n && scaling == TPS_SCALING_PARTS; i++)

@@ -71,7 +71,12 @@ static int read_parts(tps_partset *ps, tps_err *e) {
     r->line = ln;
     tps_err e2;
     tps_err_clear(&e2);
-    if (!(r->gpu = tps_gpus_find(ps->gt, f[0], &e2))) { rc = tps_err_set(e, ps->parts_file, ln, "%s", e2.msg); break; }
+    if (!(r->gpu = tps_gpus_find(ps->gt, f[0], &e2))) { /* the table the user gave lacks it: name that file */
+      rc = ps->gt->file[0] ? tps_err_set(e, ps->gt->file, 0, "no GPU '%s', which the bundled measurements need (%s:%ld): add "
+                                         "its row to this GPU table, or give --no-bundled (%s)", f[0], ps->parts_file, ln, e2.msg)
+                           : tps_err_set(e, ps->parts_file, ln, "%s", e2.msg);
+      break;
+    }
     if (!strcmp(f[1], "gemm")) {
       if (!(r->path = tps_path_find(f[2]))) { rc = tps_err_set(e, ps->parts_file, ln, "unknown kernel path '%s'", f[2]); break; }
     } else if (!strcmp(f[1], "gather")) {
@@ -378,7 +383,10 @@ int ev_h20_fit(tps_partset *ps, tps_err *e) {
   int status;
   if (tps_fit_file(ps->h20_file, NULL, NULL, &fo, ps->h20, &status, e)) return -1;
   tps_err e2;
-  if (!(ps->h20_gpu = tps_gpus_find(ps->gt, ps->h20->gpu, &e2))) return tps_err_set(e, ps->h20_file, 0, "%s", e2.msg);
+  if (!(ps->h20_gpu = tps_gpus_find(ps->gt, ps->h20->gpu, &e2)))
+    return ps->gt->file[0] ? tps_err_set(e, ps->gt->file, 0, "no GPU '%s', which the reference fit of %s needs: add its row to "
+                                         "this GPU table (%s)", ps->h20->gpu, ps->h20_file, e2.msg)
+                           : tps_err_set(e, ps->h20_file, 0, "%s", e2.msg);
   ps->h20_state = 1;
   return 0;
 }

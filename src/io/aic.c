@@ -668,7 +668,7 @@ int tps_aic_inspect(char *const *specs, int nspecs, int json) {
   tps_aic_file *a = calloc((size_t)(nspecs > 0 ? nspecs : 1), sizeof *a);
   tps_err e;
   tps_err_clear(&e);
-  if (!a) { tps_die_msg("inspect: out of memory"); return 1; }
+  if (!a) { tps_die_msg("out of memory"); return 1; }
   int rc = 0, nread = 0;
   for (int i = 0; i < nspecs; i++) {
     if (tps_aic_read_spec(specs[i], &a[i], &e)) { tps_err_print(&e); rc = 2; break; }

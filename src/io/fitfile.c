@@ -193,10 +193,7 @@ int tps_fitfile_write(FILE *fp, const tps_fit *f, const char *const *sources, si
 int tps_fitfile_save(const char *path, const tps_fit *f, const char *const *sources, size_t nsources, tps_err *e) {
   tps_outfile o;
   if (tps_out_open(&o, path, e) != 0) return -1;
-  if (tps_fitfile_write(o.fp, f, sources, nsources) != 0) {
-    tps_out_abort(&o);
-    return tps_err_set(e, path, 0, "write error");
-  }
+  tps_fitfile_write(o.fp, f, sources, nsources); /* a write error: the commit names it with its errno (exit 1) */
   return tps_out_commit(&o, e);
 }
 

@@ -246,6 +246,7 @@ int tps_gpus_load(const char *path, tps_gpu_table *t, tps_err *e) {
 
 int tps_gpus_load_mem(const char *path, const char *data, size_t len, tps_gpu_table *t, tps_err *e) {
   memset(t, 0, sizeof *t);
+  snprintf(t->file, sizeof t->file, "%s", path ? path : "");
   tps_text tx;
   if (tps_text_from_buf(path, data, len, 0, &tx, e)) return -1;
   int rc = 0, have_header = 0, idx[G_N], ncols = 0;

@@ -19,6 +19,7 @@ typedef struct {
   char **aliases;  /* per GPU, comma list as in the file */
   char **source;   /* per GPU */
   char **cuda_names; /* per GPU, comma list as in the file ("" when the file has no cuda_names) */
+  char file[1024];   /* the file it was read from, for messages ("" when unknown) */
 } tps_gpu_table;
 
 /* Load path, or the bundled data/gpus.tsv when path is NULL. 0 or -1 with e. */

@@ -425,8 +425,8 @@ int pf_fig_end(fig *F, tps_plot_files *w, tps_err *e) {
     if (w) w->gnuplot_missing = 1;
     if (!told && !F->o->quiet) {
       const char *env = getenv("TPSPLIT_GNUPLOT");
-      fprintf(stderr, "tpsplit: gnuplot not found%s%s%s: wrote .dat and .gp files only in %s "
-              "(install gnuplot, then run `gnuplot -d NAME.gp` there)\n",
+      tps_die_msg("gnuplot not found%s%s%s: wrote .dat and .gp files only in %s "
+              "(install gnuplot, then run `gnuplot -d NAME.gp` there)",
               env ? " (TPSPLIT_GNUPLOT='" : "", env ? env : "", env ? "')" : "", F->dir);
       told = 1;
     }
@@ -615,8 +615,8 @@ int tps_plot_render_batch(const char *dir, const tps_plot_opts *o, int nproc, tp
     w->gnuplot_missing = 1;
     if (!o || !o->quiet) {
       const char *env = getenv("TPSPLIT_GNUPLOT");
-      fprintf(stderr, "tpsplit: gnuplot not found%s%s%s: wrote .dat and .gp files only in %s "
-              "(install gnuplot, then run `gnuplot -d NAME.gp` there)\n",
+      tps_die_msg("gnuplot not found%s%s%s: wrote .dat and .gp files only in %s "
+              "(install gnuplot, then run `gnuplot -d NAME.gp` there)",
               env ? " (TPSPLIT_GNUPLOT='" : "", env ? env : "", env ? "')" : "", dir);
     }
     free(scripts);

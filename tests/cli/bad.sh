@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/cli/bad.sh: the bad-input catalog (tests/data/bad/CATALOG).  Every malformed file must give
-# exit 2 and exactly one stderr line "tpsplit: FILE:LINE: message" (or "tpsplit: FILE: ..."
+# exit 2 and exactly one stderr line "tpsplit CMD: FILE:LINE: message" (or "tpsplit CMD: FILE: ..."
 # when no line applies) naming the right line, with the expected message; and with
 # -o OUT, no OUT and no temporary file left behind, and an OUT already there left as it was.
 # A fourth column names another command reading the file ('@' stands for it).
@@ -45,7 +45,9 @@ run_case() {
     GEN:*) f=$(gen "${name#GEN:}") ;;
     *) f="$bad/$name" ;;
   esac
-  if [ "$line" = - ]; then prefix="tpsplit: $f: "; else prefix="tpsplit: $f:$line: "; fi
+  c=inspect # the command, named by the message: "tpsplit CMD: FILE:LINE: what"
+  [ -n "${cmd:-}" ] && c=${cmd%% *}
+  if [ "$line" = - ]; then prefix="tpsplit $c: $f: "; else prefix="tpsplit $c: $f:$line: "; fi
   rm -f "$w/o.tsv"
   if [ -n "${cmd:-}" ]; then
     # shellcheck disable=SC2086
@@ -105,5 +107,5 @@ echo "$n malformed inputs"
 # a bad file among good ones: nothing on stdout, one error line
 expect_rc 2 "$TPSPLIT" inspect "$top_srcdir/data/h20_tp8_fused_wqa_wkv.tsv" "$bad/nan.tsv"
 [ -s "$tmp/out" ] && fail "partial output before the error" || ok
-expect_grep "^tpsplit: $bad/nan.tsv:4: " "$tmp/err"
+expect_grep "^tpsplit inspect: $bad/nan.tsv:4: " "$tmp/err"
 finish

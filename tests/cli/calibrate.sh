@@ -14,7 +14,7 @@ no_output() { if ls "$1"* >/dev/null 2>&1; then fail "output left behind: $(ls "
 "$TPSPLIT" calibrate --budget-s 5 -o "$tmp/t.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
 if grep -q "no GPU can be opened" "$tmp/err"; then
   [ "$rc" -eq 1 ] && ok || fail "no GPU: exit $rc, want 1"
-  expect_grep "^tpsplit: calibrate: no GPU can be opened: .*Nothing written\.$" "$tmp/err"
+  expect_grep "^tpsplit calibrate: no GPU can be opened: .*Nothing written\.$" "$tmp/err"
   [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || fail "no GPU: more than one line: $(cat "$tmp/err")"
   no_output "$tmp/t.json"
   [ -s "$tmp/out" ] && fail "no GPU: stdout not empty" || ok

@@ -35,7 +35,7 @@ missing=$(comm -23 "$tmp/src" "$tmp/help" | tr '\n' ' ')
 [ -z "$missing" ] && ok || fail "read by the sources but not in the table: $missing"
 
 # each command's --help: exactly the rows whose commands column names it (or all)
-for c in inspect fit predict crossover plot simulate decide validate; do
+for c in inspect fit predict crossover plot simulate decide validate calibrate; do
   help_env "$c" > "$tmp/c"
   awk -F'|' -v c="\`$c\`" '/^\| `[A-Z]/ && ($4 ~ / all / || index($4, c)) { gsub(/[` ]/, "", $2); print $2 }' \
     "$top_srcdir/doc/environment.md" | sort > "$tmp/want"

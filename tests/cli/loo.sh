@@ -19,20 +19,20 @@ expect_grep '"busbw_gbps"' "$tmp/out"
 
 # --- bad input: one line naming the file (and line, or the missing shape), exit 2
 expect_rc 2 "$TPSPLIT" inspect "$aic/gemm_h100_sxm_k5120.tsv.gz:dtype=fp8,n=1792"
-expect_grep "^tpsplit: $aic/gemm_h100_sxm_k5120.tsv.gz: no rows with dtype fp8, n 1792; n in the file: .*1536, 2048" "$tmp/err"
+expect_grep "^tpsplit [a-z][a-z -]*: $aic/gemm_h100_sxm_k5120.tsv.gz: no rows with dtype fp8, n 1792; n in the file: .*1536, 2048" "$tmp/err"
 [ "$(wc -l < "$tmp/err")" -eq 1 ] && ok || fail "missing shape: not one line"
 [ ! -s "$tmp/out" ] && ok || fail "missing shape: output written"
 expect_rc 2 "$TPSPLIT" inspect "$aic/gemm_h100_sxm_k5120.tsv.gz:dtype=fp4"
 expect_grep "unknown dtype 'fp4'" "$tmp/err"
 gzip -dc "$aic/gemm_l40s_k5120.tsv.gz" | awk -F'\t' 'NR==12{$4="bf16x"}1' OFS='\t' > "$tmp/bad.tsv"
 expect_rc 2 "$TPSPLIT" inspect "$tmp/bad.tsv"
-expect_grep "^tpsplit: $tmp/bad.tsv:12: unknown dtype 'bf16x'" "$tmp/err"
+expect_grep "^tpsplit [a-z][a-z -]*: $tmp/bad.tsv:12: unknown dtype 'bf16x'" "$tmp/err"
 gzip -dc "$aic/nccl_h100_sxm.tsv.gz" | awk -F'\t' 'NR==20{$3="broadcast"}1' OFS='\t' | gzip > "$tmp/bad.tsv.gz"
 expect_rc 2 "$TPSPLIT" inspect "$tmp/bad.tsv.gz"
-expect_grep "^tpsplit: $tmp/bad.tsv.gz:20: unknown op 'broadcast'" "$tmp/err"
+expect_grep "^tpsplit [a-z][a-z -]*: $tmp/bad.tsv.gz:20: unknown op 'broadcast'" "$tmp/err"
 head -c 3000 "$aic/gemm_b200_sxm_k5120.tsv.gz" > "$tmp/trunc.tsv.gz"
 expect_rc 2 "$TPSPLIT" inspect "$tmp/trunc.tsv.gz"
-expect_grep "^tpsplit: $tmp/trunc.tsv.gz:[0-9]+: the gzip data end here, cut short" "$tmp/err"
+expect_grep "^tpsplit [a-z][a-z -]*: $tmp/trunc.tsv.gz:[0-9]+: the gzip data end here, cut short" "$tmp/err"
 # two gzip members (`cat a.gz b.gz`): the rows of both
 gzip -dc "$aic/nccl_h100_sxm.tsv.gz" | grep -v -e '^#' -e '^gpu' | gzip > "$tmp/rows.gz"
 cat "$aic/nccl_h100_sxm.tsv.gz" "$tmp/rows.gz" > "$tmp/two.tsv.gz"
@@ -126,7 +126,14 @@ for gw in A100-SXM-80GB:12 H100-SXM:23 B200:21 L40S:21 RTX-PRO-6000-Server:21 H2
 done
 expect_grep '^# GEMM 90% interval coverage, all GPUs and paths: [0-9.]+% of 1740 points' "$tmp/full"   # 1448 + the H200 AIC table's 146 per path
 expect_grep '^# in sample: median \|err\| [0-4]\.[0-9]%' "$tmp/full"
-expect_grep '^# break-even within 15%: [0-9]+ of 33; decisions agree: [0-9]+ of 495' "$tmp/full"   # + H200 x 2 paths x 3 TP, 15 T each
+expect_grep "^# break-even within 15%: [0-9]+ of [0-9]+ \\([0-9]+ more where neither side splits: 'both'\\); decisions agree: [0-9]+ of 495" "$tmp/full"   # + H200 x 2 paths x 3 TP, 15 T each
+# the summary counts the rows above it: 'both' rows (no break-even on either side) out of the 15% count
+awk '/^gpu +path +tp +measured +predicted +rel_err/ { t = 1; next }
+     t && /^# break-even within 15%/ { print w, n, nb; exit }
+     t { if ($6 == "both") nb++; else { n++; r = $6; sub(/%/, "", r); r += 0; if (r < 0) r = -r; if (r <= 15) w++ } }' "$tmp/full" >"$tmp/wn"
+read -r w n nb <"$tmp/wn"
+expect_grep "^# break-even within 15%: ${w:-x} of ${n:-x} \\(${nb:-x} more where neither side splits" "$tmp/full"
+[ "${nb:-0}" -ge 1 ] && [ $((${n:-0} + ${nb:-0})) -eq 33 ] && ok || fail "break-even rows: ${n:-?} + ${nb:-?} 'both', want 33 in all"
 # every error is a percentage; every GEMM row has its coverage
 awk '/^# GEMM dense|^# GEMM native/{g=1; next} /^$/{g=0} g && !/^gpu/ {
        if ($(NF-3) !~ /%$/ || $(NF-1) !~ /%$/) bad++ } END{exit bad > 0}' "$tmp/full" && ok || fail "GEMM rows malformed"

@@ -9,9 +9,9 @@ data="$TPSPLIT_DATADIR"
 aicg="$data/aic/gemm_h100_sxm_k5120.tsv.gz"
 aicn="$data/aic/nccl_h100_sxm.tsv.gz"
 json_top() { awk -v k="\"$1\":" '$1 == k && /^  "/ { v = $2; sub(/,$/, "", v); print v; exit }' "$2"; }
-# one_line_error: exactly one line on stderr, "tpsplit: " then the pattern
+# one_line_error: exactly one line on stderr, "tpsplit CMD: " then the pattern
 one_line_error() {
-  expect_grep "^tpsplit: $1" "$tmp/err"
+  expect_grep "^tpsplit [a-z][a-z -]*: $1" "$tmp/err"
   n=$(wc -l < "$tmp/err"); [ "$n" -eq 1 ] && ok || fail "$n lines on stderr for '$1': $(cat "$tmp/err")"
   [ -s "$tmp/out" ] && fail "output on stdout after an input error: $(head -c 200 "$tmp/out")" || ok
 }
@@ -183,7 +183,7 @@ expect_rc 2 "$TPSPLIT" crossover --gpus H200 --gemm "$data/h200_gemm_dense-bf16.
 one_line_error "$data/h200_gemm_dense-bf16.tsv: measures K 5120 N 1792, not the asked K 7168 N 1792"
 # files with the wrong scaling
 expect_rc 2 "$TPSPLIT" predict --gpu H100 --gemm "$aicg" --scaling model
-one_line_error "predict: --gemm, --gather FILE, --measured-only, --no-bundled and --harness go with --scaling parts"
+one_line_error "--gemm, --gather FILE, --measured-only, --no-bundled and --harness go with --scaling parts"
 
 # --- a fit file as a part: its GEMM moved to the target, and said so
 expect_rc 0 "$TPSPLIT" fit "$data/h20_tp8_fused_wqa_wkv.tsv" -o "$tmp/h20.fit"

@@ -175,7 +175,7 @@ expect_rc 2 "$TPSPLIT" plot $args --format jpg -o "$tmp/e"
 expect_grep "bad --format 'jpg'" "$tmp/err"
 expect_rc 2 "$TPSPLIT" plot $args --size 10x10 -o "$tmp/e"
 expect_rc 2 "$TPSPLIT" plot --measured "$tmp/missing.tsv" -o "$tmp/e"
-expect_grep "^tpsplit: .*missing.tsv" "$tmp/err"
+expect_grep "^tpsplit [a-z][a-z -]*: .*missing.tsv" "$tmp/err"
 expect_rc 2 "$TPSPLIT" plot --measured "$h20" --gpus NoSuchGPU -o "$tmp/e"
 expect_grep "unknown GPU 'NoSuchGPU'" "$tmp/err"
 expect_rc 2 "$TPSPLIT" plot --measured "$h20" --tp 100 -o "$tmp/e"
@@ -184,6 +184,6 @@ expect_rc 2 "$TPSPLIT" plot --measured "$h20" --paths no-such-path -o "$tmp/e"
 expect_rc 2 "$TPSPLIT" plot --gpus H100 -o "$tmp/e"
 # a figure list none of which applies (one measured GPU and TP has no crossover map) is refused
 expect_rc 2 "$TPSPLIT" plot --measured "$h20" --figures crossover -o "$tmp/e"
-expect_grep "^tpsplit: plot: none of the figures asked for applies to these inputs: nothing written" "$tmp/err"
+expect_grep "^tpsplit plot: none of the figures asked for applies to these inputs: nothing written" "$tmp/err"
 [ -e "$tmp/e" ] && fail "output written after usage errors" || ok
 finish

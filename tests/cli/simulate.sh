@@ -129,7 +129,7 @@ expect_rc 0 sim --model deepseek-v4.1-flash --gpu H200 --tp 8 --prompt 8192 --fi
 b=$(awk '/^chunks/ { c = 1; next } c && $1 == 8192 { print $6; exit }' "$tmp/out")
 [ -n "$a" ] && [ "$a" = "$b" ] && ok || fail "saving with --fit '$b' vs on the spot '$a'"
 expect_rc 2 sim --model deepseek-v4.1-flash --gpu H200 --tp 8 --fit "$data/gpus.tsv"
-expect_grep "^tpsplit: $data/gpus.tsv:[0-9]+: " "$tmp/err"
+expect_grep "^tpsplit [a-z][a-z -]*: $data/gpus.tsv:[0-9]+: " "$tmp/err"
 
 # --- usage and input errors: exit 2, one line naming the file and line
 expect_rc 2 sim --gpu H20 --tp 8
@@ -152,7 +152,7 @@ good() {
 }
 bad() { # bad NAME LINE PATTERN: the file $tmp/NAME.tsv must be refused at LINE with PATTERN
   expect_rc 2 sim --model "$tmp/$1.tsv" --gpu H20 --tp 8
-  expect_grep "^tpsplit: $tmp/$1.tsv:$2: $3" "$tmp/err"
+  expect_grep "^tpsplit [a-z][a-z -]*: $tmp/$1.tsv:$2: $3" "$tmp/err"
   n=$(wc -l < "$tmp/err"); [ "$n" -eq 1 ] && ok || fail "$1: $n lines on stderr"
 }
 { good; printf 'p\t16\tmarlin-w8a16\tbf16\t0-3\tyes\tmain\n'; } > "$tmp/ok.tsv"
@@ -179,5 +179,5 @@ good > "$tmp/empty_rows.tsv"; bad empty_rows 4 "no projection rows"
 expect_rc 2 sim --model "$tmp/empty.tsv" --gpu H20 --tp 8
 expect_grep "empty file" "$tmp/err"
 expect_rc 2 sim --model "$tmp/missing.tsv" --gpu H20 --tp 8
-expect_grep "^tpsplit: $tmp/missing.tsv: " "$tmp/err"
+expect_grep "^tpsplit [a-z][a-z -]*: $tmp/missing.tsv: " "$tmp/err"
 finish

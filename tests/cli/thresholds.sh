@@ -45,7 +45,7 @@ one_line() { [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || fail "not one stderr line
 expect_rc 2 dec --thresholds "$cal" --gpu H100 --tp 8 --tokens 4096 --path w8a16
 one_line
 expect_grep 'thresholds_h200_5120x1792.json: no device NVIDIA_H100_80GB_HBM3 .*it has NVIDIA_H200' "$tmp/err"
-expect_rc 2 dec --thresholds "$cal" --tp 8 --tokens 4096
+expect_rc 2 dec --thresholds "$cal" --tp 8 --tokens 4096 --path marlin-w8a16 # without --path: every path of the file (tests/cli/traps.sh)
 one_line
 expect_grep 'thresholds_h200_5120x1792.json: no entry \$\.devices\.NVIDIA_H200\.thresholds\.5120x1792\.marlin-w8a16\.8\.auto .*paths dense-bf16, native-fp8, w8a16' "$tmp/err"
 expect_rc 2 dec --thresholds "$cal" --tp 16 --tokens 4096 --path w8a16
@@ -135,7 +135,8 @@ expect_grep 'w8a16\.8\.auto .*backends nccl' "$tmp/err"
 expect_rc 2 "$TPSPLIT" predict --gpu H200 --tp 1 --path w8a16 --thresholds-out "$tmp/tp1.json"
 expect_grep 'TP 1 is outside the thresholds schema' "$tmp/err"
 [ ! -e "$tmp/tp1.json" ] && ok || fail "TP1: a file was written"
-expect_rc 1 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --thresholds-out "$tmp/no/such/dir/x.json"
+# an output that cannot be created, or a file with nothing to hold: exit 2 (src/base/exit.h)
+expect_rc 2 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --thresholds-out "$tmp/no/such/dir/x.json"
 [ -z "$(ls -A "$tmp" | grep '^no')" ] && ok || fail "unwritable: something left"
 
 # --- 3. crossover --thresholds-out
@@ -155,7 +156,7 @@ while read -r g t p th; do
   [ "$th" = - ] && th=null
   [ "$ft" = "$th" ] && ok || fail "crossover $g TP$t $p: printed $th, file $ft ($(head -c 200 "$tmp/c.err"))"
 done <"$tmp/cells"
-expect_rc 1 "$TPSPLIT" crossover --gpus H200 --tp 1 --thresholds-out "$tmp/cx1.json"
+expect_rc 2 "$TPSPLIT" crossover --gpus H200 --tp 1 --thresholds-out "$tmp/cx1.json"
 expect_grep 'no cell of the grid fits the thresholds schema' "$tmp/err"
 [ ! -e "$tmp/cx1.json" ] && ok || fail "crossover TP1: a file was written"
 # every entry carries its bands, and they read back (decide exits 0 or 1, not 2)

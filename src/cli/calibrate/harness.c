@@ -30,7 +30,7 @@ double cal_gemm_eval(double m, void *ctx) {
 int cal_harness(run_t *r) {
   if (r->o->harness != TPS_HARNESS_AIC) return TPS_EXIT_OK;
   if (!r->gpu) {
-    tps_die_msg("calibrate: --harness aic: this GPU (%s) is not in the GPU table, so no model converts its bench times",
+    tps_die_msg("--harness aic: this GPU (%s) is not in the GPU table, so no model converts its bench times",
                 r->dev.gpu_name);
     return TPS_EXIT_USAGE;
   }
@@ -52,7 +52,7 @@ int cal_harness(run_t *r) {
                                         p->rec.npts, p->h_how, sizeof p->h_how, &p->h_rsd, &e);
     if (c < 0) { tps_err_print(&e); rc = TPS_EXIT_FAIL; break; }
     if (c == 1) {
-      tps_die_msg("calibrate: --harness aic: %ldx%ld %s cannot be converted (%s); leave it out with --paths or calibrate "
+      tps_die_msg("--harness aic: %ldx%ld %s cannot be converted (%s); leave it out with --paths or calibrate "
                   "in the bench harness", p->k, p->n, path->name, p->h_how);
       rc = TPS_EXIT_USAGE;
       break;

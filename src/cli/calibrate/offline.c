@@ -129,7 +129,7 @@ static int simulate_write(const opts *o, const simrow *rows) {
   int rc = TPS_EXIT_OK;
   for (int i = 0; i < o->nargs && rc == TPS_EXIT_OK; i++) {
     const simrow *s = &rows[i];
-    if (!s->bench) { tps_die_msg("calibrate: --simulate -o: %s is not a tpsplit bench table", s->label); rc = TPS_EXIT_USAGE; break; }
+    if (!s->bench) { tps_die_msg("--simulate -o: %s is not a tpsplit bench table", s->label); rc = TPS_EXIT_USAGE; break; }
     if (!d) {
       d = tps_thr_add_device(&f, s->gpu_name);
       snprintf(d->gpu_spec, sizeof d->gpu_spec, "%s", s->gpu->name);
@@ -141,7 +141,7 @@ static int simulate_write(const opts *o, const simrow *rows) {
       snprintf(d->cuda_runtime, sizeof d->cuda_runtime, "unknown");
       tps_thr_add_note(&f, "simulated: the sweep rows taken from full bench tables (calibrate --simulate), no GPU used; no gather, so no thresholds");
     } else if (strcmp(d->name, s->gpu_name)) {
-      tps_die_msg("calibrate: --simulate -o: %s is of %s, the others of %s: one GPU per file", s->label, s->gpu_name, d->name);
+      tps_die_msg("--simulate -o: %s is of %s, the others of %s: one GPU per file", s->label, s->gpu_name, d->name);
       rc = TPS_EXIT_USAGE;
       break;
     }
@@ -164,7 +164,7 @@ static int simulate_write(const opts *o, const simrow *rows) {
   }
   tps_err e;
   tps_err_clear(&e);
-  if (rc == TPS_EXIT_OK && tps_thr_write(&f, o->out, &e)) { tps_err_print(&e); rc = TPS_EXIT_USAGE; }
+  if (rc == TPS_EXIT_OK && tps_thr_write(&f, o->out, &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); }
   tps_thr_free(&f);
   return rc;
 }
@@ -190,7 +190,7 @@ int cal_simulate(const opts *o) {
       int path = !strcmp(f.dtype, "bfloat16") ? TPS_PATH_DENSE_BF16 : !strcmp(f.dtype, "fp8") ? TPS_PATH_NATIVE_FP8 : -1;
       const tps_gpu *gpu = tps_gpus_find(&gt, tps_aic_gpu_name(a.gpu, gname, sizeof gname), &e);
       if (path < 0 || f.n < 1 || a.kind != TPS_AIC_GEMM) {
-        tps_die_msg("calibrate: --simulate %s: choose a GEMM table's dtype (bfloat16 or fp8) and n, e.g. FILE:dtype=bfloat16,n=2048", spec);
+        tps_usage_msg("--simulate %s: choose a GEMM table's dtype (bfloat16 or fp8) and n, e.g. FILE:dtype=bfloat16,n=2048", spec);
         rc = TPS_EXIT_USAGE;
       } else if (!gpu) {
         tps_err_print(&e);
@@ -213,13 +213,13 @@ int cal_simulate(const opts *o) {
     tps_bench_gpu_short(t.gpu, shortname, sizeof shortname);
     const tps_gpu *gpu = tps_gpus_find(&gt, shortname, &e);
     if (t.kind != TPS_TABLE_GEMM || !p || t.k < 1 || t.n < 1) {
-      tps_die_msg("calibrate: --simulate %s: not a bench gemm table with '#@ path', '#@ k' and '#@ n'", spec);
+      tps_die_msg("--simulate %s: not a bench gemm table with '#@ path', '#@ k' and '#@ n'", spec);
       rc = TPS_EXIT_USAGE;
     } else if (!gpu) {
       tps_err_print(&e);
       rc = TPS_EXIT_USAGE;
     } else if (t.nrows < 4) {
-      tps_die_msg("calibrate: --simulate %s: %zu rows: too few to hold any out", spec, t.nrows);
+      tps_die_msg("--simulate %s: %zu rows: too few to hold any out", spec, t.nrows);
       rc = TPS_EXIT_USAGE;
     } else {
       simulate_one(spec, "tpsplit bench", p->id, t.k, t.n, gpu, TPS_XG_FLUSHED, t.rows, t.time_us, t.nrows, o, &rows[i]);

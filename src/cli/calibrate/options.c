@@ -27,7 +27,7 @@ static int list_each(const char *arg, const char *what, int (*fn)(opts *, const 
   char **items;
   size_t n;
   if (tps_parse_list(arg, &items, &n) != 0 || n == 0) {
-    tps_die_msg("calibrate: --%s '%s': a comma list", what, arg);
+    tps_usage_msg("--%s '%s': a comma list", what, arg);
     return TPS_EXIT_USAGE;
   }
   int rc = TPS_EXIT_OK;
@@ -42,10 +42,10 @@ static int add_shape(opts *o, const char *s) {
   k = strtol(s, &end, 10);
   if (end == s || (*end != 'x' && *end != 'X') || tps_parse_long(end + 1, &n) != 0 || k < 64 || n < 64 || k % 64 ||
       n % 64 || k > (1L << 20) || n > (1L << 20)) {
-    tps_die_msg("calibrate: --shapes: '%s' is not KxN with K and N multiples of 64 (e.g. 5120x1792)", s);
+    tps_usage_msg("--shapes: '%s' is not KxN with K and N multiples of 64 (e.g. 5120x1792)", s);
     return TPS_EXIT_USAGE;
   }
-  if (o->nshapes == MAX_SHAPES) { tps_die_msg("calibrate: --shapes: at most %d", MAX_SHAPES); return TPS_EXIT_USAGE; }
+  if (o->nshapes == MAX_SHAPES) { tps_usage_msg("--shapes: at most %d", MAX_SHAPES); return TPS_EXIT_USAGE; }
   for (int i = 0; i < o->nshapes; i++) if (o->k[i] == k && o->n[i] == n) return TPS_EXIT_OK;
   o->k[o->nshapes] = k;
   o->n[o->nshapes++] = n;
@@ -56,12 +56,12 @@ static int add_path(opts *o, const char *s) {
   const tps_path *p = tps_path_find_for(s, TPS_PATH_F_BENCH);
   char names[128];
   if (!p || p->id == TPS_PATH_W8A16_REF) {
-    tps_die_msg("calibrate: --paths: unknown path '%s' (dense-bf16, native-fp8, w8a16; bench paths: %s)", s,
+    tps_usage_msg("--paths: unknown path '%s' (dense-bf16, native-fp8, w8a16; bench paths: %s)", s,
                 tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
     return TPS_EXIT_USAGE;
   }
   for (int i = 0; i < o->npaths; i++) if (o->path[i] == (int)p->id) return TPS_EXIT_OK;
-  if (o->npaths == MAX_PATHS) { tps_die_msg("calibrate: --paths: at most %d", MAX_PATHS); return TPS_EXIT_USAGE; }
+  if (o->npaths == MAX_PATHS) { tps_usage_msg("--paths: at most %d", MAX_PATHS); return TPS_EXIT_USAGE; }
   o->path[o->npaths++] = p->id;
   return TPS_EXIT_OK;
 }
@@ -70,7 +70,7 @@ static int add_backend(opts *o, const char *s) {
   int b = tps_gather_parse(s);
   char names[64];
   if (b < 0) {
-    tps_die_msg("calibrate: --backends: unknown gather backend '%s' (%s)", s, tps_gather_names(names, sizeof names));
+    tps_usage_msg("--backends: unknown gather backend '%s' (%s)", s, tps_gather_names(names, sizeof names));
     return TPS_EXIT_USAGE;
   }
   for (int i = 0; i < o->nbackends; i++) if (o->backend[i] == b) return TPS_EXIT_OK;
@@ -81,7 +81,7 @@ static int add_backend(opts *o, const char *s) {
 /* --NAME ARG as a whole number in [lo, hi]: 0, else one line and TPS_EXIT_USAGE. */
 static int int_opt(const char *name, const char *arg, long lo, long hi, long *v) {
   if (tps_parse_long(arg, v) == 0 && *v >= lo && *v <= hi) return TPS_EXIT_OK;
-  tps_die_msg("calibrate: --%s '%s': a whole number from %ld to %ld", name, arg, lo, hi);
+  tps_usage_msg("--%s '%s': a whole number from %ld to %ld", name, arg, lo, hi);
   return TPS_EXIT_USAGE;
 }
 
@@ -93,7 +93,7 @@ static int tolerance_opt(const char *arg, opts *o) {
   snprintf(buf, sizeof buf, "%s", arg);
   if (comma && comma - arg < (long)sizeof buf) buf[comma - arg] = 0;
   if (!comma || tps_parse_double(buf, &a) || tps_parse_double(comma + 1, &b) || a <= 0 || b < a || b > 1000) {
-    tps_die_msg("calibrate: --tolerance '%s': MEDIAN,MAX in percent (e.g. 4,10)", arg);
+    tps_usage_msg("--tolerance '%s': MEDIAN,MAX in percent (e.g. 4,10)", arg);
     return TPS_EXIT_USAGE;
   }
   o->tol_med = a / 100;
@@ -105,7 +105,7 @@ static int tolerance_opt(const char *arg, opts *o) {
 static int seconds_opt(const char *name, const char *arg, double lo, int lo_incl, double hi, double *v) {
   double d;
   if (tps_parse_double(arg, &d) == 0 && (lo_incl ? d >= lo : d > lo) && d <= hi) { *v = d; return TPS_EXIT_OK; }
-  tps_die_msg("calibrate: --%s '%s': seconds from %g to %g", name, arg, lo, hi);
+  tps_usage_msg("--%s '%s': seconds from %g to %g", name, arg, lo, hi);
   return TPS_EXIT_USAGE;
 }
 
@@ -124,7 +124,7 @@ static int check_values(const raw_opts *w, opts *o) {
   if (w->seed && (rc = int_opt("seed", w->seed, 0, 1L << 40, &v))) return rc;
   if (w->seed) o->seed = (unsigned long)v;
   if (w->method && (o->method = tps_cal_method_parse(w->method)) < 0) {
-    tps_die_msg("calibrate: --method '%s': auto, shaped or steffen", w->method);
+    tps_usage_msg("--method '%s': auto, shaped or steffen", w->method);
     return TPS_EXIT_USAGE;
   }
   if (w->tolerance && (rc = tolerance_opt(w->tolerance, o))) return rc;
@@ -140,14 +140,14 @@ static int check_values(const raw_opts *w, opts *o) {
 /* The modes exclude each other; the lists of shapes, paths, backends and TPs. */
 static int check_modes_lists(const raw_opts *w, opts *o) {
   int rc = TPS_EXIT_OK;
-  if (!!o->check + o->simulate + o->replay > 1) { tps_die_msg("calibrate: --check, --simulate and --replay exclude each other"); return TPS_EXIT_USAGE; }
+  if (!!o->check + o->simulate + o->replay > 1) { tps_usage_msg("--check, --simulate and --replay exclude each other"); return TPS_EXIT_USAGE; }
   if ((o->check || o->simulate || o->replay) && o->nargs < 1) {
-    tps_die_msg("calibrate: --%s needs at least one table argument", o->check ? "check" : o->simulate ? "simulate" : "replay");
+    tps_usage_msg("--%s needs at least one table argument", o->check ? "check" : o->simulate ? "simulate" : "replay");
     return TPS_EXIT_USAGE;
   }
   if (!o->check && !o->simulate && !o->replay) {
-    if (o->nargs) { tps_die_msg("calibrate: unexpected argument '%s'", o->args[0]); return TPS_EXIT_USAGE; }
-    if (!o->out) { tps_die_msg("calibrate: -o FILE is required (the thresholds file)"); return TPS_EXIT_USAGE; }
+    if (o->nargs) { tps_usage_msg("unexpected argument '%s'", o->args[0]); return TPS_EXIT_USAGE; }
+    if (!o->out) { tps_usage_msg("-o FILE is required (the thresholds file)"); return TPS_EXIT_USAGE; }
   }
   long *tv;
   size_t nt;
@@ -163,10 +163,10 @@ static int check_modes_lists(const raw_opts *w, opts *o) {
   if ((rc = list_each(w->shapes, "shapes", add_shape, o)) || (rc = list_each(w->paths, "paths", add_path, o)) ||
       (rc = list_each(w->backends, "backends", add_backend, o)))
     return rc;
-  if (tps_parse_tokens(w->tps, &tv, &nt, &e)) { tps_die_msg("calibrate: --tp '%s': %s", w->tps, e.msg); return TPS_EXIT_USAGE; }
+  if (tps_parse_tokens(w->tps, &tv, &nt, &e)) { tps_usage_msg("--tp '%s': %s", w->tps, e.msg); return TPS_EXIT_USAGE; }
   for (size_t i = 0; i < nt && rc == TPS_EXIT_OK; i++) {
-    if (tv[i] < 2 || tv[i] > TPS_BENCH_MAX_RANKS) { tps_die_msg("calibrate: --tp %ld: from 2 to %d", tv[i], TPS_BENCH_MAX_RANKS); rc = TPS_EXIT_USAGE; }
-    else if (o->ntps == MAX_TPS) { tps_die_msg("calibrate: --tp: at most %d sizes", MAX_TPS); rc = TPS_EXIT_USAGE; }
+    if (tv[i] < 2 || tv[i] > TPS_BENCH_MAX_RANKS) { tps_usage_msg("--tp %ld: from 2 to %d", tv[i], TPS_BENCH_MAX_RANKS); rc = TPS_EXIT_USAGE; }
+    else if (o->ntps == MAX_TPS) { tps_usage_msg("--tp: at most %d sizes", MAX_TPS); rc = TPS_EXIT_USAGE; }
     else o->tp[o->ntps++] = (int)tv[i];
   }
   free(tv);
@@ -260,10 +260,11 @@ static int parse(int argc, char **argv, opts *o) {
                 "       tpsplit calibrate --check FILE BENCH.tsv...\n"
                 "       tpsplit calibrate --simulate TABLE...\n"
                 "       tpsplit calibrate --replay [--budget-s S] [--row-s S] TABLE[+TABLE...]...",
-    .about = "Measure this machine briefly (GEMM paths at ~12 rows per shape; with >= 2 GPUs the\n"
-             "all-gather per TP and backend at ~10 sizes), fit calibrated models and write the\n"
-             "engine-facing thresholds file: per device (as engines key it, e.g. NVIDIA_H200),\n"
-             "shape KxN, path, TP and gather backend, split_from_tokens (split when T >= it).",
+    .about = "Measure this machine briefly (GEMM paths at ~12 rows per shape; with >= 2 GPUs\n"
+             "the all-gather per TP and backend at ~10 sizes), fit calibrated models and write\n"
+             "the engine-facing thresholds file: per device (as engines key it, e.g.\n"
+             "NVIDIA_H200), shape KxN, path, TP and gather backend, split_from_tokens (split\n"
+             "when T >= it).  The variables below that the benches read apply to its runs.",
     .common = TPS_OPT(TPS_OI_JSON) | TPS_OPT(TPS_OI_OUTPUT) | TPS_OPT(TPS_OI_HARNESS),
     .args = "TABLE...",
     .opts = own,
@@ -292,13 +293,13 @@ static int parse(int argc, char **argv, opts *o) {
   for (int i = 0; i < o->npaths && o->harness == TPS_HARNESS_AIC; i++) {
     const tps_path *p = tps_path_get(o->path[i]);
     if (p->model != TPS_PATH_MODEL_XGEMM) {
-      tps_die_msg("calibrate: --harness aic: %s has no aic form to convert to (dense-bf16 and native-fp8 have); "
+      tps_usage_msg("--harness aic: %s has no aic form to convert to (dense-bf16 and native-fp8 have); "
                   "choose those with --paths", p->name);
       return TPS_EXIT_USAGE;
     }
   }
   if (o->harness == TPS_HARNESS_AIC && (o->check || o->simulate || o->replay)) {
-    tps_die_msg("calibrate: --harness aic goes with a measuring run, not --check, --simulate or --replay");
+    tps_usage_msg("--harness aic goes with a measuring run, not --check, --simulate or --replay");
     return TPS_EXIT_USAGE;
   }
   return -1;

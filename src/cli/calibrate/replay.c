@@ -205,14 +205,14 @@ int cal_replay(const opts *o) {
   reprow *rows = calloc((size_t)o->nargs, sizeof *rows);
   tps_cal_replay_res *res = calloc((size_t)o->nargs + 1, sizeof *res);
   int rc = rows && res ? TPS_EXIT_OK : TPS_EXIT_FAIL;
-  if (rc != TPS_EXIT_OK) tps_die_msg("calibrate: out of memory");
+  if (rc != TPS_EXIT_OK) tps_die_msg("out of memory");
   for (int i = 0; i < o->nargs && rc == TPS_EXIT_OK; i++)
     if (replay_one(o->args[i], &gt, &ro, &rows[i], &e)) { tps_err_print(&e); rc = tps_err_exit_code(&e); }
   if (rc != TPS_EXIT_OK) goto out;
   for (int i = 0; i < o->nargs; i++) res[i] = rows[i].r;
   tps_cal_replay_sum sum;
   if (tps_cal_replay_summary(res, (size_t)o->nargs, &ro, &sum) != TPS_OK) {
-    tps_die_msg("calibrate: out of memory");
+    tps_die_msg("out of memory");
     rc = TPS_EXIT_FAIL;
     goto out;
   }

@@ -123,10 +123,10 @@ static int open_inputs(run_t *r, tps_outfile *of, tps_err *e) {
   for (int f = 0; f < o->ngfiles && rc == TPS_EXIT_OK; f++)
     if (gfile_read(o->gfile[f], o, &r->gf[f], e)) { tps_err_print(e); rc = tps_err_exit_code(e); }
   if (rc == TPS_EXIT_OK && tps_gpus_load(NULL, &r->gt, e)) { tps_err_print(e); rc = TPS_EXIT_USAGE; }
-  if (rc == TPS_EXIT_OK && tps_out_open(of, o->out, e)) { tps_err_print(e); rc = TPS_EXIT_USAGE; }
+  if (rc == TPS_EXIT_OK && tps_out_open(of, o->out, e)) { tps_err_print(e); rc = tps_err_exit_code(e); }
   char why[TPS_BENCH_WHY];
   if (rc == TPS_EXIT_OK && tps_bench_gpus(&r->ngpus, why, sizeof why) != TPS_OK) {
-    tps_die_msg("calibrate: no GPU can be opened: %s. It measures the GPUs of the machine it runs on; "
+    tps_die_msg("no GPU can be opened: %s. It measures the GPUs of the machine it runs on; "
                 "for a GPU not at hand use tpsplit predict or crossover. Nothing written.",
                 why);
     rc = TPS_EXIT_FAIL;
@@ -134,12 +134,12 @@ static int open_inputs(run_t *r, tps_outfile *of, tps_err *e) {
   if (rc == TPS_EXIT_OK) {
     int st = tps_bench_device_info(o->device, &r->dev, why, sizeof why);
     if (st != TPS_OK) {
-      tps_die_msg("calibrate: device %d: %s; nothing written", o->device, why);
+      tps_die_msg("device %d: %s; nothing written", o->device, why);
       rc = st == TPS_EINVAL ? TPS_EXIT_USAGE : TPS_EXIT_FAIL;
     }
   }
   if (rc == TPS_EXIT_OK && tps_bench_mpi()) {
-    tps_die_msg("calibrate: runs as one process (its ranks are threads): not under mpirun; nothing written");
+    tps_die_msg("runs as one process (its ranks are threads): not under mpirun; nothing written");
     rc = TPS_EXIT_USAGE;
   }
   return rc;
@@ -232,7 +232,7 @@ static int write_thresholds(run_t *r, tps_thr_device *d, tps_outfile *of, tps_er
       fputc('\n', of->fp);
       free(s);
       cal_unguard();
-      if (tps_out_commit(of, e)) { tps_err_print(e); rc = TPS_EXIT_FAIL; }
+      if (tps_out_commit(of, e)) { tps_err_print(e); rc = tps_err_exit_code(e); }
       else cal_say("wrote %s: %zu thresholds in %.1f s%s", o->out, d->nentries, r->out.wall_s, r->partial ? " (partial: the budget was reached)" : "");
     }
   }
@@ -241,7 +241,7 @@ static int write_thresholds(run_t *r, tps_thr_device *d, tps_outfile *of, tps_er
 
 int cal_run(const opts *o) {
   run_t *r = calloc(1, sizeof *r);
-  if (!r) { tps_die_msg("calibrate: out of memory"); return TPS_EXIT_FAIL; }
+  if (!r) { tps_die_msg("out of memory"); return TPS_EXIT_FAIL; }
   r->o = o;
   r->est_gemm_s = EST_GEMM_S;
   r->est_gather_s = EST_GATHER_S;

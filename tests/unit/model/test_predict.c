@@ -170,7 +170,11 @@ static void test_spec(void) {
   tps_pred_free(&p);
   CHECK(tps_pred_init_spec(&p, &mi300, 8, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_NA, "MI300X n/a");
   tps_pred_free(&p);
-  CHECK(tps_pred_init_spec(&p, &h100, 12, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_EINVAL, "TP 12 invalid");
+  /* TP 12 spans 8-GPU nodes unevenly: n/a with the reason (was TPS_EINVAL, "impossible configuration") */
+  CHECK(tps_pred_init_spec(&p, &h100, 12, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_NA, "TP 12 n/a");
+  CHECK(strstr(p.why, "multiple of 8") != NULL, "TP 12 reason: %s", p.why);
+  tps_pred_free(&p);
+  CHECK(tps_pred_init_spec(&p, &h100, 65, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_EINVAL, "TP 65 invalid");
   tps_pred_free(&p);
   o.backend = TPS_GATHER_CUSTOM;
   CHECK(tps_pred_init_spec(&p, &l40s, 4, &tps_path_dense_bf16, &sh, 3584, &o) == TPS_NA, "L40S custom n/a");
