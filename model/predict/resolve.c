@@ -153,8 +153,8 @@ int tps_resolve_gather_model(const tps_resolve_models *mv, const tps_gpu *gpu, i
   m->backend = backend;
   src[0] = from[0] = 0;
   if (tp > TPS_PRED_DEFAULT_NODE_GPUS || tp == 1) return 1; /* one rank: no gather unless measured */
-  if (backend == TPS_GATHER_CUSTOM) {
-    if (!gpu->nvlink) return 1;
+  if (tps_gather_term_of(backend) == TPS_GATHER_TERM_ONESHOT) {
+    if (tps_gather_refuses(backend, gpu->nvlink, tp, TPS_PRED_DEFAULT_NODE_GPUS)) return 1;
     if (mv->h20 && mv->h20->ag.custom_gbps > 0) {
       /* the custom gather fitted to the H20 split table, moved by the spec models' ratio
        * (link bandwidth; the floor by the spec floors), as the model scaling moves it */
@@ -167,7 +167,7 @@ int tps_resolve_gather_model(const tps_resolve_models *mv, const tps_gpu *gpu, i
       m->ag = ds;
       m->ag.custom_floor_us = f->ag.custom_floor_us * (ss.custom_floor_us > 0 ? ds.custom_floor_us / ss.custom_floor_us : 1.0);
       m->ag.custom_gbps = ss.custom_gbps > 0 ? f->ag.custom_gbps * ds.custom_gbps / ss.custom_gbps : f->ag.custom_gbps;
-      m->ag.custom_cap_bytes = f->ag.custom_cap_bytes > 0 ? f->ag.custom_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
+      m->ag.custom_cap_bytes = f->ag.custom_cap_bytes > 0 ? f->ag.custom_cap_bytes : tps_gather_cap_default();
       m->ag.ranks = tp;
       m->ag.ranks_per_node = TPS_PRED_DEFAULT_NODE_GPUS;
       int same = SAME(mv->h20_gpu, gpu) && fn == tp;
@@ -190,7 +190,7 @@ int tps_resolve_gather_model(const tps_resolve_models *mv, const tps_gpu *gpu, i
              m->xa.custom_eff, gpu->link_gbps, 100 * TPS_PRED_GATHER_RSD);
     return 0;
   }
-  if (backend != TPS_GATHER_NCCL) return 1;
+  if (tps_gather_term_of(backend) != TPS_GATHER_TERM_RING) return 1; /* a rule: the backends it picks */
   const tps_res_xgather *r = xa_for(mv, gpu);
   if (!r || !(tps_xga_bus_gbps(gpu) > 0)) return 1;
   m->kind = TPS_PM_XGATHER;

@@ -29,8 +29,11 @@ typedef struct {
 enum { OPT_BYTES = TPS_BENCH_OWN_OPT };
 static const struct option own_options[] = {{"bytes", required_argument, 0, OPT_BYTES}, {0, 0, 0, 0}};
 
-static const tps_bench_world_opts defaults = {.tp = 1, .gather = TPS_GATHER_NCCL, .samples = 50,
-                                              .warmup = 5, .cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES};
+static tps_bench_world_opts defaults(void) {
+  tps_bench_world_opts d = {.tp = 1, .gather = tps_gather_fallback(), .samples = 50, .warmup = 5,
+                            .cap_bytes = (size_t)tps_gather_cap_default()};
+  return d;
+}
 
 static void usage(FILE *fp) {
   fputs("Usage: tpsplit bench allgather [--tp N] [--bytes A..B | --bytes S1,S2,...] [--gather G]\n"
@@ -41,7 +44,8 @@ static void usage(FILE *fp) {
         "  --bytes A..B    sizes of the whole gathered buffer, powers of two from A to B; K/M/G are\n"
         "                  binary (default 1K..64M); or a comma list\n",
         fp);
-  tps_bench_world_help(fp, "allgather", &defaults);
+  tps_bench_world_opts d = defaults();
+  tps_bench_world_help(fp, "allgather", &d);
 }
 
 static int option(tps_bench_cmd *c, int code, const char *arg) {
@@ -107,9 +111,9 @@ static int validate(tps_bench_cmd *c) {
   a->o.sizes = sizes;
   if (rc != TPS_EXIT_OK) return rc;
   const long max = sizes[a->o.nsizes - 1];
-  if (c->w.gather == TPS_GATHER_CUSTOM && (size_t)max / c->w.tp > c->w.cap_bytes) {
+  if (tps_gather_is_capped(c->w.gather) && (size_t)max / c->w.tp > c->w.cap_bytes) {
     tps_die_msg("bench allgather: --gather %s: %ld bytes over %d ranks exceed the per-rank cap of %zu (use %s)",
-                tps_gather_name(TPS_GATHER_CUSTOM), max, c->w.tp, c->w.cap_bytes, tps_gather_name(TPS_GATHER_AUTO));
+                tps_gather_name(tps_gather_capped()), max, c->w.tp, c->w.cap_bytes, tps_gather_name(tps_gather_rule()));
     return TPS_EXIT_USAGE;
   }
   if (!(a->r.rows = calloc(a->o.nsizes, sizeof *a->r.rows))) return TPS_EXIT_FAIL;
@@ -242,7 +246,7 @@ int cmd_bench_allgather(int argc, char **argv) {
   a.c = (tps_bench_cmd){.name = "allgather", .usage = usage, .own = own_options, .option = option,
                         .validate = validate, .run = run, .on_row = on_row, .write = write_log,
                         .json = print_json, .r = &a.r.w};
-  a.c.w = defaults;
+  a.c.w = defaults();
   a.bytes_arg = "1K..64M";
   const int rc = tps_bench_cmd_main(&a.c, argc, argv);
   free((void *)a.o.sizes);

@@ -31,8 +31,11 @@ static const struct option own_options[] = {
     {"k", required_argument, 0, OPT_K},       {"n", required_argument, 0, OPT_N},
     {"seed", required_argument, 0, OPT_SEED}, {0, 0, 0, 0}};
 
-static const tps_bench_world_opts defaults = {.tp = 1, .gather = TPS_GATHER_AUTO, .samples = 50,
-                                              .warmup = 5, .cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES};
+static tps_bench_world_opts defaults(void) {
+  tps_bench_world_opts d = {.tp = 1, .gather = tps_gather_rule(), .samples = 50, .warmup = 5,
+                            .cap_bytes = (size_t)tps_gather_cap_default()};
+  return d;
+}
 
 static void usage(FILE *fp) {
   char paths[128];
@@ -49,7 +52,8 @@ static void usage(FILE *fp) {
           "  --k K, --n N    GEMM shape (default 5120 and 1792, fused_wqa_wkv; multiples of 64)\n"
           "  --seed S        random inputs (default 1; the same on every rank)\n",
           tps_path_names(TPS_PATH_F_BENCH, paths, sizeof paths), default_tokens);
-  tps_bench_world_help(fp, "split", &defaults);
+  tps_bench_world_opts d = defaults();
+  tps_bench_world_help(fp, "split", &d);
 }
 
 static int option(tps_bench_cmd *c, int code, const char *arg) {
@@ -92,13 +96,13 @@ static int validate(tps_bench_cmd *c) {
     tps_die_msg("bench split: --tokens '%s': token counts from 1 to 1048576", s->tokens_arg);
     return TPS_EXIT_USAGE;
   }
-  if (c->w.gather == TPS_GATHER_CUSTOM) {
+  if (tps_gather_is_capped(c->w.gather)) {
     for (size_t i = 0; i < o->ntok; i++) {
       const size_t stride = (size_t)((o->tokens[i] + c->w.tp - 1) / c->w.tp) * o->n * 2;
       if (stride > c->w.cap_bytes) {
         tps_die_msg("bench split: --gather %s: %ld tokens at tp %d put %zu bytes on each rank, over the cap of %zu (use %s)",
-                    tps_gather_name(TPS_GATHER_CUSTOM), o->tokens[i], c->w.tp, stride, c->w.cap_bytes,
-                    tps_gather_name(TPS_GATHER_AUTO));
+                    tps_gather_name(tps_gather_capped()), o->tokens[i], c->w.tp, stride, c->w.cap_bytes,
+                    tps_gather_name(tps_gather_rule()));
         return TPS_EXIT_USAGE;
       }
     }
@@ -117,7 +121,7 @@ static int run(tps_bench_cmd *c) {
 /* The path name in '#@ path' and JSON "path": the model path the measurement stands for
  * (our w8a16 kernels measure the model's marlin-w8a16), else the path's own name. */
 static const char *model_path(tps_path_id p) {
-  return p == TPS_PATH_W8A16 ? tps_path_name(TPS_PATH_MARLIN_W8A16) : tps_path_name(p);
+  return tps_path_record_name(tps_path_get(p));
 }
 
 static void on_row(void *arg, size_t i, int phase, const void *row) {
@@ -251,7 +255,7 @@ int cmd_bench_split(int argc, char **argv) {
   s.c = (tps_bench_cmd){.name = "split", .usage = usage, .own = own_options, .option = option,
                         .validate = validate, .run = run, .on_row = on_row, .stopped = stopped,
                         .write = write_table, .json = print_json, .r = &s.r.w};
-  s.c.w = defaults;
+  s.c.w = defaults();
   s.o.k = 5120;
   s.o.n = 1792;
   s.o.seed = 1;

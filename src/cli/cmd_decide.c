@@ -343,7 +343,7 @@ int cmd_decide(int argc, char **argv) {
       tps_gpus_free(&gt);
       return tps_err_exit_code(&e);
     }
-    if (ref.parts) prov = tps_partuse_json(&thr.use, TPS_GATHER_AUTO, (int)tp, gpu->nvlink);
+    if (ref.parts) prov = tps_partuse_json(&thr.use, tps_gather_rule(), (int)tp, gpu->nvlink);
     tps_simref_free(&ref);
   }
 

@@ -68,7 +68,7 @@ static const char *row_src(const answer *a, int what, long t) {
     int b;
     tps_pred_split_us(&a->p, t, &b);
     double x = tps_pred_gathered_bytes(&a->p, t);
-    const tps_partsrc *aut = a->backend == TPS_GATHER_AUTO ? a->use.gather[TPS_GATHER_AUTO] : NULL;
+    const tps_partsrc *aut = tps_gather_is_rule(a->backend) ? a->use.gather[tps_gather_rule()] : NULL;
     if (aut && tps_part_covers(&aut->part, x, x)) return tps_prov_names[aut->prov];
     const tps_partsrc *s = aut && aut->part.model.kind != TPS_PM_NONE ? aut : a->use.gather[b];
     if (!s) return tps_prov_names[TPS_PROV_SPEC];
@@ -228,7 +228,7 @@ static int print_json(const answer *a) {
 
 static void print_text(const answer *a) {
   printf("# %s TP%ld %s, gather %s", a->gpu->name, a->tp, a->path->name, tps_gather_name(a->backend));
-  if (a->tp > 1 && a->backend == TPS_GATHER_AUTO && a->p.ag.custom_cap_bytes > 0 && a->scaling != TPS_SCALING_PESSIMISTIC &&
+  if (a->tp > 1 && tps_gather_is_rule(a->backend) && a->p.ag.custom_cap_bytes > 0 && a->scaling != TPS_SCALING_PESSIMISTIC &&
       tps_pred_custom_possible(&a->p))
     printf(" (custom while the per-rank input <= %.0f B)", a->p.ag.custom_cap_bytes);
   printf("\n# %s\n", a->desc);

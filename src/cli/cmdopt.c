@@ -165,7 +165,7 @@ static void common_help(const tps_cmdspec *s, const tps_cmdopt_values *v, int i,
     break;
   case TPS_OI_CAP:
     cat(buf, sz, &len, "per-rank input cap of the custom gather, bytes (default %.0f)",
-        v->po.cap_bytes > 0 ? v->po.cap_bytes : (double)TPS_GATHER_CUSTOM_CAP_BYTES);
+        v->po.cap_bytes > 0 ? v->po.cap_bytes : (double)tps_gather_cap_default());
     break;
   case TPS_OI_IB:
     cat(buf, sz, &len, "per-GPU inter-node bandwidth for TP beyond one node, Gb/s (default %g)", v->po.ib_gbps);

@@ -75,7 +75,7 @@ int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const ch
     d->out_bytes_per_token = t->out_bytes_per_token;
     d->gather_cap_bytes = t->gather_cap_bytes;
     d->path = tps_path_find_for(t->kpath, TPS_PATH_F_MODEL);
-    d->gather = tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : TPS_GATHER_AUTO;
+    d->gather = tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : tps_gather_rule();
     d->sms = r->table_gpu->sms;
     d->gpu = r->table_gpu;
     snprintf(r->fit_source, sizeof r->fit_source, "%s", bundled);

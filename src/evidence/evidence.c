@@ -582,7 +582,7 @@ int tps_partset_user_gather(tps_partset *ps, const char *spec0, tps_err *e) {
     if (l->aic.kind != TPS_AIC_NCCL) return tps_err_set(e, f, 0, "an AIConfigurator GEMM table: give it to --gemm");
     if (u->sel.op[0] && strcmp(u->sel.op, "all_gather"))
       return tps_err_set(e, f, 0, "op %s is not an all-gather (a gather needs op=all_gather)", u->sel.op);
-    own = TPS_GATHER_NCCL;
+    own = tps_gather_fallback();
     for (size_t i = 0; i < l->aic.nrows; i++) {
       const tps_aic_nccl_row *r = &l->aic.c[i];
       if (strcmp(r->op, "all_gather")) continue;
@@ -601,11 +601,11 @@ int tps_partset_user_gather(tps_partset *ps, const char *spec0, tps_err *e) {
     if (t->kind == TPS_TABLE_SPLIT) {
       if (t->tp < 2) return tps_err_set(e, f, 0, "a split table at TP %d has no gather", t->tp);
       u->from_split = 1;
-      own = t->gather[0] && tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : TPS_GATHER_AUTO;
+      own = t->gather[0] && tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : tps_gather_rule();
       u->ranks[u->nranks++] = t->tp;
     } else {
       own = l->gather_line[0] && tps_gather_parse(l->gather_line) >= 0 ? tps_gather_parse(l->gather_line)
-            : t->gather[0] && tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : TPS_GATHER_NCCL;
+            : t->gather[0] && tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : tps_gather_fallback();
       u->ranks[u->nranks++] = t->ranks;
     }
   }

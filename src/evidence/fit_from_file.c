@@ -62,7 +62,7 @@ int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, 
       d.tp = t.tp; d.shape = sh; d.out_bytes_per_token = t.out_bytes_per_token;
       d.gather_cap_bytes = t.gather_cap_bytes; d.path = kp; d.sms = gpu->sms; d.gpu = gpu;
       d.gather = tps_gather_parse(t.gather);
-      if (d.gather < 0) d.gather = TPS_GATHER_AUTO; /* no '#@ gather' metadata */
+      if (d.gather < 0) d.gather = tps_gather_rule(); /* no '#@ gather' metadata */
       *status = tps_fit_split(&d, o, f, msg, sizeof msg);
     } else {
       tps_gemm_data d;
@@ -80,7 +80,7 @@ int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, 
     tps_ag_data d;
     memset(&d, 0, sizeof d);
     d.n = t.nrows; d.bytes = t.bytes; d.time_us = t.time_us; d.ranks = ranks; d.gpu = gpu;
-    d.backend = tps_gather_parse(t.gather) == TPS_GATHER_CUSTOM ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
+    d.backend = tps_gather_is_capped(tps_gather_parse(t.gather)) ? tps_gather_capped() : tps_gather_fallback();
     *status = tps_fit_allgather(&d, o, f, msg, sizeof msg);
     if (!gpu && t.gpu[0]) snprintf(f->gpu, sizeof f->gpu, "%s", t.gpu);
   }

@@ -463,7 +463,7 @@ int tps_fitfile_read_mem(const char *path, const char *data, size_t len, tps_fit
   memset(f, 0, sizeof *f);
   if (tps_text_from_buf(path, data, len, TPS_TEXT_ANY_BYTES, &tx, e) != 0) return -1;
   f->loo_med_abs = f->loo_max_abs = NAN;
-  f->gather = TPS_GATHER_AUTO; /* a file without a gather_mode line */
+  f->gather = tps_gather_rule(); /* a file without a gather_mode line */
   int have_format = 0, rc = -1;
   fitrd *R = calloc(1, sizeof *R);
   if (!R) { tps_text_free(&tx); return tps_err_oom(e, "reading %s", path); }

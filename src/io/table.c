@@ -612,7 +612,7 @@ static int looks_like_fit(const tps_text *tx) {
 /* The table in data[0..len): own (malloc'ed, freed here) or a caller's bytes to copy. */
 static int table_from(const char *path, char *own, const char *data, size_t len, tps_table *t, tps_err *e) {
   memset(t, 0, sizeof *t);
-  t->gather_cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
+  t->gather_cap_bytes = tps_gather_cap_default();
   if (!(t->path = strdup(path))) { free(own); return tps_err_oom(e, "reading %s", path); }
   int rc = 0;
   if (tps_ncclt_is_json_mem(data, len)) {
