@@ -17,15 +17,6 @@
 #include "src/cli/gpu_doubt.h"
 #include "model/predict/uncertainty.h"
 
-int tps_bundled_fit(const char *gpus_file, int loo, tps_fit *f, char *path, size_t pathsz, int *status, tps_err *e) {
-  char buf[4096];
-  if (!path) { path = buf; pathsz = sizeof buf; }
-  *status = TPS_EBADDATA;
-  if (tps_data_path(TPS_BUNDLED_TABLE, path, pathsz, e) != 0) return -1;
-  tps_fit_opts fo = {loo, 0};
-  return tps_fit_file(path, NULL, gpus_file, &fo, f, status, e);
-}
-
 int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
                      tps_err *e) {
   memset(r, 0, sizeof *r);

@@ -470,12 +470,10 @@ int ev_table_gather_pts(const loaded *l, int tp, pts *out, tps_err *e) {
 int ev_h20_fit(tps_partset *ps, tps_err *e) {
   if (ps->h20_state) return ps->h20_state > 0 ? 0 : -1;
   ps->h20_state = -1;
-  if (tps_data_path(TPS_BUNDLED_TABLE, ps->h20_file, sizeof ps->h20_file, e)) return -1;
   ps->h20 = calloc(1, sizeof *ps->h20);
   if (!ps->h20) return tps_err_set(e, NULL, 0, "out of memory");
-  tps_fit_opts fo = {0, 0};
   int status;
-  if (tps_fit_file(ps->h20_file, NULL, NULL, &fo, ps->h20, &status, e)) return -1;
+  if (tps_bundled_fit(NULL, 0, ps->h20, ps->h20_file, sizeof ps->h20_file, &status, e)) return -1;
   tps_err e2;
   if (!(ps->h20_gpu = tps_gpus_find(ps->gt, ps->h20->gpu, &e2))) return tps_err_set(e, ps->h20_file, 0, "%s", e2.msg);
   ps->h20_state = 1;

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "src/io/gpus.h"
 #include "src/io/table.h"
+#include "src/base/util.h"
 
 static const tps_gpu *find_gpu(const tps_gpu_table *gt, const char *name) {
   tps_err e2;
@@ -90,4 +91,13 @@ out:
   tps_gpus_free(&gt);
   tps_table_free(&t);
   return rc;
+}
+
+int tps_bundled_fit(const char *gpus_file, int loo, tps_fit *f, char *path, size_t pathsz, int *status, tps_err *e) {
+  char buf[4096];
+  if (!path) { path = buf; pathsz = sizeof buf; }
+  *status = TPS_EBADDATA;
+  if (tps_data_path(TPS_BUNDLED_TABLE, path, pathsz, e) != 0) return -1;
+  tps_fit_opts fo = {loo, 0};
+  return tps_fit_file(path, NULL, gpus_file, &fo, f, status, e);
 }
