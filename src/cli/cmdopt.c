@@ -481,7 +481,6 @@ static int set_own(const tps_cmdopt *o, const char *arg, char *why, size_t whysz
     else snprintf(why, whysz, "a number > %g", o->min);
     return -1;
   case TPS_ARG_FN: return o->parse(o->dst, arg, why, whysz);
-  case TPS_ARG_MODE: return -1; /* run by parse() */
   }
   return -1;
 }
@@ -552,7 +551,7 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
   }
   for (size_t k = 0; k < s->nopts && k < TPS_CMDOPT_MAXOWN; k++) {
     const tps_cmdopt *o = &s->opts[k];
-    int has = o->kind == TPS_ARG_FLAG || o->kind == TPS_ARG_MODE ? no_argument
+    int has = o->kind == TPS_ARG_FLAG ? no_argument
               : o->optional                                      ? optional_argument
                                                                  : required_argument;
     lo[nl++] = (struct option){o->name, has, NULL, KEY_OWN + (int)k};
@@ -610,7 +609,6 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
       v->given |= TPS_OPT(i);
     } else if (c >= KEY_OWN && c < KEY_HELP) {
       const tps_cmdopt *o = &s->opts[c - KEY_OWN];
-      if (o->kind == TPS_ARG_MODE) return o->run(argc, argv); /* it parses the command line itself */
       if (set_own(o, optarg, why, sizeof why) != 0)
         return usage_error(s, "bad --%s '%s'%s%s%s", o->name, optarg ? optarg : "", why[0] ? " (" : "", why,
                            why[0] ? ")" : "");

@@ -16,6 +16,8 @@ extern "C" {
 typedef int (*tps_cmd_fn)(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_fit(int argc, char **argv);
+int cmd_fit_loo_gpu(int argc, char **argv); /* `fit --loo-gpu` (src/cli/cmd_loo.c) */
+int cmd_fit_xgpu(int argc, char **argv);    /* `fit --xgpu` (src/cli/cmd_xgpu.c) */
 int cmd_predict(int argc, char **argv);
 int cmd_crossover(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
