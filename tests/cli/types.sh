@@ -4,7 +4,8 @@
 # code in src/, model/ or kernels/ may
 #   - compare a path or backend id with one of the ids (==, !=, case, or a ternary choosing
 #     an id: `x == TPS_PATH_W8A16`, `b != TPS_GATHER_NCCL`, `case TPS_GATHER_AUTO:`),
-#   - name a backend id at all (TPS_GATHER_NCCL, _CUSTOM, _AUTO): code asks the row's fields
+#   - name a backend id at all (TPS_GATHER_NCCL, _CUSTOM, _AUTO, ...; the ids are read from
+#     model/core/backend.h and path.h, so a new one is checked as well): code asks the row's fields
 #     and functions (tps_gather_is_rule, _is_capped, _fallback, _pick, _refuses, ...),
 #   - write the backend count as a number (`[3]` arrays of backends, `{NULL, NULL, NULL}`,
 #     `b < 3`) or the custom gather's cap (2 MiB) again.
@@ -24,12 +25,13 @@ fail=0
 files=$(find src model kernels -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' | sort)
 [ -n "$files" ] || { echo "FAIL: no sources under src/, model/, kernels/"; exit 1; }
 own='^(model/core/path\.[ch]|model/core/backend\.[ch])$'
-ids='TPS_(PATH_(MARLIN_W8A16|DENSE_BF16|NATIVE_FP8|W8A16|W8A16_REF|FP8_BLOCK)|GATHER_(NCCL|CUSTOM|AUTO))'
-# the ids of the lists must be the ones checked here: a new id is added to this pattern too
-for id in $(sed -n 's/^ *\(TPS_PATH_[A-Z0-9_]*\) *[=,].*/\1/p' model/core/path.h | grep -v '^TPS_PATH_F_\|^TPS_PATH_MODEL_') \
-          $(sed -n 's/^ *\(TPS_GATHER_[A-Z0-9_]*\) *[=,].*/\1/p' model/core/backend.h | grep -v '^TPS_GATHER_TERM_'); do
-  echo "$id" | grep -Eqx "$ids" || { echo "FAIL: tests/cli/types.sh: add $id to its id pattern"; fail=1; }
-done
+# the ids, read from the one list of each type (a new path or backend is checked with no edit here)
+pids=$(sed -n 's/^ *\(TPS_PATH_[A-Z0-9_]*\) *[=,].*/\1/p' model/core/path.h | grep -v '^TPS_PATH_F_\|^TPS_PATH_MODEL_' | paste -sd'|' -)
+gids=$(sed -n 's/^ *\(TPS_GATHER_[A-Z0-9_]*\) *[=,].*/\1/p' model/core/backend.h | grep -v '^TPS_GATHER_TERM_' | paste -sd'|' -)
+case "$pids" in *TPS_PATH_W8A16*) ;; *) echo "FAIL: no path ids read from model/core/path.h: '$pids'"; fail=1;; esac
+case "$gids" in *TPS_GATHER_NCCL*) ;; *) echo "FAIL: no backend ids read from model/core/backend.h: '$gids'"; fail=1;; esac
+ids="($pids|$gids)"
+gidsx="($gids)"
 
 check() { # FILE REGEX WHAT
   grep -nE "$2" "$1" | grep -v '^[0-9]*: *\(/\*\|\*\|//\)' | while IFS= read -r hit; do
@@ -43,8 +45,8 @@ out=$(for f in $files; do
   check "$f" "(==|!=) *$ids\\b|\\b$ids *(==|!=)|case +$ids\\b|\\? *$ids *:|: *$ids *;" "an id compared or chosen outside its type's file"
   # a backend id named outside its type (kernels/: only the file that registers it, as its ops' id)
   case "$f" in
-    kernels/gather/gather_*.cu) check "$f" "TPS_GATHER_(NCCL|CUSTOM|AUTO)\\b" "a backend id" | grep -v ": *TPS_GATHER_[A-Z]*, [a-z_]*_open,";;
-    *) check "$f" "TPS_GATHER_(NCCL|CUSTOM|AUTO)\\b" "a backend id named (ask the row: model/core/backend.h)";;
+    kernels/gather/gather_*.cu) check "$f" "$gidsx\\b" "a backend id" | grep -v ": *TPS_GATHER_[A-Z0-9_]*, [a-z0-9_]*_open,";;
+    *) check "$f" "$gidsx\\b" "a backend id named (ask the row: model/core/backend.h)";;
   esac
   check "$f" "TPS_GATHER_CUSTOM_CAP_BYTES|2u? *\\* *1024u? *\\* *1024u?|2\\.0 *\\* *1024(\\.0)? *\\* *1024|2097152" "the custom cap written again (tps_gather_cap_default)"
   check "$f" "\\{ *NULL, *NULL, *NULL *\\}|[a-z]+ < 3; *[a-z]+\\+\\+\\) .*(gather|backend)" "a backend count written as 3"
