@@ -17,7 +17,7 @@
 static const tps_gather_ops *registry[TPS_NGATHERS]; /* zero before any registration runs */
 
 extern "C" int tps_gather_register(const tps_gather_ops *ops) {
-  if ((unsigned)ops->id < TPS_NGATHERS && !tps_gathers[ops->id].rule) registry[ops->id] = ops;
+  if ((unsigned)ops->id < TPS_NGATHERS && !tps_gather_is_rule(ops->id)) registry[ops->id] = ops;
   return (int)ops->id;
 }
 
@@ -56,7 +56,7 @@ static int pick(const tps_gather *g, size_t stride_bytes) {
   int fb = -1;
   for (int b = 0; b < TPS_NGATHERS; b++) {
     if (!g->open[b]) continue;
-    if (registry[b]->fallback) { if (fb < 0) fb = b; continue; }
+    if (tps_gathers[b].fallback) { if (fb < 0) fb = b; continue; }
     if (!registry[b]->refuses(g->st[b], stride_bytes)) return b;
   }
   return fb;
@@ -64,7 +64,7 @@ static int pick(const tps_gather *g, size_t stride_bytes) {
 
 extern "C" int tps_gather_resolve(const tps_gather *g, int backend, size_t stride_bytes) {
   if (backend < 0 || backend >= TPS_NGATHERS) return -1;
-  if (tps_gathers[backend].rule) return pick(g, stride_bytes);
+  if (tps_gather_is_rule(backend)) return pick(g, stride_bytes);
   return g->open[backend] && !registry[backend]->refuses(g->st[backend], stride_bytes) ? backend : -1;
 }
 
@@ -80,7 +80,7 @@ extern "C" int tps_gather_create(tps_gather **out, tps_world *w, const tps_gathe
   g->rank = tps_world_rank(w);
   g->n = tps_world_size(w);
   if (o) g->o = *o;
-  if (!g->o.cap_bytes) g->o.cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
+  if (!g->o.cap_bytes) g->o.cap_bytes = (size_t)tps_gather_cap_default();
   *out = g;
   for (int b = 0; b < TPS_NGATHERS; b++) {
     if (!registry[b]) continue;
@@ -132,7 +132,7 @@ extern "C" int tps_gather_device_barrier(tps_gather *g, cudaStream_t s) {
   int fb = -1;
   for (int b = 0; b < TPS_NGATHERS; b++) {
     if (!g->open[b] || !registry[b]->barrier) continue;
-    if (registry[b]->fallback) { if (fb < 0) fb = b; continue; }
+    if (tps_gathers[b].fallback) { if (fb < 0) fb = b; continue; }
     fb = b;
     break;
   }

@@ -86,7 +86,7 @@ void tps_world_fail(tps_world *w);
 /* Backend ids and names: tps_gather_id of model/core/backend.h (tps_gather_parse, _name). */
 
 typedef struct {
-  size_t cap_bytes;   /* per-rank input cap of the custom backend (0: TPS_GATHER_CUSTOM_CAP_BYTES) */
+  size_t cap_bytes;   /* per-rank input cap of the capped backend (0: its row's, tps_gather_cap_default) */
   int blocks;         /* custom kernel blocks (0: 32) */
   int threads;        /* custom kernel threads per block (0: 512) */
   double timeout_s;   /* host polling and device spin timeout (0: 10 s; NCCL init 60 s) */
@@ -129,8 +129,7 @@ const char *tps_gather_nccl_version(void);
 /* What kernels/gather/gather.cu calls for one backend.  `st` is the backend's state made by open.
  * Every function returns TPS_OK or TPS_ERR after printing one line naming the rank. */
 typedef struct tps_gather_ops {
-  tps_gather_id id;     /* its row in model/core/backend.h's tps_gathers[] */
-  int fallback;         /* 1: takes every stride: what auto uses when no other backend does */
+  tps_gather_id id;     /* its row in model/core/backend.h's tps_gathers[] (name, cap, fallback) */
   /* Collective: set up on this rank.  TPS_SKIP: this world cannot run it (no state). */
   int (*open)(void **st, tps_world *w, const tps_gather_opts *o);
   void (*close)(void *st, int abort); /* collective unless abort */

@@ -276,7 +276,7 @@ static int custom_open(void **st, tps_world *w, const tps_gather_opts *o) {
   p->w = w;
   p->n = tps_world_size(w);
   p->rank = tps_world_rank(w);
-  p->cap_bytes = round_up(o->cap_bytes ? o->cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES, 256);
+  p->cap_bytes = round_up(o->cap_bytes ? o->cap_bytes : (size_t)tps_gather_cap_default(), 256);
   p->blocks = o->blocks ? o->blocks : DEFAULT_BLOCKS;
   p->threads = o->threads ? o->threads : DEFAULT_THREADS;
   p->timeout_s = o->timeout_s > 0 ? o->timeout_s : 10.0;
@@ -341,7 +341,7 @@ static int custom_check(void *st) {
 }
 
 static const tps_gather_ops custom_ops = {
-    TPS_GATHER_CUSTOM, 0, custom_open, custom_close, NULL, custom_refuses, custom_enqueue,
+    TPS_GATHER_CUSTOM, custom_open, custom_close, NULL, custom_refuses, custom_enqueue,
     custom_barrier, NULL, NULL, custom_check};
 TPS_GATHER_BACKEND(custom_ops);
 
@@ -362,7 +362,7 @@ extern "C" int tps_gather_emul_create(tps_gather_emul **out, int nranks, const t
   tps_gather_emul *e = (tps_gather_emul *)calloc(1, sizeof *e);
   if (!e) return TPS_ERR;
   e->n = nranks;
-  e->cap_bytes = round_up(o && o->cap_bytes ? o->cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES, 256);
+  e->cap_bytes = round_up(o && o->cap_bytes ? o->cap_bytes : (size_t)tps_gather_cap_default(), 256);
   e->blocks = o && o->blocks ? o->blocks : 8;
   e->threads = o && o->threads ? o->threads : DEFAULT_THREADS;
   e->timeout_s = o && o->timeout_s > 0 ? o->timeout_s : 10.0;

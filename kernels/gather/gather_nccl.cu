@@ -142,6 +142,6 @@ static int nccl_poll(void *p) {
 }
 
 static const tps_gather_ops nccl_ops = {
-    TPS_GATHER_NCCL, 1, nccl_open, nccl_close, nccl_abort, nccl_refuses, nccl_enqueue,
+    TPS_GATHER_NCCL, nccl_open, nccl_close, nccl_abort, nccl_refuses, nccl_enqueue,
     nccl_barrier, nccl_barrier /* the first collective connects the communicator */, nccl_poll, NULL};
 TPS_GATHER_BACKEND(nccl_ops);

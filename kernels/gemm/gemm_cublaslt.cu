@@ -56,7 +56,7 @@ static void lt_free(lt_plan *p) {
 
 static int lt_make(const tps_gemm *g, int m, lt_plan *p) {
   memset(p, 0, sizeof *p);
-  int fp8 = g->path == TPS_PATH_NATIVE_FP8;
+  const int fp8 = tps_path_get(g->path)->fp8_peak; /* the path row: fp8 operands */
   cudaDataType_t ab = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
   cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
   CUBLAS_TRY(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -140,7 +140,7 @@ static int quantize(tps_gemm *g, const void *x, int m, cudaStream_t s) {
 }
 
 static int lt_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts) {
-  int fp8 = g->path == TPS_PATH_NATIVE_FP8;
+  const int fp8 = tps_path_get(g->path)->fp8_peak; /* the path row: fp8 operands */
   if (fp8 && (parts & TPS_GEMM_PART_QUANT)) TPS_TRY(quantize(g, x, m, s));
   if (!(parts & TPS_GEMM_PART_MATMUL)) return TPS_OK;
   lt_plan p;

@@ -20,7 +20,8 @@ int tps_cal_method_parse(const char *name) {
 }
 
 int tps_cal_xg_path(int path) {
-  return path == TPS_PATH_DENSE_BF16 ? TPS_XG_BF16 : path == TPS_PATH_NATIVE_FP8 ? TPS_XG_FP8 : -1;
+  const tps_path *p = tps_path_get(path); /* the path's own model kind, never its id */
+  return p && p->model == TPS_PATH_MODEL_XGEMM ? p->xgemm_form : -1;
 }
 
 /* Which structural model the shaped method uses for a path on a GPU. */
@@ -29,7 +30,9 @@ static int base_of(int path, const tps_gpu *gpu) {
   int xp = tps_cal_xg_path(path);
   if (xp >= 0) return tps_xg_supported(gpu, (tps_xg_path)xp) ? TPS_CAL_BASE_XGEMM : TPS_CAL_BASE_NONE;
   /* tps_xw8 follows the SM90 dispatch (stream / wgmma); other GPUs run the mma kernel */
-  if (path == TPS_PATH_W8A16 && gpu->cc_major == 9 && gpu->cc_minor == 0 && gpu->sms > 0) return TPS_CAL_BASE_XW8;
+  const tps_path *p = tps_path_get(path);
+  if (p && p->model == TPS_PATH_MODEL_OWN && gpu->cc_major * 10 + gpu->cc_minor == p->own_cc && gpu->sms > 0)
+    return TPS_CAL_BASE_XW8;
   return TPS_CAL_BASE_NONE;
 }
 

@@ -137,13 +137,14 @@ const tps_path tps_path_w8a16 = {
   .model = TPS_PATH_MODEL_OWN,
   .own_cc = 90,
   .aic_dtype = "",
+  .record_as = "marlin-w8a16", /* bench split measures the model's marlin-w8a16 with our kernels */
   .spec_note = "our W8A16 kernels run their mma.sync form off SM90, never measured",
 };
 
 /* The reference W8A16 kernel: bench and tests only, no model. */
 const tps_path tps_path_w8a16_ref = {
   .id = TPS_PATH_W8A16_REF,
-  .flags = TPS_PATH_F_BENCH,
+  .flags = TPS_PATH_F_BENCH | TPS_PATH_F_REFKERNEL,
   .name = "w8a16-ref",
   .aliases = "",
   .desc = "reference W8A16 kernel (one thread per output, fp32): the check of the fast one",
@@ -208,6 +209,14 @@ const tps_path *tps_path_find_for(const char *name, unsigned flags) {
 }
 
 const tps_path *tps_path_get(int id) { return id >= 0 && id < TPS_NPATHS ? tps_paths[id] : NULL; }
+
+const tps_path *tps_path_by_aic_dtype(const char *dtype) {
+  for (int i = 0; dtype && dtype[0] && i < TPS_NPATHS; i++)
+    if ((tps_paths[i]->flags & TPS_PATH_F_MODEL) && !strcmp(tps_paths[i]->aic_dtype, dtype)) return tps_paths[i];
+  return NULL;
+}
+
+const char *tps_path_record_name(const tps_path *p) { return p && p->record_as ? p->record_as : p ? p->name : "?"; }
 
 const char *tps_path_name(int id) { return id >= 0 && id < TPS_NPATHS ? tps_paths[id]->name : "?"; }
 

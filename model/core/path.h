@@ -26,7 +26,8 @@ typedef enum {
 /* What a path can be used for (tps_path.flags). */
 enum {
   TPS_PATH_F_MODEL = 1u << 0, /* has priors: predict/crossover/plot/simulate/decide take it */
-  TPS_PATH_F_BENCH = 1u << 1  /* kernels/ can run it: bench gemm/split, GPU tests */
+  TPS_PATH_F_BENCH = 1u << 1, /* kernels/ can run it: bench gemm/split, GPU tests */
+  TPS_PATH_F_REFKERNEL = 1u << 2 /* a reference kernel: checks another path's kernel, never a choice (calibrate) */
 };
 
 /* Which model answers a path's GEMM where nothing measures it (model/predict/resolve.c reads
@@ -67,6 +68,8 @@ typedef struct tps_path {
   int xgemm_form;          /* TPS_PATH_MODEL_XGEMM: 0 bf16, 1 fp8 (tps_xg_path) */
   int own_cc;              /* TPS_PATH_MODEL_OWN: compute capability x10 its model holds on (90) */
   const char *aic_dtype;   /* AIConfigurator's dtype column for this path ("" none) */
+  const char *record_as;   /* the model path a measurement of it stands for in tables (bench split's
+                            * '#@ path'), NULL: its own name */
   const char *spec_note;   /* said after a spec-only answer ("" none) */
   /* The launch structure of sliced stream-K kernels (model/latency/gemm.c): */
   int slice_rows;          /* >0: the kernel splits M into slices of at most this many rows,
@@ -93,6 +96,10 @@ const tps_path *tps_path_find_for(const char *name, unsigned flags);
 const tps_path *tps_path_get(int id);
 /* The paths with every flag in `flags`, in table order, into out[0..max); returns how many. */
 unsigned long tps_path_select(unsigned flags, const tps_path **out, unsigned long max);
+/* The model path whose AIConfigurator dtype column is `dtype` ("bfloat16", "fp8"); NULL when none. */
+const tps_path *tps_path_by_aic_dtype(const char *dtype);
+/* The name a measurement of p is recorded under (record_as, else p's name). */
+const char *tps_path_record_name(const tps_path *p);
 /* Canonical name of an id, "?" when out of range. */
 const char *tps_path_name(int id);
 /* The names of every path with all of `flags`, joined by ", " (for --help and messages).

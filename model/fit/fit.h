@@ -84,7 +84,7 @@ typedef struct {
   int par_target[TPS_FIT_MAXPAR];    /* what each theta_j sets (TPS_FT_*) */
   double nccl_busbw_ref[TPS_NPROTO]; /* bus bandwidths that ag_nccl_bw_scale multiplies */
   int gather;                        /* tps_gather_id of the measured gather: split fits any,
-                                      * all-gather fits TPS_GATHER_NCCL or TPS_GATHER_CUSTOM */
+                                      * all-gather fits its concrete backend (nccl or custom) */
   double chi2;                       /* sum of squared relative residuals */
   double tq;                         /* t_{0.975,dof} used for the intervals */
   int loo_failed;                    /* leave-one-out refits that did not converge */
@@ -118,7 +118,7 @@ typedef struct {
   const tps_path *path;
   int sms;                   /* SMs of the measured GPU */
   const tps_gpu *gpu;        /* measured GPU (priors: HBM, links); NULL = generic NVLink4 */
-  int gather;                /* tps_gather_id of the measurement: TPS_GATHER_AUTO (custom while
+  int gather;                /* tps_gather_id of the measurement: auto (custom while
                               * the per-rank input <= cap, else NCCL), _CUSTOM or _NCCL */
 } tps_split_data;
 
@@ -137,7 +137,7 @@ typedef struct {
   const double *bytes;       /* whole gathered buffer */
   const double *time_us;
   int ranks;
-  int backend;               /* TPS_GATHER_NCCL or TPS_GATHER_CUSTOM */
+  int backend;               /* a concrete tps_gather_id: nccl or custom */
   const tps_gpu *gpu;        /* measured GPU for the priors; NULL = generic NVLink4 */
 } tps_ag_data;
 
@@ -167,7 +167,7 @@ int tps_fit_sample_theta(const tps_fit *f, const gsl_rng *r, double *theta);
 /* Model values of a split fit at tokens T (any fit kind with a gemm/ag model works):
  * replicated = GEMM(T), split = GEMM(ceil(T/tp)) + gather(tp*ceil(T/tp)*out_bytes_per_token)
  * (each rank contributes ceil(T/tp) rows; = T*out_bytes_per_token when tp divides T), the
- * gather with f's backend rule (auto: custom while ceil(T/tp)*out_bytes_per_token <= cap); *backend (may be NULL) gets TPS_GATHER_CUSTOM or TPS_GATHER_NCCL.
+ * gather with f's backend rule (auto: custom while ceil(T/tp)*out_bytes_per_token <= cap); *backend (may be NULL) gets the concrete backend (custom or nccl).
  * Each returns the value in us and, when se_us is not NULL, its standard error from the
  * fit's covariance (delta method).  NaN when f cannot evaluate it. */
 double tps_fit_replicated_us(const tps_fit *f, long tokens, double *se_us);

@@ -81,7 +81,8 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
   tps_gpu gg = d->gpu ? *d->gpu : tps_fit_generic_gpu();
   snprintf(f->gpu, sizeof f->gpu, "%s", gg.name);
   f->tp = d->ranks;
-  f->gather = d->backend == TPS_GATHER_CUSTOM ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
+  const int oneshot = tps_gather_term_of(d->backend) == TPS_GATHER_TERM_ONESHOT;
+  f->gather = oneshot ? d->backend : tps_gather_fallback();
   tps_ag_from_spec(&f->ag, &gg, d->ranks);
   f->ag.custom_cap_bytes = 1e300; /* a custom table measures the custom kernel at every size */
   f->gemm.kind = TPS_GEMM_PARAMETRIC;
@@ -97,7 +98,7 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
   for (size_t i = 0; i < d->n; i++)
     if (d->time_us[i] < tmin) tmin = d->time_us[i];
   double big_bus = d->bytes[d->n - 1] * (n - 1) / n / (d->time_us[d->n - 1] * 1e3); /* GB/s */
-  if (d->backend == TPS_GATHER_CUSTOM) {
+  if (oneshot) {
     f->ag.custom_floor_us = 0.8 * tmin;
     f->ag.custom_gbps = big_bus * 1.1;
     tps_fit_add_par(f, TPS_FT_AG_CUSTOM_FLOOR, 0.8 * tmin, start.x0);
@@ -142,7 +143,7 @@ int tps_fit_allgather(const tps_ag_data *d, const tps_fit_opts *o, tps_fit *f, c
       int wins[TPS_NPROTO] = {0, 0, 0}, ok = 1;
       for (size_t i = 0; i < d->n; i++) {
         int pr = -1;
-        tps_ag_time_us(&cand.ag, d->bytes[i], d->ranks, TPS_GATHER_NCCL, NULL, &pr);
+        tps_ag_time_us(&cand.ag, d->bytes[i], d->ranks, tps_gather_fallback(), NULL, &pr);
         if (pr >= 0) wins[pr]++;
       }
       for (int p = 0; p < TPS_NPROTO; p++)

@@ -11,7 +11,7 @@ int tps_fit_split(const tps_split_data *d, const tps_fit_opts *o, tps_fit *f, ch
   if ((st = tps_fit_check_shape(&d->shape, d->path, d->sms, msg, msgsz))) return st;
   if (d->tp < 2) return tps_fit_fail(msg, msgsz, TPS_EBADDATA, "TP must be >= 2 for a split table (got %d)", d->tp);
   if (!(d->out_bytes_per_token > 0)) return tps_fit_fail(msg, msgsz, TPS_EBADDATA, "out_bytes_per_token must be > 0");
-  if (d->gather < 0 || d->gather >= TPS_NGATHERS)
+  if (!tps_gather_get(d->gather))
     return tps_fit_fail(msg, msgsz, TPS_EINVAL, "gather backend %d is not a tps_gather_id", d->gather);
   if (2 * d->n > TPS_FIT_MAXPTS) return tps_fit_fail(msg, msgsz, TPS_EBADDATA, "more than %d points", TPS_FIT_MAXPTS / 2);
   for (size_t i = 0; i < d->n; i++)
@@ -37,7 +37,7 @@ int tps_fit_split(const tps_split_data *d, const tps_fit_opts *o, tps_fit *f, ch
     f->ag.custom_floor_us = tmp.custom_floor_us;
     f->ag.custom_gbps = tmp.custom_gbps;
   }
-  f->ag.custom_cap_bytes = d->gather == TPS_GATHER_CUSTOM ? 1e300 : d->gather_cap_bytes > 0 ? d->gather_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
+  f->ag.custom_cap_bytes = tps_gather_is_capped(d->gather) ? 1e300 : d->gather_cap_bytes > 0 ? d->gather_cap_bytes : tps_gather_cap_default();
   for (int p = 0; p < TPS_NPROTO; p++) f->nccl_busbw_ref[p] = f->ag.busbw_gbps[p];
   /* points: replicated column, then split column */
   f->npts = 2 * d->n;
@@ -56,7 +56,7 @@ int tps_fit_split(const tps_split_data *d, const tps_fit_opts *o, tps_fit *f, ch
   for (size_t i = 0; i < d->n; i++) {
     int b = -1;
     tps_fit_gather_of(f, &f->ag, d->tokens[i], &b);
-    if (b == TPS_GATHER_CUSTOM) ncustom++; else nnccl++;
+    if (tps_gather_term_of(b) == TPS_GATHER_TERM_ONESHOT) ncustom++; else nnccl++;
   }
   start.pri.v[TPS_FT_AG_CUSTOM_FLOOR] = f->ag.custom_floor_us;
   start.pri.v[TPS_FT_AG_CUSTOM_GBPS] = f->ag.custom_gbps;

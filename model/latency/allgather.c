@@ -22,19 +22,17 @@ double tps_ag_nccl_proto_us(const tps_ag_model *a, double total_bytes, int n, in
 }
 
 double tps_ag_time_us(const tps_ag_model *a, double total_bytes, int n, int backend, int *used, int *proto) {
-  if (used) *used = TPS_GATHER_NCCL;
+  if (used) *used = tps_gather_fallback();
   if (proto) *proto = -1;
   if (n < 1 || !(total_bytes >= 0)) return NAN;
   if (n == 1) return 0.0;
-  int custom_ok = a->custom_cap_bytes > 0 && a->custom_gbps > 0 && !crosses_nodes(a, n) &&
-                  total_bytes / n <= a->custom_cap_bytes;
-  if (backend == TPS_GATHER_CUSTOM || (backend == TPS_GATHER_AUTO && custom_ok)) {
-    if (!custom_ok) {
-      /* custom requested above its cap (or unavailable): the backend falls back to NCCL. */
-    } else {
-      if (used) *used = TPS_GATHER_CUSTOM;
-      return a->custom_floor_us + total_bytes * (n - 1) / n / (a->custom_gbps * 1e3);
-    }
+  /* the backend that runs (a rule's pick; a capped backend above its cap or where it cannot
+   * run falls back), then its term */
+  int oneshot_ok = a->custom_cap_bytes > 0 && a->custom_gbps > 0 && !crosses_nodes(a, n);
+  int b = tps_gather_pick(backend, total_bytes / n, a->custom_cap_bytes, oneshot_ok);
+  if (tps_gather_term_of(b) == TPS_GATHER_TERM_ONESHOT) {
+    if (used) *used = b;
+    return a->custom_floor_us + total_bytes * (n - 1) / n / (a->custom_gbps * 1e3);
   }
   double best = INFINITY;
   for (int p = 0; p < TPS_NPROTO; p++) {
@@ -65,7 +63,7 @@ int tps_ag_from_spec(tps_ag_model *a, const tps_gpu *gpu, int n) {
   if (gpu->nvlink) {
     a->custom_floor_us = 6.0;
     a->custom_gbps = 0.75 * line;
-    a->custom_cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
+    a->custom_cap_bytes = tps_gather_cap_default();
   }
   return 0;
 }

@@ -38,7 +38,7 @@ typedef struct {
 } tps_ag_model;
 
 /* Latency of one all-gather of total_bytes over ranks n with the requested backend
- * (TPS_GATHER_AUTO: custom while under the cap, else NCCL). *used gets the backend that ran
+ * (a rule picks: tps_gather_pick; the term is the picked backend's). *used gets the backend that ran
  * (may be NULL); *proto the NCCL protocol that won (may be NULL; -1 for custom). */
 double tps_ag_time_us(const tps_ag_model *a, double total_bytes, int n, int backend,
                       int *used, int *proto);

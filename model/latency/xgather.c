@@ -86,6 +86,10 @@ static double proto_us(const tps_xga_model *m, double B, double link, double S, 
   return a + b * (n - 1) + S * (n - 1) / n / (bw * 1e3);
 }
 
+int tps_xga_term(int gather_backend) {
+  return tps_gather_term_of(gather_backend) == TPS_GATHER_TERM_ONESHOT ? TPS_XGA_CUSTOM : TPS_XGA_NCCL;
+}
+
 double tps_xga_time_us(const tps_xga_model *m, const tps_gpu *gpu, double total_bytes, int n, int backend, int *proto) {
   if (proto) *proto = -1;
   if (!m || !gpu || n < 1 || !(total_bytes >= 0)) return NAN;
@@ -94,7 +98,7 @@ double tps_xga_time_us(const tps_xga_model *m, const tps_gpu *gpu, double total_
   if (!(B > 0)) return NAN;
   switch (backend) {
     case TPS_XGA_CUSTOM:
-      if (!gpu->nvlink || total_bytes / n > TPS_XGA_CUSTOM_CAP_BYTES) return NAN;
+      if (!gpu->nvlink || total_bytes / n > tps_gather_cap_default()) return NAN;
       return m->custom_floor_us + total_bytes * (n - 1) / n / (m->custom_eff * gpu->link_gbps * 1e3);
     case TPS_XGA_NCCL_SYMM:
       return m->symm_lat_us + total_bytes * (n - 1) / n / (proto_gbps(m, B, TPS_XGA_SIMPLE) * 1e3);

@@ -19,7 +19,7 @@
  *    10.9 us symmetric vs 20.2 us ordinary), with Simple's fitted bandwidth; transferred by
  *    B only.  Not validated on any other GPU or size.
  *  custom: a one-shot NVLink pull between two barriers (vLLM custom all-gather of the seed
- *    PR), per-rank input S/n <= TPS_XGA_CUSTOM_CAP_BYTES (2 MiB); above it the caller uses
+ *    PR), per-rank input S/n <= the backend's cap (model/core/backend.c, 2 MiB); above it the caller uses
  *    nccl:
  *      t = custom_floor_us + S (n-1)/n / (custom_eff * link_gbps)
  *    custom_floor_us and custom_eff from the H20 split table (the brief's vLLM PR: the split
@@ -29,6 +29,7 @@
 #define TPS_MODEL_XGATHER_H
 #include <stddef.h>
 #include "model/core/gpu.h"
+#include "model/core/backend.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -41,7 +42,9 @@ extern const char *const tps_xga_backend_names[TPS_XGA_NBACKEND]; /* "nccl", "nc
 /* One line of provenance per backend. */
 extern const char *const tps_xga_backend_source[TPS_XGA_NBACKEND];
 
-#define TPS_XGA_CUSTOM_CAP_BYTES (2.0 * 1024 * 1024)
+/* The term of this model that prices a gather backend of model/core/backend.h (by its
+ * latency-term field: ring -> nccl, one-shot -> custom; a rule has none: nccl). */
+int tps_xga_term(int gather_backend);
 
 /* Parameter vector: per protocol a (us), b (us per peer), f (fraction of B); then LL's
  * payload cap (GB/s) and the sharpness k of the smooth minimum over the protocols. */

@@ -29,8 +29,11 @@ int tps_xg_tiling(int idx, int *tm, int *tn, int *sk) {
 
 /* Bytes per element: weight, activation (as the GEMM reads it), output. */
 static void elem_bytes(tps_xg_path p, double *wb, double *ab, double *ob) {
-  *wb = (p == TPS_XG_FP8 ? &tps_path_native_fp8 : &tps_path_dense_bf16)->weight_bytes; /* the path rows */
-  *ab = p == TPS_XG_FP8 ? 1.0 : 2.0;
+  const tps_path *row = NULL; /* the path row this form models (path.c: model xgemm, xgemm_form) */
+  for (int i = 0; i < TPS_NPATHS && !row; i++)
+    if (tps_paths[i]->model == TPS_PATH_MODEL_XGEMM && tps_paths[i]->xgemm_form == (int)p) row = tps_paths[i];
+  *wb = row ? row->weight_bytes : NAN;
+  *ab = row ? row->act_bytes : NAN;
   *ob = 2.0; /* bf16 output */
 }
 

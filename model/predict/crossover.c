@@ -208,7 +208,7 @@ int tps_pred_breakeven_on(const tps_pred *p, long tmax, long *be, tps_gemmgrid *
   /* Monotone pieces of the gather: the custom gather runs up to tc tokens, NCCL above. */
   long cuts[2];
   int nc = 0;
-  if (tps_pred_custom_possible(p) || p->backend == TPS_GATHER_CUSTOM) {
+  if (tps_pred_custom_possible(p) || tps_gather_is_capped(p->backend)) {
     double x = p->tp * floor(p->ag.custom_cap_bytes / p->out_bytes_per_token); /* ceil(T/tp) rows <= cap */
     if (x >= 1 && x < (double)tmax) cuts[nc++] = (long)x;
   }

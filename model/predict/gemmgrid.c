@@ -111,7 +111,7 @@ static void load_gather(tps_gemmgrid *c, const tps_pred *p) {
 
 static double gat_factor(const tps_gemmgrid *c, int b) {
   const tps_pred *p = c->p;
-  return p->ascale / p->knob[b == TPS_GATHER_CUSTOM ? TPS_PK_AG_CUSTOM_BW : TPS_PK_AG_NCCL_BW];
+  return p->ascale / p->knob[tps_pred_bw_knob(b)];
 }
 
 double tps_gemmgrid_gather(tps_gemmgrid *c, long t) {

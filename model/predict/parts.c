@@ -116,7 +116,7 @@ double tps_part_model_eval(const tps_part_model *m, double x, int ranks) {
   case TPS_PM_XW8: return tps_xw8_time_us(&m->w8, &m->gpu, (long)ceil(x), m->n, m->k, NULL);
   case TPS_PM_GEMM: return tps_gemm_time_env_us(&m->gm, &m->shape, (long)ceil(x)); /* more rows never faster */
   case TPS_PM_XGATHER:
-    return tps_xga_time_us(&m->xa, &m->gpu, x, ranks, m->backend == TPS_GATHER_CUSTOM ? TPS_XGA_CUSTOM : TPS_XGA_NCCL, NULL);
+    return tps_xga_time_us(&m->xa, &m->gpu, x, ranks, tps_xga_term(m->backend), NULL);
   case TPS_PM_AG: return tps_ag_time_us(&m->ag, x, ranks, m->backend, NULL, NULL);
   default: return NAN;
   }

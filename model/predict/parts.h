@@ -105,7 +105,7 @@ typedef struct {
   tps_gemm_shape shape;
   tps_xga_model xa;
   tps_ag_model ag;
-  int backend;           /* gather: TPS_GATHER_NCCL or TPS_GATHER_CUSTOM */
+  int backend;           /* gather: a concrete tps_gather_id (nccl or custom) */
 } tps_part_model;
 
 /* The model's value at x (rows or bytes) over n ranks (gathers). */
@@ -114,7 +114,7 @@ double tps_part_model_eval(const tps_part_model *m, double x, int ranks);
 /* ------------------------------------------------------------------ parts */
 typedef struct {
   int what;              /* TPS_PART_GEMM or TPS_PART_GATHER */
-  int backend;           /* gather: TPS_GATHER_NCCL, _CUSTOM, or _AUTO (a measured curve of the
+  int backend;           /* gather: a tps_gather_id, the rule too (a measured curve of the
                           * auto rule: custom while the per-rank input <= cap, NCCL above) */
   int ranks;             /* gather: n */
   tps_mcurve *meas;      /* owned, NULL when nothing was measured */

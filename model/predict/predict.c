@@ -30,7 +30,7 @@ int tps_scaling_find(const char *name) {
 
 void tps_pred_opts_default(tps_pred_opts *o) {
   memset(o, 0, sizeof *o);
-  o->backend = TPS_GATHER_AUTO;
+  o->backend = tps_gather_rule();
   o->cap_bytes = 0;
   o->ib_gbps = TPS_PRED_DEFAULT_IB_GBPS;
   o->node_gpus = TPS_PRED_DEFAULT_NODE_GPUS;
@@ -78,37 +78,43 @@ static int cap_tokens_ok(const tps_pred *p, long tokens, double cap) {
   return cap > 0 && gathered_bytes(p, tokens) / p->tp <= cap;
 }
 
-/* Parts: the backend that runs at T (the auto rule: custom while the per-rank input is
- * under the cap and a custom gather exists here, else NCCL) and the part behind it (NULL:
- * p->ag, the allgather.h model, for that backend). */
+/* Parts: the backend that runs at T (a rule's pick, tps_gather_pick: custom while the
+ * per-rank input is under the cap and a custom gather exists here, else NCCL; a capped
+ * backend asked above its cap or where it cannot run falls back, as tps_ag_time_us does) and
+ * the part behind it (NULL: p->ag, the allgather.h model, for that backend). */
 static int parts_backend(const tps_pred *p, long tokens, const tps_part **part) {
-  int b = p->backend;
-  if (b == TPS_GATHER_AUTO) {
-    int custom = tps_pred_custom_possible(p) && cap_tokens_ok(p, tokens, p->ag.custom_cap_bytes);
-    const tps_part *a = p->apart[TPS_GATHER_AUTO];
-    /* a measured curve of the rule, where it was measured (or has a model); outside, the
-     * rule over this GPU's custom and NCCL gathers */
-    if (a && (a->model.kind != TPS_PM_NONE || tps_part_covers(a, gathered_bytes(p, tokens), gathered_bytes(p, tokens)))) {
-      *part = a;
-      return custom ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
-    }
-    b = custom ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
-  }
-  /* custom asked above its cap (or where it cannot run): NCCL, as tps_ag_time_us does */
-  if (b == TPS_GATHER_CUSTOM && !(tps_pred_custom_possible(p) && cap_tokens_ok(p, tokens, p->ag.custom_cap_bytes)))
-    b = TPS_GATHER_NCCL;
-  *part = p->apart[b];
+  double cap = p->ag.custom_cap_bytes;
+  int b = tps_gather_pick(p->backend, gathered_bytes(p, tokens) / p->tp, cap, cap > 0 && tps_pred_custom_possible(p));
+  const tps_part *a = tps_gather_is_rule(p->backend) ? p->apart[p->backend] : NULL;
+  /* a measured curve of the rule, where it was measured (or has a model); outside, the
+   * rule over this GPU's backends */
+  if (a && (a->model.kind != TPS_PM_NONE || tps_part_covers(a, gathered_bytes(p, tokens), gathered_bytes(p, tokens))))
+    *part = a;
+  else
+    *part = p->apart[b];
   return b;
 }
 
+/* Any measured gather part. */
+static int any_apart(const tps_pred *p) {
+  for (int b = 0; b < TPS_NGATHERS; b++)
+    if (p->apart[b]) return 1;
+  return 0;
+}
+
+int tps_pred_bw_knob(int backend) {
+  return tps_gather_term_of(backend) == TPS_GATHER_TERM_ONESHOT ? TPS_PK_AG_CUSTOM_BW : TPS_PK_AG_NCCL_BW;
+}
+
 double tps_pred_gather_us(const tps_pred *p, long tokens, int *backend) {
-  if (backend) *backend = TPS_GATHER_NCCL;
+  if (backend) *backend = tps_gather_fallback();
   if (!p->applicable || tokens < 1) return NAN;
   /* one rank: no gather, except where one was measured (a bench of the degenerate one-rank
    * gather, which a TP1 split table holds) */
-  if (p->tp == 1 && !(p->scaling == TPS_SCALING_PARTS && (p->apart[0] || p->apart[1] || p->apart[2]))) return 0.0;
+  if (p->tp == 1 && !(p->scaling == TPS_SCALING_PARTS && any_apart(p))) return 0.0;
   if (p->scaling == TPS_SCALING_PESSIMISTIC) {
-    if (backend && cap_tokens_ok(p, tokens, p->ag.custom_cap_bytes)) *backend = TPS_GATHER_CUSTOM;
+    if (backend && cap_tokens_ok(p, tokens, p->ag.custom_cap_bytes))
+      *backend = tps_gather_pick(p->backend, gathered_bytes(p, tokens) / p->tp, p->ag.custom_cap_bytes, 1);
     return curve_eval(p->ref_gather, tokens) * p->gather_mul;
   }
   if (p->scaling == TPS_SCALING_PARTS) {
@@ -116,7 +122,7 @@ double tps_pred_gather_us(const tps_pred *p, long tokens, int *backend) {
     int b = parts_backend(p, tokens, &a);
     if (backend) *backend = b;
     if (!a) return tps_ag_time_us(&p->ag, gathered_bytes(p, tokens), p->tp, b, NULL, NULL);
-    double k = p->knob[b == TPS_GATHER_CUSTOM ? TPS_PK_AG_CUSTOM_BW : TPS_PK_AG_NCCL_BW];
+    double k = p->knob[tps_pred_bw_knob(b)];
     return tps_part_eval(a, gathered_bytes(p, tokens), NULL) * p->ascale / k;
   }
   return tps_ag_time_us(&p->ag, gathered_bytes(p, tokens), p->tp, p->backend, backend, NULL);
@@ -139,11 +145,11 @@ int tps_pred_gemm_outside(const tps_pred *p, long rows) {
 
 int tps_pred_gather_outside(const tps_pred *p, long tokens) {
   int out = 0;
-  if (p->scaling != TPS_SCALING_PARTS || (p->tp == 1 && !p->apart[0] && !p->apart[1] && !p->apart[2])) return 0;
+  if (p->scaling != TPS_SCALING_PARTS || (p->tp == 1 && !any_apart(p))) return 0;
   const tps_part *a;
   parts_backend(p, tokens, &a);
   if (!a) return 1;
-  if (p->backend == TPS_GATHER_AUTO && p->apart[TPS_GATHER_AUTO] && a != p->apart[TPS_GATHER_AUTO]) return 1;
+  if (tps_gather_is_rule(p->backend) && p->apart[p->backend] && a != p->apart[p->backend]) return 1;
   tps_part_eval(a, gathered_bytes(p, tokens), &out);
   return out;
 }
@@ -158,7 +164,7 @@ double tps_pred_gather_max_us(const tps_pred *p, long a, long b) {
   const tps_part *pa;
   int be = parts_backend(p, b, &pa);
   if (!pa || !pa->meas) return g;
-  double k = p->knob[be == TPS_GATHER_CUSTOM ? TPS_PK_AG_CUSTOM_BW : TPS_PK_AG_NCCL_BW];
+  double k = p->knob[tps_pred_bw_knob(be)];
   double v = tps_mcurve_max(pa->meas, gathered_bytes(p, a), gathered_bytes(p, b)) * p->ascale / k;
   return v > g ? v : g;
 }
@@ -211,7 +217,7 @@ int tps_pred_set_knob(tps_pred *p, int knob, double value) {
 }
 
 int tps_pred_custom_possible(const tps_pred *p) {
-  return p->backend != TPS_GATHER_NCCL && p->ag0.custom_gbps > 0 && p->ag0.custom_cap_bytes > 0 &&
+  return (tps_gather_is_rule(p->backend) || tps_gather_is_capped(p->backend)) && p->ag0.custom_gbps > 0 && p->ag0.custom_cap_bytes > 0 &&
          p->tp <= p->opts.node_gpus;
 }
 
@@ -220,15 +226,16 @@ int tps_pred_knob_used(const tps_pred *p, int knob) {
   if (p->scaling == TPS_SCALING_PARTS) {
     /* a part's time moves as a whole (GEMM: throughput; gather: bandwidth of its backend);
      * the allgather.h/gemm.h models where they stand in keep their own knobs */
-    int nccl_model = !p->apart[TPS_GATHER_NCCL] && !p->apart[TPS_GATHER_AUTO];
-    int custom_model = !p->apart[TPS_GATHER_CUSTOM] && !p->apart[TPS_GATHER_AUTO];
+    const int fb = tps_gather_fallback(), cb = tps_gather_capped(), rb = tps_gather_rule();
+    int nccl_model = !p->apart[fb] && !p->apart[rb];
+    int custom_model = !p->apart[cb] && !p->apart[rb];
     switch (knob) {
     case TPS_PK_GEMM_TFLOPS: return 1;
     case TPS_PK_GEMM_FLOOR: case TPS_PK_GEMM_BW: case TPS_PK_GEMM_SHARP: return !p->gpart;
     case TPS_PK_AG_CUSTOM_BW: return p->tp > 1 && tps_pred_custom_possible(p);
     case TPS_PK_AG_FLOOR: return p->tp > 1 && tps_pred_custom_possible(p) && custom_model;
-    case TPS_PK_AG_NCCL_BW: return p->tp > 1 && p->backend != TPS_GATHER_CUSTOM;
-    case TPS_PK_AG_NCCL_LAT: return p->tp > 1 && p->backend != TPS_GATHER_CUSTOM && nccl_model;
+    case TPS_PK_AG_NCCL_BW: return p->tp > 1 && !tps_gather_is_capped(p->backend);
+    case TPS_PK_AG_NCCL_LAT: return p->tp > 1 && !tps_gather_is_capped(p->backend) && nccl_model;
     case TPS_PK_AG_INTERNODE: return p->tp > p->opts.node_gpus && nccl_model;
     default: return 0;
     }
@@ -239,7 +246,7 @@ int tps_pred_knob_used(const tps_pred *p, int knob) {
   case TPS_PK_AG_FLOOR: case TPS_PK_AG_CUSTOM_BW:
     return p->tp > 1 && tps_pred_custom_possible(p);
   case TPS_PK_AG_NCCL_LAT: case TPS_PK_AG_NCCL_BW:
-    return p->tp > 1 && p->backend != TPS_GATHER_CUSTOM;
+    return p->tp > 1 && !tps_gather_is_capped(p->backend);
   case TPS_PK_AG_INTERNODE:
     return p->tp > p->opts.node_gpus;
   default:
@@ -275,7 +282,7 @@ static int init_common(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *
   p->gscale = p->ascale = 1.0;
   p->applicable = 1;
   if (tp < 1 || tp > 64) return TPS_EINVAL;
-  if (p->backend < TPS_GATHER_NCCL || p->backend > TPS_GATHER_AUTO) return TPS_EINVAL;
+  if (!tps_gather_get(p->backend)) return TPS_EINVAL;
   if (tp > p->opts.node_gpus && tp % p->opts.node_gpus != 0) /* the reason, not "impossible" (issue 30) */
     return na(p, "TP %d beyond one %d-GPU node must be a multiple of %d (whole nodes: %d, %d, ...)", tp, p->opts.node_gpus,
               p->opts.node_gpus, 2 * p->opts.node_gpus, 3 * p->opts.node_gpus);
@@ -285,9 +292,9 @@ static int init_common(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *
     return na(p, "%s is not a CUDA GPU (every kernel path is CUDA kernels)", gpu->name);
   if (path->fp8_peak && !(gpu->fp8_tflops > 0)) return na(p, "%s has no fp8 tensor cores", gpu->name);
   if (cc < path->min_cc) return na(p, "%s needs compute capability >= %.1f", path->name, path->min_cc / 10.0);
-  if (p->backend == TPS_GATHER_CUSTOM && !gpu->nvlink) return na(p, "%s has no NVLink: no custom one-shot gather", gpu->name);
-  if (p->backend == TPS_GATHER_CUSTOM && tp > p->opts.node_gpus)
-    return na(p, "%s: the custom one-shot gather does not cross nodes (TP %d)", gpu->name, tp);
+  const char *refused = tps_gather_refuses(p->backend, gpu->nvlink, tp, p->opts.node_gpus);
+  if (refused && !gpu->nvlink) return na(p, "%s has no NVLink: no %s one-shot gather", gpu->name, tps_gather_name(p->backend));
+  if (refused) return na(p, "%s: the %s one-shot gather does not cross nodes (TP %d)", gpu->name, tps_gather_name(p->backend), tp);
   return TPS_OK;
 }
 
@@ -298,7 +305,7 @@ static void ag_system(tps_ag_model *a, const tps_pred *p, double cap_default) {
   a->internode_gbps = p->opts.ib_gbps / 8.0; /* Gb/s -> GB/s */
   a->internode_lat_us = p->opts.internode_lat_us;
   if (p->gpu.nvlink && a->custom_gbps > 0) {
-    a->custom_cap_bytes = p->opts.cap_bytes > 0 ? p->opts.cap_bytes : cap_default > 0 ? cap_default : TPS_GATHER_CUSTOM_CAP_BYTES;
+    a->custom_cap_bytes = p->opts.cap_bytes > 0 ? p->opts.cap_bytes : cap_default > 0 ? cap_default : tps_gather_cap_default();
   } else {
     a->custom_gbps = 0;
     a->custom_cap_bytes = 0;
@@ -392,7 +399,7 @@ int tps_pred_init_pessimistic(tps_pred *p, const tps_split_data *d, const tps_gp
   if (tp != d->tp) return na(p, "the pessimistic rule scales the TP%d table: no gather measured at TP %d", d->tp, tp);
   if (gpu->cc_major != 9 || strcmp(gpu->name, table_gpu->name) == 0)
     return na(p, "the pessimistic rule was made for H100/H200 from H20 (SM90 targets other than %s)", table_gpu->name);
-  if (p->backend != TPS_GATHER_AUTO) return na(p, "the pessimistic rule keeps the measured gather (auto)");
+  if (!tps_gather_is_rule(p->backend)) return na(p, "the pessimistic rule keeps the measured gather (auto)");
   /* H20 GEMM: the replicated column (rows = tokens). */
   p->ref_gemm = tps_gemm_curve_alloc(d->tokens, d->replicated_us, d->n);
   if (!p->ref_gemm) return TPS_EINVAL;
@@ -407,7 +414,7 @@ int tps_pred_init_pessimistic(tps_pred *p, const tps_split_data *d, const tps_gp
   p->ref_gather = tps_gemm_curve_alloc(d->tokens, g, d->n);
   free(g);
   if (!p->ref_gather) return TPS_EINVAL;
-  p->ag.custom_cap_bytes = d->gather_cap_bytes > 0 ? d->gather_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
+  p->ag.custom_cap_bytes = d->gather_cap_bytes > 0 ? d->gather_cap_bytes : tps_gather_cap_default();
   p->ag0 = p->ag;
   tps_pred_apply_knobs(p);
   return TPS_OK;
@@ -438,8 +445,9 @@ int tps_pred_init_parts(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path 
   }
   /* one rank with a measured gather: a part for every backend the rule can pick (the custom
    * one-shot runs on one rank too), or none at all (no gather) */
-  if (tp == 1 && (p->apart[TPS_GATHER_NCCL] || p->apart[TPS_GATHER_CUSTOM] || p->apart[TPS_GATHER_AUTO])) {
-    if (!p->apart[TPS_GATHER_NCCL] && !p->apart[TPS_GATHER_AUTO]) p->apart[TPS_GATHER_NCCL] = p->apart[TPS_GATHER_CUSTOM];
+  if (tp == 1 && any_apart(p)) {
+    const int fb = tps_gather_fallback(), cb = tps_gather_capped(), rb = tps_gather_rule();
+    if (!p->apart[fb] && !p->apart[rb]) p->apart[fb] = p->apart[cb];
   }
   /* the spec gather: the custom cap, the node size, and the backends no part covers */
   tps_ag_from_spec(&p->ag0, gpu, tp);

@@ -65,7 +65,7 @@ int tps_scaling_find(const char *name);
 #define TPS_PRED_MAX_TMAX 65536L          /* largest T of a scan (8x the brief's 8192-token steps) */
 
 typedef struct {
-  int backend;             /* TPS_GATHER_AUTO (default), TPS_GATHER_NCCL, TPS_GATHER_CUSTOM */
+  int backend;             /* a tps_gather_id (default: the rule, auto) */
   double cap_bytes;        /* per-rank cap of the custom gather; 0 = the fit's, else 2 MiB */
   double ib_gbps;          /* per-GPU inter-node bandwidth, Gb/s (bits); 0 = 400 */
   int node_gpus;           /* GPUs per NVLink domain; 0 = 8 */
@@ -93,7 +93,7 @@ extern const char *const tps_pk_names[TPS_PK_N];
 typedef struct {
   const tps_part *gemm;              /* the GEMM part, or NULL: gemm_model */
   tps_gemm_model gemm_model;         /* gemm.h model when gemm is NULL (parametric) */
-  const tps_part *gather[TPS_NGATHERS]; /* per backend id ([TPS_GATHER_AUTO]: a measured curve
+  const tps_part *gather[TPS_NGATHERS]; /* per backend id (at the rule's id: a measured curve
                                       * of the auto rule); NULL: the spec model of allgather.h */
   tps_gemm_shape shape;
   double out_bytes_per_token;        /* 0: n * out_bytes */
@@ -170,6 +170,8 @@ double tps_pred_replicated_us(const tps_pred *p, long tokens);
 double tps_pred_split_us(const tps_pred *p, long tokens, int *backend);
 /* The custom gather can run for this context (backend, NVLink, cap, one node). */
 int tps_pred_custom_possible(const tps_pred *p);
+/* The knob that scales a backend's bandwidth (by its latency term: one-shot or NCCL's). */
+int tps_pred_bw_knob(int backend);
 /* Rows per rank of the split: ceil(tokens / tp). */
 long tps_pred_rows_per_rank(const tps_pred *p, long tokens);
 /* The gathered buffer at T tokens: tp * ceil(T/tp) * out_bytes_per_token. */

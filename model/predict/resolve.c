@@ -153,8 +153,8 @@ int tps_resolve_gather_model(const tps_resolve_models *mv, const tps_gpu *gpu, i
   m->backend = backend;
   src[0] = from[0] = 0;
   if (tp > TPS_PRED_DEFAULT_NODE_GPUS || tp == 1) return 1; /* one rank: no gather unless measured */
-  if (backend == TPS_GATHER_CUSTOM) {
-    if (!gpu->nvlink) return 1;
+  if (tps_gather_term_of(backend) == TPS_GATHER_TERM_ONESHOT) {
+    if (tps_gather_refuses(backend, gpu->nvlink, tp, TPS_PRED_DEFAULT_NODE_GPUS)) return 1;
     if (mv->h20 && mv->h20->ag.custom_gbps > 0) {
       /* the custom gather fitted to the H20 split table, moved by the spec models' ratio
        * (link bandwidth; the floor by the spec floors), as the model scaling moves it */
@@ -167,7 +167,7 @@ int tps_resolve_gather_model(const tps_resolve_models *mv, const tps_gpu *gpu, i
       m->ag = ds;
       m->ag.custom_floor_us = f->ag.custom_floor_us * (ss.custom_floor_us > 0 ? ds.custom_floor_us / ss.custom_floor_us : 1.0);
       m->ag.custom_gbps = ss.custom_gbps > 0 ? f->ag.custom_gbps * ds.custom_gbps / ss.custom_gbps : f->ag.custom_gbps;
-      m->ag.custom_cap_bytes = f->ag.custom_cap_bytes > 0 ? f->ag.custom_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
+      m->ag.custom_cap_bytes = f->ag.custom_cap_bytes > 0 ? f->ag.custom_cap_bytes : tps_gather_cap_default();
       m->ag.ranks = tp;
       m->ag.ranks_per_node = TPS_PRED_DEFAULT_NODE_GPUS;
       int same = SAME(mv->h20_gpu, gpu) && fn == tp;
@@ -190,7 +190,7 @@ int tps_resolve_gather_model(const tps_resolve_models *mv, const tps_gpu *gpu, i
              m->xa.custom_eff, gpu->link_gbps, 100 * TPS_PRED_GATHER_RSD);
     return 0;
   }
-  if (backend != TPS_GATHER_NCCL) return 1;
+  if (tps_gather_term_of(backend) != TPS_GATHER_TERM_RING) return 1; /* a rule: the backends it picks */
   const tps_res_xgather *r = xa_for(mv, gpu);
   if (!r || !(tps_xga_bus_gbps(gpu) > 0)) return 1;
   m->kind = TPS_PM_XGATHER;
@@ -291,7 +291,6 @@ size_t tps_resolve_monotone(const double *src, double *t, size_t n) {
   return raised;
 }
 
-
 /* ------------------------------------------------------------------ harness conversion */
 int tps_resolve_harness_convert(const tps_resolve_models *mv, const tps_gpu *gpu, const tps_path *path, long k, long n,
                                 int from_h, int to_h, const double *x, double *t, size_t npts, double *rlo, double *rhi,
@@ -348,4 +347,42 @@ int tps_resolve_harness_convert_sibling(const double *fx, const double *ft, size
   tps_mcurve_free(cf);
   tps_mcurve_free(ct);
   return rc;
+}
+
+/* ------------------------------------------------------------------ the provenance of a row */
+int tps_resolve_has_gather(const tps_pred *p) {
+  if (p->tp > 1) return 1;
+  for (int b = 0; p->scaling == TPS_SCALING_PARTS && b < TPS_NGATHERS; b++)
+    if (p->apart[b]) return 1;
+  return 0;
+}
+
+static int gemm_row(const tps_pred *p, int gemm_prov, long rows) {
+  if (!p->gpart) return TPS_ROW_NONE;
+  return tps_pred_gemm_outside(p, rows) && p->gpart->meas ? p->gpart->model.prov : gemm_prov;
+}
+
+tps_row_prov tps_resolve_row_prov(const tps_pred *p, int gemm_prov, const int gather_prov[TPS_NGATHERS], long t) {
+  tps_row_prov r = {TPS_ROW_NONE, TPS_ROW_NONE, TPS_ROW_NONE, -1};
+  const int gather = tps_resolve_has_gather(p);
+  if (gather) tps_pred_split_us(p, t, &r.backend);
+  if (p->scaling != TPS_SCALING_PARTS) {
+    int same = strcmp(p->ref_gpu.name, p->gpu.name) == 0;
+    int v = p->scaling == TPS_SCALING_SPEC ? TPS_PROV_SPEC
+            : same && p->scaling == TPS_SCALING_MODEL ? TPS_PROV_FITTED : TPS_PROV_TRANSFERRED;
+    r.replicated = r.split = r.gather = v;
+    return r;
+  }
+  r.replicated = gemm_row(p, gemm_prov, t);
+  r.split = gemm_row(p, gemm_prov, tps_pred_rows_per_rank(p, t));
+  if (!gather) return r;
+  const double x = tps_pred_gathered_bytes(p, t);
+  /* a measured curve of the rule answers where it covers T, and where it has a model */
+  const int rb = tps_gather_is_rule(p->backend) && p->apart[p->backend] ? p->backend : -1;
+  if (rb >= 0 && tps_part_covers(p->apart[rb], x, x)) { r.gather = gather_prov[rb]; return r; }
+  const int sb = rb >= 0 && p->apart[rb]->model.kind != TPS_PM_NONE ? rb : r.backend;
+  const tps_part *s = sb >= 0 ? p->apart[sb] : NULL;
+  if (!s) r.gather = TPS_PROV_SPEC;
+  else r.gather = s->meas && tps_part_covers(s, x, x) ? gather_prov[sb] : s->model.prov;
+  return r;
 }

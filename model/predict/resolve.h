@@ -31,6 +31,7 @@
 #include "model/latency/xgemm.h"
 #include "model/latency/xgather.h"
 #include "model/predict/parts.h"
+#include "model/predict/predict.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -147,6 +148,25 @@ double tps_resolve_sibling_fit_us(const tps_gemm_model *fit, const tps_gpu *fit_
  * which would carve a dip where the sibling changes regime; a dip the sibling measured
  * (noise, a kernel change) is kept.  Returns how many points it raised. */
 size_t tps_resolve_monotone(const double *src, double *t, size_t n);
+
+/* The provenance record of one row of a prediction (issue 26 item 4): where the value of
+ * each part at T tokens comes from, a TPS_PROV_* each; TPS_ROW_NONE where the split has no
+ * such part (no gather: TP 1 without a measured one-rank gather; no GEMM part). */
+enum { TPS_ROW_NONE = -1 };
+typedef struct {
+  int replicated;  /* the replicated GEMM, T rows */
+  int split;       /* the split GEMM, ceil(T/TP) rows */
+  int gather;      /* the gather of the split at T (the backend that runs there) */
+  int backend;     /* that backend (tps_pred_split_us); -1 without a gather */
+} tps_row_prov;
+/* The record of row T of context p.  Parts scaling: gemm_prov is the TPS_PROV_* of the GEMM
+ * part's measurement (p->gpart) as the evidence resolved it, gather_prov[b] that of the
+ * gather part of backend b (p->apart[b]); a row inside a part's measured range takes it,
+ * outside the part's model's (model.prov); a backend without a part is spec-only.  Other
+ * scalings: spec-only; fitted on the fit's own GPU; else transferred.  Pure. */
+tps_row_prov tps_resolve_row_prov(const tps_pred *p, int gemm_prov, const int gather_prov[TPS_NGATHERS], long t);
+/* Whether the split at p has a gather: TP > 1, or a measured one-rank gather. */
+int tps_resolve_has_gather(const tps_pred *p);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 #include "src/cli/cmdopt.h"
 #include "src/cli/tpsplit.h"
+#include "model/core/backend.h"
 #include "src/base/err.h"
 #include "src/base/util.h"
 #include "src/cli/cmd_bench.h"
@@ -41,13 +42,28 @@ int cmd_bench(int argc, char **argv) {
 }
 
 /* ---------------------------------------------------------------- shared helpers */
-int tps_bench_int_opt(const char *cmd, const char *name, const char *arg, long lo, long hi,
-                      long mult, long *v) {
-  (void)cmd; /* the message names the command (src/base/err.h) */
+int tps_bench_mult(const char *arg, long lo, long hi, long mult, long *v, char *why, size_t whysz) {
   if (tps_parse_long(arg, v) == 0 && *v >= lo && *v <= hi && (mult <= 1 || *v % mult == 0)) return 0;
-  if (mult > 1) tps_usage_msg("--%s '%s': a multiple of %ld from %ld to %ld", name, arg, mult, lo, hi);
-  else tps_usage_msg("--%s '%s': a whole number from %ld to %ld", name, arg, lo, hi);
-  return TPS_EXIT_USAGE;
+  if (mult > 1) snprintf(why, whysz, "a multiple of %ld from %ld to %ld", mult, lo, hi);
+  else snprintf(why, whysz, "a whole number from %ld to %ld", lo, hi);
+  return -1;
+}
+
+static int mult_int(void *dst, const char *arg, long lo, long hi, long mult, char *why, size_t whysz) {
+  long v;
+  if (tps_bench_mult(arg, lo, hi, mult, &v, why, whysz)) return -1;
+  *(int *)dst = (int)v;
+  return 0;
+}
+int tps_bench_k64(void *dst, const char *arg, char *why, size_t whysz) { return mult_int(dst, arg, 64, 65536, 64, why, whysz); }
+int tps_bench_n16(void *dst, const char *arg, char *why, size_t whysz) { return mult_int(dst, arg, 16, 1L << 20, 16, why, whysz); }
+int tps_bench_k64_big(void *dst, const char *arg, char *why, size_t whysz) { return mult_int(dst, arg, 64, 1L << 20, 64, why, whysz); }
+
+int tps_bench_path(void *dst, const char *arg, char *why, size_t whysz) {
+  const tps_path *p = tps_path_find_for(arg, TPS_PATH_F_BENCH);
+  if (!p) { tps_path_unknown(arg, TPS_PATH_F_BENCH, why, whysz); return -1; }
+  *(const tps_path **)dst = p;
+  return 0;
 }
 
 void tps_bench_cuda_version(int v, char *buf, size_t bufsz) {
@@ -94,91 +110,75 @@ void tps_bench_timer_line(const tps_bench_prov *p, char *buf, size_t bufsz) {
 }
 
 /* ---------------------------------------------------------------- multi-rank commands */
-enum { OPT_TP = 256, OPT_GATHER, OPT_SAMPLES, OPT_WARMUP, OPT_CAP, OPT_BLOCKS, OPT_THREADS, OPT_JSON,
-       OPT_VERSION };
-
-static const struct option world_options[] = {
-    {"tp", required_argument, 0, OPT_TP},           {"gather", required_argument, 0, OPT_GATHER},
-    {"samples", required_argument, 0, OPT_SAMPLES}, {"warmup", required_argument, 0, OPT_WARMUP},
-    {"cap-bytes", required_argument, 0, OPT_CAP},   {"blocks", required_argument, 0, OPT_BLOCKS},
-    {"threads", required_argument, 0, OPT_THREADS}, {"output", required_argument, 0, 'o'},
-    {"json", no_argument, 0, OPT_JSON},             {"help", no_argument, 0, 'h'},
-    {"version", no_argument, 0, OPT_VERSION}};
-enum { NWORLD_OPTIONS = sizeof world_options / sizeof world_options[0] };
-
-void tps_bench_world_help(FILE *fp, const char *cmd, const tps_bench_world_opts *d) {
-  fprintf(fp, "  --gather G      the all-gather (default %s):\n", tps_gather_name(d->gather));
-  for (int b = 0; b < TPS_NGATHERS; b++) fprintf(fp, "                    %-7s %s\n", tps_gathers[b].name, tps_gathers[b].desc);
-  fprintf(fp,
-          "  --tp N          ranks = GPUs (default %d).  Without MPI: one thread per GPU; with a build\n"
-          "                  --with-mpi: `mpirun -np N tpsplit bench %s --tp N ...`\n"
-          "  --samples S     samples per candidate (median; default %d, at most 200)\n"
-          "  --warmup W      untimed rounds first (default %d)\n"
-          "  --cap-bytes B   custom gather per-rank input cap (default %zu)\n"
-          "  --blocks B, --threads T   custom gather kernel launch (default 32 x 512)\n"
-          "  -o FILE         write to FILE (default stdout; written only when complete)\n"
-          "  --json          print the results as JSON on stdout (the text then only with -o)\n\n"
-          "NCCL_NVLS_ENABLE=0 is set unless already set (NVLink multicast stays off).\n"
-          "Exit status: 0 ok, 1 a GPU, NCCL or correctness failure, 2 usage error.\n",
-          d->tp, cmd, d->samples, d->warmup, d->cap_bytes);
+static int parse_gather(void *dst, const char *arg, char *why, size_t whysz) {
+  int b = tps_gather_parse(arg);
+  if (b < 0) { tps_gather_names(why, whysz); return -1; }
+  *(int *)dst = b;
+  return 0;
+}
+static int parse_cap(void *dst, const char *arg, char *why, size_t whysz) {
+  return tps_bench_mult(arg, 16, 1L << 30, 16, dst, why, whysz);
+}
+static int parse_threads(void *dst, const char *arg, char *why, size_t whysz) {
+  return mult_int(dst, arg, 32, 1024, 32, why, whysz);
 }
 
-/* One shared option: TPS_EXIT_OK, TPS_EXIT_USAGE, or -1 (--help, --version: done). */
-static int world_option(tps_bench_cmd *c, int code, const char *arg) {
-  tps_bench_world_opts *w = &c->w;
-  long v = 0;
-  int rc = TPS_EXIT_OK;
-  char names[64];
-  switch (code) {
-  case OPT_TP: rc = tps_bench_int_opt(c->name, "tp", arg, 1, TPS_BENCH_MAX_RANKS, 1, &v); w->tp = (int)v; break;
-  case OPT_SAMPLES: rc = tps_bench_int_opt(c->name, "samples", arg, 1, 200, 1, &v); w->samples = (int)v; break;
-  case OPT_WARMUP: rc = tps_bench_int_opt(c->name, "warmup", arg, 0, 1000, 1, &v); w->warmup = (int)v; break;
-  case OPT_CAP: rc = tps_bench_int_opt(c->name, "cap-bytes", arg, 16, 1L << 30, 16, &v); w->cap_bytes = (size_t)v; break;
-  case OPT_BLOCKS: rc = tps_bench_int_opt(c->name, "blocks", arg, 1, TPS_BENCH_MAX_BLOCKS, 1, &v); w->blocks = (int)v; break;
-  case OPT_THREADS: rc = tps_bench_int_opt(c->name, "threads", arg, 32, 1024, 32, &v); w->threads = (int)v; break;
-  case OPT_GATHER:
-    if ((w->gather = tps_gather_parse(arg)) < 0) {
-      tps_usage_msg("--gather '%s': %s", arg, tps_gather_names(names, sizeof names));
-      rc = TPS_EXIT_USAGE;
-    }
-    break;
-  case 'o':
-    if (!*arg) return tps_usage_msg("-o '': a file name, not empty");
-    c->out = arg;
-    break;
-  case OPT_JSON: c->json_out = 1; break;
-  case 'h': c->usage(stdout); return -1;
-  case 'V':
-  case OPT_VERSION:
-    snprintf(names, sizeof names, "bench %s", c->name);
-    tps_print_version(names);
-    return -1;
-  default: return c->option(c, code, arg);
-  }
-  return rc;
-}
-
+/* The shared options and the command's own through the one parser (src/cli/cmdopt.h):
+ * TPS_EXIT_OK to go on, else the exit code (-1: --help or --version, done). */
 static int world_parse(tps_bench_cmd *c, int argc, char **argv) {
-  size_t nown = 0;
-  while (c->own[nown].name) nown++;
-  struct option *lo = calloc(NWORLD_OPTIONS + nown + 1, sizeof *lo);
-  if (!lo) { tps_die_msg("out of memory"); return TPS_EXIT_FAIL; }
-  memcpy(lo, world_options, sizeof world_options);
-  memcpy(lo + NWORLD_OPTIONS, c->own, nown * sizeof *lo);
-  optind = 0;
-  opterr = 0;
-  int code, rc = TPS_EXIT_OK;
-  while (rc == TPS_EXIT_OK && (code = getopt_long(argc, argv, ":o:hV", lo, NULL)) != -1) {
-    if (code == ':') { tps_usage_msg("option '%s' needs a value", argv[optind - 1]); rc = TPS_EXIT_USAGE; }
-    else if (code == '?') { tps_usage_msg("bad option '%s'", argv[optind - 1]); rc = TPS_EXIT_USAGE; }
-    else rc = world_option(c, code, optarg);
-  }
-  free(lo);
-  if (rc == TPS_EXIT_OK && optind < argc) {
-    tps_usage_msg("unexpected argument '%s'", argv[optind]);
-    rc = TPS_EXIT_USAGE;
-  }
-  return rc;
+  tps_bench_world_opts *w = &c->w;
+  long tp = w->tp, samples = w->samples, warmup = w->warmup, cap = (long)w->cap_bytes, blocks = w->blocks ? w->blocks : 32;
+  int threads = w->threads ? w->threads : 512;
+  char gdesc[512], tphelp[256], caphelp[160], cmd[32];
+  size_t len = (size_t)snprintf(gdesc, sizeof gdesc, "the all-gather (default %s):", tps_gather_name(w->gather));
+  for (int b = 0; b < TPS_NGATHERS && len < sizeof gdesc; b++)
+    len += (size_t)snprintf(gdesc + len, sizeof gdesc - len, " %s: %s%s", tps_gathers[b].name, tps_gathers[b].desc,
+                            b + 1 < TPS_NGATHERS ? ";" : "");
+  snprintf(tphelp, sizeof tphelp, "ranks = GPUs.  Without MPI: one thread per GPU; with a build --with-mpi: "
+           "`mpirun -np N tpsplit bench %s --tp N ...`", c->name);
+  snprintf(caphelp, sizeof caphelp, "custom gather per-rank input cap, a multiple of 16 (default %ld)", cap);
+  snprintf(cmd, sizeof cmd, "bench %s", c->name);
+  tps_cmdopt all[TPS_CMDOPT_MAXOWN];
+  size_t n = 0;
+  all[n++] = (tps_cmdopt){.name = "gather", .kind = TPS_ARG_FN, .metavar = "G", .dst = &w->gather, .parse = parse_gather, .help = gdesc};
+  all[n++] = (tps_cmdopt){.name = "tp", .kind = TPS_ARG_LONG, .metavar = "N", .dst = &tp, .min = 1, .max = TPS_BENCH_MAX_RANKS, .help = tphelp};
+  all[n++] = (tps_cmdopt){.name = "samples", .kind = TPS_ARG_LONG, .metavar = "S", .dst = &samples, .min = 1, .max = 200,
+                          .help = "samples per candidate (median; at most 200)"};
+  all[n++] = (tps_cmdopt){.name = "warmup", .kind = TPS_ARG_LONG, .metavar = "W", .dst = &warmup, .min = 0, .max = 1000,
+                          .help = "untimed rounds first"};
+  all[n++] = (tps_cmdopt){.name = "cap-bytes", .kind = TPS_ARG_FN, .metavar = "B", .dst = &cap, .parse = parse_cap, .help = caphelp};
+  all[n++] = (tps_cmdopt){.name = "blocks", .kind = TPS_ARG_LONG, .metavar = "B", .dst = &blocks, .min = 1, .max = TPS_BENCH_MAX_BLOCKS,
+                          .help = "custom gather kernel blocks"};
+  all[n++] = (tps_cmdopt){.name = "threads", .kind = TPS_ARG_FN, .metavar = "T", .dst = &threads, .parse = parse_threads,
+                          .help = "custom gather kernel threads per block, a multiple of 32 (default 512)"};
+  for (size_t k = 0; k < c->nown && n < TPS_CMDOPT_MAXOWN; k++) all[n++] = c->own[k];
+  const tps_cmdspec spec = {
+    .name = cmd,
+    .synopsis = c->synopsis,
+    .about = c->about,
+    .common = TPS_OPT(TPS_OI_OUTPUT) | TPS_OPT(TPS_OI_JSON),
+    .opts = all,
+    .nopts = n,
+    .output_metavar = "FILE",
+    .text = {[TPS_OI_OUTPUT] = "write to FILE (default stdout; written only when complete)",
+             [TPS_OI_JSON] = "print the results as JSON on stdout (the text then only with -o)"},
+    .notes = "NCCL_NVLS_ENABLE=0 is set unless already set (NVLink multicast stays off).",
+    .exit_status = "0 ok, 1 a GPU, NCCL or correctness failure, 2 usage error.",
+  };
+  tps_cmdopt_values v;
+  tps_cmdopt_init(&v);
+  int rc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  if (rc >= 0) return rc == TPS_EXIT_OK ? -1 : rc;
+  w->tp = (int)tp;
+  w->samples = (int)samples;
+  w->warmup = (int)warmup;
+  w->cap_bytes = (size_t)cap;
+  if (w->blocks || blocks != 32) w->blocks = (int)blocks;
+  if (w->threads || threads != 512) w->threads = threads;
+  c->out = v.output;
+  c->json_out = v.json;
+  tps_cmdopt_free(&v);
+  return TPS_EXIT_OK;
 }
 
 /* on_start (rank 0, before any GPU work): the table goes to -o FILE, else to stdout unless

@@ -27,29 +27,10 @@ typedef struct {
   const char *bytes_arg;
 } ag_cmd;
 
-enum { OPT_BYTES = TPS_BENCH_OWN_OPT };
-static const struct option own_options[] = {{"bytes", required_argument, 0, OPT_BYTES}, {0, 0, 0, 0}};
-
-static const tps_bench_world_opts defaults = {.tp = 1, .gather = TPS_GATHER_NCCL, .samples = 50,
-                                              .warmup = 5, .cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES};
-
-static void usage_text(FILE *fp) {
-  fputs("Usage: tpsplit bench allgather [--tp N] [--bytes A..B | --bytes S1,S2,...] [--gather G]\n"
-        "                               [--samples S] [--warmup W] [--cap-bytes B] [-o FILE] [--json]\n"
-        "Time the all-gather alone over N GPUs and write the rows in the nccl-tests all_gather_perf\n"
-        "layout (size count type redop root, then time algbw busbw #wrong out-of-place and in-place),\n"
-        "which `tpsplit inspect` and `tpsplit fit` read like nccl-tests logs.\n\n"
-        "  --bytes A..B    sizes of the whole gathered buffer, powers of two from A to B; K/M/G are\n"
-        "                  binary (default 1K..64M); or a comma list\n",
-        fp);
-  tps_bench_world_help(fp, "allgather", &defaults);
-}
-/* --help within 80 columns */
-static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
-
-static int option(tps_bench_cmd *c, int code, const char *arg) {
-  if (code == OPT_BYTES) ((ag_cmd *)c)->bytes_arg = arg;
-  return TPS_EXIT_OK;
+static tps_bench_world_opts defaults(void) {
+  tps_bench_world_opts d = {.tp = 1, .gather = tps_gather_fallback(), .samples = 50, .warmup = 5,
+                            .cap_bytes = (size_t)tps_gather_cap_default()};
+  return d;
 }
 
 /* "64", "4K", "2M", "1G" (binary, as nccl-tests' -b/-e). */
@@ -110,9 +91,9 @@ static int validate(tps_bench_cmd *c) {
   a->o.sizes = sizes;
   if (rc != TPS_EXIT_OK) return rc;
   const long max = sizes[a->o.nsizes - 1];
-  if (c->w.gather == TPS_GATHER_CUSTOM && (size_t)max / c->w.tp > c->w.cap_bytes) {
-    tps_usage_msg("--gather %s: %ld bytes over %d ranks exceed the per-rank cap of %zu (use %s)",
-                tps_gather_name(TPS_GATHER_CUSTOM), max, c->w.tp, c->w.cap_bytes, tps_gather_name(TPS_GATHER_AUTO));
+  if (tps_gather_is_capped(c->w.gather) && (size_t)max / c->w.tp > c->w.cap_bytes) {
+    tps_die_msg("--gather %s: %ld bytes over %d ranks exceed the per-rank cap of %zu (use %s)",
+                tps_gather_name(tps_gather_capped()), max, c->w.tp, c->w.cap_bytes, tps_gather_name(tps_gather_rule()));
     return TPS_EXIT_USAGE;
   }
   if (!(a->r.rows = calloc(a->o.nsizes, sizeof *a->r.rows))) return TPS_EXIT_FAIL;
@@ -242,11 +223,20 @@ static int print_json(tps_bench_cmd *c) {
 int cmd_bench_allgather(int argc, char **argv) {
   ag_cmd a;
   memset(&a, 0, sizeof a);
-  a.c = (tps_bench_cmd){.name = "allgather", .usage = usage, .own = own_options, .option = option,
+  a.bytes_arg = "1K..64M";
+  const tps_cmdopt own[] = {
+    {.name = "bytes", .kind = TPS_ARG_STR, .metavar = "A..B", .dst = &a.bytes_arg,
+     .help = "sizes of the whole gathered buffer, powers of two from A to B; K/M/G are binary; or a comma list S1,S2,..."},
+  };
+  a.c = (tps_bench_cmd){.name = "allgather", .own = own, .nown = sizeof own / sizeof own[0],
+                        .synopsis = "[--tp N] [--bytes A..B | --bytes S1,S2,...] [--gather G] [--samples S] [--warmup W] "
+                                    "[--cap-bytes B] [-o FILE] [--json]",
+                        .about = "Time the all-gather alone over N GPUs and write the rows in the nccl-tests all_gather_perf\n"
+                                 "layout (size count type redop root, then time algbw busbw #wrong out-of-place and in-place),\n"
+                                 "which `tpsplit inspect` and `tpsplit fit` read like nccl-tests logs.",
                         .validate = validate, .run = run, .on_row = on_row, .write = write_log,
                         .json = print_json, .r = &a.r.w};
-  a.c.w = defaults;
-  a.bytes_arg = "1K..64M";
+  a.c.w = defaults();
   const int rc = tps_bench_cmd_main(&a.c, argc, argv);
   free((void *)a.o.sizes);
   free(a.r.rows);

@@ -9,7 +9,6 @@
  * Units: time in us, tflops = 2 M N K / time / 1e12, gbps = (weight bytes incl. scales +
  * 2 M K + 2 M N) / time / 1e9 (the fewest bytes a GEMM must move). */
 #include "config.h"
-#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -25,47 +24,6 @@
 
 static const char *const default_tokens =
     "1,2,4,6,8,12,16,24,32,48,64,96,128,256,384,512,1024,2048,4096,8192,16384";
-
-static void usage_text(FILE *fp) {
-  char paths[128];
-  tps_path_names(TPS_PATH_F_BENCH, paths, sizeof paths);
-  fprintf(fp,
-          "Usage: tpsplit bench gemm --path P [options]\n"
-          "Check one GEMM path against a float64 CPU reference (and split against replicated),\n"
-          "then time it on one GPU: Y[M x N] = X[M x K] W[N x K]^T, bf16 in/out.\n\n"
-          "  --path P        kernel path (required): %s\n"
-          "  --k K           inner dimension, multiple of 64 (fp8-block: 128) (default 5120)\n"
-          "  --n N           output columns, multiple of 16 (default 1792)\n"
-          "  --tokens LIST   token counts T: '6,12,24' or 'A..B' (powers of two) (default\n"
-          "                  prefill chunk sizes and powers of two, 1..16384)\n"
-          "  --tp LIST       TP sizes; rows ceil(T/TP) are measured too (default 8)\n"
-          "  -o, --output F  write the table to F (default stdout)\n"
-          "  --check-only    run the checks, time nothing\n"
-          "  --check-per-config  check 8 sampled rows at the first M of each kernel configuration\n"
-          "                  only (default: at every M); the all-row checks stay\n"
-          "  --configs       check and time nothing: the kernel configuration each row would run\n"
-          "                  (cuBLASLt's heuristic, our dispatch), as segments of rows\n"
-          "  --samples N     samples per row (default 50); --warmup N rounds (default 3)\n"
-          "  --flush MODE    L2 flush before each replay: write-read (default: write 2x L2, then\n"
-          "                  read it back, so no dirty write-back overlaps the GEMM) or write\n"
-          "  --device D      CUDA device (default 0)\n"
-          "  --seed S        random seed (default: from the clock; printed)\n"
-          "  --json          print the results (and checks) as JSON on stdout\n"
-          "  -h, --help      this help;  --version  the version\n\n"
-          "Method: the checks first (any failure: exit 1, nothing timed); then one CUDA graph per\n"
-          "row, an L2 flush before every replay outside the timed span, the median of the samples,\n"
-          "rows alternated in every round.\n"
-          "Table: '#' provenance lines, '#@ key: value' metadata, then columns rows, time_us\n"
-          "(median), min_us, max_us, tflops, gbps (native-fp8 and fp8-block add gemm_us and\n"
-          "quant_us: the FP8 GEMM and the activation quantization timed alone; with the CUPTI\n"
-          "timer, event_us: the median of CUDA events around the same replays).  Time: the span\n"
-          "of the replay's kernels from CUPTI activity records where libcupti loads, else CUDA\n"
-          "events (TPS_TIMER=events forces events; TPS_CUPTI_LIB names the library).\n"
-          "Exit: 0 ok, 1 a check failed or no GPU, 2 usage error.\n",
-          paths);
-}
-/* --help within 80 columns */
-static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
 
 typedef struct {
   tps_bench_gemm_opts k;  /* what kernels/ gets */
@@ -164,87 +122,92 @@ static void on_checked(void *arg, const tps_bench_gemm_result *r) {
 
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
-enum { OPT_PATH = 256, OPT_K, OPT_N, OPT_TOKENS, OPT_TP, OPT_CHECK_ONLY, OPT_SAMPLES, OPT_WARMUP, OPT_DEVICE,
-       OPT_SEED, OPT_JSON, OPT_FLUSH, OPT_VERSION, OPT_CHECK_PER_CONFIG, OPT_CONFIGS };
-
-static int parse_option(gemm_opts *g, int c, const char *arg, const char **tokens, const char **tps) {
-  tps_bench_gemm_opts *o = &g->k;
-  long v = 0;
-  int rc = TPS_EXIT_OK;
-  const tps_path *p;
-  char names[128];
-  switch (c) {
-  case OPT_PATH:
-    if (!(p = tps_path_find_for(arg, TPS_PATH_F_BENCH))) {
-      tps_usage_msg("unknown path '%s' (%s)", arg, tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
-      return TPS_EXIT_USAGE;
-    }
-    o->path = p->id;
-    break;
-  case OPT_K: rc = tps_bench_int_opt("gemm", "k", arg, 64, 1L << 20, 64, &v); o->k = (int)v; break;
-  case OPT_N: rc = tps_bench_int_opt("gemm", "n", arg, 16, 1L << 20, 16, &v); o->n = (int)v; break;
-  case OPT_TOKENS: *tokens = arg; break;
-  case OPT_TP: *tps = arg; break;
-  case 'o':
-    if (!*arg) return tps_usage_msg("-o '': a file name, not empty");
-    g->out = arg;
-    break;
-  case OPT_CHECK_ONLY: o->check_only = 1; break;
-  case OPT_CHECK_PER_CONFIG: o->check_per_config = 1; break;
-  case OPT_CONFIGS: o->configs_only = 1; break;
-  case OPT_SAMPLES: rc = tps_bench_int_opt("gemm", "samples", arg, 1, 100000, 1, &v); o->samples = (int)v; break;
-  case OPT_WARMUP: rc = tps_bench_int_opt("gemm", "warmup", arg, 0, 100000, 1, &v); o->warmup = (int)v; break;
-  case OPT_DEVICE: rc = tps_bench_int_opt("gemm", "device", arg, 0, 100000, 1, &v); o->device = (int)v; break;
-  case OPT_SEED: rc = tps_bench_int_opt("gemm", "seed", arg, 0, LONG_MAX, 1, &v); o->seed = (unsigned long)v; break;
-  case OPT_JSON: g->json = 1; break;
-  case OPT_FLUSH:
-    if (!strcmp(arg, "write")) o->flush_write_only = 1;
-    else if (!strcmp(arg, "write-read")) o->flush_write_only = 0;
-    else { tps_usage_msg("--flush must be write or write-read, not '%s'", arg); return TPS_EXIT_USAGE; }
-    break;
-  case 'h': usage(stdout); return -1;
-  case 'V':
-  case OPT_VERSION: tps_print_version("bench gemm"); return -1;
-  case ':': tps_usage_msg("option '%s' needs a value", arg); return TPS_EXIT_USAGE;
-  default: tps_usage_msg("bad option '%s'", arg); return TPS_EXIT_USAGE;
-  }
-  return rc;
+static int parse_flush(void *dst, const char *arg, char *why, size_t whysz) {
+  if (!strcmp(arg, "write")) *(int *)dst = 1;
+  else if (!strcmp(arg, "write-read")) *(int *)dst = 0;
+  else { snprintf(why, whysz, "write or write-read"); return -1; }
+  return 0;
 }
 
-/* Options, then the rows: each T and ceil(T/TP), sorted, distinct.  -1: --help/--version. */
+/* Options (the one parser, src/cli/cmdopt.h), then the rows: each T and ceil(T/TP), sorted,
+ * distinct.  -1: --help/--version. */
 static int parse(int argc, char **argv, gemm_opts *g) {
-  static const struct option lo[] = {
-      {"path", required_argument, 0, OPT_PATH}, {"k", required_argument, 0, OPT_K},
-      {"n", required_argument, 0, OPT_N}, {"tokens", required_argument, 0, OPT_TOKENS},
-      {"tp", required_argument, 0, OPT_TP}, {"output", required_argument, 0, 'o'},
-      {"check-only", no_argument, 0, OPT_CHECK_ONLY}, {"samples", required_argument, 0, OPT_SAMPLES},
-      {"check-per-config", no_argument, 0, OPT_CHECK_PER_CONFIG}, {"configs", no_argument, 0, OPT_CONFIGS},
-      {"warmup", required_argument, 0, OPT_WARMUP}, {"device", required_argument, 0, OPT_DEVICE},
-      {"seed", required_argument, 0, OPT_SEED}, {"json", no_argument, 0, OPT_JSON},
-      {"flush", required_argument, 0, OPT_FLUSH}, {"help", no_argument, 0, 'h'},
-      {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0}};
   tps_bench_gemm_opts *o = &g->k;
-  o->k = 5120; o->n = 1792; o->samples = 50; o->warmup = 3;
-  o->path = TPS_NPATHS;
-  o->seed = (unsigned long)time(NULL);
+  const tps_path *path = NULL;
+  long samples = 50, warmup = 3, device = 0, seed = (long)time(NULL);
+  o->k = 5120; o->n = 1792;
   g->out = "-";
   const char *tokens = default_tokens, *tps = "8";
-  int c, rc = TPS_EXIT_OK;
-  optind = 0;
-  opterr = 0;
-  while (rc == TPS_EXIT_OK && (c = getopt_long(argc, argv, ":o:hV", lo, NULL)) != -1)
-    rc = parse_option(g, c, c == ':' || c == '?' ? argv[optind - 1] : optarg, &tokens, &tps);
-  if (rc != TPS_EXIT_OK) return rc;
+  char paths[128], phelp[200];
+  snprintf(phelp, sizeof phelp, "kernel path (required): %s", tps_path_names(TPS_PATH_F_BENCH, paths, sizeof paths));
+  const tps_cmdopt own[] = {
+    {.name = "path", .kind = TPS_ARG_FN, .metavar = "P", .dst = &path, .parse = tps_bench_path, .help = phelp},
+    {.name = "k", .kind = TPS_ARG_FN, .metavar = "K", .dst = &o->k, .parse = tps_bench_k64_big,
+     .help = "inner dimension, multiple of 64 (fp8-block: 128) (default 5120)"},
+    {.name = "n", .kind = TPS_ARG_FN, .metavar = "N", .dst = &o->n, .parse = tps_bench_n16,
+     .help = "output columns, multiple of 16 (default 1792)"},
+    {.name = "tokens", .kind = TPS_ARG_STR, .metavar = "LIST", .dst = &tokens,
+     .help = "token counts T: '6,12,24' or 'A..B' (powers of two) (default prefill chunk sizes and powers of two, 1..16384)"},
+    {.name = "tp", .kind = TPS_ARG_STR, .metavar = "LIST", .dst = &tps, .help = "TP sizes; rows ceil(T/TP) are measured too"},
+    {.name = "check-only", .kind = TPS_ARG_FLAG, .dst = &o->check_only, .help = "run the checks, time nothing"},
+    {.name = "check-per-config", .kind = TPS_ARG_FLAG, .dst = &o->check_per_config,
+     .help = "check 8 sampled rows at the first M of each kernel configuration only (default: at every M); the all-row "
+             "checks stay"},
+    {.name = "configs", .kind = TPS_ARG_FLAG, .dst = &o->configs_only,
+     .help = "check and time nothing: the kernel configuration each row would run (cuBLASLt's heuristic, our dispatch), "
+             "as segments of rows"},
+    {.name = "samples", .kind = TPS_ARG_LONG, .metavar = "N", .dst = &samples, .min = 1, .max = 100000, .help = "samples per row"},
+    {.name = "warmup", .kind = TPS_ARG_LONG, .metavar = "N", .dst = &warmup, .min = 0, .max = 100000, .help = "untimed rounds"},
+    {.name = "flush", .kind = TPS_ARG_FN, .metavar = "MODE", .dst = &o->flush_write_only, .parse = parse_flush,
+     .help = "L2 flush before each replay: write-read (default: write 2x L2, then read it back, so no dirty write-back "
+             "overlaps the GEMM) or write"},
+    {.name = "device", .kind = TPS_ARG_LONG, .metavar = "D", .dst = &device, .min = 0, .max = 100000, .help = "CUDA device"},
+    {.name = "seed", .kind = TPS_ARG_LONG, .metavar = "S", .dst = &seed, .min = 0, .max = TPS_CMDOPT_BIG,
+     .help = "random seed (default: from the clock; printed)"},
+  };
+  const tps_cmdspec spec = {
+    .name = "bench gemm",
+    .synopsis = "--path P [options]",
+    .about = "Check one GEMM path against a float64 CPU reference (and split against replicated),\n"
+             "then time it on one GPU: Y[M x N] = X[M x K] W[N x K]^T, bf16 in/out.",
+    .common = TPS_OPT(TPS_OI_OUTPUT) | TPS_OPT(TPS_OI_JSON),
+    .opts = own,
+    .nopts = sizeof own / sizeof own[0],
+    .output_metavar = "F",
+    .text = {[TPS_OI_OUTPUT] = "write the table to F (default stdout)",
+             [TPS_OI_JSON] = "print the results (and checks) as JSON on stdout"},
+    .notes = "Method: the checks first (any failure: exit 1, nothing timed); then one CUDA graph per\n"
+             "row, an L2 flush before every replay outside the timed span, the median of the samples,\n"
+             "rows alternated in every round.\n"
+             "Table: '#' provenance lines, '#@ key: value' metadata, then columns rows, time_us\n"
+             "(median), min_us, max_us, tflops, gbps (native-fp8 and fp8-block add gemm_us and\n"
+             "quant_us: the FP8 GEMM and the activation quantization timed alone; with the CUPTI\n"
+             "timer, event_us: the median of CUDA events around the same replays).  Time: the span\n"
+             "of the replay's kernels from CUPTI activity records where libcupti loads, else CUDA\n"
+             "events (TPS_TIMER=events forces events; TPS_CUPTI_LIB names the library).",
+    .exit_status = "0 ok, 1 a check failed or no GPU, 2 usage error.",
+  };
+  tps_cmdopt_values v;
+  tps_cmdopt_init(&v);
+  int rc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  if (rc >= 0) return rc == TPS_EXIT_OK ? -1 : rc;
+  g->out = v.output ? v.output : "-";
+  g->json = v.json;
+  tps_cmdopt_free(&v);
+  o->samples = (int)samples;
+  o->warmup = (int)warmup;
+  o->device = (int)device;
+  o->seed = (unsigned long)seed;
   char names[128];
-  if (optind < argc) { tps_usage_msg("unexpected argument '%s'", argv[optind]); return TPS_EXIT_USAGE; }
   if (o->configs_only && (o->check_only || g->json)) {
     tps_usage_msg("--configs takes neither --check-only nor --json");
     return TPS_EXIT_USAGE;
   }
-  if (o->path == TPS_NPATHS) {
+  if (!path) {
     tps_usage_msg("--path is required (%s)", tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
     return TPS_EXIT_USAGE;
   }
+  o->path = path->id;
   tps_err e;
   tps_err_clear(&e);
   if (tps_parse_tokens(tokens, &g->tokens, &o->ntokens, &e)) { tps_usage_msg("--tokens '%s': %s", tokens, e.msg); return TPS_EXIT_USAGE; }

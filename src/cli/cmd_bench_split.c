@@ -23,66 +23,23 @@ typedef struct {
   tps_bench_split_opts o;
   tps_bench_split_result r;
   const char *tokens_arg;
-  int have_path;
+  const tps_path *path;    /* --path, NULL: not given */
+  long seed;
 } split_cmd;
 
-enum { OPT_PATH = TPS_BENCH_OWN_OPT, OPT_TOKENS, OPT_K, OPT_N, OPT_SEED };
-static const struct option own_options[] = {
-    {"path", required_argument, 0, OPT_PATH}, {"tokens", required_argument, 0, OPT_TOKENS},
-    {"k", required_argument, 0, OPT_K},       {"n", required_argument, 0, OPT_N},
-    {"seed", required_argument, 0, OPT_SEED}, {0, 0, 0, 0}};
-
-static const tps_bench_world_opts defaults = {.tp = 1, .gather = TPS_GATHER_AUTO, .samples = 50,
-                                              .warmup = 5, .cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES};
-
-static void usage_text(FILE *fp) {
-  char paths[128];
-  fprintf(fp,
-          "Usage: tpsplit bench split --path P [--gather G] [--tp N] [--tokens LIST]\n"
-          "                           [--k K] [--n N] [--samples S] [--warmup W] [--cap-bytes B]\n"
-          "                           [--blocks B] [--threads T] [--seed S] [-o FILE] [--json]\n"
-          "Measure replicated vs token-split GEMM + all-gather on N GPUs, end to end, and write a\n"
-          "split table (the format of data/h20_tp8_fused_wqa_wkv.tsv, '#' provenance, '#@' metadata).\n"
-          "Correctness is checked for every token count before timing (exit 1 and no table if not).\n\n"
-          "  --path P        GEMM path: %s (required)\n"
-          "  --tokens LIST   token counts: 6,12,48 or A..B (powers of two) or A..B:S\n"
-          "                  (default %s)\n"
-          "  --k K, --n N    GEMM shape (default 5120 and 1792, fused_wqa_wkv; multiples of 64)\n"
-          "  --seed S        random inputs (default 1; the same on every rank)\n",
-          tps_path_names(TPS_PATH_F_BENCH, paths, sizeof paths), default_tokens);
-  tps_bench_world_help(fp, "split", &defaults);
-}
-/* --help within 80 columns */
-static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
-
-static int option(tps_bench_cmd *c, int code, const char *arg) {
-  split_cmd *s = (split_cmd *)c;
-  long v = 0;
-  int rc = TPS_EXIT_OK;
-  char names[128];
-  const tps_path *p;
-  switch (code) {
-  case OPT_PATH:
-    if (!(p = tps_path_find_for(arg, TPS_PATH_F_BENCH))) {
-      tps_usage_msg("unknown --path '%s' (%s)", arg, tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
-      return TPS_EXIT_USAGE;
-    }
-    s->o.path = p->id;
-    s->have_path = 1;
-    break;
-  case OPT_TOKENS: s->tokens_arg = arg; break;
-  case OPT_K: rc = tps_bench_int_opt("split", "k", arg, 64, 65536, 64, &v); s->o.k = (int)v; break;
-  case OPT_N: rc = tps_bench_int_opt("split", "n", arg, 64, 65536, 64, &v); s->o.n = (int)v; break;
-  case OPT_SEED: rc = tps_bench_int_opt("split", "seed", arg, 0, LONG_MAX, 1, &v); s->o.seed = (unsigned long)v; break;
-  }
-  return rc;
+static tps_bench_world_opts defaults(void) {
+  tps_bench_world_opts d = {.tp = 1, .gather = tps_gather_rule(), .samples = 50, .warmup = 5,
+                            .cap_bytes = (size_t)tps_gather_cap_default()};
+  return d;
 }
 
 static int validate(tps_bench_cmd *c) {
   split_cmd *s = (split_cmd *)c;
   tps_bench_split_opts *o = &s->o;
   char names[128];
-  if (!s->have_path) {
+  if (s->path) o->path = s->path->id;
+  o->seed = (unsigned long)s->seed;
+  if (!s->path) {
     tps_usage_msg("--path is required (%s)", tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
     return TPS_EXIT_USAGE;
   }
@@ -95,13 +52,13 @@ static int validate(tps_bench_cmd *c) {
     tps_usage_msg("--tokens '%s': token counts from 1 to 1048576", s->tokens_arg);
     return TPS_EXIT_USAGE;
   }
-  if (c->w.gather == TPS_GATHER_CUSTOM) {
+  if (tps_gather_is_capped(c->w.gather)) {
     for (size_t i = 0; i < o->ntok; i++) {
       const size_t stride = (size_t)((o->tokens[i] + c->w.tp - 1) / c->w.tp) * o->n * 2;
       if (stride > c->w.cap_bytes) {
         tps_die_msg("--gather %s: %ld tokens at tp %d put %zu bytes on each rank, over the cap of %zu (use %s)",
-                    tps_gather_name(TPS_GATHER_CUSTOM), o->tokens[i], c->w.tp, stride, c->w.cap_bytes,
-                    tps_gather_name(TPS_GATHER_AUTO));
+                    tps_gather_name(tps_gather_capped()), o->tokens[i], c->w.tp, stride, c->w.cap_bytes,
+                    tps_gather_name(tps_gather_rule()));
         return TPS_EXIT_USAGE;
       }
     }
@@ -120,7 +77,7 @@ static int run(tps_bench_cmd *c) {
 /* The path name in '#@ path' and JSON "path": the model path the measurement stands for
  * (our w8a16 kernels measure the model's marlin-w8a16), else the path's own name. */
 static const char *model_path(tps_path_id p) {
-  return p == TPS_PATH_W8A16 ? tps_path_name(TPS_PATH_MARLIN_W8A16) : tps_path_name(p);
+  return tps_path_record_name(tps_path_get(p));
 }
 
 static void on_row(void *arg, size_t i, int phase, const void *row) {
@@ -251,14 +208,32 @@ static int print_json(tps_bench_cmd *c) {
 int cmd_bench_split(int argc, char **argv) {
   split_cmd s;
   memset(&s, 0, sizeof s);
-  s.c = (tps_bench_cmd){.name = "split", .usage = usage, .own = own_options, .option = option,
-                        .validate = validate, .run = run, .on_row = on_row, .stopped = stopped,
-                        .write = write_table, .json = print_json, .r = &s.r.w};
-  s.c.w = defaults;
+  char paths[128], phelp[200], thelp[200];
+  snprintf(phelp, sizeof phelp, "GEMM path: %s (required)", tps_path_names(TPS_PATH_F_BENCH, paths, sizeof paths));
+  snprintf(thelp, sizeof thelp, "token counts: 6,12,48 or A..B (powers of two) or A..B:S (default %s)", default_tokens);
+  s.seed = 1;
+  s.tokens_arg = default_tokens;
   s.o.k = 5120;
   s.o.n = 1792;
-  s.o.seed = 1;
-  s.tokens_arg = default_tokens;
+  const tps_cmdopt own[] = {
+    {.name = "path", .kind = TPS_ARG_FN, .metavar = "P", .dst = &s.path, .parse = tps_bench_path, .help = phelp},
+    {.name = "tokens", .kind = TPS_ARG_STR, .metavar = "LIST", .dst = &s.tokens_arg, .help = thelp},
+    {.name = "k", .kind = TPS_ARG_FN, .metavar = "K", .dst = &s.o.k, .parse = tps_bench_k64,
+     .help = "GEMM inner dimension, a multiple of 64 (default 5120, fused_wqa_wkv)"},
+    {.name = "n", .kind = TPS_ARG_FN, .metavar = "N", .dst = &s.o.n, .parse = tps_bench_k64,
+     .help = "GEMM output columns, a multiple of 64 (default 1792)"},
+    {.name = "seed", .kind = TPS_ARG_LONG, .metavar = "S", .dst = &s.seed, .min = 0, .max = TPS_CMDOPT_BIG,
+     .help = "random inputs (the same on every rank)"},
+  };
+  s.c = (tps_bench_cmd){.name = "split", .own = own, .nown = sizeof own / sizeof own[0],
+                        .synopsis = "--path P [--gather G] [--tp N] [--tokens LIST] [--k K] [--n N] [--samples S] [--warmup W] "
+                                    "[--cap-bytes B] [--blocks B] [--threads T] [--seed S] [-o FILE] [--json]",
+                        .about = "Measure replicated vs token-split GEMM + all-gather on N GPUs, end to end, and write a\n"
+                                 "split table (the format of data/h20_tp8_fused_wqa_wkv.tsv, '#' provenance, '#@' metadata).\n"
+                                 "Correctness is checked for every token count before timing (exit 1 and no table if not).",
+                        .validate = validate, .run = run, .on_row = on_row, .stopped = stopped,
+                        .write = write_table, .json = print_json, .r = &s.r.w};
+  s.c.w = defaults();
   const int rc = tps_bench_cmd_main(&s.c, argc, argv);
   free((void *)s.o.tokens);
   free(s.r.rows);

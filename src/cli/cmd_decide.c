@@ -330,7 +330,7 @@ static int decide_path(const decide_args *a, const tps_cmdopt_values *v, const t
         (ref.parts && tps_partset_check_targets(ref.parts, &gpu, 1, &itp, 1, &path, 1, &e) && (tps_simref_free(&ref), 1)) ||
         (tps_simref_threshold(&ref, sc, gpu, (int)tp, path, &shape, tmax, &thr, &e) && (tps_simref_free(&ref), 1)))
       goto fail;
-    if (ref.parts) prov = tps_partuse_json(&thr.use, TPS_GATHER_AUTO, (int)tp, gpu->nvlink);
+    if (ref.parts) prov = tps_partuse_json(&thr.use, tps_gather_rule(), (int)tp, gpu->nvlink);
     tps_simref_free(&ref);
   }
   tps_gate_in gi = {gpu, tp, tokens, a->sp, a->lora, a->mb, a->bi, a->car, a->fc, thr.threshold, thr.source};

@@ -147,7 +147,7 @@ int cmd_default(int argc, char **argv) {
   tps_pred_opts po, pn;
   tps_pred_opts_default(&po);
   pn = po;
-  pn.backend = TPS_GATHER_NCCL;
+  pn.backend = tps_gather_fallback();
   tps_unc_opts uo = {(int)v.samples, (unsigned long)v.seed, TPS_INTERVAL_LEVEL};
   const tps_gpu *agpus[2];
   size_t nag = 0;

@@ -8,8 +8,8 @@
  * leave-one-out error of every point (the point predicted by a fit without it).
  * -o FIT saves the fit (src/io/fitfile.h; one FILE only) through a temporary file renamed into
  * place.  All files are fitted before anything is printed or written.
- * --loo-gpu and --xgpu are modes of fit on the bundled data (src/cli/cmd_loo.c): options of
- * fit's table (TPS_ARG_MODE), each running with the command line where getopt meets it.
+ * `fit --loo-gpu` and `fit --xgpu` (src/cli/cmd_loo.c, cmd_xgpu.c) are subcommands of their own
+ * in main.c's dispatch table: the word right after `fit` selects them.
  * Exit: 0 ok; 1 a fit did not converge or its parameters are not identifiable; 2 usage or
  * input error (bad file, too few points for the parameters). */
 #include "config.h"
@@ -112,11 +112,8 @@ static json_t *to_json(const char *file, const tps_fit *f, int loo) {
   return o;
 }
 
-int cmd_fit_loo_gpu(int argc, char **argv); /* src/cli/cmd_loo.c */
-int cmd_fit_xgpu(int argc, char **argv);    /* src/cli/cmd_xgpu.c */
-
 int cmd_fit(int argc, char **argv) {
-  const char *gpus = NULL, *only = NULL, *hold_out = NULL;
+  const char *gpus = NULL;
   int loo = 0, timing = 0;
   long max_iter = 400;
   const tps_cmdopt own[] = {
@@ -128,17 +125,6 @@ int cmd_fit(int argc, char **argv) {
      .help = "iterations of the solver per start"},
     {.name = "time", .kind = TPS_ARG_FLAG, .dst = &timing,
      .help = "print the wall time of reading and fitting all FILEs to stderr"},
-    /* the modes on the bundled data (src/cli/cmd_loo.c): each parses the command line itself */
-    {.name = "loo-gpu", .kind = TPS_ARG_MODE, .run = cmd_fit_loo_gpu,
-     .help = "instead of fitting FILEs: leave each GPU out of the cross-GPU models and predict it from the others "
-             "(the bundled data; `tpsplit fit --loo-gpu --help`)"},
-    {.name = "xgpu", .kind = TPS_ARG_MODE, .run = cmd_fit_xgpu,
-     .help = "instead of fitting FILEs: fit the cross-GPU models predictions use and write them to -o FIT "
-             "(data/xgpu.fit; `tpsplit fit --xgpu --help`)"},
-    {.name = "only", .kind = TPS_ARG_STR, .metavar = "WHAT", .dst = &only,
-     .help = "with --loo-gpu: gemm, gather, breakeven or w8a16 only"},
-    {.name = "hold-out", .kind = TPS_ARG_STR, .metavar = "GPU", .dst = &hold_out,
-     .help = "with --loo-gpu: that GPU's fold only"},
   };
   const tps_cmdspec spec = {
     .name = "fit",
@@ -158,6 +144,11 @@ int cmd_fit(int argc, char **argv) {
     .text = {[TPS_OI_GPU] = "the measured GPU (default: the file's '#@ gpu')",
              [TPS_OI_JSON] = "print JSON: parameters, points, summary (NaN as null)",
              [TPS_OI_OUTPUT] = "save the fit (text format, see README 'fit'); one FILE only"},
+    .notes = "On the bundled data instead of FILEs, two subcommands of their own:\n"
+             "  tpsplit fit --loo-gpu [--json] [--only PART] [--hold-out GPU]   leave each GPU out of the\n"
+             "      cross-GPU models and predict it from the others (`tpsplit fit --loo-gpu --help`)\n"
+             "  tpsplit fit --xgpu -o FIT   fit the cross-GPU models predictions use (data/xgpu.fit;\n"
+             "      `tpsplit fit --xgpu --help`)",
     .exit_status = "0 ok, 1 a fit did not converge (or its parameters are not identifiable), 2 usage or input "
                    "error (bad file, too few points).",
   };
@@ -166,10 +157,6 @@ int cmd_fit(int argc, char **argv) {
   v.tp = 0;
   int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
   if (prc >= 0) return prc;
-  if (only || hold_out) {
-    tps_usage_msg("--%s goes with --loo-gpu", only ? "only" : "hold-out");
-    return TPS_EXIT_USAGE;
-  }
   const int json = v.json;
   const char *out = v.output, *gpu = v.gpu;
   tps_fit_opts fo = {loo, (int)max_iter};

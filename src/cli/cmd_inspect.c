@@ -76,8 +76,8 @@ static int derive(const tps_table *t, derived *d) {
         d->gbytes_rank[i] = (double)t->rows_per_rank[i] * obpt;
         d->galgbw_lb[i] = d->gbytes[i] / t->split_us[i] / 1e3;
       }
-      if (tps_gather_parse(t->gather) == TPS_GATHER_AUTO)
-        d->gather[i] = obpt > 0 ? tps_gather_name(d->gbytes_rank[i] <= t->gather_cap_bytes ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL) : "";
+      if (tps_gather_is_rule(tps_gather_parse(t->gather)))
+        d->gather[i] = obpt > 0 ? tps_gather_name(d->gbytes_rank[i] <= t->gather_cap_bytes ? tps_gather_capped() : tps_gather_fallback()) : "";
       else
         d->gather[i] = t->gather;
     }
@@ -196,7 +196,7 @@ static void print_text(const tps_table *t, const derived *d, int first) {
   if (t->kpath[0]) printf(", path %s", t->kpath);
   if (t->out_bytes_per_token > 0) printf(", out_bytes_per_token %.0f", t->out_bytes_per_token);
   if (t->gather[0]) printf(", gather %s", t->gather);
-  if (t->kind == TPS_TABLE_SPLIT && tps_gather_parse(t->gather) == TPS_GATHER_AUTO)
+  if (t->kind == TPS_TABLE_SPLIT && tps_gather_is_rule(tps_gather_parse(t->gather)))
     printf(", gather_cap_bytes %.0f", t->gather_cap_bytes);
   putchar('\n');
   if (t->note[0]) printf("# read as: %s\n", t->note);

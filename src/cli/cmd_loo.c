@@ -22,7 +22,6 @@
  * The data and the fits: src/cli/loo_data.h.  Everything is read before anything is printed;
  * output is deterministic (fixed starts, no random numbers). */
 #include "config.h"
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +30,7 @@
 #include "src/base/jsonout.h"
 #include "model/core/status.h"
 #include "src/cli/tpsplit.h"
+#include "src/cli/cmdopt.h"
 #include "src/base/util.h"
 #include "src/cli/loo_data.h"
 #include "src/cli/loo_run.h"
@@ -228,36 +228,6 @@ static double be_model(const tps_xg_model *gm, const tps_xga_model *am, const tp
   return b;
 }
 
-static void usage_text(FILE *fp) {
-  fprintf(fp,
-          "Usage: tpsplit fit --loo-gpu [--json] [--only PART] [--gpus-file FILE]\n"
-          "Leave-one-GPU-out evaluation of the cross-GPU models on the bundled measurements\n"
-          "(data/aic/ AIConfigurator tables, data/h200_gemm_*.tsv, data/h100_gemm_*.tsv): every\n"
-          "GPU is predicted by fits on the other GPUs only.  Prints, per GPU: the GEMM model's\n"
-          "median and max |relative error| per path (K 5120, N 1536 and 2048; our H200 and H100\n"
-          "tables N 1792; M 1..16384), the\n"
-          "all-gather model's (8 GPUs, 64 KiB..64 MiB; NVLink and PCIe GPUs fitted apart), the\n"
-          "coverage of their 90%% intervals (calibrated on the training GPUs' own leave-one-out\n"
-          "residuals), and the break-even table: the split's break-even (N 1792, 3584 output\n"
-          "bytes per token, TP 2/4/8) from the held-out GPU's measured GEMM and gather curves\n"
-          "vs from the models fitted without it, and the split decision at T = 1, 2, 4 .. 16384;\n"
-          "then decision quality: what the predicted threshold costs on the measured parts,\n"
-          "excess(T) = chosen(T) / min(split(T), replicated(T)) - 1, mean and worst over T = 1..16384\n"
-          "(8 points per octave), against the target mean <= 1%%, worst <= 10%%.\n"
-          "Deterministic.  doc/loo.md holds the output.\n\n"
-          "Options:\n"
-          "  --only=PART   gemm, gather, breakeven or w8a16 (our W8A16 kernels fitted to\n"
-          "                data/h200_gemm_w8a16.tsv, in sample and leaving one M out)\n"
-          "  --json        print JSON\n"
-          "  --hold-out=GPU  GEMM only, one fold: fit without GPU and predict it (no intervals)\n"
-          "  --gpus-file=F GPU table (default: the bundled gpus.tsv)\n"
-          "  -h, --help    print this help and exit\n"
-          "  -V, --version print the version and exit\n\n"
-          "Exit status: 0 ok, 1 a fit failed, 2 usage or input error.\n");
-}
-/* --help within 80 columns */
-static void usage(FILE *fp) { tps_cmdopt_fitted_from(fp, usage_text); }
-
 int tps_loo_gemm_group_of(const gemm_part *gp, const tps_gpu *gpu, int *set) {
   for (int i = 0; i < gp->ns; i++)
     if (gp->sets[i].gpu == gpu) { if (set) *set = i; return gp->r.grp[i]; }
@@ -419,45 +389,56 @@ static void be_compute(loo_run *r) {
 
 /* ------------------------------------------------------------------ the command */
 
-/* Options into r; -1 to go on, else the exit code. */
+/* --only PART: which tables run. */
+static int parse_only(void *dst, const char *arg, char *why, size_t whysz) {
+  loo_run *r = dst;
+  if (!strcmp(arg, "gemm")) r->do_gather = r->do_be = r->do_w8 = 0;
+  else if (!strcmp(arg, "w8a16")) r->do_gemm = r->do_gather = r->do_be = 0;
+  else if (!strcmp(arg, "gather")) r->do_gemm = r->do_be = r->do_w8 = 0;
+  else if (!strcmp(arg, "breakeven")) r->do_gemm = r->do_gather = r->do_w8 = 0;
+  else { snprintf(why, whysz, "expected gemm, gather, breakeven or w8a16"); return -1; }
+  return 0;
+}
+
+/* Options into r (the one option parser, src/cli/cmdopt.h); -1 to go on, else the exit code. */
 static int parse_opts(int argc, char **argv, loo_run *r, const char **gpus, const char **hold_name) {
-  enum { OPT_JSON = 256, OPT_LOOGPU, OPT_ONLY, OPT_GPUS, OPT_HOLD };
-  static const struct option opts[] = {{"json", no_argument, NULL, OPT_JSON},
-                                       {"loo-gpu", no_argument, NULL, OPT_LOOGPU},
-                                       {"only", required_argument, NULL, OPT_ONLY},
-                                       {"gpus-file", required_argument, NULL, OPT_GPUS},
-                                       {"hold-out", required_argument, NULL, OPT_HOLD},
-                                       {"help", no_argument, NULL, 'h'},
-                                       {"version", no_argument, NULL, 'V'},
-                                       {NULL, 0, NULL, 0}};
-  int c;
   r->do_gemm = r->do_gather = r->do_be = r->do_w8 = 1;
-  opterr = 0;
-  optind = 0;
-  while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
-    switch (c) {
-      case 'V': return tps_print_version("fit --loo-gpu");
-      case OPT_JSON: r->json = 1; break;
-      case OPT_LOOGPU: break;
-      case OPT_ONLY:
-        if (!strcmp(optarg, "gemm")) r->do_gather = r->do_be = r->do_w8 = 0;
-        else if (!strcmp(optarg, "w8a16")) r->do_gemm = r->do_gather = r->do_be = 0;
-        else if (!strcmp(optarg, "gather")) r->do_gemm = r->do_be = r->do_w8 = 0;
-        else if (!strcmp(optarg, "breakeven")) r->do_gemm = r->do_gather = r->do_w8 = 0;
-        else { tps_usage_msg("--only '%s': expected gemm, gather, breakeven or w8a16", optarg); return TPS_EXIT_USAGE; }
-        break;
-      case OPT_GPUS: *gpus = optarg; break;
-      case OPT_HOLD: *hold_name = optarg; break;
-      case 'h': usage(stdout); return TPS_EXIT_OK;
-      default:
-        tps_usage_msg("bad option '%s'", argv[optind - 1]);
-        return TPS_EXIT_USAGE;
-    }
-  }
-  if (optind < argc) {
-    tps_usage_msg("takes no FILE (it uses the bundled data), got '%s'", argv[optind]);
-    return TPS_EXIT_USAGE;
-  }
+  const tps_cmdopt own[] = {
+    {.name = "only", .kind = TPS_ARG_FN, .metavar = "PART", .dst = r, .parse = parse_only,
+     .help = "gemm, gather, breakeven or w8a16 (our W8A16 kernels fitted to data/h200_gemm_w8a16.tsv, in sample and "
+             "leaving one M out)"},
+    {.name = "hold-out", .kind = TPS_ARG_STR, .metavar = "GPU", .dst = hold_name,
+     .help = "GEMM only, one fold: fit without GPU and predict it (no intervals)"},
+  };
+  const tps_cmdspec spec = {
+    .name = "fit --loo-gpu",
+    .synopsis = "[--json] [--only PART] [--hold-out GPU] [--gpus-file FILE]",
+    .about = "Leave-one-GPU-out evaluation of the cross-GPU models on the bundled measurements\n"
+             "(data/aic/ AIConfigurator tables, data/h200_gemm_*.tsv, data/h100_gemm_*.tsv): every\n"
+             "GPU is predicted by fits on the other GPUs only.  Prints, per GPU: the GEMM model's\n"
+             "median and max |relative error| per path (K 5120, N 1536 and 2048; our H200 and H100\n"
+             "tables N 1792; M 1..16384), the all-gather model's (8 GPUs, 64 KiB..64 MiB; NVLink\n"
+             "and PCIe GPUs fitted apart), the coverage of their 90% intervals (calibrated on the\n"
+             "training GPUs' own leave-one-out residuals), and the break-even table: the split's\n"
+             "break-even (N 1792, 3584 output bytes per token, TP 2/4/8) from the held-out GPU's\n"
+             "measured GEMM and gather curves vs from the models fitted without it, and the split\n"
+             "decision at T = 1, 2, 4 .. 16384; then decision quality: what the predicted threshold\n"
+             "costs on the measured parts, excess(T) = chosen(T) / min(split(T), replicated(T)) - 1,\n"
+             "mean and worst over T = 1..16384 (8 points per octave), against the target mean <= 1%,\n"
+             "worst <= 10%.  Deterministic.  doc/loo.md holds the output.",
+    .common = TPS_OPT(TPS_OI_JSON) | TPS_OPT(TPS_OI_GPUS_FILE),
+    .opts = own,
+    .nopts = sizeof own / sizeof own[0],
+    .text = {[TPS_OI_JSON] = "print JSON"},
+    .exit_status = "0 ok, 1 a fit failed, 2 usage or input error.",
+  };
+  tps_cmdopt_values v;
+  tps_cmdopt_init(&v);
+  int rc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  if (rc >= 0) return rc;
+  r->json = v.json;
+  *gpus = v.gpus_file;
+  tps_cmdopt_free(&v);
   return -1;
 }
 

@@ -13,6 +13,7 @@
 #include "src/base/err.h"
 #include "src/base/jsonout.h"
 #include "src/cli/predict_common.h"
+#include "model/predict/resolve.h"
 #include "model/predict/excess.h"
 #include "model/predict/sensitivity.h"
 #include "src/cli/gpu_doubt.h"
@@ -50,35 +51,16 @@ typedef struct {
   char doubt_line[1024];
 } answer;
 
-/* Whether the split has a gather: TP > 1, or a measured one-rank gather. */
-static int has_gather(const answer *a) {
-  return a->tp > 1 || (a->scaling == TPS_SCALING_PARTS && (a->p.apart[0] || a->p.apart[1] || a->p.apart[2]));
+/* The provenance record of row T (model/predict/resolve.h, the one source): each part's
+ * measurement as the evidence resolved it, the rest is the model's. */
+static tps_row_prov row_prov(const answer *a, long t) {
+  int gp[TPS_NGATHERS];
+  for (int b = 0; b < TPS_NGATHERS; b++) gp[b] = a->use.gather[b] ? a->use.gather[b]->prov : TPS_PROV_SPEC;
+  return tps_resolve_row_prov(&a->p, a->use.gemm ? a->use.gemm->prov : TPS_PROV_SPEC, gp, t);
 }
 
-/* The source of each part at one row: replicated GEMM (T rows), split GEMM (ceil(T/TP)
- * rows), gather: measured, or the model's provenance outside a measured range. */
-static const char *row_src(const answer *a, int what, long t) {
-  if (a->scaling != TPS_SCALING_PARTS) {
-    int same = strcmp(a->p.ref_gpu.name, a->gpu->name) == 0;
-    if (a->scaling == TPS_SCALING_SPEC) return tps_prov_names[TPS_PROV_SPEC];
-    return tps_prov_names[same && a->scaling == TPS_SCALING_MODEL ? TPS_PROV_FITTED : TPS_PROV_TRANSFERRED];
-  }
-  if (what == 2) {
-    if (!has_gather(a)) return "none";
-    int b;
-    tps_pred_split_us(&a->p, t, &b);
-    double x = tps_pred_gathered_bytes(&a->p, t);
-    const tps_partsrc *aut = a->backend == TPS_GATHER_AUTO ? a->use.gather[TPS_GATHER_AUTO] : NULL;
-    if (aut && tps_part_covers(&aut->part, x, x)) return tps_prov_names[aut->prov];
-    const tps_partsrc *s = aut && aut->part.model.kind != TPS_PM_NONE ? aut : a->use.gather[b];
-    if (!s) return tps_prov_names[TPS_PROV_SPEC];
-    return s->part.meas && tps_part_covers(&s->part, x, x) ? tps_prov_names[s->prov] : tps_prov_names[s->part.model.prov];
-  }
-  const tps_partsrc *s = a->use.gemm;
-  if (!s) return "-";
-  long rows = what == 0 ? t : tps_pred_rows_per_rank(&a->p, t);
-  return tps_pred_gemm_outside(&a->p, rows) && s->part.meas ? tps_prov_names[s->part.model.prov] : tps_prov_names[s->prov];
-}
+/* A part's provenance by name; `none` where the split has no such part. */
+static const char *prov_name(int v, const char *none) { return v >= 0 ? tps_prov_names[v] : none; }
 
 /* A zero-width interval: the break-even sits on a step of the model (a tile or wave boundary
  * of the kernel), where the split goes from losing to winning by more than the parts' scale
@@ -122,11 +104,12 @@ static int print_json(const answer *a) {
     tps_json_set_num(o, "replicated_us", r);
     tps_json_set_num(o, "split_us", s);
     tps_json_set_num(o, "speedup", r / s);
-    json_object_set_new(o, "gather_backend", json_string(has_gather(a) ? tps_gather_name(b) : "none"));
+    const tps_row_prov rp = row_prov(a, t);
+    json_object_set_new(o, "gather_backend", json_string(tps_resolve_has_gather(&a->p) ? tps_gather_name(b) : "none"));
     json_t *src = json_object();
-    json_object_set_new(src, "replicated_gemm", json_string(row_src(a, 0, t)));
-    json_object_set_new(src, "split_gemm", json_string(row_src(a, 1, t)));
-    json_object_set_new(src, "gather", json_string(row_src(a, 2, t)));
+    json_object_set_new(src, "replicated_gemm", json_string(prov_name(rp.replicated, "-")));
+    json_object_set_new(src, "split_gemm", json_string(prov_name(rp.split, "-")));
+    json_object_set_new(src, "gather", json_string(prov_name(rp.gather, "none")));
     json_object_set_new(o, "sources", src);
     json_array_append_new(rows, o);
   }
@@ -239,7 +222,7 @@ static void sensitivity_note(const answer *a) {
 
 static void print_text(const answer *a) {
   printf("# %s TP%ld %s, gather %s", a->gpu->name, a->tp, a->path->name, tps_gather_name(a->backend));
-  if (a->tp > 1 && a->backend == TPS_GATHER_AUTO && a->p.ag.custom_cap_bytes > 0 && a->scaling != TPS_SCALING_PESSIMISTIC &&
+  if (a->tp > 1 && tps_gather_is_rule(a->backend) && a->p.ag.custom_cap_bytes > 0 && a->scaling != TPS_SCALING_PESSIMISTIC &&
       tps_pred_custom_possible(&a->p))
     printf(" (custom while the per-rank input <= %.0f B)", a->p.ag.custom_cap_bytes);
   printf("\n# %s\n", a->desc);
@@ -263,10 +246,11 @@ static void print_text(const answer *a) {
     int b;
     double r = tps_pred_replicated_us(&a->p, t), s = tps_pred_split_us(&a->p, t, &b);
     char src[8];
-    const char *w[3] = {row_src(a, 0, t), row_src(a, 1, t), row_src(a, 2, t)};
+    const tps_row_prov rp = row_prov(a, t);
+    const char *w[3] = {prov_name(rp.replicated, "-"), prov_name(rp.split, "-"), prov_name(rp.gather, "none")};
     for (int k = 0; k < 3; k++) src[2 * k] = tps_prov_letter(w[k]), src[2 * k + 1] = k < 2 ? ',' : 0;
     printf("%8ld %13ld %13.1f %10.1f %8.2f %14s %7s\n", t, tps_pred_rows_per_rank(&a->p, t), r, s, r / s,
-           has_gather(a) ? tps_gather_name(b) : "none", src);
+           tps_resolve_has_gather(&a->p) ? tps_gather_name(b) : "none", src);
   }
   char lo[32], hi[32];
   snprintf(lo, sizeof lo, isfinite(a->iv.lo) ? "%.0f" : "never", a->iv.lo);

@@ -107,7 +107,7 @@ static int print_json(const report *x) {
     json_object_set_new(o, "split", json_boolean((x->mask >> j) & 1u));
     json_object_set_new(o, "source", json_string(tps_simsrc_name(x->src->source[j])));
     if (x->src->source[j] == TPS_SCALING_PARTS + 1) {
-      json_t *pj = tps_partuse_json(&x->src->use[j], TPS_GATHER_AUTO, (int)x->tp, x->gpu->nvlink);
+      json_t *pj = tps_partuse_json(&x->src->use[j], tps_gather_rule(), (int)x->tp, x->gpu->nvlink);
       json_object_update(o, pj);
       json_decref(pj);
     } else if (x->src->source[j] == 0) {
@@ -409,9 +409,9 @@ int cmd_simulate(int argc, char **argv) {
   if (threshold(&ref, m, mask, thr_given, v.scaling, gpu, tp, chunk, &thr, &e)) goto err;
   if (ref.parts) {
     /* number the sources: the gating projection's first, then each projection's */
-    tps_partset_mark(ref.parts, &thr.use, TPS_GATHER_AUTO, (int)tp, gpu->nvlink);
+    tps_partset_mark(ref.parts, &thr.use, tps_gather_rule(), (int)tp, gpu->nvlink);
     for (size_t j = 0; j < m->nproj; j++)
-      if (src->source[j] == TPS_SCALING_PARTS + 1) tps_partset_mark(ref.parts, &src->use[j], TPS_GATHER_AUTO, (int)tp, gpu->nvlink);
+      if (src->source[j] == TPS_SCALING_PARTS + 1) tps_partset_mark(ref.parts, &src->use[j], tps_gather_rule(), (int)tp, gpu->nvlink);
   }
   tps_simrun_in in = {m, kinds, nk, &src->models, mask, thr.threshold, chunk, prompt_tokens, prompts.n,
                       base.n ? base.v : NULL, TPS_INTERVAL_LEVEL, TPS_SIMRUN_SAMPLES, TPS_SIMRUN_SEED};

@@ -104,7 +104,7 @@ static int load_fit(vinput *in, const char *gpus_path, tps_err *e) {
     tps_pred_opts po;
     tps_pred_opts_default(&po);
     po.backend = tps_gather_parse(in->meas.gather);
-    if (po.backend < 0) po.backend = TPS_GATHER_AUTO; /* no '#@ gather' metadata */
+    if (po.backend < 0) po.backend = tps_gather_rule(); /* no '#@ gather' metadata */
     po.cap_bytes = in->meas.gather_cap_bytes;
     int st = tps_pred_init_model(&in->pred, in->fit, fg, mg, in->meas.tp, mp, &po);
     in->have_pred = 1;

@@ -14,7 +14,6 @@
  * |log errors|. */
 #include "config.h"
 #include "src/io/xgpufile.h"
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 #include "src/base/util.h"
 #include "model/core/status.h"
 #include "src/cli/tpsplit.h"
+#include "src/cli/cmdopt.h"
 #include "src/cli/loo_data.h"
 #include "src/base/iocheck.h"
 
@@ -171,48 +171,29 @@ static int xgpu_io_check(const char *out, const char *gpus, tps_err *e) {
   return tps_io_check(e);
 }
 
-static void xgpu_usage(FILE *fp) {
-  fputs("Usage: tpsplit fit --xgpu -o FILE [--gpus-file FILE]\n"
-               "Fit the cross-GPU models that predictions use on the bundled measurements and write\n"
-               "them to FILE (data/xgpu.fit is this command's output: `tpsplit fit --xgpu -o\n"
-               "data/xgpu.fit` regenerates it): per GEMM path (dense-bf16, native-fp8) the fit on\n"
-               "every bundled GPU and the fit without each (data/aic/ GEMM tables, data/h200_gemm_*),\n"
-               "per fabric the NCCL all-gather (data/aic/ NCCL tables), our W8A16 kernels\n"
-               "(data/h200_gemm_w8a16.tsv); each with the 90% half-width of its held-out errors.\n"
-               "Deterministic; about 5 s on one core.\n\n"
-               "Options:\n"
-               "  -o, --output=FILE  where to write (temp file + rename; '-' = stdout)\n"
-               "  --gpus-file=FILE   GPU table (default: the bundled gpus.tsv)\n"
-               "  -h, --help         print this help and exit\n"
-               "  -V, --version      print the version and exit\n\n"
-               "Exit status: 0 ok, 1 a fit failed or a write error, 2 usage or input error.\n", fp);
-}
-
 int cmd_fit_xgpu(int argc, char **argv) {
-  tps_err_command("fit --xgpu");
-  static const struct option opts[] = {{"xgpu", no_argument, NULL, 'x'}, {"output", required_argument, NULL, 'o'},
-                                       {"gpus-file", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
-                                       {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
-  const char *out = NULL, *gpus = NULL;
-  int c;
-  opterr = 0;
-  optind = 0;
-  while ((c = getopt_long(argc, argv, "hVo:", opts, NULL)) != -1) {
-    switch (c) {
-      case 'x': break;
-      case 'V': return tps_print_version("fit --xgpu");
-      case 'o': out = optarg; break;
-      case 'g': gpus = optarg; break;
-      case 'h':
-        tps_cmdopt_fitted_from(stdout, xgpu_usage);
-        return TPS_EXIT_OK;
-      default:
-        tps_usage_msg("bad option '%s'", argv[optind - 1]);
-        return TPS_EXIT_USAGE;
-    }
-  }
-  if (optind < argc) { tps_usage_msg("takes no FILE (it fits the bundled data), got '%s'", argv[optind]); return TPS_EXIT_USAGE; }
-  if (!out) { tps_usage_msg("-o FILE is required"); return TPS_EXIT_USAGE; }
+  const tps_cmdspec spec = {
+    .name = "fit --xgpu",
+    .synopsis = "-o FILE [--gpus-file FILE]",
+    .about = "Fit the cross-GPU models that predictions use on the bundled measurements and write\n"
+             "them to FILE (data/xgpu.fit is this command's output: `tpsplit fit --xgpu -o\n"
+             "data/xgpu.fit` regenerates it): per GEMM path (dense-bf16, native-fp8) the fit on\n"
+             "every bundled GPU and the fit without each (data/aic/ GEMM tables, data/h200_gemm_*),\n"
+             "per fabric the NCCL all-gather (data/aic/ NCCL tables), our W8A16 kernels\n"
+             "(data/h200_gemm_w8a16.tsv); each with the 90% half-width of its held-out errors.\n"
+             "Deterministic; about 5 s on one core.",
+    .common = TPS_OPT(TPS_OI_OUTPUT) | TPS_OPT(TPS_OI_GPUS_FILE),
+    .required = TPS_OPT(TPS_OI_OUTPUT),
+    .output_metavar = "FILE",
+    .text = {[TPS_OI_OUTPUT] = "where to write (temp file + rename; '-' = stdout)"},
+    .exit_status = "0 ok, 1 a fit failed or a write error, 2 usage or input error.",
+  };
+  tps_cmdopt_values v;
+  tps_cmdopt_init(&v);
+  int prc = tps_cmdopt_parse(&spec, argc, argv, &v);
+  if (prc >= 0) return prc;
+  const char *out = v.output, *gpus = v.gpus_file;
+  tps_cmdopt_free(&v);
   tps_err e;
   tps_err_clear(&e);
   tps_gpu_table gt;

@@ -165,7 +165,7 @@ static void common_help(const tps_cmdspec *s, const tps_cmdopt_values *v, int i,
     break;
   case TPS_OI_CAP:
     cat(buf, sz, &len, "per-rank input cap of the custom gather, bytes (default %.0f)",
-        v->po.cap_bytes > 0 ? v->po.cap_bytes : (double)TPS_GATHER_CUSTOM_CAP_BYTES);
+        v->po.cap_bytes > 0 ? v->po.cap_bytes : (double)tps_gather_cap_default());
     break;
   case TPS_OI_IB:
     cat(buf, sz, &len, "per-GPU inter-node bandwidth for TP beyond one node, Gb/s (default %g)", v->po.ib_gbps);
@@ -556,7 +556,6 @@ static int set_own(const tps_cmdopt *o, const char *arg, char *why, size_t whysz
     else snprintf(why, whysz, "a number > %g", o->min);
     return -1;
   case TPS_ARG_FN: return o->parse(o->dst, arg, why, whysz);
-  case TPS_ARG_MODE: return -1; /* run by parse() */
   }
   return -1;
 }
@@ -652,7 +651,7 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
   }
   for (size_t k = 0; k < s->nopts && k < TPS_CMDOPT_MAXOWN; k++) {
     const tps_cmdopt *o = &s->opts[k];
-    int has = o->kind == TPS_ARG_FLAG || o->kind == TPS_ARG_MODE ? no_argument
+    int has = o->kind == TPS_ARG_FLAG ? no_argument
               : o->optional                                      ? optional_argument
                                                                  : required_argument;
     lo[nl++] = (struct option){o->name, has, NULL, KEY_OWN + (int)k};
@@ -708,7 +707,6 @@ static int parse(const tps_cmdspec *s, int argc, char **argv, tps_cmdopt_values 
       v->given |= TPS_OPT(i);
     } else if (c >= KEY_OWN && c < KEY_HELP) {
       const tps_cmdopt *o = &s->opts[c - KEY_OWN];
-      if (o->kind == TPS_ARG_MODE) return o->run(argc, argv); /* it parses the command line itself */
       if (set_own(o, optarg, why, sizeof why) != 0)
         return usage_error(s, "bad --%s '%s'%s%s%s", o->name, optarg ? optarg : "", why[0] ? " (" : "", why,
                            why[0] ? ")" : "");

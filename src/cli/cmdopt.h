@@ -71,9 +71,7 @@ typedef enum {
   TPS_ARG_LIST,   /* repeatable: appended to *(tps_strlist *)dst */
   TPS_ARG_LONG,   /* *(long *)dst, in [min, max] */
   TPS_ARG_DOUBLE, /* *(double *)dst, > min (and <= max when max > min) */
-  TPS_ARG_FN,     /* parse(dst, value, why, whysz): 0, or -1 with why ("png, svg or pdf") */
-  TPS_ARG_MODE    /* no value: a mode of the command with a parser of its own (`fit --xgpu`): where
-                   * it is met, tps_cmdopt_parse returns run(argc, argv), the whole command line */
+  TPS_ARG_FN      /* parse(dst, value, why, whysz): 0, or -1 with why ("png, svg or pdf") */
 } tps_arg_kind;
 
 #define TPS_STRLIST_MAX 16
@@ -97,7 +95,6 @@ typedef struct {
   int required;          /* the command cannot run without it */
   int (*parse)(void *dst, const char *arg, char *why, size_t whysz); /* FN */
   int io;                /* STR, LIST: a file read (TPS_IO_IN) or written (TPS_IO_OUT), for tps_io_check */
-  int (*run)(int argc, char **argv); /* MODE: the mode's entry point; its exit code */
 } tps_cmdopt;
 /* tps_cmdopt.io: the parser records the file for src/base/iocheck (no output replaces an input;
  * positional arguments and the common file options are recorded by the parser itself). */

@@ -13,21 +13,27 @@
 #include "src/cli/tpsplit.h"
 #include "src/base/util.h"
 
+/* The dispatch table.  A row with a `mode` is a subcommand: `tpsplit NAME MODE [options]`,
+ * MODE the word right after NAME (never searched for further on); it gets argv from MODE on
+ * and is listed in NAME's --help, not here. */
 static const struct {
   const char *name;
+  const char *mode;
   tps_cmd_fn fn;
   const char *help;
 } commands[] = {
-  {"inspect", cmd_inspect, "print measurement files normalized, with derived columns"},
-  {"fit", cmd_fit, "fit GEMM and all-gather latency models to measurements"},
-  {"predict", cmd_predict, "predict replicated vs split latency for a GPU, TP and path"},
-  {"crossover", cmd_crossover, "break-even tokens and thresholds over GPU x TP x path"},
-  {"plot", cmd_plot, "write speedup, latency, crossover and fit-quality figures (gnuplot)"},
-  {"simulate", cmd_simulate, "per-layer, per-chunk and time-to-first-token effect on a model"},
-  {"decide", cmd_decide, "apply the split gate to one configuration (exit 0 split, 1 not)"},
-  {"bench", cmd_bench, "measure GEMM paths, split vs replicated and all-gather on GPUs"},
-  {"validate", cmd_validate, "compare predictions with measurements"},
-  {"calibrate", cmd_calibrate, "measure this machine briefly and write the engine-facing thresholds file"},
+  {"inspect", NULL, cmd_inspect, "print measurement files normalized, with derived columns"},
+  {"fit", "--loo-gpu", cmd_fit_loo_gpu, "leave one GPU out of the cross-GPU models (bundled data)"},
+  {"fit", "--xgpu", cmd_fit_xgpu, "fit the cross-GPU models predictions use (data/xgpu.fit)"},
+  {"fit", NULL, cmd_fit, "fit GEMM and all-gather latency models to measurements"},
+  {"predict", NULL, cmd_predict, "predict replicated vs split latency for a GPU, TP and path"},
+  {"crossover", NULL, cmd_crossover, "break-even tokens and thresholds over GPU x TP x path"},
+  {"plot", NULL, cmd_plot, "write speedup, latency, crossover and fit-quality figures (gnuplot)"},
+  {"simulate", NULL, cmd_simulate, "per-layer, per-chunk and time-to-first-token effect on a model"},
+  {"decide", NULL, cmd_decide, "apply the split gate to one configuration (exit 0 split, 1 not)"},
+  {"bench", NULL, cmd_bench, "measure GEMM paths, split vs replicated and all-gather on GPUs"},
+  {"validate", NULL, cmd_validate, "compare predictions with measurements"},
+  {"calibrate", NULL, cmd_calibrate, "measure this machine briefly and write the engine-facing thresholds file"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -43,7 +49,8 @@ static void usage_text(FILE *fp) {
           "(its options: `tpsplit --no-plots --help`; a command's: `tpsplit COMMAND --help`).\n"
           "Long options are never abbreviated (--gpus is not --gpus-file).\n\n"
           "Commands:\n");
-  for (size_t i = 0; i < NCOMMANDS; i++) fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].help);
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (!commands[i].mode) fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].help);
   fprintf(fp,
           "\n`tpsplit help COMMAND` is `tpsplit COMMAND --help`.\n"
           "Every command that produces results takes --json.\n");
@@ -85,7 +92,7 @@ static int run(int argc, char **argv) {
   if (strcmp(cmd, "help") == 0) {
     if (argc < 3) { usage(stdout); return TPS_EXIT_OK; }
     for (size_t i = 0; i < NCOMMANDS; i++)
-      if (strcmp(argv[2], commands[i].name) == 0) {
+      if (strcmp(argv[2], commands[i].name) == 0 && (!commands[i].mode || (argc > 3 && !strcmp(argv[3], commands[i].mode)))) {
         char *av[] = {argv[2], (char *)"--help", NULL};
         optind = 0;
         tps_err_command(argv[2]);
@@ -94,13 +101,17 @@ static int run(int argc, char **argv) {
     tps_usage_msg("unknown command '%s'", argv[2]);
     return TPS_EXIT_USAGE;
   }
-  for (size_t i = 0; i < NCOMMANDS; i++)
-    if (strcmp(cmd, commands[i].name) == 0) {
-      optind = 0;
-      tps_err_command(cmd);
-      if (tps_env_check(cmd)) return TPS_EXIT_USAGE;
-      return commands[i].fn(argc - 1, argv + 1);
-    }
+  for (size_t i = 0; i < NCOMMANDS; i++) {
+    if (strcmp(cmd, commands[i].name) != 0) continue;
+    optind = 0;
+    int mode = commands[i].mode && argc > 2 && !strcmp(argv[2], commands[i].mode);
+    if (commands[i].mode && !mode) continue;
+    char name[64];
+    snprintf(name, sizeof name, "%s%s%s", cmd, mode ? " " : "", mode ? commands[i].mode : "");
+    tps_err_command(name);
+    if (tps_env_check(cmd)) return TPS_EXIT_USAGE;
+    return mode ? commands[i].fn(argc - 2, argv + 2) : commands[i].fn(argc - 1, argv + 1);
+  }
   tps_usage_msg("unknown command '%s'", cmd);
   return TPS_EXIT_USAGE;
 }

@@ -272,7 +272,7 @@ static void use_words(const tps_partuse *u, int backend, int tp, char *buf, size
   size_t l = (size_t)snprintf(buf, sz, "GEMM %s; gather", gw);
   for (int i = 0; i < n && l < sz; i++) {
     part_words(u->gather[b[i]], u->gather_outside[b[i]], one, sizeof one);
-    const char *bn = b[i] == TPS_GATHER_CUSTOM ? "custom" : b[i] == TPS_GATHER_NCCL ? "NCCL" : NULL;
+    const char *bn = tps_gather_is_rule(b[i]) ? NULL : tps_gather_is_fallback(b[i]) ? "NCCL" : tps_gather_name(b[i]);
     l += (size_t)snprintf(buf + l, sz - l, "%s%s%s%s", i ? ", " : " ", n > 1 && bn ? bn : "", n > 1 && bn ? " " : "", one);
   }
   if (!n && l < sz) snprintf(buf + l, sz - l, " none");

@@ -20,15 +20,6 @@
 #include "model/predict/uncertainty.h"
 #include "model/predict/excess.h"
 
-int tps_bundled_fit(const char *gpus_file, int loo, tps_fit *f, char *path, size_t pathsz, int *status, tps_err *e) {
-  char buf[4096];
-  if (!path) { path = buf; pathsz = sizeof buf; }
-  *status = TPS_EBADDATA;
-  if (tps_data_path(TPS_BUNDLED_TABLE, path, pathsz, e) != 0) return -1;
-  tps_fit_opts fo = {loo, 0};
-  return tps_fit_file(path, NULL, gpus_file, &fo, f, status, e);
-}
-
 int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
                      tps_err *e) {
   memset(r, 0, sizeof *r);
@@ -78,7 +69,7 @@ int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const ch
     d->out_bytes_per_token = t->out_bytes_per_token;
     d->gather_cap_bytes = t->gather_cap_bytes;
     d->path = tps_path_find_for(t->kpath, TPS_PATH_F_MODEL);
-    d->gather = tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : TPS_GATHER_AUTO;
+    d->gather = tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : tps_gather_rule();
     d->sms = r->table_gpu->sms;
     d->gpu = r->table_gpu;
     snprintf(r->fit_source, sizeof r->fit_source, "%s", bundled);

@@ -36,12 +36,6 @@ typedef struct tps_predref_s {
 /* Load what the scaling needs: GPU table (gpus_file or bundled), then for "model" the fit
  * file or a fit of the bundled table, for "pessimistic" the bundled table.  0, or -1 with e
  * (exit code 2 for input errors, *fit_failed = 1 when the fit itself failed: exit 1). */
-/* The fit of the bundled measurement (TPS_BUNDLED_TABLE: H20, TP8, fused_wqa_wkv), made on
- * the spot: the one loader of it in src/cli (predictions by default, simulate and decide, the
- * main job's figures; src/evidence/evidence.c's h20_fit is the fourth).  gpus_file: the GPU
- * table (NULL: bundled); loo: with leave-one-out errors; path (may be NULL): the table's path
- * in the data directory.  0, or -1 with e and *status (tps_status_exit). */
-int tps_bundled_fit(const char *gpus_file, int loo, tps_fit *f, char *path, size_t pathsz, int *status, tps_err *e);
 int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
                      tps_err *e);
 void tps_predref_free(tps_predref *r);

@@ -122,7 +122,7 @@ int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, i
   if (scaling == TPS_SCALING_PARTS) {
     char gs[64], as[160];
     tps_partuse_gemm_short(&t->use, gs, sizeof gs);
-    tps_partuse_gather_short(&t->use, TPS_GATHER_AUTO, tp, as, sizeof as);
+    tps_partuse_gather_short(&t->use, tps_gather_rule(), tp, as, sizeof as);
     snprintf(parts, sizeof parts, " (GEMM %s, gather %s)", gs, as);
   }
   if (be < 1) {

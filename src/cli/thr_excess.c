@@ -40,7 +40,7 @@ static double c_replicated(long T, void *vc) {
 static double c_split(long T, void *vc) {
   const costs_ctx *c = vc;
   double bytes = (double)T * c->out_bytes, g;
-  if (c->backend != TPS_GATHER_NCCL && (c->custom.meas || c->custom.xga) && bytes / c->tp <= TPS_GATHER_CUSTOM_CAP_BYTES)
+  if (!tps_gather_is_fallback(c->backend) && (c->custom.meas || c->custom.xga) && bytes / c->tp <= tps_gather_cap_default())
     g = gcurve_us(&c->custom, bytes);
   else g = gcurve_us(&c->nccl, bytes);
   return tps_loo_curve_eval(c->gemm, ceil((double)T / c->tp)) + g;
@@ -81,9 +81,9 @@ static void score_entry(const tps_thr_device *d, const tps_thr_entry *en, const 
   x->backend = en->backend;
   x->split_from = en->split_from;
   x->breakeven = en->breakeven;
-  c.nccl = (gcurve){file_gather(d, en->tp, TPS_GATHER_NCCL), nccl, TPS_XGA_NCCL, gpu, en->tp};
-  if (en->backend != TPS_GATHER_NCCL)
-    c.custom = (gcurve){file_gather(d, en->tp, TPS_GATHER_CUSTOM), gpu && gpu->nvlink ? custom : NULL, TPS_XGA_CUSTOM, gpu, en->tp};
+  c.nccl = (gcurve){file_gather(d, en->tp, tps_gather_fallback()), nccl, TPS_XGA_NCCL, gpu, en->tp};
+  if (!tps_gather_is_fallback(en->backend))
+    c.custom = (gcurve){file_gather(d, en->tp, tps_gather_capped()), gpu && gpu->nvlink ? custom : NULL, TPS_XGA_CUSTOM, gpu, en->tp};
   snprintf(x->gather, sizeof x->gather, "%s", c.nccl.meas || c.custom.meas ? "measured" : "model");
   if (c.nccl.meas || c.nccl.xga) {
     tps_costs cs = {c_replicated, c_split, &c};

@@ -122,7 +122,7 @@ static void parts_prov(const tps_pred *p, const tps_partuse *u, long tmax, tps_t
   int b[3], nb = tps_partuse_backends(u, p->backend, p->tp, tps_pred_custom_possible(p), b);
   if (nb == 2) {
     tps_thr_prov c = gather_prov(p, u, b[0], tmax), n = gather_prov(p, u, b[1], tmax);
-    if (b[0] != TPS_GATHER_CUSTOM) { tps_thr_prov t = c; c = n; n = t; }
+    if (!tps_gather_is_capped(b[0])) { tps_thr_prov t = c; c = n; n = t; }
     e->gather = gather_pair(&c, &n, p->ag.custom_cap_bytes);
   } else if (nb == 1) {
     e->gather = gather_prov(p, u, b[0], tmax);

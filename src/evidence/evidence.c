@@ -376,12 +376,10 @@ int ev_table_gather_pts(const loaded *l, int tp, pts *out, tps_err *e) {
 int ev_h20_fit(tps_partset *ps, tps_err *e) {
   if (ps->h20_state) return ps->h20_state > 0 ? 0 : -1;
   ps->h20_state = -1;
-  if (tps_data_path(TPS_BUNDLED_TABLE, ps->h20_file, sizeof ps->h20_file, e)) return -1;
   ps->h20 = calloc(1, sizeof *ps->h20);
   if (!ps->h20) return tps_err_set(e, NULL, 0, "out of memory");
-  tps_fit_opts fo = {0, 0};
   int status;
-  if (tps_fit_file(ps->h20_file, NULL, NULL, &fo, ps->h20, &status, e)) return -1;
+  if (tps_bundled_fit(NULL, 0, ps->h20, ps->h20_file, sizeof ps->h20_file, &status, e)) return -1;
   tps_err e2;
   if (!(ps->h20_gpu = tps_gpus_find(ps->gt, ps->h20->gpu, &e2)))
     return ps->gt->file[0] ? tps_err_set(e, ps->gt->file, 0, "no GPU '%s', which the reference fit of %s needs: add its row to "
@@ -491,7 +489,7 @@ int tps_partset_user_gather(tps_partset *ps, const char *spec0, tps_err *e) {
     if (l->m.aic.kind != TPS_AIC_NCCL) return tps_err_set(e, f, 0, "an AIConfigurator GEMM table: give it to --gemm");
     if (u->sel.op[0] && strcmp(u->sel.op, "all_gather"))
       return tps_err_set(e, f, 0, "op %s is not an all-gather (a gather needs op=all_gather)", u->sel.op);
-    own = TPS_GATHER_NCCL;
+    own = tps_gather_fallback();
     for (size_t i = 0; i < l->m.aic.nrows; i++) {
       const tps_aic_nccl_row *r = &l->m.aic.c[i];
       if (strcmp(r->op, "all_gather")) continue;
@@ -510,11 +508,11 @@ int tps_partset_user_gather(tps_partset *ps, const char *spec0, tps_err *e) {
     if (t->kind == TPS_TABLE_SPLIT) {
       if (t->tp < 2) return tps_err_set(e, f, 0, "a split table at TP %d has no gather", t->tp);
       u->from_split = 1;
-      own = t->gather[0] && tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : TPS_GATHER_AUTO;
+      own = t->gather[0] && tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : tps_gather_rule();
       u->ranks[u->nranks++] = t->tp;
     } else {
       own = l->m.tab.log_gather[0] && tps_gather_parse(l->m.tab.log_gather) >= 0 ? tps_gather_parse(l->m.tab.log_gather)
-            : t->gather[0] && tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : TPS_GATHER_NCCL;
+            : t->gather[0] && tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : tps_gather_fallback();
       u->ranks[u->nranks++] = t->ranks;
     }
   }

@@ -415,7 +415,7 @@ static void gather_from_fit(tps_partset *ps, tps_partsrc *s, const tps_fit *fit,
       d.custom_floor_us = fit->ag.custom_floor_us * (ss.custom_floor_us > 0 ? ds.custom_floor_us / ss.custom_floor_us : 1.0);
       d.custom_gbps = fit->ag.custom_gbps * ds.custom_gbps / ss.custom_gbps;
     }
-    d.custom_cap_bytes = fit->ag.custom_cap_bytes > 0 ? fit->ag.custom_cap_bytes : TPS_GATHER_CUSTOM_CAP_BYTES;
+    d.custom_cap_bytes = fit->ag.custom_cap_bytes > 0 ? fit->ag.custom_cap_bytes : tps_gather_cap_default();
     m->ag = d;
     m->prov = TPS_PROV_TRANSFERRED;
     m->rsd = TPS_PRED_GATHER_RSD;
@@ -473,8 +473,8 @@ int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, 
   int user_here = 0;
   for (int i = 0; i < ps->nua; i++)
     for (int j = 0; j < ps->ua[i].nranks; j++)
-      user_here |= SAME(ps->ua[i].gpu, gpu) && ps->ua[i].ranks[j] == tp && ps->ua[i].backend != TPS_GATHER_AUTO;
-  for (int i = 0; i < ps->nrows && rc == 1 && !fit && !(backend == TPS_GATHER_AUTO && user_here); i++) {
+      user_here |= SAME(ps->ua[i].gpu, gpu) && ps->ua[i].ranks[j] == tp && !tps_gather_is_rule(ps->ua[i].backend);
+  for (int i = 0; i < ps->nrows && rc == 1 && !fit && !(tps_gather_is_rule(backend) && user_here); i++) {
     const prow *r = &ps->rows[i];
     if (!r->gather || !SAME(r->gpu, gpu) || r->backend != backend) continue;
     int has = 0;
@@ -491,19 +491,19 @@ int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, 
     gather_from_fit(ps, s, fit, gpu, tp, backend);
   } else {
     char msrc[600], from[400];
-    tps_resolve_models rm = models_view(ps, backend == TPS_GATHER_CUSTOM);
-    int have_model = backend != TPS_GATHER_AUTO &&
+    tps_resolve_models rm = models_view(ps, tps_gather_is_capped(backend));
+    int have_model = !tps_gather_is_rule(backend) &&
                      tps_resolve_gather_model(&rm, gpu, tp, backend, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
     if (!have_model) s->part.model.kind = TPS_PM_NONE;
     const tps_gpu *sib = NULL;
-    if (rc == 1 && !s->user && backend != TPS_GATHER_AUTO) {
+    if (rc == 1 && !s->user && !tps_gather_is_rule(backend)) {
       rc = sibling_gather(ps, gpu, tp, backend, &p, s->file, sizeof s->file, &sib, e);
       if (rc < 0) { free(s); return -1; }
     }
     if (rc == 0) {
       if (set_measured(s, &p, have_model, msrc, "", e)) { free(s); return -1; }
       if (sib) mark_sibling(s, sib, TPS_RESOLVE_SIBLING_GATHER_RSD);
-      if (backend == TPS_GATHER_AUTO)
+      if (tps_gather_is_rule(backend))
         snprintf(s->model_src, sizeof s->model_src, "the auto rule over %s's custom and nccl gathers at TP %d (their own sources)",
                  gpu->name, tp);
     } else if (have_model) {

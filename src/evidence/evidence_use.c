@@ -9,8 +9,8 @@ static void use_ranges(const tps_pred *p, long tmax, int b, double *xlo, double 
   /* the T served by backend b under the context's rule */
   long tc = p->tp * (long)floor(p->ag.custom_cap_bytes / p->out_bytes_per_token); /* last T of the custom gather */
   long a = 1, z = tmax;
-  if (p->backend == TPS_GATHER_AUTO && b != TPS_GATHER_AUTO && p->ag.custom_cap_bytes > 0 && p->tp <= p->opts.node_gpus) {
-    if (b == TPS_GATHER_CUSTOM) z = tc < tmax ? tc : tmax;
+  if (tps_gather_is_rule(p->backend) && !tps_gather_is_rule(b) && p->ag.custom_cap_bytes > 0 && p->tp <= p->opts.node_gpus) {
+    if (tps_gather_is_capped(b)) z = tc < tmax ? tc : tmax;
     else a = tc + 1;
   }
   if (a > z) { *xlo = *xhi = NAN; return; }
@@ -38,7 +38,7 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
   tps_pred_free(p);
   if (st != TPS_OK) return st;
   pthread_mutex_lock(&ps->lock);
-  tps_partsrc *g = NULL, *a[TPS_NGATHERS] = {NULL, NULL, NULL};
+  tps_partsrc *g = NULL, *a[TPS_NGATHERS] = {NULL};
   int rc = ev_resolve_gemm(ps, gpu, path, k, n, &g, e);
   for (int b = 0; b < TPS_NGATHERS && !rc; b++) rc = ev_resolve_gather(ps, gpu, tp, b, &a[b], e);
   pthread_mutex_unlock(&ps->lock);
@@ -182,12 +182,14 @@ int tps_partset_prepare(tps_partset *ps, const tps_gpu *const *gpus, size_t ngpu
 /* ------------------------------------------------------------------ output */
 int tps_partuse_backends(const tps_partuse *u, int backend, int tp, int custom_possible, int *b) {
   /* one rank: no gather, unless a one-rank gather was measured */
-  if (tp <= 1 && !u->gather[TPS_GATHER_NCCL] && !u->gather[TPS_GATHER_CUSTOM] && !u->gather[TPS_GATHER_AUTO]) return 0;
-  if (backend == TPS_GATHER_AUTO && u->gather[TPS_GATHER_AUTO]) { b[0] = TPS_GATHER_AUTO; return 1; }
-  if (backend == TPS_GATHER_AUTO) {
+  int any = 0;
+  for (int i = 0; i < TPS_NGATHERS; i++) any |= u->gather[i] != NULL;
+  if (tp <= 1 && !any) return 0;
+  if (tps_gather_is_rule(backend) && u->gather[tps_gather_rule()]) { b[0] = tps_gather_rule(); return 1; }
+  if (tps_gather_is_rule(backend)) {
     int n = 0;
-    if (custom_possible) b[n++] = TPS_GATHER_CUSTOM;
-    b[n++] = TPS_GATHER_NCCL;
+    if (custom_possible) b[n++] = tps_gather_capped();
+    b[n++] = tps_gather_fallback();
     return n;
   }
   b[0] = backend;
@@ -213,7 +215,7 @@ void tps_partuse_gather_short(const tps_partuse *u, int backend, int tp, char *b
   for (int i = 0; i < n; i++) {
     char one[64];
     const tps_partsrc *s = u->gather[b[i]];
-    if (s) short_of(s->prov, u->gather_outside[b[i]], s->id, s->part.model.kind != TPS_PM_NONE || b[i] == TPS_GATHER_AUTO, one,
+    if (s) short_of(s->prov, u->gather_outside[b[i]], s->id, s->part.model.kind != TPS_PM_NONE || tps_gather_is_rule(b[i]), one,
                     sizeof one);
     else snprintf(one, sizeof one, "spec-only");
     catf(buf, sz, "%s%s", i ? "," : "", one);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "src/io/gpus.h"
 #include "src/io/table.h"
+#include "src/base/util.h"
 
 static const tps_gpu *find_gpu(const tps_gpu_table *gt, const char *name) {
   tps_err e2;
@@ -62,7 +63,7 @@ int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, 
       d.tp = t.tp; d.shape = sh; d.out_bytes_per_token = t.out_bytes_per_token;
       d.gather_cap_bytes = t.gather_cap_bytes; d.path = kp; d.sms = gpu->sms; d.gpu = gpu;
       d.gather = tps_gather_parse(t.gather);
-      if (d.gather < 0) d.gather = TPS_GATHER_AUTO; /* no '#@ gather' metadata */
+      if (d.gather < 0) d.gather = tps_gather_rule(); /* no '#@ gather' metadata */
       *status = tps_fit_split(&d, o, f, msg, sizeof msg);
     } else {
       tps_gemm_data d;
@@ -80,7 +81,7 @@ int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, 
     tps_ag_data d;
     memset(&d, 0, sizeof d);
     d.n = t.nrows; d.bytes = t.bytes; d.time_us = t.time_us; d.ranks = ranks; d.gpu = gpu;
-    d.backend = tps_gather_parse(t.gather) == TPS_GATHER_CUSTOM ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
+    d.backend = tps_gather_is_capped(tps_gather_parse(t.gather)) ? tps_gather_capped() : tps_gather_fallback();
     *status = tps_fit_allgather(&d, o, f, msg, sizeof msg);
     if (!gpu && t.gpu[0]) snprintf(f->gpu, sizeof f->gpu, "%s", t.gpu);
   }
@@ -90,4 +91,13 @@ out:
   tps_gpus_free(&gt);
   tps_table_free(&t);
   return rc;
+}
+
+int tps_bundled_fit(const char *gpus_file, int loo, tps_fit *f, char *path, size_t pathsz, int *status, tps_err *e) {
+  char buf[4096];
+  if (!path) { path = buf; pathsz = sizeof buf; }
+  *status = TPS_EBADDATA;
+  if (tps_data_path(TPS_BUNDLED_TABLE, path, pathsz, e) != 0) return -1;
+  tps_fit_opts fo = {loo, 0};
+  return tps_fit_file(path, NULL, gpus_file, &fo, f, status, e);
 }

@@ -24,6 +24,13 @@ extern "C" {
 int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, const tps_fit_opts *o,
                  tps_fit *f, int *status, tps_err *e);
 
+/* The fit of the bundled measurement (TPS_BUNDLED_TABLE: H20, TP8, fused_wqa_wkv), made on
+ * the spot: the one loader of it (predictions by default, simulate and decide, the main job's
+ * figures, the evidence's custom-gather model).  gpus_file: the GPU table (NULL: bundled);
+ * loo: with leave-one-out errors; path (may be NULL): gets the table's path in the data
+ * directory.  0, or -1 with e and *status (tps_status_exit). */
+int tps_bundled_fit(const char *gpus_file, int loo, tps_fit *f, char *path, size_t pathsz, int *status, tps_err *e);
+
 #ifdef __cplusplus
 }
 #endif

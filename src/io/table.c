@@ -529,7 +529,7 @@ const tps_ncclt_opts *tps_table_ncclt_opts(void) { return &ncclt_opts; }
 
 void tps_table_init(tps_table *t) {
   memset(t, 0, sizeof *t);
-  t->gather_cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
+  t->gather_cap_bytes = tps_gather_cap_default();
 }
 
 /* ------------------------------------------------------------------ the loader's last format

@@ -95,17 +95,29 @@ for c in fit validate; do
 done
 "$TPSPLIT" fit --loo-gpu --help >"$tmp/out" 2>&1
 expect_nogrep '--gpus[= ]FILE' "$tmp/out"
-# fit's modes are options of fit (src/cli/cmdopt.h TPS_ARG_MODE): listed in its --help, reached
-# after other options, each with its own help; their options alone are a usage error
+# fit's modes are subcommands of main.c's dispatch table (the word right after `fit`), each
+# parsed by src/cli/cmdopt like every command: named in fit's --help, each with its own
+# help; met later on the line, or their options given to fit, they are usage errors
 expect_rc 0 "$TPSPLIT" fit --help
-expect_grep '^  --loo-gpu  ' "$tmp/out"
-expect_grep '^  --xgpu  ' "$tmp/out"
-expect_rc 0 "$TPSPLIT" fit --gpus-file "$top_srcdir/data/gpus.tsv" --xgpu --help
+expect_grep '^  tpsplit fit --loo-gpu ' "$tmp/out"
+expect_grep '^  tpsplit fit --xgpu -o FIT' "$tmp/out"
+expect_rc 0 "$TPSPLIT" fit --xgpu --gpus-file "$top_srcdir/data/gpus.tsv" --help
 expect_grep '^Usage: tpsplit fit --xgpu -o FILE' "$tmp/out"
-expect_rc 0 "$TPSPLIT" fit --only gather --loo-gpu --help
+expect_grep '^  -o, --output FILE ' "$tmp/out"
+expect_rc 0 "$TPSPLIT" fit --loo-gpu --only gather --help
 expect_grep '^Usage: tpsplit fit --loo-gpu ' "$tmp/out"
+expect_rc 0 "$TPSPLIT" help fit --loo-gpu
+expect_grep '^Usage: tpsplit fit --loo-gpu ' "$tmp/out"
+expect_rc 2 "$TPSPLIT" fit --gpus-file "$top_srcdir/data/gpus.tsv" --xgpu --help
+expect_grep "^tpsplit fit: bad option '--xgpu' \(try 'tpsplit fit --help'\)" "$tmp/err"
 expect_rc 2 "$TPSPLIT" fit "$top_srcdir/data/h200_gemm_w8a16.tsv" --hold-out H100
-expect_grep "^tpsplit fit: --hold-out goes with --loo-gpu \(try 'tpsplit fit --help'\)$" "$tmp/err"
+expect_grep "^tpsplit fit: bad option '--hold-out' \(try 'tpsplit fit --help'\)" "$tmp/err"
+expect_rc 2 "$TPSPLIT" fit --loo-gpu --only nothing
+expect_grep "^tpsplit fit --loo-gpu: bad --only 'nothing' \(expected gemm, gather, breakeven or w8a16\) \(try 'tpsplit fit --loo-gpu --help'\)$" "$tmp/err"
+expect_rc 2 "$TPSPLIT" fit --xgpu
+expect_grep "^tpsplit fit --xgpu: --output is required" "$tmp/err"
+expect_rc 2 "$TPSPLIT" fit --loo-gpu x.tsv
+expect_grep "^tpsplit fit --loo-gpu: unexpected argument 'x.tsv' \(try 'tpsplit fit --loo-gpu --help'\)$" "$tmp/err"
 # long options are never abbreviated (issue 29): --gpus is not --gpus-file, in every command
 for c in predict decide simulate; do
   expect_rc 2 "$TPSPLIT" $c --gpu H200 --tp 8 --gpus B200

@@ -81,7 +81,7 @@ void cal_unguard(void);
 
 /* One (TP, concrete backend) gather curve: measured here, from a file, or a model. */
 typedef struct {
-  int tp, backend;           /* TPS_GATHER_NCCL or TPS_GATHER_CUSTOM */
+  int tp, backend;           /* a concrete backend: the fallback (nccl) or the capped one (custom) */
   int have;                  /* 1: points; 2: model */
   size_t n;
   double bytes[TPS_CAL_MAX_PTS], t[TPS_CAL_MAX_PTS];
@@ -107,7 +107,7 @@ typedef struct {
 /* A --gather file's curves: for each TP asked, the rows of that many ranks. */
 typedef struct {
   const char *file;
-  int backend;               /* TPS_GATHER_NCCL / _CUSTOM */
+  int backend;               /* a concrete backend: nccl or custom */
   int ranks[MAX_TPS];        /* per curve */
   size_t n[MAX_TPS];
   double *bytes[MAX_TPS], *t[MAX_TPS];

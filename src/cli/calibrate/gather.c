@@ -22,7 +22,7 @@ static double gcurve_eval(const gcurve *g, double bytes) {
 
 double gsel_eval(double bytes, void *vc) {
   const gsel *s = vc;
-  if (s->custom && s->custom->have && bytes / s->tp <= TPS_GATHER_CUSTOM_CAP_BYTES) return gcurve_eval(s->custom, bytes);
+  if (s->custom && s->custom->have && bytes / s->tp <= tps_gather_cap_default()) return gcurve_eval(s->custom, bytes);
   return s->nccl && s->nccl->have ? gcurve_eval(s->nccl, bytes) : NAN;
 }
 
@@ -46,7 +46,7 @@ void gfile_free(gfile *g) {
 int gfile_read(const char *spec, const opts *o, gfile *g, tps_err *e) {
   memset(g, 0, sizeof *g);
   g->file = spec;
-  g->backend = TPS_GATHER_NCCL;
+  g->backend = tps_gather_fallback();
   if (tps_meas_sniff_spec(spec) == TPS_MEAS_AIC) {
     tps_aic_file a;
     if (tps_aic_read_spec(spec, &a, e)) return -1;
@@ -87,8 +87,8 @@ int gfile_read(const char *spec, const opts *o, gfile *g, tps_err *e) {
   }
   /* our bench allgather logs name their backend in a "# Gather: X" line (nccl-tests' do not:
    * NCCL), read by src/io/ncclt.c */
-  if (tps_gather_parse(t.log_gather) == TPS_GATHER_CUSTOM) g->backend = TPS_GATHER_CUSTOM;
-  if (tps_gather_parse(t.log_gather) == TPS_GATHER_AUTO) {
+  if (tps_gather_is_capped(tps_gather_parse(t.log_gather))) g->backend = tps_gather_capped();
+  if (tps_gather_is_rule(tps_gather_parse(t.log_gather))) {
     long ln = t.log_gather_line;
     tps_table_free(&t);
     return tps_err_set(e, spec, ln, "a log of the auto rule (custom and nccl mixed): give one log per backend");
@@ -205,7 +205,7 @@ static size_t gather_sizes(const run_t *r, int tp, int custom, long *sizes) {
   }
   /* tokens t_max * hi / lo at the smallest output covers every shape's range */
   long tmax = (long)ceil((double)r->o->t_max * hi / lo);
-  return tps_cal_gather_sizes(lo, tp, tmax, GATHER_POINTS, custom ? TPS_GATHER_CUSTOM_CAP_BYTES : 0, sizes,
+  return tps_cal_gather_sizes(lo, tp, tmax, GATHER_POINTS, custom ? tps_gather_cap_default() : 0, sizes,
                               TPS_CAL_MAX_PTS);
 }
 
@@ -220,14 +220,14 @@ static int gather_step(run_t *r, gcurve *g) {
   r->what = what;
   cal_progress("%s", what);
   long sizes[TPS_CAL_MAX_PTS];
-  size_t ns = gather_sizes(r, g->tp, g->backend == TPS_GATHER_CUSTOM, sizes);
+  size_t ns = gather_sizes(r, g->tp, tps_gather_is_capped(g->backend), sizes);
   tps_bench_ag_opts o;
   memset(&o, 0, sizeof o);
   o.w.tp = g->tp;
   o.w.gather = g->backend;
   o.w.samples = r->o->samples;
   o.w.warmup = 3;
-  o.w.cap_bytes = TPS_GATHER_CUSTOM_CAP_BYTES;
+  o.w.cap_bytes = tps_gather_cap_default();
   o.w.arg = r;
   o.w.on_row = on_ag_row;
   o.sizes = sizes;
@@ -293,11 +293,11 @@ static void gather_fallback(run_t *r, gcurve *g, int ti) {
       return;
     }
   }
-  if (g->backend == TPS_GATHER_NCCL && !r->xf.built) {
+  if (tps_gather_is_fallback(g->backend) && !r->xf.built) {
     xfer_build(r->gpu, &r->gt, r->o, &r->xf);
     if (!r->xf.ok) cal_say("no transferred gather model: %s", r->xf.why);
   }
-  if (g->backend == TPS_GATHER_NCCL && r->xf.ok) {
+  if (tps_gather_is_fallback(g->backend) && r->xf.ok) {
     g->have = 2;
     g->xga = r->xf.m;
     g->gpu = r->gpu;
@@ -311,7 +311,7 @@ static void gather_fallback(run_t *r, gcurve *g, int ti) {
     fallback_said(g, "transferred model");
     return;
   }
-  if (g->backend == TPS_GATHER_CUSTOM && r->gpu && r->gpu->nvlink) {
+  if (tps_gather_is_capped(g->backend) && r->gpu && r->gpu->nvlink) {
     g->have = 2;
     tps_xga_prior(&g->xga, 0);
     g->gpu = r->gpu;
@@ -329,9 +329,9 @@ static void gather_fallback(run_t *r, gcurve *g, int ti) {
 
 /* Provenance of a backend's gather: nccl's, or custom's below the cap and nccl's above. */
 tps_thr_prov gsel_prov(const gsel *s, int backend) {
-  if (backend == TPS_GATHER_NCCL || !s->custom || !s->custom->have) {
+  if (tps_gather_is_fallback(backend) || !s->custom || !s->custom->have) {
     tps_thr_prov p = s->nccl->prov;
-    if (backend != TPS_GATHER_NCCL) {
+    if (!tps_gather_is_fallback(backend)) {
       size_t u = strlen(p.method);
       snprintf(p.method + u, sizeof p.method - u, "; no custom one-shot gather on these GPUs: NCCL throughout");
     }
@@ -340,8 +340,8 @@ tps_thr_prov gsel_prov(const gsel *s, int backend) {
   const tps_thr_prov *c = &s->custom->prov, *n = &s->nccl->prov;
   tps_thr_prov p = tps_thr_prov_make(c->kind > n->kind ? c->kind : n->kind, "", "");
   snprintf(p.source, sizeof p.source, "custom: %.240s | nccl: %.240s", c->source, n->source);
-  snprintf(p.method, sizeof p.method, "custom one-shot while the per-rank part <= %u bytes (%s), NCCL above (%s)",
-           TPS_GATHER_CUSTOM_CAP_BYTES, tps_prov_kind_names[c->kind], tps_prov_kind_names[n->kind]);
+  snprintf(p.method, sizeof p.method, "custom one-shot while the per-rank part <= %.0f bytes (%s), NCCL above (%s)",
+           tps_gather_cap_default(), tps_prov_kind_names[c->kind], tps_prov_kind_names[n->kind]);
   p.points = c->kind == TPS_PROV_MEASURED && n->kind == TPS_PROV_MEASURED ? c->points + n->points : -1;
   snprintf(p.from_gpus, sizeof p.from_gpus, "%s", n->from_gpus[0] ? n->from_gpus : c->from_gpus);
   p.w90_log = fmax(s->custom->w90, s->nccl->w90);
@@ -351,12 +351,12 @@ tps_thr_prov gsel_prov(const gsel *s, int backend) {
 void cal_gathers(run_t *r) {
   const opts *o = r->o;
   int need_custom = 0;
-  for (int b = 0; b < o->nbackends; b++) if (o->backend[b] != TPS_GATHER_NCCL) need_custom = 1;
+  for (int b = 0; b < o->nbackends; b++) if (!tps_gather_is_fallback(o->backend[b])) need_custom = 1;
   for (int ti = 0; ti < o->ntps; ti++)
     for (int c = 0; c < 2; c++) {
       gcurve *g = &r->gc[ti][c];
       g->tp = o->tp[ti];
-      g->backend = c ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
+      g->backend = c ? tps_gather_capped() : tps_gather_fallback();
       g->w90 = NAN;
       if (c && !need_custom) continue;
       if (g->tp <= r->ngpus) gather_step(r, g);

@@ -187,7 +187,8 @@ int cal_simulate(const opts *o) {
       size_t nm = 0;
       char gname[64], what[64];
       if (tps_aic_parse_spec(spec, &file, &f, &e) || tps_aic_read(file, &f, &a, &e)) { tps_err_print(&e); free(file); rc = tps_err_exit_code(&e); break; }
-      int path = !strcmp(f.dtype, "bfloat16") ? TPS_PATH_DENSE_BF16 : !strcmp(f.dtype, "fp8") ? TPS_PATH_NATIVE_FP8 : -1;
+      const tps_path *dp = tps_path_by_aic_dtype(f.dtype);
+      int path = dp ? (int)dp->id : -1;
       const tps_gpu *gpu = tps_gpus_find(&gt, tps_aic_gpu_name(a.gpu, gname, sizeof gname), &e);
       if (path < 0 || f.n < 1 || a.kind != TPS_AIC_GEMM) {
         tps_usage_msg("--simulate %s: choose a GEMM table's dtype (bfloat16 or fp8) and n, e.g. FILE:dtype=bfloat16,n=2048", spec);

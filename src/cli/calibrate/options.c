@@ -55,7 +55,7 @@ static int add_shape(opts *o, const char *s) {
 static int add_path(opts *o, const char *s) {
   const tps_path *p = tps_path_find_for(s, TPS_PATH_F_BENCH);
   char names[128];
-  if (!p || p->id == TPS_PATH_W8A16_REF) {
+  if (!p || (p->flags & TPS_PATH_F_REFKERNEL)) {
     tps_usage_msg("--paths: unknown path '%s' (dense-bf16, native-fp8, w8a16; bench paths: %s)", s,
                 tps_path_names(TPS_PATH_F_BENCH, names, sizeof names));
     return TPS_EXIT_USAGE;

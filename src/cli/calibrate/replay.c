@@ -94,7 +94,8 @@ static int replay_read(const char *spec, const tps_gpu_table *gt, mtab *x, long 
       long *M = NULL;
       double *T = NULL;
       size_t nm = 0;
-      int p = !strcmp(f.dtype, "bfloat16") ? TPS_PATH_DENSE_BF16 : !strcmp(f.dtype, "fp8") ? TPS_PATH_NATIVE_FP8 : -1;
+      const tps_path *dp = tps_path_by_aic_dtype(f.dtype);
+      int p = dp ? (int)dp->id : -1;
       int rc = 0;
       if (p < 0 || f.n < 1 || a.kind != TPS_AIC_GEMM)
         rc = tps_err_set(e, s, 0, "choose a GEMM table's dtype (bfloat16 or fp8) and n, e.g. FILE:dtype=bfloat16,n=2048");

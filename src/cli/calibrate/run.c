@@ -91,7 +91,7 @@ static void build_entries(run_t *r, const char *date) {
         }
         e->gemm.points = (int)p->rec.npts;
         e->gemm.w90_log = p->nh ? hypot(p->fit.w90, 1.645 * p->h_rsd) : p->fit.w90;
-        gsel s = {&r->gc[ti][0], backend == TPS_GATHER_NCCL ? NULL : &r->gc[ti][1], e->tp};
+        gsel s = {&r->gc[ti][0], tps_gather_is_fallback(backend) ? NULL : &r->gc[ti][1], e->tp};
         e->gather = gsel_prov(&s, backend);
       }
   }

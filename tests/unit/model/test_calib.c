@@ -175,10 +175,10 @@ static void test_sweep(void) {
   CHECK(n == 0, "break-even rows near existing ones: %zu added", n);
   /* gather sizes: ascending, 16-byte parts per rank, within the custom cap */
   long sz[TPS_CAL_MAX_PTS];
-  n = tps_cal_gather_sizes(3584, 8, 16384, 10, TPS_GATHER_CUSTOM_CAP_BYTES, sz, TPS_CAL_MAX_PTS);
+  n = tps_cal_gather_sizes(3584, 8, 16384, 10, tps_gather_cap_default(), sz, TPS_CAL_MAX_PTS);
   CHECK(n >= 8, "custom sizes: %zu", n);
   for (size_t i = 0; i < n; i++) {
-    CHECK(sz[i] % 128 == 0 && sz[i] / 8 <= (long)TPS_GATHER_CUSTOM_CAP_BYTES, "custom size %ld", sz[i]);
+    CHECK(sz[i] % 128 == 0 && sz[i] / 8 <= (long)tps_gather_cap_default(), "custom size %ld", sz[i]);
     if (i) CHECK(sz[i] > sz[i - 1], "custom sizes not ascending");
   }
   n = tps_cal_gather_sizes(3584, 8, 16384, 10, 0, sz, TPS_CAL_MAX_PTS);

@@ -14,6 +14,7 @@
 #include "model/predict/uncertainty.h"
 #include "model/predict/sensitivity.h"
 
+#include "model/predict/resolve.h"
 #include "tests/unit/expect.h"
 
 static int near(double a, double b, double rel) { return fabs(a - b) <= rel * fabs(b); }
@@ -591,6 +592,21 @@ static void test_parts(void) {
   CHECK(tps_pred_init_parts(&p, &h100, 8, &tps_path_dense_bf16, &pp, &o) == TPS_OK, "parts context");
   CHECK(near(tps_pred_replicated_us(&p, 8), ht[3], 1e-12), "GEMM = the part");
   CHECK(near(tps_pred_gather_us(&p, 2048, NULL), tps_part_eval(&a, 8.0 * 256 * 3584, NULL), 1e-12), "gather = the part");
+  /* the provenance record of a row (model/predict/resolve.h): inside the measured ranges each
+   * part takes its measurement's provenance as given; a part with no measurement is spec-only */
+  int gprov[TPS_NGATHERS];
+  for (int i = 0; i < TPS_NGATHERS; i++) gprov[i] = TPS_PROV_TRANSFERRED;
+  gprov[TPS_GATHER_NCCL] = TPS_PROV_MEASURED;
+  tps_row_prov rp = tps_resolve_row_prov(&p, TPS_PROV_SIBLING, gprov, 2048);
+  CHECK(rp.replicated == TPS_PROV_SIBLING && rp.split == TPS_PROV_SIBLING && rp.gather == TPS_PROV_MEASURED &&
+            rp.backend == TPS_GATHER_NCCL && tps_resolve_has_gather(&p), "row record %d %d %d %d", rp.replicated, rp.split,
+        rp.gather, rp.backend);
+  tps_pred sp;
+  CHECK(tps_pred_init_spec(&sp, &h100, 1, &tps_path_dense_bf16, &pp.shape, 3584, &o) == TPS_OK, "spec context TP1");
+  rp = tps_resolve_row_prov(&sp, TPS_PROV_MEASURED, gprov, 64);
+  CHECK(!tps_resolve_has_gather(&sp) && rp.backend == -1 && rp.replicated == TPS_PROV_SPEC && rp.split == TPS_PROV_SPEC,
+        "spec TP1: spec-only parts, no gather");
+  tps_pred_free(&sp);
   long be_dense, be_fast, be_brute = -1;
   CHECK(tps_pred_breakeven(&p, 16384, &be_dense) == TPS_OK && tps_pred_breakeven_fast(&p, 16384, &be_fast) == TPS_OK, "break-evens");
   for (long T = 16384; T >= 1; T--) {
