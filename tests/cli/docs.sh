@@ -127,7 +127,7 @@ runcase() {
     (cd "$W" && sh -c "$1" >"$cur.raw" 2>&1; echo $? >"$cur.rc")
   fi
   sed -e "s|$D/|data/|g" -e "s|$D|data|g" -e "s|$S/_build/\.\./data|data|g" -e "s|$W/||g" \
-      -e "s|$TPSPLIT|tpsplit|g" "$cur.raw" >"$cur"
+      -e "s|$TPSPLIT|tpsplit|g" -e "s|/[^ :'\"]*/data/|data/|g" "$cur.raw" >"$cur"
 }
 
 # check_line FILE:LINE: EXCERPT | FILE:A-B
