@@ -77,10 +77,11 @@ END {
         sc = 0; for (x = 1; x <= nw; x++) if (w[x] in have) sc++
         if (sc > bs) { bs = sc; best = out[j] }
       }
+      if (++bad > 6) continue
       printf "%s:%d: the doc shows\n    %s\n  the command prints%s\n    %s\n", file, i, l, \
         (bs ? " (nearest line)" : " no such line"), best
-      bad++
     }
+    if (bad > 6) printf "... and %d more lines of %s:%d-%d\n", bad - 6, file, lo, hi
     exit bad ? 1 : 0
   }
   # kind == "quote": the excerpt on the doc line, its numbers in the selected output line(s)
