@@ -56,6 +56,13 @@ function same(d, o,   k) {
   if (decs(o) < k) return 0
   return sprintf("%." k "f", o + 0) == d
 }
+function docline(i,   l) { l = doc[i]; if (fence == 0) sub(/^    /, "", l); return squash(l) }
+# blockbad(d): how many non-blank doc lines lo+d..hi+d are not output lines (all blank: 1)
+function blockbad(d,   i, l, b, n) {
+  b = 0; n = 0
+  for (i = lo + d; i <= hi + d; i++) { l = docline(i); if (l == "") continue; n++; if (!(l in outset)) b++ }
+  return n ? b : 1
+}
 function squash(s) { gsub(/[[:space:]]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
 FNR == 1 { fi++ }
 fi == 1 { doc[FNR] = $0; ndoc = FNR; next }
@@ -63,6 +70,14 @@ fi == 2 { out[FNR] = squash($0); nout = FNR; next }
 END {
   excerpt = ENVIRON["EXCERPT"]; selector = ENVIRON["SELECTOR"]
   if (kind == "block") {
+    for (j = 1; j <= nout; j++) outset[out[j]] = 1
+    if (blockbad(0)) {
+      # moved by an edit above it? the nearest offset at which every line matches
+      for (d = 1; d <= 80; d++) {
+        if (lo - d >= 1 && !blockbad(-d)) { printf "%s:%d-%d moved: the block is at %s:%d-%d now (RELINE %d-%d)\n", file, lo, hi, file, lo - d, hi - d, lo - d, hi - d; exit 1 }
+        if (hi + d <= ndoc && !blockbad(d)) { printf "%s:%d-%d moved: the block is at %s:%d-%d now (RELINE %d-%d)\n", file, lo, hi, file, lo + d, hi + d, lo + d, hi + d; exit 1 }
+      }
+    }
     for (i = lo; i <= hi; i++) {
       l = doc[i]; if (fence == 0) sub(/^    /, "", l)
       l = squash(l)
@@ -87,7 +102,9 @@ END {
   # kind == "quote": the excerpt on the doc line, its numbers in the selected output line(s)
   if (index(doc[line], excerpt) == 0) {
     printf "%s:%d no longer holds \"%s\"", file, line, excerpt
-    for (i = 1; i <= ndoc; i++) if (index(doc[i], excerpt)) { printf " (it is at %s:%d now: fix the line number in the .test)", file, i; break }
+    nat = 0; for (i = 1; i <= ndoc; i++) if (index(doc[i], excerpt)) { nat++; at = i }
+    if (nat == 1) printf " (it is at %s:%d now: fix the line number in the .test, or run with DOCS_RELINE=1) (RELINE %d)", file, at, at
+    else if (nat > 1) printf " (it is on %d lines of %s: make the excerpt longer)", nat, file
     printf "\n"; exit 1
   }
   sel = 0
@@ -141,16 +158,26 @@ check_line() {
     [0-9]*:*)
       line=${rest%%:*}; excerpt=${rest#*:}; excerpt=${excerpt# }
       msg=$(EXCERPT=$excerpt SELECTOR=$selector awk -v kind=quote -v file="$file" -v line="$line" -v nth="$nth" \
-          "$CHECK_AWK" "$S/$file" "$cur") || fail "$where: \`$cmd\`: $msg" ;;
+          "$CHECK_AWK" "$S/$file" "$cur") || { fail "$where: \`$cmd\`: $msg"; reline "$msg"; } ;;
     [0-9]*-[0-9]*)
       case $rest in *[!0-9-]*) fail "$where: cannot read the check '$spec'"; return ;; esac
       lo=${rest%%-*}; hi=${rest#*-}; hi=${hi%% *}
       fence=$(awk -v n="$lo" 'NR < n && /^[[:space:]]*```/ {f = !f} END {print f + 0}' "$S/$file")
       msg=$(awk -v kind=block -v file="$file" -v lo="$lo" -v hi="$hi" -v fence="$fence" "$CHECK_AWK" "$S/$file" "$cur") ||
-        fail "$where: \`$cmd\` and the doc disagree:
-$msg" ;;
+        { fail "$where: \`$cmd\` and the doc disagree:
+$msg"; reline "$msg"; } ;;
     *) fail "$where: cannot read the check '$spec'" ;;
   esac
+}
+
+# reline MSG: with DOCS_RELINE=1, a check whose excerpt or block moved in the doc (found at one
+# place) gets its new line number written into the .test file
+reline() {
+  [ "${DOCS_RELINE:-0}" = 1 ] || return 0
+  to=$(printf '%s\n' "$1" | sed -n 's/.*(RELINE \([0-9-]*\))$/\1/p' | head -n 1)
+  [ -n "$to" ] || return 0
+  sed "${n}s|^\([^:]*\):[0-9-]*|\1:$to|" "$S/tests/docs/$tf" >"$tmp/reline" && cat "$tmp/reline" >"$S/tests/docs/$tf"
+  echo "DOCS_RELINE: tests/docs/$tf:$n now names $file:$to"
 }
 
 # finish_case: the exit status of the case just read
