@@ -193,6 +193,7 @@ files=$(cd "$S/tests/docs" && ls *.test)
 [ -n "${DOCS_ONLY:-}" ] && files=$DOCS_ONLY
 for tf in $files; do
   n=0; cmd=; selector=; golden=
+  cp "$S/tests/docs/$tf" "$tmp/case.test"   # read a copy: DOCS_RELINE rewrites the file
   while IFS= read -r l || [ -n "$l" ]; do
     n=$((n + 1)); where=tests/docs/$tf:$n
     case $l in
@@ -216,7 +217,7 @@ for tf in $files; do
         [ -n "$cmd" ] || { fail "$where: a check before any '\$ ' command"; continue; }
         check_line "$l" ;;
     esac
-  done <"$S/tests/docs/$tf"
+  done <"$tmp/case.test"
   finish_case
 done
 
