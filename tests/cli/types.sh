@@ -54,7 +54,8 @@ done)
 if [ -n "$out" ]; then echo "$out"; fail=1; fi
 
 # one float64 CPU GEMM reference
-refs=$(grep -rlE 'gsl_blas_dgemm|cblas_dgemm|\+= *\(double\) *[a-z_]+\[[^]]*\] *\* *\(double\)' src model kernels tests/unit |
+refs=$(grep -rlE --include='*.c' --include='*.h' --include='*.cu' --include='*.cuh' \
+         'gsl_blas_dgemm|cblas_dgemm|\+= *\(double\) *[a-z_]+\[[^]]*\] *\* *\(double\)' src model kernels tests/unit |
        grep -v '^kernels/common/gemm_ref\.c$' || true)
 if [ -n "$refs" ]; then echo "FAIL: a second float64 GEMM reference: $refs (kernels/common/gemm_ref.h is the one)"; fail=1; fi
 grep -q 'gsl_blas_dgemm\|cblas_dgemm' kernels/common/gemm_ref.c || { echo "FAIL: kernels/common/gemm_ref.c lost its dgemm"; fail=1; }
