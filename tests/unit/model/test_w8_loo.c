@@ -64,6 +64,7 @@ int main(void) {
   printf("same, every second row 25%% slower: median %.2f%%, %d refits failed\n", 100 * med2, failed2);
   CHECK(med2 > 0.05, "the zigzag table passes the bar (median %.2f%%)", 100 * med2);
   tps_table_free(&t);
+  tps_gpus_free(&gt);
   printf("%d checks, %d failed\n", checks, fails);
   return fails != 0;
 }
