@@ -365,6 +365,9 @@ int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, l
     int have_model = tps_resolve_gemm_model(&rm, gpu, path, k, n, s->harness == TPS_HARNESS_AIC, &s->part.model, msrc,
                                             sizeof msrc, from, sizeof from) == 0;
     if (!have_model) s->part.model.kind = TPS_PM_NONE;
+    /* nothing measured: only the cross-GPU model has an aic form; our W8A16 model, the Marlin
+     * fit and the datasheet priors stand for the bench harness whatever was asked */
+    if (rc != 0 && s->part.model.kind != TPS_PM_XGEMM) s->harness = TPS_HARNESS_BENCH;
     if (rc == 0) {
       if (set_measured(s, &p, have_model, msrc, " (not increasing?)", e)) { free(s); return -1; }
       if (sib) mark_sibling(s, sib, tps_resolve_sibling_gemm_rsd(sib, gpu));

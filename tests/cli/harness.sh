@@ -51,6 +51,12 @@ awk -v a="$ra" -v b="$rb" 'BEGIN { exit !(a > 0 && b > 0 && b < 0.9 * a) }' && o
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --harness aic --tokens 1024
 expect_grep 'GEMM w8a16 on H200-SXM, K 5120 N 1792, bench harness: measured: .*bench harness as measured \(w8a16 has no aic-harness form to convert by\)' "$tmp/out"
 
+# --- nothing measured and no cross-GPU model: the answer stays bench whatever was asked
+expect_rc 0 "$TPSPLIT" predict --gpu B200 --tp 8 --path w8a16 --gather nccl --harness aic --tokens 1024
+expect_grep '^# \[1\] GEMM w8a16 on B200, K 5120 N 1792, bench harness: spec-only' "$tmp/out"
+expect_rc 0 "$TPSPLIT" predict --gpu B200 --tp 8 --path marlin-w8a16 --gather nccl --harness aic --tokens 1024
+expect_grep '^# \[1\] GEMM marlin-w8a16 on B200, K 5120 N 1792, bench harness: transferred' "$tmp/out"
+
 # --- thresholds files record it, decide prints it, a bad value is refused with its line
 expect_rc 0 "$TPSPLIT" predict --gpu H100 --tp 8 --path native-fp8 --harness bench --thresholds-out "$tmp/th.json"
 expect_grep '"harness": "bench"' "$tmp/th.json"
