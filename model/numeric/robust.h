@@ -17,6 +17,10 @@
 extern "C" {
 #endif
 
+/* The 95% quantile of N(0,1): a 90% interval's half-width in log space is TPS_Z90 x a
+ * lognormal spread (rsd), and a half-width / TPS_Z90 is the spread.  The one place it is written. */
+#define TPS_Z90 1.6448536269514722
+
 /* Scale of the soft-L1 loss on log residuals (5%: residuals beyond it count linearly). */
 #define TPS_LOO_LOSS_SCALE 0.05
 

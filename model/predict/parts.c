@@ -95,6 +95,12 @@ double tps_mcurve_max(const tps_mcurve *c, double xa, double xb) {
   return m;
 }
 
+double tps_mcurve_eval_clamped(const tps_mcurve *c, double x) {
+  if (!c || !(x > 0)) return NAN;
+  const double lo = exp(c->lx[0]), hi = exp(c->lx[c->n - 1]);
+  return tps_mcurve_eval(c, x < lo ? lo : x > hi ? hi : x);
+}
+
 double tps_mcurve_eval(const tps_mcurve *c, double x) {
   if (!c || !(x > 0)) return NAN;
   double lx = log(x);

@@ -73,6 +73,8 @@ tps_mcurve *tps_mcurve_alloc(const double *x, const double *t, size_t n);
 void tps_mcurve_free(tps_mcurve *c);
 /* The interpolated value at x in [xlo, xhi], NaN outside. */
 double tps_mcurve_eval(const tps_mcurve *c, double x);
+/* The same, the nearest end's value outside [xlo, xhi] (NaN for x <= 0). */
+double tps_mcurve_eval_clamped(const tps_mcurve *c, double x);
 double tps_mcurve_xlo(const tps_mcurve *c);
 double tps_mcurve_xhi(const tps_mcurve *c);
 size_t tps_mcurve_n(const tps_mcurve *c);

@@ -8,7 +8,7 @@
 #include "model/latency/gemm.h"
 #include "model/predict/predict.h"
 
-#define Z90 1.6448536269514722 /* the 95% quantile of N(0,1): a 90% half-width / Z90 = sd */
+#include "model/numeric/robust.h"
 #define SAME(a, b) ((a) && (b) && strcmp((a)->name, (b)->name) == 0)
 
 static void copy_str(char *d, size_t n, const char *s) {
@@ -81,7 +81,7 @@ int tps_resolve_gemm_model(const tps_resolve_models *mv, const tps_gpu *gpu, con
       m->prov = TPS_PROV_TRANSFERRED;
       m->xg = r->m;
       m->harness.kind = aic_harness ? TPS_XG_AIC : TPS_XG_FLUSHED;
-      m->rsd = r->sigma / Z90;
+      m->rsd = r->sigma / TPS_Z90;
       if (isfinite(tps_part_model_eval(m, 1, 0)) && isfinite(tps_part_model_eval(m, (double)mv->tmax, 0))) {
         copy_str(from, fromsz, r->trained);
         snprintf(src, srcsz, "transferred: the cross-GPU GEMM model (model/latency/xgemm.h, %s) fitted on %s (%s), by %s's SMs, clock, "
@@ -99,14 +99,14 @@ int tps_resolve_gemm_model(const tps_resolve_models *mv, const tps_gpu *gpu, con
       tps_xw8_transfer(&m->w8, mv->w8, fg, gpu);
       if (SAME(fg, gpu)) {
         m->prov = TPS_PROV_FITTED;
-        m->rsd = mv->w8_sigma / Z90;
+        m->rsd = mv->w8_sigma / TPS_Z90;
         snprintf(src, srcsz, "fitted: our W8A16 kernels' model (model/latency/xgemm.h, tps_xw8: stream kernel up to 384 rows, wgmma above) "
                  "fitted to %s; 90%% +-%.0f%% (leave one M out)", mv->w8_file, 100 * (exp(mv->w8_sigma) - 1));
       } else {
         const tps_res_xgemm *r = xg_for(mv, TPS_XG_BF16, gpu);
         double s = r && r->sigma > mv->w8_sigma ? r->sigma : mv->w8_sigma;
         m->prov = TPS_PROV_TRANSFERRED;
-        m->rsd = s / Z90;
+        m->rsd = s / TPS_Z90;
         copy_str(from, fromsz, fg->name);
         snprintf(src, srcsz, "transferred: our W8A16 kernels' model fitted on %s (%s), by HBM bandwidth and bf16 peak per SM "
                  "(the same SM90 kernels; not validated on another GPU: the dense-bf16 model's cross-GPU spread, 90%% +-%.0f%%)",
@@ -196,7 +196,7 @@ int tps_resolve_gather_model(const tps_resolve_models *mv, const tps_gpu *gpu, i
   m->kind = TPS_PM_XGATHER;
   m->prov = TPS_PROV_TRANSFERRED;
   m->xa = r->m;
-  m->rsd = r->sigma / Z90;
+  m->rsd = r->sigma / TPS_Z90;
   copy_str(from, fromsz, r->trained);
   char fab[300];
   same_fabric(mv, gpu, r->trained, fab, sizeof fab);
@@ -322,28 +322,26 @@ int tps_resolve_harness_convert(const tps_resolve_models *mv, const tps_gpu *gpu
   return 0;
 }
 
-/* log-log value of the curve (x, t) at m, the nearest end's value outside its range */
-static double curve_at(const tps_mcurve *c, double m) {
-  double lo = tps_mcurve_xlo(c), hi = tps_mcurve_xhi(c);
-  return tps_mcurve_eval(c, m < lo ? lo : m > hi ? hi : m);
-}
-
 int tps_resolve_harness_convert_sibling(const double *fx, const double *ft, size_t nf, const double *tx, const double *tt,
                                         size_t nt, const double *x, double *t, size_t npts, double *rlo, double *rhi) {
   if (nf < 2 || nt < 2) return 1;
   tps_mcurve *cf = tps_mcurve_alloc(fx, ft, nf), *ct = tps_mcurve_alloc(tx, tt, nt);
   if (!cf || !ct) { tps_mcurve_free(cf); tps_mcurve_free(ct); return -1; }
+  double *ratio = malloc((npts ? npts : 1) * sizeof *ratio);
+  int rc = ratio ? 0 : -1;
+  for (size_t i = 0; i < npts && !rc; i++) {
+    double a = tps_mcurve_eval_clamped(cf, x[i]), b = tps_mcurve_eval_clamped(ct, x[i]);
+    if (!(a > 0) || !(b > 0)) rc = 1;
+    else ratio[i] = b / a;
+  }
   *rlo = INFINITY;
   *rhi = 0;
-  int rc = 0;
   for (size_t i = 0; i < npts && !rc; i++) {
-    double a = curve_at(cf, x[i]), b = curve_at(ct, x[i]);
-    if (!(a > 0) || !(b > 0)) { rc = 1; break; }
-    double r = b / a;
-    if (r < *rlo) *rlo = r;
-    if (r > *rhi) *rhi = r;
+    t[i] *= ratio[i];
+    *rlo = fmin(*rlo, ratio[i]);
+    *rhi = fmax(*rhi, ratio[i]);
   }
-  for (size_t i = 0; i < npts && !rc; i++) t[i] *= curve_at(ct, x[i]) / curve_at(cf, x[i]);
+  free(ratio);
   tps_mcurve_free(cf);
   tps_mcurve_free(ct);
   return rc;

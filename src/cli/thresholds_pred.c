@@ -7,7 +7,7 @@
 #include "model/latency/allgather.h"
 #include "model/core/path.h"
 
-#define Z90 1.6448536269514722 /* a lognormal spread rsd has the 90% half-width Z90 rsd in log space */
+#include "model/numeric/robust.h"
 
 static void cat(char *buf, size_t sz, const char *s) {
   size_t u = strlen(buf);
@@ -55,7 +55,7 @@ static tps_thr_prov src_prov(const tps_partsrc *s, int outside, double rsd) {
     if (s->prov == TPS_PROV_MEASURED) p.points = 0; /* a measured part has its curve; the schema wants points */
   }
   if (p.kind == TPS_PROV_TRANSFERRED || s->from[0]) union_names(p.from_gpus, sizeof p.from_gpus, s->from[0] ? s->from : "unknown");
-  if (rsd > 0 && isfinite(rsd)) p.w90_log = Z90 * rsd;
+  if (rsd > 0 && isfinite(rsd)) p.w90_log = TPS_Z90 * rsd;
   if (s->part.what == TPS_PART_GEMM) p.harness = s->harness;
   return p;
 }
@@ -67,7 +67,7 @@ static tps_thr_prov gather_prov(const tps_pred *p, const tps_partuse *u, int b, 
     tps_thr_prov q = tps_thr_prov_make(TPS_PROV_SPEC, u->gather_spec_src[0] ? u->gather_spec_src
                                                                             : "spec-only: the datasheet NCCL model (model/latency/allgather.h)",
                                        kind_method(TPS_PROV_SPEC));
-    q.w90_log = Z90 * TPS_PRED_GATHER_RSD;
+    q.w90_log = TPS_Z90 * TPS_PRED_GATHER_RSD;
     return q;
   }
   double x0 = tps_pred_gathered_bytes(p, 1), x1 = tps_pred_gathered_bytes(p, tmax);

@@ -28,7 +28,7 @@
 #define MAXROWS 96
 #define MAXUSER 16
 #define MAXLOADED 32
-#define Z90 1.6448536269514722 /* the 95% quantile of N(0,1): a 90% half-width / Z90 = sd */
+#include "model/numeric/robust.h"
 
 /* ------------------------------------------------------------------ data/xgpu.fit */
 typedef tps_res_xgemm xg_row;   /* model/predict/resolve.h */

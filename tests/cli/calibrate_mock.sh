@@ -61,6 +61,13 @@ MOCK_GPUS=1 expect_rc 0 "$M" calibrate --paths dense-bf16 --no-heldout -o "$tmp/
 expect_grep 'dense-bf16: held-out check .*: shaped kept \(--no-heldout\)' "$tmp/err"
 expect_grep '"method": "shaped"' "$tmp/nh.json"
 expect_grep "the first phase's \(--no-heldout\); the held-out check of [0-9]+ adaptive rows" "$tmp/nh.json"
+expect_grep '"harness": "bench"' "$tmp/nh.json"
+# --harness aic: the sweep converted by the H200's own bundled tables in both harnesses (the
+# mock is an H200), the harness recorded in every entry
+MOCK_GPUS=1 expect_rc 0 "$M" calibrate --paths dense-bf16 --no-heldout --harness aic -o "$tmp/aic.json"
+expect_grep '"harness": "aic"' "$tmp/aic.json"
+expect_nogrep '"harness": "bench"' "$tmp/aic.json"
+expect_grep "converted from the bench harness to aic by H200-SXM's tables in both" "$tmp/aic.json"
 # the file reads back: --check scores its calibration against the full tables (exit 0 or 1, not 2)
 "$TPSPLIT" calibrate --check "$f" "$D/h200_gemm_w8a16.tsv" >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ "$rc" -le 1 ] && ok || fail "--check of a calibrate result: exit $rc: $(cat "$tmp/err")"

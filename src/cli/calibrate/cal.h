@@ -18,6 +18,7 @@
 #include "model/calib/calib.h"
 #include "model/latency/xgather.h"
 #include "model/numeric/robust.h"
+#include "model/predict/parts.h"
 
 #define MAX_SHAPES 8
 #define MAX_TPS 8
@@ -145,10 +146,9 @@ typedef struct {
   int have_ho;
   long skip_lo[TPS_CAL_MAX_PTS]; /* intervals the adaptive phase cannot split (lower rows) */
   size_t nskip;
-  /* --harness aic: the ratio aic / bench at the sweep's rows (harness.c), nh 0: none */
-  size_t nh;
-  double h_rows[TPS_CAL_MAX_PTS], h_ratio[TPS_CAL_MAX_PTS];
-  double h_rsd;
+  /* --harness aic: the ratio aic / bench over the sweep's rows (harness.c), NULL: none */
+  tps_mcurve *h_ratio;
+  double h_rsd;              /* the spread the conversion adds (lognormal sd) */
   char h_how[600];
 } gpart;
 
@@ -204,7 +204,9 @@ int cal_replay(const opts *o);     /* replay.c: --replay */
  * harnesses, else the cross-GPU model's two forms).  TPS_EXIT_OK, or an exit code after one
  * line (the GPU is not in the table, or a path has no aic form). */
 int cal_harness(run_t *r);
-/* The GEMM of a part at m rows in the harness asked: the fit, times the ratio when nh > 0. */
+/* The GEMM of a part at m rows in the harness asked: the fit, times the ratio when converted. */
 double cal_gemm_eval(double m, void *part);
+/* Its 90% log half-width: the fit's, widened by the conversion's spread when converted. */
+double cal_gemm_w90(const gpart *p);
 
 #endif

@@ -3,7 +3,8 @@
  * the thresholds in that harness.  Each fitted GEMM part is converted at its sweep's rows by
  * src/evidence's harness conversion (this GPU's own bundled tables in both harnesses, else a
  * sibling's, else the cross-GPU model's two forms: doc/predict.md, "Harness"), and the
- * break-even uses fit x ratio (log-log between the rows, the nearest end's ratio outside). */
+ * break-even uses fit x ratio (the ratio a tps_mcurve over the rows, monotone log-log: GSL's
+ * Steffen; the nearest end's ratio outside them). */
 #include "config.h"
 #include <math.h>
 #include <stdio.h>
@@ -16,16 +17,11 @@
 double cal_gemm_eval(double m, void *ctx) {
   const gpart *p = ctx;
   double t = tps_cal_gemm_fn(m, (void *)&p->fit);
-  if (!p->nh) return t;
-  size_t j = 0;
-  while (j + 1 < p->nh && p->h_rows[j + 1] <= m) j++;
-  double r = p->h_ratio[j];
-  if (j + 1 < p->nh && m > p->h_rows[j]) {
-    double f = log(m / p->h_rows[j]) / log(p->h_rows[j + 1] / p->h_rows[j]);
-    r = exp((1 - f) * log(p->h_ratio[j]) + f * log(p->h_ratio[j + 1]));
-  }
-  return t * r;
+  if (!p->h_ratio) return t;
+  return t * tps_mcurve_eval_clamped(p->h_ratio, m);
 }
+
+double cal_gemm_w90(const gpart *p) { return p->h_ratio ? hypot(p->fit.w90, TPS_Z90 * p->h_rsd) : p->fit.w90; }
 
 int cal_harness(run_t *r) {
   if (r->o->harness != TPS_HARNESS_AIC) return TPS_EXIT_OK;
@@ -43,12 +39,13 @@ int cal_harness(run_t *r) {
     gpart *p = &r->part[i];
     if (!p->fitted || !p->rec.npts) continue;
     const tps_path *path = tps_path_get(p->path);
-    double t0[TPS_CAL_MAX_PTS], t[TPS_CAL_MAX_PTS];
+    /* the sweep's rows are ascending and distinct (sweep.c merges them so) */
+    double x[TPS_CAL_MAX_PTS], t0[TPS_CAL_MAX_PTS], t[TPS_CAL_MAX_PTS];
     for (size_t j = 0; j < p->rec.npts; j++) {
-      p->h_rows[j] = (double)p->rec.rows[j];
-      t[j] = t0[j] = tps_cal_gemm_fn(p->h_rows[j], &p->fit);
+      x[j] = (double)p->rec.rows[j];
+      t[j] = t0[j] = tps_cal_gemm_fn(x[j], &p->fit);
     }
-    int c = tps_partset_harness_convert(ps, r->gpu, path, p->k, p->n, TPS_HARNESS_BENCH, TPS_HARNESS_AIC, p->h_rows, t,
+    int c = tps_partset_harness_convert(ps, r->gpu, path, p->k, p->n, TPS_HARNESS_BENCH, TPS_HARNESS_AIC, x, t,
                                         p->rec.npts, p->h_how, sizeof p->h_how, &p->h_rsd, &e);
     if (c < 0) { tps_err_print(&e); rc = TPS_EXIT_FAIL; break; }
     if (c == 1) {
@@ -57,14 +54,13 @@ int cal_harness(run_t *r) {
       rc = TPS_EXIT_USAGE;
       break;
     }
-    for (size_t j = 0; j < p->rec.npts; j++) p->h_ratio[j] = t[j] / t0[j];
-    for (size_t j = 1; j < p->rec.npts; j++) /* ascending rows for cal_gemm_eval (few: insertion) */
-      for (size_t q = j; q > 0 && p->h_rows[q - 1] > p->h_rows[q]; q--) {
-        double a = p->h_rows[q], b = p->h_ratio[q];
-        p->h_rows[q] = p->h_rows[q - 1], p->h_ratio[q] = p->h_ratio[q - 1];
-        p->h_rows[q - 1] = a, p->h_ratio[q - 1] = b;
-      }
-    p->nh = p->rec.npts;
+    for (size_t j = 0; j < p->rec.npts; j++) t[j] /= t0[j];
+    if (!(p->h_ratio = tps_mcurve_alloc(x, t, p->rec.npts))) {
+      tps_die_msg("--harness aic: %ldx%ld %s: its %zu rows give no ratio curve", p->k, p->n, path->name,
+                  p->rec.npts);
+      rc = TPS_EXIT_FAIL;
+      break;
+    }
     cal_say("%ldx%ld %s: %s", p->k, p->n, path->name, p->h_how);
   }
   tps_partset_free(ps);

@@ -84,13 +84,13 @@ static void build_entries(run_t *r, const char *date) {
         char mtext[512];
         gemm_method_text(r, p, mtext, sizeof mtext);
         e->gemm = tps_thr_prov_make(TPS_PROV_MEASURED, src, mtext);
-        e->gemm.harness = p->nh ? TPS_HARNESS_AIC : TPS_HARNESS_BENCH; /* calibrate times with tpsplit bench's */
-        if (p->nh) {
+        e->gemm.harness = p->h_ratio ? TPS_HARNESS_AIC : TPS_HARNESS_BENCH; /* calibrate times with tpsplit bench's */
+        if (p->h_ratio) {
           size_t l = strlen(e->gemm.method);
           snprintf(e->gemm.method + l, sizeof e->gemm.method - l, "; %s", p->h_how);
         }
         e->gemm.points = (int)p->rec.npts;
-        e->gemm.w90_log = p->nh ? hypot(p->fit.w90, 1.645 * p->h_rsd) : p->fit.w90;
+        e->gemm.w90_log = cal_gemm_w90(p);
         gsel s = {&r->gc[ti][0], tps_gather_is_fallback(backend) ? NULL : &r->gc[ti][1], e->tp};
         e->gather = gsel_prov(&s, backend);
       }
@@ -273,6 +273,7 @@ out:
   for (int i = 0; i < r->nparts; i++) {
     if (r->part[i].fitted) tps_cal_gemm_free(&r->part[i].fit);
     if (r->part[i].have_first) tps_cal_gemm_free(&r->part[i].first);
+    tps_mcurve_free(r->part[i].h_ratio);
   }
   for (int ti = 0; ti < MAX_TPS; ti++) for (int c = 0; c < 2; c++) tps_loo_curve_free(r->gc[ti][c].curve);
   for (int f = 0; f < o->ngfiles; f++) gfile_free(&r->gf[f]);

@@ -226,7 +226,7 @@ static int heldout_part(run_t *r, gpart *p) {
 int cal_part_be(run_t *r, gpart *p, int ti, int backend, tps_cal_be *be, tps_bands *bands) {
   gsel s = {&r->gc[ti][0], tps_gather_is_fallback(backend) ? NULL : &r->gc[ti][1], r->o->tp[ti]};
   if (!s.nccl->have) return -1;
-  tps_cal_parts parts = {cal_gemm_eval, p, gsel_eval, &s, p->nh ? hypot(p->fit.w90, 1.645 * p->h_rsd) : p->fit.w90,
+  tps_cal_parts parts = {cal_gemm_eval, p, gsel_eval, &s, cal_gemm_w90(p),
                          s.custom && s.custom->have ? fmax(s.custom->w90, s.nccl->w90) : s.nccl->w90};
   if (tps_cal_breakeven(&parts, r->o->tp[ti], 2.0 * (double)p->n, r->o->t_max, be) != TPS_OK) return -1;
   return bands && tps_cal_bands(&parts, r->o->tp[ti], 2.0 * (double)p->n, r->o->t_max, bands) != TPS_OK ? 1 : 0;

@@ -107,6 +107,22 @@ int main(void) {
   rc = tps_resolve_gather_model(&none, &a, 8, TPS_GATHER_CUSTOM, &m, src, sizeof src, from, sizeof from);
   CHECK(rc == 0 && m.prov == TPS_PROV_TRANSFERRED && m.kind == TPS_PM_XGATHER && !strcmp(from, "H20"),
         "custom without the H20 fit: rc %d prov %d kind %d from '%s'", rc, m.prov, m.kind, from);
+  /* harness conversion by a sibling's two curves (2 points each: straight lines in log-log):
+   * from (1, 10)-(100, 20), to (1, 5)-(100, 20); by hand the ratio to/from is 0.5 at 1 row,
+   * 10 / (10 sqrt 2) at 10 rows, 1 at 100 rows, and the nearest end's outside */
+  {
+    const double fx[2] = {1, 100}, ft[2] = {10, 20}, tt[2] = {5, 20};
+    const double x[5] = {0.5, 1, 10, 100, 1000};
+    double t[5] = {1, 1, 1, 1, 1}, lo, hi;
+    int hrc = tps_resolve_harness_convert_sibling(fx, ft, 2, fx, tt, 2, x, t, 5, &lo, &hi);
+    const double want[5] = {0.5, 0.5, 1 / sqrt(2.0), 1, 1};
+    CHECK(hrc == 0, "sibling conversion rc %d", hrc);
+    for (int i = 0; i < 5; i++) CHECK(fabs(t[i] - want[i]) < 1e-9, "ratio at %g rows: %.12g, want %.12g", x[i], t[i], want[i]);
+    CHECK(fabs(lo - 0.5) < 1e-12 && fabs(hi - 1) < 1e-12, "ratio range %g..%g", lo, hi);
+    double one[1] = {7};
+    CHECK(tps_resolve_harness_convert_sibling(fx, ft, 1, fx, tt, 2, x, one, 1, &lo, &hi) == 1 && one[0] == 7,
+          "one point: no conversion, t unchanged");
+  }
   printf("%d checks, %d failed\n", checks, fails);
   return fails != 0;
 }
