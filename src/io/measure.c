@@ -78,3 +78,11 @@ void tps_meas_free(tps_meas *m) {
   free(m->fit);
   memset(m, 0, sizeof *m);
 }
+
+tps_table *tps_meas_table(tps_meas *m, const char *path, tps_err *e) {
+  tps_table *t = &m->tab;
+  tps_table_init(t);
+  m->kind = TPS_MEAS_TABLE;
+  if (!(t->path = strdup(path))) { tps_err_oom(e, "reading %s", path); return NULL; }
+  return t;
+}

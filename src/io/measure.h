@@ -58,6 +58,9 @@ int tps_meas_load_mem(const char *path, const char *data, size_t len, const tps_
 /* "FILE[:key=value,...]" (the AIConfigurator selection syntax, src/io/aic.h) read as above. */
 int tps_meas_load_spec(const char *spec, tps_meas *m, tps_err *e);
 void tps_meas_free(tps_meas *m);
+/* For a format's read: m made a table record of path (tps_table_init, kind TPS_MEAS_TABLE,
+ * path copied): the table, or NULL with e when out of memory. */
+tps_table *tps_meas_table(tps_meas *m, const char *path, tps_err *e);
 /* The kind of record the file of spec ("FILE[:selection]") would give, by the one sniffer
  * (the file read bounded; a pipe's bytes are kept for the real read), 0 when unreadable.
  * A spec with a selection whose file cannot be read is taken as AIConfigurator's. */

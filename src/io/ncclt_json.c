@@ -255,10 +255,8 @@ done:
  * (src/io/measure.h): a JSON object, an nccl-tests -J file, normalized to an all-gather table. */
 static int json_read(const char *path, const char *data, size_t len, const tps_aic_filter *sel, tps_meas *m, tps_err *e) {
   (void)sel;
-  tps_table *t = &m->tab;
-  tps_table_init(t);
-  m->kind = TPS_MEAS_TABLE;
-  if (!(t->path = strdup(path))) return tps_err_oom(e, "reading %s", path);
+  tps_table *t = tps_meas_table(m, path, e);
+  if (!t) return -1;
   tps_ncclt log;
   return tps_ncclt_read_json_mem(path, data, len, &log, e) ? -1 : tps_table_from_ncclt(&log, t, e);
 }

@@ -538,10 +538,8 @@ static int tsv_sniff(const char *data, size_t len) { (void)data; (void)len; retu
 
 static int tsv_read(const char *path, const char *data, size_t len, const tps_aic_filter *sel, tps_meas *m, tps_err *e) {
   (void)sel;
-  tps_table *t = &m->tab;
-  tps_table_init(t);
-  m->kind = TPS_MEAS_TABLE;
-  if (!(t->path = strdup(path))) return tps_err_oom(e, "reading %s", path);
+  tps_table *t = tps_meas_table(m, path, e);
+  if (!t) return -1;
   tps_text tx;
   if (tps_text_from_buf(path, data, len, 0, &tx, e) != 0) return -1;
   int rc;

@@ -91,10 +91,8 @@ cat >src/io/dummyfmt.c <<'CSRC'
 static int sniff(const char *data, size_t len) { return len >= 9 && memcmp(data, "DUMMYFMT ", 9) == 0; }
 static int read(const char *path, const char *data, size_t len, const tps_aic_filter *sel, tps_meas *m, tps_err *e) {
   (void)sel;
-  tps_table *t = &m->tab;
-  tps_table_init(t);
-  m->kind = TPS_MEAS_TABLE;
-  if (!(t->path = strdup(path))) return tps_err_oom(e, "reading %s", path);
+  tps_table *t = tps_meas_table(m, path, e);
+  if (!t) return -1;
   char *buf = malloc(len + 1);
   size_t cap = 64;
   t->rows = malloc(cap * sizeof *t->rows);
