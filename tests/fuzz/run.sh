@@ -8,7 +8,7 @@
 # harness: its execs, and exits 1 when anything crashed.
 set -u
 src=$1; bin=$2; secs=$3; shift 3
-names=${*:-"split_table bench_table ncclt_text ncclt_json fitfile gpus modeldesc lists aiconf thresholds"}
+names=${*:-"split_table bench_table ncclt_text ncclt_json fitfile gpus modeldesc lists aiconf thresholds xgpufile measure"}
 pre() { # pre OCTAL NAME: stdin with one byte in front (the options byte of ncclt_text, aiconf), as a seed
   { printf "\\$1"; cat; } >"$tmpd/$2"; echo "$tmpd/$2"
 }
@@ -23,6 +23,9 @@ seeds() { # seeds NAME: the files the corpus of NAME starts from
     gpus) ls "$src"/data/gpus.tsv "$src"/tests/data/bad/gpus_*.tsv ;;
     modeldesc) ls "$src"/data/models/*.tsv "$src"/tests/data/bad/model_*.tsv ;;
     lists) ls "$src"/tests/fuzz/seeds/lists/* ;;
+    xgpufile) ls "$src"/data/xgpu.fit ;;
+    measure) ls "$src"/tests/fuzz/seeds/fit/* "$src"/data/h20_tp8_fused_wqa_wkv.tsv "$src"/data/h200_gemm_w8a16.tsv \
+               "$src"/tests/data/ncclt/*.txt "$src"/data/allgather_*.txt ;;
     thresholds) find "$src"/data/calibrate "$src"/tests/fuzz/seeds/thresholds -name '*.json' ;;
     aiconf) # byte 0 = no selection; the bundled tables whole (gzip) and their first rows (plain
             # and gzip), first rows of the full tables of shared/ where there is one, the bad cases
