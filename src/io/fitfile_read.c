@@ -40,7 +40,9 @@ static const char *find(const rd *R, size_t from, const char *s) {
 }
 
 /* The line of "key" (inside the top-level section sec when not NULL; the nth occurrence of key
- * after it, n from 0), 0 when not found. */
+ * after it, n from 0), 0 when not found.  Called only on a failure: it scans the text, and
+ * computing it for every field made reading a fit quadratic in its points (90 s for the made-up
+ * fits of tests/unit/io/test_fitfile). */
 static long where(const rd *R, const char *sec, const char *key, size_t nth) {
   char k[80];
   size_t at = 0;
@@ -66,24 +68,22 @@ static long where(const rd *R, const char *sec, const char *key, size_t nth) {
 static int num(const rd *R, json_t *obj, const char *sec, const char *key, size_t nth, double lo, double hi, int nullok,
                double *v) {
   json_t *j = json_object_get(obj, key);
-  long ln = where(R, sec, key, nth);
   if (!j) return FAIL(where(R, sec, NULL, 0), "missing '%s'%s%s", key, sec ? " in " : "", sec ? sec : "");
   if (json_is_null(j) && nullok) { *v = NAN; return 0; }
-  if (!json_is_number(j)) return FAIL(ln, "'%s'%s%s is not a number%s", key, sec ? " in " : "", sec ? sec : "", nullok ? " or null" : "");
+  if (!json_is_number(j)) return FAIL(where(R, sec, key, nth), "'%s'%s%s is not a number%s", key, sec ? " in " : "", sec ? sec : "", nullok ? " or null" : "");
   *v = json_number_value(j);
   if (!(*v >= lo && *v <= hi))
-    return FAIL(ln, "%s%s%s %.17g is outside %g..%g", sec ? sec : "", sec ? " " : "", key, *v, lo, hi);
+    return FAIL(where(R, sec, key, nth), "%s%s%s %.17g is outside %g..%g", sec ? sec : "", sec ? " " : "", key, *v, lo, hi);
   return 0;
 }
 
 /* obj[key] as a whole number in [lo, hi]. */
 static int whole(const rd *R, json_t *obj, const char *sec, const char *key, long lo, long hi, long *v) {
   json_t *j = json_object_get(obj, key);
-  long ln = where(R, sec, key, 0);
   if (!j) return FAIL(where(R, sec, NULL, 0), "missing '%s'%s%s", key, sec ? " in " : "", sec ? sec : "");
-  if (!json_is_integer(j)) return FAIL(ln, "'%s' is not a whole number", key);
+  if (!json_is_integer(j)) return FAIL(where(R, sec, key, 0), "'%s' is not a whole number", key);
   json_int_t x = json_integer_value(j);
-  if (x < lo || x > hi) return FAIL(ln, "%s%s%s %lld is outside %ld..%ld", sec ? sec : "", sec ? " " : "", key, (long long)x, lo, hi);
+  if (x < lo || x > hi) return FAIL(where(R, sec, key, 0), "%s%s%s %lld is outside %ld..%ld", sec ? sec : "", sec ? " " : "", key, (long long)x, lo, hi);
   *v = (long)x;
   return 0;
 }
@@ -201,14 +201,13 @@ static int read_params(const rd *R, json_t *root) {
   static const char *const pk[] = {"name", "value", "se", "lo95", "hi95"};
   for (size_t j = 0; j < json_array_size(ps); j++) {
     json_t *p = json_array_get(ps, j);
-    long ln = where(R, "params", "name", j);
     if (!json_is_object(p)) return FAIL(where(R, "params", NULL, 0) + 1 + (long)j, "params[%zu] is not an object", j);
     if (only(R, p, "params", pk, 5)) return -1;
     json_t *nm = json_object_get(p, "name");
     int t = json_is_string(nm) ? tps_fit_target_from_name(json_string_value(nm)) : -1;
-    if (t < 0) return FAIL(ln, "params[%zu]: unknown parameter name", j);
+    if (t < 0) return FAIL(where(R, "params", "name", j), "params[%zu]: unknown parameter name", j);
     for (int q = 0; q < f->npar; q++)
-      if (f->par_target[q] == t) return FAIL(ln, "'param %s' given twice", json_string_value(nm));
+      if (f->par_target[q] == t) return FAIL(where(R, "params", "name", j), "'param %s' given twice", json_string_value(nm));
     double *dst[4] = {&f->theta[j], &f->se[j], &f->lo95[j], &f->hi95[j]};
     for (int k = 1; k < 5; k++)
       if (num(R, p, "params", pk[k], j, -1e12, 1e12, 0, dst[k - 1])) return -1;
@@ -242,13 +241,12 @@ static int read_points(const rd *R, json_t *root) {
   static const double lo[7] = {0, 0, 0, -1e6, -1e6, 0, 0}, hi[7] = {1125899906842624.0, 1e9, 1e9, 1e6, 1e6, 1e9, 1e9};
   for (size_t i = 0; i < json_array_size(pts); i++) {
     json_t *p = json_array_get(pts, i);
-    long ln = where(R, "points", "series", i);
-    if (!json_is_object(p)) return FAIL(ln, "points[%zu] is not an object", i);
+    if (!json_is_object(p)) return FAIL(where(R, "points", "series", i), "points[%zu] is not an object", i);
     if (only(R, p, "points", k, 9)) return -1;
     tps_fit_point *q = &f->pt[i];
     const char *s = json_string_value(json_object_get(p, "series"));
     if (!s || (strcmp(s, "split") && strcmp(s, "replicated") && strcmp(s, "gemm") && strcmp(s, "allgather")))
-      return FAIL(ln, "points[%zu]: unknown series (replicated, split, gemm, allgather)", i);
+      return FAIL(where(R, "points", "series", i), "points[%zu]: unknown series (replicated, split, gemm, allgather)", i);
     q->series = !strcmp(s, "split");
     double *dst[7] = {&q->x, &q->measured_us, &q->model_us, &q->rel_resid, &q->loo_rel, &q->gather_us, &q->gather_se_us};
     for (int j = 0; j < 7; j++)
@@ -256,7 +254,7 @@ static int read_points(const rd *R, json_t *root) {
     json_t *b = json_object_get(p, "backend");
     q->backend = json_is_string(b) ? tps_gather_parse(json_string_value(b)) : -1;
     if (!(json_is_null(b) || (q->backend >= 0 && !tps_gathers[q->backend].rule))) /* a point ran one backend */
-      return FAIL(ln, "points[%zu]: backend is not a backend that runs (custom, nccl) or null", i);
+      return FAIL(where(R, "points", "series", i), "points[%zu]: backend is not a backend that runs (custom, nccl) or null", i);
     f->npts++;
   }
   return 0;
