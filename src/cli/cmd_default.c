@@ -26,10 +26,9 @@
 static const char *const answer_gpus[] = {"H100", "H200"};
 #define ANSWER_TP 8
 
-/* The answer, the grid, the sources and the figures written, as text.  The exit code. */
-static int print_answer(const tps_grid *ga, const tps_grid *pg, const tps_grid *rule, const tps_grid *g,
-                        const tps_unc_opts *uo, const tps_predref *ref, int plots, int plot_rc, const tps_err *e,
-                        const char *outdir, const tps_plot_files *w) {
+/* The answer, as text, flushed: printed as soon as it is known (before the grid and the
+ * figures are computed), so that a reader sees it within a fraction of a second. */
+static void print_answer(const tps_grid *ga, const tps_grid *pg, const tps_unc_opts *uo) {
   printf("tpsplit: when to split fused_wqa_wkv (5120 -> 1792, bf16 out, 3584 bytes per token) by token\n"
          "(replicated = GEMM(T); split = GEMM(ceil(T/TP)) + all-gather)\n\n");
   printf("The answer at TP%d: break-even (the smallest T from which the split wins up to %d tokens), its %.0f%% interval,\n"
@@ -39,6 +38,13 @@ static int print_answer(const tps_grid *ga, const tps_grid *pg, const tps_grid *
   tps_grid_print(ga);
   printf("# gather auto: custom one-shot while the per-rank input <= 2 MiB, NCCL above (the seed pull request's rule)\n");
   tps_grid_print(pg);
+  fflush(stdout);
+}
+
+/* The rest after the answer: the seed rule, the grid, the sources and the figures written, as
+ * text.  The exit code. */
+static int print_rest(const tps_grid *rule, const tps_grid *g, const tps_unc_opts *uo, const tps_predref *ref, int plots,
+                      int plot_rc, const tps_err *e, const char *outdir, const tps_plot_files *w) {
   for (size_t i = 0; i < rule->n; i++) {
     const tps_gridcell *cc = &rule->cell[i];
     if (cc->status == TPS_OK && cc->cx.breakeven > 0)
@@ -165,6 +171,7 @@ int cmd_default(int argc, char **argv) {
     rc = TPS_EXIT_FAIL;
     goto done;
   }
+  if (!json) print_answer(&ga, &pg, &uo);
   /* 3. the grid */
   gpus = calloc(ref.gpus.n, sizeof *gpus);
   if (!gpus) goto done;
@@ -210,7 +217,7 @@ int cmd_default(int argc, char **argv) {
     tps_grid_free(&rule);
     goto done;
   }
-  rc = print_answer(&ga, &pg, &rule, &g, &uo, &ref, plots, plot_rc, &e, outdir, &w);
+  rc = print_rest(&rule, &g, &uo, &ref, plots, plot_rc, &e, outdir, &w);
   tps_grid_free(&rule);
 done:
   free(gpus);
