@@ -6,7 +6,7 @@
  *   log-log), scaled by K N / (5120 x 1792) for other shapes; all-gather times: NCCL and
  *   custom one-shot lines of H200-like numbers.
  * Environment: MOCK_GPUS (GPUs visible, default 1), MOCK_CC (compute capability x10,
- * default 90), MOCK_GEMM_S (seconds each bench gemm run takes, default 0), MOCK_HANG=1 (a
+ * default 90), MOCK_GEMM_S (seconds each bench gemm run pretends to take on the mock's clock, default 0), MOCK_HANG=1 (a
  * bench gemm run never returns), MOCK_GATHER_FAIL=1 (every all-gather run fails as an NCCL
  * init timeout would), MOCK_CHECK_FAIL=PATH (that path's correctness check fails).
  * Usage: calib_mock calibrate|bench [options] (the tpsplit command lines; kernels/
@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <gsl/gsl_errno.h>
 #include "kernels/bench/bench.h"
+#include "src/cli/calibrate/cal.h"
 #include "model/numeric/robust.h"
 #include "model/core/path.h"
 #include "src/io/table.h"
@@ -32,10 +33,18 @@ static long env_long(const char *name, long dflt) {
   return v && *v ? strtol(v, NULL, 10) : dflt;
 }
 
+/* The mock's clock (cal_set_clock): the process's CPU time plus the GPU time the mock pretends
+ * to spend (pause_s adds it, it does not sleep), so the budget cases do not depend on the
+ * machine's load (they failed at load 10-16 with the wall clock). */
+static double paused_s;
+static double mock_now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9 + paused_s;
+}
+__attribute__((constructor)) static void mock_clock_init(void) { cal_set_clock(mock_now_s); }
 static void pause_s(double s) {
-  if (s <= 0) return;
-  struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-  nanosleep(&ts, NULL);
+  if (s > 0) paused_s += s;
 }
 
 int tps_bench_gpus(int *n, char *why, size_t whysz) {

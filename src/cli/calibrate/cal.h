@@ -66,6 +66,7 @@ typedef struct {
 /* Start the clock and the progress line (on a terminal) of a run of o. */
 void cal_console_start(const opts *o);
 double cal_elapsed_s(void);
+void cal_set_clock(double (*now_s)(void)); /* NULL: the wall clock (console.c) */
 /* A message line "calibrate: ..." on stderr (the progress line is drawn again after it). */
 void cal_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The progress line: on a terminal only, rewritten in place. */
