@@ -2,7 +2,7 @@
 # bench_fit.sh: wall time of fitting all bundled measurement data (under 0.2 s on
 # the 2-core machine).  A benchmark script, not a test: run it by hand from a build tree,
 #   sh tests/cli/bench_fit.sh [TPSPLIT] [DATADIR]
-# (defaults: ./tpsplit, and the data/ directory next to this script).  Every bundled table
+# (defaults: ./tpsplit, and the data/ directory of the tree this script is in).  Every bundled table
 # that `tpsplit fit` takes (split, GEMM, all-gather TSVs; not gpus.tsv or models/) is fitted
 # in one run; the best of 5 runs is reported, for a plain fit and for a fit with --loo.
 # Two numbers each: the fitting itself (reading and fitting all files, measured inside
@@ -13,10 +13,12 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-./tpsplit}
-data=${2:-$here/../data}
+data=${2:-$here/../../data}
 budget=0.2
 files=$(for f in "$data"/*.tsv; do
-  case $(basename "$f") in gpus.tsv) ;; *) grep -qE '^(tokens|rows|bytes)	' "$f" && echo "$f" ;; esac
+  # one table per file: the h200_gemm_shape_* archives hold several paths' tables one after
+  # another (tools/device/run_h200.sh) and are not inputs of `fit`
+  case $(basename "$f") in gpus.tsv) ;; *) grep -qE '^(tokens|rows|bytes)	' "$f" && [ "$(grep -c '^#@ gpu:' "$f")" -le 1 ] && echo "$f" ;; esac
 done)
 [ -n "$files" ] || { echo "no bundled data found in $data"; exit 1; }
 echo "files:"; for f in $files; do echo "  $f"; done
