@@ -25,7 +25,8 @@ fi
 {
   grep -rhoE 'getenv\("[A-Za-z_0-9]+"\)' "$top_srcdir/src" "$top_srcdir/model" "$top_srcdir/kernels" | sed 's/getenv("//; s/")//'
   grep -hoE '^ *\{"TPS_W8_[A-Z_0-9]+"' "$top_srcdir/kernels/gemm/w8quant.c" | sed 's/.*{"//; s/"//'
-  for f in gather_world.c bench_gemm.cu; do
+  for f in gather/gather_world.c bench/bench_gemm.cu; do
+    [ -f "$top_srcdir/kernels/$f" ] || echo "NO-SUCH-FILE-kernels/$f"
     awk '/(vars|envs)\[\] = \{/ { f = 1 } f { print } f && /\};/ { f = 0 }' "$top_srcdir/kernels/$f" |
       grep -oE '"[A-Z][A-Z_0-9]+"' | tr -d '"'
   done
