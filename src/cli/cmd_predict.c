@@ -362,11 +362,11 @@ static int write_thresholds(const answer *a, const char *path, tps_err *e) {
 static int analyze(answer *a, const tps_cmdopt_values *v) {
   tps_unc_opts uo = {(int)v->samples, (unsigned long)v->seed, TPS_INTERVAL_LEVEL};
   a->level = uo.level;
-  if (tps_pred_analyze(&a->p, a->tmax, &uo, &a->cx, &a->iv) != TPS_OK ||
-      tps_pred_sensitivity(&a->p, a->tmax, a->sens, &a->ns) != TPS_OK)
-    return -1;
+  int st = tps_pred_analyze(&a->p, a->tmax, &uo, &a->cx, &a->iv);
+  if (st == TPS_OK) st = tps_pred_sensitivity(&a->p, a->tmax, a->sens, &a->ns);
+  if (st != TPS_OK) return st;
   a->threshold = tps_threshold(a->cx.breakeven, a->rounding);
-  if (tps_doubt_eval(a->ref, a->scaling, a->gpu, (int)a->tp, a->path, &v->po, a->tmax, &a->doubt) != TPS_OK) return -1;
+  if ((st = tps_doubt_eval(a->ref, a->scaling, a->gpu, (int)a->tp, a->path, &v->po, a->tmax, &a->doubt)) != TPS_OK) return st;
   if (!isnan(a->iv.lo)) tps_doubt_widen(&a->doubt, &a->iv.lo, &a->iv.hi);
   tps_doubt_describe(&a->doubt, a->gpu, a->doubt_line, sizeof a->doubt_line);
   a->inv_link = a->inv_gemm = a->from_link = a->from_gemm = NAN;
@@ -482,8 +482,13 @@ int cmd_predict(int argc, char **argv) {
     tps_partset_mark(ref.parts, &a->use, a->backend, (int)a->tp, tps_pred_custom_possible(&a->p));
   if (st == TPS_NA) { tps_die_msg("%s on %s at TP %ld: n/a: %s", a->path->name, a->gpu->name, a->tp, a->p.why); goto done; }
   if (st != TPS_OK) { tps_die_msg("impossible configuration (%s, TP %ld, %s)", a->gpu->name, a->tp, a->path->name); goto done; }
-  if (analyze(a, &v) != 0) {
-    tps_die_msg("the model gives no usable values for %s TP %ld %s", a->gpu->name, a->tp, a->path->name);
+  if ((st = analyze(a, &v)) != 0) {
+    if (st == TPS_EINVAL) /* a part's time is not finite somewhere on 1..tmax (e.g. TP 1 past its gather's range) */
+      tps_die_msg("%s TP %ld %s: a part has no finite time at some T of 1..%ld (outside what it was measured or fitted "
+                  "on): ask fewer --tokens", a->gpu->name, a->tp, a->path->name, a->tmax);
+    else
+      tps_die_msg("the model gives no usable values for %s TP %ld %s: %s", a->gpu->name, a->tp, a->path->name,
+                  tps_strstatus(st));
     rc = TPS_EXIT_FAIL;
     goto done;
   }

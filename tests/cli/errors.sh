@@ -165,6 +165,12 @@ if [ "$rc" -ne 0 ]; then
   expect_grep "no finite time at some T of 1\.\.--max-tokens .*a lower --max-tokens" "$tmp/err"
   expect_nogrep "invalid argument or impossible configuration" "$tmp/err"
 fi
+# the same in predict: what and what to do (was "the model gives no usable values")
+"$TPSPLIT" predict --gpu H100 --tp 1 --path dense-bf16 --tokens 20000 >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" -ne 0 ]; then
+  expect_grep "^tpsplit predict: H100-SXM TP 1 dense-bf16: a part has no finite time at some T of 1\.\.20000 .*: ask fewer --tokens\$" "$tmp/err"
+  one_line "predict --tp 1 --tokens 20000"
+fi
 
 # ---- invalid environment values are refused, one line, exit 2, by the commands that read them
 for ev in TPSPLIT_THREADS=abc TPSPLIT_THREADS=0 TPSPLIT_THREADS=65 TPSPLIT_THREADS=; do
