@@ -413,3 +413,27 @@ int ncclt_check_allgather(const char *path, run_t *R, const row_toks *rt, int le
   }
   return 0;
 }
+
+/* ------------------------------------------------------------------ the read options (table.h) */
+
+static tps_ncclt_opts ncclt_opts;
+
+void tps_table_set_ncclt_opts(const tps_ncclt_opts *o) {
+  if (o) ncclt_opts = *o;
+  else memset(&ncclt_opts, 0, sizeof ncclt_opts);
+}
+
+int tps_table_opt(const char *cmd, const char *name, const char *arg) {
+  long v;
+  if (strcmp(name, "run") == 0) {
+    if (tps_opt_long(cmd, "run", arg, 1, 1000, "the run of an nccl-tests log holding several, in file order", &v)) return -1;
+    ncclt_opts.run = (int)v;
+  } else {
+    if (tps_opt_long(cmd, "ranks", arg, 1, 65536, "the ranks of an nccl-tests table pasted without its Rank lines", &v))
+      return -1;
+    ncclt_opts.ranks = (int)v;
+  }
+  return 0;
+}
+
+const tps_ncclt_opts *tps_table_ncclt_opts(void) { return &ncclt_opts; }
