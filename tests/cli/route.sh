@@ -44,17 +44,19 @@ if command -v gdb >/dev/null 2>&1 && [ -z "${ROUTE_MAX:-}" ]; then
   } >"$tmp/gdb.cmd"
   timeout 300 gdb -q -batch -x "$tmp/gdb.cmd" --args "$TPSPLIT" predict --gpu H20 --tp 8 --path dense-bf16 \
     --gather "nccl=$top_srcdir/tests/data/ncclt/current.txt" >"$tmp/gdb.out" 2>&1
+  top='s#^\(.*/\)\{0,1\}\(\(src\|model\)/.*\)$#\2#p' # a source file from the top of the tree, as the build named it
   if grep -q '^#0 ' "$tmp/gdb.out"; then
     sed -n 's/^#[0-9]* *\(0x[0-9a-f]* in \)\{0,1\}\([a-z_][a-z0-9_]*\) .*/\2/p' "$tmp/gdb.out" | sort -u >"$tmp/hit"
     # where each was reached: the file of its row
     sed -n 's/^#0 *\(0x[0-9a-f]* in \)\{0,1\}\([a-z_][a-z0-9_]*\) .* at \(.*\):[0-9]*$/\2 \3/p' "$tmp/gdb.out" |
       while read -r fn at; do
-        grep "	$fn\$" "$tmp/fns" | cut -f1 | tr ' ' '\n' | grep -qx "${at#../}" && ok || fail "route table: $fn was reached in $at, not in its row's file"
+        rel=$(echo "$at" | sed -n "$top")
+        grep "	$fn\$" "$tmp/fns" | cut -f1 | tr ' ' '\n' | grep -qx "$rel" && ok || fail "route table: $fn was reached in $at, not in its row's file"
       done
     cut -f2 "$tmp/fns" | sort -u >"$tmp/want"
     missed=$(comm -23 "$tmp/want" "$tmp/hit" | paste -sd' ' -)
     [ -z "$missed" ] && ok || fail "route table: never reached on the real call path: $missed"
-    grep '^#[0-9]' "$tmp/gdb.out" | sed -n 's/.* at \(.*\):[0-9]*$/\1/p' | sed -n 's#^.*/\(\(src\|model\)/.*\)$#\1#p' |
+    grep '^#[0-9]' "$tmp/gdb.out" | sed -n 's/.* at \(.*\):[0-9]*$/\1/p' | sed -n "$top" |
       sort -u | grep -vx 'src/cli/main.c' >"$tmp/stack"
     extra=$(comm -23 "$tmp/stack" "$tmp/files" | paste -sd' ' -)
     [ -z "$extra" ] && ok || fail "files on the real call path that the route table leaves out: $extra"

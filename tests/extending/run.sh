@@ -203,6 +203,15 @@ export TPSPLIT_DATADIR="$t/data"
   fail "predict on the benchmarkable dummy path: $(head -c 300 "$tmp/err") $(head -n 3 "$tmp/out")"
 ./tpsplit bench gemm --help 2>&1 | tr -s ' \n' '  ' | grep -q 'dummy-bench' && ok "bench gemm --help lists the benchmarkable path" ||
   fail "bench gemm --help does not list dummy-bench"
+# the benchmarkable path's kernels file compiles against the generated ids, where nvcc is found (the
+# build above is without CUDA)
+if command -v nvcc >/dev/null 2>&1; then
+  nvcc -std=c++17 -I. -DHAVE_CONFIG_H -c -o "$tmp/gemm_dummy_bench.o" kernels/gemm/gemm_dummy_bench.cu >"$tmp/nvcc.log" 2>&1 &&
+    ok "nvcc compiles kernels/gemm/gemm_dummy_bench.cu (TPS_PATH_DUMMY_BENCH from MODEL_PATHS)" ||
+    fail "nvcc kernels/gemm/gemm_dummy_bench.cu: $(grep -m2 error "$tmp/nvcc.log")"
+else
+  echo "skip: no nvcc, kernels/gemm/gemm_dummy_bench.cu not compiled"
+fi
 ./tpsplit bench gemm --help 2>&1 | tr -s ' \n' '  ' | grep -q 'dummy-path' && fail "bench gemm --help lists the predictable-only dummy-path" ||
   ok "bench gemm --help leaves the predictable-only path out"
 printf 'DUMMYFMT DUMMY-G1 dense-bf16 5120 1792\n1,11.5\n64,12.0\n1024,30.0\n16384,420.0\n' >"$tmp/dummy.fmt"
