@@ -3,7 +3,7 @@
  * A path fixes how many bytes a weight element costs, which tensor peak bounds its
  * compute, its tiling, and the efficiency priors used when no measurement of that path
  * exists (spec-only predictions).  The priors and their sources are documented in
- * path.c next to each value. */
+ * each path's file next to each value (model/core/paths/README). */
 #ifndef TPS_MODEL_PATH_H
 #define TPS_MODEL_PATH_H
 #ifdef __cplusplus
@@ -11,15 +11,14 @@ extern "C" {
 #endif
 
 /* The one list of kernel paths: every name list, option check and message derives from
- * tps_paths[] (ids index it).  Adding a path: a row here (path.c) and, when benchable, its
- * tps_gemm_ops in kernels/ (doc/extending.md). */
+ * tps_paths[] (ids index it).  A path is a file of its own, model/core/paths/<name>.c, and a
+ * line of MODEL_PATHS (Makefile.am), from which the build writes model/core/paths.def:
+ * TPS_PATH(<name>, <NAME>) per path, in the list's order; its id is TPS_PATH_<NAME>.  When
+ * benchable, its tps_gemm_ops in kernels/gemm/gemm_<name>.cu (doc/extending.md). */
 typedef enum {
-  TPS_PATH_MARLIN_W8A16 = 0, /* vLLM's Marlin W8A16 of the seed PR (model only) */
-  TPS_PATH_DENSE_BF16,       /* cuBLASLt bf16 */
-  TPS_PATH_NATIVE_FP8,       /* cuBLASLt FP8 per-tensor */
-  TPS_PATH_W8A16,            /* our W8A16 kernels (kernels/gemm_w8a16*.cu) */
-  TPS_PATH_W8A16_REF,        /* our one-thread-per-output reference W8A16 kernel (bench only) */
-  TPS_PATH_FP8_BLOCK,        /* cuBLASLt FP8 with 1x128 / 128x128 block scales (bench only) */
+#define TPS_PATH(name, NAME) TPS_PATH_##NAME,
+#include "model/core/paths.def"
+#undef TPS_PATH
   TPS_NPATHS
 } tps_path_id;
 
@@ -79,12 +78,10 @@ typedef struct tps_path {
   double reduce_us;        /* prior: cost of one serial reduction step of a 16-row block, us */
 } tps_path;
 
-extern const tps_path tps_path_marlin_w8a16;
-extern const tps_path tps_path_dense_bf16;
-extern const tps_path tps_path_native_fp8;
-extern const tps_path tps_path_w8a16;
-extern const tps_path tps_path_w8a16_ref;
-extern const tps_path tps_path_fp8_block;
+/* One object per path, tps_path_<name> (model/core/paths/<name>.c). */
+#define TPS_PATH(name, NAME) extern const tps_path tps_path_##name;
+#include "model/core/paths.def"
+#undef TPS_PATH
 /* All paths, indexed by id, NULL-terminated (tps_paths[TPS_NPATHS] == NULL). */
 extern const tps_path *const tps_paths[];
 

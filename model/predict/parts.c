@@ -225,7 +225,7 @@ int tps_part_covers(const tps_part *p, double xlo, double xhi) {
   return xlo >= tps_mcurve_xlo(p->meas) * (1 - 1e-12) && xhi <= tps_mcurve_xhi(p->meas) * (1 + 1e-12);
 }
 
-/* A gemm.h model on 1..tmax through the launch structure of gemmgrid.c (a model call per
+/* A gemm.h model on 1..tmax through the launch structure of the token grid (crossover.c) (a model call per
  * distinct launch instead of per m: Marlin's model costs ~1.4 us a call); 0 when done. */
 static int tabulate_gemm_model(const tps_part *p, long tmax, double *t) {
   tps_pred q;

@@ -1,4 +1,4 @@
-/* pred_impl.h: what the prediction modules (predict.c, gemmgrid.c, crossover.c,
+/* pred_impl.h: what the prediction modules (predict.c, crossover.c,
  * uncertainty.c, sensitivity.c) share among themselves; not part of the API. */
 #ifndef TPS_PRED_IMPL_H
 #define TPS_PRED_IMPL_H
@@ -58,7 +58,7 @@ typedef struct tps_gemmgrid {
   const tps_part *gat_parts[TPS_NGATHERS];
   int gat_ok;
 } tps_gemmgrid;
-/* gemmgrid.c: the structure of p's launches on 1..tmax (NULL when out of memory). */
+/* crossover.c: the structure of p's launches on 1..tmax (NULL when out of memory). */
 tps_gemmgrid *tps_gemmgrid_build(const tps_pred *p, long tmax);
 /* Bind to the models of p (a copy of the context it was built for, or a draw of it): the
  * GEMM on the whole grid, its prefix maxima and suffix minima, when table is asked or the

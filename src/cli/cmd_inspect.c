@@ -274,7 +274,7 @@ static int inspect_aic(char *const *files, int nfiles, int json, const char *out
   return tps_aic_inspect(files, nfiles, json);
 }
 
-/* --run N / --ranks N of nccl-tests logs: checked here, then handed to table.c. */
+/* --run N / --ranks N of nccl-tests logs: checked here, then handed to the reader (src/io/ncclt_rows.c). */
 static int parse_count(const char *name, long max, const char *arg, char *why, size_t whysz) {
   long v;
   if (tps_parse_long(arg, &v) != 0 || v < 1 || v > max) {

@@ -138,7 +138,7 @@ static inline void fmt_bytes(char *b, size_t n, double x) {
   else snprintf(b, n, "%.0f B", x);
 }
 
-/* AIConfigurator's dtype of a path that predictions take, and back (model/core/path.c). */
+/* AIConfigurator's dtype of a path that predictions take, and back (model/core/paths/). */
 static inline int path_dtype(const tps_path *p, char *dt, size_t n) {
   if ((p->flags & TPS_PATH_F_MODEL) && p->aic_dtype && p->aic_dtype[0]) { cpy(dt, n, p->aic_dtype); return 0; }
   return -1;

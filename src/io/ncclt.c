@@ -12,7 +12,7 @@
  *     the rank count, check sizes and printed bandwidths, and name the collective when the
  *     signs say it is not an all-gather.
  * Every integer is range-checked on the string before any arithmetic.  Pass 3's rank count
- * and checks are ncclt_ranks.c; -J JSON files ncclt_json.c. */
+ * and checks are ncclt_rows.c too; -J JSON files ncclt_json.c. */
 #include "config.h"
 #include "src/io/ncclt.h"
 #include "src/io/ncclt_int.h"

@@ -1,5 +1,5 @@
 /* ncclt_int.h: what the nccl-tests log reader's files share (internal to src/io): ncclt.c (the
- * text log: clean lines, runs, rows), ncclt_ranks.c (the rank count, the bandwidth
+ * text log: clean lines, runs, rows), ncclt_rows.c (one row; the rank count, the bandwidth
  * conventions, the collective the rows point to), ncclt_json.c (-J JSON files). */
 #ifndef TPS_NCCLT_INT_H
 #define TPS_NCCLT_INT_H

@@ -14,7 +14,9 @@
  * sorted by strictly increasing key (tokens | rows | (ranks, bytes)), and for split
  * tables with a known tp, rows_per_rank == ceil(tokens / tp).
  * CRLF line ends are rejected (one message saying so), not silently accepted: a file
- * that went through a Windows editor should be converted once with dos2unix. */
+ * that went through a Windows editor should be converted once with dos2unix.
+ * (The record tps_table, its helpers and the text lines every reader starts from are the
+ * loader's, src/io/measure.c; the nccl-tests read options are src/io/ncclt_rows.c's.) */
 #include "config.h"
 #include "src/io/table.h"
 #include <ctype.h>
@@ -27,155 +29,6 @@
 #include "src/io/measure.h"
 #include "src/io/ncclt.h"
 #include "src/base/util.h"
-
-const char *const tps_table_kind_names[4] = {"", "split", "gemm", "allgather"};
-
-/* ------------------------------------------------------------------ text files */
-
-void tps_text_free(tps_text *tx) {
-  free(tx->line);
-  free(tx->block);
-  free(tx->path);
-  memset(tx, 0, sizeof *tx);
-}
-
-int tps_text_check_utf8(const char *path, long line, const char *s, tps_err *e) {
-  size_t n = strlen(s), bad = tps_utf8_check(s, n);
-  if (bad == n) return 0;
-  return tps_err_set(e, path, line,
-                     "invalid UTF-8 (byte 0x%02x in column %zu): tpsplit reads UTF-8 text (a Latin-1 file? "
-                     "convert it with iconv -f latin1 -t utf-8)",
-                     (unsigned char)s[bad], bad + 1);
-}
-
-int tps_text_check_end(const tps_text *tx, tps_err *e) {
-  if (!tx->unterminated) return 0;
-  return tps_err_set(e, tx->path, (long)tx->n,
-                     "no newline at the end of the file: the last line may be cut short (a copy or a run that "
-                     "stopped?); every line must end with a newline");
-}
-
-/* The lines of block (len bytes + 1, malloc'ed: tx owns it from here, also on error). */
-static int text_take(const char *path, char *block, size_t len, int flags, tps_text *tx, tps_err *e) {
-  memset(tx, 0, sizeof *tx);
-  tx->block = block;
-  if (!(tx->path = strdup(path))) { tps_text_free(tx); return tps_err_oom(e, "reading %s", path); }
-  size_t nlines = 0;
-  for (size_t k = 0; k < len; k++) nlines += block[k] == '\n';
-  if (len > 0 && block[len - 1] != '\n') { nlines++; tx->unterminated = 1; }
-  tx->line = malloc((nlines ? nlines : 1) * sizeof *tx->line);
-  if (!tx->line) { tps_text_free(tx); return tps_err_oom(e, "reading %s", path); }
-  tx->block[len] = '\0';
-  int rc = 0;
-  size_t pos = 0;
-  long ln = 0;
-  while (pos < len && !rc) {
-    ln++;
-    char *buf = tx->block + pos;
-    char *nl = memchr(buf, '\n', len - pos);
-    size_t n = nl ? (size_t)(nl - buf) : len - pos;
-    pos += n + (nl ? 1 : 0);
-    if (nl) *nl = '\0';
-    if (memchr(buf, '\0', n)) { rc = tps_err_set(e, path, ln, "binary file (NUL byte), not a measurement file"); break; }
-    if (n > 0 && buf[n - 1] == '\r') {
-      rc = tps_err_set(e, path, ln, "CRLF line ends (DOS/Windows text); convert with dos2unix");
-      break;
-    }
-    if (n > TPS_TEXT_MAX_LINE) {
-      rc = tps_err_set(e, path, ln, "line of %zu bytes, longer than the limit of %d", n, TPS_TEXT_MAX_LINE);
-      break;
-    }
-    for (size_t k = 0; k < n; k++) {
-      unsigned char c = (unsigned char)buf[k];
-      if ((c < 0x20 && c != '\t') || c == 0x7f) {
-        rc = tps_err_set(e, path, ln, "binary file (control character 0x%02x in column %zu), not a measurement file",
-                         c, k + 1);
-        break;
-      }
-    }
-    if (rc) break;
-    if (ln == 1 && n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) buf += 3; /* UTF-8 byte order mark */
-    if (!(flags & TPS_TEXT_ANY_BYTES) && tps_text_check_utf8(path, ln, buf, e)) { rc = -1; break; }
-    tx->line[tx->n++] = buf;
-  }
-  if (rc) tps_text_free(tx);
-  return rc;
-}
-
-int tps_text_from_buf(const char *path, const char *data, size_t len, int flags, tps_text *tx, tps_err *e) {
-  memset(tx, 0, sizeof *tx);
-  char *block = malloc(len + 1);
-  if (!block) return tps_err_oom(e, "reading %s", path);
-  memcpy(block, data, len);
-  return text_take(path, block, len, flags, tx, e);
-}
-
-int tps_text_read(const char *path, tps_text *tx, tps_err *e) {
-  memset(tx, 0, sizeof *tx);
-  tps_buf b;
-  if (tps_buf_read(path, &b, e)) return -1;
-  return text_take(path, b.data, b.len, 0, tx, e); /* the bytes read become the lines: no copy */
-}
-
-int tps_split_tabs(char *line, char **f, int maxf) {
-  int n = 0;
-  char *p = line;
-  for (;;) {
-    char *tab = strchr(p, '\t');
-    if (n == maxf) return maxf + 1;
-    f[n++] = p;
-    if (!tab) break;
-    *tab = '\0';
-    p = tab + 1;
-  }
-  return n;
-}
-
-/* ------------------------------------------------------------------ tables */
-
-void tps_table_free(tps_table *t) {
-  free(t->path);
-  for (size_t i = 0; i < t->nprov; i++) free(t->prov[i]);
-  free(t->prov);
-  free(t->tokens); free(t->rows_per_rank); free(t->replicated_us); free(t->split_us);
-  free(t->rows); free(t->time_us); free(t->time_inplace_us); free(t->bytes);
-  free(t->line); free(t->count);
-  for (size_t j = 0; j < t->nextra; j++) { free(t->extra_name[j]); free(t->extra[j]); }
-  free(t->extra_name); free(t->extra);
-  for (size_t j = 0; j < t->nmeta; j++) { free(t->meta_key[j]); free(t->meta_val[j]); }
-  free(t->meta_key); free(t->meta_val);
-  memset(t, 0, sizeof *t);
-}
-
-const double *tps_table_extra(const tps_table *t, const char *name) {
-  for (size_t j = 0; j < t->nextra; j++)
-    if (strcmp(t->extra_name[j], name) == 0) return t->extra[j];
-  return NULL;
-}
-
-const char *tps_table_meta(const tps_table *t, const char *key) {
-  for (size_t j = t->nmeta; j-- > 0;)
-    if (strcmp(t->meta_key[j], key) == 0) return t->meta_val[j];
-  return NULL;
-}
-
-static int push_str(char ***v, size_t *n, const char *s) {
-  char **nv = realloc(*v, (*n + 1) * sizeof *nv);
-  if (!nv) return -1;
-  *v = nv;
-  if (!(nv[*n] = strdup(s))) return -1;
-  (*n)++;
-  return 0;
-}
-
-int tps_table_add_prov(tps_table *t, const char *line) { return push_str(&t->prov, &t->nprov, line); }
-
-int tps_table_add_meta(tps_table *t, const char *k, const char *v) {
-  if (push_str(&t->meta_key, &t->nmeta, k)) return -1;
-  size_t n = t->nmeta - 1;
-  if (push_str(&t->meta_val, &n, v)) return -1;
-  return 0;
-}
 
 /* Apply one '#@ key: value' line. */
 static int apply_meta(tps_table *t, long ln, const char *k, const char *v, tps_err *e) {
@@ -344,7 +197,7 @@ static int parse_header(tps_table *t, long ln, char *s, header_t *h, tps_err *e)
     if (used) continue;
     h->role[i] = -1;
     h->xidx[i] = (int)t->nextra;
-    if (push_str(&t->extra_name, &t->nextra, h->name[i])) return tps_err_oom(e, "reading %s", t->path);
+    if (tps_strv_push(&t->extra_name, &t->nextra, h->name[i])) return tps_err_oom(e, "reading %s", t->path);
   }
   return 0;
 }
@@ -470,7 +323,7 @@ static int read_tsv(const tps_text *tx, tps_table *t, tps_err *e) {
     if (s[0] == '#') {
       const char *p = s + 1;
       if (*p == ' ') p++;
-      if (push_str(&t->prov, &t->nprov, p)) rc = tps_err_oom(e, "reading %s", t->path);
+      if (tps_strv_push(&t->prov, &t->nprov, p)) rc = tps_err_oom(e, "reading %s", t->path);
       continue;
     }
     if (s[strspn(s, " \t")] == '\0') continue;
@@ -503,33 +356,6 @@ static int read_tsv(const tps_text *tx, tps_table *t, tps_err *e) {
   if (!rc && t->kind == TPS_TABLE_ALLGATHER) t->ranks = (int)ranks_col[0];
   free(ranks_col);
   return rc;
-}
-
-static tps_ncclt_opts ncclt_opts;
-
-void tps_table_set_ncclt_opts(const tps_ncclt_opts *o) {
-  if (o) ncclt_opts = *o;
-  else memset(&ncclt_opts, 0, sizeof ncclt_opts);
-}
-
-int tps_table_opt(const char *cmd, const char *name, const char *arg) {
-  long v;
-  if (strcmp(name, "run") == 0) {
-    if (tps_opt_long(cmd, "run", arg, 1, 1000, "the run of an nccl-tests log holding several, in file order", &v)) return -1;
-    ncclt_opts.run = (int)v;
-  } else {
-    if (tps_opt_long(cmd, "ranks", arg, 1, 65536, "the ranks of an nccl-tests table pasted without its Rank lines", &v))
-      return -1;
-    ncclt_opts.ranks = (int)v;
-  }
-  return 0;
-}
-
-const tps_ncclt_opts *tps_table_ncclt_opts(void) { return &ncclt_opts; }
-
-void tps_table_init(tps_table *t) {
-  memset(t, 0, sizeof *t);
-  t->gather_cap_bytes = tps_gather_cap_default();
 }
 
 /* ------------------------------------------------------------------ the loader's last format

@@ -69,7 +69,7 @@ typedef struct {
   double *time_inplace_us; /* nccl-tests: in-place time (NaN when absent) */
   double *bytes;           /* all-gather: whole gathered buffer, bytes */
   long *line;              /* source line of each row (for errors downstream) */
-  /* Added by the io area (src/io/table.c): */
+  /* Added by the io area (the readers of src/io): */
   char type[16];           /* nccl-tests logs: element type ("bfloat16"); "" otherwise */
   char source[16];         /* "tsv" or "nccl-tests" */
   char log_gather[16];     /* nccl-tests layout logs of tpsplit bench allgather: the backend their
@@ -100,7 +100,8 @@ typedef struct {
   int run;
   int ranks;
 } tps_ncclt_opts;
-/* Set the choices for every later tps_table_read in this process (NULL: back to 0, 0). */
+/* Set the choices for every later tps_table_read in this process (NULL: back to 0, 0);
+ * src/io/ncclt_rows.c. */
 void tps_table_set_ncclt_opts(const tps_ncclt_opts *o);
 /* Command-line forms: `--run N` (1..1000) and `--ranks N` (1..65536), for the commands that
  * read logs: tps_table_opt("run"|"ranks", optarg) sets it; 0 or -1 after printing one line. */
@@ -123,8 +124,11 @@ int tps_table_read(const char *path, tps_table *t, tps_err *e);
 int tps_table_read_mem(const char *path, const char *data, size_t len, tps_table *t, tps_err *e);
 void tps_table_free(tps_table *t);
 
-/* ---- added by the io area ---- */
+/* ---- added by the io area (the record's helpers, with tps_table_init and tps_table_free:
+ * src/io/measure.c) ---- */
 
+/* Append a copy of s to the string vector *v of *n entries; 0, or -1 out of memory. */
+int tps_strv_push(char ***v, size_t *n, const char *s);
 /* Append a provenance line, a '#@' metadata pair (copies); 0, or -1 out of memory. */
 int tps_table_add_prov(tps_table *t, const char *line);
 int tps_table_add_meta(tps_table *t, const char *key, const char *val);

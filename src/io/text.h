@@ -1,7 +1,7 @@
 /* text.h: a text file read whole into lines, the first step of every reader (measurement
  * tables, nccl-tests logs, the GPU table, model descriptions, fit files).  Its own header so
  * that table.h and ncclt.h both depend on it and not on each other.  The functions are
- * implemented in src/table.c. */
+ * implemented in src/io/measure.c, the loader. */
 #ifndef TPS_TEXT_H
 #define TPS_TEXT_H
 #include <stddef.h>

@@ -75,10 +75,10 @@ expect_grep '^tpsplit \(tpsplit\) [0-9]+\.[0-9]+' "$tmp/out"
 # help is generated from the tables: paths, gathers and the cap derive from model/
 expect_rc 0 "$TPSPLIT" predict --help
 tr -s ' \n' '  ' < "$tmp/out" > "$tmp/flat"   # one line: the help wraps at 80 columns
-# the model paths, in the order of model/core/path.c's table (read from the source, not typed here)
+# the model paths, in the order of MODEL_PATHS (Makefile.am; read from the path files, not typed here)
 want=$(awk '/^const tps_path tps_path_/ { n = "" } /\.name = "/ { split($0, q, "\""); n = q[2] }
   /\.flags = .*TPS_PATH_F_MODEL/ { m = 1 } /^};/ { if (m && n != "") printf "%s%s", (k++ ? ", " : ""), n; m = 0 }' \
-  "$top_srcdir/model/core/path.c")
+  $(path_files))
 expect_grep "kernel path: $want \(default marlin-w8a16\)" "$tmp/flat"
 expect_grep 'gather backend: nccl = .*; custom = .*; auto = .*\(default auto\)' "$tmp/flat"
 expect_grep "cap of the custom gather, bytes \($(awk 'BEGIN { printf "default %d", 2 * 1024 * 1024 }')\)" "$tmp/flat"

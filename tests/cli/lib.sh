@@ -28,3 +28,9 @@ finish() {
   [ "$fails" -eq 0 ] || exit 1
   exit 0
 }
+# path_files: the files of the kernel paths (model/core/paths/<name>.c), in the order of the
+# one list MODEL_PATHS of Makefile.am (the order of tps_paths[] and of every output)
+path_files() {
+  awk '/^MODEL_PATHS = / { f = 1; next } f { for (i = 1; i <= NF; i++) if ($i ~ /\.c$/) print ENVIRON["top_srcdir"] "/" $i
+    if ($0 !~ /\\$/) exit }' "$top_srcdir/Makefile.am"
+}

@@ -162,10 +162,10 @@ rule=$(awk -F'\t' '/^# block/{b=$0} b~/break-even of curve 2/ && $1=="2"{print $
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path marlin-w8a16 --scaling pessimistic
 expect_grep "^break-even: $rule tokens" "$tmp/out"
 # crossover map: every bundled GPU (the rows of data/gpus.tsv) x TP 2, 4, 8, 16 x the
-# predictable paths (those with TPS_PATH_F_MODEL in model/core/path.c)
+# predictable paths (those with TPS_PATH_F_MODEL in model/core/paths/*.c)
 ngpu=$(awk -F'\t' '/^#/ || $1 == "name" || NF < 2 { next } { n++ } END { print n + 0 }' "$TPSPLIT_DATADIR/gpus.tsv")
 npath=$(awk '/^const tps_path tps_path_/ { m = 0 } /\.flags = .*TPS_PATH_F_MODEL/ { m = 1 } /^};/ { n += m; m = 0 }
-  END { print n + 0 }' "$top_srcdir/model/core/path.c")
+  END { print n + 0 }' $(path_files))
 want=$((ngpu * 4 * npath))
 n=$(awk -F'\t' '/^#/||/^col/||NF<10{next}{n++}END{print n+0}' "$tmp/d/crossover.dat")
 [ "$npath" -ge 4 ] && [ "$n" -eq "$want" ] && ok || fail "crossover cells: $n, want $want ($ngpu GPUs x 4 TP x $npath paths)"

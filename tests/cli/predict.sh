@@ -118,12 +118,12 @@ cp "$tmp/out" "$tmp/x.json"
 keys=$(json_keys cells "$tmp/x.json")
 # the keys of a cell: its numbers and where its two parts come from (gemm, gather)
 if [ "$keys" = '"breakeven_hi" "breakeven_lo" "breakeven_tokens" "gather" "gemm" "gpu" "path" "threshold_tokens" "tp" ' ]; then ok; else fail "cell keys: $keys"; fi
-# which cells are not applicable, from data/gpus.tsv and the paths of model/core/path.c (those
+# which cells are not applicable, from data/gpus.tsv and the paths of model/core/paths/*.c (those
 # with a model; each needs its min_cc, fp8_peak paths fp8 tensor cores): a GPU without CUDA
 # (cc 0.0) runs no path (today: A100 native-fp8 and the MI300X cells)
 awk '/^const tps_path tps_path_/ { n = ""; m = 0; cc = 0; f = 0 } /\.name = "/ { split($0, q, "\""); n = q[2] }
   /\.flags = .*TPS_PATH_F_MODEL/ { m = 1 } /\.min_cc = / { cc = $3 + 0 } /\.fp8_peak = 1/ { f = 1 }
-  /^};/ { if (m && n != "") print n, cc / 10, f }' "$top_srcdir/model/core/path.c" > "$tmp/paths"
+  /^};/ { if (m && n != "") print n, cc / 10, f }' $(path_files) > "$tmp/paths"
 gpu_cells() {  # LIST -> "N_NA N_COMPUTED" for the GPUs of LIST (names or aliases)
   awk -F'\t' -v list="$1" -v pf="$tmp/paths" '
     BEGIN { n = split(list, want, ","); while ((getline l < pf) > 0) { split(l, a, " "); np++; mcc[np] = a[2]; mf[np] = a[3] } }
@@ -133,7 +133,7 @@ gpu_cells() {  # LIST -> "N_NA N_COMPUTED" for the GPUs of LIST (names or aliase
         for (k = 1; k <= np; k++) { na += (cc == 0 || cc < mcc[k] || (mf[k] && fp8 <= 0)); all++ } }
     END { print na + 0, all - na }' "$TPSPLIT_DATADIR/gpus.tsv"
 }
-[ "$(wc -l < "$tmp/paths")" -ge 4 ] && ok || fail "model paths read from model/core/path.c: $(cat "$tmp/paths")"
+[ "$(wc -l < "$tmp/paths")" -ge 4 ] && ok || fail "model paths read from model/core/paths/*.c: $(cat "$tmp/paths")"
 set -- $(gpu_cells H20,A100,MI300X)
 n_na=$(awk '/"not_applicable": \[/ { f = 1 } f && /"reason":/ { n++ } END { print n + 0 }' "$tmp/x.json")
 expect_near "$n_na" "$1" 0 "n/a cells"

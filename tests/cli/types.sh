@@ -5,7 +5,7 @@
 #   - compare a path or backend id with one of the ids (==, !=, case, or a ternary choosing
 #     an id: `x == TPS_PATH_W8A16`, `b != TPS_GATHER_NCCL`, `case TPS_GATHER_AUTO:`),
 #   - name a backend id at all (TPS_GATHER_NCCL, _CUSTOM, _AUTO, ...; the ids are read from
-#     model/core/backend.h and path.h, so a new one is checked as well): code asks the row's fields
+#     model/core/backend.h and MODEL_PATHS of Makefile.am, so a new one is checked as well): code asks the row's fields
 #     and functions (tps_gather_is_rule, _is_capped, _fallback, _pick, _refuses, ...),
 #   - write the backend count as a number (`[3]` arrays of backends, `{NULL, NULL, NULL}`,
 #     `b < 3`) or the custom gather's cap (2 MiB) again.
@@ -24,11 +24,13 @@ ALLOW='model/latency/xgather.c	#define SYMM_REF_BYTES (2.0 * 1024 * 1024)'
 fail=0
 files=$(find src model kernels -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' | sort)
 [ -n "$files" ] || { echo "FAIL: no sources under src/, model/, kernels/"; exit 1; }
-own='^(model/core/path\.[ch]|model/core/backend\.[ch])$'
-# the ids, read from the one list of each type (a new path or backend is checked with no edit here)
-pids=$(sed -n 's/^ *\(TPS_PATH_[A-Z0-9_]*\) *[=,].*/\1/p' model/core/path.h | grep -v '^TPS_PATH_F_\|^TPS_PATH_MODEL_' | paste -sd'|' -)
+own='^(model/core/path\.[ch]|model/core/paths/[a-z0-9_]+\.c|model/core/backend\.[ch])$'
+# the ids, read from the one list of each type (a new path or backend is checked with no edit here):
+# a path's id is TPS_PATH_ and its file's name in capitals (MODEL_PATHS, Makefile.am)
+pids=$(awk '/^MODEL_PATHS = / { f = 1; next } f { for (i = 1; i <= NF; i++) if ($i ~ /\.c$/) { n = $i; sub(/.*\//, "", n)
+  sub(/\.c$/, "", n); print "TPS_PATH_" toupper(n) } if ($0 !~ /\\$/) exit }' Makefile.am | paste -sd'|' -)
 gids=$(sed -n 's/^ *\(TPS_GATHER_[A-Z0-9_]*\) *[=,].*/\1/p' model/core/backend.h | grep -v '^TPS_GATHER_TERM_' | paste -sd'|' -)
-case "$pids" in *TPS_PATH_W8A16*) ;; *) echo "FAIL: no path ids read from model/core/path.h: '$pids'"; fail=1;; esac
+case "$pids" in *TPS_PATH_W8A16*) ;; *) echo "FAIL: no path ids read from MODEL_PATHS (Makefile.am): '$pids'"; fail=1;; esac
 case "$gids" in *TPS_GATHER_NCCL*) ;; *) echo "FAIL: no backend ids read from model/core/backend.h: '$gids'"; fail=1;; esac
 ids="($pids|$gids)"
 gidsx="($gids)"

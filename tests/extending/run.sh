@@ -2,11 +2,12 @@
 # tests/extending/run.sh: doc/extending.md executed (issue 26 item 6).  In a temporary copy of
 # the tracked tree (a git repository of its own, so `git status` counts what each recipe
 # touched) it follows the recipes as the doc writes them: a dummy GPU (one row), a kernel path
-# (predictable), a gather backend (its row, its kernels file, its Makefile.am line) and an input
+# (predictable: its file and MODEL_PATHS line), a benchmarkable one (also its kernels file, whose ops
+# refuse to run, and its KGEMM_SRC line), a gather backend (its row, its kernels file, its Makefile.am line) and an input
 # format (its reader file and registration line, plus its fuzz harness); then it builds the copy
 # without CUDA, runs `predict` on the dummy GPU, path and backend and `inspect` on a file of the
 # dummy format, and counts the files each recipe touched against the issue's targets: GPU 1,
-# format <= 2 (plus its fuzz harness), path <= 3, backend <= 5.
+# format <= 2 (plus its fuzz harness), path <= 3 (predictable 2, benchmarkable 3), backend <= 5.
 #   sh tests/extending/run.sh [SRCDIR]     (.ci/run runs it as its own step: it rebuilds the
 #                                            tree, ~4 min on 2 cores; not part of make check)
 # Exit 0 pass, 1 fail.
@@ -33,11 +34,6 @@ ins_before() {
   awk -v a="$2" -v s="$3" 'done == 0 && $0 ~ a { print s; done = 1 } { print } END { exit !done }' "$1" >"$1.new" &&
     mv "$1.new" "$1" || { fail "$1: no line matching '$2'"; return 1; }
 }
-# ins_after FILE ANCHOR_ERE TEXT
-ins_after() {
-  awk -v a="$2" -v s="$3" '{ print } done == 0 && $0 ~ a { print s; done = 1 } END { exit !done }' "$1" >"$1.new" &&
-    mv "$1.new" "$1" || { fail "$1: no line matching '$2'"; return 1; }
-}
 check_count() { # check_count WHAT N MAX
   if [ "$2" -le "$3" ]; then ok "$1: $2 file(s) touched (target <= $3)"; else fail "$1: $2 files touched, target <= $3"; fi
 }
@@ -49,12 +45,59 @@ row=$(awk -F'\t' -v OFS='\t' '$1 == "name" { for (i = 1; i <= NF; i++) c[$i] = i
 [ -n "$row" ] && printf '%s\n' "$row" >>data/gpus.tsv || fail "no H100-SXM row to copy"
 check_count "GPU" "$(touched gpu)" 1
 
+# add_path NAME FLAGS: doc/extending.md "A kernel path" steps 1 and 2: model/core/paths/NAME.c and
+# its line appended to MODEL_PATHS (the list's last line gets ' \', the new line follows it)
+add_path() {
+  up=$(echo "$1" | tr a-z A-Z); cli=$(echo "$1" | tr _ -)
+  cat >"model/core/paths/$1.c" <<CSRC
+/* $1.c: a made-up kernel path (tests/extending). */
+#include "model/core/path.h"
+
+const tps_path tps_path_$1 = {
+  .id = TPS_PATH_$up, .flags = $2, .name = "$cli", .aliases = "", .desc = "a made-up path (tests/extending)",
+  .weight_bytes = 1.5, .act_bytes = 2.0, .row_tile = 64, .col_tile = 128, .min_cc = 70, .compute_eff = 0.5,
+  .compute_eff_rsd = 0.2, .stream_eff = 0.8, .stream_eff_rsd = 0.1, .floor_us = 3.0, .source = "made up",
+  .model = TPS_PATH_MODEL_SPEC, .aic_dtype = "", .spec_note = "",
+};
+CSRC
+  awk -v l="	model/core/paths/$1.c" 'f == 1 && $0 !~ /\\$/ { print $0 " \\"; print l; f = 2; next }
+    /^MODEL_PATHS = / && f == 0 { f = 1 } { print } END { exit f != 2 }' Makefile.am >Makefile.am.new &&
+    mv Makefile.am.new Makefile.am || fail "Makefile.am: no MODEL_PATHS list"
+}
+# appended to the KGEMM_SRC list (doc/extending.md step 3): after its last line
+add_kgemm() {
+  awk -v l="$1" 'f == 1 && $0 !~ /\\$/ { print $0 " " l; f = 2; next }
+    /^KGEMM_SRC = / && f == 0 { f = 1; if ($0 !~ /\\$/) { print $0 " " l; f = 2; next } }
+    { print } END { exit f != 2 }' Makefile.am >Makefile.am.new && mv Makefile.am.new Makefile.am || fail "Makefile.am: no KGEMM_SRC list"
+}
+
 # ---- a kernel path, predictable (doc/extending.md, "A kernel path": steps 1 and 2)
-ins_before model/core/path.h '^  TPS_NPATHS' '  TPS_PATH_DUMMY,'
-ins_after model/core/path.h '^extern const tps_path tps_path_fp8_block;' 'extern const tps_path tps_path_dummy;'
-ins_before model/core/path.c '^const tps_path \*const tps_paths\[' 'const tps_path tps_path_dummy = {.id = TPS_PATH_DUMMY, .flags = TPS_PATH_F_MODEL, .name = "dummy-path", .aliases = "", .desc = "a made-up path (tests/extending)", .weight_bytes = 1.5, .act_bytes = 2.0, .row_tile = 64, .col_tile = 128, .min_cc = 70, .compute_eff = 0.5, .compute_eff_rsd = 0.2, .stream_eff = 0.8, .stream_eff_rsd = 0.1, .floor_us = 3.0, .source = "made up", .model = TPS_PATH_MODEL_SPEC, .aic_dtype = "", .spec_note = ""};'
-ins_before model/core/path.c '^ *\[TPS_NPATHS\] = NULL' '  [TPS_PATH_DUMMY] = &tps_path_dummy,'
-check_count "kernel path (predictable)" "$(touched path)" 3
+add_path dummy_path TPS_PATH_F_MODEL
+check_count "kernel path (predictable)" "$(touched path)" 2
+
+# ---- a kernel path, benchmarkable too (steps 1 to 3): its kernels file's ops refuse to run
+add_path dummy_bench 'TPS_PATH_F_MODEL | TPS_PATH_F_BENCH'
+cat >kernels/gemm/gemm_dummy_bench.cu <<'CU'
+/* gemm_dummy_bench.cu: a made-up kernel path (tests/extending): refuses every plan. */
+#include <stdio.h>
+#include "kernels/gemm/gemm_internal.h"
+static int dummy_upload(tps_gemm *g, const float *w) { (void)g, (void)w; fprintf(stderr, "dummy-bench: a made-up path\n"); return TPS_SKIP; }
+static int dummy_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, int parts) {
+  (void)g, (void)x, (void)y, (void)m, (void)s, (void)parts;
+  return TPS_SKIP;
+}
+static int dummy_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t *id) {
+  (void)g, (void)m;
+  snprintf(buf, bufsz, "dummy-bench: refuses to run");
+  *id = 0;
+  return TPS_OK;
+}
+static const tps_gemm_ops dummy_bench_ops = {.id = TPS_PATH_DUMMY_BENCH, .traits = {0, 1, 1e-2, -1}, .upload = dummy_upload,
+                                             .run = dummy_run, .config = dummy_config};
+TPS_GEMM_PATH_OPS(dummy_bench_ops);
+CU
+add_kgemm kernels/gemm/gemm_dummy_bench.cu
+check_count "kernel path (benchmarkable)" "$(touched path_bench)" 3
 
 # ---- a gather backend (doc/extending.md, "A gather backend": steps 1 to 4)
 ins_before model/core/backend.h '^  TPS_NGATHERS' '  TPS_GATHER_DUMMY,'
@@ -155,6 +198,22 @@ export TPSPLIT_DATADIR="$t/data"
   ok "predict --gpu DUMMY-G1 (existing path, auto gather)" || fail "predict DUMMY-G1: $(head -c 300 "$tmp/err")"
 ./tpsplit --help >/dev/null 2>&1 && ./tpsplit predict --help | grep -q 'dummy-path' && ok "--help lists the dummy path" ||
   fail "predict --help does not list dummy-path"
+./tpsplit predict --gpu DUMMY-G1 --tp 8 --path dummy-bench --gather nccl >"$tmp/out" 2>"$tmp/err" &&
+  grep -q '^# DUMMY-G1 TP8 dummy-bench, gather nccl' "$tmp/out" && ok "predict --path dummy-bench (the benchmarkable path)" ||
+  fail "predict on the benchmarkable dummy path: $(head -c 300 "$tmp/err") $(head -n 3 "$tmp/out")"
+./tpsplit bench gemm --help 2>&1 | tr -s ' \n' '  ' | grep -q 'dummy-bench' && ok "bench gemm --help lists the benchmarkable path" ||
+  fail "bench gemm --help does not list dummy-bench"
+# the benchmarkable path's kernels file compiles against the generated ids, where nvcc is found (the
+# build above is without CUDA)
+if command -v nvcc >/dev/null 2>&1; then
+  nvcc -std=c++17 -I. -DHAVE_CONFIG_H -c -o "$tmp/gemm_dummy_bench.o" kernels/gemm/gemm_dummy_bench.cu >"$tmp/nvcc.log" 2>&1 &&
+    ok "nvcc compiles kernels/gemm/gemm_dummy_bench.cu (TPS_PATH_DUMMY_BENCH from MODEL_PATHS)" ||
+    fail "nvcc kernels/gemm/gemm_dummy_bench.cu: $(grep -m2 error "$tmp/nvcc.log")"
+else
+  echo "skip: no nvcc, kernels/gemm/gemm_dummy_bench.cu not compiled"
+fi
+./tpsplit bench gemm --help 2>&1 | tr -s ' \n' '  ' | grep -q 'dummy-path' && fail "bench gemm --help lists the predictable-only dummy-path" ||
+  ok "bench gemm --help leaves the predictable-only path out"
 printf 'DUMMYFMT DUMMY-G1 dense-bf16 5120 1792\n1,11.5\n64,12.0\n1024,30.0\n16384,420.0\n' >"$tmp/dummy.fmt"
 ./tpsplit inspect "$tmp/dummy.fmt" >"$tmp/out" 2>"$tmp/err" && grep -q '1024' "$tmp/out" && ok "inspect reads the dummy format" ||
   fail "inspect of the dummy format: $(head -c 300 "$tmp/err") $(head -n 5 "$tmp/out")"
