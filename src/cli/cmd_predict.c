@@ -358,6 +358,16 @@ static int write_thresholds(const answer *a, const char *path, tps_err *e) {
   return rc;
 }
 
+/* Why the analyses failed, in one line. */
+static void analysis_failed(const answer *a, int st) {
+  if (st == TPS_EINVAL) /* a part's time is not finite somewhere on 1..tmax (e.g. TP 1 past its gather's range) */
+    tps_die_msg("%s TP %ld %s: a part has no finite time at some T of 1..%ld (outside what it was measured or fitted "
+                "on): ask fewer --tokens", a->gpu->name, a->tp, a->path->name, a->tmax);
+  else
+    tps_die_msg("the model gives no usable values for %s TP %ld %s: %s", a->gpu->name, a->tp, a->path->name,
+                tps_strstatus(st));
+}
+
 /* The analyses of a->p on 1..tmax: crossover, interval, sensitivity, inverse questions. */
 static int analyze(answer *a, const tps_cmdopt_values *v) {
   tps_unc_opts uo = {(int)v->samples, (unsigned long)v->seed, TPS_INTERVAL_LEVEL};
@@ -483,12 +493,7 @@ int cmd_predict(int argc, char **argv) {
   if (st == TPS_NA) { tps_die_msg("%s on %s at TP %ld: n/a: %s", a->path->name, a->gpu->name, a->tp, a->p.why); goto done; }
   if (st != TPS_OK) { tps_die_msg("impossible configuration (%s, TP %ld, %s)", a->gpu->name, a->tp, a->path->name); goto done; }
   if ((st = analyze(a, &v)) != 0) {
-    if (st == TPS_EINVAL) /* a part's time is not finite somewhere on 1..tmax (e.g. TP 1 past its gather's range) */
-      tps_die_msg("%s TP %ld %s: a part has no finite time at some T of 1..%ld (outside what it was measured or fitted "
-                  "on): ask fewer --tokens", a->gpu->name, a->tp, a->path->name, a->tmax);
-    else
-      tps_die_msg("the model gives no usable values for %s TP %ld %s: %s", a->gpu->name, a->tp, a->path->name,
-                  tps_strstatus(st));
+    analysis_failed(a, st);
     rc = TPS_EXIT_FAIL;
     goto done;
   }
