@@ -19,6 +19,8 @@
  *   for the measured break-even: the cost of one threshold when the break-even is right).
  * w8a16 (model/latency/xgemm.h, tps_xw8): our kernels on data/h200_gemm_w8a16.tsv, in sample and
  *   leaving one M out.
+ * Transfer accuracy (src/cli/loo_xfer.c, model/predict/xfer.h): the evidence hierarchy's answer
+ *   per held-out GPU (a measured sibling, else the folds above) against the model alone.
  * The data and the fits: src/cli/loo_data.h.  Everything is read before anything is printed;
  * output is deterministic (fixed starts, no random numbers). */
 #include "config.h"
@@ -426,7 +428,10 @@ static int parse_opts(int argc, char **argv, loo_run *r, const char **gpus, cons
              "decision at T = 1, 2, 4 .. 16384; then decision quality: what the predicted threshold\n"
              "costs on the measured parts, excess(T) = chosen(T) / min(split(T), replicated(T)) - 1,\n"
              "mean and worst over T = 1..16384 (8 points per octave), against the target mean <= 1%,\n"
-             "worst <= 10%.  Deterministic.  doc/loo.md holds the output.",
+             "worst <= 10%.  Transfer accuracy (--only transfer, doc/transfer.md): per held-out GPU, the\n"
+             "answer the tool gives with its measurements removed (a measured sibling where one is,\n"
+             "else the model) beside the model alone and copying the sibling, its 90% coverage, and\n"
+             "the issue 27 targets met or missed.  Deterministic.  doc/loo.md holds the output.",
     .common = TPS_OPT(TPS_OI_JSON) | TPS_OPT(TPS_OI_GPUS_FILE),
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
