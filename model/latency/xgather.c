@@ -175,10 +175,32 @@ int tps_xga_fit(tps_xga_model *m, const tps_xga_point *pts, size_t npts) {
   return st;
 }
 
+int tps_xga_same_fabric(const tps_gpu *a, const tps_gpu *b) {
+  return a && b && a != b && strcmp(a->name, b->name) != 0 && a->nvlink == b->nvlink && !strcmp(a->fabric, b->fabric) &&
+         a->links == b->links && a->links > 0 && a->nccl_link_gbps > 0 && a->nccl_link_gbps == b->nccl_link_gbps &&
+         a->link_gbps == b->link_gbps;
+}
+
+void tps_xga_fabric_weights(const tps_gpu *const *g, const int *use, int ns, double *w) {
+  for (int i = 0; i < ns; i++) {
+    int c = 1;
+    for (int j = 0; j < ns && use[i]; j++) c += j != i && use[j] && tps_xga_same_fabric(g[i], g[j]);
+    w[i] = use[i] ? 1.0 / c : 0.0;
+  }
+}
+
 int tps_xga_fit_except(tps_xga_model *m, const tps_xga_set *s, int ns, int skip, int pcie) {
   size_t n = 0;
-  for (int i = 0; i < ns; i++)
-    if (i != skip && (s[i].gpu->nvlink == 0) == pcie) n += s[i].n;
+  const tps_gpu *g[64] = {0};
+  int use[64] = {0};
+  double w[64];
+  if (ns > 64) return TPS_EINVAL;
+  for (int i = 0; i < ns; i++) {
+    g[i] = s[i].gpu;
+    use[i] = i != skip && (s[i].gpu->nvlink == 0) == pcie;
+    if (use[i]) n += s[i].n;
+  }
+  tps_xga_fabric_weights(g, use, ns, w);
   tps_xga_prior(m, pcie);
   if (!n) return TPS_ETOOFEW;
   tps_xga_point *p = calloc(n, sizeof *p);
@@ -188,7 +210,7 @@ int tps_xga_fit_except(tps_xga_model *m, const tps_xga_set *s, int ns, int skip,
     if (i == skip || (s[i].gpu->nvlink == 0) != pcie) continue;
     for (size_t j = 0; j < s[i].n; j++) {
       p[k] = s[i].p[j];
-      p[k++].weight = 1.0 / (double)s[i].n;
+      p[k++].weight = w[i] / (double)s[i].n;
     }
   }
   int st = tps_xga_fit(m, p, k);

@@ -91,8 +91,20 @@ typedef struct {
   const tps_xga_point *p;
   size_t n;
 } tps_xga_set;
+/* 1 when GPUs a and b (distinct) share a scale-up fabric for NCCL: both NVLink or both PCIe,
+ * the same fabric family, link count (> 0), NCCL per-link and per-direction bandwidths: the
+ * same bus bandwidth B (H100 and H200: their measured gathers differ by 2-5%).  The gather
+ * siblings of model/predict/resolve.h. */
+int tps_xga_same_fabric(const tps_gpu *a, const tps_gpu *b);
+/* The weight of each of ns GPUs g[i] in a fit (use[i] 0: not in it, weight 0): every fabric
+ * weighs 1, shared evenly among its GPUs in the fit (tps_xga_same_fabric; a GPU with no
+ * fabric sibling is a fabric of its own).  H100 and H200 are one NVLink4 fabric measured
+ * twice: counting each as a GPU of its own pulls the fit to NVLink4 and away from the
+ * other generations (doc/transfer.md: the held-out A100 and B200 medians). */
+void tps_xga_fabric_weights(const tps_gpu *const *g, const int *use, int ns, double *w);
 /* Fit m from the priors of its fabric (pcie) to the points of every set but skip (-1: none)
- * whose GPU is of that fabric, each set weighing 1 in all (each point 1 / the set's points).
+ * whose GPU is of that fabric, each fabric weighing 1 in all (tps_xga_fabric_weights; each
+ * point its set's weight / the set's points).
  * TPS_ETOOFEW (no point), TPS_ENOMEM, or tps_xga_fit's status. */
 int tps_xga_fit_except(tps_xga_model *m, const tps_xga_set *s, int ns, int skip, int pcie);
 

@@ -214,11 +214,7 @@ int tps_resolve_gemm_sibling(const tps_gpu *sib, const tps_gpu *tgt) {
   return sib->cc_major > 0 && sib->cc_major == tgt->cc_major;
 }
 
-int tps_resolve_gather_sibling(const tps_gpu *sib, const tps_gpu *tgt) {
-  return sib && tgt && !SAME(sib, tgt) && sib->nvlink == tgt->nvlink && !strcmp(sib->fabric, tgt->fabric) &&
-         sib->links == tgt->links && sib->links > 0 &&
-         sib->nccl_link_gbps > 0 && sib->nccl_link_gbps == tgt->nccl_link_gbps && sib->link_gbps == tgt->link_gbps;
-}
+int tps_resolve_gather_sibling(const tps_gpu *sib, const tps_gpu *tgt) { return tps_xga_same_fabric(sib, tgt); }
 
 static double logr(double a, double b) { return a > 0 && b > 0 ? fabs(log(a / b)) : 10.0; }
 

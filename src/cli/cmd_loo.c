@@ -19,6 +19,8 @@
  *   for the measured break-even: the cost of one threshold when the break-even is right).
  * w8a16 (model/latency/xgemm.h, tps_xw8): our kernels on data/h200_gemm_w8a16.tsv, in sample and
  *   leaving one M out.
+ * Transfer accuracy (src/cli/loo_xfer.c, model/predict/xfer.h): the evidence hierarchy's answer
+ *   per held-out GPU (a measured sibling, else the folds above) against the model alone.
  * The data and the fits: src/cli/loo_data.h.  Everything is read before anything is printed;
  * output is deterministic (fixed starts, no random numbers). */
 #include "config.h"
@@ -392,21 +394,22 @@ static void be_compute(loo_run *r) {
 /* --only PART: which tables run. */
 static int parse_only(void *dst, const char *arg, char *why, size_t whysz) {
   loo_run *r = dst;
-  if (!strcmp(arg, "gemm")) r->do_gather = r->do_be = r->do_w8 = 0;
-  else if (!strcmp(arg, "w8a16")) r->do_gemm = r->do_gather = r->do_be = 0;
-  else if (!strcmp(arg, "gather")) r->do_gemm = r->do_be = r->do_w8 = 0;
-  else if (!strcmp(arg, "breakeven")) r->do_gemm = r->do_gather = r->do_w8 = 0;
-  else { snprintf(why, whysz, "expected gemm, gather, breakeven or w8a16"); return -1; }
+  if (!strcmp(arg, "gemm")) r->do_gather = r->do_be = r->do_w8 = r->do_xfer = 0;
+  else if (!strcmp(arg, "w8a16")) r->do_gemm = r->do_gather = r->do_be = r->do_xfer = 0;
+  else if (!strcmp(arg, "gather")) r->do_gemm = r->do_be = r->do_w8 = r->do_xfer = 0;
+  else if (!strcmp(arg, "breakeven")) r->do_gemm = r->do_gather = r->do_w8 = r->do_xfer = 0;
+  else if (!strcmp(arg, "transfer")) r->do_gemm = r->do_gather = r->do_be = r->do_w8 = 0;
+  else { snprintf(why, whysz, "expected gemm, gather, transfer, breakeven or w8a16"); return -1; }
   return 0;
 }
 
 /* Options into r (the one option parser, src/cli/cmdopt.h); -1 to go on, else the exit code. */
 static int parse_opts(int argc, char **argv, loo_run *r, const char **gpus, const char **hold_name) {
-  r->do_gemm = r->do_gather = r->do_be = r->do_w8 = 1;
+  r->do_gemm = r->do_gather = r->do_be = r->do_w8 = r->do_xfer = 1;
   const tps_cmdopt own[] = {
     {.name = "only", .kind = TPS_ARG_FN, .metavar = "PART", .dst = r, .parse = parse_only,
-     .help = "gemm, gather, breakeven or w8a16 (our W8A16 kernels fitted to data/h200_gemm_w8a16.tsv, in sample and "
-             "leaving one M out)"},
+     .help = "gemm, gather, transfer (the evidence hierarchy's answers per held-out GPU: sibling, else model), breakeven "
+             "or w8a16 (our W8A16 kernels fitted to data/h200_gemm_w8a16.tsv, in sample and leaving one M out)"},
     {.name = "hold-out", .kind = TPS_ARG_STR, .metavar = "GPU", .dst = hold_name,
      .help = "GEMM only, one fold: fit without GPU and predict it (no intervals)"},
   };
@@ -425,7 +428,10 @@ static int parse_opts(int argc, char **argv, loo_run *r, const char **gpus, cons
              "decision at T = 1, 2, 4 .. 16384; then decision quality: what the predicted threshold\n"
              "costs on the measured parts, excess(T) = chosen(T) / min(split(T), replicated(T)) - 1,\n"
              "mean and worst over T = 1..16384 (8 points per octave), against the target mean <= 1%,\n"
-             "worst <= 10%.  Deterministic.  doc/loo.md holds the output.",
+             "worst <= 10%.  Transfer accuracy (--only transfer, doc/transfer.md): per held-out GPU, the\n"
+             "answer the tool gives with its measurements removed (a measured sibling where one is,\n"
+             "else the model) beside the model alone and copying the sibling, its 90% coverage, and\n"
+             "the issue 27 targets met or missed.  Deterministic.  doc/loo.md holds the output.",
     .common = TPS_OPT(TPS_OI_JSON) | TPS_OPT(TPS_OI_GPUS_FILE),
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
@@ -447,24 +453,29 @@ static int load_and_fit(loo_run *r, const tps_gpu_table *gt) {
   tps_err e;
   tps_err_clear(&e);
   int rc = TPS_EXIT_OK, st;
-  for (int path = 0; path < TPS_XG_NPATH && (r->do_gemm || r->do_be) && rc == TPS_EXIT_OK; path++) {
+  int need_gemm = r->do_gemm || r->do_be || r->do_xfer, need_gather = r->do_gather || r->do_be || r->do_xfer;
+  for (int path = 0; path < TPS_XG_NPATH && need_gemm && rc == TPS_EXIT_OK; path++) {
     r->gp[path].path = path;
     if (tps_lgo_load_gemm((tps_xg_path)path, TPS_LGO_NBENCH, gt, r->gp[path].sets, &r->gp[path].ns, &e)) rc = TPS_EXIT_USAGE;
   }
-  if ((r->do_gather || r->do_be) && rc == TPS_EXIT_OK && tps_lgo_load_nccl(gt, r->as, &r->nas, &e)) rc = TPS_EXIT_USAGE;
+  if (need_gather && rc == TPS_EXIT_OK && tps_lgo_load_nccl(gt, r->as, &r->nas, &e)) rc = TPS_EXIT_USAGE;
   if (rc == TPS_EXIT_OK && r->do_w8 && tps_lgo_run_w8(gt, &r->w8, &e) != TPS_OK) rc = TPS_EXIT_USAGE;
   if (rc != TPS_EXIT_OK) { tps_err_print(&e); return rc; }
-  if (r->do_gemm || r->do_be)
+  if (need_gemm)
     for (int path = 0; path < TPS_XG_NPATH; path++)
       if ((st = run_gemm_loo((tps_xg_path)path, r->gp[path].sets, r->gp[path].ns, &r->gp[path].r, r->hold)) != TPS_OK) {
         tps_die_msg("%s GEMM fit failed: %s", tps_xg_path_names[path], tps_strstatus(st));
         return TPS_EXIT_FAIL;
       }
-  if ((r->do_gather || r->do_be) && (st = run_gather_loo(r->as, r->nas, &r->ar)) != TPS_OK) {
+  if (need_gather && (st = run_gather_loo(r->as, r->nas, &r->ar)) != TPS_OK) {
     tps_die_msg("all-gather fit failed: %s", tps_strstatus(st));
     return TPS_EXIT_FAIL;
   }
   if (r->do_be) be_compute(r);
+  if (r->do_xfer && (st = tps_loo_xfer_compute(r)) != TPS_OK) {
+    tps_die_msg("transfer accuracy: %s", tps_strstatus(st));
+    return TPS_EXIT_FAIL;
+  }
   return TPS_EXIT_OK;
 }
 
@@ -482,7 +493,7 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
   if (tps_gpus_load(gpus, &gt, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
   if (hold_name) {
     if (!(r->hold = tps_gpus_find(&gt, hold_name, &e))) { tps_err_print(&e); tps_gpus_free(&gt); return TPS_EXIT_USAGE; }
-    r->do_gather = r->do_be = r->do_w8 = 0; /* one GEMM fold: a quick look, and the leakage test */
+    r->do_gather = r->do_be = r->do_w8 = r->do_xfer = 0; /* one GEMM fold: a quick look, and the leakage test */
   }
   rc = load_and_fit(r, &gt);
   if (rc == TPS_EXIT_OK && r->json) rc = tps_loo_print_json(r);

@@ -229,9 +229,15 @@ int tps_lgo_load_aic_nccl(const char *stem, const tps_gpu_table *gt, aset *s, tp
 
 int tps_lgo_fit_gather_except(const aset *sets, int ns, const int *skip, int pcie, tps_xga_model *m) {
   size_t n = 0;
-  int ng = 0;
-  for (int i = 0; i < ns; i++)
-    if (!skip[i] && (sets[i].gpu->nvlink == 0) == pcie) { n += sets[i].n; ng++; }
+  int ng = 0, use[MAXSETS] = {0};
+  const tps_gpu *g[MAXSETS] = {0};
+  double w[MAXSETS];
+  for (int i = 0; i < ns; i++) {
+    g[i] = sets[i].gpu;
+    use[i] = !skip[i] && (sets[i].gpu->nvlink == 0) == pcie;
+    if (use[i]) { n += sets[i].n; ng++; }
+  }
+  tps_xga_fabric_weights(g, use, ns, w); /* each fabric weighs 1 (H100 and H200: one NVLink4) */
   tps_xga_prior(m, pcie);
   if (!ng) return TPS_ETOOFEW;
   tps_xga_point *p = calloc(n, sizeof *p);
@@ -240,7 +246,7 @@ int tps_lgo_fit_gather_except(const aset *sets, int ns, const int *skip, int pci
   for (int i = 0; i < ns; i++) {
     if (skip[i] || (sets[i].gpu->nvlink == 0) != pcie) continue;
     for (size_t j = 0; j < sets[i].n; j++)
-      p[k++] = (tps_xga_point){sets[i].gpu, sets[i].ranks[j], sets[i].bytes[j], sets[i].t[j], 1.0 / (double)sets[i].n};
+      p[k++] = (tps_xga_point){sets[i].gpu, sets[i].ranks[j], sets[i].bytes[j], sets[i].t[j], w[i] / (double)sets[i].n};
   }
   int st = tps_xga_fit(m, p, k);
   free(p);

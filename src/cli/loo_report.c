@@ -302,6 +302,7 @@ int tps_loo_print_json(const loo_run *r) {
   for (int a = 0; a < r->nas && r->do_gather; a++) json_array_append_new(ja, gather_json(r, a));
   for (int i = 0; i < r->nbe && r->do_be; i++) json_array_append_new(jb, be_json(&r->be[i]));
   if (r->do_w8) json_object_set_new(root, "w8a16", w8_json(&r->w8));
+  if (r->do_xfer) json_object_set_new(root, "transfer", tps_loo_xfer_json(r));
   json_object_set_new(root, "gemm", jg);
   json_object_set_new(root, "gather", ja);
   json_object_set_new(root, "breakeven", jb);
@@ -311,6 +312,7 @@ int tps_loo_print_json(const loo_run *r) {
 void tps_loo_print_text(const loo_run *r) {
   if (r->do_gemm) print_gemm(r);
   if (r->do_gather) print_gather(r);
+  if (r->do_xfer) tps_loo_xfer_print(r);
   if (r->do_w8) print_w8(&r->w8);
   if (r->do_be && r->nbe) { print_breakeven(r); print_excess(r); }
 }

@@ -7,6 +7,8 @@
 #include "src/cli/loo_data.h"
 #include "model/numeric/robust.h"
 #include "model/predict/excess.h"
+#include "model/predict/xfer.h"
+#include <jansson.h>
 
 #define OUT_BYTES_PER_TOKEN 3584.0 /* fused_wqa_wkv: 1792 bf16 outputs per token */
 #define BE_N 1792
@@ -58,6 +60,35 @@ typedef struct {
   tps_excess ex_h;
 } be_row;
 
+/* Transfer accuracy (src/cli/loo_xfer.c, model/predict/xfer.h): per GEMM set and per gather GPU
+ * and GPU count, the model alone, copying the nearest measured sibling, and the hierarchy's answer. */
+typedef struct {
+  const tps_gpu *gpu;
+  int path;
+  char what[24];  /* "aic/sglang", "aic/trtllm", "bench" */
+  char sib[32];   /* the sibling's name, "" none */
+  tps_xfer_err model, copy, hier;
+  int met;
+} xfer_gemm_row;
+typedef struct {
+  const tps_gpu *gpu;
+  int ranks;
+  char sib[32];
+  tps_xfer_err model, copy, hier;
+  int met, has_interval; /* has_interval 0: a PCIe GPU (no nested fit, no sibling) */
+} xfer_gather_row;
+#define XFER_MAXROWS 48
+#define XFER_MAXSIB 4096
+typedef struct {
+  xfer_gemm_row g[XFER_MAXROWS];
+  int ng;
+  xfer_gather_row a[XFER_MAXROWS];
+  int na;
+  double gsib[XFER_MAXSIB], asib[XFER_MAXSIB]; /* log(answer / measured) of the points a sibling answered */
+  size_t ngsib, nasib;
+  size_t gcov[2], gn, acov[2], an; /* points covered by the model's [0] and the hierarchy's [1] interval; NVLink for the gather */
+} xfer_run;
+
 typedef struct {
   int path;
   int ns;
@@ -67,7 +98,7 @@ typedef struct {
 
 /* One run of the command: what it does, what it read, what it found. */
 typedef struct {
-  int json, do_gemm, do_gather, do_be, do_w8;
+  int json, do_gemm, do_gather, do_be, do_w8, do_xfer;
   const tps_gpu *hold;       /* --hold-out: that GPU's GEMM fold only */
   gemm_part gp[TPS_XG_NPATH];
   aset as[MAXSETS];
@@ -76,6 +107,7 @@ typedef struct {
   be_row be[BE_MAXROWS];
   int nbe;
   w8_part w8;
+  xfer_run xf;
 } loo_run;
 
 /* The fold group of gpu in a GEMM part (and its set, when set is not NULL); -1 none. */
@@ -85,5 +117,10 @@ static inline double tps_loo_as_threshold(double be) { return be >= BE_NONE || !
 /* The tables (text) or the JSON of a run; the exit code of printing. */
 void tps_loo_print_text(const loo_run *r);
 int tps_loo_print_json(const loo_run *r);
+/* Transfer accuracy (src/cli/loo_xfer.c): computed from the GEMM and gather folds (a
+ * tps_status), printed, as JSON. */
+int tps_loo_xfer_compute(loo_run *r);
+void tps_loo_xfer_print(const loo_run *r);
+json_t *tps_loo_xfer_json(const loo_run *r);
 
 #endif

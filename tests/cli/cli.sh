@@ -113,7 +113,7 @@ expect_grep "^tpsplit fit: bad option '--xgpu' \(try 'tpsplit fit --help'\)" "$t
 expect_rc 2 "$TPSPLIT" fit "$top_srcdir/data/h200_gemm_w8a16.tsv" --hold-out H100
 expect_grep "^tpsplit fit: bad option '--hold-out' \(try 'tpsplit fit --help'\)" "$tmp/err"
 expect_rc 2 "$TPSPLIT" fit --loo-gpu --only nothing
-expect_grep "^tpsplit fit --loo-gpu: bad --only 'nothing' \(expected gemm, gather, breakeven or w8a16\) \(try 'tpsplit fit --loo-gpu --help'\)$" "$tmp/err"
+expect_grep "^tpsplit fit --loo-gpu: bad --only 'nothing' \(expected gemm, gather, transfer, breakeven or w8a16\) \(try 'tpsplit fit --loo-gpu --help'\)$" "$tmp/err"
 expect_rc 2 "$TPSPLIT" fit --xgpu
 expect_grep "^tpsplit fit --xgpu: --output is required" "$tmp/err"
 expect_rc 2 "$TPSPLIT" fit --loo-gpu x.tsv
