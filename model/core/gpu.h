@@ -27,6 +27,7 @@ typedef struct {
   char colour[8];         /* plot colour "#RRGGBB" */
   char arch[24];          /* architecture family ("sm90-hopper", "sm100-blackwell") */
   char fabric[16];        /* scale-up fabric family: the link column lower-cased ("nvlink4", "pcie4") */
+  double fp4_tflops;      /* dense FP4 tensor peak (Blackwell NVFP4), 0 when none or not in the table */
 } tps_gpu;
 
 enum {

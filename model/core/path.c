@@ -46,6 +46,13 @@ const tps_path *tps_path_by_aic_dtype(const char *dtype) {
 
 const char *tps_path_record_name(const tps_path *p) { return p && p->record_as ? p->record_as : p ? p->name : "?"; }
 
+double tps_path_peak_tflops(const tps_path *p, const tps_gpu *g) {
+  if (!p || !g) return 0;
+  return p->fp4_peak ? g->fp4_tflops : p->fp8_peak ? g->fp8_tflops : g->bf16_tflops;
+}
+
+const char *tps_path_peak_name(const tps_path *p) { return p && p->fp4_peak ? "fp4" : p && p->fp8_peak ? "fp8" : "bf16"; }
+
 const char *tps_path_name(int id) { return id >= 0 && id < TPS_NPATHS ? tps_paths[id]->name : "?"; }
 
 unsigned long tps_path_select(unsigned flags, const tps_path **out, unsigned long max) {

@@ -6,6 +6,7 @@
  * each path's file next to each value (model/core/paths/README). */
 #ifndef TPS_MODEL_PATH_H
 #define TPS_MODEL_PATH_H
+#include "model/core/gpu.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -33,7 +34,7 @@ enum {
  * this, never the path's id). */
 typedef enum {
   TPS_PATH_MODEL_SPEC = 0,  /* the datasheet x the path's priors only */
-  TPS_PATH_MODEL_XGEMM,     /* the cross-GPU GEMM model, form xgemm_form (0 bf16, 1 fp8) */
+  TPS_PATH_MODEL_XGEMM,     /* the cross-GPU GEMM model, form xgemm_form (tps_xg_path: 0 bf16, 1 fp8, 2 fp8-block, 3 nvfp4) */
   TPS_PATH_MODEL_OWN,       /* our kernels' model fitted on one GPU, on GPUs of compute capability own_cc */
   TPS_PATH_MODEL_TABLE_FIT  /* the fit of the bundled table that measures it (the H20 Marlin table) */
 } tps_path_model;
@@ -46,7 +47,7 @@ typedef struct tps_path {
   const char *desc;        /* one line */
   double weight_bytes;     /* bytes per weight element read from HBM, scales included */
   double act_bytes;        /* bytes per activation element read by the GEMM */
-  int fp8_peak;            /* 1: compute bounded by the fp8 tensor peak; 0: bf16 peak */
+  int fp8_peak;            /* 1: compute bounded by the fp8 tensor peak (fp8 operands); 0: bf16 peak */
   int row_tile;            /* M is padded up to a multiple of this */
   int col_tile;            /* output columns per tile (waves over the SMs) */
   int min_cc;              /* lowest compute capability (x10, e.g. 89) the path runs on */
@@ -64,7 +65,7 @@ typedef struct tps_path {
   double sibling_alpha;
   /* Where nothing measures it: */
   int model;               /* tps_path_model */
-  int xgemm_form;          /* TPS_PATH_MODEL_XGEMM: 0 bf16, 1 fp8 (tps_xg_path) */
+  int xgemm_form;          /* TPS_PATH_MODEL_XGEMM: 0 bf16, 1 fp8, 2 fp8-block, 3 nvfp4 (tps_xg_path) */
   int own_cc;              /* TPS_PATH_MODEL_OWN: compute capability x10 its model holds on (90) */
   const char *aic_dtype;   /* AIConfigurator's dtype column for this path ("" none) */
   const char *record_as;   /* the model path a measurement of it stands for in tables (bench split's
@@ -76,6 +77,8 @@ typedef struct tps_path {
                             * (stream-K, serial reduction); 0: one output-tiled launch */
   int max_par;             /* slices per launch at most (Marlin's max_par); more rows => more launches */
   double reduce_us;        /* prior: cost of one serial reduction step of a 16-row block, us */
+  int fp4_peak;            /* 1: compute bounded by the FP4 tensor peak (tps_gpu.fp4_tflops; fp8_peak 0):
+                            * a GPU without one is refused */
 } tps_path;
 
 /* One object per path, tps_path_<name> (model/core/paths/<name>.c). */
@@ -97,6 +100,10 @@ unsigned long tps_path_select(unsigned flags, const tps_path **out, unsigned lon
 const tps_path *tps_path_by_aic_dtype(const char *dtype);
 /* The name a measurement of p is recorded under (record_as, else p's name). */
 const char *tps_path_record_name(const tps_path *p);
+/* The dense tensor peak that bounds p's compute on g, TFLOPS (fp4, fp8 or bf16 as the row says; 0
+ * when g has none), and its name ("fp4", "fp8", "bf16"). */
+double tps_path_peak_tflops(const tps_path *p, const tps_gpu *g);
+const char *tps_path_peak_name(const tps_path *p);
 /* Canonical name of an id, "?" when out of range. */
 const char *tps_path_name(int id);
 /* The names of every path with all of `flags`, joined by ", " (for --help and messages).

@@ -169,7 +169,7 @@ size_t tps_gemm_envelope(double *t, size_t n) {
 }
 
 double tps_gemm_peak_tflops(const tps_gpu *gpu, const tps_path *path) {
-  return path->fp8_peak ? gpu->fp8_tflops : gpu->bf16_tflops;
+  return tps_path_peak_tflops(path, gpu);
 }
 
 int tps_gemm_from_spec(tps_gemm_model *g, const tps_path *path, const tps_gpu *gpu) {

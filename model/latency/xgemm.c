@@ -7,7 +7,9 @@
 #include "model/core/path.h"
 #include "model/core/status.h"
 
-const char *const tps_xg_path_names[TPS_XG_NPATH] = {"dense-bf16", "native-fp8"};
+const char *const tps_xg_path_names[TPS_XG_NPATH] = {"dense-bf16", "native-fp8", "fp8-block", "nvfp4"};
+
+int tps_xg_quantizes(tps_xg_path path) { return path == TPS_XG_FP8 || path == TPS_XG_FP8BLOCK || path == TPS_XG_NVFP4; }
 const char *const tps_xg_par_names[TPS_XG_NPAR] = {
     "floor_us", "stream_eff", "l2_bytes_clk_sm", "sat_frac", "eff_max", "operand_bytes_clk_sm", "tile_us",
     "splitk_us", "streamk_us", "quant_bytes", "floor_bench_us"};
@@ -37,7 +39,9 @@ static void elem_bytes(tps_xg_path p, double *wb, double *ab, double *ob) {
   *ob = 2.0; /* bf16 output */
 }
 
-static double peak_of(const tps_gpu *g, tps_xg_path p) { return p == TPS_XG_FP8 ? g->fp8_tflops : g->bf16_tflops; }
+static double peak_of(const tps_gpu *g, tps_xg_path p) {
+  return p == TPS_XG_NVFP4 ? g->fp4_tflops : p == TPS_XG_FP8 || p == TPS_XG_FP8BLOCK ? g->fp8_tflops : g->bf16_tflops;
+}
 
 int tps_xg_supported(const tps_gpu *gpu, tps_xg_path path) {
   return gpu && gpu->sms > 0 && peak_of(gpu, path) > 0 && gpu->hbm_gbps > 0;
@@ -46,27 +50,31 @@ int tps_xg_supported(const tps_gpu *gpu, tps_xg_path path) {
 /* Priors: the brief's rules of thumb.  floor: >= 2.5 us per cuBLAS GEMM in a graph plus
  * the pipeline fill (4 us); stream_eff 0.875 (skinny GEMMs stream at 85-90% of HBM);
  * eff_max 0.8 (large bf16 GEMMs reach ~80% of peak on Hopper), fp8 0.6 (assumed lower);
- * the rest are order-of-magnitude starting values for the fit. */
+ * fp8-block and nvfp4 start from their path rows' compute_eff and floor_us (path.c, from the
+ * AIConfigurator tables' large-M and M = 1 rows); the rest are order-of-magnitude starting
+ * values for the fit. */
 void tps_xg_prior(tps_xg_model *m, tps_xg_path path) {
   memset(m, 0, sizeof *m);
   m->path = path;
   m->sharp = 4.0;
-  m->p[TPS_XG_FLOOR_US] = path == TPS_XG_FP8 ? 8.0 : 4.0;
+  m->p[TPS_XG_FLOOR_US] = path == TPS_XG_FP8 ? 8.0 : path == TPS_XG_FP8BLOCK ? tps_path_fp8_block.floor_us
+                          : path == TPS_XG_NVFP4 ? tps_path_nvfp4.floor_us : 4.0;
   m->p[TPS_XG_STREAM_EFF] = 0.875;
   m->p[TPS_XG_L2_BPC_SM] = 16.0;
   m->p[TPS_XG_SAT_FRAC] = 0.5;
-  m->p[TPS_XG_EFF_MAX] = path == TPS_XG_FP8 ? 0.6 : 0.8;
+  m->p[TPS_XG_EFF_MAX] = path == TPS_XG_FP8 ? 0.6 : path == TPS_XG_FP8BLOCK ? tps_path_fp8_block.compute_eff
+                          : path == TPS_XG_NVFP4 ? tps_path_nvfp4.compute_eff : 0.8;
   m->p[TPS_XG_OPERAND_BPC] = 64.0;
   m->p[TPS_XG_STREAMK_US] = 1.0;
   m->p[TPS_XG_FLOOR_BENCH_US] = m->p[TPS_XG_FLOOR_US];
   m->p[TPS_XG_TILE_US] = 1.0;
   m->p[TPS_XG_SPLITK_US] = 1.0;
-  m->p[TPS_XG_QUANT_BYTES] = path == TPS_XG_FP8 ? 5.0 : 0.0;
+  m->p[TPS_XG_QUANT_BYTES] = tps_xg_quantizes(path) ? 5.0 : 0.0;
 }
 
 int tps_xg_par_free(tps_xg_path path, int j) {
   if (j < 0 || j >= TPS_XG_NPAR) return 0;
-  if (j == TPS_XG_QUANT_BYTES) return path == TPS_XG_FP8;
+  if (j == TPS_XG_QUANT_BYTES) return tps_xg_quantizes(path);
   return 1;
 }
 
@@ -161,13 +169,13 @@ double tps_xg_time_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_ha
       }
     }
   }
-  double quant = m->path == TPS_XG_FP8 ? M * K * p[TPS_XG_QUANT_BYTES] / (hbm * 1e3) : 0.0;
+  double quant = tps_xg_quantizes(m->path) ? M * K * p[TPS_XG_QUANT_BYTES] / (hbm * 1e3) : 0.0;
   double floor_us = h && h->kind == TPS_XG_FLUSHED ? p[TPS_XG_FLOOR_BENCH_US] : p[TPS_XG_FLOOR_US];
   return floor_us + quant + tbest;
 }
 
 double tps_xg_bench_floor_spec_us(tps_xg_path path) {
-  return TPS_XG_KERNEL_FLOOR_US + (path == TPS_XG_FP8 ? TPS_XG_BENCH_QUANT_NODES * TPS_XG_NODE_US : 0.0);
+  return TPS_XG_KERNEL_FLOOR_US + (tps_xg_quantizes(path) ? TPS_XG_BENCH_QUANT_NODES * TPS_XG_NODE_US : 0.0);
 }
 
 /* ------------------------------------------------------------------ fit */

@@ -44,9 +44,14 @@
 extern "C" {
 #endif
 
-/* Kernel paths of the cross-GPU model. */
-typedef enum { TPS_XG_BF16 = 0, TPS_XG_FP8, TPS_XG_NPATH } tps_xg_path;
-extern const char *const tps_xg_path_names[TPS_XG_NPATH]; /* "dense-bf16", "native-fp8" */
+/* Kernel paths of the cross-GPU model (a path row's xgemm_form, model/core/path.c).  fp8-block
+ * and nvfp4 quantize their activations as native-fp8 does (quant_bytes), with the fp8 and the
+ * FP4 tensor peak (tps_gpu.fp4_tflops) bounding their compute; their element bytes are their
+ * path rows' (scales included). */
+typedef enum { TPS_XG_BF16 = 0, TPS_XG_FP8, TPS_XG_FP8BLOCK, TPS_XG_NVFP4, TPS_XG_NPATH } tps_xg_path;
+extern const char *const tps_xg_path_names[TPS_XG_NPATH]; /* "dense-bf16", "native-fp8", "fp8-block", "nvfp4" */
+/* Does the form quantize its activations (quant term, quant_bytes fitted)? */
+int tps_xg_quantizes(tps_xg_path path);
 
 enum {
   TPS_XG_FLOOR_US = 0, /* fixed cost of the call (AIConfigurator harness) */

@@ -291,6 +291,8 @@ static int init_common(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *
   if (cc == 0)
     return na(p, "%s is not a CUDA GPU (every kernel path is CUDA kernels)", gpu->name);
   if (path->fp8_peak && !(gpu->fp8_tflops > 0)) return na(p, "%s has no fp8 tensor cores", gpu->name);
+  if (path->fp4_peak && !(gpu->fp4_tflops > 0))
+    return na(p, "%s has no FP4 tensor cores (%s needs Blackwell)", gpu->name, path->name);
   if (cc < path->min_cc) return na(p, "%s needs compute capability >= %.1f", path->name, path->min_cc / 10.0);
   const char *refused = tps_gather_refuses(p->backend, gpu->nvlink, tp, p->opts.node_gpus);
   if (refused && !gpu->nvlink) return na(p, "%s has no NVLink: no %s one-shot gather", gpu->name, tps_gather_name(p->backend));

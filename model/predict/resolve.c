@@ -73,7 +73,7 @@ int tps_resolve_gemm_model(const tps_resolve_models *mv, const tps_gpu *gpu, con
   m->shape.n = n;
   m->shape.out_bytes = TPS_PRED_DEFAULT_OUT_BYTES;
   src[0] = from[0] = 0;
-  int xp = path->model == TPS_PATH_MODEL_XGEMM ? (path->xgemm_form ? TPS_XG_FP8 : TPS_XG_BF16) : -1;
+  int xp = path->model == TPS_PATH_MODEL_XGEMM && path->xgemm_form >= 0 && path->xgemm_form < TPS_XG_NPATH ? path->xgemm_form : -1;
   if (xp >= 0 && tps_xg_supported(gpu, (tps_xg_path)xp)) {
     const tps_res_xgemm *r = xg_for(mv, xp, gpu);
     if (r) {
@@ -86,7 +86,7 @@ int tps_resolve_gemm_model(const tps_resolve_models *mv, const tps_gpu *gpu, con
         copy_str(from, fromsz, r->trained);
         snprintf(src, srcsz, "transferred: the cross-GPU GEMM model (model/latency/xgemm.h, %s) fitted on %s (%s), by %s's SMs, clock, "
                  "%s peak, HBM and L2%s; 90%% +-%.0f%%", path->name, r->trained, mv->xgpu_file, gpu->name,
-                 xp == TPS_XG_FP8 ? "fp8" : "bf16", aic_harness ? " (AIConfigurator harness)" : " (L2 flushed, as tpsplit bench)",
+                 tps_path_peak_name(path), aic_harness ? " (AIConfigurator harness)" : " (L2 flushed, as tpsplit bench)",
                  100 * (exp(r->sigma) - 1));
         return 0;
       }
@@ -227,7 +227,8 @@ double tps_resolve_sibling_distance(const tps_gpu *a, const tps_gpu *b) {
 }
 
 static double peak_for(const tps_gpu *g, const tps_path *path) {
-  return path->fp8_peak && g->fp8_tflops > 0 ? g->fp8_tflops : g->bf16_tflops;
+  double pk = tps_path_peak_tflops(path, g);
+  return pk > 0 ? pk : path->fp4_peak ? 0 : g->bf16_tflops;
 }
 
 /* The roofline time of the GEMM on g, a 4-norm of the streaming and compute times (us). */
@@ -293,7 +294,7 @@ int tps_resolve_harness_convert(const tps_resolve_models *mv, const tps_gpu *gpu
                                 char *trained, size_t trsz) {
   if (from_h == to_h) return 1;
   if (from_h < 0 || from_h >= TPS_NHARNESS || to_h < 0 || to_h >= TPS_NHARNESS) return -1;
-  int xp = path->model == TPS_PATH_MODEL_XGEMM ? (path->xgemm_form ? TPS_XG_FP8 : TPS_XG_BF16) : -1;
+  int xp = path->model == TPS_PATH_MODEL_XGEMM && path->xgemm_form >= 0 && path->xgemm_form < TPS_XG_NPATH ? path->xgemm_form : -1;
   if (xp < 0 || !tps_xg_supported(gpu, (tps_xg_path)xp)) return 1;
   const tps_res_xgemm *r = xg_for(mv, xp, gpu);
   if (!r) return 1;

@@ -82,6 +82,8 @@ static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const
       skipg[g] = skipg[h] = 1;
       tps_xg_model *mp = &r->nest[g][h], m;
       int st = tps_lgo_fit_except(path, sets, ns, r->grp, skipg, mp, &r->fold[g]);
+      r->nest_ok[g][h] = r->nest_ok[h][g] = st == TPS_OK;
+      if (st == TPS_ETOOFEW) continue; /* no GPU left to train on (nvfp4: two GPUs measured) */
       if (st != TPS_OK) { free(lr); return st; }
       r->nest[h][g] = *mp;
       m = *mp;
@@ -94,7 +96,7 @@ static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const
         free(pr);
       }
     }
-    r->sigma[g] = tps_loo_quantile_abs(lr, k, 0.9, HW_FLOOR);
+    r->sigma[g] = k ? tps_loo_quantile_abs(lr, k, 0.9, HW_FLOOR) : NAN; /* no nested fit: no interval */
     free(lr);
   }
   for (int i = 0; i < ns && nested; i++) {
@@ -105,7 +107,7 @@ static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const
       sets[i].sigma_pred[j] = sg;
       if (sets[i].eval[j] && sets[i].t[j] >= lo && sets[i].t[j] <= hi) in++;
     }
-    r->cover[i] = sets[i].neval ? (double)in / (double)sets[i].neval : NAN;
+    r->cover[i] = sets[i].neval && isfinite(sg) ? (double)in / (double)sets[i].neval : NAN;
     r->width[i] = exp(hw) - exp(-hw);
   }
   return TPS_OK;
@@ -252,7 +254,8 @@ static double mc_split(long T, void *vc) {
 }
 
 /* The interval of row b (GPU a): break-even errors of the other GPUs of the fabric, each
- * predicted by fits without this GPU and itself (both paths, all TP). */
+ * predicted by fits without this GPU and itself (all TP; the paths of the row's group:
+ * dense-bf16 and native-fp8, or fp8-block and nvfp4). */
 static void be_interval(const loo_run *r, int a, be_row *b) {
   const aset *as = r->as;
   const gather_loo *ar = &r->ar;
@@ -263,9 +266,10 @@ static void be_interval(const loo_run *r, int a, be_row *b) {
     if (h == a || (as[h].gpu->nvlink == 0) != (as[a].gpu->nvlink == 0) || !ar->nest_ok[a][h]) continue;
     size_t k0 = k;
     for (int p2 = 0; p2 < TPS_XG_NPATH; p2++) {
+      if ((p2 <= TPS_XG_FP8) != (b->path <= TPS_XG_FP8)) continue;
       const gemm_part *gp = &r->gp[p2];
       int sh = 0, gh = tps_loo_gemm_group_of(gp, as[h].gpu, &sh), ga = tps_loo_gemm_group_of(gp, as[a].gpu, NULL);
-      if (gh < 0 || ga < 0 || gp->sets[sh].harness.kind != TPS_XG_AIC) continue;
+      if (gh < 0 || ga < 0 || gp->sets[sh].harness.kind != TPS_XG_AIC || !gp->r.nest_ok[ga][gh]) continue;
       tps_loo_curve *hg = tps_lgo_measured_gemm(&gp->sets[sh], BE_N);
       for (int q2 = 0; q2 < 3; q2++) {
         tps_loo_curve *ha = tps_lgo_measured_gather(&as[h], tps_loo_ag_ranks[q2]);
@@ -304,7 +308,9 @@ static double sib_gemm_fn(double x, void *vc) {
 static void be_hierarchy(const loo_run *r, const gemm_part *g, int gg, int a, const tps_loo_curve *mg,
                          const tps_loo_curve *ma, int tp, be_row *b) {
   const tps_gpu *ga = r->as[a].gpu;
-  const tps_path *path = g->path == TPS_XG_FP8 ? &tps_path_native_fp8 : &tps_path_dense_bf16;
+  const tps_path *path = NULL; /* the path row of the form (model/core/path.c: xgemm_form) */
+  for (int i = 0; i < TPS_NPATHS && !path; i++)
+    if (tps_paths[i]->model == TPS_PATH_MODEL_XGEMM && tps_paths[i]->xgemm_form == g->path) path = tps_paths[i];
   int sg = -1, sa = -1;
   double dg = 0, da = 0;
   for (int i = 0; i < g->ns; i++) {

@@ -228,7 +228,7 @@ static void print_text(const answer *a) {
   printf("\n# %s\n", a->desc);
   if (a->scaling != TPS_SCALING_PESSIMISTIC && !a->p.gpart)
     printf("# GEMM: floor %.2f us, bandwidth %.0f GB/s, compute %.1f TFLOPS (%.0f%% of the %s peak)\n", a->p.gemm.p[TPS_GP_FLOOR_US],
-           a->p.gemm.p[TPS_GP_BW_GBPS], a->p.gemm.p[TPS_GP_TFLOPS], 100 * a->p.gemm.p[TPS_GP_TFLOPS] / a->peak, a->path->fp8_peak ? "fp8" : "bf16");
+           a->p.gemm.p[TPS_GP_BW_GBPS], a->p.gemm.p[TPS_GP_TFLOPS], 100 * a->p.gemm.p[TPS_GP_TFLOPS] / a->peak, tps_path_peak_name(a->path));
   if (a->scaling == TPS_SCALING_PARTS) {
     char gs[64], as[160];
     tps_partuse_gemm_short(&a->use, gs, sizeof gs);

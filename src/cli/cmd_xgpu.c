@@ -153,10 +153,14 @@ static int xgpu_io_check(const char *out, const char *gpus, tps_err *e) {
   tps_io_output(out, "-o");
   tps_io_input(gpus, "--gpus-file");
   if (!gpus) { snprintf(p, sizeof p, "%s/gpus.tsv", d); tps_io_input(p, "the bundled GPU table"); }
-  for (size_t i = 0; i < tps_lgo_naic; i++) {
-    snprintf(p, sizeof p, "%s/aic/gemm_%s_k5120.tsv.gz", d, tps_lgo_aic_gemm[i].aic_gpu);
-    tps_io_input(p, "a bundled measurement");
-  }
+  for (size_t i = 0; i < tps_lgo_naic; i++)
+    for (int path = 0; path < TPS_XG_NPATH; path++) {
+      char rel[256];
+      tps_lgo_aic_gemm_rel(&tps_lgo_aic_gemm[i], (tps_xg_path)path, rel, sizeof rel);
+      if (path > TPS_XG_FP8 && !tps_lgo_has_file(rel)) continue;
+      snprintf(p, sizeof p, "%s/%s", d, rel);
+      tps_io_input(p, "a bundled measurement");
+    }
   for (size_t i = 0; i < TPS_LGO_NNCCL; i++) {
     snprintf(p, sizeof p, "%s/aic/nccl_%s.tsv.gz", d, tps_lgo_aic_nccl[i]);
     tps_io_input(p, "a bundled measurement");
@@ -177,7 +181,8 @@ int cmd_fit_xgpu(int argc, char **argv) {
     .synopsis = "-o FILE [--gpus-file FILE]",
     .about = "Fit the cross-GPU models that predictions use on the bundled measurements and write\n"
              "them to FILE (data/xgpu.fit is this command's output: `tpsplit fit --xgpu -o\n"
-             "data/xgpu.fit` regenerates it): per GEMM path (dense-bf16, native-fp8) the fit on\n"
+             "data/xgpu.fit` regenerates it): per GEMM path (dense-bf16, native-fp8, fp8-block,\n"
+             "nvfp4) the fit on\n"
              "every bundled GPU and the fit without each (data/aic/ GEMM tables, data/h200_gemm_*),\n"
              "per fabric the NCCL all-gather (data/aic/ NCCL tables), our W8A16 kernels\n"
              "(data/h200_gemm_w8a16.tsv); each with the 90% half-width of its held-out errors.\n"

@@ -30,7 +30,7 @@ static void move(tps_gpu *g, int f, double x) {
   switch (f) {
   case F_SMS: g->sms = (int)lround(g->sms * x); if (g->sms < 1) g->sms = 1; break;
   case F_L2: g->l2_mb *= x; break;
-  case F_PEAK: g->bf16_tflops *= x; g->fp8_tflops *= x; break;
+  case F_PEAK: g->bf16_tflops *= x; g->fp8_tflops *= x; g->fp4_tflops *= x; break;
   case F_HBM: g->hbm_gbps *= x; break;
   case F_LINK: g->link_gbps *= x; g->nccl_link_gbps *= x; break;
   default: break;

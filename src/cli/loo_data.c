@@ -8,6 +8,7 @@
  * All-gather (model/latency/xgather.h): AIC nccl-tests all_gather tables, 2, 4, 8 ranks.
  * w8a16 (model/latency/xgemm.h, tps_xw8): our kernels on data/h200_gemm_w8a16.tsv. */
 #include "config.h"
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "src/io/aic.h"
 #include "src/io/table.h"
 #include "src/base/util.h"
+#include "model/core/path.h"
 #include "model/core/status.h"
 #include "src/cli/loo_data.h"
 
@@ -47,13 +49,30 @@ static int gset_alloc(gset *s, size_t n) {
   return s->m && s->nn && s->t && s->line && s->pred && s->sigma_pred && s->eval ? 0 : -1;
 }
 
+/* The path row a form models (model/core/path.c: model xgemm, xgemm_form). */
+static const tps_path *form_row(tps_xg_path path) {
+  for (int i = 0; i < TPS_NPATHS; i++)
+    if (tps_paths[i]->model == TPS_PATH_MODEL_XGEMM && tps_paths[i]->xgemm_form == (int)path) return tps_paths[i];
+  return NULL;
+}
+
+const char *tps_lgo_aic_dtype(tps_xg_path path) {
+  const tps_path *p = form_row(path);
+  return p && p->aic_dtype[0] ? p->aic_dtype : "";
+}
+
+void tps_lgo_aic_gemm_rel(const aic_src *src, tps_xg_path path, char *rel, size_t sz) {
+  if (path == TPS_XG_BF16 || path == TPS_XG_FP8) snprintf(rel, sz, "aic/gemm_%s_k5120.tsv.gz", src->aic_gpu);
+  else snprintf(rel, sz, "aic/gemm_%s_k5120_%s.tsv.gz", src->aic_gpu, tps_lgo_aic_dtype(path));
+}
+
 int tps_lgo_load_aic_gemm(const aic_src *src, tps_xg_path path, const tps_gpu_table *gt, gset *s, tps_err *e) {
   char rel[256], file[512], gname[64];
-  snprintf(rel, sizeof rel, "aic/gemm_%s_k5120.tsv.gz", src->aic_gpu);
+  tps_lgo_aic_gemm_rel(src, path, rel, sizeof rel);
   if (tps_data_path(rel, file, sizeof file, e)) return -1;
   tps_aic_filter f;
   memset(&f, 0, sizeof f);
-  snprintf(f.dtype, sizeof f.dtype, "%s", path == TPS_XG_FP8 ? "fp8" : "bfloat16");
+  snprintf(f.dtype, sizeof f.dtype, "%s", tps_lgo_aic_dtype(path));
   snprintf(f.backend, sizeof f.backend, "%s", src->backend);
   f.k = GEMM_K;
   f.m_lo = 1;
@@ -296,14 +315,27 @@ done:
 
 const size_t tps_lgo_naic = sizeof tps_lgo_aic_gemm / sizeof tps_lgo_aic_gemm[0];
 
+int tps_lgo_has_file(const char *rel) {
+  char file[512];
+  tps_err e;
+  return tps_data_path(rel, file, sizeof file, &e) == 0 && access(file, R_OK) == 0;
+}
+
 int tps_lgo_load_gemm(tps_xg_path path, size_t nbench, const tps_gpu_table *gt, gset *sets, int *ns, tps_err *e) {
   *ns = 0;
+  /* dense-bf16 and native-fp8: every bundled GPU (and the two bench tables); fp8-block and
+   * nvfp4: the GPUs whose AIConfigurator tables have that dtype (bundled as their own files),
+   * no bench table */
+  int own_files = path != TPS_XG_BF16 && path != TPS_XG_FP8;
   for (size_t i = 0; i < tps_lgo_naic; i++) {
     if (path == TPS_XG_FP8 && !strcmp(tps_lgo_aic_gemm[i].aic_gpu, "a100_sxm")) continue; /* no fp8 tensor cores */
+    char rel[256];
+    tps_lgo_aic_gemm_rel(&tps_lgo_aic_gemm[i], path, rel, sizeof rel);
+    if (own_files && !tps_lgo_has_file(rel)) continue;
     if (tps_lgo_load_aic_gemm(&tps_lgo_aic_gemm[i], path, gt, &sets[*ns], e)) return -1;
     (*ns)++;
   }
-  for (size_t i = 0; i < nbench; i++) {
+  for (size_t i = 0; i < nbench && !own_files; i++) {
     char rel[64];
     snprintf(rel, sizeof rel, "%s_gemm_%s.tsv", tps_lgo_bench_gemm[i], tps_xg_path_names[path]);
     if (tps_lgo_load_bench_gemm(rel, gt, &sets[*ns], e)) return -1;

@@ -77,6 +77,13 @@ extern const char *const tps_lgo_bench_gemm[];
 extern const char *const tps_lgo_aic_nccl[];
 #define TPS_LGO_NNCCL 6
 
+/* The AIConfigurator dtype of a form ("bfloat16", "fp8", "fp8_block", "nvfp4") and the bundled
+ * file of a GPU's rows of it under data/: aic/gemm_<gpu>_k5120.tsv.gz for bfloat16 and fp8,
+ * aic/gemm_<gpu>_k5120_<dtype>.tsv.gz for the others (data/aic/README.md). */
+const char *tps_lgo_aic_dtype(tps_xg_path path);
+void tps_lgo_aic_gemm_rel(const aic_src *src, tps_xg_path path, char *rel, size_t sz);
+/* Is data/<rel> there (readable)? */
+int tps_lgo_has_file(const char *rel);
 int tps_lgo_load_aic_gemm(const aic_src *src, tps_xg_path path, const tps_gpu_table *gt, gset *s, tps_err *e);
 int tps_lgo_load_bench_gemm(const char *rel, const tps_gpu_table *gt, gset *s, tps_err *e);
 /* Every GEMM set of a path (the AIC tables, then the first nbench bench tables) into sets,

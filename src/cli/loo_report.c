@@ -24,8 +24,35 @@ static void print_be(double v) {
 
 /* ------------------------------------------------------------------ text */
 
+/* The pooled lines: over the forms [p0, p1] (dense-bf16 and native-fp8; fp8-block and nvfp4). */
+static void print_gemm_pooled(const loo_run *r, int p0, int p1) {
+  size_t cin = 0, ctot = 0, na = 0;
+  for (int path = p0; path <= p1; path++)
+    for (int i = 0; i < r->gp[path].ns; i++) {
+      const gemm_part *g = &r->gp[path];
+      if (!isfinite(g->r.cover[i])) continue;
+      cin += (size_t)(g->r.cover[i] * (double)g->sets[i].neval + 0.5);
+      ctot += g->sets[i].neval;
+    }
+  for (int path = p0; path <= p1; path++)
+    for (int i = 0; i < r->gp[path].ns; i++) na += r->gp[path].sets[i].neval;
+  double *all = malloc((na ? na : 1) * sizeof *all);
+  na = 0;
+  for (int path = p0; path <= p1 && all; path++)
+    for (int i = 0; i < r->gp[path].ns; i++) {
+      const gset *s = &r->gp[path].sets[i];
+      for (size_t j = 0; j < s->n; j++) if (s->eval[j]) all[na++] = s->pred[j] / s->t[j] - 1.0;
+    }
+  tps_loo_err pe = tps_loo_summary(all, na);
+  free(all);
+  char what[64];
+  snprintf(what, sizeof what, "%s and %s", tps_xg_path_names[p0], tps_xg_path_names[p1]);
+  if (ctot) printf("# GEMM 90%% interval coverage, all GPUs, %s: %.1f%% of %zu points\n", what, 100.0 * (double)cin / (double)ctot, ctot);
+  else printf("# GEMM 90%% interval coverage, all GPUs, %s: none (no nested fit)\n", what);
+  printf("# GEMM held-out error, all GPUs, %s pooled: median %.1f%%, max %.1f%%\n", what, 100 * pe.med_abs, 100 * pe.max_abs);
+}
+
 static void print_gemm(const loo_run *r) {
-  size_t cin = 0, ctot = 0;
   for (int path = 0; path < TPS_XG_NPATH; path++) {
     const gemm_part *g = &r->gp[path];
     printf("# GEMM %s, K %d, leave one GPU out (fit on the other GPUs, predict this one)\n", tps_xg_path_names[path], GEMM_K);
@@ -38,25 +65,19 @@ static void print_gemm(const loo_run *r) {
                100 * g->r.err[i].max_abs, "-", "-");
         continue;
       }
-      printf("%-20s %-34s %5zu %7.1f%% %7.1f%% %7.1f%% %8.1f%%\n", s->gpu->name, s->what, s->neval, 100 * g->r.err[i].med_abs,
-             100 * g->r.err[i].max_abs, 100 * g->r.cover[i], 100 * g->r.width[i]);
-      cin += (size_t)(g->r.cover[i] * (double)s->neval + 0.5);
-      ctot += s->neval;
+      if (isfinite(g->r.cover[i]))
+        printf("%-20s %-34s %5zu %7.1f%% %7.1f%% %7.1f%% %8.1f%%\n", s->gpu->name, s->what, s->neval, 100 * g->r.err[i].med_abs,
+               100 * g->r.err[i].max_abs, 100 * g->r.cover[i], 100 * g->r.width[i]);
+      else /* no nested fit (one training GPU): no interval */
+        printf("%-20s %-34s %5zu %7.1f%% %7.1f%% %8s %9s\n", s->gpu->name, s->what, s->neval, 100 * g->r.err[i].med_abs,
+               100 * g->r.err[i].max_abs, "-", "-");
     }
     printf("\n");
   }
   if (r->hold) return;
-  double *all = malloc((ctot ? ctot : 1) * sizeof *all);
-  size_t na = 0;
-  for (int path = 0; path < TPS_XG_NPATH && all; path++)
-    for (int i = 0; i < r->gp[path].ns; i++) {
-      const gset *s = &r->gp[path].sets[i];
-      for (size_t j = 0; j < s->n; j++) if (s->eval[j]) all[na++] = s->pred[j] / s->t[j] - 1.0;
-    }
-  tps_loo_err pe = tps_loo_summary(all, na);
-  free(all);
-  printf("# GEMM 90%% interval coverage, all GPUs and paths: %.1f%% of %zu points\n", 100.0 * (double)cin / (double)ctot, ctot);
-  printf("# GEMM held-out error, all GPUs and paths pooled: median %.1f%%, max %.1f%%\n\n", 100 * pe.med_abs, 100 * pe.max_abs);
+  print_gemm_pooled(r, TPS_XG_BF16, TPS_XG_FP8);
+  print_gemm_pooled(r, TPS_XG_FP8BLOCK, TPS_XG_NVFP4);
+  printf("\n");
 }
 
 static void print_gather(const loo_run *r) {
@@ -93,8 +114,13 @@ static void print_w8(const w8_part *w8) {
   printf("\n");
 }
 
+/* Summary lines per group of forms: 0 dense-bf16 and native-fp8, 1 fp8-block and nvfp4. */
+#define NGRP 2
+static int grp_of(int path) { return path <= TPS_XG_FP8 ? 0 : 1; }
+static const char *grp_name(int g) { return g ? "fp8-block, nvfp4" : "dense-bf16, native-fp8"; }
+
 static void print_breakeven(const loo_run *r) {
-  int agree = 0, grid = 0, within = 0, cov = 0, ncov = 0, both = 0;
+  int agree[NGRP] = {0}, grid[NGRP] = {0}, within[NGRP] = {0}, cov[NGRP] = {0}, ncov[NGRP] = {0}, both[NGRP] = {0}, nrow[NGRP] = {0};
   printf("# break-even tokens (N %d, %.0f bytes per token): from the GPU's measured GEMM and gather\n", BE_N, OUT_BYTES_PER_TOKEN);
   printf("# (Steffen in log-log) vs from the models fitted without it; 'none': the split does not win\n");
   printf("# for good below %.0f tokens; decisions at T = 1, 2, 4 .. 16384; ag+10%%: the measured break-even\n", BE_TMAX);
@@ -114,15 +140,20 @@ static void print_breakeven(const loo_run *r) {
     printf(" %6d/%d", b->agree, b->grid);
     print_be(b->meas_ag10);
     printf("\n");
-    agree += b->agree;
-    grid += b->grid;
+    int q = grp_of(b->path);
+    nrow[q]++;
+    agree[q] += b->agree;
+    grid[q] += b->grid;
     /* a case where neither side splits below BE_TMAX ("both") has no break-even to compare */
-    if (b->meas >= BE_NONE && b->pred >= BE_NONE) both++;
-    else within += fabs(rel) <= 0.15;
-    if (b->has_interval) { ncov++; cov += b->covered; }
+    if (b->meas >= BE_NONE && b->pred >= BE_NONE) both[q]++;
+    else within[q] += fabs(rel) <= 0.15;
+    if (b->has_interval) { ncov[q]++; cov[q] += b->covered; }
   }
-  printf("# break-even within 15%%: %d of %d (%d more where neither side splits: 'both'); decisions agree: %d of %d (%.1f%%); "
-         "90%% interval covers: %d of %d\n", within, r->nbe - both, both, agree, grid, 100.0 * agree / grid, cov, ncov);
+  for (int q = 0; q < NGRP; q++)
+    if (nrow[q])
+      printf("# %s: break-even within 15%%: %d of %d (%d more where neither side splits: 'both'); decisions agree: %d of %d "
+             "(%.1f%%); 90%% interval covers: %d of %d\n", grp_name(q), within[q], nrow[q] - both[q], both[q], agree[q], grid[q],
+             100.0 * agree[q] / grid[q], cov[q], ncov[q]);
 }
 
 /* The excess target of a leave-one-GPU-out threshold (issue 27 item 5). */
@@ -138,7 +169,7 @@ static void print_ex(const tps_excess *x, int at) {
 }
 
 static void print_excess(const loo_run *r) {
-  int met = 0, met2 = 0, n = 0;
+  int met[NGRP] = {0}, met2[NGRP] = {0}, n[NGRP] = {0};
   printf("\n# decision quality: what the threshold costs on the held-out GPU's measured parts (GEMM N %d and\n", BE_N);
   printf("# gather, as the measured break-even above): excess(T) = (split(T) if T >= threshold else replicated(T))\n");
   printf("# / min(split(T), replicated(T)) - 1 at T = round(2^(i/8)) = 1..%.0f (95 points); mean and worst over them;\n", BE_TMAX);
@@ -157,13 +188,16 @@ static void print_excess(const loo_run *r) {
     print_ex(&b->ex_pow2, 0);
     print_ex(&b->ex_meas, 0);
     printf(" %6s\n", ex_met(&b->ex_pred) ? "met" : "missed");
-    n++;
-    met += ex_met(&b->ex_pred);
-    met2 += ex_met(&b->ex_pow2);
+    int q = grp_of(b->path);
+    n[q]++;
+    met[q] += ex_met(&b->ex_pred);
+    met2[q] += ex_met(&b->ex_pow2);
   }
-  printf("# excess target met (mean <= 1%%, worst <= 10%%): %d of %d with the break-even as the threshold, %d of %d with pow2\n",
-         met, n, met2, n);
-  int meth = 0, nh = 0, meth_sib = 0, nsib = 0;
+  for (int q = 0; q < NGRP; q++)
+    if (n[q])
+      printf("# %s: excess target met (mean <= 1%%, worst <= 10%%): %d of %d with the break-even as the threshold, %d of %d "
+             "with pow2\n", grp_name(q), met[q], n[q], met2[q], n[q]);
+  int meth[NGRP] = {0}, nh[NGRP] = {0}, meth_sib[NGRP] = {0}, nsib[NGRP] = {0};
   printf("\n# decision quality of the evidence hierarchy (model/predict/resolve.h): each part from a measured sibling among\n");
   printf("# the training GPUs (GEMM: same architecture, moved by the regime's spec ratio; gather: same fabric, as\n");
   printf("# measured) where there is one, else the cross-GPU model as above; scored as above ('-': the model answered)\n");
@@ -176,11 +210,15 @@ static void print_excess(const loo_run *r) {
     print_be(b->pred_h);
     print_ex(&b->ex_h, 1);
     printf(" %6s\n", ex_met(&b->ex_h) ? "met" : "missed");
-    nh++;
-    meth += ex_met(&b->ex_h);
-    if (b->sib_gemm[0] || b->sib_gather[0]) { nsib++; meth_sib += ex_met(&b->ex_h); }
+    int q = grp_of(b->path);
+    nh[q]++;
+    meth[q] += ex_met(&b->ex_h);
+    if (b->sib_gemm[0] || b->sib_gather[0]) { nsib[q]++; meth_sib[q] += ex_met(&b->ex_h); }
   }
-  printf("# excess target met by the hierarchy: %d of %d (%d of the %d rows a sibling answers)\n", meth, nh, meth_sib, nsib);
+  for (int q = 0; q < NGRP; q++)
+    if (nh[q])
+      printf("# %s: excess target met by the hierarchy: %d of %d (%d of the %d rows a sibling answers)\n", grp_name(q), meth[q],
+             nh[q], meth_sib[q], nsib[q]);
 }
 
 /* ------------------------------------------------------------------ JSON */

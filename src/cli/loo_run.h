@@ -22,6 +22,7 @@ typedef struct {
   tps_xg_model fold[MAXSETS]; /* per GPU: the fit without it */
   int fold_ok[MAXSETS];       /* fitted (all, or the --hold-out GPU) */
   tps_xg_model nest[MAXSETS][MAXSETS]; /* per GPU pair (g, h): the fit without both */
+  int nest_ok[MAXSETS][MAXSETS];       /* that fit exists (a GPU is left to train on) */
   double sigma[MAXSETS];      /* per GPU: 90% interval log half-width (nested) */
   tps_loo_err err[MAXSETS];   /* per set */
   double cover[MAXSETS];      /* per set: share of its points inside the 90% interval */
@@ -41,7 +42,7 @@ typedef struct {
 
 extern const int tps_loo_ag_ranks[3]; /* 2, 4, 8 */
 
-#define BE_MAXROWS 64
+#define BE_MAXROWS 96
 typedef struct {
   const tps_gpu *gpu;
   int path, tp;

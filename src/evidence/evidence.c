@@ -441,9 +441,11 @@ int tps_partset_user_gemm(tps_partset *ps, const char *spec, const tps_path *hin
   if (l->m.kind == TPS_MEAS_AIC) {
     if (l->m.aic.kind != TPS_AIC_GEMM) return tps_err_set(e, f, 0, "an AIConfigurator NCCL table: give it to --gather");
     if (!u->sel.dtype[0] && (!hint || path_dtype(hint, u->sel.dtype, sizeof u->sel.dtype)))
-      return tps_err_set(e, f, 0, "which dtype? give FILE:dtype=bfloat16 (dense-bf16) or FILE:dtype=fp8 (native-fp8)");
+      return tps_err_set(e, f, 0, "which dtype? give FILE:dtype=bfloat16 (dense-bf16), FILE:dtype=fp8 (native-fp8), "
+                                     "fp8_block (fp8-block) or nvfp4 (nvfp4)");
     if (!(u->kpath = dtype_path(u->sel.dtype)))
-      return tps_err_set(e, f, 0, "dtype %s is not a kernel path of tpsplit (bfloat16 = dense-bf16, fp8 = native-fp8)", u->sel.dtype);
+      return tps_err_set(e, f, 0, "dtype %s is not a kernel path of tpsplit (bfloat16 = dense-bf16, fp8 = native-fp8, "
+                         "fp8_block = fp8-block, nvfp4 = nvfp4)", u->sel.dtype);
     /* the dtype must be in the file */
     int any = 0;
     for (size_t i = 0; i < l->m.aic.nrows && !any; i++) any = !strcmp(l->m.aic.g[i].dtype, u->sel.dtype);

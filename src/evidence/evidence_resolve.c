@@ -203,7 +203,7 @@ static int sibling_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *pat
              "step (steps by SMs, %d vs %d: %.1f vs %.1f us at %ld rows)",
              ff->p[TPS_GP_LAUNCH_US], ff->p[TPS_GP_REDUCE_US], best->sms, gpu->sms, fs_last, ft_last, m_last);
   snprintf(how, sizeof how, "%s's %.220s, moved to %s by the regime's spec ratio: HBM x%.3f where the weights stream, %s peak "
-           "x%.3f where it computes%s%s", best->name, p->how, gpu->name, hr, path->fp8_peak ? "fp8" : "bf16", pr, fixed, mono);
+           "x%.3f where it computes%s%s", best->name, p->how, gpu->name, hr, tps_path_peak_name(path), pr, fixed, mono);
   cpy(p->how, sizeof p->how, how);
   *sib_out = best;
   return 0;
@@ -273,8 +273,8 @@ static int set_measured(tps_partsrc *s, pts *p, int have_model, const char *msrc
 /* The facts a transferred part reads, in a cache key: a GPU moved by src/cli/gpu_doubt.c (its
  * uncertain facts at -10% / +10%, the same name) gets parts of its own. */
 static void facts_tag(const tps_gpu *g, char *buf, size_t sz) {
-  snprintf(buf, sz, "%d/%.9g/%.9g/%.9g/%.9g/%.9g/%.9g", g->sms, g->bf16_tflops, g->fp8_tflops, g->hbm_gbps, g->l2_mb,
-           g->link_gbps, g->nccl_link_gbps);
+  snprintf(buf, sz, "%d/%.9g/%.9g/%.9g/%.9g/%.9g/%.9g/%.9g", g->sms, g->bf16_tflops, g->fp8_tflops, g->hbm_gbps, g->l2_mb,
+           g->link_gbps, g->nccl_link_gbps, g->fp4_tflops);
 }
 
 /* Measured points p of (gpu, path) timed in harness from, converted to harness to where they

@@ -13,6 +13,8 @@
  *                with cuda_names, the first CUDA name with blanks as '_' (the thresholds schema)
  *   plot_colour  "#RRGGBB", the GPU's colour in every figure
  *   arch         architecture family, e.g. sm90-hopper, sm100-blackwell: no blank
+ * and the optional fp4_tflops (dense FP4 tensor peak, the nvfp4 path's bound; absent or 0 =
+ * no FP4 tensor cores, 0.01..1e5 otherwise; '?' uncertain -> TPS_GPU_U_PEAK).
  * The link column is the fabric family (NVLink4, NVLink5, PCIe4, xGMI ...), kept lower-cased
  * in tps_gpu.fabric.
  * Units: TFLOPS dense, GB/s (1e9 B/s), MB, MHz.  A number followed by
@@ -45,10 +47,11 @@
 
 /* G_REQ required columns, then the optional ones (absent: 0 = unknown) */
 enum { G_NAME, G_ALIASES, G_SMS, G_CC, G_BF16, G_FP8, G_HBM, G_L2, G_LINK, G_LINKS, G_LINK_GBPS, G_NCCL, G_SOURCE,
-       G_REQ, G_BASE = G_REQ, G_BOOST, G_CUDA, G_KEY, G_COLOUR, G_ARCH, G_N };
+       G_REQ, G_BASE = G_REQ, G_BOOST, G_CUDA, G_KEY, G_COLOUR, G_ARCH, G_FP4, G_N };
 static const char *const gcols[G_N] = {"name", "aliases", "sms", "cc", "bf16_tflops", "fp8_tflops", "hbm_gbps",
                                        "l2_mb", "link", "links", "link_gbps", "nccl_link_gbps", "source",
-                                       "base_mhz", "boost_mhz", "cuda_names", "engine_key", "plot_colour", "arch"};
+                                       "base_mhz", "boost_mhz", "cuda_names", "engine_key", "plot_colour", "arch",
+                                       "fp4_tflops"};
 
 void tps_gpus_free(tps_gpu_table *t) {
   for (size_t i = 0; i < t->n; i++) {
@@ -151,7 +154,7 @@ static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int 
   snprintf(g->name, sizeof g->name, "%s", name);
   double v[G_N] = {0};
   int u[G_N] = {0};
-  static const int numeric[] = {G_SMS, G_BF16, G_FP8, G_HBM, G_L2, G_LINKS, G_LINK_GBPS, G_NCCL, G_BASE, G_BOOST};
+  static const int numeric[] = {G_SMS, G_BF16, G_FP8, G_HBM, G_L2, G_LINKS, G_LINK_GBPS, G_NCCL, G_BASE, G_BOOST, G_FP4};
   for (size_t k = 0; k < sizeof numeric / sizeof numeric[0]; k++) {
     int c = numeric[k];
     if (idx[c] < 0) continue; /* an optional column the file does not have: 0 */
@@ -171,7 +174,7 @@ static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int 
     {G_SMS, 1, 100000, 0, 1},     {G_BF16, 0.01, 1e5, 0, 0},  {G_FP8, 0.01, 1e5, 1, 0},
     {G_HBM, 1, 1e6, 0, 0},        {G_L2, 0.01, 1e5, 1, 0},    {G_LINKS, 0, 1024, 1, 1},
     {G_LINK_GBPS, 0.01, 1e5, 0, 0}, {G_NCCL, 0.01, 1e4, 1, 0}, {G_BASE, 1, 1e5, 1, 0},
-    {G_BOOST, 1, 1e5, 1, 0}};
+    {G_BOOST, 1, 1e5, 1, 0},      {G_FP4, 0.01, 1e5, 1, 0}};
   for (size_t k = 0; k < sizeof lim / sizeof lim[0]; k++) {
     double x = v[lim[k].col];
     const char *col = gcols[lim[k].col];
@@ -188,6 +191,7 @@ static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int 
   g->cc_minor = min;
   g->bf16_tflops = v[G_BF16];
   g->fp8_tflops = v[G_FP8];
+  g->fp4_tflops = v[G_FP4];
   g->hbm_gbps = v[G_HBM];
   g->l2_mb = v[G_L2];
   g->links = (int)v[G_LINKS];
@@ -198,7 +202,7 @@ static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int 
   g->nvlink = strncasecmp(f[idx[G_LINK]], "NVLink", 6) == 0;
   if (u[G_SMS]) g->uncertain |= TPS_GPU_U_SMS;
   if (u[G_L2]) g->uncertain |= TPS_GPU_U_L2;
-  if (u[G_BF16] || u[G_FP8]) g->uncertain |= TPS_GPU_U_PEAK;
+  if (u[G_BF16] || u[G_FP8] || u[G_FP4]) g->uncertain |= TPS_GPU_U_PEAK;
   if (u[G_HBM]) g->uncertain |= TPS_GPU_U_HBM;
   if (u[G_LINKS] || u[G_LINK_GBPS] || u[G_NCCL]) g->uncertain |= TPS_GPU_U_LINK;
   if (u[G_BASE] || u[G_BOOST]) g->uncertain |= TPS_GPU_U_CLOCK;
@@ -280,7 +284,7 @@ int tps_gpus_load_mem(const char *path, const char *data, size_t len, tps_gpu_ta
       if (!rc && nf != known)
         rc = tps_err_set(e, path, ln,
                          "GPU table header has %d columns, want the %d: name aliases sms ... source (and optionally "
-                         "base_mhz boost_mhz cuda_names engine_key plot_colour arch), no others",
+                         "base_mhz boost_mhz cuda_names engine_key plot_colour arch fp4_tflops), no others",
                          nf > G_N ? G_N + 1 : nf, G_REQ);
       ncols = nf;
       have_header = 1;

@@ -1,7 +1,7 @@
 /* gpus.h: the GPU specification table (data/gpus.tsv, or a user file).
  * Columns: name, aliases (comma list), sms, cc, bf16_tflops, fp8_tflops, hbm_gbps, l2_mb,
  * link, links, link_gbps, nccl_link_gbps, source; optional base_mhz, boost_mhz, cuda_names,
- * engine_key, plot_colour, arch (doc/formats.md).  A value followed by '?' is uncertain
+ * engine_key, plot_colour, arch, fp4_tflops (doc/formats.md).  A value followed by '?' is uncertain
  * (kept, and flagged in tps_gpu.uncertain).  Names match case-insensitively, with aliases
  * (H200 = H200-SXM) and the CUDA device names of cuda_names. */
 #ifndef TPS_GPUS_H

@@ -342,7 +342,8 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
   double cell_w = ((rm - lm) - hsp * (cols - 1)) * W / cols / (double)nt;
   int narrow = cell_w < 75;
   double top_px = crossover_title(g, &F, cells, n), cf[4];
-  int bare = cell_fonts(cell_w, ((1.0 - (top_px + 108.0) / H - 0.06 * (rows - 1)) * H / rows) / (double)ng, narrow, cf);
+  double vsp = rows > 1 && 72.0 / H > 0.06 ? 72.0 / H : 0.06; /* row gap: TP tics above, a title below */
+  int bare = cell_fonts(cell_w, ((1.0 - (top_px + 108.0) / H - vsp * (rows - 1)) * H / rows) / (double)ng, narrow, cf);
   fprintf(g, "set palette defined (0 '#c7e9c0', 0.5 '#fee391', 1 '#fc9272')\n");
   fprintf(g, "set logscale cb 2\nset cbrange [%.0f:%.0f]\nset format cb '%%.0f'\n", pow(2, lo), pow(2, hi));
   fprintf(g, "set cblabel 'break-even tokens (split faster from T)'\n");
@@ -362,8 +363,8 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
   fprintf(g, "# cells where the split never wins (or the path cannot run) stay grey\n");
   fprintf(g, "set object 1 rect from graph 0, graph 0 to graph 1, graph 1 fc rgb '#e6e6e6' fs solid 1 noborder behind\n");
   fprintf(g, "set colorbox user origin %.4f, %.4f size %.4f, %.4f\n", rm + 20.0 / W, 80.0 / H, 15.0 / W, 1.0 - 180.0 / H);
-  fprintf(g, "set multiplot layout %d,%d margins %.4f, %.4f, %.4f, %.4f spacing %.4f, 0.06\n", rows, cols, lm, rm,
-          70.0 / H, 1.0 - (top_px + 38.0) / H, hsp);
+  fprintf(g, "set multiplot layout %d,%d margins %.4f, %.4f, %.4f, %.4f spacing %.4f, %g\n", rows, cols, lm, rm,
+          70.0 / H, 1.0 - (top_px + 38.0) / H, hsp, vsp);
   for (size_t p = 0; p < np; p++) {
     if (p) fprintf(g, "unset label  # the title block is drawn once, with the first panel\n");
     fprintf(g, "set title "); pf_gp_str(g, paths[p]); fputc('\n', g);

@@ -205,10 +205,10 @@ usage crossover --samples 100001
 usage predict --gpu H200 --tp 8 --samples 100001
 usage "" --samples 100001
 # the estimate comes from the run's size (cells x samples x the scaling's cost per sample, over
-# the threads), so a 48-cell --samples 100000 model grid is announced however loaded the machine;
+# the threads), so a 72-cell (12 GPUs x 6 paths) --samples 100000 model grid is announced however loaded the machine;
 # the run is stopped once the estimate is out (it would take minutes)
 TPSPLIT_THREADS=2 timeout 3 "$TPSPLIT" crossover --scaling model --samples 100000 --tp 8 >/dev/null 2>"$tmp/err"
-expect_grep '^tpsplit crossover: about [0-9]+ s: 48 cells x 100000 bootstrap samples on 2 threads \(--samples sets the samples' "$tmp/err"
+expect_grep '^tpsplit crossover: about [0-9]+ s: 72 cells x 100000 bootstrap samples on 2 threads \(--samples sets the samples' "$tmp/err"
 est=$(grep -oE 'about [0-9]+ s' "$tmp/err" | grep -oE '[0-9]+')
 [ "${est:-0}" -gt 10 ] && ok || fail "estimate ${est:-none} s, want > 10"
 # not on a terminal: no progress line (no carriage return)
@@ -219,6 +219,6 @@ expect_rc 0 "$TPSPLIT" crossover --gpus H200 --tp 8 --paths dense-bf16
 # on a terminal (script(1) where it exists): the progress line after the estimate
 if command -v script >/dev/null 2>&1 && script -qc true /dev/null >/dev/null 2>&1; then
   TPSPLIT_THREADS=2 script -qc "timeout 3 '$TPSPLIT' crossover --scaling model --samples 100000 --tp 8 >/dev/null" "$tmp/tty" >/dev/null 2>&1
-  grep -qE "$(printf '\r')tpsplit crossover: [0-9]+ of 48 cells, " "$tmp/tty" && ok || fail "no progress line on a terminal: $(head -c 300 "$tmp/tty")"
+  grep -qE "$(printf '\r')tpsplit crossover: [0-9]+ of 72 cells, " "$tmp/tty" && ok || fail "no progress line on a terminal: $(head -c 300 "$tmp/tty")"
 fi
 finish

@@ -13,10 +13,10 @@ D=$top_srcdir/data
 cp -R "$D" "$tmp/d"
 chmod -R u+w "$tmp/d"
 # the row: name aliases sms cc bf16 fp8 hbm l2 link links link_gbps nccl_link_gbps base boost source
-#          cuda_names engine_key plot_colour arch (the header's order, checked below)
-want_hdr='name	aliases	sms	cc	bf16_tflops	fp8_tflops	hbm_gbps	l2_mb	link	links	link_gbps	nccl_link_gbps	base_mhz	boost_mhz	source	cuda_names	engine_key	plot_colour	arch'
+#          cuda_names engine_key plot_colour arch fp4_tflops (the header's order, checked below)
+want_hdr='name	aliases	sms	cc	bf16_tflops	fp8_tflops	hbm_gbps	l2_mb	link	links	link_gbps	nccl_link_gbps	base_mhz	boost_mhz	source	cuda_names	engine_key	plot_colour	arch	fp4_tflops'
 [ "$(grep '^name' "$D/gpus.tsv")" = "$want_hdr" ] && ok || fail "data/gpus.tsv header changed: update this test's row"
-printf 'ACME-X1\tX1\t120\t9.0\t1200\t2400\t5000\t64\tNVLink4\t18\t450\t20.6\t0\t0\tmade up for tests/cli/gpufacts.sh\tACME X1 Turbo,ACME X1\tACME_X1_Turbo\t#123456\tsm90-hopper\n' \
+printf 'ACME-X1\tX1\t120\t9.0\t1200\t2400\t5000\t64\tNVLink4\t18\t450\t20.6\t0\t0\tmade up for tests/cli/gpufacts.sh\tACME X1 Turbo,ACME X1\tACME_X1_Turbo\t#123456\tsm90-hopper\t0\n' \
   >>"$tmp/d/gpus.tsv"
 # exactly one file differs from the bundled data: gpus.tsv
 changed=$(diff -rq "$D" "$tmp/d" | sed "s|$tmp/d|COPY|; s|$D|DATA|")
@@ -40,7 +40,7 @@ rc=$?
 [ $rc -le 1 ] && ok || fail "decide exited $rc: $(head -c 300 "$tmp/err")"
 expect_grep 'token_threshold .*ACME_X1_Turbo predicted' "$tmp/out"
 # a row without the name columns ('-'): keyed by its name, and a note says so
-printf 'ACME-X2\t\t120\t9.0\t1200\t2400\t5000\t64\tNVLink4\t18\t450\t20.6\t0\t0\tmade up\t-\t-\t-\t-\n' >>"$tmp/d/gpus.tsv"
+printf 'ACME-X2\t\t120\t9.0\t1200\t2400\t5000\t64\tNVLink4\t18\t450\t20.6\t0\t0\tmade up\t-\t-\t-\t-\t0\n' >>"$tmp/d/gpus.tsv"
 expect_rc 0 "$TPSPLIT" predict --gpu ACME-X2 --tp 8 --path dense-bf16 --thresholds-out "$tmp/thr2.json"
 jq -e '(.devices | keys == ["ACME-X2"]) and (.notes | map(test("ACME-X2: no cuda_names or engine_key")) | any)' "$tmp/thr2.json" \
   >/dev/null && ok || fail "unkeyed row: $(jq -c '{k: (.devices | keys), notes}' "$tmp/thr2.json")"
@@ -48,7 +48,7 @@ jq -e '(.devices | keys == ["ACME-X2"]) and (.notes | map(test("ACME-X2: no cuda
 # with the peaks at 1080/2160 and 1320/2640 TFLOPS (computed apart here; they differ, so the
 # fact matters), and the interval covers them
 for v in '1200?	2400' '1080	2160' '1320	2640'; do
-  printf 'ACME-X4\t\t120\t9.0\t%s\t5000\t64\tNVLink4\t18\t450\t20.6\t0\t0\tmade up\t-\t-\t-\t-\n' "$v" >"$tmp/row"
+  printf 'ACME-X4\t\t120\t9.0\t%s\t5000\t64\tNVLink4\t18\t450\t20.6\t0\t0\tmade up\t-\t-\t-\t-\t0\n' "$v" >"$tmp/row"
   cat "$D/gpus.tsv" "$tmp/row" >"$tmp/u.tsv"
   expect_rc 0 "$TPSPLIT" predict --gpus-file "$tmp/u.tsv" --gpu ACME-X4 --tp 8 --path dense-bf16 --json
   cp "$tmp/out" "$tmp/u_${v%%	*}.json"
@@ -67,7 +67,7 @@ for v in 1080 1320; do
     fail "peak $v: the interval does not cover its break-even"
   jq -e 'has("uncertain_facts") | not' "$tmp/u_$v.json" >/dev/null && ok || fail "peak $v: uncertain facts where none"
 done
-printf 'ACME-X4\t\t120\t9.0\t1200?\t2400\t5000\t64\tNVLink4\t18\t450\t20.6\t0\t0\tmade up\t-\t-\t-\t-\n' | cat "$D/gpus.tsv" - >"$tmp/u2.tsv"
+printf 'ACME-X4\t\t120\t9.0\t1200?\t2400\t5000\t64\tNVLink4\t18\t450\t20.6\t0\t0\tmade up\t-\t-\t-\t-\t0\n' | cat "$D/gpus.tsv" - >"$tmp/u2.tsv"
 expect_rc 0 "$TPSPLIT" predict --gpus-file "$tmp/u2.tsv" --gpu ACME-X4 --tp 8 --path dense-bf16
 expect_grep '^uncertain facts of ACME-X4 in the GPU table: peak_tflops 1200/2400\? \(bf16/fp8\) \(break-even [0-9]+/[0-9]+ at -10%/\+10%\); the interval covers' "$tmp/out"
 # a file without the optional columns reads, and answers as the full one
@@ -82,7 +82,7 @@ for bad in "plot_colour:red:is not #RRGGBB" "engine_key:ACME X:has a blank" "arc
            "engine_key:ACME_X9:is not the CUDA name 'ACME X3' with blanks as '_'" "cuda_names:,ACME:has an empty name" "cuda_names:NVIDIA H200:already names another GPU"; do
   col=${bad%%:*}; rest=${bad#*:}; val=${rest%%:*}; why=${rest#*:}
   cp "$D/gpus.tsv" "$tmp/bad.tsv"
-  printf 'ACME-X3\t\t120\t9.0\t1200\t2400\t5000\t64\tNVLink4\t18\t450\t20.6\t0\t0\tmade up\tACME X3\tACME_X3\t#123456\tsm90-hopper\n' |
+  printf 'ACME-X3\t\t120\t9.0\t1200\t2400\t5000\t64\tNVLink4\t18\t450\t20.6\t0\t0\tmade up\tACME X3\tACME_X3\t#123456\tsm90-hopper\t0\n' |
     awk -F'\t' -v OFS='\t' -v col="$col" -v val="$val" -v hdr="$want_hdr" \
       'BEGIN {split(hdr, h, "\t"); for (i in h) if (h[i] == col) c = i} {$c = val; print}' >>"$tmp/bad.tsv"
   rm -f "$tmp/thr3.json"

@@ -118,22 +118,31 @@ expect_rc 0 "$TPSPLIT" fit --loo-gpu
 cp "$tmp/out" "$tmp/full"
 # rows per GPU: GEMM (A100: two bf16 tables, no fp8; H100: AIC and bench tables, both paths;
 # H200: AIC and bench tables, both paths, as the H100) + all-gather + break-even (paths x TP 2, 4, 8)
-# + its decision quality, by the models and by the evidence hierarchy (paths x TP 2, 4, 8, twice)
+# + its decision quality, by the models and by the evidence hierarchy (paths x TP 2, 4, 8, twice);
+# fp8-block (H100, H200, B200, L40S, RTX PRO 6000) and nvfp4 (B200, RTX PRO 6000): 10 rows each
+# (one GEMM row, 3 break-even, 3 excess, 3 hierarchy)
 # + the transfer accuracy: the GPU's GEMM rows (its tables x paths) and gather rows (2, 4, 8 GPUs)
-for gw in A100-SXM-80GB:17 H100-SXM:30 B200:26 L40S:26 RTX-PRO-6000-Server:26 H200-SXM:30; do
+for gw in A100-SXM-80GB:17 H100-SXM:40 B200:46 L40S:36 RTX-PRO-6000-Server:46 H200-SXM:40; do
   g=${gw%:*} want=${gw#*:}
   n=$(grep -c "^$g " "$tmp/full")
   [ "$n" -eq "$want" ] && ok || fail "$g: $n rows, want $want"
 done
-expect_grep '^# GEMM 90% interval coverage, all GPUs and paths: [0-9.]+% of 1740 points' "$tmp/full"   # 1448 + the H200 AIC table's 146 per path
+expect_grep '^# GEMM 90% interval coverage, all GPUs, dense-bf16 and native-fp8: [0-9.]+% of 1740 points' "$tmp/full"   # 1448 + the H200 AIC table's 146 per path
+# fp8-block: 5 GPUs x 146 points; nvfp4 (two GPUs: no nested fit, no interval) adds none
+expect_grep '^# GEMM 90% interval coverage, all GPUs, fp8-block and nvfp4: [0-9.]+% of 730 points' "$tmp/full"
+expect_grep '^# GEMM held-out error, all GPUs, fp8-block and nvfp4 pooled: median [0-9.]+%' "$tmp/full"
+awk '/^# GEMM nvfp4/{g=1; next} /^$/{g=0} g && !/^gpu/ { n++; if ($(NF-1) != "-" || $NF != "-") bad++ }
+     END { exit !(n == 2 && !bad) }' "$tmp/full" && ok || fail "nvfp4 GEMM rows: two GPUs, no interval"
 expect_grep '^# in sample: median \|err\| [0-4]\.[0-9]%' "$tmp/full"
-expect_grep "^# break-even within 15%: [0-9]+ of [0-9]+ \\([0-9]+ more where neither side splits: 'both'\\); decisions agree: [0-9]+ of 495" "$tmp/full"   # + H200 x 2 paths x 3 TP, 15 T each
+expect_grep "^# dense-bf16, native-fp8: break-even within 15%: [0-9]+ of [0-9]+ \\([0-9]+ more where neither side splits: 'both'\\); decisions agree: [0-9]+ of 495" "$tmp/full"   # + H200 x 2 paths x 3 TP, 15 T each
+# fp8-block and nvfp4: 7 GPU x path x 3 TP = 21 rows, 15 T each
+expect_grep "^# fp8-block, nvfp4: break-even within 15%: [0-9]+ of [0-9]+ \\([0-9]+ more where neither side splits: 'both'\\); decisions agree: [0-9]+ of 315" "$tmp/full"
 # the summary counts the rows above it: 'both' rows (no break-even on either side) out of the 15% count
 awk '/^gpu +path +tp +measured +predicted +rel_err/ { t = 1; next }
-     t && /^# break-even within 15%/ { print w, n, nb; exit }
-     t { if ($6 == "both") nb++; else { n++; r = $6; sub(/%/, "", r); r += 0; if (r < 0) r = -r; if (r <= 15) w++ } }' "$tmp/full" >"$tmp/wn"
+     t && /^# dense-bf16, native-fp8: break-even within 15%/ { print w, n, nb; exit }
+     t && ($2 == "dense-bf16" || $2 == "native-fp8") { if ($6 == "both") nb++; else { n++; r = $6; sub(/%/, "", r); r += 0; if (r < 0) r = -r; if (r <= 15) w++ } }' "$tmp/full" >"$tmp/wn"
 read -r w n nb <"$tmp/wn"
-expect_grep "^# break-even within 15%: ${w:-x} of ${n:-x} \\(${nb:-x} more where neither side splits" "$tmp/full"
+expect_grep "^# dense-bf16, native-fp8: break-even within 15%: ${w:-x} of ${n:-x} \\(${nb:-x} more where neither side splits" "$tmp/full"
 [ "${nb:-0}" -ge 1 ] && [ $((${n:-0} + ${nb:-0})) -eq 33 ] && ok || fail "break-even rows: ${n:-?} + ${nb:-?} 'both', want 33 in all"
 # every error is a percentage; every GEMM row has its coverage
 awk '/^# GEMM dense|^# GEMM native/{g=1; next} /^$/{g=0} g && !/^gpu/ {
@@ -143,27 +152,43 @@ awk '/^# GEMM dense|^# GEMM native/{g=1; next} /^$/{g=0} g && !/^gpu/ {
 # round(2^(i/8)) (computed here) or '-' when the worst is 0; a threshold of 'none' on a GPU whose
 # measured break-even is 'none' costs nothing only where the split never wins: the PCIe GPUs at
 # TP 4 and 8; the verdict is the target (mean <= 1%, worst <= 10%) and the count line adds them up
-awk '/^# decision quality: what/{d=1; next} d && /^# excess target met \(/{print; d=0} d && !/^#/ && !/^gpu/' "$tmp/full" > "$tmp/ex"
+awk '/^# decision quality: what/{d=1; next} d && /^# dense-bf16, native-fp8: excess target met \(/{print; d=0}
+     d && !/^#/ && !/^gpu/ && ($2 == "dense-bf16" || $2 == "native-fp8")' "$tmp/full" > "$tmp/ex"
 [ "$(grep -c . "$tmp/ex")" -eq 34 ] && ok || fail "decision quality: $(grep -c . "$tmp/ex") lines, want 33 rows and the count"
 awk 'BEGIN { for (i = 0; i <= 112; i++) g[sprintf("%d", int(2 ^ (i / 8) + 0.5))] = 1 }
-     /^# excess/ { next }
+     /^#/ { next }
      { m = $5; w = $6; gsub(/%/, "", m); gsub(/%/, "", w); v = (w + 0 <= 10 && m + 0 <= 1) ? "met" : "missed"
        if (m < 0 || w + 0 < m + 0 || (w + 0 > 0 ? !($7 in g) : $7 != "-") || $NF != v) { print "bad row: " $0; bad++ }
        n[$NF]++ }
      END { exit bad > 0 }' "$tmp/ex" && ok || fail "decision quality rows malformed"
 met=$(grep -c ' met$' "$tmp/ex")
-expect_grep "^# excess target met \(mean <= 1%, worst <= 10%\): $met of 33 with the break-even" "$tmp/ex"
+expect_grep "^# dense-bf16, native-fp8: excess target met \(mean <= 1%, worst <= 10%\): $met of 33 with the break-even" "$tmp/ex"
+# fp8-block and nvfp4: 21 rows, their count line adds them up
+awk '/^# decision quality: what/{d=1; next} /^# decision quality of the evidence/{d=0}
+     d && /^# fp8-block, nvfp4: excess target met \(/{print} d && !/^#/ && !/^gpu/ && ($2 == "fp8-block" || $2 == "nvfp4")' \
+  "$tmp/full" > "$tmp/exb"
+[ "$(grep -c . "$tmp/exb")" -eq 22 ] && ok || fail "decision quality fp8-block/nvfp4: $(grep -c . "$tmp/exb") lines, want 21 rows and the count"
+metb=$(grep -c ' met$' "$tmp/exb")
+expect_grep "^# fp8-block, nvfp4: excess target met \(mean <= 1%, worst <= 10%\): $metb of 21 with the break-even" "$tmp/exb"
 # the evidence hierarchy's table (model/predict/resolve.h): 33 rows; a sibling answers exactly
 # where the training GPUs hold one: the H100 and H200 answer for each other (SM90, NVLink4
 # 18 links), no GPU answers for the A100, B200, L40S or RTX PRO 6000; its count line adds up
-awk '/^# decision quality of the evidence hierarchy/{d=1; next} d && /^# excess target met by the hierarchy/{print; d=0} d && !/^#/ && !/^gpu/' \
-  "$tmp/full" > "$tmp/eh"
+awk '/^# decision quality of the evidence hierarchy/{d=1; next} d && /^# dense-bf16, native-fp8: excess target met by the hierarchy/{print}
+     d && !/^#/ && !/^gpu/ && ($2 == "dense-bf16" || $2 == "native-fp8")' "$tmp/full" > "$tmp/eh"
+awk '/^# decision quality of the evidence hierarchy/{d=1; next} d && /^# fp8-block, nvfp4: excess target met by the hierarchy/{print}
+     d && !/^#/ && !/^gpu/ && ($2 == "fp8-block" || $2 == "nvfp4")' "$tmp/full" > "$tmp/ehb"
+[ "$(grep -c . "$tmp/ehb")" -eq 22 ] && ok || fail "hierarchy fp8-block/nvfp4: $(grep -c . "$tmp/ehb") lines, want 21 rows and the count"
+awk '!/^#/ { want = $1 == "H100-SXM" ? "H200-SXM" : $1 == "H200-SXM" ? "H100-SXM" : "-"
+             if ($4 != want || $5 != want) { print "bad row: " $0; bad++ } }
+     END { exit bad > 0 }' "$tmp/ehb" && ok || fail "hierarchy fp8-block/nvfp4: siblings where they should not be"
+hmb=$(grep -c ' met$' "$tmp/ehb"); hsb=$(awk '!/^#/ && $4 != "-" && $NF == "met"' "$tmp/ehb" | grep -c .)
+expect_grep "^# fp8-block, nvfp4: excess target met by the hierarchy: $hmb of 21 \\($hsb of the 6 rows a sibling answers\\)" "$tmp/ehb"
 [ "$(grep -c . "$tmp/eh")" -eq 34 ] && ok || fail "hierarchy: $(grep -c . "$tmp/eh") lines, want 33 rows and the count"
 awk '!/^#/ { want = $1 == "H100-SXM" ? "H200-SXM" : $1 == "H200-SXM" ? "H100-SXM" : "-"
              if ($4 != want || $5 != want) { print "bad row: " $0; bad++ } }
      END { exit bad > 0 }' "$tmp/eh" && ok || fail "hierarchy: siblings where they should not be"
 hm=$(grep -c ' met$' "$tmp/eh"); hs=$(awk '!/^#/ && $4 != "-" && $NF == "met"' "$tmp/eh" | grep -c .)
-expect_grep "^# excess target met by the hierarchy: $hm of 33 \\($hs of the 12 rows a sibling answers\\)" "$tmp/eh"
+expect_grep "^# dense-bf16, native-fp8: excess target met by the hierarchy: $hm of 33 \\($hs of the 12 rows a sibling answers\\)" "$tmp/eh"
 for g in L40S RTX-PRO-6000-Server; do
   for tp in 4 8; do
     awk -v g=$g -v tp=$tp '$1 == g && $3 == tp { if ($4 != "none" || $5 != "0.00%" || $6 != "0.0%") bad++; n++ }
@@ -179,7 +204,7 @@ awk -F'[:,]' '/"excess": \{/{s="e"} /"excess_hierarchy": \{/{s="h"} /"excess_mea
      /"predicted":/{ pr=$2; gsub(/ /,"",pr) }
      /"tp":/{ n++; p2 = 0; if (pr != "null") { p2 = 1; while (p2 < pr + 0) p2 *= 2 }
        if (th["e"] != pr || (pr == "null" ? th["p"] != "null" : th["p"] + 0 != p2)) { print "row " n ": " pr " " th["e"] " " th["p"]; bad++ } }
-     END { exit !(n == 33 && !bad) }' "$tmp/out" && ok || fail "breakeven JSON: excess thresholds"
+     END { exit !(n == 54 && !bad) }' "$tmp/out" && ok || fail "breakeven JSON: excess thresholds (33 dense-bf16/native-fp8 rows, 21 fp8-block/nvfp4)"
 expect_rc 0 "$TPSPLIT" fit --loo-gpu --only gather
 cmp -s "$tmp/out" /dev/null && fail "--only gather printed nothing" || ok
 cp "$tmp/out" "$tmp/gather"

@@ -41,7 +41,7 @@ expect_grep '^# H100-SXM TP8 dense-bf16, gather auto' "$tmp/out"
 expect_rc 0 "$TPSPLIT" crossover --gather "$NCCL"
 expect_grep '^# grid restricted to GPU H100-SXM, TPs 2,4,8: what the --gemm/--gather files measure \(--gpus, --tp, --paths for another grid\)$' "$tmp/out"
 n=$(grep -c '^H100-SXM ' "$tmp/out")
-[ "$n" -eq 12 ] && ok || fail "crossover --gather: $n H100 rows, want 3 TP x 4 paths"
+[ "$n" -eq 18 ] && ok || fail "crossover --gather: $n H100 rows, want 3 TP x 6 paths (nvfp4: n/a rows)"
 expect_nogrep '^(H200|B200|A100)' "$tmp/out"
 expect_rc 0 "$TPSPLIT" crossover --gemm "$D/h20_tp8_fused_wqa_wkv.tsv" --json
 expect_grep '"grid_note": "grid restricted to GPU H20, path marlin-w8a16' "$tmp/out"

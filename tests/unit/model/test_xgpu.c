@@ -12,6 +12,7 @@
 #include "src/io/measure.h"
 #include "src/io/gpus.h"
 #include "model/numeric/robust.h"
+#include "model/core/path.h"
 #include "model/core/status.h"
 #include "model/latency/xgather.h"
 #include "model/latency/xgemm.h"
@@ -29,15 +30,26 @@ static const tps_gpu *gpu(const char *name) {
 
 /* ------------------------------------------------------------------ xgemm */
 
+/* The path row a form models (path.c: model xgemm, xgemm_form). */
+static const tps_path *form_row(int form) {
+  for (int i = 0; i < TPS_NPATHS; i++)
+    if (tps_paths[i]->model == TPS_PATH_MODEL_XGEMM && tps_paths[i]->xgemm_form == form) return tps_paths[i];
+  return NULL;
+}
+
 static void test_xgemm(void) {
   const char *names[] = {"A100", "H100", "H200", "B200", "L40S", "RTX-PRO-6000-Server"};
   for (int path = 0; path < TPS_XG_NPATH; path++) {
     tps_xg_model m;
     tps_xg_prior(&m, (tps_xg_path)path);
+    const tps_path *row = form_row(path);
+    CHECK_TRUE(row != NULL);
+    if (!row) continue;
     for (size_t gi = 0; gi < sizeof names / sizeof names[0]; gi++) {
       const tps_gpu *g = gpu(names[gi]);
       if (!tps_xg_supported(g, (tps_xg_path)path)) {
-        CHECK_TRUE(path == TPS_XG_FP8 && g->fp8_tflops == 0);
+        /* only a GPU without the form's tensor peak (A100: fp8; all but Blackwell: FP4) */
+        CHECK_TRUE(path != TPS_XG_BF16 && tps_path_peak_tflops(row, g) == 0);
         CHECK_TRUE(isnan(tps_xg_time_us(&m, g, NULL, 16, 1792, 5120, NULL)));
         continue;
       }
@@ -57,12 +69,12 @@ static void test_xgemm(void) {
         CHECK_TRUE(mono);
         /* large M: no faster than the tensor peak allows, within 2x of eff_max of it */
         double M = 16384, N = 1792, K = 5120;
-        double peak = path == TPS_XG_FP8 ? g->fp8_tflops : g->bf16_tflops;
+        double peak = tps_path_peak_tflops(row, g);
         double tmin = 2 * M * N * K / (peak * 1e6);
         double t = tps_xg_time_us(&m, g, &hs, (long)M, (long)N, (long)K, NULL);
         CHECK_TRUE(t > tmin && t < 2.0 * tmin / m.p[TPS_XG_EFF_MAX] + 100);
         /* M = 1: at least the floor plus the weights at the fastest rate the model allows */
-        double wb = path == TPS_XG_FP8 ? 1 : 2;
+        double wb = row->weight_bytes;
         double t1 = tps_xg_time_us(&m, g, &hs, 1, (long)N, (long)K, NULL);
         double floor_us = h ? m.p[TPS_XG_FLOOR_BENCH_US] : m.p[TPS_XG_FLOOR_US];
         double ghz = tps_xg_clock_ghz(g);
