@@ -29,11 +29,15 @@ int tps_xg_tiling(int idx, int *tm, int *tn, int *sk) {
   return 0;
 }
 
+const tps_path *tps_xg_path_row(tps_xg_path path) {
+  for (int i = 0; i < TPS_NPATHS; i++)
+    if (tps_paths[i]->model == TPS_PATH_MODEL_XGEMM && tps_paths[i]->xgemm_form == (int)path) return tps_paths[i];
+  return NULL;
+}
+
 /* Bytes per element: weight, activation (as the GEMM reads it), output. */
 static void elem_bytes(tps_xg_path p, double *wb, double *ab, double *ob) {
-  const tps_path *row = NULL; /* the path row this form models (path.c: model xgemm, xgemm_form) */
-  for (int i = 0; i < TPS_NPATHS && !row; i++)
-    if (tps_paths[i]->model == TPS_PATH_MODEL_XGEMM && tps_paths[i]->xgemm_form == (int)p) row = tps_paths[i];
+  const tps_path *row = tps_xg_path_row(p);
   *wb = row ? row->weight_bytes : NAN;
   *ab = row ? row->act_bytes : NAN;
   *ob = 2.0; /* bf16 output */

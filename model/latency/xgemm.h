@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include "model/core/gpu.h"
 #include "model/core/harness.h"
+#include "model/core/path.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -52,6 +53,8 @@ typedef enum { TPS_XG_BF16 = 0, TPS_XG_FP8, TPS_XG_FP8BLOCK, TPS_XG_NVFP4, TPS_X
 extern const char *const tps_xg_path_names[TPS_XG_NPATH]; /* "dense-bf16", "native-fp8", "fp8-block", "nvfp4" */
 /* Does the form quantize its activations (quant term, quant_bytes fitted)? */
 int tps_xg_quantizes(tps_xg_path path);
+/* The path row a form models (model/core/paths: model TPS_PATH_MODEL_XGEMM, xgemm_form); NULL none. */
+const tps_path *tps_xg_path_row(tps_xg_path path);
 
 enum {
   TPS_XG_FLOOR_US = 0, /* fixed cost of the call (AIConfigurator harness) */

@@ -10,13 +10,15 @@
 static int pos(double v) { return isfinite(v) && v > 0; }
 
 tps_xfer_err tps_xfer_score(const double *meas, const double *pred, const double *hw, size_t n) {
-  tps_xfer_err r = {0, NAN, NAN, 0};
+  tps_xfer_err r = {0, NAN, NAN, 0, 0};
   double *a = malloc((n ? n : 1) * sizeof *a);
   if (!a) return r;
   for (size_t i = 0; i < n; i++) {
     if (!pos(meas[i]) || !pos(pred[i])) continue;
     a[r.n++] = fabs(pred[i] / meas[i] - 1.0);
-    if (hw && fabs(log(pred[i] / meas[i])) <= hw[i]) r.covered++;
+    if (!hw || !(isfinite(hw[i]) && hw[i] >= 0)) continue;
+    r.nint++;
+    if (fabs(log(pred[i] / meas[i])) <= hw[i]) r.covered++;
   }
   if (r.n) {
     gsl_sort(a, 1, r.n);

@@ -30,13 +30,15 @@ extern "C" {
 #define TPS_XFER_COVER 0.85          /* 90% intervals: share of points inside */
 
 /* The score of answers pred[0..n) against measured meas[0..n), each with the 90% log
- * half-width hw[i] (hw NULL: no interval, covered 0).  A point whose meas or pred is not
- * finite and positive is not scored. */
+ * half-width hw[i] (hw NULL or hw[i] not finite and >= 0: no interval at that point, neither
+ * counted in nint nor covered).  A point whose meas or pred is not finite and positive is not
+ * scored. */
 typedef struct {
   size_t n;       /* points scored */
   double med_abs; /* median |pred / meas - 1| (NaN when n is 0) */
   double max_abs; /* the largest (NaN when n is 0) */
   size_t covered; /* points with |log(pred / meas)| <= hw */
+  size_t nint;    /* points scored that have an interval (coverage = covered / nint) */
 } tps_xfer_err;
 tps_xfer_err tps_xfer_score(const double *meas, const double *pred, const double *hw, size_t n);
 

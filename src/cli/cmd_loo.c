@@ -308,9 +308,7 @@ static double sib_gemm_fn(double x, void *vc) {
 static void be_hierarchy(const loo_run *r, const gemm_part *g, int gg, int a, const tps_loo_curve *mg,
                          const tps_loo_curve *ma, int tp, be_row *b) {
   const tps_gpu *ga = r->as[a].gpu;
-  const tps_path *path = NULL; /* the path row of the form (model/core/path.c: xgemm_form) */
-  for (int i = 0; i < TPS_NPATHS && !path; i++)
-    if (tps_paths[i]->model == TPS_PATH_MODEL_XGEMM && tps_paths[i]->xgemm_form == g->path) path = tps_paths[i];
+  const tps_path *path = tps_xg_path_row(g->path);
   int sg = -1, sa = -1;
   double dg = 0, da = 0;
   for (int i = 0; i < g->ns; i++) {

@@ -49,15 +49,9 @@ static int gset_alloc(gset *s, size_t n) {
   return s->m && s->nn && s->t && s->line && s->pred && s->sigma_pred && s->eval ? 0 : -1;
 }
 
-/* The path row a form models (model/core/path.c: model xgemm, xgemm_form). */
-static const tps_path *form_row(tps_xg_path path) {
-  for (int i = 0; i < TPS_NPATHS; i++)
-    if (tps_paths[i]->model == TPS_PATH_MODEL_XGEMM && tps_paths[i]->xgemm_form == (int)path) return tps_paths[i];
-  return NULL;
-}
 
 const char *tps_lgo_aic_dtype(tps_xg_path path) {
-  const tps_path *p = form_row(path);
+  const tps_path *p = tps_xg_path_row(path);
   return p && p->aic_dtype[0] ? p->aic_dtype : "";
 }
 

@@ -87,7 +87,8 @@ typedef struct {
   int na;
   double gsib[XFER_MAXSIB], asib[XFER_MAXSIB]; /* log(answer / measured) of the points a sibling answered */
   size_t ngsib, nasib;
-  size_t gcov[2], gn, acov[2], an; /* points covered by the model's [0] and the hierarchy's [1] interval; NVLink for the gather */
+  size_t gcov[2], gn[2], acov[2], an[2]; /* points covered by the model's [0] and the hierarchy's [1] interval, of
+                                          * the points that have one; NVLink for the gather */
 } xfer_run;
 
 typedef struct {

@@ -22,7 +22,7 @@
 #include "model/predict/resolve.h"
 #include "model/predict/xfer.h"
 
-static const tps_path *xg_path(int path) { return path == TPS_XG_FP8 ? &tps_path_native_fp8 : &tps_path_dense_bf16; }
+
 
 /* The nearest other set of path part g with a sibling GPU of set i and the same harness; -1 none. */
 static int gemm_sibling_set(const gemm_part *g, int i) {
@@ -68,13 +68,13 @@ static int gemm_row(const gemm_part *g, int i, xfer_gemm_row *x, xfer_run *xr) {
     hm[n] = s->sigma_pred[j];
     pc[n] = ts;
     int from = 0;
-    ph[n] = tps_xfer_gemm_answer(h ? h->gpu : NULL, s->gpu, xg_path(g->path), (double)s->m[j], s->nn[j], GEMM_K, ts, s->pred[j],
+    ph[n] = tps_xfer_gemm_answer(h ? h->gpu : NULL, s->gpu, tps_xg_path_row(g->path), (double)s->m[j], s->nn[j], GEMM_K, ts, s->pred[j],
                                  s->sigma_pred[j], &hh[n], &from);
     if (from && xr->ngsib < XFER_MAXSIB) xr->gsib[xr->ngsib++] = log(ph[n] / meas[n]);
     n++;
   }
   x->model = tps_xfer_score(meas, pm, hm, n);
-  x->copy = h ? tps_xfer_score(meas, pc, NULL, n) : (tps_xfer_err){0, NAN, NAN, 0};
+  x->copy = h ? tps_xfer_score(meas, pc, NULL, n) : (tps_xfer_err){0, NAN, NAN, 0, 0};
   x->hier = tps_xfer_score(meas, ph, hh, n);
   x->met = tps_xfer_gemm_met(x->hier.med_abs, h ? x->copy.med_abs : NAN);
   free(buf);
@@ -115,7 +115,7 @@ static int gather_row(const loo_run *r, int a, int q, xfer_gather_row *x, xfer_r
     k++;
   }
   x->model = tps_xfer_score(meas, pm, hm, k);
-  x->copy = c ? tps_xfer_score(meas, pc, NULL, k) : (tps_xfer_err){0, NAN, NAN, 0};
+  x->copy = c ? tps_xfer_score(meas, pc, NULL, k) : (tps_xfer_err){0, NAN, NAN, 0, 0};
   x->hier = tps_xfer_score(meas, ph, hh, k);
   x->met = tps_xfer_gather_met(x->hier.med_abs);
   free(buf);
@@ -133,7 +133,8 @@ int tps_loo_xfer_compute(loo_run *r) {
       int st = gemm_row(g, i, &x->g[x->ng], x);
       if (st != TPS_OK) return st;
       xfer_gemm_row *w = &x->g[x->ng++];
-      x->gcov[0] += w->model.covered; x->gcov[1] += w->hier.covered; x->gn += w->hier.n;
+      x->gcov[0] += w->model.covered; x->gcov[1] += w->hier.covered;
+      x->gn[0] += w->model.nint; x->gn[1] += w->hier.nint;
     }
   }
   for (int a = 0; a < r->nas; a++)
@@ -142,7 +143,8 @@ int tps_loo_xfer_compute(loo_run *r) {
       if (st != TPS_OK) return st;
       xfer_gather_row *w = &x->a[x->na++];
       if (!w->gpu->nvlink) continue;
-      x->acov[0] += w->model.covered; x->acov[1] += w->hier.covered; x->an += w->hier.n;
+      x->acov[0] += w->model.covered; x->acov[1] += w->hier.covered;
+      x->an[0] += w->model.nint; x->an[1] += w->hier.nint;
     }
   return TPS_OK;
 }
@@ -155,7 +157,7 @@ static void pct(double v) {
 }
 
 static void cover(const tps_xfer_err *e) {
-  if (e->n && e->covered <= e->n) printf(" %7.1f%%", 100.0 * (double)e->covered / (double)e->n);
+  if (e->nint && e->covered <= e->nint) printf(" %7.1f%%", 100.0 * (double)e->covered / (double)e->nint);
   else printf(" %8s", "-");
 }
 
@@ -223,12 +225,12 @@ void tps_loo_xfer_print(const loo_run *r) {
   const xfer_run *x = &r->xf;
   print_gemm(x);
   print_gather(x);
-  double g0 = x->gn ? (double)x->gcov[0] / (double)x->gn : NAN, g1 = x->gn ? (double)x->gcov[1] / (double)x->gn : NAN;
-  double a0 = x->an ? (double)x->acov[0] / (double)x->an : NAN, a1 = x->an ? (double)x->acov[1] / (double)x->an : NAN;
-  int gm = tps_xfer_cover_met(x->gcov[1], x->gn), am = tps_xfer_cover_met(x->acov[1], x->an);
+  double g0 = x->gn[0] ? (double)x->gcov[0] / (double)x->gn[0] : NAN, g1 = x->gn[1] ? (double)x->gcov[1] / (double)x->gn[1] : NAN;
+  double a0 = x->an[0] ? (double)x->acov[0] / (double)x->an[0] : NAN, a1 = x->an[1] ? (double)x->acov[1] / (double)x->an[1] : NAN;
+  int gm = tps_xfer_cover_met(x->gcov[1], x->gn[1]), am = tps_xfer_cover_met(x->acov[1], x->an[1]);
   printf("# target 90%% intervals of the answers (>= %.0f%% of the points): %s; GEMM %.1f%% of %zu points (model alone %.1f%%), "
-         "all-gather on NVLink %.1f%% of %zu (model alone %.1f%%)\n", 100 * TPS_XFER_COVER, gm && am ? "met" : "missed", 100 * g1, x->gn,
-         100 * g0, 100 * a1, x->an, 100 * a0);
+         "all-gather on NVLink %.1f%% of %zu (model alone %.1f%%); points without an interval (a form fitted on one GPU) not counted\n", 100 * TPS_XFER_COVER, gm && am ? "met" : "missed", 100 * g1, x->gn[1],
+         100 * g0, 100 * a1, x->an[1], 100 * a0);
   /* what the sibling answers' own spreads (model/predict/resolve.h) would need to cover 90% */
   printf("# the sibling answers' |log error|, 90%% quantile: GEMM %.3f of %zu points (their half-width TPS_Z90 x %.3f = %.3f), "
          "all-gather %.3f of %zu (TPS_Z90 x %.3f = %.3f)\n\n", tps_loo_quantile_abs(x->gsib, x->ngsib, 0.9, 0), x->ngsib,
@@ -243,7 +245,7 @@ static json_t *err_json(const tps_xfer_err *e, int with_cover) {
   json_object_set_new(o, "n", json_integer((json_int_t)e->n));
   tps_json_set_num(o, "median_abs_rel", e->med_abs);
   tps_json_set_num(o, "max_abs_rel", e->max_abs);
-  if (with_cover) tps_json_set_num(o, "coverage90", e->n ? (double)e->covered / (double)e->n : NAN);
+  if (with_cover) tps_json_set_num(o, "coverage90", e->nint ? (double)e->covered / (double)e->nint : NAN);
   return o;
 }
 
@@ -278,7 +280,7 @@ json_t *tps_loo_xfer_json(const loo_run *r) {
   }
   json_object_set_new(o, "gemm", g);
   json_object_set_new(o, "gather", a);
-  tps_json_set_num(o, "gemm_coverage90", x->gn ? (double)x->gcov[1] / (double)x->gn : NAN);
-  tps_json_set_num(o, "gather_nvlink_coverage90", x->an ? (double)x->acov[1] / (double)x->an : NAN);
+  tps_json_set_num(o, "gemm_coverage90", x->gn[1] ? (double)x->gcov[1] / (double)x->gn[1] : NAN);
+  tps_json_set_num(o, "gather_nvlink_coverage90", x->an[1] ? (double)x->acov[1] / (double)x->an[1] : NAN);
   return o;
 }

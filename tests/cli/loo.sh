@@ -121,8 +121,8 @@ cp "$tmp/out" "$tmp/full"
 # + its decision quality, by the models and by the evidence hierarchy (paths x TP 2, 4, 8, twice);
 # fp8-block (H100, H200, B200, L40S, RTX PRO 6000) and nvfp4 (B200, RTX PRO 6000): 10 rows each
 # (one GEMM row, 3 break-even, 3 excess, 3 hierarchy)
-# + the transfer accuracy: the GPU's GEMM rows (its tables x paths) and gather rows (2, 4, 8 GPUs)
-for gw in A100-SXM-80GB:17 H100-SXM:40 B200:46 L40S:36 RTX-PRO-6000-Server:46 H200-SXM:40; do
+# + the transfer accuracy: the GPU's GEMM rows (its tables x paths, fp8-block and nvfp4 included) and gather rows (2, 4, 8 GPUs)
+for gw in A100-SXM-80GB:17 H100-SXM:41 B200:48 L40S:37 RTX-PRO-6000-Server:48 H200-SXM:41; do
   g=${gw%:*} want=${gw#*:}
   n=$(grep -c "^$g " "$tmp/full")
   [ "$n" -eq "$want" ] && ok || fail "$g: $n rows, want $want"
@@ -263,8 +263,8 @@ awk '$3 ~ /^(aic|bench)/ && NF == 10 { want = $1 == "H100-SXM" ? "H200-SXM" : $1
        h = $8; c = $7; sub(/%/, "", h); sub(/%/, "", c)
        v = (h + 0 <= 8 && (c == "-" || h + 0 <= c + 1)) ? "met" : "missed"
        if ($4 != want || $NF != v) { print "bad row: " $0; bad++ } n++ }
-     END { exit !(n == 16 && !bad) }' "$tmp/xfer" && ok || fail "transfer GEMM rows"
-expect_grep '^# target 90% intervals of the answers \(>= 85% of the points\): (met|missed); GEMM [0-9.]+% of 1740 points' "$tmp/xfer"
+     END { exit !(n == 23 && !bad) }' "$tmp/xfer" && ok || fail "transfer GEMM rows"
+expect_grep '^# target 90% intervals of the answers \(>= 85% of the points\): (met|missed); GEMM [0-9.]+% of 2470 points' "$tmp/xfer"   # 1740 + fp8-block's 730; nvfp4 has no interval
 expect_grep '"gather_nvlink_coverage90"' "$tmp/xfer.json"
 expect_rc 2 "$TPSPLIT" fit --loo-gpu --only cats
 expect_grep "expected gemm, gather, transfer, breakeven or w8a16" "$tmp/err"

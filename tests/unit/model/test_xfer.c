@@ -31,9 +31,12 @@ int main(void) {
   tps_xfer_err e = tps_xfer_score(meas, pred, hw, 5);
   CHECK(e.n == 4, "scored %zu, want 4", e.n);
   CHECK(near(e.med_abs, 0.075, 1e-12) && near(e.max_abs, 0.1, 1e-12), "median %g max %g, want 0.075 0.1", e.med_abs, e.max_abs);
-  CHECK(e.covered == 2, "covered %zu, want 2", e.covered);
+  CHECK(e.covered == 2 && e.nint == 4, "covered %zu of %zu, want 2 of 4", e.covered, e.nint);
+  const double hw2[5] = {0.1, NAN, 0.1, -1, 1}; /* intervals at the first and third only: 1 of 2 */
+  e = tps_xfer_score(meas, pred, hw2, 5);
+  CHECK(e.n == 4 && e.nint == 2 && e.covered == 1, "partial intervals: %zu scored, %zu of %zu covered", e.n, e.covered, e.nint);
   e = tps_xfer_score(meas, pred, NULL, 3); /* 0.10, 0.05, 0.10: median 0.1; no interval */
-  CHECK(e.n == 3 && near(e.med_abs, 0.1, 1e-12) && e.covered == 0, "three points: %zu %g %zu", e.n, e.med_abs, e.covered);
+  CHECK(e.n == 3 && near(e.med_abs, 0.1, 1e-12) && e.covered == 0 && e.nint == 0, "three points: %zu %g %zu", e.n, e.med_abs, e.covered);
   e = tps_xfer_score(meas, pred, hw, 0);
   CHECK(e.n == 0 && isnan(e.med_abs), "no points: %zu %g", e.n, e.med_abs);
 
