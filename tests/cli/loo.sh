@@ -173,22 +173,22 @@ expect_grep "^# fp8-block, nvfp4: excess target met \(mean <= 1%, worst <= 10%\)
 # the evidence hierarchy's table (model/predict/resolve.h): 33 rows; a sibling answers exactly
 # where the training GPUs hold one: the H100 and H200 answer for each other (SM90, NVLink4
 # 18 links), no GPU answers for the A100, B200, L40S or RTX PRO 6000; its count line adds up
-awk '/^# decision quality of the evidence hierarchy/{d=1; next} d && /^# dense-bf16, native-fp8: excess target met by the hierarchy/{print}
-     d && !/^#/ && !/^gpu/ && ($2 == "dense-bf16" || $2 == "native-fp8")' "$tmp/full" > "$tmp/eh"
-awk '/^# decision quality of the evidence hierarchy/{d=1; next} d && /^# fp8-block, nvfp4: excess target met by the hierarchy/{print}
-     d && !/^#/ && !/^gpu/ && ($2 == "fp8-block" || $2 == "nvfp4")' "$tmp/full" > "$tmp/ehb"
-[ "$(grep -c . "$tmp/ehb")" -eq 22 ] && ok || fail "hierarchy fp8-block/nvfp4: $(grep -c . "$tmp/ehb") lines, want 21 rows and the count"
-awk '!/^#/ { want = $1 == "H100-SXM" ? "H200-SXM" : $1 == "H200-SXM" ? "H100-SXM" : "-"
-             if ($4 != want || $5 != want) { print "bad row: " $0; bad++ } }
-     END { exit bad > 0 }' "$tmp/ehb" && ok || fail "hierarchy fp8-block/nvfp4: siblings where they should not be"
-hmb=$(grep -c ' met$' "$tmp/ehb"); hsb=$(awk '!/^#/ && $4 != "-" && $NF == "met"' "$tmp/ehb" | grep -c .)
-expect_grep "^# fp8-block, nvfp4: excess target met by the hierarchy: $hmb of 21 \\($hsb of the 6 rows a sibling answers\\)" "$tmp/ehb"
-[ "$(grep -c . "$tmp/eh")" -eq 34 ] && ok || fail "hierarchy: $(grep -c . "$tmp/eh") lines, want 33 rows and the count"
-awk '!/^#/ { want = $1 == "H100-SXM" ? "H200-SXM" : $1 == "H200-SXM" ? "H100-SXM" : "-"
-             if ($4 != want || $5 != want) { print "bad row: " $0; bad++ } }
-     END { exit bad > 0 }' "$tmp/eh" && ok || fail "hierarchy: siblings where they should not be"
-hm=$(grep -c ' met$' "$tmp/eh"); hs=$(awk '!/^#/ && $4 != "-" && $NF == "met"' "$tmp/eh" | grep -c .)
-expect_grep "^# dense-bf16, native-fp8: excess target met by the hierarchy: $hm of 33 \\($hs of the 12 rows a sibling answers\\)" "$tmp/eh"
+# hier_check LABEL PATH1 PATH2 ROWS SIBROWS OUT: the hierarchy table's rows of the two paths and
+# its count line (label "PATH1, PATH2"): ROWS rows, a sibling exactly on H100 <-> H200 (GEMM and
+# gather), and the count line's numbers recounted from the rows
+hier_check() {
+  awk -v lab="^# $1: excess target met by the hierarchy" -v p1="$2" -v p2="$3" '
+       /^# decision quality of the evidence hierarchy/{d=1; next} d && $0 ~ lab {print}
+       d && !/^#/ && !/^gpu/ && ($2 == p1 || $2 == p2)' "$tmp/full" > "$6"
+  [ "$(grep -c . "$6")" -eq $(($4 + 1)) ] && ok || fail "hierarchy $2/$3: $(grep -c . "$6") lines, want $4 rows and the count"
+  awk '!/^#/ { want = $1 == "H100-SXM" ? "H200-SXM" : $1 == "H200-SXM" ? "H100-SXM" : "-"
+               if ($4 != want || $5 != want) { print "bad row: " $0; bad++ } }
+       END { exit bad > 0 }' "$6" && ok || fail "hierarchy $2/$3: siblings where they should not be"
+  hm=$(grep -c ' met$' "$6"); hs=$(awk '!/^#/ && $4 != "-" && $NF == "met"' "$6" | grep -c .)
+  expect_grep "^# $1: excess target met by the hierarchy: $hm of $4 \\($hs of the $5 rows a sibling answers\\)" "$6"
+}
+hier_check "fp8-block, nvfp4" fp8-block nvfp4 21 6 "$tmp/ehb"
+hier_check "dense-bf16, native-fp8" dense-bf16 native-fp8 33 12 "$tmp/eh"
 for g in L40S RTX-PRO-6000-Server; do
   for tp in 4 8; do
     awk -v g=$g -v tp=$tp '$1 == g && $3 == tp { if ($4 != "none" || $5 != "0.00%" || $6 != "0.0%") bad++; n++ }
