@@ -140,6 +140,31 @@ struct tps_loo_curve {
   void *ctx;
 };
 
+#define TWIN_MIN_X 64.0 /* below, consecutive rows are a dense sweep, not twins */
+#define TWIN_GAP 8.0    /* the other neighbours at least this far */
+static int is_twin(const double *x, const double *t, size_t n, size_t i) {
+  if (n <= 2 || i + 1 >= n || fabs(x[i + 1] - x[i] - 1.0) > 1e-9 || x[i] < TWIN_MIN_X || !(t[i + 1] < t[i])) return 0;
+  return (i == 0 || x[i] - x[i - 1] >= TWIN_GAP) && (i + 2 >= n || x[i + 2] - x[i + 1] >= TWIN_GAP);
+}
+
+size_t tps_twins_merge(const double *x, const double *t, size_t n, double *xo, double *to, double *spread) {
+  size_t k = 0;
+  if (spread) *spread = 0;
+  for (size_t i = 0; i < n; i++, k++) {
+    if (is_twin(x, t, n, i)) {
+      double d = 0.5 * fabs(log(t[i + 1] / t[i]));
+      xo[k] = i + 2 == n ? x[i + 1] : x[i]; /* the aligned row; the last row at the table's end */
+      to[k] = sqrt(t[i] * t[i + 1]);
+      if (spread && d > *spread) *spread = d;
+      i++;
+      continue;
+    }
+    xo[k] = x[i];
+    to[k] = t[i];
+  }
+  return k;
+}
+
 tps_loo_curve *tps_loo_curve_measured(const double *x, const double *t, size_t n) {
   if (n < 2) return NULL;
   for (size_t i = 0; i < n; i++) {
@@ -148,13 +173,15 @@ tps_loo_curve *tps_loo_curve_measured(const double *x, const double *t, size_t n
   }
   tps_loo_curve *c = calloc(1, sizeof *c);
   if (!c) return NULL;
-  c->n = n;
   c->x = malloc(n * sizeof *c->x);
   c->y = malloc(n * sizeof *c->y);
-  c->interp = gsl_interp_alloc(n >= 3 ? gsl_interp_steffen : gsl_interp_linear, n);
   c->acc = gsl_interp_accel_alloc();
-  if (!c->x || !c->y || !c->interp || !c->acc) { tps_loo_curve_free(c); return NULL; }
-  for (size_t i = 0; i < n; i++) { c->x[i] = log(x[i]); c->y[i] = log(t[i]); }
+  if (!c->x || !c->y || !c->acc) { tps_loo_curve_free(c); return NULL; }
+  n = tps_twins_merge(x, t, n, c->x, c->y, NULL);
+  c->n = n;
+  c->interp = gsl_interp_alloc(n >= 3 ? gsl_interp_steffen : gsl_interp_linear, n);
+  if (!c->interp) { tps_loo_curve_free(c); return NULL; }
+  for (size_t i = 0; i < n; i++) { c->x[i] = log(c->x[i]); c->y[i] = log(c->y[i]); }
   if (gsl_interp_init(c->interp, c->x, c->y, n) != GSL_SUCCESS) { tps_loo_curve_free(c); return NULL; }
   return c;
 }

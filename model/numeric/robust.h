@@ -49,6 +49,19 @@ double tps_loo_quantile_abs(const double *v, size_t n, double q, double floor_va
  * monotone, GSL), held flat below the first point and extended with the last two points'
  * log-log slope above the last; or a callback. */
 typedef struct tps_loo_curve tps_loo_curve;
+/* Measured twins (issue 27 item 8): rows M and M+1 (M >= 64) measured apart from their other
+ * neighbours (>= 8 rows away), as AIConfigurator measures every tile boundary (128/129,
+ * 4352/4353).  Where M+1 is slower, the pair is a step of the kernel's tiling and both points
+ * stay (the curve steps between them); where M+1 is the faster, which one kernel cannot be,
+ * the two differ by noise or by the library's choice of another kernel: one point, at their
+ * row M (M+1 when they end the table: the measured range kept), time their geometric mean
+ * (at M, not M + 1/2: a tile model evaluated between the two would count M+1's extra tile
+ * into the shape the curve follows at M), half their
+ * |log ratio| a floor of the curve's spread.  x increasing, t > 0; xo, to hold n values; the
+ * count kept returned, *spread (may be NULL) the largest half |log ratio| merged (0: none).
+ * Of the 9,550 such pairs in data/aic/gemm_*_k5120*.tsv.gz, 3,188 have M+1 faster (median
+ * half |log ratio| 0.9%, 90% 4.4%). */
+size_t tps_twins_merge(const double *x, const double *t, size_t n, double *xo, double *to, double *spread);
 tps_loo_curve *tps_loo_curve_measured(const double *x, const double *t, size_t n);
 tps_loo_curve *tps_loo_curve_fn(double (*fn)(double x, void *ctx), void *ctx);
 double tps_loo_curve_eval(const tps_loo_curve *c, double x);

@@ -6,6 +6,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_interp.h>
 #include "model/predict/pred_impl.h"
+#include "model/numeric/robust.h"
 
 const char *const tps_prov_names[TPS_PROV_N] = {"measured", "fitted", "sibling", "transferred", "spec-only"};
 const char tps_prov_letters[TPS_PROV_N + 1] = "mfbts";
@@ -26,22 +27,6 @@ struct tps_mcurve {
   double twin_spread;  /* largest half |log ratio| of a merged M, M+1 pair (0: none) */
 };
 
-/* M and M+1 measured apart from their other neighbours (AIConfigurator's 4352/4353 after
- * 4096..4351 is left at 16-row steps): one point, at their middle (at the outer one at an
- * end of the table), time their geometric mean.  The two differ by noise, not by a trend:
- * a monotone interpolant through both bends where the noise says (120.0 us at 4352, 115.3 at
- * 4353 on the H200, bf16, N 2048). */
-#define TWIN_MIN_X 64.0  /* below, consecutive rows are a dense sweep, not twins */
-#define TWIN_GAP 8.0     /* the other neighbours at least this far */
-#ifndef TPS_MCURVE_TWINS
-#define TPS_MCURVE_TWINS 0 /* off: AIConfigurator's 1024/1025 are a real step (H100 bf16: 10%), not noise */
-#endif
-static int is_twin(const double *x, size_t n, size_t i) {
-  if (!TPS_MCURVE_TWINS) return 0;
-  if (i + 1 >= n || fabs(x[i + 1] - x[i] - 1.0) > 1e-9 || x[i] < TWIN_MIN_X) return 0;
-  return (i == 0 || x[i] - x[i - 1] >= TWIN_GAP) && (i + 2 >= n || x[i + 2] - x[i + 1] >= TWIN_GAP);
-}
-
 tps_mcurve *tps_mcurve_alloc(const double *x, const double *t, size_t n) {
   if (!x || !t || n < 2) return NULL;
   for (size_t i = 0; i < n; i++) {
@@ -53,19 +38,9 @@ tps_mcurve *tps_mcurve_alloc(const double *x, const double *t, size_t n) {
   c->lx = malloc(n * sizeof *c->lx);
   c->ly = malloc(n * sizeof *c->ly);
   if (!c->lx || !c->ly) { tps_mcurve_free(c); return NULL; }
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++, k++) {
-    if (is_twin(x, n, i) && n > 2) {
-      double xm = i == 0 ? x[i] : i + 2 == n ? x[i + 1] : x[i] + 0.5, d = 0.5 * fabs(log(t[i + 1] / t[i]));
-      c->lx[k] = log(xm);
-      c->ly[k] = 0.5 * (log(t[i]) + log(t[i + 1]));
-      if (d > c->twin_spread) c->twin_spread = d;
-      i++;
-      continue;
-    }
-    c->lx[k] = log(x[i]);
-    c->ly[k] = log(t[i]);
-  }
+  /* twins as one point where the second is the faster (model/numeric/robust.h) */
+  size_t k = tps_twins_merge(x, t, n, c->lx, c->ly, &c->twin_spread);
+  for (size_t i = 0; i < k; i++) { c->lx[i] = log(c->lx[i]); c->ly[i] = log(c->ly[i]); }
   c->n = k;
   c->interp = gsl_interp_alloc(k >= 3 ? gsl_interp_steffen : gsl_interp_linear, k);
   if (!c->interp || gsl_interp_init(c->interp, c->lx, c->ly, k) != GSL_SUCCESS) { tps_mcurve_free(c); return NULL; }
@@ -134,10 +109,10 @@ double tps_part_model_eval(const tps_part_model *m, double x, int ranks) {
  * linear in m between the multiples of SHAPE_STEP (the smallest row tile of every path: a
  * model call per 16 rows instead of per row; the shape between two measurements hundreds of
  * rows apart is its bends, not each row).  cache (may be NULL): the last two nodes. */
-/* Off for now: on, it moves values that tests/cli/harness.sh, parts.sh and thresholds.sh pin
- * to the log-log interpolation of the raw rows (doc/fitting.md: measured both ways). */
+/* On (issue 27 item 8); -DTPS_PART_MODEL_SHAPE=0 builds the log-log interpolation of the raw
+ * rows (doc/fitting.md: measured both ways). */
 #ifndef TPS_PART_MODEL_SHAPE
-#define TPS_PART_MODEL_SHAPE 0
+#define TPS_PART_MODEL_SHAPE 1
 #endif
 #define SHAPE_DENSE 256
 #define SHAPE_STEP 16

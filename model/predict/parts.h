@@ -11,8 +11,10 @@
  *    ratio interpolated linearly in log M, kept between the two measured times: the wave and
  *    regime bends of the path's model instead of a generic curve through noisy neighbours),
  *    other parts interpolate monotonically in log-log (GSL Steffen, no accelerator: a part is
- *    shared read-only by threads); M and M+1 measured apart from other rows (AIConfigurator's
- *    4352/4353) are one point, their half log ratio a floor of the measured spread;
+ *    shared read-only by threads); M and M+1 measured apart from other rows, M+1 the faster
+ *    (AIConfigurator's 4352/4353), are one point at M, their half log ratio a floor of the
+ *    measured spread (model/numeric/robust.h tps_twins_merge; a rising pair is a tile step,
+ *    kept);
  *  - a model (optional): used outside the measured range, anchored to the nearest measured
  *    end (model(x) * measured(end) / model(end): no step where the measurement stops), or
  *    everywhere when nothing was measured.  Models: the cross-GPU GEMM model (xgemm.h), our

@@ -8,8 +8,8 @@
 #     never splits: a null entry);
 #  3. crossover --thresholds-out: one entry per cell of TP >= 2 that runs, each the threshold
 #     crossover prints; TP 1 and unwritable files fail before anything is left behind;
-#  4. win bands: the H200 7168x2112 w8a16 TP8 auto entry predicted from the 2026-12-05 full
-#     bench (the split wins from 109, loses from 1769, wins from 2030 on): its two bands and
+#  4. win bands: the H200 5120x1792 w8a16 TP8 auto entry predicted from the 2026-12-05 full
+#     bench (the split wins from 129, loses from 2049, wins from 2306 on): its two bands and
 #     the gap's depth against predict's own table of every token in the gap; decide prints
 #     them; a malformed win_bands_tokens or losing_gaps: one line naming the JSON path, exit 2.
 . "$top_srcdir/tests/cli/lib.sh"
@@ -163,46 +163,46 @@ expect_grep 'no cell of the grid fits the thresholds schema' "$tmp/err"
 [ "$(grep -c '"win_bands_tokens"' "$tmp/cx.json")" = "$nent" ] && ok || fail "crossover: not every entry has win_bands_tokens"
 
 # --- 4. win bands
-full="$top_srcdir/data/calibrate/2026-12-05/full_7168x2112_w8a16.tsv"
+full="$top_srcdir/data/calibrate/2026-12-05/full_5120x1792_w8a16.tsv"
 wb="$tmp/bands.json"
-pargs="--gpu H200 --tp 8 --path w8a16 --k 7168 --n 2112 --gemm $full --gather auto"
+pargs="--gpu H200 --tp 8 --path w8a16 --k 5120 --n 1792 --gemm $full --gather auto"
 expect_rc 0 "$TPSPLIT" predict $pargs --thresholds-out "$wb"
-expect_grep '^sign changes: wins from 109; loses from 1769; wins from 2030$' "$tmp/out"
-expect_grep '^losing gaps between win bands \(replicated / split\): 1769\.\.2029 at worst 0\.928x$' "$tmp/out"
+expect_grep '^sign changes: wins from 129; loses from 2049; wins from 2306$' "$tmp/out"
+expect_grep '^losing gaps between win bands \(replicated / split\): 2049\.\.2305 at worst 0\.904x$' "$tmp/out"
 flat=$(tr -d ' \n' <"$wb")
-case $flat in *'"win_bands_tokens":[[109,1768],[2030,null]]'*) ok ;; *) fail "win_bands_tokens not [[109,1768],[2030,null]] in $wb" ;; esac
-case $flat in *'"losing_gaps":[{"from_tokens":1769,"min_speedup":0.9'*',"to_tokens":2029}]'*) ok ;; *) fail "losing_gaps not 1769..2029 in $wb" ;; esac
+case $flat in *'"win_bands_tokens":[[129,2048],[2306,null]]'*) ok ;; *) fail "win_bands_tokens not [[129,2048],[2306,null]] in $wb" ;; esac
+case $flat in *'"losing_gaps":[{"from_tokens":2049,"min_speedup":0.9'*',"to_tokens":2305}]'*) ok ;; *) fail "losing_gaps not 2049..2305 in $wb" ;; esac
 # the gap's depth: the smallest replicated / split of predict's own table of every token in it
-expect_rc 0 "$TPSPLIT" predict $pargs --tokens 1769..2029:1 -o "$tmp/gap.tsv"
+expect_rc 0 "$TPSPLIT" predict $pargs --tokens 2049..2305:1 -o "$tmp/gap.tsv"
 want=$(awk -F'\t' '!/^#/ && $1 ~ /^[0-9]+$/ { s = $3 / $4; if (m == "" || s < m) m = s } END { printf "%.9f", m }' "$tmp/gap.tsv")
 got=$(echo "$flat" | sed -n 's/.*"min_speedup":\([0-9.]*\).*/\1/p')
 expect_near "$got" "$want" 1e-9 "min_speedup (table: $want)"
 # decide prints the bands under the threshold, and gives them in --json
-expect_rc 1 dec --thresholds "$wb" --tp 8 --path w8a16 --k 7168 --n 2112 --tokens 500
-expect_grep '^  FAIL  token_threshold +500 tokens < threshold 2048' "$tmp/out"
-expect_grep '^ +win bands 109\.\.1768, 2030\.\.16384 \(max_tokens\); losing gap 1769\.\.2029 at worst 0\.928x$' "$tmp/out"
+expect_rc 1 dec --thresholds "$wb" --tp 8 --path w8a16 --k 5120 --n 1792 --tokens 500
+expect_grep '^  FAIL  token_threshold +500 tokens < threshold 4096' "$tmp/out"
+expect_grep '^ +win bands 129\.\.2048, 2306\.\.16384 \(max_tokens\); losing gap 2049\.\.2305 at worst 0\.904x$' "$tmp/out"
 [ "$(grep -c 'win bands' "$tmp/out")" = 1 ] && ok || fail "decide: the bands not on one line"
-expect_rc 1 dec --thresholds "$wb" --tp 8 --path w8a16 --k 7168 --n 2112 --tokens 500 --json
+expect_rc 1 dec --thresholds "$wb" --tp 8 --path w8a16 --k 5120 --n 1792 --tokens 500 --json
 flat=$(tr -d ' \n' <"$tmp/out")
-case $flat in *'"win_bands_tokens":[[109,1768],[2030,null]]'*'"losing_gaps"'*|*'"losing_gaps"'*'"win_bands_tokens":[[109,1768],[2030,null]]'*) ok ;;
+case $flat in *'"win_bands_tokens":[[129,2048],[2306,null]]'*'"losing_gaps"'*|*'"losing_gaps"'*'"win_bands_tokens":[[129,2048],[2306,null]]'*) ok ;;
   *) fail "decide --json: no bands" ;; esac
-# one band from the break-even says nothing more: no line (H200 dense-bf16 5120x1792 nccl)
-expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 --gather nccl --thresholds-out "$tmp/one.json"
+# one band from the break-even says nothing more: no line (H200 native-fp8 5120x1792 nccl)
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path native-fp8 --gather nccl --thresholds-out "$tmp/one.json"
 expect_grep '^sign changes: wins from [0-9]+$' "$tmp/out"
-expect_rc 0 dec --thresholds "$tmp/one.json" --tp 8 --path dense-bf16 --gather nccl --tokens 16384
+expect_rc 0 dec --thresholds "$tmp/one.json" --tp 8 --path native-fp8 --gather nccl --tokens 16384
 expect_nogrep 'win bands' "$tmp/out"
 # an older file without bands reads as before (section 1); a malformed one: one line, exit 2
 badband() { # SED-EXPRESSION WANT: edit $wb, expect decide to refuse it with WANT
   sed "$1" "$wb" >"$tmp/bb.json"
-  expect_rc 2 dec --thresholds "$tmp/bb.json" --tp 8 --path w8a16 --k 7168 --n 2112 --tokens 500
+  expect_rc 2 dec --thresholds "$tmp/bb.json" --tp 8 --path w8a16 --k 5120 --n 1792 --tokens 500
   one_line
-  expect_grep "bb.json:[0-9]+: \\\$\\.devices\\.NVIDIA_H200\\.thresholds\\.7168x2112\\.w8a16\\.8\\.auto\\.$2" "$tmp/err"
+  expect_grep "bb.json:[0-9]+: \\\$\\.devices\\.NVIDIA_H200\\.thresholds\\.5120x1792\\.w8a16\\.8\\.auto\\.$2" "$tmp/err"
 }
 badband 's/"win_bands_tokens": \[/"win_bands_tokens": 7, "x": [/' 'win_bands_tokens: an array of at most 128 bands'
-badband 's/^\( *\)1768,*$/\199/' 'win_bands_tokens\[0\]: to: an integer from 109 to 16383, or null when the band reaches max_tokens, not 99'
-badband 's/^\( *\)2030,$/\12031,/' 'win_bands_tokens\[1\]: the band reaching max_tokens starts at 2031, breakeven_tokens is 2030'
-badband 's/^\( *\)109,$/\1"109",/' 'win_bands_tokens\[0\]: from: an integer from 1 to max_tokens 16384, not a string'
+badband 's/^\( *\)2048,*$/\199/' 'win_bands_tokens\[0\]: to: an integer from 129 to 16383, or null when the band reaches max_tokens, not 99'
+badband 's/^\( *\)2306,$/\12307,/' 'win_bands_tokens\[1\]: the band reaching max_tokens starts at 2307, breakeven_tokens is 2306'
+badband '/win_bands_tokens/,$ s/^\( *\)129,$/\1"129",/' 'win_bands_tokens\[0\]: from: an integer from 1 to max_tokens 16384, not a string'
 badband 's/"losing_gaps": \[/"losing_gapz": [/' 'losing_gaps: missing \(win_bands_tokens and losing_gaps come together\)'
 badband 's/"min_speedup": [0-9.]*/"min_speedup": 1.5/' 'losing_gaps\[0\]\.min_speedup: at most 1'
-badband 's/"to_tokens": 2029/"to_tokens": 2028/' 'losing_gaps\[0\]: 1769\.\.2028 is not the gap 1769\.\.2029'
+badband 's/"to_tokens": 2305/"to_tokens": 2304/' 'losing_gaps\[0\]: 2049\.\.2304 is not the gap 2049\.\.2305'
 finish
