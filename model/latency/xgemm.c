@@ -82,9 +82,14 @@ int tps_xg_par_free(tps_xg_path path, int j) {
   return 1;
 }
 
-static double qnorm(double a, double b, double q) {
+static inline double qnorm(double a, double b, double q) {
   double mx = a > b ? a : b;
   if (!(mx > 0)) return 0.0;
+  if (q == 4.0 && mx < INFINITY) {
+    /* the larger over itself is exactly 1: one division, the same sum (1 + r^4 = r^4 + 1) */
+    double r = a > b ? b / mx : a / mx;
+    return mx * sqrt(sqrt(1.0 + r * r * r * r));
+  }
   double x = a / mx, y = b / mx;
   if (q == 4.0) return mx * sqrt(sqrt(x * x * x * x + y * y * y * y));
   return mx * pow(pow(x, q) + pow(y, q), 1.0 / q);
@@ -120,62 +125,154 @@ static int persistent_sched(const tps_gpu *g) {
   return cc == 90 || cc == 100 || cc == 103;
 }
 
-double tps_xg_time_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_harness *h, long rows, long n,
-                      long k, int *best) {
-  if (best) *best = -1;
-  if (!m || !tps_xg_supported(gpu, m->path) || rows < 1 || n < 1 || k < 1) return NAN;
+/* What tps_xg_time_us computes before it looks at the rows: the GPU's rates under the
+ * model's parameters and each tiling's time per wave (tile + tile_us), which do not depend on
+ * M.  A fit evaluates the points of one GPU, N and K in a row: resid() builds this once per
+ * such run of points under one set of parameters.  Each value is the same expression as in
+ * the one-call form it replaces, so every time is the same, bit for bit. */
+typedef struct {
+  const tps_gpu *gpu; /* the key (with the model's parameters): GPU, harness kind, N, K */
+  int kind;
+  long n, k;
+  int ok; /* 0: the model answers NaN */
+  int quant, prune;
+  double N, K, sms, W, bw_e3, sat, floor_us, quant_hbm_e3;
+  double nt[NTILES];
+  double wave_us[NTILES][NSPLITS + 1]; /* tile + tile_us */
+  char tried[NTILES][NSPLITS + 1];     /* 0: stream-K off this architecture, or K too short to split */
+  double add_sk[NSPLITS + 1], add_st[NSPLITS + 1];
+  double ab, ob;
+} xg_fixed;
+
+static void xg_fixed_init(xg_fixed *f, const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_harness *h, long n,
+                          long k) {
+  f->gpu = gpu;
+  f->kind = h ? h->kind : -1;
+  f->n = n;
+  f->k = k;
+  f->ok = m && tps_xg_supported(gpu, m->path) && n >= 1 && k >= 1;
+  if (!f->ok) return;
   const double *p = m->p;
-  double wb, ab, ob;
-  elem_bytes(m->path, &wb, &ab, &ob);
-  double M = (double)rows, N = (double)n, K = (double)k, sms = (double)gpu->sms;
-  double W = K * N * wb;
+  double wb;
+  elem_bytes(m->path, &wb, &f->ab, &f->ob);
+  double N = (double)n, K = (double)k, sms = (double)gpu->sms;
+  f->N = N;
+  f->K = K;
+  f->sms = sms;
+  f->W = K * N * wb;
   double hbm = p[TPS_XG_STREAM_EFF] * gpu->hbm_gbps;
   double bw = hbm;
   double ghz = tps_xg_clock_ghz(gpu);
   if (!isfinite(ghz)) ghz = 1.5;
   if (h && h->kind == TPS_XG_AIC && gpu->l2_mb > 0) {
     double l2 = gpu->l2_mb * 1e6;
-    double copies = ceil(l2 / W);
+    double copies = ceil(l2 / f->W);
     if (copies > 5) copies = 5;
     if (copies < 1) copies = 1;
-    if (copies * W <= l2) {
+    if (copies * f->W <= l2) {
       double l2bw = p[TPS_XG_L2_BPC_SM] * sms * ghz; /* B/clk x GHz = GB/s */
       if (l2bw > bw) bw = l2bw;
     }
   }
+  f->bw_e3 = bw * 1e3;
+  f->sat = p[TPS_XG_SAT_FRAC] * sms;
   double per_sm = peak_of(gpu, m->path) / sms * 1e6 * p[TPS_XG_EFF_MAX]; /* flop per us per SM */
   double feed = p[TPS_XG_OPERAND_BPC] * ghz * 1e3;                          /* operand bytes per us per SM */
-  double base_bytes = W + M * K * ab + M * N * ob;
   int sk_ok = persistent_sched(gpu);
-  double tbest = INFINITY;
   for (int t = 0; t < NTILES; t++) {
     double tm = tiles[t][0], tn = tiles[t][1];
-    double mt = ceil(M / tm), nt = ceil(N / tn);
+    f->nt[t] = ceil(N / tn);
     for (int s = 0; s < NSPLITS + 1; s++) {
       /* s < NSPLITS: split-K in splits[s] parts, whole waves; s == NSPLITS: stream-K */
       int streamk = s == NSPLITS;
-      if (streamk && !sk_ok) break;
       double sk = streamk ? 1 : splits[s];
-      if (sk > 1 && K / sk < SPLITK_MIN_K) continue;
-      double ctas = mt * nt * sk;
-      double waves = streamk ? (ctas > sms ? ctas / sms : 1.0) : ceil(ctas / sms);
+      f->tried[t][s] = !((streamk && !sk_ok) || (sk > 1 && K / sk < SPLITK_MIN_K));
+      if (!f->tried[t][s]) continue;
       double kk = K / sk;
-      double tile = 2.0 * tm * tn * kk / per_sm + (tm + tn) * kk * ab / feed;
-      double tc = waves * (tile + p[TPS_XG_TILE_US]);
-      double occ = (streamk ? (ctas > sms ? sms : ctas) : ctas) / (p[TPS_XG_SAT_FRAC] * sms);
-      if (occ > 1) occ = 1;
-      double bytes = base_bytes + (sk > 1 ? 2.0 * sk * M * N * 4.0 : 0.0);
-      double ts = bytes / (bw * 1e3 * occ);
-      double tt = qnorm(ts, tc, m->sharp) + (sk > 1 ? p[TPS_XG_SPLITK_US] : 0.0) + (streamk ? p[TPS_XG_STREAMK_US] : 0.0);
-      if (tt < tbest) {
-        tbest = tt;
-        if (best) *best = t * (NSPLITS + 1) + s;
-      }
+      double tile = 2.0 * tm * tn * kk / per_sm + (tm + tn) * kk * f->ab / feed;
+      f->wave_us[t][s] = tile + p[TPS_XG_TILE_US];
     }
   }
-  double quant = tps_xg_quantizes(m->path) ? M * K * p[TPS_XG_QUANT_BYTES] / (hbm * 1e3) : 0.0;
-  double floor_us = h && h->kind == TPS_XG_FLUSHED ? p[TPS_XG_FLOOR_BENCH_US] : p[TPS_XG_FLOOR_US];
-  return floor_us + quant + tbest;
+  for (int s = 0; s < NSPLITS + 1; s++) {
+    int streamk = s == NSPLITS;
+    double sk = streamk ? 1 : splits[s];
+    f->add_sk[s] = sk > 1 ? p[TPS_XG_SPLITK_US] : 0.0;
+    f->add_st[s] = streamk ? p[TPS_XG_STREAMK_US] : 0.0;
+  }
+  f->quant = tps_xg_quantizes(m->path);
+  f->quant_hbm_e3 = hbm * 1e3;
+  f->floor_us = h && h->kind == TPS_XG_FLUSHED ? p[TPS_XG_FLOOR_BENCH_US] : p[TPS_XG_FLOOR_US];
+  f->prune = m->sharp > 0;
+}
+
+static int xg_fixed_same(const xg_fixed *f, const tps_gpu *gpu, const tps_xg_harness *h, long n, long k) {
+  return f->gpu == gpu && f->kind == (h ? h->kind : -1) && f->n == n && f->k == k;
+}
+
+/* The time of tiling (t, s) at M rows (mt its row tiles), or INFINITY where it cannot beat
+ * tbest: not below it, or equal to it with ties lost (a tie goes to the smaller index). */
+static inline double xg_cand(const xg_fixed *f, const tps_xg_model *m, int t, int s, double M, double mt,
+                             double base_bytes, double tbest, int wins_tie) {
+  double N = f->N, sms = f->sms;
+  int streamk = s == NSPLITS;
+  double sk = streamk ? 1 : splits[s];
+  double ctas = mt * f->nt[t] * sk;
+  double waves = streamk ? (ctas > sms ? ctas / sms : 1.0) : ceil(ctas / sms);
+  double tc = waves * f->wave_us[t][s];
+  double add_sk = f->add_sk[s], add_st = f->add_st[s];
+  /* a candidate that cannot win is skipped before its stream time and combination: for
+   * q > 0, qnorm(ts, tc) >= max(ts, tc) >= tc, and the rounded sums keep that order, so a
+   * bound lb = (max + add_sk) + add_st >= tbest means tt >= tbest (bit for bit the answer of
+   * trying every candidate) */
+  double lb = (tc + add_sk) + add_st;
+  if (f->prune && (wins_tie ? lb > tbest : lb >= tbest)) return INFINITY;
+  double occ = (streamk ? (ctas > sms ? sms : ctas) : ctas) / f->sat;
+  if (occ > 1) occ = 1;
+  double bytes = base_bytes + (sk > 1 ? 2.0 * sk * M * N * 4.0 : 0.0);
+  double ts = bytes / (f->bw_e3 * occ);
+  lb = ((ts > tc ? ts : tc) + add_sk) + add_st;
+  if (f->prune && (wins_tie ? lb > tbest : lb >= tbest)) return INFINITY;
+  return qnorm(ts, tc, m->sharp) + add_sk + add_st;
+}
+
+/* The time at `rows` rows: the best tiling (the first of the smallest time).  hint (-1: none)
+ * is tried first, usually the previous point's best: a low bound early lets the others be
+ * skipped; the answer does not depend on it. */
+static double xg_time_rows(const xg_fixed *f, const tps_xg_model *m, long rows, int hint, int *best) {
+  if (best) *best = -1;
+  if (!f->ok || rows < 1) return NAN;
+  const double *p = m->p;
+  double M = (double)rows, K = f->K;
+  double base_bytes = f->W + M * K * f->ab + M * f->N * f->ob;
+  double mt[NTILES];
+  for (int t = 0; t < NTILES; t++) mt[t] = ceil(M / tiles[t][0]);
+  double tbest = INFINITY;
+  int bidx = -1;
+  if (hint >= 0 && hint < NTILES * (NSPLITS + 1) && f->tried[hint / (NSPLITS + 1)][hint % (NSPLITS + 1)]) {
+    int t = hint / (NSPLITS + 1), s = hint % (NSPLITS + 1);
+    double tt = xg_cand(f, m, t, s, M, mt[t], base_bytes, tbest, 0);
+    if (tt < tbest) tbest = tt, bidx = hint;
+  }
+  for (int t = 0; t < NTILES; t++)
+    for (int s = 0; s < NSPLITS + 1; s++) {
+      int idx = t * (NSPLITS + 1) + s;
+      if (idx == hint || !f->tried[t][s]) continue;
+      int wins_tie = bidx >= 0 && idx < bidx;
+      double tt = xg_cand(f, m, t, s, M, mt[t], base_bytes, tbest, wins_tie);
+      if (tt < tbest || (wins_tie && tt == tbest)) tbest = tt, bidx = idx;
+    }
+  if (best) *best = bidx;
+  double quant = f->quant ? M * K * p[TPS_XG_QUANT_BYTES] / f->quant_hbm_e3 : 0.0;
+  return f->floor_us + quant + tbest;
+}
+
+double tps_xg_time_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_harness *h, long rows, long n,
+                      long k, int *best) {
+  if (best) *best = -1;
+  if (!m || !tps_xg_supported(gpu, m->path) || rows < 1 || n < 1 || k < 1) return NAN;
+  xg_fixed f;
+  xg_fixed_init(&f, m, gpu, h, n, k);
+  return xg_time_rows(&f, m, rows, -1, best);
 }
 
 double tps_xg_bench_floor_spec_us(tps_xg_path path) {
@@ -210,9 +307,13 @@ static void unpack(const fitctx *c, const double *x) {
 static int resid(const double *x, double *r, double *w, void *vctx) {
   fitctx *c = vctx;
   unpack(c, x);
+  xg_fixed f;
+  int hint = -1; /* the previous point's best tiling, tried first */
   for (size_t i = 0; i < c->n; i++) {
     const tps_xg_point *q = &c->pts[i];
-    double t = tps_xg_time_us(c->m, q->gpu, &q->harness, q->m, q->n, q->k, NULL);
+    if (i == 0 || !xg_fixed_same(&f, q->gpu, &q->harness, q->n, q->k))
+      xg_fixed_init(&f, c->m, q->gpu, &q->harness, q->n, q->k);
+    double t = xg_time_rows(&f, c->m, q->m, hint, &hint);
     r[i] = isfinite(t) && t > 0 ? log(t / q->t_us) : 10.0;
     w[i] = q->weight;
   }

@@ -136,7 +136,8 @@ runcase() {
   [ -f "$cur.rc" ] && return 0
   if [ -n "$golden" ]; then
     # a command too slow to run here: its output is the golden file's stdout, which
-    # tests/cli/golden_slow.sh checks against the tool (the case names which one)
+    # tests/cli/golden_slow.sh (fit_loo_gpu: tests/cli/loo.sh) checks against the tool (the
+    # case names which one)
     g=$S/tests/data/golden/expected/$golden
     [ -f "$g" ] || { fail "$where: no golden file $g"; echo 1 >"$cur.rc"; : >"$cur"; return 0; }
     sed -n 's/^## exit //p' "$g" >"$cur.rc"

@@ -2,6 +2,9 @@
 # tests/data/golden/run.sh CASEFILE [NAME...]: run the golden cases of CASEFILE (all, or those
 # named) and compare each with tests/data/golden/expected/NAME.  GOLDEN_UPDATE=1 rewrites the
 # expected files instead (only when a change of behaviour is meant: say so in the commit).
+# GOLDEN_KEEP=DIR also leaves each case's stdout, stderr and exit status as run (not normalized)
+# in DIR/NAME.stdout, NAME.stderr, NAME.rc, for a script that checks more of the same run
+# (tests/cli/loo.sh: fit_loo_gpu).
 # Needs TPSPLIT and top_srcdir (make check).  Exit 0 all equal, 1 a difference.
 set -u
 : "${TPSPLIT:?run through make check}" "${top_srcdir:?run through make check}"
@@ -34,6 +37,7 @@ while IFS="$TAB" read -r name cmd; do
     (cd "$W" && find . -type f | LC_ALL=C sort | while read -r f; do
        printf '%s %s\n' "$(norm <"$f" | sha256sum | cut -c1-16)" "$f"; done)
   } | norm >"$tmp/$name.got"
+  [ -z "${GOLDEN_KEEP:-}" ] || cp "$tmp/$name.stdout" "$tmp/$name.stderr" "$tmp/$name.rc" "$GOLDEN_KEEP/"
   if [ "${GOLDEN_UPDATE:-0}" = 1 ]; then
     mkdir -p "$exp"; cp "$tmp/$name.got" "$exp/$name"
   elif ! cmp -s "$tmp/$name.got" "$exp/$name"; then

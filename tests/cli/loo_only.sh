@@ -1,0 +1,47 @@
+#!/bin/sh
+# tests/cli/loo_only.sh: the parts of `tpsplit fit --loo-gpu` asked for alone (--only): the
+# break-even rows' JSON, the all-gather (text and JSON) and the transfer accuracy's JSON.  The
+# inspect and --hold-out checks and the whole table: tests/cli/loo.sh (two scripts so that
+# `make -j2 check` runs the two halves at once).
+. "$top_srcdir/tests/cli/lib.sh"
+
+# JSON: every break-even row carries the excess of its predicted break-even, of the next power
+# of two >= it (the power of two checked here) and of the measured break-even (jansson sorts
+# the keys: "tp" ends a row)
+expect_rc 0 "$TPSPLIT" fit --loo-gpu --only breakeven --json
+awk -F'[:,]' '/"excess": \{/{s="e"} /"excess_hierarchy": \{/{s="h"} /"excess_measured": \{/{s="m"} /"excess_pow2": \{/{s="p"}
+     /"threshold":/{ v=$2; gsub(/ /,"",v); th[s]=v }
+     /"predicted":/{ pr=$2; gsub(/ /,"",pr) }
+     /"tp":/{ n++; p2 = 0; if (pr != "null") { p2 = 1; while (p2 < pr + 0) p2 *= 2 }
+       if (th["e"] != pr || (pr == "null" ? th["p"] != "null" : th["p"] + 0 != p2)) { print "row " n ": " pr " " th["e"] " " th["p"]; bad++ } }
+     END { exit !(n == 54 && !bad) }' "$tmp/out" && ok || fail "breakeven JSON: excess thresholds (33 dense-bf16/native-fp8 rows, 21 fp8-block/nvfp4)"
+expect_rc 0 "$TPSPLIT" fit --loo-gpu --only gather
+cmp -s "$tmp/out" /dev/null && fail "--only gather printed nothing" || ok
+cp "$tmp/out" "$tmp/gather"
+# the printed all-gather median error and coverage, recomputed from the per-point JSON (the
+# scored points: 8 GPUs, 64 KiB..64 MiB; covered: lo90 <= measured <= hi90); held-out
+# predictions of the NVLink GPUs are not the measurements (no leakage: errors > 0)
+expect_rc 0 "$TPSPLIT" fit --loo-gpu --only gather --json
+cp "$tmp/out" "$tmp/gather.json"
+for g in A100-SXM-80GB H100-SXM B200; do
+  want=$(awk -v g="$g" '$1 == g {print $5, $9}' "$tmp/gather")
+  # one line per scored point: |relative error| and 1 when lo90 <= measured <= hi90
+  awk -v g="$g" -F'[:,]' '
+    /"gpu":/ { gsub(/[ "]/, "", $2); cur = $2 }
+    /"hi90_us":/ { hi = $2 + 0 } /"lo90_us":/ { lo = $2 + 0 }
+    /"measured_us":/ { me = $2 + 0 } /"predicted_us":/ { pr = $2 + 0 }
+    /"scored": true/ && cur == g { e = pr / me - 1; if (e < 0) e = -e; print e, (lo <= me && me <= hi) }
+  ' "$tmp/gather.json" | sort -g > "$tmp/gpts"
+  got=$(awk '{ e[NR] = $1; c += $2 } END { m = NR % 2 ? e[(NR + 1) / 2] : (e[NR / 2] + e[NR / 2 + 1]) / 2;
+              printf "%.1f %.1f %d", 100 * m, 100 * c / NR, NR }' "$tmp/gpts")
+  # printed with one decimal and a %: compare to 0.1; 22 scored points; errors above zero
+  echo "$want $got" | awk '{ gsub(/%/, ""); d1 = $1 - $3; d2 = $2 - $4; if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2;
+                             exit !(d1 <= 0.11 && d2 <= 0.11 && $3 > 0 && $5 == 22) }' && ok || fail "$g gather: printed '$want', from the points '$got'"
+done
+
+# --- transfer accuracy: the JSON of the part alone (its text: tests/cli/loo.sh, from the whole table)
+expect_rc 0 "$TPSPLIT" fit --loo-gpu --only transfer --json
+cp "$tmp/out" "$tmp/xfer.json"
+expect_grep '"gather_nvlink_coverage90"' "$tmp/xfer.json"
+
+finish
