@@ -335,12 +335,12 @@ static double split_pick(const tps_gemm *g, int m, int *bt, int *splits) {
    * samples, kernels/run_w8a16.sh sweep, 2026-12-05): 0.35 (64 tokens) and 0.44 (128) without
    * split-K; in clusters 0.40 and 0.50 (ncu: the main loop's share of a split launch);
    * + the exchange: each block sends (S-1)/S of its fp32 partials at ~30 GB/s (SM to SM) */
-  static const int bts[] = {64, 128};
-  static const double chunk_us[2][2] = {{0.35, 0.40}, {0.44, 0.50}};
+  static const int bts[] = {64, 128, 256};
+  static const double chunk_us[3][2] = {{0.35, 0.40}, {0.44, 0.50}, {0.72, 0.80}};
   const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128, kall = g->k / 64;
   double best = 1e30;
   *bt = 128; *splits = 1;
-  for (int b = 0; b < 2; b++)
+  for (int b = 0; b < 3; b++)
     for (int sp = 1; sp <= 8; sp *= 2) {
       const int slots0 = tps_w8s_slots(bts[b], sp), slots = slots0 > 0 ? slots0 : sms;
       const int blocks = nrb * ((m + bts[b] - 1) / bts[b]) * sp, waves = (blocks + slots - 1) / slots;
@@ -414,13 +414,13 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     split_pick(g, m, &c->bt, &c->splits);
     if (ks && !strcmp(ks, "split")) { /* forced: TPS_W8_BT and TPS_W8_SPLIT override the pick */
       const int bt = tps_w8_env_int("TPS_W8_BT", c->bt), sp = tps_w8_env_int("TPS_W8_SPLIT", c->splits);
-      c->bt = bt <= 64 ? 64 : 128;
+      c->bt = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;
       c->splits = sp >= 8 ? 8 : sp >= 4 ? 4 : sp >= 2 ? 2 : 1;
     }
     c->bm = c->bt;
-    c->threads = 288;
+    c->threads = c->bt == 256 ? 384 : 288;
     c->mtiles = (m + c->bt - 1) / c->bt;
-    c->stages = c->splits == 1 ? 8 : c->bt == 64 ? 10 : 6;
+    c->stages = c->bt == 256 ? 5 : c->splits == 1 ? 8 : c->bt == 64 ? 10 : 6;
   } else if (kind == TPS_W8K_SK) {
     sk_pick(g, m, &c->bt);
     if (ks && !strcmp(ks, "sk")) c->bt = tps_w8_env_int("TPS_W8_BT", c->bt) <= 64 ? 64 : 128;
