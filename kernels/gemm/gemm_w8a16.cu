@@ -395,7 +395,13 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   else if (ks && !strcmp(ks, "split") && g->wgmma_ok) kind = TPS_W8K_SPLIT;
   else if (ks && !strcmp(ks, "sk") && g->wgmma_ok && g->sk_ws) kind = TPS_W8K_SK;
   else if (!g->wgmma_ok) kind = TPS_W8K_MMA;
-  else if (m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 64)) kind = TPS_W8K_STREAM;
+  else if (m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 64))
+    /* the stream kernel keeps a block's chunks resident (10 stages for tiles <= 64 tokens);
+     * past that (K > 5120: 14 chunks a block at K 7168) it falls back to a pair loop that
+     * waits for every other chunk (14.8 us at K 7168 N 2112, M 1..16, H100): the split
+     * kernel's ring (64 tokens, split 8) then; TPS_W8_SMALL_SPLIT=0 keeps the stream kernel */
+    kind = (g->k / 64 + TPS_W8C_SPLITS - 1) / TPS_W8C_SPLITS > 10 && tps_w8_env_int("TPS_W8_SMALL_SPLIT", 1)
+               ? TPS_W8K_SPLIT : TPS_W8K_STREAM;
   else { /* the least modelled of: the split kernel (up to 1024 rows), the 256-token wgmma
           * pass, the stream-K kernel; up to 128 rows the stream kernel where the split pick is
           * its geometry (128 tokens, split 8: the stream launch measured 0.2-0.3 us faster) */
@@ -412,6 +418,7 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   c->bn = 128; c->threads = 256; c->ntiles = (g->n + 127) / 128;
   if (kind == TPS_W8K_SPLIT) {
     split_pick(g, m, &c->bt, &c->splits);
+    if (m <= 64 && !(ks && !strcmp(ks, "split"))) { c->bt = 64; c->splits = TPS_W8C_SPLITS; } /* small M past the stream kernel's stages */
     if (ks && !strcmp(ks, "split")) { /* forced: TPS_W8_BT and TPS_W8_SPLIT override the pick */
       const int bt = tps_w8_env_int("TPS_W8_BT", c->bt), sp = tps_w8_env_int("TPS_W8_SPLIT", c->splits);
       c->bt = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;
