@@ -340,7 +340,8 @@ static double split_pick(const tps_gemm *g, int m, int *bt, int *splits) {
   const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128, kall = g->k / 64;
   double best = 1e30;
   *bt = 128; *splits = 1;
-  for (int b = 0; b < 3; b++)
+  const int nb = tps_w8_env_int("TPS_W8_S256", 1) ? 3 : 2; /* TPS_W8_S256=0: no 256-token tile (A/B) */
+  for (int b = 0; b < nb; b++)
     for (int sp = 1; sp <= 8; sp *= 2) {
       const int slots0 = tps_w8s_slots(bts[b], sp), slots = slots0 > 0 ? slots0 : sms;
       const int blocks = nrb * ((m + bts[b] - 1) / bts[b]) * sp, waves = (blocks + slots - 1) / slots;
