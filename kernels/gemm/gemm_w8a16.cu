@@ -340,7 +340,9 @@ static double split_pick(const tps_gemm *g, int m, int *bt, int *splits) {
   const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128, kall = g->k / 64;
   double best = 1e30;
   *bt = 128; *splits = 1;
-  const int nb = tps_w8_env_int("TPS_W8_S256", 1) ? 3 : 2; /* TPS_W8_S256=0: no 256-token tile (A/B) */
+  /* the 256-token tile only with TPS_W8_S256=1: not yet run on a device (no machine came in
+   * issue 28's third session), its chunk costs are guesses from the 256-token wgmma pass */
+  const int nb = tps_w8_env_int("TPS_W8_S256", 0) == 1 ? 3 : 2;
   for (int b = 0; b < nb; b++)
     for (int sp = 1; sp <= 8; sp *= 2) {
       const int slots0 = tps_w8s_slots(bts[b], sp), slots = slots0 > 0 ? slots0 : sms;
@@ -400,8 +402,9 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     /* the stream kernel keeps a block's chunks resident (10 stages for tiles <= 64 tokens);
      * past that (K > 5120: 14 chunks a block at K 7168) it falls back to a pair loop that
      * waits for every other chunk (14.8 us at K 7168 N 2112, M 1..16, H100): the split
-     * kernel's ring (64 tokens, split 8) then; TPS_W8_SMALL_SPLIT=0 keeps the stream kernel */
-    kind = (g->k / 64 + TPS_W8C_SPLITS - 1) / TPS_W8C_SPLITS > 10 && tps_w8_env_int("TPS_W8_SMALL_SPLIT", 1)
+     * kernel's ring (64 tokens, split 8) then, with TPS_W8_SMALL_SPLIT=1 (off by default until
+     * measured: no device came in issue 28's third session) */
+    kind = (g->k / 64 + TPS_W8C_SPLITS - 1) / TPS_W8C_SPLITS > 10 && tps_w8_env_int("TPS_W8_SMALL_SPLIT", 0) == 1
                ? TPS_W8K_SPLIT : TPS_W8K_STREAM;
   else { /* the least modelled of: the split kernel (up to 1024 rows), the 256-token wgmma
           * pass, the stream-K kernel; up to 128 rows the stream kernel where the split pick is
@@ -419,7 +422,7 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   c->bn = 128; c->threads = 256; c->ntiles = (g->n + 127) / 128;
   if (kind == TPS_W8K_SPLIT) {
     split_pick(g, m, &c->bt, &c->splits);
-    if (m <= 64 && !(ks && !strcmp(ks, "split"))) { c->bt = 64; c->splits = TPS_W8C_SPLITS; } /* small M past the stream kernel's stages */
+    if (m <= 64 && !(ks && !strcmp(ks, "split")) && tps_w8_env_int("TPS_W8_SMALL_SPLIT", 0) == 1) { c->bt = 64; c->splits = TPS_W8C_SPLITS; } /* small M past the stream kernel's stages */
     if (ks && !strcmp(ks, "split")) { /* forced: TPS_W8_BT and TPS_W8_SPLIT override the pick */
       const int bt = tps_w8_env_int("TPS_W8_BT", c->bt), sp = tps_w8_env_int("TPS_W8_SPLIT", c->splits);
       c->bt = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;
