@@ -4,7 +4,7 @@
  * tps_w8_choose picks by M and GPU:
  *  - stream (M <= 64, and up to 128 where split_pick gives its geometry; SM90): split-K over
  *    a thread-block cluster, one launch per token tile (gemm_w8a16_sm90.cu);
- *  - split (65..1024, SM90; issue 28): 64 or 128 tokens x 128 weight rows per block, cluster
+ *  - split (65..1024, SM90; issue 28): 64 or 128 (256 with TPS_W8_S256=1) tokens x 128 weight rows per block, cluster
  *    split-K 1/2/4/8 chosen by split_pick's model, every token tile in one launch (same file);
  *  - wgmma (M > 1024, or mid M where its 256-token pass models faster; SM90): warpgroup MMA,
  *    weights dequantized into registers (same file);
