@@ -4,7 +4,7 @@
  * tps_w8_choose picks by M and GPU:
  *  - stream (M <= 64, and up to 128 where split_pick gives its geometry; SM90): split-K over
  *    a thread-block cluster, one launch per token tile (gemm_w8a16_sm90.cu);
- *  - split (65..1024, SM90; issue 28): 64 or 128 tokens x 128 weight rows per block, cluster
+ *  - split (65..1024, SM90; issue 28): 64 or 128 (256 with TPS_W8_S256=1) tokens x 128 weight rows per block, cluster
  *    split-K 1/2/4/8 chosen by split_pick's model, every token tile in one launch (same file);
  *  - wgmma (M > 1024, or mid M where its 256-token pass models faster; SM90): warpgroup MMA,
  *    weights dequantized into registers (same file);
@@ -335,12 +335,15 @@ static double split_pick(const tps_gemm *g, int m, int *bt, int *splits) {
    * samples, kernels/run_w8a16.sh sweep, 2026-12-05): 0.35 (64 tokens) and 0.44 (128) without
    * split-K; in clusters 0.40 and 0.50 (ncu: the main loop's share of a split launch);
    * + the exchange: each block sends (S-1)/S of its fp32 partials at ~30 GB/s (SM to SM) */
-  static const int bts[] = {64, 128};
-  static const double chunk_us[2][2] = {{0.35, 0.40}, {0.44, 0.50}};
+  static const int bts[] = {64, 128, 256};
+  static const double chunk_us[3][2] = {{0.35, 0.40}, {0.44, 0.50}, {0.72, 0.80}};
   const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128, kall = g->k / 64;
   double best = 1e30;
   *bt = 128; *splits = 1;
-  for (int b = 0; b < 2; b++)
+  /* the 256-token tile only with TPS_W8_S256=1: not yet run on a device (no machine came in
+   * issue 28's third session), its chunk costs are guesses from the 256-token wgmma pass */
+  const int nb = tps_w8_env_int("TPS_W8_S256", 0) == 1 ? 3 : 2;
+  for (int b = 0; b < nb; b++)
     for (int sp = 1; sp <= 8; sp *= 2) {
       const int slots0 = tps_w8s_slots(bts[b], sp), slots = slots0 > 0 ? slots0 : sms;
       const int blocks = nrb * ((m + bts[b] - 1) / bts[b]) * sp, waves = (blocks + slots - 1) / slots;
@@ -395,7 +398,14 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   else if (ks && !strcmp(ks, "split") && g->wgmma_ok) kind = TPS_W8K_SPLIT;
   else if (ks && !strcmp(ks, "sk") && g->wgmma_ok && g->sk_ws) kind = TPS_W8K_SK;
   else if (!g->wgmma_ok) kind = TPS_W8K_MMA;
-  else if (m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 64)) kind = TPS_W8K_STREAM;
+  else if (m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 64))
+    /* the stream kernel keeps a block's chunks resident (10 stages for tiles <= 64 tokens);
+     * past that (K > 5120: 14 chunks a block at K 7168) it falls back to a pair loop that
+     * waits for every other chunk (14.8 us at K 7168 N 2112, M 1..16, H100): the split
+     * kernel's ring (64 tokens, split 8) then, with TPS_W8_SMALL_SPLIT=1 (off by default until
+     * measured: no device came in issue 28's third session) */
+    kind = (g->k / 64 + TPS_W8C_SPLITS - 1) / TPS_W8C_SPLITS > 10 && tps_w8_env_int("TPS_W8_SMALL_SPLIT", 0) == 1
+               ? TPS_W8K_SPLIT : TPS_W8K_STREAM;
   else { /* the least modelled of: the split kernel (up to 1024 rows), the 256-token wgmma
           * pass, the stream-K kernel; up to 128 rows the stream kernel where the split pick is
           * its geometry (128 tokens, split 8: the stream launch measured 0.2-0.3 us faster) */
@@ -412,15 +422,16 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   c->bn = 128; c->threads = 256; c->ntiles = (g->n + 127) / 128;
   if (kind == TPS_W8K_SPLIT) {
     split_pick(g, m, &c->bt, &c->splits);
+    if (m <= 64 && !(ks && !strcmp(ks, "split")) && tps_w8_env_int("TPS_W8_SMALL_SPLIT", 0) == 1) { c->bt = 64; c->splits = TPS_W8C_SPLITS; } /* small M past the stream kernel's stages */
     if (ks && !strcmp(ks, "split")) { /* forced: TPS_W8_BT and TPS_W8_SPLIT override the pick */
       const int bt = tps_w8_env_int("TPS_W8_BT", c->bt), sp = tps_w8_env_int("TPS_W8_SPLIT", c->splits);
-      c->bt = bt <= 64 ? 64 : 128;
+      c->bt = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;
       c->splits = sp >= 8 ? 8 : sp >= 4 ? 4 : sp >= 2 ? 2 : 1;
     }
     c->bm = c->bt;
-    c->threads = 288;
+    c->threads = c->bt == 256 ? 384 : 288;
     c->mtiles = (m + c->bt - 1) / c->bt;
-    c->stages = c->splits == 1 ? 8 : c->bt == 64 ? 10 : 6;
+    c->stages = c->bt == 256 ? 5 : c->splits == 1 ? 8 : c->bt == 64 ? 10 : 6;
   } else if (kind == TPS_W8K_SK) {
     sk_pick(g, m, &c->bt);
     if (ks && !strcmp(ks, "sk")) c->bt = tps_w8_env_int("TPS_W8_BT", c->bt) <= 64 ? 64 : 128;

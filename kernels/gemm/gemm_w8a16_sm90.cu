@@ -643,12 +643,22 @@ template <int BT, int STAGES, int SPLIT>
 struct WsShape {
   typedef WgShape<BT, STAGES> Sh;
   static constexpr int BAR = 256;                               /* full, empty, receive barriers */
-  static constexpr int RECV = SPLIT > 1 ? BT * 128 * 4 : 0;     /* fp32 partials of the owned tokens x SPLIT */
+  /* 256-token tiles: the receive buffer (128 KB) and the owner's staged bf16 tokens live in
+   * the stages, idle once every block of the cluster is past its main loop */
+  static constexpr bool ALIAS = SPLIT > 1 && BT == 256;
+  static constexpr int RECV = SPLIT > 1 && !ALIAS ? BT * 128 * 4 : 0; /* fp32 partials of the owned tokens x SPLIT */
   static constexpr int SMEM = STAGES * Sh::STAGE_BYTES + BAR + RECV + 1024;
   static_assert(STAGES * Sh::STAGE_BYTES >= Sh::EPI, "the staged Y tile fits in the stages");
+  static_assert(!ALIAS || BT * 128 * 4 + BT / SPLIT * Sh::YS * 2 <= STAGES * Sh::STAGE_BYTES, "receive buffer and staged tokens fit in the stages");
+  static constexpr bool POW2 = (STAGES & (STAGES - 1)) == 0;
+  /* threads: two consumer warpgroups and the producer warp; with 256-token tiles a whole
+   * producer warpgroup, so that setmaxnreg can move its registers to the consumers (40 and
+   * 232: 128 accumulators + 32 fragment registers a thread; at the 168 the compiler gives
+   * each of 288 or 384 threads it serializes the wgmma, C7512) */
+  static constexpr int THREADS = BT == 256 ? 384 : 288;
 };
 template <int BT, int STAGES, int SPLIT, int G, int PP>
-__global__ void __launch_bounds__(288, 1)
+__global__ void __launch_bounds__(WsShape<BT, STAGES, SPLIT>::THREADS, 1)
 w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmr,
            bf16 *__restrict__ Y, int M, int N, int K) {
 #ifdef TPS_SM90
@@ -683,20 +693,29 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-  if (SPLIT > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-  if (warp == 8) {
-    /* producer */
-    if (lane == 0) {
+  typedef WsShape<BT, STAGES, SPLIT> Ws;
+  /* phase 1 of the cluster barrier: at the start (the barrier inits are released to the
+   * cluster); with the receive buffer in the stages (ALIAS), the consumers arrive only once
+   * past their main loop, so that no partial lands in a stage still in use */
+  if (SPLIT > 1 && (!Ws::ALIAS || warp >= 8)) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  if (warp >= 8) {
+    /* producer (lane 0 of warp 8) */
+    if (Ws::THREADS == 384) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (warp == 8 && lane == 0) {
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmr)) : "memory");
-      int s = 0, round = 0; /* kept incrementally: no division by a STAGES of 6 or 10 */
+      /* the ring position: a mask and a shift where STAGES is a power of two, else kept
+       * incrementally (no division by a STAGES of 5, 6 or 10; with 8 stages the increments
+       * measured 1.4-2.3 us slower than the mask, data/h100_w8a16_tuning.txt call 9) */
+      int s = 0, round = 0;
       for (int j = 0; j < nch; j++) {
+        if (Ws::POW2) { s = j & (STAGES - 1); round = j / STAGES; }
         const uint32_t st = sbase + s * Sh::STAGE_BYTES, full = full0 + 8 * s;
         if (round > 0) mbar_wait(empty0 + 8 * s, (uint32_t)(round - 1) & 1u);
         mb_expect(full, xbytes + Sh::W_BYTES + Sh::S_BYTES);
         tma2d(st, &tmx, (kc0 + j) * 64, t0, full);
         tma3d(st + Sh::X_BYTES, &tmr, 0, 0, (int)blockIdx.x * kall + kc0 + j, full);
-        if (++s == STAGES) { s = 0; round++; }
+        if (!Ws::POW2 && ++s == STAGES) { s = 0; round++; }
       }
     }
     __syncwarp();
@@ -707,6 +726,7 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     }
     return;
   }
+  if (Ws::THREADS == 384) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
   const int g = lane >> 2, c = lane & 3;
   const int rl = warp * 16 + g, wgi = warp >> 2;
   float acc[BT / 2];
@@ -714,14 +734,20 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
   for (int i = 0; i < BT / 2; i++) acc[i] = 0.f;
   uint32_t afs[4][4][4]; /* fragment buffers of up to 4 chunks (3 in flight) */
   int sw = 0, ph = 0, sr = 0; /* the ring: next stage to wait for, its phase, next to release */
+  int nrel = 0;               /* stages released so far (POW2: sr = nrel mod STAGES) */
+  auto release_next = [&]() {
+    if (lane == 0) mb_arrive_local(empty0 + 8 * (Ws::POW2 ? nrel & (STAGES - 1) : sr));
+    nrel++;
+    if (!Ws::POW2 && ++sr == STAGES) sr = 0;
+  };
   for (int j0 = 0; j0 < nch; j0 += G) {
 #pragma unroll
     for (int jj = 0; jj < G; jj++) {
       const int j = j0 + jj;
       if (j < nch) {
-        const int s = sw;
-        mbar_wait(full0 + 8 * s, (uint32_t)ph);
-        if (++sw == STAGES) { sw = 0; ph ^= 1; }
+        const int s = Ws::POW2 ? j & (STAGES - 1) : sw;
+        mbar_wait(full0 + 8 * s, Ws::POW2 ? (uint32_t)(j / STAGES) & 1u : (uint32_t)ph);
+        if (!Ws::POW2 && ++sw == STAGES) { sw = 0; ph ^= 1; }
         dequant_chunk(sptr + s * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afs[jj % 4]);
         const uint32_t sx = sbase + s * Sh::STAGE_BYTES;
         const uint64_t desc0 = (uint64_t)((sx & 0x3FFFFu) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
@@ -742,8 +768,7 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
           wg_wait<2>();
           wg_pin(acc);
           __syncwarp();
-          if (lane == 0) mb_arrive_local(empty0 + 8 * sr);
-          if (++sr == STAGES) sr = 0;
+          release_next();
         }
       }
     }
@@ -752,15 +777,16 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     wg_pin(acc);
     __syncwarp();
     const int jl = j0 + G < nch ? j0 + G : nch; /* one past the group's last chunk */
-    for (int j = (jl - 2 > j0 ? jl - 2 : j0); j < jl; j++) {
-      if (lane == 0) mb_arrive_local(empty0 + 8 * sr);
-      if (++sr == STAGES) sr = 0;
-    }
+    for (int j = (jl - 2 > j0 ? jl - 2 : j0); j < jl; j++) release_next();
   }
   if (SPLIT > 1) {
     constexpr int TPR = BT / SPLIT, HP = TPR / 2;
     static_assert(TPR % 2 == 0, "token pairs per owner");
-    float4 *recv = reinterpret_cast<float4 *>(sptr + STAGES * Sh::STAGE_BYTES + WsShape<BT, STAGES, SPLIT>::BAR);
+    float4 *recv = reinterpret_cast<float4 *>(Ws::ALIAS ? sptr : sptr + STAGES * Sh::STAGE_BYTES + Ws::BAR);
+    /* ALIAS: phase 1 completes once every block of the cluster is past its main loop (its
+     * MMAs done, every copy into its stages landed); release / acquire order those reads
+     * before the partials' writes */
+    if (Ws::ALIAS) asm volatile("barrier.cluster.arrive.aligned;\n" ::: "memory");
     asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
 #pragma unroll
     for (int i = 0; i < BT / 8; i++) {
@@ -784,7 +810,7 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
     /* the owner's sums, rounded to bf16, staged in the (idle) stages as [TPR tokens][128 rows]
      * and stored as whole 16-byte row pieces: storing each value where it lies in the
      * fragments (2-byte stores 2N bytes apart) took as long as the MMAs at M = 512 (ncu) */
-    bf16 *ys = reinterpret_cast<bf16 *>(sptr);
+    bf16 *ys = reinterpret_cast<bf16 *>(Ws::ALIAS ? sptr + BT * 128 * 4 : sptr);
     for (int q = tid; q < 32 * TPR; q += 256) {
       float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
@@ -1242,14 +1268,19 @@ extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStrea
 
 /* ------------------------------------------------------------------ split kernel: host */
 typedef void (*w8s_fn)(const CUtensorMap, const CUtensorMap, bf16 *, int, int, int);
-typedef struct { int bt, stages, splits, smem; w8s_fn fn[2]; } w8s_variant; /* fn[pp] */
-#define W8SPL(BT, ST, S) { BT, ST, S, WsShape<BT, ST, S>::SMEM, {w8s_kernel<BT, ST, S, 4, 0>, w8s_kernel<BT, ST, S, 4, 1>} }
+typedef struct { int bt, stages, splits, smem, threads; w8s_fn fn[3]; } w8s_variant; /* fn[pp]; fn[2]: other G */
+#define W8SPL(BT, ST, S) { BT, ST, S, WsShape<BT, ST, S>::SMEM, WsShape<BT, ST, S>::THREADS, {w8s_kernel<BT, ST, S, 4, 0>, w8s_kernel<BT, ST, S, 4, 1>, NULL} }
 /* stages: as many as fit next to the receive buffer (227 KB).  Chunks unrolled 4 at a time:
  * with 5 or more ptxas serializes the wgmma (C7511, register resources), likewise for a
  * 256-token tile at 4 (its accumulators alone take 128 registers), so there is none. */
+/* 256-token tiles (issue 28): the dequantization of a chunk feeds twice the MMAs; chunks two
+ * at a time (the accumulators take 128 registers), 5 stages of 41 KB, the receive buffer in
+ * the stages (WsShape::ALIAS); no turn-taking form (fn[1] is fn[0]) */
+#define W8SPL2(BT, ST, S, G) { BT, ST, S, WsShape<BT, ST, S>::SMEM, WsShape<BT, ST, S>::THREADS, {w8s_kernel<BT, ST, S, G, 0>, w8s_kernel<BT, ST, S, G, 0>, w8s_kernel<BT, ST, S, 4, 0>} }
 static const w8s_variant spvariants[] = {
     W8SPL(64, 8, 1), W8SPL(64, 10, 2), W8SPL(64, 10, 4), W8SPL(64, 10, 8),
-    W8SPL(128, 8, 1), W8SPL(128, 6, 2), W8SPL(128, 6, 4), W8SPL(128, 6, 8)};
+    W8SPL(128, 8, 1), W8SPL(128, 6, 2), W8SPL(128, 6, 4), W8SPL(128, 6, 8),
+    W8SPL2(256, 5, 1, 2), W8SPL2(256, 5, 2, 2), W8SPL2(256, 5, 4, 2), W8SPL2(256, 5, 8, 2)};
 enum { NSPVARIANTS = sizeof spvariants / sizeof spvariants[0] };
 
 static const w8s_variant *split_variant(int bt, int splits) {
@@ -1264,8 +1295,9 @@ static int sp_slots[NSPVARIANTS];
 
 extern "C" int tps_w8s_prepare(void) {
   for (int v = 0; v < NSPVARIANTS; v++) {
-    for (int pp = 0; pp < 2; pp++)
-      CUDA_TRY(cudaFuncSetAttribute(spvariants[v].fn[pp], cudaFuncAttributeMaxDynamicSharedMemorySize, spvariants[v].smem));
+    for (int pp = 0; pp < 3; pp++)
+      if (spvariants[v].fn[pp])
+        CUDA_TRY(cudaFuncSetAttribute(spvariants[v].fn[pp], cudaFuncAttributeMaxDynamicSharedMemorySize, spvariants[v].smem));
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -1273,7 +1305,7 @@ extern "C" int tps_w8s_prepare(void) {
     attr[0].val.clusterDim.y = 1;
     attr[0].val.clusterDim.z = (unsigned)spvariants[v].splits;
     cfg.gridDim = dim3(1, 1, (unsigned)spvariants[v].splits);
-    cfg.blockDim = dim3(288, 1, 1);
+    cfg.blockDim = dim3((unsigned)spvariants[v].threads, 1, 1);
     cfg.dynamicSmemBytes = (size_t)spvariants[v].smem;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
@@ -1309,14 +1341,16 @@ extern "C" int tps_w8s_run(tps_gemm *g, const void *x, void *y, int m, int bt, i
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = (unsigned)splits;
   cfg.gridDim = dim3((unsigned)((g->n + 127) / 128), (unsigned)((m + bt - 1) / bt), (unsigned)splits);
-  cfg.blockDim = dim3(288, 1, 1);
+  cfg.blockDim = dim3((unsigned)w->threads, 1, 1);
   cfg.dynamicSmemBytes = (size_t)w->smem;
   cfg.stream = s;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
   /* TPS_W8_PP=0|1: the warpgroups issue their MMAs freely (0, default) or in turn (1: no
    * faster, 0-4 us slower at 128..1024 rows on an H100, kernels/run_w8a16.sh sweep) */
-  CUDA_TRY(cudaLaunchKernelEx(&cfg, w->fn[tps_w8_env_int("TPS_W8_PP", 0) == 1 ? 1 : 0], mx, mr, (bf16 *)y, m, g->n, g->k));
+  /* TPS_W8_SG=4: the 256-token tile with chunks four at a time (developer form, for sweeps) */
+  const int fi = w->fn[2] && tps_w8_env_int("TPS_W8_SG", 0) == 4 ? 2 : tps_w8_env_int("TPS_W8_PP", 0) == 1 ? 1 : 0;
+  CUDA_TRY(cudaLaunchKernelEx(&cfg, w->fn[fi], mx, mr, (bf16 *)y, m, g->n, g->k));
   CUDA_LAUNCH_CHECK();
   return TPS_OK;
 }

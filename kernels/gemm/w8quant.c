@@ -134,6 +134,8 @@ static const w8_override w8_overrides[] = {
     {"TPS_W8_SPLIT", "1|2|4|8", 0, 0},
     {"TPS_W8_PP", "0|1", 0, 0},
     {"TPS_W8_SKG", NULL, 0, 1 << 16},
+    {"TPS_W8_S256", "0|1", 0, 0},
+    {"TPS_W8_SMALL_SPLIT", "0|1", 0, 0},
 };
 
 static int w8_word_in(const char *v, const char *words) {

@@ -89,6 +89,9 @@ static int check(tps_gemm *g, int m, const double *w, double tol, const char *wh
 }
 
 /* shards of c rows of the same X, bitwise equal to the T-row result */
+/* the split kernel's token tiles (TPS_W8_BT) */
+static const char *const spt[] = {"64", "128", "256"};
+
 static int split_bitwise(tps_gemm *g, int t, int tp) {
   int n = tps_gemm_n(g), k = tps_gemm_k(g), c = (t + tp - 1) / tp;
   make_x(t, k, NULL);
@@ -411,9 +414,9 @@ int main(void) {
     double *w3;
     tps_gemm *g3 = random_w8(256, 3072, 112, 10, &w3);
     if (!g3) return 1;
-    for (size_t a = 0; a < 2; a++)
+    for (size_t a = 0; a < 3; a++)
       for (size_t b = 0; b < 4; b++) {
-        set_kernel("split", a ? "128" : "64");
+        set_kernel("split", spt[a]);
         setenv("TPS_W8_SPLIT", sp0[b], 1);
         for (size_t i = 0; i < 4; i++) check(fast, m0[i], w, 1e-2, "split only");
         check(g3, m0[2], w3, 1e-2, "split only, K=3072");
@@ -445,11 +448,11 @@ int main(void) {
     }
   unsetenv("TPS_W8_SBT");
   unsetenv("TPS_W8_SUM");
-  /* the split kernel (issue 28): token tiles 64 and 128 x cluster split-K 1, 2, 4, 8 */
+  /* the split kernel (issue 28): token tiles 64, 128 and 256 x cluster split-K 1, 2, 4, 8 */
   static const char *const spl[] = {"1", "2", "4", "8"};
-  for (size_t a = 0; a < 2; a++)
+  for (size_t a = 0; a < 3; a++)
     for (size_t b = 0; b < 4; b++) {
-      set_kernel("split", a ? "128" : "64");
+      set_kernel("split", spt[a]);
       setenv("TPS_W8_SPLIT", spl[b], 1);
       for (size_t i = 0; i < nms; i++) check(fast, ms[i], w, 1e-2, "E4M3 codes, split kernel");
     }
@@ -492,6 +495,8 @@ int main(void) {
   if (!quick) split_bitwise(fast, 4096, 2);
   set_kernel("split", "128");
   setenv("TPS_W8_SPLIT", "2", 1);
+  split_bitwise(fast, 512, 2);
+  set_kernel("split", "256"); /* 512 = 2 x 256: one 256-token tile a shard, split 2 (partials in the stages) */
   split_bitwise(fast, 512, 2);
   unsetenv("TPS_W8_SPLIT");
   set_kernel("", "");
@@ -558,9 +563,9 @@ int main(void) {
      * partial last group at 6 per block) */
     unsetenv("TPS_W8_SBT");
     static const char *const spl3[] = {"1", "2", "4", "8"};
-    for (size_t a = 0; a < 2; a++)
+    for (size_t a = 0; a < 3; a++)
       for (size_t b = 0; b < 4; b++) {
-        set_kernel("split", a ? "128" : "64");
+        set_kernel("split", spt[a]);
         setenv("TPS_W8_SPLIT", spl3[b], 1);
         for (size_t i = 0; i < (quick ? 3 : sizeof m3 / sizeof *m3); i++) check(g3, m3[i], w3, 1e-2, "N=256 K=3072 split");
       }
