@@ -340,7 +340,8 @@ static double split_pick(const tps_gemm *g, int m, int *bt, int *splits) {
   const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128, kall = g->k / 64;
   double best = 1e30;
   *bt = 128; *splits = 1;
-  /* the 256-token tile only with TPS_W8_S256=1: not yet run on a device (no machine came in
+  /* the 256-token tile only with TPS_W8_S256=1: measured on an H200 it loses at 257..512 rows and
+   * wins 2-8% at 768..1024 (data/h200_w8a16_s256.txt); was: not yet run on a device (no machine came in
    * issue 28's third session), its chunk costs are guesses from the 256-token wgmma pass */
   const int nb = tps_w8_env_int("TPS_W8_S256", 0) == 1 ? 3 : 2;
   for (int b = 0; b < nb; b++)
@@ -402,8 +403,8 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     /* the stream kernel keeps a block's chunks resident (10 stages for tiles <= 64 tokens);
      * past that (K > 5120: 14 chunks a block at K 7168) it falls back to a pair loop that
      * waits for every other chunk (14.8 us at K 7168 N 2112, M 1..16, H100): the split
-     * kernel's ring (64 tokens, split 8) then, with TPS_W8_SMALL_SPLIT=1 (off by default until
-     * measured: no device came in issue 28's third session) */
+     * kernel's ring (64 tokens, split 8) then, with TPS_W8_SMALL_SPLIT=1 (off by default: measured
+     * on an H200 it loses 15% at K 7168, M 1..16, data/h200_w8a16_s256.txt) */
     kind = (g->k / 64 + TPS_W8C_SPLITS - 1) / TPS_W8C_SPLITS > 10 && tps_w8_env_int("TPS_W8_SMALL_SPLIT", 0) == 1
                ? TPS_W8K_SPLIT : TPS_W8K_STREAM;
   else { /* the least modelled of: the split kernel (up to 1024 rows), the 256-token wgmma
