@@ -59,8 +59,8 @@ typedef struct tps_loo_curve tps_loo_curve;
  * into the shape the curve follows at M), half their
  * |log ratio| a floor of the curve's spread.  x increasing, t > 0; xo, to hold n values; the
  * count kept returned, *spread (may be NULL) the largest half |log ratio| merged (0: none).
- * Of the 9,550 such pairs in data/aic/gemm_*_k5120*.tsv.gz, 3,188 have M+1 faster (median
- * half |log ratio| 0.9%, 90% 4.4%). */
+ * Of the 9,550 such pairs in data/aic/gemm_*_k5120*.tsv.gz, 3,202 have M+1 faster (median
+ * half |log ratio| 0.9%, 90% 4.4%; `sh tools/interp/twin_pairs.sh`). */
 size_t tps_twins_merge(const double *x, const double *t, size_t n, double *xo, double *to, double *spread);
 tps_loo_curve *tps_loo_curve_measured(const double *x, const double *t, size_t n);
 tps_loo_curve *tps_loo_curve_fn(double (*fn)(double x, void *ctx), void *ctx);

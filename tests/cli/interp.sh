@@ -32,4 +32,12 @@ for m in 5000 6000; do
   got=$(awk -F'\t' -v m=$m '$1 == m { print $3 }' "$tmp/i.tsv")
   expect_near "$got" "$want" 0.03 "H200 bf16 N 2048 at $m rows vs the log-log line through the twins and 8192"
 done
+# the twin pairs doc/fitting.md counts: what tools/interp/twin_pairs.sh finds in the bundled tables
+sh "$top_srcdir/tools/interp/twin_pairs.sh" "$top_srcdir" > "$tmp/twins"
+tw=$(sed -n 's/^pairs \([0-9]*\): M+1 faster (one point) \([0-9]*\), M+1 slower or equal (a tile step, kept) \([0-9]*\)$/\1 \2 \3/p' "$tmp/twins")
+set -- $tw
+fmt() { echo "$1" | sed ':a; s/\([0-9]\)\([0-9]\{3\}\)\($\|,\)/\1,\2\3/; ta'; }
+[ $# -eq 3 ] && [ $(($2 + $3)) -eq "$1" ] && [ "$2" -gt 0 ] && ok || fail "twin_pairs.sh: '$(head -c 200 "$tmp/twins")'"
+grep -q "$(fmt "$1") such pairs" "$top_srcdir/doc/fitting.md" && grep -q "slower ($(fmt "$3") of them" "$top_srcdir/doc/fitting.md" &&
+  grep -q "faster ($(fmt "$2"):" "$top_srcdir/doc/fitting.md" && ok || fail "doc/fitting.md does not quote twin_pairs.sh's $1 / $2 / $3"
 finish

@@ -177,6 +177,13 @@ expect_rc 0 "$TPSPLIT" predict $pargs --tokens 2049..2305:1 -o "$tmp/gap.tsv"
 want=$(awk -F'\t' '!/^#/ && $1 ~ /^[0-9]+$/ { s = $3 / $4; if (m == "" || s < m) m = s } END { printf "%.9f", m }' "$tmp/gap.tsv")
 got=$(echo "$flat" | sed -n 's/.*"min_speedup":\([0-9.]*\).*/\1/p')
 expect_near "$got" "$want" 1e-9 "min_speedup (table: $want)"
+# the band edges against the same table: the split loses on every token of the gap and wins at
+# the token before it and the token after it
+expect_rc 0 "$TPSPLIT" predict $pargs --tokens 2048,2306 -o "$tmp/edge.tsv"
+awk -F'\t' '!/^#/ && $1 ~ /^[0-9]+$/ { n++; if (!($4 >= $3)) bad = bad " " $1 } END { exit !(n == 257 && bad == "") }' "$tmp/gap.tsv" &&
+  ok || fail "the gap 2049..2305: not every token has split >= replicated in predict's table"
+awk -F'\t' '!/^#/ && $1 ~ /^[0-9]+$/ { n++; if (!($4 < $3)) bad = bad " " $1 } END { exit !(n == 2 && bad == "") }' "$tmp/edge.tsv" &&
+  ok || fail "2048 and 2306: the split does not win in predict's table"
 # decide prints the bands under the threshold, and gives them in --json
 expect_rc 1 dec --thresholds "$wb" --tp 8 --path w8a16 --k 5120 --n 1792 --tokens 500
 expect_grep '^  FAIL  token_threshold +500 tokens < threshold 4096' "$tmp/out"
