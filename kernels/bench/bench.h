@@ -87,7 +87,7 @@ typedef struct {
 
 typedef struct {
   int m;                 /* rows */
-  char config[160];      /* kernel configuration for m rows (tps_gemm_config) */
+  char config[256];      /* kernel configuration for m rows (tps_gemm_config) */
   uint64_t config_id;    /* equal for two rows exactly when their configuration is */
   tps_timing t[3];       /* parts timed: [0] the whole GEMM; quant paths: [1] the GEMM alone,
                           * [2] the activation quantization alone */

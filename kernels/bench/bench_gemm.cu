@@ -243,7 +243,7 @@ static int check_split(bench_t *b, int t, int tp) {
   CUDA_TRY(cudaMemset(b->y2, 0xFF, (size_t)t * n * sizeof(bf16)));
   int same = 1;
   uint64_t idT, idr;
-  char desc[160];
+  char desc[256];
   TPS_TRY(tps_gemm_config(b->g, t, desc, sizeof desc, &idT));
   for (int r = 0; r < tp; r++) {
     int rows = t - r * c < c ? t - r * c : c;

@@ -16,6 +16,8 @@ typedef struct {
   int splits;                  /* split-K factor (1: no split) */
   int mtiles, ntiles;
   int variant;                 /* index in the kernel table */
+  int head;                    /* wgmma: rows run first as whole waves of 256-token tiles; the
+                                * m - head rows after them by their own pick (0: one launch) */
   size_t smem_bytes;
 } tps_w8_cfg;
 

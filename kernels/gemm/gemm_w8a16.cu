@@ -390,9 +390,42 @@ static double sk_pick(const tps_gemm *g, int m, int *bt_out) {
   return best;
 }
 
+/* The least modelled time of one launch for m rows past the stream kernel's range (the split
+ * pick up to 1024 rows, the 256-token wgmma pass, the stream-K kernel up to SK_MAX_M) */
+static double one_launch_us(const tps_gemm *g, int m) {
+  int bt, sp;
+  double t = wgmma256_us(g, m);
+  if (m <= 1024) { const double ts = split_pick(g, m, &bt, &sp); if (ts < t) t = ts; }
+  if (g->sk_ws && m <= SK_MAX_M) { const double tk = sk_pick(g, m, &bt); if (tk < t) t = tk; }
+  return t;
+}
+
+/* Whole waves first (issue 28): the 256-token wgmma pass has one wave of
+ * floor(SMs / row blocks) x 256 rows (2304 at N 1792 on 132 SMs, 1792 at N 2112); one row past
+ * a whole number of waves costs it another whole wave (H200, K 5120 N 1792: 61.0 us at 2304
+ * rows, 121.2 at 2305, data/h200_w8a16_s256.txt).  Rows are independent, so the whole waves run
+ * as one launch and the rows left over as a second launch with their own pick (a stream launch
+ * for one row).  Returns the rows of the first launch where the two launches model faster than
+ * one (plus SK_GAP for the second launch), else 0.  TPS_W8_HEAD forces it: 0 never, R > 0 the
+ * largest multiple of 256 up to R (when below m; for the tests, whose shapes have few row
+ * blocks). */
+#define SK_GAP 1.0
+static int head_rows(const tps_gemm *g, int m, double t_one) {
+  const int forced = tps_w8_env_int("TPS_W8_HEAD", -1);
+  if (forced >= 0) { const int h = forced / 256 * 256; return h > 0 && h < m ? h : 0; }
+  const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128;
+  const int wave = sms / nrb * 256;
+  if (wave <= 0 || m <= wave || m % wave == 0) return 0;
+  const int head = m / wave * wave;
+  int bt, sp;
+  const double t_two = wgmma256_us(g, head) + SK_GAP +
+                       (m - head <= 64 ? split_pick(g, m - head, &bt, &sp) : one_launch_us(g, m - head));
+  return t_two < t_one ? head : 0;
+}
+
 extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   const char *ks = getenv("TPS_W8_KERNEL");
-  int kind;
+  int kind, head = 0;
   if (ks && !strcmp(ks, "mma")) kind = TPS_W8K_MMA;
   else if (ks && !strcmp(ks, "stream") && g->wgmma_ok) kind = TPS_W8K_STREAM;
   else if (ks && !strcmp(ks, "wgmma") && g->wgmma_ok) kind = TPS_W8K_WGMMA;
@@ -416,6 +449,9 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     kind = ts <= tw ? TPS_W8K_SPLIT : TPS_W8K_WGMMA;
     if (tk < (ts < tw ? ts : tw)) kind = TPS_W8K_SK;
     if (kind == TPS_W8K_SPLIT && m <= 128 && bt == 128 && sp == TPS_W8C_SPLITS) kind = TPS_W8K_STREAM;
+    const double best = ts < tw ? (ts < tk ? ts : tk) : (tw < tk ? tw : tk);
+    head = head_rows(g, m, best);
+    if (head > 0) kind = TPS_W8K_WGMMA;
   }
   if (kind == TPS_W8K_MMA) { choose_mma(g, m, c); return TPS_OK; }
   memset(c, 0, sizeof *c);
@@ -447,10 +483,11 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     c->mtiles = (m + c->bt - 1) / c->bt; /* launches */
     c->stages = c->bt == 128 ? 5 : 10; /* svariants in gemm_w8a16_sm90.cu */
   } else {
-    int bt = tps_w8_env_int("TPS_W8_BT", m <= 1024 && ks && !strcmp(ks, "wgmma") ? 128 : 256);
+    int bt = head > 0 ? 256 : tps_w8_env_int("TPS_W8_BT", m <= 1024 && ks && !strcmp(ks, "wgmma") ? 128 : 256);
     c->bt = c->bm = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;
     c->splits = 1;
-    c->mtiles = (m + c->bt - 1) / c->bt;
+    c->head = head;
+    c->mtiles = ((head > 0 ? head : m) + c->bt - 1) / c->bt;
     c->stages = c->bt == 256 ? 5 : 8;
   }
   return TPS_OK;
@@ -559,6 +596,10 @@ static int w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, in
     fprintf(stderr, "tpsplit: gemm: w8a16 split-K workspace too small for M=%d (plan made for %d)\n", m, g->max_m);
     return TPS_ERR;
   }
+  if (c.kind == TPS_W8K_WGMMA && c.head > 0) { /* whole waves, then the rows left by their own pick */
+    TPS_TRY(tps_w8g_run(g, x, y, c.head, c.bt, s));
+    return w8_run(g, (const uint16_t *)x + (size_t)c.head * g->k, (uint16_t *)y + (size_t)c.head * g->n, m - c.head, s, parts);
+  }
   if (c.kind == TPS_W8K_WGMMA) return tps_w8g_run(g, x, y, m, c.bt, s);
   if (c.kind == TPS_W8K_SPLIT) return tps_w8s_run(g, x, y, m, c.bt, c.splits, s);
   if (c.kind == TPS_W8K_SK) return tps_w8k_run(g, x, y, m, c.bt, s);
@@ -587,6 +628,13 @@ static int w8_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t
     snprintf(buf, bufsz, "w8a16 sk: 128 weight rows x %d tokens per tile, %dx%d tiles x %d chunks over a persistent grid of %d, %d stages",
              c.bt, c.ntiles, c.mtiles, g->k / 64, c.splits, c.stages);
     *id = ((uint64_t)TPS_W8K_SK << 40) | ((uint64_t)c.bt << 32) | ((uint64_t)c.mtiles << 16) | (uint64_t)c.splits;
+  } else if (c.kind == TPS_W8K_WGMMA && c.head > 0) {
+    const int at = snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d (%d rows); then %d rows: ",
+                            c.bt, c.stages, c.ntiles, c.mtiles, c.head, m - c.head);
+    uint64_t rest = 0;
+    if (at > 0 && (size_t)at < bufsz) TPS_TRY(w8_config(g, m - c.head, buf + at, bufsz - (size_t)at, &rest));
+    const uint64_t mine = ((uint64_t)TPS_W8K_WGMMA << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.head;
+    *id = tps_fnv1a(mine, &rest, sizeof rest);
   } else if (c.kind == TPS_W8K_WGMMA) {
     snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d", c.bt, c.stages,
              c.ntiles, c.mtiles);

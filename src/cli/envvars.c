@@ -33,6 +33,8 @@ const tps_envvar tps_envvars[] = {
    "W8A16 split kernel: 1 lets the dispatch pick its 256-token tile (default 0: measured on an H200 it loses at 257..512 rows, data/h200_w8a16_s256.txt)"},
   {"TPS_W8_SMALL_SPLIT", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
    "W8A16: 1 runs M <= 64 on the split kernel where the stream kernel's stages run out (K > 5120; default 0: measured 15% slower at K 7168)"},
+  {"TPS_W8_HEAD", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
+   "W8A16 past one wave of the 256-token wgmma pass: rows run first as whole waves, the rest by their own pick; 0 never, R the largest multiple of 256 up to R (default: where modelled faster)"},
   {"TPS_W8_PP", "bench calibrate", "kernels/gemm/gemm_w8a16_sm90.cu",
    "W8A16 split kernel: 0 the two warpgroups issue their MMAs freely (default), 1 in turn"},
   {"TPS_W8_SBT", "bench calibrate", "kernels/gemm/gemm_w8a16_sm90.cu", "W8A16 stream token tile: 16, 32, 48, 64 or 128"},

@@ -75,7 +75,7 @@ extern "C" {
 #endif
 
 #define TPS_THR_SCHEMA_VERSION 1
-#define TPS_THR_CONFIG 160  /* bytes of one row's kernel configuration text (kernels/bench/bench.h row config) */
+#define TPS_THR_CONFIG 256  /* bytes of one row's kernel configuration text (kernels/bench/bench.h row config) */
 #define TPS_THR_MAX_BANDS TPS_BANDS_MAX /* win bands of one entry at most (model/predict/crossover.h) */
 
 /* The provenance kinds are the parts' (model/predict/parts.h: TPS_PROV_MEASURED, _FITTED,

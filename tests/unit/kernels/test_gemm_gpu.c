@@ -435,6 +435,20 @@ int main(void) {
     set_kernel(kinds[kk][0], kinds[kk][1]);
     for (size_t i = 0; i < nms; i++) check(fast, ms[i], w, 1e-2, "all E4M3 codes");
   }
+  /* whole waves, then the rest (TPS_W8_HEAD forces the head this shape's two row blocks never
+   * reach by the model): 256 rows by the wgmma pass, then 1 (stream), 44 (stream) and 188 rows
+   * (split or stream-K) by their own pick; 512 + 188; 512 + 512 + 232 (the rest splits again),
+   * against the float64 reference */
+  set_kernel("", "");
+  setenv("TPS_W8_HEAD", "256", 1);
+  {
+    static const int mh[] = {257, 300, 444};
+    for (size_t i = 0; i < sizeof mh / sizeof *mh; i++) check(fast, mh[i], w, 1e-2, "head 256 + rest");
+  }
+  setenv("TPS_W8_HEAD", "512", 1);
+  check(fast, 700, w, 1e-2, "head 512 + 188");
+  check(fast, 1256, w, 1e-2, "head 512 + 512 + 232");
+  unsetenv("TPS_W8_HEAD");
   /* every stream-kernel form: token tiles 16..64 (TPS_W8_SBT) x partial sums pushed, pulled
    * or by st.async (TPS_W8_SUM=0|1|4) */
   static const char *const sbt[] = {"16", "32", "48", "64", "128"}, *const sum[] = {"0", "1", "4"};
