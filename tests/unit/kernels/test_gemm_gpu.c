@@ -384,7 +384,8 @@ int main(void) {
    * launches of 128. */
   int quick = getenv("TPS_TEST_QUICK") != NULL;
   /* TPS_TEST_SPLIT_ONLY (for compute-sanitizer on the split kernel alone): its tiles and
-   * splits on this shape and on K = 3072 (ring refills), then exit */
+   * splits on this shape and on K = 3072 (ring refills), then exit; =64, =128 or =256: that
+   * token tile alone */
   /* TPS_TEST_SK_ONLY (compute-sanitizer on the stream-K kernel alone): its two tiles on the
    * default grid and on grids of 1, 3 and 7 blocks (tiles over several blocks, blocks over
    * several tiles), on this shape and on K = 3072, then exit */
@@ -414,8 +415,10 @@ int main(void) {
     double *w3;
     tps_gemm *g3 = random_w8(256, 3072, 112, 10, &w3);
     if (!g3) return 1;
+    const char *only = getenv("TPS_TEST_SPLIT_ONLY"); /* "64", "128" or "256": that tile alone (racecheck's time) */
     for (size_t a = 0; a < 3; a++)
       for (size_t b = 0; b < 4; b++) {
+        if (strcmp(only, "64") && strcmp(only, "128") && strcmp(only, "256") ? 0 : strcmp(only, spt[a])) continue;
         set_kernel("split", spt[a]);
         setenv("TPS_W8_SPLIT", sp0[b], 1);
         for (size_t i = 0; i < 4; i++) check(fast, m0[i], w, 1e-2, "split only");
