@@ -487,24 +487,35 @@ int tps_aic_read_spec(const char *spec, tps_aic_file *out, tps_err *e) {
 
 static const char aic_mark[] = "# source: ai-dynamo/aiconfigurator";
 
-/* Do data[0..len) (gzip or plain) start with aic_mark? */
-static int starts_aic(const char *data, size_t len) {
+/* Is the first line of data[0..len) (gzip or plain, after a UTF-8 byte order mark, which every
+ * text reader skips) aic_mark, alone or followed by a blank and more words?  (Not a mere prefix:
+ * a bench table whose first comment began "# source: ai-dynamo/aiconfigurator#..." was read as a
+ * table and written back without its byte order mark, and then sniffed as AIConfigurator's;
+ * tests/fuzz/crashes/bench_table.) */
+static int first_line_is_mark(const char *head, size_t got) {
   const size_t m = sizeof aic_mark - 1;
+  if (got >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0) { head += 3; got -= 3; }
+  if (got < m || memcmp(head, aic_mark, m) != 0) return 0;
+  return got == m || head[m] == ' ' || head[m] == '\t' || head[m] == '\n' || head[m] == '\r';
+}
+
+static int starts_aic(const char *data, size_t len) {
+  enum { HEAD = sizeof aic_mark - 1 + 4 }; /* a byte order mark, the mark, one byte after it */
   const unsigned char *u = (const unsigned char *)data;
-  if (len < 2 || u[0] != 0x1f || u[1] != 0x8b) return len >= m && memcmp(data, aic_mark, m) == 0;
-  char head[sizeof aic_mark];
+  if (len < 2 || u[0] != 0x1f || u[1] != 0x8b) return first_line_is_mark(data, len < HEAD ? len : HEAD);
+  char head[HEAD];
   z_stream s;
   memset(&s, 0, sizeof s);
   if (inflateInit2(&s, 15 + 16) != Z_OK) return 0;
   s.next_in = (Bytef *)(uintptr_t)data;
   s.avail_in = (uInt)(len < (size_t)TPS_INPUT_MAX_BYTES ? len : (size_t)TPS_INPUT_MAX_BYTES);
   s.next_out = (Bytef *)head;
-  s.avail_out = (uInt)m;
+  s.avail_out = (uInt)HEAD;
   int r;
   do r = inflate(&s, Z_NO_FLUSH); while (r == Z_OK && s.avail_out > 0 && s.avail_in > 0);
-  size_t got = m - s.avail_out;
+  const size_t got = HEAD - s.avail_out;
   inflateEnd(&s);
-  return got == m && memcmp(head, aic_mark, m) == 0;
+  return first_line_is_mark(head, got);
 }
 
 

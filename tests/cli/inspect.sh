@@ -120,4 +120,14 @@ expect_rc 2 "$TPSPLIT" inspect -o "$tmp/nodir/x.tsv" "$h20"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || fail "-o nodir: not one stderr line"
 expect_grep "^tpsplit [a-z][a-z -]*: $tmp/nodir/x.tsv: cannot create output file" "$tmp/err"
 [ -s "$tmp/out" ] && fail "-o nodir: printed a table" || ok
+# an AIConfigurator table with a UTF-8 byte order mark is still AIConfigurator's (the sniffer
+# skips the mark as every text reader does), with the same rows
+aic="$top_srcdir/data/aic/gemm_a100_sxm_k5120.tsv.gz"
+{ printf '\357\273\277'; gzip -dc "$aic"; } >"$tmp/bom_aic.tsv"
+expect_rc 0 "$TPSPLIT" inspect "$aic"
+head -n 1 "$tmp/out" | sed 's/^# [^:]*://' >"$tmp/a"
+expect_rc 0 "$TPSPLIT" inspect "$tmp/bom_aic.tsv"
+head -n 1 "$tmp/out" | sed 's/^# [^:]*://' >"$tmp/b"
+grep -q '^ AIConfigurator GEMM table, gpu a100_sxm, [0-9]* rows$' "$tmp/b" && cmp -s "$tmp/a" "$tmp/b" && ok ||
+  fail "a byte order mark changed what the AIConfigurator table reads as: $(cat "$tmp/b")"
 finish
