@@ -97,6 +97,10 @@ struct tps_partset {
   size_t nres, cap;
   int next_id;
   int defer_tab;          /* tps_partset_prepare: tables made afterwards, in threads */
+  int tab_late;           /* after tps_partset_prepare: a GEMM part resolved later (the
+                           * grid's moved GPUs, gpu_doubt.c) is tabulated once on first use,
+                           * not filled again by every context that asks for it */
+  pthread_cond_t tab_cond; /* a table of tab_late done (tps_partsrc.tab_state) */
 };
 
 /* ------------------------------------------------------------------ small helpers */

@@ -5,6 +5,26 @@
 #include "model/core/harness.h"
 
 /* ------------------------------------------------------------------ contexts */
+/* A GEMM part first resolved after tps_partset_prepare (the moved GPUs of gpu_doubt.c: one
+ * part per GPU, fact, factor and path, asked by every TP): its table made once, by the first
+ * thread that asks (the others wait for it), instead of a fill of 1..tmax rows by every
+ * context (tps_gemmgrid_load; the same values: tps_part_tabulate stores tps_part_fill's). */
+static void late_table(tps_partset *ps, tps_partsrc *g) {
+  pthread_mutex_lock(&ps->lock);
+  if (!ps->tab_late || g->part.what != TPS_PART_GEMM || g->tab_state == 2) { pthread_mutex_unlock(&ps->lock); return; }
+  if (g->tab_state == 0 && g->part.tab) g->tab_state = 2; /* tps_partset_prepare's */
+  if (g->tab_state == 0) {
+    g->tab_state = 1;
+    pthread_mutex_unlock(&ps->lock);
+    tps_part_tabulate(&g->part, ps->o.tmax); /* on failure the contexts fill as before */
+    pthread_mutex_lock(&ps->lock);
+    g->tab_state = 2;
+    pthread_cond_broadcast(&ps->tab_cond);
+  }
+  while (g->tab_state == 1) pthread_cond_wait(&ps->tab_cond, &ps->lock);
+  pthread_mutex_unlock(&ps->lock);
+}
+
 static void use_ranges(const tps_pred *p, long tmax, int b, double *xlo, double *xhi) {
   /* the T served by backend b under the context's rule */
   long tc = p->tp * (long)floor(p->ag.custom_cap_bytes / p->out_bytes_per_token); /* last T of the custom gather */
@@ -43,6 +63,7 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
   for (int b = 0; b < TPS_NGATHERS && !rc; b++) rc = ev_resolve_gather(ps, gpu, tp, b, &a[b], e);
   pthread_mutex_unlock(&ps->lock);
   if (rc) return TPS_EBADDATA;
+  late_table(ps, g);
   pp.gemm = &g->part;
   pp.compute_rsd = tps_part_rsd(&g->part, 1, (double)ps->o.tmax);
   for (int b = 0; b < TPS_NGATHERS; b++) pp.gather[b] = a[b] ? &a[b]->part : NULL;
@@ -176,6 +197,7 @@ int tps_partset_prepare(tps_partset *ps, const tps_gpu *const *gpus, size_t ngpu
   tab_worker(&job);
   for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
   if (!rc && job.bad) rc = tps_err_set(e, NULL, 0, "a GEMM part has no usable times on 1..%ld rows", ps->o.tmax);
+  ps->tab_late = 1;
   return rc;
 }
 
