@@ -35,6 +35,7 @@ tps_gemmgrid *tps_gemmgrid_build(const tps_pred *p, long tmax) {
   tps_gemmgrid *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->tmax = tmax;
+  c->path = p->gemm.path;
   c->gmul = 1.0;
   c->g = malloc(3 * (size_t)(tmax + 1) * sizeof *c->g);
   if (!c->g) { free(c); return NULL; }
@@ -75,6 +76,34 @@ tps_gemmgrid *tps_gemmgrid_build(const tps_pred *p, long tmax) {
   free(pkey);
   free(pidx);
   return c;
+}
+
+tps_gemmgrid *tps_gemmgrid_launches(const tps_path *path, long tmax) {
+  tps_pred q;
+  memset(&q, 0, sizeof q);
+  q.scaling = TPS_SCALING_MODEL;
+  q.gemm.kind = TPS_GEMM_PARAMETRIC;
+  q.gemm.path = path;
+  return tps_gemmgrid_build(&q, tmax);
+}
+
+void tps_gemmgrid_sums(const tps_gemmgrid *c, const tps_pred *p, double *L, double *g) {
+  long n = c->tmax;
+  int fast = c->built;
+  if (fast) {
+    double fl = p->gemm.p[TPS_GP_FLOOR_US];
+    for (long k = 0; k < c->nkeys; k++) L[k] = tps_gemm_time_us(&p->gemm, &p->shape, c->kR[k]) - fl;
+    g[0] = fl;
+    for (long m = 1; m <= n; m++)
+      g[m] = c->rest[m] >= 0 ? L[c->first[m]] + g[c->rest[m]] : tps_pred_gemm_us(p, m);
+    long probe[4] = {1, 97 < n ? 97 : n, n / 2 + 1, n};
+    for (int i = 0; i < 4 && fast; i++) {
+      double b = tps_pred_gemm_us(p, probe[i]);
+      fast = fabs(g[probe[i]] - b) <= 1e-9 * fabs(b);
+    }
+  }
+  if (!fast)
+    for (long m = 1; m <= n; m++) g[m] = tps_pred_gemm_us(p, m);
 }
 
 /* Bind to a model: GEMM(1..tmax), prefix maxima (over the rows a rank can get, up to
@@ -157,21 +186,7 @@ void tps_gemmgrid_load(tps_gemmgrid *c, const tps_pred *p, int table) {
   c->gmul = 1.0;
   c->table = table || !c->mono;
   if (!c->table) return;
-  int fast = c->built;
-  if (fast) {
-    double fl = p->gemm.p[TPS_GP_FLOOR_US];
-    for (long k = 0; k < c->nkeys; k++) c->L[k] = tps_gemm_time_us(&p->gemm, &p->shape, c->kR[k]) - fl;
-    c->g[0] = fl;
-    for (long m = 1; m <= n; m++)
-      c->g[m] = c->rest[m] >= 0 ? c->L[c->first[m]] + c->g[c->rest[m]] : tps_pred_gemm_us(p, m);
-    long probe[4] = {1, 97 < n ? 97 : n, n / 2 + 1, n};
-    for (int i = 0; i < 4 && fast; i++) {
-      double b = tps_pred_gemm_us(p, probe[i]);
-      fast = fabs(c->g[probe[i]] - b) <= 1e-9 * fabs(b);
-    }
-  }
-  if (!fast)
-    for (long m = 1; m <= n; m++) c->g[m] = tps_pred_gemm_us(p, m);
+  tps_gemmgrid_sums(c, p, c->L, c->g);
   c->pmax[1] = c->g[1];
   for (long m = 2; m <= np; m++) c->pmax[m] = c->g[m] > c->pmax[m - 1] ? c->g[m] : c->pmax[m - 1];
   c->smin[n] = c->g[n];

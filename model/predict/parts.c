@@ -201,8 +201,9 @@ int tps_part_covers(const tps_part *p, double xlo, double xhi) {
 }
 
 /* A gemm.h model on 1..tmax through the launch structure of the token grid (crossover.c) (a model call per
- * distinct launch instead of per m: Marlin's model costs ~1.4 us a call); 0 when done. */
-static int tabulate_gemm_model(const tps_part *p, long tmax, double *t) {
+ * distinct launch instead of per m: Marlin's model costs ~1.4 us a call); 0 when done.  shared: the
+ * path's structure, when built for this path and tmax (else built here). */
+static int tabulate_gemm_model(const tps_part *p, long tmax, double *t, const tps_gemmgrid *shared) {
   tps_pred q;
   memset(&q, 0, sizeof q);
   q.scaling = TPS_SCALING_MODEL;
@@ -212,15 +213,21 @@ static int tabulate_gemm_model(const tps_part *p, long tmax, double *t) {
   q.shape = p->model.shape;
   q.gscale = q.ascale = 1.0;
   for (int i = 0; i < TPS_PK_N; i++) q.knob[i] = 1.0;
-  tps_gemmgrid *c = tps_gemmgrid_build(&q, tmax);
-  if (!c) return -1;
-  tps_gemmgrid_load(c, &q, 1);
-  memcpy(t + 1, c->g + 1, (size_t)tmax * sizeof *t);
-  tps_gemmgrid_free(c);
-  return 0;
+  tps_gemmgrid *own = NULL;
+  if (!shared || shared->tmax != tmax || shared->path != q.gemm.path) {
+    if (!(own = tps_gemmgrid_build(&q, tmax))) return -1;
+    shared = own;
+  }
+  double *L = malloc((TPS_GEMMGRID_SLOTS / 2) * sizeof *L);
+  if (L) tps_gemmgrid_sums(shared, &q, L, t);
+  free(L);
+  tps_gemmgrid_free(own);
+  return L ? 0 : -1;
 }
 
-int tps_part_fill(const tps_part *p, long tmax, double *t, int *mono_out) {
+int tps_part_fill(const tps_part *p, long tmax, double *t, int *mono_out) { return tps_part_fill_on(p, tmax, t, mono_out, NULL); }
+
+int tps_part_fill_on(const tps_part *p, long tmax, double *t, int *mono_out, const tps_gemmgrid *launches) {
   if (p->what != TPS_PART_GEMM || tmax < 1) return TPS_EINVAL;
   double *mt = NULL;
   t[0] = NAN;
@@ -228,7 +235,7 @@ int tps_part_fill(const tps_part *p, long tmax, double *t, int *mono_out) {
    * (tps_gemm_time_env_us, on the table in one pass) */
   if (p->model.kind == TPS_PM_GEMM && p->model.gm.kind == TPS_GEMM_PARAMETRIC && p->model.gm.path) {
     mt = malloc((size_t)(tmax + 1) * sizeof *mt);
-    if (mt && tabulate_gemm_model(p, tmax, mt) == 0) tps_gemm_envelope(mt + 1, (size_t)tmax);
+    if (mt && tabulate_gemm_model(p, tmax, mt, launches) == 0) tps_gemm_envelope(mt + 1, (size_t)tmax);
     else { free(mt); mt = NULL; }
   }
   int mono = 1;
@@ -247,12 +254,14 @@ int tps_part_fill(const tps_part *p, long tmax, double *t, int *mono_out) {
   return TPS_OK;
 }
 
-int tps_part_tabulate(tps_part *p, long tmax) {
+int tps_part_tabulate(tps_part *p, long tmax) { return tps_part_tabulate_on(p, tmax, NULL); }
+
+int tps_part_tabulate_on(tps_part *p, long tmax, const tps_gemmgrid *launches) {
   if (p->what != TPS_PART_GEMM || tmax < 1) return TPS_EINVAL;
   if (p->tab && p->ntab >= tmax) return TPS_OK;
   double *t = malloc((size_t)(tmax + 1) * sizeof *t);
   if (!t) return TPS_ENOMEM;
-  int mono = 1, rc = tps_part_fill(p, tmax, t, &mono);
+  int mono = 1, rc = tps_part_fill_on(p, tmax, t, &mono, launches);
   if (rc != TPS_OK) { free(t); return rc; }
   free(p->tab);
   p->tab = t;

@@ -31,6 +31,7 @@ int tps_pred_tmax_ok(const tps_pred *p, long tmax);
 #define TPS_GEMMGRID_SLOTS 8192
 typedef struct tps_gemmgrid {
   long tmax;
+  const tps_path *path; /* the GEMM path it was built for */
   int built;
   int *first;         /* key index of m's first launch */
   int *rest;          /* m' whose launch list is the rest of m's; 0: none left; -1: unknown */
@@ -64,6 +65,10 @@ tps_gemmgrid *tps_gemmgrid_build(const tps_pred *p, long tmax);
  * GEMM on the whole grid, its prefix maxima and suffix minima, when table is asked or the
  * GEMM is not known to be monotone (mono). */
 void tps_gemmgrid_load(tps_gemmgrid *c, const tps_pred *p, int table);
+/* The GEMM of p (a gemm.h model on c's path) on 0..c->tmax into g (g[0]: its floor): the
+ * sums of launch times through c's structure (L: one per key, c->nkeys), checked at four
+ * rows; direct calls when c was not built or a check fails.  c is only read. */
+void tps_gemmgrid_sums(const tps_gemmgrid *c, const tps_pred *p, double *L, double *g);
 void tps_gemmgrid_free(tps_gemmgrid *c);
 /* split(t) - replicated(t) of the bound context; the two times. */
 double tps_gemmgrid_diff(tps_gemmgrid *c, long t);

@@ -101,6 +101,11 @@ struct tps_partset {
                            * grid's moved GPUs, gpu_doubt.c) is tabulated once on first use,
                            * not filled again by every context that asks for it */
   pthread_cond_t tab_cond; /* a table of tab_late done (tps_partsrc.tab_state) */
+  /* the launch structure of each gemm.h path on 1..o.tmax, shared by the tables of its parts
+   * (ev_launches; under lock) */
+  const tps_path *lpath[16];
+  struct tps_gemmgrid *lgrid[16];
+  int nlaunch;
 };
 
 /* ------------------------------------------------------------------ small helpers */

@@ -414,6 +414,7 @@ void tps_partset_free(tps_partset *ps) {
   }
   free(ps->res);
   free(ps->key);
+  for (int i = 0; i < ps->nlaunch; i++) tps_gemmgrid_free(ps->lgrid[i]);
   free(ps->used);
   for (int i = 0; i < ps->nlf; i++) loaded_free(ps->lf[i]);
   free(ps->h20);

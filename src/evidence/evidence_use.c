@@ -9,14 +9,31 @@
  * part per GPU, fact, factor and path, asked by every TP): its table made once, by the first
  * thread that asks (the others wait for it), instead of a fill of 1..tmax rows by every
  * context (tps_gemmgrid_load; the same values: tps_part_tabulate stores tps_part_fill's). */
+/* The launch structure for a GEMM part's table (call with ps->lock held): its path's, built
+ * on first use; NULL where the part's model is not a gemm.h one (or out of memory). */
+static const struct tps_gemmgrid *ev_launches(tps_partset *ps, const tps_part *p) {
+  if (p->model.kind != TPS_PM_GEMM || p->model.gm.kind != TPS_GEMM_PARAMETRIC || !p->model.gm.path) return NULL;
+  const tps_path *path = p->model.gm.path;
+  for (int i = 0; i < ps->nlaunch; i++)
+    if (ps->lpath[i] == path) return ps->lgrid[i];
+  if (ps->nlaunch >= (int)(sizeof ps->lgrid / sizeof *ps->lgrid)) return NULL;
+  struct tps_gemmgrid *c = tps_gemmgrid_launches(path, ps->o.tmax);
+  if (c) {
+    ps->lpath[ps->nlaunch] = path;
+    ps->lgrid[ps->nlaunch++] = c;
+  }
+  return c;
+}
+
 static void late_table(tps_partset *ps, tps_partsrc *g) {
   pthread_mutex_lock(&ps->lock);
-  if (!ps->tab_late || g->part.what != TPS_PART_GEMM || g->tab_state == 2) { pthread_mutex_unlock(&ps->lock); return; }
+  if (!ps->tab_late || ps->defer_tab || g->part.what != TPS_PART_GEMM || g->tab_state == 2) { pthread_mutex_unlock(&ps->lock); return; }
   if (g->tab_state == 0 && g->part.tab) g->tab_state = 2; /* tps_partset_prepare's */
   if (g->tab_state == 0) {
     g->tab_state = 1;
+    const struct tps_gemmgrid *lg = ev_launches(ps, &g->part);
     pthread_mutex_unlock(&ps->lock);
-    tps_part_tabulate(&g->part, ps->o.tmax); /* on failure the contexts fill as before */
+    tps_part_tabulate_on(&g->part, ps->o.tmax, lg); /* on failure the contexts fill as before */
     pthread_mutex_lock(&ps->lock);
     g->tab_state = 2;
     pthread_cond_broadcast(&ps->tab_cond);
@@ -162,7 +179,11 @@ static void *tab_worker(void *arg) {
     pthread_mutex_unlock(&j->lock);
     if (i >= j->ps->nres) return NULL;
     tps_partsrc *s = j->ps->res[i];
-    if (s && s->part.what == TPS_PART_GEMM && !s->part.tab && tps_part_tabulate(&s->part, j->ps->o.tmax) != TPS_OK) {
+    if (!s || s->part.what != TPS_PART_GEMM || s->part.tab) continue;
+    pthread_mutex_lock(&j->ps->lock);
+    const struct tps_gemmgrid *lg = ev_launches(j->ps, &s->part);
+    pthread_mutex_unlock(&j->ps->lock);
+    if (tps_part_tabulate_on(&s->part, j->ps->o.tmax, lg) != TPS_OK) {
       pthread_mutex_lock(&j->lock);
       j->bad = 1;
       pthread_mutex_unlock(&j->lock);
