@@ -137,6 +137,31 @@ static double model_node(const tps_part *p, long m, node_cache *nc) {
   return nc->va + (nc->vb - nc->va) * (double)(m - a) / SHAPE_STEP;
 }
 
+/* model_node at every m of [m0, m1] into v[m - m0] (NULL: out of memory): a cross-GPU model's
+ * nodes (the rows up to SHAPE_DENSE, the multiples of SHAPE_STEP around the rest) in one pass
+ * (tps_xg_times_us), then the same interpolation. */
+static double *model_nodes(const tps_part *p, long m0, long m1) {
+  const tps_part_model *pm = &p->model;
+  long d1 = m1 < SHAPE_DENSE ? m1 : SHAPE_DENSE, nd = d1 >= m0 ? d1 - m0 + 1 : 0;
+  long j0 = m0 / SHAPE_STEP, j1 = m1 / SHAPE_STEP + 1, ns = j1 - j0 + 1;
+  double *v = malloc((size_t)(m1 - m0 + 1) * sizeof *v), *w = malloc((size_t)(nd + ns) * sizeof *w);
+  long *rows = malloc((size_t)(nd + ns) * sizeof *rows);
+  if (!v || !w || !rows) { free(v); free(w); free(rows); return NULL; }
+  for (long i = 0; i < nd; i++) rows[i] = m0 + i;
+  for (long j = 0; j < ns; j++) rows[nd + j] = (j0 + j) * SHAPE_STEP;
+  if (pm->kind == TPS_PM_XGEMM) tps_xg_times_us(&pm->xg, &pm->gpu, &pm->harness, rows, (size_t)(nd + ns), pm->n, pm->k, w);
+  else for (long i = 0; i < nd + ns; i++) w[i] = rows[i] >= 1 ? tps_part_model_eval(pm, (double)rows[i], p->ranks) : NAN;
+  for (long m = m0; m <= m1; m++) {
+    if (m <= SHAPE_DENSE) { v[m - m0] = w[m - m0]; continue; }
+    long a = m / SHAPE_STEP; /* m > SHAPE_DENSE >= m0's dense rows: a, a + 1 in j0..j1 */
+    double va = w[nd + a - j0], vb = w[nd + a + 1 - j0];
+    v[m - m0] = m % SHAPE_STEP == 0 ? va : va + (vb - va) * (double)(m - a * SHAPE_STEP) / SHAPE_STEP;
+  }
+  free(w);
+  free(rows);
+  return v;
+}
+
 /* The model's shape between two measured GEMM points (see parts.h): the model at x times the
  * measured/model ratio interpolated in log M between the neighbours, kept between their two
  * times; model_x its value at x (NaN: Steffen's).  *seg (may be NULL): where the search for
@@ -255,16 +280,26 @@ int tps_part_fill_on(const tps_part *p, long tmax, double *t, int *mono_out, con
   size_t seg = 0;
   /* tps_part_covers(p, x, x) */
   const double clo = p->meas ? tps_mcurve_xlo(p->meas) : NAN, chi = p->meas ? tps_mcurve_xhi(p->meas) : NAN;
+  /* the model's nodes over the covered rows (a few more at the ends), in one pass */
+  long m0 = 1, m1 = 0;
+  double *mv = NULL;
+  if (p->meas && p->lr && !mt && p->model.kind != TPS_PM_GEMM) {
+    m0 = clo * (1 - 1e-12) > 2 ? (long)floor(clo * (1 - 1e-12)) : 1;
+    m1 = chi * (1 + 1e-12) < (double)tmax ? (long)ceil(chi * (1 + 1e-12)) : tmax;
+    if (m1 >= m0) mv = model_nodes(p, m0, m1);
+  }
   for (long m = 1; m <= tmax; m++) {
     double x = (double)m;
     if (p->meas && x >= clo * (1 - 1e-12) && x <= chi * (1 + 1e-12))
-      t[m] = !p->lr ? tps_mcurve_eval(p->meas, x) : shaped(p, x, mt ? mt[m] : model_node(p, m, &nc), &seg);
+      t[m] = !p->lr ? tps_mcurve_eval(p->meas, x)
+                    : shaped(p, x, mt ? mt[m] : mv && m >= m0 && m <= m1 ? mv[m - m0] : model_node(p, m, &nc), &seg);
     else if (mt) t[m] = mt[m] * (!p->meas ? 1.0 : x < clo ? p->anchor_lo : p->anchor_hi);
     else t[m] = tps_part_eval(p, x, NULL);
-    if (!(t[m] > 0) || !isfinite(t[m])) { free(mt); return TPS_EINVAL; }
+    if (!(t[m] > 0) || !isfinite(t[m])) { free(mt); free(mv); return TPS_EINVAL; }
     if (m > 1 && t[m] < t[m - 1]) mono = 0;
   }
   free(mt);
+  free(mv);
   if (mono_out) *mono_out = mono;
   return TPS_OK;
 }
