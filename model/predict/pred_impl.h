@@ -53,12 +53,26 @@ typedef struct tps_gemmgrid {
    * r = 1..nr, without the context's factor (ascale / its backend's bandwidth knob), the
    * backend at r, and the running maximum of the gather within each backend's piece (an
    * upper bound of the gather over any [a, b] inside one piece) */
-  double *gat, *gatmax;
-  unsigned char *gatb;
-  long nr;
+  const double *gat, *gatmax;     /* the table in use: the grid's own, or the context's gtab */
+  const unsigned char *gatb;
+  double *own_gat, *own_gatmax;   /* the grid's own (own_cap rows), valid for gat_parts when nr */
+  unsigned char *own_gatb;
+  long nr, own_cap;
   const tps_part *gat_parts[TPS_NGATHERS];
   int gat_ok;
 } tps_gemmgrid;
+
+/* A gather table made once (tps_gathertab_new, _fill) and what it was made for. */
+typedef struct tps_gathertab {
+  long nr;                        /* rows per rank 1..nr */
+  int ok;                         /* 0: a row's gather is not a part (searches make direct calls) */
+  double *gat, *gatmax;
+  unsigned char *gatb;
+  /* the key: what tps_pred_gather_us reads of a parts context, its factors aside */
+  const tps_part *apart[TPS_NGATHERS];
+  int tp, backend, custom_possible, applicable;
+  double cap_bytes, out_bytes_per_token;
+} tps_gathertab;
 /* crossover.c: the structure of p's launches on 1..tmax (NULL when out of memory). */
 tps_gemmgrid *tps_gemmgrid_build(const tps_pred *p, long tmax);
 /* Bind to the models of p (a copy of the context it was built for, or a draw of it): the

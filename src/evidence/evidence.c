@@ -415,6 +415,7 @@ void tps_partset_free(tps_partset *ps) {
   free(ps->res);
   free(ps->key);
   for (int i = 0; i < ps->nlaunch; i++) tps_gemmgrid_free(ps->lgrid[i]);
+  ev_gather_tables_free(ps);
   free(ps->used);
   for (int i = 0; i < ps->nlf; i++) loaded_free(ps->lf[i]);
   free(ps->h20);

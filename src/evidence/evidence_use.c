@@ -3,8 +3,57 @@
 #include "config.h"
 #include "src/evidence/ev_int.h"
 #include "model/core/harness.h"
+#include "model/predict/crossover.h"
 
 /* ------------------------------------------------------------------ contexts */
+/* A context's gather table (crossover.h), shared by the contexts of the same gathers (the
+ * paths of one GPU and TP, and its moved copies' own): made once, by the first context that
+ * needs it (the others wait), after tps_partset_prepare; NULL before, or out of memory. */
+struct ev_gtab {
+  struct tps_gathertab *t;
+  int state; /* 1 being filled, 2 filled */
+};
+
+void ev_gather_tables_free(tps_partset *ps) {
+  for (size_t i = 0; i < ps->ngtab; i++) {
+    tps_gathertab_free(ps->gtab[i]->t);
+    free(ps->gtab[i]);
+  }
+  free(ps->gtab);
+  ps->gtab = NULL;
+  ps->ngtab = ps->capgtab = 0;
+}
+
+static const struct tps_gathertab *ev_gather_table(tps_partset *ps, const tps_pred *p) {
+  if (!ps->tab_late || ps->defer_tab) return NULL;
+  pthread_mutex_lock(&ps->lock);
+  struct ev_gtab *g = NULL;
+  for (size_t i = 0; i < ps->ngtab && !g; i++)
+    if (tps_gathertab_fits(ps->gtab[i]->t, p, ps->o.tmax)) g = ps->gtab[i];
+  if (!g) {
+    if (ps->ngtab == ps->capgtab) {
+      size_t nc = ps->capgtab ? 2 * ps->capgtab : 64;
+      struct ev_gtab **a = realloc(ps->gtab, nc * sizeof *a);
+      if (!a) { pthread_mutex_unlock(&ps->lock); return NULL; }
+      ps->gtab = a;
+      ps->capgtab = nc;
+    }
+    g = calloc(1, sizeof *g);
+    if (g && !(g->t = tps_gathertab_new(p, ps->o.tmax))) { free(g); g = NULL; }
+    if (!g) { pthread_mutex_unlock(&ps->lock); return NULL; }
+    g->state = 1;
+    ps->gtab[ps->ngtab++] = g;
+    pthread_mutex_unlock(&ps->lock);
+    tps_gathertab_fill(g->t, p);
+    pthread_mutex_lock(&ps->lock);
+    g->state = 2;
+    pthread_cond_broadcast(&ps->tab_cond);
+  }
+  while (g->state == 1) pthread_cond_wait(&ps->tab_cond, &ps->lock);
+  pthread_mutex_unlock(&ps->lock);
+  return g->t;
+}
+
 /* A GEMM part first resolved after tps_partset_prepare (the moved GPUs of gpu_doubt.c: one
  * part per GPU, fact, factor and path, asked by every TP): its table made once, by the first
  * thread that asks (the others wait for it), instead of a fill of 1..tmax rows by every
@@ -160,6 +209,7 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
     tps_pred_free(p);
     return TPS_EBADDATA;
   }
+  p->gtab = ev_gather_table(ps, p);
   return TPS_OK;
 }
 
