@@ -54,10 +54,6 @@ static const struct tps_gathertab *ev_gather_table(tps_partset *ps, const tps_pr
   return g->t;
 }
 
-/* A GEMM part first resolved after tps_partset_prepare (the moved GPUs of gpu_doubt.c: one
- * part per GPU, fact, factor and path, asked by every TP): its table made once, by the first
- * thread that asks (the others wait for it), instead of a fill of 1..tmax rows by every
- * context (tps_gemmgrid_load; the same values: tps_part_tabulate stores tps_part_fill's). */
 /* The launch structure for a GEMM part's table (call with ps->lock held): its path's, built
  * on first use; NULL where the part's model is not a gemm.h one (or out of memory). */
 static const struct tps_gemmgrid *ev_launches(tps_partset *ps, const tps_part *p) {
@@ -74,6 +70,10 @@ static const struct tps_gemmgrid *ev_launches(tps_partset *ps, const tps_part *p
   return c;
 }
 
+/* A GEMM part first resolved after tps_partset_prepare (the moved GPUs of gpu_doubt.c: one
+ * part per GPU, fact, factor and path, asked by every TP): its table made once, by the first
+ * thread that asks (the others wait for it), instead of a fill of 1..tmax rows by every
+ * context (tps_gemmgrid_load; the same values: tps_part_tabulate stores tps_part_fill's). */
 static void late_table(tps_partset *ps, tps_partsrc *g) {
   pthread_mutex_lock(&ps->lock);
   if (!ps->tab_late || ps->defer_tab || g->part.what != TPS_PART_GEMM || g->tab_state == 2) { pthread_mutex_unlock(&ps->lock); return; }
