@@ -275,6 +275,15 @@ double tps_xg_time_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_ha
   return xg_time_rows(&f, m, rows, -1, best);
 }
 
+void tps_xg_times_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_harness *h, const long *rows, size_t nrows,
+                     long n, long k, double *t) {
+  int ok = m && tps_xg_supported(gpu, m->path) && n >= 1 && k >= 1;
+  xg_fixed f;
+  if (ok) xg_fixed_init(&f, m, gpu, h, n, k);
+  int hint = -1; /* the previous row's best tiling, tried first (resid() does the same) */
+  for (size_t i = 0; i < nrows; i++) t[i] = ok && rows[i] >= 1 ? xg_time_rows(&f, m, rows[i], hint, &hint) : NAN;
+}
+
 double tps_xg_bench_floor_spec_us(tps_xg_path path) {
   return TPS_XG_KERNEL_FLOOR_US + (tps_xg_quantizes(path) ? TPS_XG_BENCH_QUANT_NODES * TPS_XG_NODE_US : 0.0);
 }

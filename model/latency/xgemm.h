@@ -109,6 +109,10 @@ int tps_xg_par_free(tps_xg_path path, int j);
  * invalid.  best (may be NULL) receives the index of the winning tiling. */
 double tps_xg_time_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_harness *h, long rows, long n,
                       long k, int *best);
+/* tps_xg_time_us at rows[0..nrows-1] into t[]: the GPU's rates set up once, each row's search
+ * started from the previous row's best tiling (the same values, faster in increasing rows). */
+void tps_xg_times_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_harness *h, const long *rows, size_t nrows,
+                     long n, long k, double *t);
 /* The tiling of an index: tile rows, tile columns, split-K parts.  -1 when out of range. */
 int tps_xg_tiling(int idx, int *tm, int *tn, int *sk);
 /* The SM clock implied by the bf16 peak, GHz (NaN for an unknown architecture). */

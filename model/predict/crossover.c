@@ -15,9 +15,9 @@ void tps_gemmgrid_free(tps_gemmgrid *c) {
   free(c->first);
   free(c->rest);
   free(c->g);
-  free(c->gat);
-  free(c->gatmax);
-  free(c->gatb);
+  free(c->own_gat);
+  free(c->own_gatmax);
+  free(c->own_gatb);
   free(c);
 }
 
@@ -35,6 +35,7 @@ tps_gemmgrid *tps_gemmgrid_build(const tps_pred *p, long tmax) {
   tps_gemmgrid *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->tmax = tmax;
+  c->path = p->gemm.path;
   c->gmul = 1.0;
   c->g = malloc(3 * (size_t)(tmax + 1) * sizeof *c->g);
   if (!c->g) { free(c); return NULL; }
@@ -77,40 +78,136 @@ tps_gemmgrid *tps_gemmgrid_build(const tps_pred *p, long tmax) {
   return c;
 }
 
+tps_gemmgrid *tps_gemmgrid_launches(const tps_path *path, long tmax) {
+  tps_pred q;
+  memset(&q, 0, sizeof q);
+  q.scaling = TPS_SCALING_MODEL;
+  q.gemm.kind = TPS_GEMM_PARAMETRIC;
+  q.gemm.path = path;
+  return tps_gemmgrid_build(&q, tmax);
+}
+
+void tps_gemmgrid_sums(const tps_gemmgrid *c, const tps_pred *p, double *L, double *g) {
+  long n = c->tmax;
+  int fast = c->built;
+  if (fast) {
+    double fl = p->gemm.p[TPS_GP_FLOOR_US];
+    for (long k = 0; k < c->nkeys; k++) L[k] = tps_gemm_time_us(&p->gemm, &p->shape, c->kR[k]) - fl;
+    g[0] = fl;
+    for (long m = 1; m <= n; m++)
+      g[m] = c->rest[m] >= 0 ? L[c->first[m]] + g[c->rest[m]] : tps_pred_gemm_us(p, m);
+    long probe[4] = {1, 97 < n ? 97 : n, n / 2 + 1, n};
+    for (int i = 0; i < 4 && fast; i++) {
+      double b = tps_pred_gemm_us(p, probe[i]);
+      fast = fabs(g[probe[i]] - b) <= 1e-9 * fabs(b);
+    }
+  }
+  if (!fast)
+    for (long m = 1; m <= n; m++) g[m] = tps_pred_gemm_us(p, m);
+}
+
 /* Bind to a model: GEMM(1..tmax), prefix maxima (over the rows a rank can get, up to
  * ceil(tmax/tp)) and suffix minima, when a table is asked or the GEMM is not known to be
  * monotone.  With the structure: g[0] = floor, g[m] = L(first launch of m) + g[rest]. */
 /* The gather table of a parts context (see pred_impl.h); c->gat_ok = 0 when a backend of
  * the context is not a part (the allgather.h model, whose draws move bandwidths). */
-static void load_gather(tps_gemmgrid *c, const tps_pred *p) {
-  if (p->scaling != TPS_SCALING_PARTS) { c->gat_ok = 0; return; }
-  if (c->nr && !memcmp(c->gat_parts, p->apart, sizeof c->gat_parts)) { c->gat_ok = 1; return; }
-  c->gat_ok = 0;
-  c->nr = 0; /* built below, or not at all */
-  long nr = (c->tmax + p->tp - 1) / p->tp;
+/* The rows of a gather table (1..nr) of p, without its factors; 0 when a row's gather is not
+ * a part. */
+static int gather_rows(const tps_pred *p, long nr, double *gat, double *gatmax, unsigned char *gatb) {
   tps_pred q = *p;
   q.ascale = 1.0;
   q.knob[TPS_PK_AG_NCCL_BW] = q.knob[TPS_PK_AG_CUSTOM_BW] = 1.0;
-  if (!c->gat) {
-    c->gat = malloc((size_t)(nr + 1) * sizeof *c->gat);
-    c->gatmax = malloc((size_t)(nr + 1) * sizeof *c->gatmax);
-    c->gatb = malloc((size_t)(nr + 1));
-    if (!c->gat || !c->gatmax || !c->gatb) {
-      free(c->gat); free(c->gatmax); free(c->gatb);
-      c->gat = c->gatmax = NULL; c->gatb = NULL;
-      return;
-    }
-  }
   for (long r = 1; r <= nr; r++) {
     int b;
     double v = tps_pred_gather_us(&q, r * p->tp, &b);
-    if (!tps_pred_gather_is_part(&q, r * p->tp) || !(v >= 0)) { memset(c->gat_parts, 0, sizeof c->gat_parts); return; }
-    c->gat[r] = v;
-    c->gatb[r] = (unsigned char)b;
-    c->gatmax[r] = r > 1 && c->gatb[r - 1] == b && c->gatmax[r - 1] > v ? c->gatmax[r - 1] : v;
+    if (!tps_pred_gather_is_part(&q, r * p->tp) || !(v >= 0)) return 0;
+    gat[r] = v;
+    gatb[r] = (unsigned char)b;
+    gatmax[r] = r > 1 && gatb[r - 1] == b && gatmax[r - 1] > v ? gatmax[r - 1] : v;
   }
-  c->nr = nr;
-  memcpy(c->gat_parts, p->apart, sizeof c->gat_parts);
+  return 1;
+}
+
+static void gathertab_key(const tps_pred *p, tps_gathertab *k) {
+  memcpy(k->apart, p->apart, sizeof k->apart);
+  k->tp = p->tp;
+  k->backend = p->backend;
+  k->custom_possible = tps_pred_custom_possible(p);
+  k->applicable = p->applicable;
+  k->cap_bytes = p->ag.custom_cap_bytes;
+  k->out_bytes_per_token = p->out_bytes_per_token;
+}
+
+static int gathertab_fits(const tps_gathertab *t, const tps_pred *p, long nr);
+int tps_gathertab_fits(const tps_gathertab *t, const tps_pred *p, long tmax) {
+  return t && p->tp >= 1 && gathertab_fits(t, p, (tmax + p->tp - 1) / p->tp);
+}
+
+static int gathertab_fits(const tps_gathertab *t, const tps_pred *p, long nr) {
+  tps_gathertab k;
+  gathertab_key(p, &k);
+  return t->nr == nr && !memcmp(t->apart, k.apart, sizeof k.apart) && t->tp == k.tp && t->backend == k.backend &&
+         t->custom_possible == k.custom_possible && t->applicable == k.applicable && t->cap_bytes == k.cap_bytes &&
+         t->out_bytes_per_token == k.out_bytes_per_token;
+}
+
+tps_gathertab *tps_gathertab_new(const tps_pred *p, long tmax) {
+  tps_gathertab *t = calloc(1, sizeof *t);
+  if (!t || p->tp < 1 || tmax < 1) { free(t); return NULL; }
+  gathertab_key(p, t);
+  t->nr = (tmax + p->tp - 1) / p->tp;
+  t->gat = malloc((size_t)(t->nr + 1) * sizeof *t->gat);
+  t->gatmax = malloc((size_t)(t->nr + 1) * sizeof *t->gatmax);
+  t->gatb = malloc((size_t)(t->nr + 1));
+  if (!t->gat || !t->gatmax || !t->gatb) { tps_gathertab_free(t); return NULL; }
+  return t;
+}
+
+void tps_gathertab_fill(tps_gathertab *t, const tps_pred *p) {
+  t->ok = p->scaling == TPS_SCALING_PARTS && gathertab_fits(t, p, t->nr) && gather_rows(p, t->nr, t->gat, t->gatmax, t->gatb);
+}
+
+void tps_gathertab_free(tps_gathertab *t) {
+  if (!t) return;
+  free(t->gat);
+  free(t->gatmax);
+  free(t->gatb);
+  free(t);
+}
+
+/* The gather table of a parts context (see pred_impl.h): the context's shared one where it
+ * was made for it, else the grid's own (kept for the next load of the same gathers);
+ * c->gat_ok = 0 when a backend of the context is not a part (the allgather.h model, whose
+ * draws move bandwidths). */
+static void load_gather(tps_gemmgrid *c, const tps_pred *p) {
+  c->gat_ok = 0;
+  if (p->scaling != TPS_SCALING_PARTS) return;
+  long nr = (c->tmax + p->tp - 1) / p->tp;
+  if (p->gtab && gathertab_fits(p->gtab, p, nr)) {
+    if (!p->gtab->ok) return;
+    c->gat = p->gtab->gat;
+    c->gatmax = p->gtab->gatmax;
+    c->gatb = p->gtab->gatb;
+    c->gat_ok = 1;
+    return;
+  }
+  if (!(c->nr && c->nr == nr && !memcmp(c->gat_parts, p->apart, sizeof c->gat_parts))) {
+    c->nr = 0; /* built below, or not at all */
+    if (nr > c->own_cap) {
+      free(c->own_gat); free(c->own_gatmax); free(c->own_gatb);
+      c->own_gat = malloc((size_t)(nr + 1) * sizeof *c->own_gat);
+      c->own_gatmax = malloc((size_t)(nr + 1) * sizeof *c->own_gatmax);
+      c->own_gatb = malloc((size_t)(nr + 1));
+      c->own_cap = c->own_gat && c->own_gatmax && c->own_gatb ? nr : 0;
+      if (!c->own_cap) return;
+    }
+    if (!gather_rows(p, nr, c->own_gat, c->own_gatmax, c->own_gatb)) { memset(c->gat_parts, 0, sizeof c->gat_parts); return; }
+    c->nr = nr;
+    memcpy(c->gat_parts, p->apart, sizeof c->gat_parts);
+  }
+  c->gat = c->own_gat;
+  c->gatmax = c->own_gatmax;
+  c->gatb = c->own_gatb;
   c->gat_ok = 1;
 }
 
@@ -157,21 +254,7 @@ void tps_gemmgrid_load(tps_gemmgrid *c, const tps_pred *p, int table) {
   c->gmul = 1.0;
   c->table = table || !c->mono;
   if (!c->table) return;
-  int fast = c->built;
-  if (fast) {
-    double fl = p->gemm.p[TPS_GP_FLOOR_US];
-    for (long k = 0; k < c->nkeys; k++) c->L[k] = tps_gemm_time_us(&p->gemm, &p->shape, c->kR[k]) - fl;
-    c->g[0] = fl;
-    for (long m = 1; m <= n; m++)
-      c->g[m] = c->rest[m] >= 0 ? c->L[c->first[m]] + c->g[c->rest[m]] : tps_pred_gemm_us(p, m);
-    long probe[4] = {1, 97 < n ? 97 : n, n / 2 + 1, n};
-    for (int i = 0; i < 4 && fast; i++) {
-      double b = tps_pred_gemm_us(p, probe[i]);
-      fast = fabs(c->g[probe[i]] - b) <= 1e-9 * fabs(b);
-    }
-  }
-  if (!fast)
-    for (long m = 1; m <= n; m++) c->g[m] = tps_pred_gemm_us(p, m);
+  tps_gemmgrid_sums(c, p, c->L, c->g);
   c->pmax[1] = c->g[1];
   for (long m = 2; m <= np; m++) c->pmax[m] = c->g[m] > c->pmax[m - 1] ? c->g[m] : c->pmax[m - 1];
   c->smin[n] = c->g[n];

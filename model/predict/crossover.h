@@ -82,6 +82,16 @@ int tps_pred_breakeven(const tps_pred *p, long tmax, long *be);
  * used by the bootstrap. */
 int tps_pred_breakeven_fast(const tps_pred *p, long tmax, long *be);
 
+/* A parts context's gather on the rows per rank of T = 1..tmax, without its factors (the
+ * table a break-even search makes: pred_impl.h), to be shared read-only by the contexts of
+ * the same gathers (tps_pred.gtab; the partset: one per GPU, TP and gather backend), in any
+ * threads.  A context whose gathers, TP, backend, cap or bytes per token differ from p's
+ * does not use it.  NULL: out of memory. */
+struct tps_gathertab *tps_gathertab_new(const tps_pred *p, long tmax); /* p's key, not filled */
+void tps_gathertab_fill(struct tps_gathertab *t, const tps_pred *p);  /* the rows of p (made for p) */
+int tps_gathertab_fits(const struct tps_gathertab *t, const tps_pred *p, long tmax); /* made for p? */
+void tps_gathertab_free(struct tps_gathertab *t);
+
 /* Threshold from a break-even: rounding 0 = next power of two >= be, else the next
  * multiple of rounding.  -1 when be < 1. */
 long tps_threshold(long be, long rounding);

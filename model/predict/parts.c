@@ -25,6 +25,8 @@ struct tps_mcurve {
   double *lx, *ly;     /* log x, log t */
   gsl_interp *interp;  /* evaluated without an accelerator: shared by threads */
   double twin_spread;  /* largest half |log ratio| of a merged M, M+1 pair (0: none) */
+  double xlo, xhi;     /* exp of the ends of lx (asked per evaluation: once here) */
+  double *ey;          /* exp(ly) */
 };
 
 tps_mcurve *tps_mcurve_alloc(const double *x, const double *t, size_t n) {
@@ -37,11 +39,14 @@ tps_mcurve *tps_mcurve_alloc(const double *x, const double *t, size_t n) {
   if (!c) return NULL;
   c->lx = malloc(n * sizeof *c->lx);
   c->ly = malloc(n * sizeof *c->ly);
-  if (!c->lx || !c->ly) { tps_mcurve_free(c); return NULL; }
+  c->ey = malloc(n * sizeof *c->ey);
+  if (!c->lx || !c->ly || !c->ey) { tps_mcurve_free(c); return NULL; }
   /* twins as one point where the second is the faster (model/numeric/robust.h) */
   size_t k = tps_twins_merge(x, t, n, c->lx, c->ly, &c->twin_spread);
-  for (size_t i = 0; i < k; i++) { c->lx[i] = log(c->lx[i]); c->ly[i] = log(c->ly[i]); }
+  for (size_t i = 0; i < k; i++) { c->lx[i] = log(c->lx[i]); c->ly[i] = log(c->ly[i]); c->ey[i] = exp(c->ly[i]); }
   c->n = k;
+  c->xlo = k ? exp(c->lx[0]) : NAN;
+  c->xhi = k ? exp(c->lx[k - 1]) : NAN;
   c->interp = gsl_interp_alloc(k >= 3 ? gsl_interp_steffen : gsl_interp_linear, k);
   if (!c->interp || gsl_interp_init(c->interp, c->lx, c->ly, k) != GSL_SUCCESS) { tps_mcurve_free(c); return NULL; }
   return c;
@@ -54,11 +59,12 @@ void tps_mcurve_free(tps_mcurve *c) {
   if (c->interp) gsl_interp_free(c->interp);
   free(c->lx);
   free(c->ly);
+  free(c->ey);
   free(c);
 }
 
-double tps_mcurve_xlo(const tps_mcurve *c) { return c ? exp(c->lx[0]) : NAN; }
-double tps_mcurve_xhi(const tps_mcurve *c) { return c ? exp(c->lx[c->n - 1]) : NAN; }
+double tps_mcurve_xlo(const tps_mcurve *c) { return c ? c->xlo : NAN; }
+double tps_mcurve_xhi(const tps_mcurve *c) { return c ? c->xhi : NAN; }
 size_t tps_mcurve_n(const tps_mcurve *c) { return c ? c->n : 0; }
 
 double tps_mcurve_max(const tps_mcurve *c, double xa, double xb) {
@@ -66,13 +72,13 @@ double tps_mcurve_max(const tps_mcurve *c, double xa, double xb) {
   if (!c || !(xa > 0) || !(xb >= xa)) return 0;
   double la = log(xa), lb = log(xb);
   for (size_t i = 0; i < c->n; i++)
-    if (c->lx[i] >= la && c->lx[i] <= lb && exp(c->ly[i]) > m) m = exp(c->ly[i]);
+    if (c->lx[i] >= la && c->lx[i] <= lb && c->ey[i] > m) m = c->ey[i];
   return m;
 }
 
 double tps_mcurve_eval_clamped(const tps_mcurve *c, double x) {
   if (!c || !(x > 0)) return NAN;
-  const double lo = exp(c->lx[0]), hi = exp(c->lx[c->n - 1]);
+  const double lo = c->xlo, hi = c->xhi;
   return tps_mcurve_eval(c, x < lo ? lo : x > hi ? hi : x);
 }
 
@@ -82,8 +88,8 @@ double tps_mcurve_eval(const tps_mcurve *c, double x) {
   /* the ends exactly (exp(log(x)) may miss them by an ulp) */
   const double eps = 1e-12;
   if (lx < c->lx[0] - eps || lx > c->lx[c->n - 1] + eps) return NAN;
-  if (lx <= c->lx[0]) return exp(c->ly[0]);
-  if (lx >= c->lx[c->n - 1]) return exp(c->ly[c->n - 1]);
+  if (lx <= c->lx[0]) return c->ey[0];
+  if (lx >= c->lx[c->n - 1]) return c->ey[c->n - 1];
   double y;
   if (gsl_interp_eval_e(c->interp, c->lx, c->ly, lx, NULL, &y) != GSL_SUCCESS) return NAN;
   return exp(y);
@@ -131,24 +137,55 @@ static double model_node(const tps_part *p, long m, node_cache *nc) {
   return nc->va + (nc->vb - nc->va) * (double)(m - a) / SHAPE_STEP;
 }
 
+/* model_node at every m of [m0, m1] into v[m - m0] (NULL: out of memory): a cross-GPU model's
+ * nodes (the rows up to SHAPE_DENSE, the multiples of SHAPE_STEP around the rest) in one pass
+ * (tps_xg_times_us), then the same interpolation. */
+static double *model_nodes(const tps_part *p, long m0, long m1) {
+  const tps_part_model *pm = &p->model;
+  long d1 = m1 < SHAPE_DENSE ? m1 : SHAPE_DENSE, nd = d1 >= m0 ? d1 - m0 + 1 : 0;
+  long j0 = m0 / SHAPE_STEP, j1 = m1 / SHAPE_STEP + 1, ns = j1 - j0 + 1;
+  double *v = malloc((size_t)(m1 - m0 + 1) * sizeof *v), *w = malloc((size_t)(nd + ns) * sizeof *w);
+  long *rows = malloc((size_t)(nd + ns) * sizeof *rows);
+  if (!v || !w || !rows) { free(v); free(w); free(rows); return NULL; }
+  for (long i = 0; i < nd; i++) rows[i] = m0 + i;
+  for (long j = 0; j < ns; j++) rows[nd + j] = (j0 + j) * SHAPE_STEP;
+  if (pm->kind == TPS_PM_XGEMM) tps_xg_times_us(&pm->xg, &pm->gpu, &pm->harness, rows, (size_t)(nd + ns), pm->n, pm->k, w);
+  else for (long i = 0; i < nd + ns; i++) w[i] = rows[i] >= 1 ? tps_part_model_eval(pm, (double)rows[i], p->ranks) : NAN;
+  for (long m = m0; m <= m1; m++) {
+    if (m <= SHAPE_DENSE) { v[m - m0] = w[m - m0]; continue; }
+    long a = m / SHAPE_STEP; /* m > SHAPE_DENSE >= m0's dense rows: a, a + 1 in j0..j1 */
+    double va = w[nd + a - j0], vb = w[nd + a + 1 - j0];
+    v[m - m0] = m % SHAPE_STEP == 0 ? va : va + (vb - va) * (double)(m - a * SHAPE_STEP) / SHAPE_STEP;
+  }
+  free(w);
+  free(rows);
+  return v;
+}
+
 /* The model's shape between two measured GEMM points (see parts.h): the model at x times the
  * measured/model ratio interpolated in log M between the neighbours, kept between their two
- * times; model_x its value at x (NaN: Steffen's). */
-static double shaped(const tps_part *p, double x, double model_x) {
+ * times; model_x its value at x (NaN: Steffen's).  *seg (may be NULL): where the search for
+ * the neighbours starts, and where they were (a pass over increasing x walks, not bisects). */
+static double shaped(const tps_part *p, double x, double model_x, size_t *seg) {
   const tps_mcurve *c = p->meas;
   double lx = log(x);
   if (!p->lr || !(model_x > 0) || !isfinite(model_x)) return tps_mcurve_eval(c, x);
-  if (lx <= c->lx[0]) return exp(c->ly[0]);
-  if (lx >= c->lx[c->n - 1]) return exp(c->ly[c->n - 1]);
+  if (lx <= c->lx[0]) return c->ey[0];
+  if (lx >= c->lx[c->n - 1]) return c->ey[c->n - 1];
   size_t lo = 0, hi = c->n - 1; /* c->lx[lo] <= lx < c->lx[hi] */
+  if (seg && *seg < c->n - 1 && c->lx[*seg] <= lx) {
+    for (lo = *seg; lo + 1 < c->n - 1 && c->lx[lo + 1] <= lx; lo++) {}
+    hi = lo + 1;
+  }
   while (hi - lo > 1) {
     size_t mid = (lo + hi) / 2;
     if (c->lx[mid] <= lx) lo = mid; else hi = mid;
   }
-  if (lx == c->lx[lo]) return exp(c->ly[lo]);
+  if (seg) *seg = lo;
+  if (lx == c->lx[lo]) return c->ey[lo];
   double w = (lx - c->lx[lo]) / (c->lx[hi] - c->lx[lo]);
   double v = model_x * exp(p->lr[lo] + w * (p->lr[hi] - p->lr[lo]));
-  double a = exp(c->ly[lo]), b = exp(c->ly[hi]), mn = a < b ? a : b, mx = a < b ? b : a;
+  double a = c->ey[lo], b = c->ey[hi], mn = a < b ? a : b, mx = a < b ? b : a;
   return v < mn ? mn : v > mx ? mx : v;
 }
 
@@ -187,7 +224,7 @@ double tps_part_eval(const tps_part *p, double x, int *outside) {
     /* GEMM rows are integers: a curve measured from 1 row covers every m >= 1 up to hi */
     if (x >= lo * (1 - 1e-12) && x <= hi * (1 + 1e-12)) {
       if (outside) *outside = 0;
-      return p->lr ? shaped(p, x, model_node(p, (long)ceil(x), NULL)) : tps_mcurve_eval(p->meas, x);
+      return p->lr ? shaped(p, x, model_node(p, (long)ceil(x), NULL), NULL) : tps_mcurve_eval(p->meas, x);
     }
     if (p->model.kind == TPS_PM_NONE) return NAN;
     return tps_part_model_eval(&p->model, x, p->ranks) * (x < lo ? p->anchor_lo : p->anchor_hi);
@@ -201,8 +238,9 @@ int tps_part_covers(const tps_part *p, double xlo, double xhi) {
 }
 
 /* A gemm.h model on 1..tmax through the launch structure of the token grid (crossover.c) (a model call per
- * distinct launch instead of per m: Marlin's model costs ~1.4 us a call); 0 when done. */
-static int tabulate_gemm_model(const tps_part *p, long tmax, double *t) {
+ * distinct launch instead of per m: Marlin's model costs ~1.4 us a call); 0 when done.  shared: the
+ * path's structure, when built for this path and tmax (else built here). */
+static int tabulate_gemm_model(const tps_part *p, long tmax, double *t, const tps_gemmgrid *shared) {
   tps_pred q;
   memset(&q, 0, sizeof q);
   q.scaling = TPS_SCALING_MODEL;
@@ -212,15 +250,21 @@ static int tabulate_gemm_model(const tps_part *p, long tmax, double *t) {
   q.shape = p->model.shape;
   q.gscale = q.ascale = 1.0;
   for (int i = 0; i < TPS_PK_N; i++) q.knob[i] = 1.0;
-  tps_gemmgrid *c = tps_gemmgrid_build(&q, tmax);
-  if (!c) return -1;
-  tps_gemmgrid_load(c, &q, 1);
-  memcpy(t + 1, c->g + 1, (size_t)tmax * sizeof *t);
-  tps_gemmgrid_free(c);
-  return 0;
+  tps_gemmgrid *own = NULL;
+  if (!shared || shared->tmax != tmax || shared->path != q.gemm.path) {
+    if (!(own = tps_gemmgrid_build(&q, tmax))) return -1;
+    shared = own;
+  }
+  double *L = malloc((TPS_GEMMGRID_SLOTS / 2) * sizeof *L);
+  if (L) tps_gemmgrid_sums(shared, &q, L, t);
+  free(L);
+  tps_gemmgrid_free(own);
+  return L ? 0 : -1;
 }
 
-int tps_part_fill(const tps_part *p, long tmax, double *t, int *mono_out) {
+int tps_part_fill(const tps_part *p, long tmax, double *t, int *mono_out) { return tps_part_fill_on(p, tmax, t, mono_out, NULL); }
+
+int tps_part_fill_on(const tps_part *p, long tmax, double *t, int *mono_out, const tps_gemmgrid *launches) {
   if (p->what != TPS_PART_GEMM || tmax < 1) return TPS_EINVAL;
   double *mt = NULL;
   t[0] = NAN;
@@ -228,31 +272,46 @@ int tps_part_fill(const tps_part *p, long tmax, double *t, int *mono_out) {
    * (tps_gemm_time_env_us, on the table in one pass) */
   if (p->model.kind == TPS_PM_GEMM && p->model.gm.kind == TPS_GEMM_PARAMETRIC && p->model.gm.path) {
     mt = malloc((size_t)(tmax + 1) * sizeof *mt);
-    if (mt && tabulate_gemm_model(p, tmax, mt) == 0) tps_gemm_envelope(mt + 1, (size_t)tmax);
+    if (mt && tabulate_gemm_model(p, tmax, mt, launches) == 0) tps_gemm_envelope(mt + 1, (size_t)tmax);
     else { free(mt); mt = NULL; }
   }
   int mono = 1;
   node_cache nc = {0, 0, 0, 0};
+  size_t seg = 0;
+  /* tps_part_covers(p, x, x) */
+  const double clo = p->meas ? tps_mcurve_xlo(p->meas) : NAN, chi = p->meas ? tps_mcurve_xhi(p->meas) : NAN;
+  /* the model's nodes over the covered rows (a few more at the ends), in one pass */
+  long m0 = 1, m1 = 0;
+  double *mv = NULL;
+  if (p->meas && p->lr && !mt && p->model.kind != TPS_PM_GEMM) {
+    m0 = clo * (1 - 1e-12) > 2 ? (long)floor(clo * (1 - 1e-12)) : 1;
+    m1 = chi * (1 + 1e-12) < (double)tmax ? (long)ceil(chi * (1 + 1e-12)) : tmax;
+    if (m1 >= m0) mv = model_nodes(p, m0, m1);
+  }
   for (long m = 1; m <= tmax; m++) {
     double x = (double)m;
-    if (p->meas && tps_part_covers(p, x, x))
-      t[m] = !p->lr ? tps_mcurve_eval(p->meas, x) : shaped(p, x, mt ? mt[m] : model_node(p, m, &nc));
-    else if (mt) t[m] = mt[m] * (!p->meas ? 1.0 : x < tps_mcurve_xlo(p->meas) ? p->anchor_lo : p->anchor_hi);
+    if (p->meas && x >= clo * (1 - 1e-12) && x <= chi * (1 + 1e-12))
+      t[m] = !p->lr ? tps_mcurve_eval(p->meas, x)
+                    : shaped(p, x, mt ? mt[m] : mv && m >= m0 && m <= m1 ? mv[m - m0] : model_node(p, m, &nc), &seg);
+    else if (mt) t[m] = mt[m] * (!p->meas ? 1.0 : x < clo ? p->anchor_lo : p->anchor_hi);
     else t[m] = tps_part_eval(p, x, NULL);
-    if (!(t[m] > 0) || !isfinite(t[m])) { free(mt); return TPS_EINVAL; }
+    if (!(t[m] > 0) || !isfinite(t[m])) { free(mt); free(mv); return TPS_EINVAL; }
     if (m > 1 && t[m] < t[m - 1]) mono = 0;
   }
   free(mt);
+  free(mv);
   if (mono_out) *mono_out = mono;
   return TPS_OK;
 }
 
-int tps_part_tabulate(tps_part *p, long tmax) {
+int tps_part_tabulate(tps_part *p, long tmax) { return tps_part_tabulate_on(p, tmax, NULL); }
+
+int tps_part_tabulate_on(tps_part *p, long tmax, const tps_gemmgrid *launches) {
   if (p->what != TPS_PART_GEMM || tmax < 1) return TPS_EINVAL;
   if (p->tab && p->ntab >= tmax) return TPS_OK;
   double *t = malloc((size_t)(tmax + 1) * sizeof *t);
   if (!t) return TPS_ENOMEM;
-  int mono = 1, rc = tps_part_fill(p, tmax, t, &mono);
+  int mono = 1, rc = tps_part_fill_on(p, tmax, t, &mono, launches);
   if (rc != TPS_OK) { free(t); return rc; }
   free(p->tab);
   p->tab = t;

@@ -147,6 +147,16 @@ int tps_part_tabulate(tps_part *p, long tmax);
  * as tps_part_tabulate would store them; *mono (may be NULL): nondecreasing.  TPS_ENOMEM,
  * TPS_EINVAL. */
 int tps_part_fill(const tps_part *p, long tmax, double *t, int *mono);
+/* The launch structure of a gemm.h path on 1..tmax rows (model/predict/crossover.c; it
+ * depends on the path alone): built once, read by any number of tabulations of parts on
+ * that path, in any threads (NULL: out of memory). */
+struct tps_gemmgrid;
+struct tps_gemmgrid *tps_gemmgrid_launches(const tps_path *path, long tmax);
+void tps_gemmgrid_free(struct tps_gemmgrid *c);
+/* tps_part_fill and tps_part_tabulate with such a structure (NULL, or one of another path
+ * or tmax: built for the call); the same values. */
+int tps_part_fill_on(const tps_part *p, long tmax, double *t, int *mono, const struct tps_gemmgrid *launches);
+int tps_part_tabulate_on(tps_part *p, long tmax, const struct tps_gemmgrid *launches);
 /* GEMM parts: the value at m rows (the table when it holds m). */
 double tps_part_gemm_us(const tps_part *p, long m, int *outside);
 /* The spread to draw for this part over [xlo, xhi]: the measured one when covered, else the

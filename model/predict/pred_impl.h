@@ -31,6 +31,7 @@ int tps_pred_tmax_ok(const tps_pred *p, long tmax);
 #define TPS_GEMMGRID_SLOTS 8192
 typedef struct tps_gemmgrid {
   long tmax;
+  const tps_path *path; /* the GEMM path it was built for */
   int built;
   int *first;         /* key index of m's first launch */
   int *rest;          /* m' whose launch list is the rest of m's; 0: none left; -1: unknown */
@@ -52,18 +53,36 @@ typedef struct tps_gemmgrid {
    * r = 1..nr, without the context's factor (ascale / its backend's bandwidth knob), the
    * backend at r, and the running maximum of the gather within each backend's piece (an
    * upper bound of the gather over any [a, b] inside one piece) */
-  double *gat, *gatmax;
-  unsigned char *gatb;
-  long nr;
+  const double *gat, *gatmax;     /* the table in use: the grid's own, or the context's gtab */
+  const unsigned char *gatb;
+  double *own_gat, *own_gatmax;   /* the grid's own (own_cap rows), valid for gat_parts when nr */
+  unsigned char *own_gatb;
+  long nr, own_cap;
   const tps_part *gat_parts[TPS_NGATHERS];
   int gat_ok;
 } tps_gemmgrid;
+
+/* A gather table made once (tps_gathertab_new, _fill) and what it was made for. */
+typedef struct tps_gathertab {
+  long nr;                        /* rows per rank 1..nr */
+  int ok;                         /* 0: a row's gather is not a part (searches make direct calls) */
+  double *gat, *gatmax;
+  unsigned char *gatb;
+  /* the key: what tps_pred_gather_us reads of a parts context, its factors aside */
+  const tps_part *apart[TPS_NGATHERS];
+  int tp, backend, custom_possible, applicable;
+  double cap_bytes, out_bytes_per_token;
+} tps_gathertab;
 /* crossover.c: the structure of p's launches on 1..tmax (NULL when out of memory). */
 tps_gemmgrid *tps_gemmgrid_build(const tps_pred *p, long tmax);
 /* Bind to the models of p (a copy of the context it was built for, or a draw of it): the
  * GEMM on the whole grid, its prefix maxima and suffix minima, when table is asked or the
  * GEMM is not known to be monotone (mono). */
 void tps_gemmgrid_load(tps_gemmgrid *c, const tps_pred *p, int table);
+/* The GEMM of p (a gemm.h model on c's path) on 0..c->tmax into g (g[0]: its floor): the
+ * sums of launch times through c's structure (L: one per key, c->nkeys), checked at four
+ * rows; direct calls when c was not built or a check fails.  c is only read. */
+void tps_gemmgrid_sums(const tps_gemmgrid *c, const tps_pred *p, double *L, double *g);
 void tps_gemmgrid_free(tps_gemmgrid *c);
 /* split(t) - replicated(t) of the bound context; the two times. */
 double tps_gemmgrid_diff(tps_gemmgrid *c, long t);

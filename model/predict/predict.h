@@ -126,6 +126,10 @@ typedef struct {
   const tps_part *apart[TPS_NGATHERS];
   double gscale, ascale;
   double compute_rsd, stream_rsd, gather_rsd;
+  /* parts: the gather on every row per rank, made once for the contexts of one GPU, TP and
+   * gather (tps_gathertab_new, crossover.h; borrowed, NULL: each search makes its own; used
+   * only where it was made for this context's gathers) */
+  const struct tps_gathertab *gtab;
   int applicable;             /* 0: this path cannot run here (why says so) */
   char why[160];
 } tps_pred;

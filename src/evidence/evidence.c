@@ -399,6 +399,7 @@ int tps_partset_open(tps_partset **out, const tps_gpu_table *gt, const tps_parts
   if (ps->o.k < 1) ps->o.k = TPS_PRED_DEFAULT_K;
   if (ps->o.n < 1) ps->o.n = TPS_PRED_DEFAULT_N;
   pthread_mutex_init(&ps->lock, NULL);
+  pthread_cond_init(&ps->tab_cond, NULL);
   if (read_xgpu(ps, e) || (!ps->o.no_bundled && read_parts(ps, e))) { tps_partset_free(ps); return -1; }
   *out = ps;
   return 0;
@@ -413,10 +414,13 @@ void tps_partset_free(tps_partset *ps) {
   }
   free(ps->res);
   free(ps->key);
+  for (int i = 0; i < ps->nlaunch; i++) tps_gemmgrid_free(ps->lgrid[i]);
+  ev_gather_tables_free(ps);
   free(ps->used);
   for (int i = 0; i < ps->nlf; i++) loaded_free(ps->lf[i]);
   free(ps->h20);
   pthread_mutex_destroy(&ps->lock);
+  pthread_cond_destroy(&ps->tab_cond);
   free(ps);
 }
 

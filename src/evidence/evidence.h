@@ -66,6 +66,8 @@ typedef struct {
   double xlo, xhi;         /* measured range (rows or bytes), NaN when not measured */
   char from[400];          /* transferred: the GPUs the model was fitted on */
   int harness;             /* GEMM: the harness its values represent (TPS_HARNESS_*) */
+  int tab_state;           /* GEMM, its table after tps_partset_prepare: 0 not made, 1 being
+                            * made (by one thread), 2 made or failed */
 } tps_partsrc;
 
 /* The parts of one context. */

@@ -3,8 +3,94 @@
 #include "config.h"
 #include "src/evidence/ev_int.h"
 #include "model/core/harness.h"
+#include "model/predict/crossover.h"
 
 /* ------------------------------------------------------------------ contexts */
+/* A context's gather table (crossover.h), shared by the contexts of the same gathers (the
+ * paths of one GPU and TP, and its moved copies' own): made once, by the first context that
+ * needs it (the others wait), after tps_partset_prepare; NULL before, or out of memory. */
+struct ev_gtab {
+  struct tps_gathertab *t;
+  int state; /* 1 being filled, 2 filled */
+};
+
+void ev_gather_tables_free(tps_partset *ps) {
+  for (size_t i = 0; i < ps->ngtab; i++) {
+    tps_gathertab_free(ps->gtab[i]->t);
+    free(ps->gtab[i]);
+  }
+  free(ps->gtab);
+  ps->gtab = NULL;
+  ps->ngtab = ps->capgtab = 0;
+}
+
+static const struct tps_gathertab *ev_gather_table(tps_partset *ps, const tps_pred *p) {
+  if (!ps->tab_late || ps->defer_tab) return NULL;
+  pthread_mutex_lock(&ps->lock);
+  struct ev_gtab *g = NULL;
+  for (size_t i = 0; i < ps->ngtab && !g; i++)
+    if (tps_gathertab_fits(ps->gtab[i]->t, p, ps->o.tmax)) g = ps->gtab[i];
+  if (!g) {
+    if (ps->ngtab == ps->capgtab) {
+      size_t nc = ps->capgtab ? 2 * ps->capgtab : 64;
+      struct ev_gtab **a = realloc(ps->gtab, nc * sizeof *a);
+      if (!a) { pthread_mutex_unlock(&ps->lock); return NULL; }
+      ps->gtab = a;
+      ps->capgtab = nc;
+    }
+    g = calloc(1, sizeof *g);
+    if (g && !(g->t = tps_gathertab_new(p, ps->o.tmax))) { free(g); g = NULL; }
+    if (!g) { pthread_mutex_unlock(&ps->lock); return NULL; }
+    g->state = 1;
+    ps->gtab[ps->ngtab++] = g;
+    pthread_mutex_unlock(&ps->lock);
+    tps_gathertab_fill(g->t, p);
+    pthread_mutex_lock(&ps->lock);
+    g->state = 2;
+    pthread_cond_broadcast(&ps->tab_cond);
+  }
+  while (g->state == 1) pthread_cond_wait(&ps->tab_cond, &ps->lock);
+  pthread_mutex_unlock(&ps->lock);
+  return g->t;
+}
+
+/* The launch structure for a GEMM part's table (call with ps->lock held): its path's, built
+ * on first use; NULL where the part's model is not a gemm.h one (or out of memory). */
+static const struct tps_gemmgrid *ev_launches(tps_partset *ps, const tps_part *p) {
+  if (p->model.kind != TPS_PM_GEMM || p->model.gm.kind != TPS_GEMM_PARAMETRIC || !p->model.gm.path) return NULL;
+  const tps_path *path = p->model.gm.path;
+  for (int i = 0; i < ps->nlaunch; i++)
+    if (ps->lpath[i] == path) return ps->lgrid[i];
+  if (ps->nlaunch >= (int)(sizeof ps->lgrid / sizeof *ps->lgrid)) return NULL;
+  struct tps_gemmgrid *c = tps_gemmgrid_launches(path, ps->o.tmax);
+  if (c) {
+    ps->lpath[ps->nlaunch] = path;
+    ps->lgrid[ps->nlaunch++] = c;
+  }
+  return c;
+}
+
+/* A GEMM part first resolved after tps_partset_prepare (the moved GPUs of gpu_doubt.c: one
+ * part per GPU, fact, factor and path, asked by every TP): its table made once, by the first
+ * thread that asks (the others wait for it), instead of a fill of 1..tmax rows by every
+ * context (tps_gemmgrid_load; the same values: tps_part_tabulate stores tps_part_fill's). */
+static void late_table(tps_partset *ps, tps_partsrc *g) {
+  pthread_mutex_lock(&ps->lock);
+  if (!ps->tab_late || ps->defer_tab || g->part.what != TPS_PART_GEMM || g->tab_state == 2) { pthread_mutex_unlock(&ps->lock); return; }
+  if (g->tab_state == 0 && g->part.tab) g->tab_state = 2; /* tps_partset_prepare's */
+  if (g->tab_state == 0) {
+    g->tab_state = 1;
+    const struct tps_gemmgrid *lg = ev_launches(ps, &g->part);
+    pthread_mutex_unlock(&ps->lock);
+    tps_part_tabulate_on(&g->part, ps->o.tmax, lg); /* on failure the contexts fill as before */
+    pthread_mutex_lock(&ps->lock);
+    g->tab_state = 2;
+    pthread_cond_broadcast(&ps->tab_cond);
+  }
+  while (g->tab_state == 1) pthread_cond_wait(&ps->tab_cond, &ps->lock);
+  pthread_mutex_unlock(&ps->lock);
+}
+
 static void use_ranges(const tps_pred *p, long tmax, int b, double *xlo, double *xhi) {
   /* the T served by backend b under the context's rule */
   long tc = p->tp * (long)floor(p->ag.custom_cap_bytes / p->out_bytes_per_token); /* last T of the custom gather */
@@ -43,6 +129,7 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
   for (int b = 0; b < TPS_NGATHERS && !rc; b++) rc = ev_resolve_gather(ps, gpu, tp, b, &a[b], e);
   pthread_mutex_unlock(&ps->lock);
   if (rc) return TPS_EBADDATA;
+  late_table(ps, g);
   pp.gemm = &g->part;
   pp.compute_rsd = tps_part_rsd(&g->part, 1, (double)ps->o.tmax);
   for (int b = 0; b < TPS_NGATHERS; b++) pp.gather[b] = a[b] ? &a[b]->part : NULL;
@@ -122,6 +209,7 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
     tps_pred_free(p);
     return TPS_EBADDATA;
   }
+  p->gtab = ev_gather_table(ps, p);
   return TPS_OK;
 }
 
@@ -141,7 +229,11 @@ static void *tab_worker(void *arg) {
     pthread_mutex_unlock(&j->lock);
     if (i >= j->ps->nres) return NULL;
     tps_partsrc *s = j->ps->res[i];
-    if (s && s->part.what == TPS_PART_GEMM && !s->part.tab && tps_part_tabulate(&s->part, j->ps->o.tmax) != TPS_OK) {
+    if (!s || s->part.what != TPS_PART_GEMM || s->part.tab) continue;
+    pthread_mutex_lock(&j->ps->lock);
+    const struct tps_gemmgrid *lg = ev_launches(j->ps, &s->part);
+    pthread_mutex_unlock(&j->ps->lock);
+    if (tps_part_tabulate_on(&s->part, j->ps->o.tmax, lg) != TPS_OK) {
       pthread_mutex_lock(&j->lock);
       j->bad = 1;
       pthread_mutex_unlock(&j->lock);
@@ -176,6 +268,7 @@ int tps_partset_prepare(tps_partset *ps, const tps_gpu *const *gpus, size_t ngpu
   tab_worker(&job);
   for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
   if (!rc && job.bad) rc = tps_err_set(e, NULL, 0, "a GEMM part has no usable times on 1..%ld rows", ps->o.tmax);
+  ps->tab_late = 1;
   return rc;
 }
 
