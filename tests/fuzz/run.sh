@@ -5,7 +5,9 @@
 # that ever crashed a parser; a crash now is a regression), then fuzz for SECONDS from a seed
 # corpus assembled from data/, the fixtures and tests/fuzz/seeds.  New crashes are written to
 # BINDIR/crash/NAME/ (copy them into tests/fuzz/crashes/NAME once fixed).  Prints one line per
-# harness: its execs, and exits 1 when anything crashed.
+# harness: its execs, and exits 1 when anything crashed.  FUZZ_TIMEOUT: libFuzzer's per-input
+# limit in seconds (default 10; an hour's run at nice 19 beside other work wants more, or a
+# starved process reports a timeout on an input that runs in milliseconds).
 set -u
 src=$1; bin=$2; secs=$3; shift 3
 names=${*:-"split_table bench_table ncclt_text ncclt_json fitfile gpus modeldesc lists aiconf thresholds xgpufile measure"}
@@ -58,7 +60,7 @@ for n in $names; do
   dict=""
   [ -f "$src/tests/fuzz/$n.dict" ] && dict="-dict=$src/tests/fuzz/$n.dict"
   # shellcheck disable=SC2086
-  "$b" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+  "$b" -max_total_time="$secs" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="$bin/crash/$n/" $dict "$corpus" >"$tmpd/$n.log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmpd/$n.log")
