@@ -82,7 +82,7 @@ for p in fp8-block nvfp4; do
   expect_grep "^B300 +8 +$p " "$tmp/out"
   expect_rc 1 "$TPSPLIT" decide --gpu B200 --tp 8 --path $p --tokens 4096
   expect_grep "^tpsplit decide: B200, TP8, 4096 tokens, $p$" "$tmp/out"
-  sed "s/native-fp8/$p/" "$data/models/deepseek-v3.tsv" > "$tmp/v3_$p.tsv"
+  sed "s/	fp8-block	/	$p	/" "$data/models/deepseek-v3.tsv" > "$tmp/v3_$p.tsv"
   expect_rc 0 "$TPSPLIT" simulate --model "$tmp/v3_$p.tsv" --gpu B200 --tp 8
   expect_grep "$p" "$tmp/out"
 done

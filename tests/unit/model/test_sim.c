@@ -341,7 +341,7 @@ static void test_bundled(void) {
   snprintf(path, sizeof path, "%s/data/models/deepseek-v3.tsv", top);
   CHECK(tps_modeldesc_read(path, &m, &e) == 0, "read %s: %s", path, e.msg);
   CHECK(m.hidden == 7168 && m.layers == 61 && m.nproj == 1 && m.proj[0].n == 2112 && m.side_max_tokens == 0 &&
-        m.proj[0].path == &tps_path_native_fp8, "v3");
+        m.proj[0].path == &tps_path_fp8_block, "v3");
   CHECK(tps_sim_kinds(&m, k, TPS_SIM_MAXKINDS, &nk) == 0 && nk == 1 && k[0].count == 61 && strcmp(k[0].layer_list, "0-60") == 0,
         "v3 kinds");
 }
