@@ -406,10 +406,10 @@ static double one_launch_us(const tps_gemm *g, int m) {
  * rows, 121.2 at 2305, data/h200_w8a16_s256.txt).  Rows are independent, so the whole waves run
  * as one launch and the rows left over as a second launch with their own pick (a stream launch
  * for one row).  Returns the rows of the first launch where the two launches model faster than
- * one (plus SK_GAP for the second launch), else 0.  TPS_W8_HEAD forces it: 0 never, R > 0 the
+ * one (plus HEAD_GAP_US for the second launch), else 0.  TPS_W8_HEAD forces it: 0 never, R > 0 the
  * largest multiple of 256 up to R (when below m; for the tests, whose shapes have few row
  * blocks). */
-#define SK_GAP 1.0
+#define HEAD_GAP_US 1.0
 static int head_rows(const tps_gemm *g, int m, double t_one) {
   const int forced = tps_w8_env_int("TPS_W8_HEAD", -1);
   if (forced >= 0) { const int h = forced / 256 * 256; return h > 0 && h < m ? h : 0; }
@@ -418,7 +418,7 @@ static int head_rows(const tps_gemm *g, int m, double t_one) {
   if (wave <= 0 || m <= wave || m % wave == 0) return 0;
   const int head = m / wave * wave;
   int bt, sp;
-  const double t_two = wgmma256_us(g, head) + SK_GAP +
+  const double t_two = wgmma256_us(g, head) + HEAD_GAP_US +
                        (m - head <= 64 ? split_pick(g, m - head, &bt, &sp) : one_launch_us(g, m - head));
   return t_two < t_one ? head : 0;
 }
@@ -449,8 +449,7 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     kind = ts <= tw ? TPS_W8K_SPLIT : TPS_W8K_WGMMA;
     if (tk < (ts < tw ? ts : tw)) kind = TPS_W8K_SK;
     if (kind == TPS_W8K_SPLIT && m <= 128 && bt == 128 && sp == TPS_W8C_SPLITS) kind = TPS_W8K_STREAM;
-    const double best = ts < tw ? (ts < tk ? ts : tk) : (tw < tk ? tw : tk);
-    head = head_rows(g, m, best);
+    head = head_rows(g, m, one_launch_us(g, m)); /* one_launch_us: the least of ts, tw, tk */
     if (head > 0) kind = TPS_W8K_WGMMA;
   }
   if (kind == TPS_W8K_MMA) { choose_mma(g, m, c); return TPS_OK; }

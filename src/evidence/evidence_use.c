@@ -6,12 +6,33 @@
 #include "model/predict/crossover.h"
 
 /* ------------------------------------------------------------------ contexts */
+/* Tables made once, by the first context that needs one, the others waiting for it (state 0
+ * not made, 1 being made, 2 made; ps->lock guards the states).  fill_claim, with the lock held:
+ * 1 when the caller must make it (state 1, lock released: make it, then fill_done), else 0
+ * once it is made (lock still held). */
+static int fill_claim(tps_partset *ps, int *state) {
+  if (*state == 0) {
+    *state = 1;
+    pthread_mutex_unlock(&ps->lock);
+    return 1;
+  }
+  while (*state == 1) pthread_cond_wait(&ps->tab_cond, &ps->lock);
+  return 0;
+}
+
+/* fill_done: the table is made (takes the lock, wakes the waiters, keeps the lock) */
+static void fill_done(tps_partset *ps, int *state) {
+  pthread_mutex_lock(&ps->lock);
+  *state = 2;
+  pthread_cond_broadcast(&ps->tab_cond);
+}
+
 /* A context's gather table (crossover.h), shared by the contexts of the same gathers (the
  * paths of one GPU and TP, and its moved copies' own): made once, by the first context that
  * needs it (the others wait), after tps_partset_prepare; NULL before, or out of memory. */
 struct ev_gtab {
   struct tps_gathertab *t;
-  int state; /* 1 being filled, 2 filled */
+  int state; /* fill_claim: 0 not made, 1 being made, 2 made */
 };
 
 void ev_gather_tables_free(tps_partset *ps) {
@@ -41,15 +62,12 @@ static const struct tps_gathertab *ev_gather_table(tps_partset *ps, const tps_pr
     g = calloc(1, sizeof *g);
     if (g && !(g->t = tps_gathertab_new(p, ps->o.tmax))) { free(g); g = NULL; }
     if (!g) { pthread_mutex_unlock(&ps->lock); return NULL; }
-    g->state = 1;
     ps->gtab[ps->ngtab++] = g;
-    pthread_mutex_unlock(&ps->lock);
-    tps_gathertab_fill(g->t, p);
-    pthread_mutex_lock(&ps->lock);
-    g->state = 2;
-    pthread_cond_broadcast(&ps->tab_cond);
   }
-  while (g->state == 1) pthread_cond_wait(&ps->tab_cond, &ps->lock);
+  if (fill_claim(ps, &g->state)) {
+    tps_gathertab_fill(g->t, p);
+    fill_done(ps, &g->state);
+  }
   pthread_mutex_unlock(&ps->lock);
   return g->t;
 }
@@ -78,16 +96,11 @@ static void late_table(tps_partset *ps, tps_partsrc *g) {
   pthread_mutex_lock(&ps->lock);
   if (!ps->tab_late || ps->defer_tab || g->part.what != TPS_PART_GEMM || g->tab_state == 2) { pthread_mutex_unlock(&ps->lock); return; }
   if (g->tab_state == 0 && g->part.tab) g->tab_state = 2; /* tps_partset_prepare's */
-  if (g->tab_state == 0) {
-    g->tab_state = 1;
-    const struct tps_gemmgrid *lg = ev_launches(ps, &g->part);
-    pthread_mutex_unlock(&ps->lock);
+  const struct tps_gemmgrid *lg = g->tab_state == 0 ? ev_launches(ps, &g->part) : NULL;
+  if (fill_claim(ps, &g->tab_state)) {
     tps_part_tabulate_on(&g->part, ps->o.tmax, lg); /* on failure the contexts fill as before */
-    pthread_mutex_lock(&ps->lock);
-    g->tab_state = 2;
-    pthread_cond_broadcast(&ps->tab_cond);
+    fill_done(ps, &g->tab_state);
   }
-  while (g->tab_state == 1) pthread_cond_wait(&ps->tab_cond, &ps->lock);
   pthread_mutex_unlock(&ps->lock);
 }
 
