@@ -11,7 +11,7 @@
 #   test      tests/unit/kernels/test_gemm_gpu (every W8A16 kernel and form forced in turn, float64 reference)
 #   ratio     tpsplit bench gemm, w8a16 and dense-bf16, K 5120 N 1792 and K 7168 N 2112, tokens
 #             RATIO_TOKENS, --tp 1, RATIO_SAMPLES (50) samples, rows alternated; one table per
-#             shape and path, h200_w8a16_ratio_<K>x<N>_<path>.tsv; the ratio dense/w8a16 per M last
+#             shape and path, <gpu>_w8a16_ratio_<K>x<N>_<path>.tsv (<gpu>: h100, h200, ... from nvidia-smi); the ratio dense/w8a16 per M last
 #   sweep     w8a16 with each of SWEEP_ENVS (space-separated, each a comma list of VAR=value)
 #             at SWEEP_TOKENS, 20 samples, K 5120 N 1792 (SWEEP_KN to change), into sweep.txt
 #   ncu       ncu (full set) of one w8t launch per NCU_CASES entry (ENV,...:M:SKIP), details and
@@ -31,6 +31,7 @@ if ldd "$B/tpsplit" | grep -q "not found"; then
   done
 fi
 has() { case " $STAGES " in *" $1 "*) return 0;; esac; return 1; }
+G=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE "[A-Z]+[0-9]+" | head -1 | tr "A-Z" "a-z"); G=${G:-gpu}
 if has env; then
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
     nvcc --version | tail -2
@@ -49,10 +50,10 @@ if has ratio; then
     for p in w8a16 dense-bf16; do
       [ "$SECONDS" -gt "${RATIO_DEADLINE:-480}" ] && { echo "ratio $kn $p not run (${SECONDS}s)"; continue; }
       timeout 150 "$B/tpsplit" bench gemm --k "${kn%x*}" --n "${kn#*x}" --path "$p" --tokens "$RT" --tp 1 \
-        --samples "${RATIO_SAMPLES:-50}" -o "$OUT/h200_w8a16_ratio_${kn}_$p.tsv" 2>>"$OUT/log.txt"
+        --samples "${RATIO_SAMPLES:-50}" -o "$OUT/${G}_w8a16_ratio_${kn}_$p.tsv" 2>>"$OUT/log.txt"
       echo "ratio $kn $p exit $? (${SECONDS}s)"
     done
-    f1="$OUT/h200_w8a16_ratio_${kn}_w8a16.tsv"; f2="$OUT/h200_w8a16_ratio_${kn}_dense-bf16.tsv"
+    f1="$OUT/${G}_w8a16_ratio_${kn}_w8a16.tsv"; f2="$OUT/${G}_w8a16_ratio_${kn}_dense-bf16.tsv"
     [ -f "$f1" ] && [ -f "$f2" ] && { echo "== $kn: M dense-us w8a16-us dense/w8a16"
       join -t "$(printf '\t')" <(grep -v '^#' "$f2" | cut -f1,2 | sort -k1,1) <(grep -v '^#' "$f1" | cut -f1,2 | sort -k1,1) |
         sort -n | awk -F'\t' '{ printf "%6d %9.2f %9.2f %6.2fx\n", $1, $2, $3, $2 / $3 }'; }
