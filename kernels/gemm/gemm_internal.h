@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <cublasLt.h>
 #include "kernels/gemm/gemm.h"
+#include "model/core/w8plan.h"
 
 /* Fast W8A16 kernel configuration for one M (see gemm_w8a16.cu). */
 enum { TPS_W8K_STREAM = 0, TPS_W8K_MMA = 1, TPS_W8K_WGMMA = 2, TPS_W8K_SPLIT = 3, TPS_W8K_SK = 4 }; /* kernel kinds */
@@ -106,15 +107,18 @@ cublasStatus_t tps_lt_matmul_first(const tps_gemm *g, cublasLtMatmulDesc_t op, c
 void tps_lt_algo_describe(const cublasLtMatmulAlgo_t *algo, char *buf, size_t bufsz, uint64_t *hash);
 uint64_t tps_fnv1a(uint64_t h, const void *bytes, size_t n);
 /* gemm_w8a16.cu */
+/* the dispatch rule's view of this plan: its device's occupancy and the TPS_W8_* overrides */
+void tps_w8_geom_of(const tps_gemm *g, tps_w8_geom *q);
 int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c);
 /* the integer value of environment variable `name` (a tuning override), dflt if unset or not
  * an integer */
 int tps_w8_env_int(const char *name, int dflt);
 /* gemm_w8a16_sm90.cu */
-enum { TPS_W8C_SPLITS = 8 }; /* stream kernel: cluster split-K (one launch per token tile) */
+enum { TPS_W8C_SPLITS = TPS_W8P_STREAM_SPLITS }; /* stream kernel: cluster split-K (one launch per token tile) */
 int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) */
 int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
-int tps_w8c_tokens(int m);        /* stream kernel: token tile for m rows (16, 32, 48, 64, 128) */
+int tps_w8c_tokens(const tps_gemm *g, int m); /* stream kernel: token tile for m rows (16, 32, 48, 64, 128) */
+int tps_w8k_slots(int bt);         /* stream-K kernel: resident blocks of a bt-token tile (0: unknown) */
 /* split kernel (mid M): bt tokens (64, 128) x 128 weight rows per block, cluster split-K
  * `splits` (1, 2, 4, 8), every token tile in one launch */
 int tps_w8s_run(tps_gemm *g, const void *x, void *y, int m, int bt, int splits, cudaStream_t s);

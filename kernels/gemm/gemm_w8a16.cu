@@ -2,10 +2,10 @@
  * W FP8 E4M3 (N x K) with one E8M0 scale per 1x32 block along K, Y bf16, fp32 accumulation.
  * Four kernels share one weight layout and one dequantization (w8_device.cuh);
  * tps_w8_choose picks by M and GPU:
- *  - stream (M <= 64, and up to 128 where split_pick gives its geometry; SM90): split-K over
+ *  - stream (M <= 64, and up to 128 where the split pick gives its geometry; SM90): split-K over
  *    a thread-block cluster, one launch per token tile (gemm_w8a16_sm90.cu);
  *  - split (65..1024, SM90; issue 28): 64 or 128 (256 with TPS_W8_S256=1) tokens x 128 weight rows per block, cluster
- *    split-K 1/2/4/8 chosen by split_pick's model, every token tile in one launch (same file);
+ *    split-K 1/2/4/8 chosen by the split pick's model (model/core/w8plan.c), every token tile in one launch (same file);
  *  - wgmma (M > 1024, or mid M where its 256-token pass models faster; SM90): warpgroup MMA,
  *    weights dequantized into registers (same file);
  *  - mma (every M on other GPUs; this file): block tile BM x BN, K step 64, STAGES-deep
@@ -321,168 +321,83 @@ static void choose_mma(const tps_gemm *g, int m, tps_w8_cfg *c) {
   c->splits = s;
 }
 
-/* Configuration for m rows.  Defaults (SM90 with an sm_90a build), from the H200 sweeps
- * (README): the stream kernel for M <= 384 (launches of up to 128 tokens), the wgmma kernel
- * above (tile 128 tokens up to M = 1024, 256 beyond); other GPUs: the mma kernel.  Environment overrides for tuning sweeps:
- * TPS_W8_KERNEL=stream|mma|wgmma (stream and wgmma only where they can run),
- * TPS_W8_STREAM_MAX (largest M for the stream kernel), TPS_W8_BT (wgmma tile),
- * TPS_W8_VARIANT / TPS_W8_LARGE / TPS_W8_SPLITK (mma kernel). */
-/* The split kernel's tile and split-K for m rows: the (tile, split) of least modelled time,
- * waves x chunks per block x time per chunk (+ the partial-sum exchange), from the H200
- * sweeps (data/h200_gemm_tuning.txt, issue 28) */
-static double split_pick(const tps_gemm *g, int m, int *bt, int *splits) {
-  /* us per 64-wide chunk and block, measured on an H100 (K 5120 N 1792 and K 7168 N 2112, 20
-   * samples, kernels/run_w8a16.sh sweep, 2026-12-05): 0.35 (64 tokens) and 0.44 (128) without
-   * split-K; in clusters 0.40 and 0.50 (ncu: the main loop's share of a split launch);
-   * + the exchange: each block sends (S-1)/S of its fp32 partials at ~30 GB/s (SM to SM) */
+/* Configuration for m rows.  The default on SM90 (an sm_90a build) is model/core/w8plan.h's
+ * rule (tps_w8_pick_default: the stream kernel up to 64 rows, then the least modelled of the
+ * split, stream-K and 256-token wgmma forms, whole waves first past one wave), asked with this
+ * device's occupancy; other GPUs: the mma kernel.  Environment overrides for tuning sweeps:
+ * TPS_W8_KERNEL=stream|mma|wgmma|split|sk (each only where it can run), TPS_W8_STREAM_MAX
+ * (largest M for the stream kernel), TPS_W8_BT (wgmma tile; split and sk tile when forced),
+ * TPS_W8_SPLIT (forced split kernel's split-K), TPS_W8_S256, TPS_W8_SMALL_SPLIT, TPS_W8_HEAD,
+ * TPS_W8_SKG, TPS_W8_SBT (w8plan.h's fields), TPS_W8_VARIANT / TPS_W8_LARGE / TPS_W8_SPLITK (mma
+ * kernel); registered in w8quant.c. */
+extern "C" void tps_w8_geom_of(const tps_gemm *g, tps_w8_geom *q) {
   static const int bts[] = {64, 128, 256};
-  static const double chunk_us[3][2] = {{0.35, 0.40}, {0.44, 0.50}, {0.72, 0.80}};
-  const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128, kall = g->k / 64;
-  double best = 1e30;
-  *bt = 128; *splits = 1;
-  /* the 256-token tile only with TPS_W8_S256=1: measured on an H200 it loses at 257..512 rows and
-   * wins 2-8% at 768..1024 (data/h200_w8a16_s256.txt); was: not yet run on a device (no machine came in
-   * issue 28's third session), its chunk costs are guesses from the 256-token wgmma pass */
-  const int nb = tps_w8_env_int("TPS_W8_S256", 0) == 1 ? 3 : 2;
-  for (int b = 0; b < nb; b++)
-    for (int sp = 1; sp <= 8; sp *= 2) {
-      const int slots0 = tps_w8s_slots(bts[b], sp), slots = slots0 > 0 ? slots0 : sms;
-      const int blocks = nrb * ((m + bts[b] - 1) / bts[b]) * sp, waves = (blocks + slots - 1) / slots;
-      const double sent_us = (double)(sp - 1) / sp * bts[b] * 128 * 4 / 30e3;
-      const double t = waves * (((kall + sp - 1) / sp) * chunk_us[b][sp > 1] + (sp > 1 ? 1.5 + sent_us : 0.5));
-      if (t < best - 1e-9) { best = t; *bt = bts[b]; *splits = sp; }
-    }
-  return best;
-}
-
-/* the wgmma kernel with 256-token tiles (one pass over K per block, ~0.72 us per chunk) */
-static double wgmma256_us(const tps_gemm *g, int m) {
-  const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128;
-  const int blocks = nrb * ((m + 255) / 256), waves = (blocks + sms - 1) / sms;
-  return waves * (g->k / 64) * 0.72 + 0.5;
-}
-
-/* The stream-K kernel (persistent grid, iterations shared equally, fix-up through ws): its
- * token tile (64 or 128) of least modelled time, ceil(iterations / grid) x c + SK_FIXED +
- * SK_FIX for each partial past two that a tile's owner adds.  Fitted to forced runs on an H100
- * (run 3 of issue 28's session, K 5120 N 1792 and K 7168 N 2112, 256..1024 rows): c = 0.40 /
- * 0.48 us per chunk (64 / 128 tokens), SK_FIXED = 12 us (the measured intercept: the fix-up
- * alone does not explain it, doc/gemm-kernels.md), SK_FIX 1.5 us.  Considered up to
- * SK_MAX_M rows (beyond, its chunks measured slower than the 256-token wgmma pass's). */
-#define SK_FIX 1.5
-#define SK_FIXED 12.0
-#define SK_MAX_M 2048
-static double sk_pick(const tps_gemm *g, int m, int *bt_out) {
-  static const int bts[] = {64, 128};
-  static const double chunk_us[] = {0.40, 0.48};
-  const int nrb = (g->n + 127) / 128, kall = g->k / 64;
-  double best = 1e30;
-  *bt_out = 128;
-  for (int b = 0; b < 2; b++) {
-    const long long tiles = (long long)nrb * ((m + bts[b] - 1) / bts[b]), iters = tiles * kall;
-    if (iters > 0x7fffffffLL) continue;
-    const int grid = tps_w8k_grid(g, m, bts[b]);
-    const long long per = (iters + grid - 1) / grid;
-    const long long segs = (kall + per - 1) / per + 1; /* blocks a tile's K range can span */
-    const double t = per * chunk_us[b] + (segs > 2 ? SK_FIX * (segs - 2) : 0) + SK_FIXED;
-    if (t < best - 1e-9) { best = t; *bt_out = bts[b]; }
-  }
-  return best;
-}
-
-/* The least modelled time of one launch for m rows past the stream kernel's range (the split
- * pick up to 1024 rows, the 256-token wgmma pass, the stream-K kernel up to SK_MAX_M) */
-static double one_launch_us(const tps_gemm *g, int m) {
-  int bt, sp;
-  double t = wgmma256_us(g, m);
-  if (m <= 1024) { const double ts = split_pick(g, m, &bt, &sp); if (ts < t) t = ts; }
-  if (g->sk_ws && m <= SK_MAX_M) { const double tk = sk_pick(g, m, &bt); if (tk < t) t = tk; }
-  return t;
-}
-
-/* Whole waves first (issue 28): the 256-token wgmma pass has one wave of
- * floor(SMs / row blocks) x 256 rows (2304 at N 1792 on 132 SMs, 1792 at N 2112); one row past
- * a whole number of waves costs it another whole wave (H200, K 5120 N 1792: 61.0 us at 2304
- * rows, 121.2 at 2305, data/h200_w8a16_s256.txt).  Rows are independent, so the whole waves run
- * as one launch and the rows left over as a second launch with their own pick (a stream launch
- * for one row).  Returns the rows of the first launch where the two launches model faster than
- * one (plus HEAD_GAP_US for the second launch), else 0.  TPS_W8_HEAD forces it: 0 never, R > 0 the
- * largest multiple of 256 up to R (when below m; for the tests, whose shapes have few row
- * blocks). */
-#define HEAD_GAP_US 1.0
-static int head_rows(const tps_gemm *g, int m, double t_one) {
-  const int forced = tps_w8_env_int("TPS_W8_HEAD", -1);
-  if (forced >= 0) { const int h = forced / 256 * 256; return h > 0 && h < m ? h : 0; }
-  const int sms = g->num_sms > 0 ? g->num_sms : 132, nrb = (g->n + 127) / 128;
-  const int wave = sms / nrb * 256;
-  if (wave <= 0 || m <= wave || m % wave == 0) return 0;
-  const int head = m / wave * wave;
-  int bt, sp;
-  const double t_two = wgmma256_us(g, head) + HEAD_GAP_US +
-                       (m - head <= 64 ? split_pick(g, m - head, &bt, &sp) : one_launch_us(g, m - head));
-  return t_two < t_one ? head : 0;
+  tps_w8_geom_default(q, g->num_sms, g->n, g->k);
+  for (int b = 0; b < 3; b++)
+    for (int s = 0; s < 4; s++) q->split_slots[b][s] = tps_w8s_slots(bts[b], 1 << s); /* 0: unknown, the SMs */
+  q->sk_slots[0] = tps_w8k_slots(64);
+  q->sk_slots[1] = tps_w8k_slots(128);
+  q->sk_blocks = g->sk_ws ? g->sk_blocks : 0;
+  q->sk_grid_max = tps_w8_env_int("TPS_W8_SKG", 0);
+  q->stream_max = tps_w8_env_int("TPS_W8_STREAM_MAX", 64);
+  q->stream_bt = tps_w8_env_int("TPS_W8_SBT", 0);
+  q->small_split = tps_w8_env_int("TPS_W8_SMALL_SPLIT", 0) == 1;
+  q->s256 = tps_w8_env_int("TPS_W8_S256", 0) == 1;
+  q->head = tps_w8_env_int("TPS_W8_HEAD", -1);
 }
 
 extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   const char *ks = getenv("TPS_W8_KERNEL");
-  int kind, head = 0;
+  tps_w8_geom q;
+  tps_w8_geom_of(g, &q);
+  tps_w8_pick p = {TPS_W8P_WGMMA, 256, 1, 0, 0.0};
+  int kind;
   if (ks && !strcmp(ks, "mma")) kind = TPS_W8K_MMA;
   else if (ks && !strcmp(ks, "stream") && g->wgmma_ok) kind = TPS_W8K_STREAM;
   else if (ks && !strcmp(ks, "wgmma") && g->wgmma_ok) kind = TPS_W8K_WGMMA;
   else if (ks && !strcmp(ks, "split") && g->wgmma_ok) kind = TPS_W8K_SPLIT;
   else if (ks && !strcmp(ks, "sk") && g->wgmma_ok && g->sk_ws) kind = TPS_W8K_SK;
   else if (!g->wgmma_ok) kind = TPS_W8K_MMA;
-  else if (m <= tps_w8_env_int("TPS_W8_STREAM_MAX", 64))
-    /* the stream kernel keeps a block's chunks resident (10 stages for tiles <= 64 tokens);
-     * past that (K > 5120: 14 chunks a block at K 7168) it falls back to a pair loop that
-     * waits for every other chunk (14.8 us at K 7168 N 2112, M 1..16, H100): the split
-     * kernel's ring (64 tokens, split 8) then, with TPS_W8_SMALL_SPLIT=1 (off by default: measured
-     * on an H200 it loses 15% at K 7168, M 1..16, data/h200_w8a16_s256.txt) */
-    kind = (g->k / 64 + TPS_W8C_SPLITS - 1) / TPS_W8C_SPLITS > 10 && tps_w8_env_int("TPS_W8_SMALL_SPLIT", 0) == 1
-               ? TPS_W8K_SPLIT : TPS_W8K_STREAM;
-  else { /* the least modelled of: the split kernel (up to 1024 rows), the 256-token wgmma
-          * pass, the stream-K kernel; up to 128 rows the stream kernel where the split pick is
-          * its geometry (128 tokens, split 8: the stream launch measured 0.2-0.3 us faster) */
-    int bt = 128, sp = 1, skbt = 128;
-    const double ts = m <= 1024 ? split_pick(g, m, &bt, &sp) : 1e30, tw = wgmma256_us(g, m);
-    const double tk = g->sk_ws && m <= SK_MAX_M ? sk_pick(g, m, &skbt) : 1e30;
-    kind = ts <= tw ? TPS_W8K_SPLIT : TPS_W8K_WGMMA;
-    if (tk < (ts < tw ? ts : tw)) kind = TPS_W8K_SK;
-    if (kind == TPS_W8K_SPLIT && m <= 128 && bt == 128 && sp == TPS_W8C_SPLITS) kind = TPS_W8K_STREAM;
-    head = head_rows(g, m, one_launch_us(g, m)); /* one_launch_us: the least of ts, tw, tk */
-    if (head > 0) kind = TPS_W8K_WGMMA;
+  else {
+    ks = NULL; /* the default: w8plan.h's rule */
+    if (tps_w8_pick_default(&q, m, &p) != 0) return TPS_ERR;
+    static const int kinds[TPS_W8P_NKIND] = {TPS_W8K_STREAM, TPS_W8K_SPLIT, TPS_W8K_SK, TPS_W8K_WGMMA};
+    kind = kinds[p.kind];
   }
   if (kind == TPS_W8K_MMA) { choose_mma(g, m, c); return TPS_OK; }
   memset(c, 0, sizeof *c);
   c->kind = kind;
   c->bn = 128; c->threads = 256; c->ntiles = (g->n + 127) / 128;
   if (kind == TPS_W8K_SPLIT) {
-    split_pick(g, m, &c->bt, &c->splits);
-    if (m <= 64 && !(ks && !strcmp(ks, "split")) && tps_w8_env_int("TPS_W8_SMALL_SPLIT", 0) == 1) { c->bt = 64; c->splits = TPS_W8C_SPLITS; } /* small M past the stream kernel's stages */
-    if (ks && !strcmp(ks, "split")) { /* forced: TPS_W8_BT and TPS_W8_SPLIT override the pick */
+    if (ks) { /* forced: TPS_W8_BT and TPS_W8_SPLIT override the pick */
+      tps_w8_split_pick(&q, m, &c->bt, &c->splits);
       const int bt = tps_w8_env_int("TPS_W8_BT", c->bt), sp = tps_w8_env_int("TPS_W8_SPLIT", c->splits);
       c->bt = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;
       c->splits = sp >= 8 ? 8 : sp >= 4 ? 4 : sp >= 2 ? 2 : 1;
+    } else {
+      c->bt = p.bt;
+      c->splits = p.splits;
     }
     c->bm = c->bt;
     c->threads = c->bt == 256 ? 384 : 288;
     c->mtiles = (m + c->bt - 1) / c->bt;
     c->stages = c->bt == 256 ? 5 : c->splits == 1 ? 8 : c->bt == 64 ? 10 : 6;
   } else if (kind == TPS_W8K_SK) {
-    sk_pick(g, m, &c->bt);
-    if (ks && !strcmp(ks, "sk")) c->bt = tps_w8_env_int("TPS_W8_BT", c->bt) <= 64 ? 64 : 128;
+    c->bt = p.bt;
+    if (ks) { tps_w8_sk_pick(&q, m, &c->bt); c->bt = tps_w8_env_int("TPS_W8_BT", c->bt) <= 64 ? 64 : 128; }
     c->bm = c->bt;
     c->threads = 288;
     c->mtiles = (m + c->bt - 1) / c->bt;
-    c->splits = tps_w8k_grid(g, m, c->bt); /* the grid */
+    c->splits = tps_w8_sk_grid(&q, m, c->bt); /* the grid */
     c->stages = c->bt == 64 ? 12 : 8;
   } else if (kind == TPS_W8K_STREAM) {
-    c->bt = c->bm = tps_w8c_tokens(m); /* wgmma N */
+    c->bt = c->bm = tps_w8_stream_tile(&q, m); /* wgmma N */
     c->splits = TPS_W8C_SPLITS;
     c->mtiles = (m + c->bt - 1) / c->bt; /* launches */
     c->stages = c->bt == 128 ? 5 : 10; /* svariants in gemm_w8a16_sm90.cu */
   } else {
-    int bt = head > 0 ? 256 : tps_w8_env_int("TPS_W8_BT", m <= 1024 && ks && !strcmp(ks, "wgmma") ? 128 : 256);
+    const int head = ks ? 0 : p.head;
+    int bt = head > 0 ? 256 : tps_w8_env_int("TPS_W8_BT", m <= 1024 && ks ? 128 : 256);
     c->bt = c->bm = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;
     c->splits = 1;
     c->head = head;

@@ -1228,10 +1228,10 @@ extern "C" int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
 }
 
 /* token tile by M; TPS_W8_SBT (16, 32, 48, 64, 128) forces one for sweeps */
-extern "C" int tps_w8c_tokens(int m) {
-  const int o = tps_w8_env_int("TPS_W8_SBT", 0);
-  if (o == 16 || o == 32 || o == 48 || o == 64 || o == 128) return o;
-  return m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : m <= 64 ? 64 : 128;
+extern "C" int tps_w8c_tokens(const tps_gemm *g, int m) {
+  tps_w8_geom q;
+  tps_w8_geom_of(g, &q);
+  return tps_w8_stream_tile(&q, m);
 }
 
 extern "C" const char *const tps_w8c_sum_name[TPS_W8C_NSUM] = {"pushed", "pulled", "by st.async"};
@@ -1252,7 +1252,7 @@ extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStrea
   /* launches of one token tile each (16, 32, 48, 64 or 128 tokens); the tile by M (not by the rows
    * of a launch), so that every row of a call goes through the same tile, as
    * tps_gemm_config says */
-  const int t = tps_w8c_tokens(m);
+  const int t = tps_w8c_tokens(g, m);
   const w8t_variant *w = stream_variant(t);
   if (!w) {
     fprintf(stderr, "tpsplit: gemm: no stream kernel for a %d-token tile\n", t);
@@ -1394,16 +1394,16 @@ extern "C" int tps_w8k_prepare(tps_gemm *g) {
 
 /* the grid of a stream-K launch for m rows: every resident block, at most one per iteration;
  * TPS_W8_SKG (1..resident) forces fewer */
-extern "C" int tps_w8k_grid(const tps_gemm *g, int m, int bt) {
-  int slots = 0;
+extern "C" int tps_w8k_slots(int bt) {
   for (int v = 0; v < NSKVARIANTS; v++)
-    if (skvariants[v].bt == bt) slots = sk_slots[v];
-  if (slots <= 0) slots = g->num_sms > 0 ? g->num_sms : 132;
-  if (g->sk_blocks > 0 && slots > g->sk_blocks) slots = g->sk_blocks;
-  const int o = tps_w8_env_int("TPS_W8_SKG", 0);
-  if (o > 0 && o < slots) slots = o;
-  const long long iters = (long long)((g->n + 127) / 128) * ((m + bt - 1) / bt) * (g->k / 64);
-  return iters < slots ? (int)iters : slots;
+    if (skvariants[v].bt == bt) return sk_slots[v];
+  return 0;
+}
+
+extern "C" int tps_w8k_grid(const tps_gemm *g, int m, int bt) {
+  tps_w8_geom q;
+  tps_w8_geom_of(g, &q);
+  return tps_w8_sk_grid(&q, m, bt);
 }
 
 extern "C" int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s) {

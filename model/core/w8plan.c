@@ -1,0 +1,185 @@
+/* w8plan.c: the SM90 dispatch of our W8A16 kernels (w8plan.h).  Moved here from
+ * kernels/gemm/gemm_w8a16.cu (issue 28 item 3) so that the kernels and the w8a16 latency model
+ * ask one rule; the constants are the kernels' measurements, named where they came from. */
+#include <math.h>
+#include <string.h>
+#include "model/core/w8plan.h"
+
+const char *const tps_w8p_kind_names[TPS_W8P_NKIND] = {"stream", "split", "sk", "wgmma"};
+
+static int sms_of(const tps_w8_geom *g) { return g->sms > 0 ? g->sms : 132; }
+
+void tps_w8_geom_default(tps_w8_geom *g, int sms, int n, int k) {
+  memset(g, 0, sizeof *g);
+  g->sms = sms > 0 ? sms : 132;
+  g->n = n;
+  g->k = k;
+  for (int b = 0; b < 3; b++)
+    for (int s = 0; s < 4; s++) g->split_slots[b][s] = g->sms / (1 << s) * (1 << s);
+  g->sk_slots[0] = g->sk_slots[1] = g->sms;
+  g->sk_blocks = g->sms;
+  g->stream_max = 64;
+  g->head = -1;
+}
+
+int tps_w8_stream_tile(const tps_w8_geom *g, int m) {
+  const int o = g->stream_bt;
+  if (o == 16 || o == 32 || o == 48 || o == 64 || o == 128) return o;
+  return m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : m <= 64 ? 64 : 128;
+}
+
+/* The split kernel's tile and split-K for m rows: the (tile, split) of least modelled time,
+ * waves x chunks per block x time per chunk (+ the partial-sum exchange).  us per 64-wide chunk
+ * and block, measured on an H100 (K 5120 N 1792 and K 7168 N 2112, 20 samples,
+ * tools/device/run_w8a16.sh sweep, 2026-12-05): 0.35 (64 tokens) and 0.44 (128) without
+ * split-K; in clusters 0.40 and 0.50 (ncu: the main loop's share of a split launch); + the
+ * exchange: each block sends (S-1)/S of its fp32 partials at ~30 GB/s (SM to SM).  The
+ * 256-token tile only with s256: measured on an H200 it loses at 257..512 rows and wins 2-8% at
+ * 768..1024 (data/h200_w8a16_s256.txt); its chunk costs come from the 256-token wgmma pass. */
+double tps_w8_split_pick(const tps_w8_geom *g, int m, int *bt, int *splits) {
+  static const int bts[] = {64, 128, 256};
+  static const double chunk_us[3][2] = {{0.35, 0.40}, {0.44, 0.50}, {0.72, 0.80}};
+  const int sms = sms_of(g), nrb = (g->n + 127) / 128, kall = g->k / 64;
+  double best = 1e30;
+  *bt = 128;
+  *splits = 1;
+  const int nb = g->s256 == 1 ? 3 : 2;
+  for (int b = 0; b < nb; b++)
+    for (int si = 0, sp = 1; sp <= 8; si++, sp *= 2) {
+      const int slots = g->split_slots[b][si] > 0 ? g->split_slots[b][si] : sms;
+      const int blocks = nrb * ((m + bts[b] - 1) / bts[b]) * sp, waves = (blocks + slots - 1) / slots;
+      const double sent_us = (double)(sp - 1) / sp * bts[b] * 128 * 4 / 30e3;
+      const double t = waves * (((kall + sp - 1) / sp) * chunk_us[b][sp > 1] + (sp > 1 ? 1.5 + sent_us : 0.5));
+      if (t < best - 1e-9) { best = t; *bt = bts[b]; *splits = sp; }
+    }
+  return best;
+}
+
+/* the wgmma kernel with 256-token tiles (one pass over K per block, ~0.72 us per chunk) */
+double tps_w8_wgmma256_us(const tps_w8_geom *g, int m) {
+  const int sms = sms_of(g), nrb = (g->n + 127) / 128;
+  const int blocks = nrb * ((m + 255) / 256), waves = (blocks + sms - 1) / sms;
+  return waves * (g->k / 64) * 0.72 + 0.5;
+}
+
+int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
+  int slots = g->sk_slots[bt <= 64 ? 0 : 1];
+  if (slots <= 0) slots = sms_of(g);
+  if (g->sk_blocks > 0 && slots > g->sk_blocks) slots = g->sk_blocks;
+  if (g->sk_grid_max > 0 && g->sk_grid_max < slots) slots = g->sk_grid_max;
+  const long long iters = (long long)((g->n + 127) / 128) * ((m + bt - 1) / bt) * (g->k / 64);
+  return iters < slots ? (int)iters : slots;
+}
+
+/* The stream-K kernel (persistent grid, iterations shared equally, fix-up through a
+ * workspace): its token tile (64 or 128) of least modelled time, ceil(iterations / grid) x c +
+ * SK_FIXED + SK_FIX for each partial past two that a tile's owner adds.  Fitted to forced runs
+ * on an H100 (issue 28, K 5120 N 1792 and K 7168 N 2112, 256..1024 rows,
+ * data/h100_w8a16_tuning.txt): c = 0.40 / 0.48 us per chunk (64 / 128 tokens), SK_FIXED 12 us
+ * (the measured intercept: the fix-up alone does not explain it, doc/gemm-kernels.md), SK_FIX
+ * 1.5 us.  Considered up to SK_MAX_M rows (beyond, its chunks measured slower than the
+ * 256-token wgmma pass's). */
+#define SK_FIX 1.5
+#define SK_FIXED 12.0
+#define SK_MAX_M 2048
+double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt_out) {
+  static const int bts[] = {64, 128};
+  static const double chunk_us[] = {0.40, 0.48};
+  const int nrb = (g->n + 127) / 128, kall = g->k / 64;
+  double best = 1e30;
+  *bt_out = 128;
+  for (int b = 0; b < 2; b++) {
+    const long long tiles = (long long)nrb * ((m + bts[b] - 1) / bts[b]), iters = tiles * kall;
+    if (iters > 0x7fffffffLL) continue;
+    const int grid = tps_w8_sk_grid(g, m, bts[b]);
+    const long long per = (iters + grid - 1) / grid;
+    const long long segs = (kall + per - 1) / per + 1; /* blocks a tile's K range can span */
+    const double t = per * chunk_us[b] + (segs > 2 ? SK_FIX * (segs - 2) : 0) + SK_FIXED;
+    if (t < best - 1e-9) { best = t; *bt_out = bts[b]; }
+  }
+  return best;
+}
+
+/* the stream-K kernel is a choice: built (its workspace made) and m within SK_MAX_M */
+static int sk_ok(const tps_w8_geom *g, int m) { return g->sk_blocks > 0 && m <= SK_MAX_M; }
+
+/* The least modelled time of one launch for m rows past the stream kernel's range (the split
+ * pick up to 1024 rows, the 256-token wgmma pass, the stream-K kernel up to SK_MAX_M) */
+static double one_launch_us(const tps_w8_geom *g, int m) {
+  int bt, sp;
+  double t = tps_w8_wgmma256_us(g, m);
+  if (m <= 1024) { const double ts = tps_w8_split_pick(g, m, &bt, &sp); if (ts < t) t = ts; }
+  const double tk = sk_ok(g, m) ? tps_w8_sk_pick(g, m, &bt) : 1e30;
+  return tk < t ? tk : t;
+}
+
+/* Whole waves first (issue 28): the 256-token wgmma pass has one wave of
+ * floor(SMs / row blocks) x 256 rows (2304 at N 1792 on 132 SMs, 1792 at N 2112); one row past
+ * a whole number of waves costs it another whole wave (H200, K 5120 N 1792: 61.0 us at 2304
+ * rows, 121.2 at 2305, data/h200_w8a16_s256.txt).  Rows are independent, so the whole waves run
+ * as one launch and the rows left over as a second launch with their own pick (a stream launch
+ * for one row).  Returns the rows of the first launch where the two launches model faster than
+ * one (plus HEAD_GAP_US for the second launch), else 0.  g->head > 0 forces it: the largest
+ * multiple of 256 up to it (when below m; for the tests, whose shapes have few row blocks). */
+#define HEAD_GAP_US 1.0
+static int head_rows(const tps_w8_geom *g, int m, double t_one) {
+  if (g->head >= 0) { const int h = g->head / 256 * 256; return h > 0 && h < m ? h : 0; }
+  const int sms = sms_of(g), nrb = (g->n + 127) / 128;
+  const int wave = sms / nrb * 256;
+  if (wave <= 0 || m <= wave || m % wave == 0) return 0;
+  const int head = m / wave * wave;
+  int bt, sp;
+  const double t_two = tps_w8_wgmma256_us(g, head) + HEAD_GAP_US +
+                       (m - head <= 64 ? tps_w8_split_pick(g, m - head, &bt, &sp) : one_launch_us(g, m - head));
+  return t_two < t_one ? head : 0;
+}
+
+int tps_w8_pick_default(const tps_w8_geom *g, int m, tps_w8_pick *p) {
+  if (!g || !p || m < 1 || g->n < 1 || g->k < 64) return -1;
+  memset(p, 0, sizeof *p);
+  p->us = NAN;
+  tps_w8p_kind kind;
+  if (m <= g->stream_max)
+    /* the stream kernel keeps a block's chunks resident (10 stages for tiles <= 64 tokens);
+     * past that (K > 5120: 14 chunks a block at K 7168) it falls back to a pair loop that
+     * waits for every other chunk (14.8 us at K 7168 N 2112, M 1..16, H100): the split
+     * kernel's ring (64 tokens, split 8) then, with small_split (off by default: measured on
+     * an H200 it loses 15% at K 7168, M 1..16, data/h200_w8a16_s256.txt) */
+    kind = (g->k / 64 + TPS_W8P_STREAM_SPLITS - 1) / TPS_W8P_STREAM_SPLITS > 10 && g->small_split == 1 ? TPS_W8P_SPLIT
+                                                                                                 : TPS_W8P_STREAM;
+  else { /* the least modelled of: the split kernel (up to 1024 rows), the 256-token wgmma
+          * pass, the stream-K kernel; up to 128 rows the stream kernel where the split pick is
+          * its geometry (128 tokens, split 8: the stream launch measured 0.2-0.3 us faster) */
+    int bt = 128, sp = 1, skbt = 128;
+    const double ts = m <= 1024 ? tps_w8_split_pick(g, m, &bt, &sp) : 1e30, tw = tps_w8_wgmma256_us(g, m);
+    const double tk = sk_ok(g, m) ? tps_w8_sk_pick(g, m, &skbt) : 1e30;
+    kind = ts <= tw ? TPS_W8P_SPLIT : TPS_W8P_WGMMA;
+    if (tk < (ts < tw ? ts : tw)) kind = TPS_W8P_SK;
+    if (kind == TPS_W8P_SPLIT && m <= 128 && bt == 128 && sp == TPS_W8P_STREAM_SPLITS) kind = TPS_W8P_STREAM;
+    double t_one = ts < tw ? ts : tw;
+    if (tk < t_one) t_one = tk;
+    p->head = head_rows(g, m, t_one);
+    if (p->head > 0) kind = TPS_W8P_WGMMA;
+  }
+  p->kind = kind;
+  switch (kind) {
+  case TPS_W8P_STREAM:
+    p->bt = tps_w8_stream_tile(g, m);
+    p->splits = TPS_W8P_STREAM_SPLITS;
+    break;
+  case TPS_W8P_SPLIT:
+    p->us = tps_w8_split_pick(g, m, &p->bt, &p->splits);
+    if (m <= 64 && g->small_split == 1) { p->bt = 64; p->splits = TPS_W8P_STREAM_SPLITS; } /* small M past the stream kernel's stages */
+    break;
+  case TPS_W8P_SK:
+    p->us = tps_w8_sk_pick(g, m, &p->bt);
+    p->splits = tps_w8_sk_grid(g, m, p->bt);
+    break;
+  default:
+    p->bt = 256;
+    p->splits = 1;
+    p->us = tps_w8_wgmma256_us(g, p->head > 0 ? p->head : m);
+    break;
+  }
+  return 0;
+}

@@ -1,0 +1,72 @@
+/* w8plan.h: the SM90 dispatch of our W8A16 kernels (kernels/gemm/gemm_w8a16*.cu), pure: which
+ * kernel, token tile and split-K run m rows, and the dispatch's own modelled time of each
+ * launch.  One home for the rule and its arithmetic: the kernels ask it with the device's
+ * occupancy and their environment overrides (kernels/gemm/gemm_w8a16.cu, tps_w8_choose); pure,
+ * so a model can ask it with a GPU's SM count alone (tps_w8_geom_default), as
+ * tests/unit/model/test_w8plan.c does against the configurations an H100 ran.
+ *
+ * Kernels (doc/gemm-kernels.md):
+ *  - stream: M <= stream_max (64): split-K over a cluster of 8, one launch per token tile
+ *    (16, 32, 48, 64 or 128 tokens); up to 128 rows also where the split pick is its geometry;
+ *  - split: 65..1024 rows: 64 or 128 (256 with s256) tokens x 128 weight rows per block,
+ *    cluster split-K 1/2/4/8 of least modelled time, every token tile in one launch;
+ *  - sk: stream-K, a persistent grid sharing the (tile, 64-wide chunk) iterations equally;
+ *  - wgmma: 256-token tiles, one pass over K per block; past one wave of it, the rows of whole
+ *    waves run first and the rows left by their own pick (a second launch), where that models
+ *    faster (head).
+ * The modelled times are the dispatch's (us per 64-wide chunk and block measured on an H100,
+ * the constants in w8plan.c): they rank the choices; the latency model scales them. */
+#ifndef TPS_MODEL_W8PLAN_H
+#define TPS_MODEL_W8PLAN_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { TPS_W8P_STREAM = 0, TPS_W8P_SPLIT, TPS_W8P_SK, TPS_W8P_WGMMA, TPS_W8P_NKIND } tps_w8p_kind;
+extern const char *const tps_w8p_kind_names[TPS_W8P_NKIND]; /* "stream", "split", "sk", "wgmma" */
+
+enum { TPS_W8P_STREAM_SPLITS = 8 }; /* the stream kernel's cluster split-K */
+
+typedef struct {
+  int sms;                 /* SMs; <= 0: 132 */
+  int n, k;                /* weight rows, reduction depth (a multiple of 64) */
+  int split_slots[3][4];   /* split kernel: blocks that run at once per token tile (64, 128, 256)
+                              and split-K (1, 2, 4, 8); 0: sms */
+  int sk_slots[2];         /* stream-K kernel: resident blocks per token tile (64, 128); 0: sms */
+  int sk_blocks;           /* the most blocks a stream-K launch may have (its workspace); 0: no stream-K kernel */
+  int sk_grid_max;         /* a smaller stream-K grid (override), 0: none */
+  int stream_max;          /* the stream kernel's largest M (64) */
+  int stream_bt;           /* the stream kernel's token tile forced (16, 32, 48, 64, 128), 0: by M */
+  int small_split;         /* 1: M <= stream_max past 10 chunks a block runs the split kernel (64 x 8) */
+  int s256;                /* 1: the split kernel may take 256-token tiles */
+  int head;                /* -1: whole waves first where modelled faster; 0 never; R > 0: forced */
+} tps_w8_geom;
+
+/* The geometry a GPU of `sms` SMs gives without a device to ask (the model's view): one block
+ * of each kernel per SM, clusters of s blocks filling floor(sms / s) x s SMs, every override
+ * at its default. */
+void tps_w8_geom_default(tps_w8_geom *g, int sms, int n, int k);
+
+typedef struct {
+  tps_w8p_kind kind;
+  int bt;        /* token tile */
+  int splits;    /* split-K (stream, split), the persistent grid (sk), 1 (wgmma) */
+  int head;      /* wgmma: the rows of whole waves run first (0: all m rows); the rest: tps_w8_pick of m - head */
+  double us;     /* the dispatch's modelled time of this launch (of the head launch when head > 0);
+                    the stream kernel's is not modelled here: NaN */
+} tps_w8_pick;
+
+/* The default choice for m >= 1 rows (no kernel forced).  0, or -1 for invalid input. */
+int tps_w8_pick_default(const tps_w8_geom *g, int m, tps_w8_pick *p);
+
+/* The parts of the rule, for the kernels' forced forms: */
+int tps_w8_stream_tile(const tps_w8_geom *g, int m);                        /* 16..128 */
+double tps_w8_split_pick(const tps_w8_geom *g, int m, int *bt, int *splits);  /* least modelled split form, us */
+double tps_w8_wgmma256_us(const tps_w8_geom *g, int m);                      /* the 256-token wgmma pass, us */
+double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt);                 /* least modelled stream-K form, us (1e30: none) */
+int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt);                     /* the stream-K launch's grid */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
