@@ -23,14 +23,14 @@ set label 80 'sources: GEMM sibling''s h20_tp8_fused_wqa_wkv.tsv, scaled; gather
 set lmargin at screen 0.0650
 set rmargin at screen 0.9792
 set xrange [1:16384]
-set label 1 '894' at 894, graph 1 center offset 0,0.8 tc rgb '#0072B2' front
+set label 1 '1717' at 1717, graph 1 center offset 0,0.8 tc rgb '#0072B2' front
 set label 2 '4681' at 4681, graph 1 center offset 0,0.8 tc rgb '#555555' front
 set tmargin at screen 0.9062
 set bmargin at screen 0.2525
 set key at screen 0.0100, screen 0.1825 left top vertical Left reverse samplen 3 spacing 1.0 maxcols 1 maxrows 6 width -2 font 'Sans,11.0'
 # the break-even (line) and its 90% interval (shaded)
-set object 1 rect from 564, graph 0 to 2149, graph 1 fc rgb '#0072B2' fs transparent solid 0.10 noborder behind
-set arrow 3 from 894, graph 0 to 894, graph 1 nohead dt 1 lw 1.5 lc rgb '#0072B2' back
+set object 1 rect from 1323, graph 0 to 2706, graph 1 fc rgb '#0072B2' fs transparent solid 0.10 noborder behind
+set arrow 3 from 1717, graph 0 to 1717, graph 1 nohead dt 1 lw 1.5 lc rgb '#0072B2' back
 # the gather backend changes here
 set arrow 1 from 4681, graph 0 to 4681, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back
 plot \
@@ -38,6 +38,6 @@ plot \
   'latency_H100-SXM_tp8_marlin-w8a16.dat' index 0 using 1:6:7 with filledcurves lc rgb '#0072B2' title 'split, 90% band', \
   'latency_H100-SXM_tp8_marlin-w8a16.dat' index 0 using 1:2 with lines lw 2 lc rgb '#444444' title 'replicated = GEMM(T), model', \
   'latency_H100-SXM_tp8_marlin-w8a16.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '#0072B2' title 'split = GEMM(ceil(T/8)) + all-gather, model', \
-  NaN with lines dt 1 lw 1.5 lc rgb '#0072B2' title 'break-even T = 894 (shaded: 90% interval 564..2149), threshold 1024', \
+  NaN with lines dt 1 lw 1.5 lc rgb '#0072B2' title 'break-even T = 1717 (shaded: 90% interval 1323..2706), threshold 2048', \
   NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'gather custom -> nccl from T = 4681'
 unset output

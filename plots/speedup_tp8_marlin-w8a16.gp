@@ -19,9 +19,9 @@ set lmargin at screen 0.0824
 set rmargin at screen 0.9792
 set key at screen 0.0100, screen 0.1537 left top vertical Left reverse samplen 3 spacing 1.0 maxcols 1 maxrows 6 width -3 font 'Sans,11.0'
 set arrow 1 from 32, graph 0 to 32, graph 1 nohead dt 3 lw 1.5 lc rgb '#E69F00' back
-set arrow 2 from 1024, graph 0 to 1024, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back
+set arrow 2 from 2048, graph 0 to 2048, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back
 set label 1 '32' at 32, graph 1 center offset 0,0.8 tc rgb '#E69F00' front
-set label 2 '1024' at 1024, graph 1 center offset 0,0.8 tc rgb '#555555' front
+set label 2 '2048' at 2048, graph 1 center offset 0,0.8 tc rgb '#555555' front
 set multiplot
 # panel 1: the speedup
 set tmargin at screen 0.9062

@@ -152,40 +152,34 @@ static int base_fit(basem *b, const basem *start, const long *rows, const double
 /* ------------------------------------------------------------------ regimes and residuals */
 
 /* Regime of m rows under a base: rows whose base time comes from the same kernel
- * configuration.  Under xw8 every step of the dispatch is a regime (stream kernel: token
- * tile and launches; wgmma: token tile and waves), whose time is constant inside it, so a
+ * configuration.  Under xw8 every step of the kernels' dispatch is a regime (the same launches:
+ * kernel, tile, split-K or grid, waves, head; tps_xw8_regime), whose time is constant inside it, so a
  * measured row of a regime gives that regime's time; one row is a regime of its own there
  * (our stream kernel runs one row slower than 2..16: 5.47 vs 5.22 us on the H200 table),
  * neither interpolated from nor into.  Under xgemm (cuBLASLt's own choice of tiles is not
  * the model's) all rows are one regime. */
 #define REGIME_ONE_ROW (-1L)
-static long regime_of(int base, long m, long n, const tps_gpu *gpu) {
+static long regime_of(int base, long m, long n, long k, const tps_gpu *gpu) {
   if (base != TPS_CAL_BASE_XW8 || !gpu || gpu->sms < 1) return 0;
   if (m <= 1) return REGIME_ONE_ROW;
-  if (m <= TPS_XW8_STREAM_MAX) {
-    long bt = m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : m <= 64 ? 64 : 128;
-    return 1 + bt * 16 + (m + bt - 1) / bt;
-  }
-  long bt = m <= 1024 ? 128 : 256;
-  long blocks = (n + 127) / 128 * ((m + bt - 1) / bt);
-  return 100000 + bt * 1000 + (blocks + gpu->sms - 1) / gpu->sms;
+  return tps_xw8_regime(gpu, m, n, k); /* >= 0: the launches of the kernels' rule (model/core/w8plan.h) */
 }
 
 /* r(m): the residuals of the points of m's regime (linear in log m between them, flat
  * outside them) when it has any; else linear in log m between the points of the other
  * regimes except the single row, flat outside.  skip: a point left out (-1 none). */
-static double resid_at(int base, const tps_gpu *gpu, long n, const long *rows, const double *lres, size_t np,
+static double resid_at(int base, const tps_gpu *gpu, long n, long k, const long *rows, const double *lres, size_t np,
                        long skip, double m) {
-  long mr = (long)ceil(m - 1e-9), reg = regime_of(base, mr, n, gpu);
+  long mr = (long)ceil(m - 1e-9), reg = regime_of(base, mr, n, k, gpu);
   int same = 0;
   for (size_t i = 0; i < np; i++)
-    if ((long)i != skip && regime_of(base, rows[i], n, gpu) == reg) same = 1;
+    if ((long)i != skip && regime_of(base, rows[i], n, k, gpu) == reg) same = 1;
   if (reg == REGIME_ONE_ROW && !same) reg = 0, same = 0; /* no one-row point: from the rest */
   double lm = log(m);
   long lo = -1, hi = -1;
   for (size_t i = 0; i < np; i++) {
     if ((long)i == skip) continue;
-    long ri = regime_of(base, rows[i], n, gpu);
+    long ri = regime_of(base, rows[i], n, k, gpu);
     if (same ? ri != reg : ri == REGIME_ONE_ROW) continue;
     if ((double)rows[i] <= m) lo = (long)i;
     if ((double)rows[i] >= m && hi < 0) hi = (long)i;
@@ -229,9 +223,9 @@ static int has_row(const long *rows, size_t n, long r) {
  * kernel configuration serves), ascending. */
 static size_t stair_tops(const basem *b, long t_max, long *tops, size_t cap) {
   size_t n = 0;
-  long prev = regime_of(b->base, 2, b->n, b->gpu);
+  long prev = regime_of(b->base, 2, b->n, b->k, b->gpu);
   for (long m = 3; m <= t_max + 1 && n < cap; m++) {
-    long r = m <= t_max ? regime_of(b->base, m, b->n, b->gpu) : prev + 1;
+    long r = m <= t_max ? regime_of(b->base, m, b->n, b->k, b->gpu) : prev + 1;
     if (r != prev) tops[n++] = m - 1;
     prev = r;
   }
@@ -275,12 +269,13 @@ size_t tps_cal_sweep_rows(const tps_cal_sweep_req *q, long *rows, size_t cap) {
   rows[n++] = 1;
   rows[n++] = q->t_max;
   if (b.base == TPS_CAL_BASE_XW8) {
-    /* one row per stream-kernel regime (token tile, launches), then the wgmma regimes:
-     * the 128-token tile's, then the 256-token tile's waves spread in log rows */
+    /* one row per stream-kernel regime (token tile, launches: up to 128 rows), then the tops
+     * of the other regimes of the kernels' rule (split, stream-K, wgmma forms and waves) spread
+     * in log rows */
     long tops[256], wg[256];
     size_t nt = stair_tops(&b, q->t_max, tops, 256), nw = 0;
     for (size_t i = 0; i < nt && n < want; i++) {
-      if (tops[i] <= TPS_XW8_STREAM_MAX || tops[i] <= 1024) {
+      if (tops[i] <= 128) {
         if (!has_row(rows, n, tops[i])) rows[n++] = tops[i];
       } else {
         wg[nw++] = tops[i];
@@ -389,7 +384,7 @@ static double steffen_at(const tps_loo_curve *c, double m) { return tps_loo_curv
 static double shaped_at(const tps_cal_gemm *g, const basem *b, const double *lres, long skip, double m) {
   double t = base_eval(b, m);
   if (!(t > 0)) return NAN;
-  t *= exp(resid_at(b->base, b->gpu, b->n, g->rows, lres, g->npts, skip, m));
+  t *= exp(resid_at(b->base, b->gpu, b->n, b->k, g->rows, lres, g->npts, skip, m));
   return t;
 }
 

@@ -1,9 +1,9 @@
 /* w8plan.h: the SM90 dispatch of our W8A16 kernels (kernels/gemm/gemm_w8a16*.cu), pure: which
  * kernel, token tile and split-K run m rows, and the dispatch's own modelled time of each
  * launch.  One home for the rule and its arithmetic: the kernels ask it with the device's
- * occupancy and their environment overrides (kernels/gemm/gemm_w8a16.cu, tps_w8_choose); pure,
- * so a model can ask it with a GPU's SM count alone (tps_w8_geom_default), as
- * tests/unit/model/test_w8plan.c does against the configurations an H100 ran.
+ * occupancy and their environment overrides (kernels/gemm/gemm_w8a16.cu, tps_w8_choose), the
+ * latency model of the w8a16 path with a GPU's SM count (model/latency/xgemm.c, tps_xw8), so
+ * the model follows the dispatch the kernels run.
  *
  * Kernels (doc/gemm-kernels.md):
  *  - stream: M <= stream_max (64): split-K over a cluster of 8, one launch per token tile

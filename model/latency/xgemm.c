@@ -6,6 +6,7 @@
 #include "model/numeric/robust.h"
 #include "model/core/path.h"
 #include "model/core/status.h"
+#include "model/core/w8plan.h"
 
 const char *const tps_xg_path_names[TPS_XG_NPATH] = {"dense-bf16", "native-fp8", "fp8-block", "nvfp4"};
 
@@ -364,62 +365,87 @@ int tps_xg_fit(tps_xg_model *m, const tps_xg_point *pts, size_t npts, int max_it
 
 /* ------------------------------------------------------------------ our W8A16 kernels */
 
-const char *const tps_xw8_par_names[TPS_XW8_NPAR] = {"stream_us",  "stream_gbps", "stream_tflops",
-                                                     "wgmma_us",   "block_us",    "block_tflops_sm"};
+const char *const tps_xw8_par_names[TPS_XW8_NPAR] = {"stream_us", "stream_gbps", "stream_tflops", "launch_us",
+                                                     "plan_scale"};
 
-/* tps_w8c_tokens (kernels/gemm/gemm_w8a16_sm90.cu) */
-static long w8_stream_tile(long m) { return m <= 16 ? 16 : m <= 32 ? 32 : m <= 48 ? 48 : m <= 64 ? 64 : 128; }
-
-/* Priors: streaming at 85% of HBM (brief: skinny GEMMs 85-90%), mma at half the bf16 peak,
- * a 3 us launch; the fit moves them. */
+/* Priors: streaming at 85% of HBM (brief: skinny GEMMs 85-90%), mma at 0.3 of the bf16 peak,
+ * a 3 us stream launch; the rule's launch times as modelled on the H100 they came from, scaled
+ * by this GPU's per-SM bf16 rate against the H100's (989 TFLOPS, 132 SMs); the fit moves them. */
 void tps_xw8_prior(tps_xw8_model *m, const tps_gpu *gpu) {
   double hbm = gpu && gpu->hbm_gbps > 0 ? gpu->hbm_gbps : 3000;
   double peak = gpu && gpu->bf16_tflops > 0 ? gpu->bf16_tflops : 500;
-  double sms = gpu && gpu->sms > 0 ? gpu->sms : 100;
+  double per_sm = gpu && gpu->bf16_tflops > 0 && gpu->sms > 0 ? (gpu->bf16_tflops / gpu->sms) / (989.0 / 132) : 1.0;
   m->p[TPS_XW8_STREAM_US] = 3.0;
   m->p[TPS_XW8_STREAM_GBPS] = 0.85 * hbm;
   m->p[TPS_XW8_STREAM_TFLOPS] = 0.3 * peak;
-  m->p[TPS_XW8_WGMMA_US] = 3.0;
-  m->p[TPS_XW8_BLOCK_US] = 10.0;
-  m->p[TPS_XW8_BLOCK_TFLOPS_SM] = 0.5 * peak / sms;
+  m->p[TPS_XW8_LAUNCH_US] = 0.5;
+  m->p[TPS_XW8_PLAN_SCALE] = 1.0 / per_sm;
+}
+
+static int w8_geom(const tps_gpu *gpu, long n, long k, tps_w8_geom *g) {
+  if (!gpu || gpu->sms < 1 || n < 1 || k < 64 || n > (1L << 30) || k > (1L << 30)) return -1;
+  tps_w8_geom_default(g, gpu->sms, (int)n, (int)k);
+  return 0;
+}
+
+static double w8_time(const tps_xw8_model *m, const tps_w8_geom *g, long rows, int *kind) {
+  tps_w8_pick p;
+  if (rows < 1 || rows > (1L << 30) || tps_w8_pick_default(g, (int)rows, &p) != 0) return NAN;
+  if (kind) *kind = (int)p.kind;
+  const double *q = m->p, N = (double)g->n, K = (double)g->k;
+  if (p.kind == TPS_W8P_STREAM) {
+    double bt = (double)p.bt, L = ceil((double)rows / bt);
+    double W = K * N * tps_path_w8a16.weight_bytes;
+    double ts = W / (q[TPS_XW8_STREAM_GBPS] * 1e3), tc = 2.0 * bt * N * K / (q[TPS_XW8_STREAM_TFLOPS] * 1e6);
+    return L * (q[TPS_XW8_STREAM_US] + qnorm(ts, tc, 4.0));
+  }
+  double t = q[TPS_XW8_LAUNCH_US] + q[TPS_XW8_PLAN_SCALE] * p.us;
+  if (p.head > 0) t += w8_time(m, g, rows - p.head, NULL);
+  return t;
 }
 
 double tps_xw8_time_us(const tps_xw8_model *m, const tps_gpu *gpu, long rows, long n, long k, int *kind) {
   if (kind) *kind = -1;
-  if (!m || !gpu || gpu->sms < 1 || rows < 1 || n < 1 || k < 1) return NAN;
-  const double *p = m->p;
-  double N = (double)n, K = (double)k;
-  if (rows <= TPS_XW8_STREAM_MAX) {
-    if (kind) *kind = 0;
-    double bt = (double)w8_stream_tile(rows), L = ceil((double)rows / bt);
-    double W = K * N * tps_path_w8a16.weight_bytes;
-    double ts = W / (p[TPS_XW8_STREAM_GBPS] * 1e3), tc = 2.0 * bt * N * K / (p[TPS_XW8_STREAM_TFLOPS] * 1e6);
-    return L * (p[TPS_XW8_STREAM_US] + qnorm(ts, tc, 4.0));
-  }
-  if (kind) *kind = 1;
-  double bt = rows <= 1024 ? 128 : 256;
-  double blocks = ceil(N / 128.0) * ceil((double)rows / bt);
-  double waves = ceil(blocks / gpu->sms);
-  return p[TPS_XW8_WGMMA_US] + waves * (p[TPS_XW8_BLOCK_US] + 2.0 * 128.0 * bt * K / (p[TPS_XW8_BLOCK_TFLOPS_SM] * 1e6));
+  tps_w8_geom g;
+  if (!m || w8_geom(gpu, n, k, &g) != 0) return NAN;
+  return w8_time(m, &g, rows, kind);
+}
+
+static long w8_regime(const tps_w8_geom *g, long rows) {
+  tps_w8_pick p;
+  if (rows < 1 || tps_w8_pick_default(g, (int)rows, &p) != 0) return -1;
+  /* the launches and their waves: the stream kernel's count, or the rule's modelled time
+   * (a function of the launch's form and waves alone), to 1/1000 us */
+  long own = p.kind == TPS_W8P_STREAM ? (rows + p.bt - 1) / p.bt : (long)llround(p.us * 1000);
+  unsigned long h = 1469598103934665603UL;
+  const long v[5] = {(long)p.kind, p.bt, p.splits, own, p.head > 0 ? w8_regime(g, rows - p.head) : 0};
+  for (int i = 0; i < 5; i++) h = (h ^ (unsigned long)v[i]) * 1099511628211UL;
+  return (long)(h >> 2);
+}
+
+long tps_xw8_regime(const tps_gpu *gpu, long rows, long n, long k) {
+  tps_w8_geom g;
+  if (w8_geom(gpu, n, k, &g) != 0) return -1;
+  return w8_regime(&g, rows);
 }
 
 typedef struct {
   tps_xw8_model *m;
-  const tps_gpu *gpu;
-  long n, k;
+  tps_w8_geom g;
   const long *rows;
   const double *t;
   size_t npts;
   long skip;
+  double hbm_gbps;
 } w8ctx;
 
 static int w8_resid(const double *x, double *r, double *w, void *vc) {
   w8ctx *c = vc;
   for (int j = 0; j < TPS_XW8_NPAR; j++) c->m->p[j] = exp(x[j]);
   /* weights come from HBM (L2 flushed): no faster than its bandwidth */
-  if (c->m->p[TPS_XW8_STREAM_GBPS] > c->gpu->hbm_gbps) c->m->p[TPS_XW8_STREAM_GBPS] = c->gpu->hbm_gbps;
+  if (c->m->p[TPS_XW8_STREAM_GBPS] > c->hbm_gbps) c->m->p[TPS_XW8_STREAM_GBPS] = c->hbm_gbps;
   for (size_t i = 0; i < c->npts; i++) {
-    double t = tps_xw8_time_us(c->m, c->gpu, c->rows[i], c->n, c->k, NULL);
+    double t = w8_time(c->m, &c->g, c->rows[i], NULL);
     r[i] = isfinite(t) && t > 0 ? log(t / c->t[i]) : 10.0;
     w[i] = (long)i == c->skip ? 0.0 : 1.0;
   }
@@ -428,16 +454,20 @@ static int w8_resid(const double *x, double *r, double *w, void *vc) {
 
 int tps_xw8_fit(tps_xw8_model *m, const tps_gpu *gpu, long n, long k, const long *rows, const double *t_us,
                 size_t npts, long skip) {
-  size_t used = 0, nstream = 0, nwg = 0;
+  w8ctx c = {m, {0}, rows, t_us, npts, skip, 0};
+  if (w8_geom(gpu, n, k, &c.g) != 0) return TPS_EBADDATA;
+  c.hbm_gbps = gpu->hbm_gbps;
+  size_t used = 0, nstream = 0, nother = 0;
   for (size_t i = 0; i < npts; i++) {
     if ((long)i == skip) continue;
-    if (!(t_us[i] > 0) || rows[i] < 1) return TPS_EBADDATA;
+    if (!(t_us[i] > 0) || rows[i] < 1 || rows[i] > (1L << 30)) return TPS_EBADDATA;
     used++;
-    if (rows[i] <= TPS_XW8_STREAM_MAX) nstream++; else nwg++;
+    tps_w8_pick p;
+    if (tps_w8_pick_default(&c.g, (int)rows[i], &p) != 0) return TPS_EBADDATA;
+    if (p.kind == TPS_W8P_STREAM) nstream++; else nother++;
   }
-  if (!gpu || used < TPS_XW8_NPAR + 1 || nstream < 3 || nwg < 3) return TPS_ETOOFEW;
+  if (used < TPS_XW8_NPAR + 1 || nstream < 3 || nother < 2) return TPS_ETOOFEW;
   tps_xw8_prior(m, gpu);
-  w8ctx c = {m, gpu, n, k, rows, t_us, npts, skip};
   double x[TPS_XW8_NPAR];
   for (int j = 0; j < TPS_XW8_NPAR; j++) x[j] = log(m->p[j]);
   int st = tps_robust_fit(x, TPS_XW8_NPAR, npts, w8_resid, &c, TPS_LOO_LOSS_SCALE, 200, 2, NULL);

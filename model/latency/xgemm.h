@@ -137,35 +137,38 @@ int tps_xg_fit(tps_xg_model *m, const tps_xg_point *pts, size_t npts, int max_it
 
 /* ------------------------------------------------------------------ our W8A16 kernels
  *
- * The w8a16 path (kernels/gemm_w8a16*.cu), SM90 dispatch (tps_w8_choose in
- * kernels/gemm/gemm_w8a16.cu, tps_w8c_tokens in kernels/gemm/gemm_w8a16_sm90.cu):
- *  - M <= 384: the stream kernel, token tile bt = 16, 32, 48, 64 (M <= 16, 32, 48, 64) or
- *    128; L = ceil(M/bt) launches, each over all the weights: ceil(N/128) weight tiles x a
- *    split-K cluster of 8, partial sums through distributed shared memory.
+ * The w8a16 path (kernels/gemm/gemm_w8a16*.cu) on SM90 follows the kernels' own dispatch rule
+ * (model/core/w8plan.h, asked with the GPU's SM count): for m rows the rule picks one launch, or
+ * whole 256-token waves first and a second launch for the rows left, and models each launch's
+ * time from per-chunk costs measured on an H100.  This model prices the launches it picks:
+ *  - the stream kernel (M <= 64, and 65..128 where the rule picks it): token tile bt (16, 32,
+ *    48, 64, 128), L = ceil(M/bt) launches, each over all the weights (split-K cluster of 8):
  *      t = L * (stream_us + qnorm4(W / stream_gbps, 2 bt N K / stream_tflops))
- *  - M > 384: the wgmma kernel, no split-K, bt = 128 tokens up to M = 1024, 256 above;
- *    ceil(N/128) x ceil(M/bt) blocks of 128 weight rows x bt tokens in waves over the SMs:
- *      t = wgmma_us + ceil(blocks / SMs) * (block_us + 2 * 128 bt K / (block_tflops_sm))
- * W = K N (1 + 1/32) bytes (FP8 E4M3 and one E8M0 scale per 32).  Fitted to
- * data/h200_gemm_w8a16.tsv (one GPU: no cross-GPU claim). */
+ *  - the split, stream-K and 256-token wgmma launches: t = launch_us + plan_scale * (the rule's
+ *    modelled time of the launch: waves x chunks x us per chunk + its fixed terms)
+ * summed over the launches.  W = K N (1 + 1/32) bytes (FP8 E4M3 and one E8M0 scale per 32).
+ * Fitted to data/h100_w8a16_grid_5120x1792_w8a16.tsv (the dispatch of issue 28, lent H100);
+ * another SM90 GPU: stream_gbps by HBM, stream_tflops by the bf16 peak, plan_scale by the
+ * per-SM bf16 rate (model/predict/parts.c, tps_xw8_transfer). */
 enum {
   TPS_XW8_STREAM_US = 0, /* per stream launch */
   TPS_XW8_STREAM_GBPS,   /* weight streaming rate of a stream launch */
   TPS_XW8_STREAM_TFLOPS, /* compute rate of a stream launch */
-  TPS_XW8_WGMMA_US,      /* wgmma kernel fixed cost */
-  TPS_XW8_BLOCK_US,      /* per wave: a block's fixed cost (pipeline fill, drain) */
-  TPS_XW8_BLOCK_TFLOPS_SM, /* per SM compute rate of a wgmma block */
+  TPS_XW8_LAUNCH_US,     /* per split, stream-K or wgmma launch, beside the rule's own terms */
+  TPS_XW8_PLAN_SCALE,    /* the rule's modelled time of such a launch -> this GPU's (1: the H100 it was measured on) */
   TPS_XW8_NPAR
 };
 extern const char *const tps_xw8_par_names[TPS_XW8_NPAR];
-#define TPS_XW8_STREAM_MAX 384
 
 typedef struct { double p[TPS_XW8_NPAR]; } tps_xw8_model;
 
 void tps_xw8_prior(tps_xw8_model *m, const tps_gpu *gpu);
-/* Latency of the w8a16 path for m rows, us (NaN when invalid).  kind (may be NULL): 0 the
- * stream kernel, 1 wgmma. */
+/* Latency of the w8a16 path for m rows, us (NaN when invalid).  kind (may be NULL): the
+ * rule's kernel of the (first) launch, a tps_w8p_kind (model/core/w8plan.h). */
 double tps_xw8_time_us(const tps_xw8_model *m, const tps_gpu *gpu, long rows, long n, long k, int *kind);
+/* The regime of m rows: rows of one regime run the same launches (kernel, tile, split-K or
+ * grid, waves, head), so their modelled time is one value; a key, equal for the same regime. */
+long tps_xw8_regime(const tps_gpu *gpu, long rows, long n, long k);
 /* Fit to measured (rows[i], t_us[i]) of one GPU and shape; skip (>= 0) leaves that point
  * out (leave-one-M-out).  TPS_OK, TPS_ETOOFEW, TPS_EBADDATA, TPS_ENOCONV. */
 int tps_xw8_fit(tps_xw8_model *m, const tps_gpu *gpu, long n, long k, const long *rows, const double *t_us,

@@ -351,5 +351,5 @@ void tps_xw8_transfer(tps_xw8_model *dst, const tps_xw8_model *src, const tps_gp
   double per_sm = from->sms > 0 && to->sms > 0 ? peak * from->sms / to->sms : 1.0;
   dst->p[TPS_XW8_STREAM_GBPS] *= hbm;
   dst->p[TPS_XW8_STREAM_TFLOPS] *= peak;
-  dst->p[TPS_XW8_BLOCK_TFLOPS_SM] *= per_sm;
+  dst->p[TPS_XW8_PLAN_SCALE] /= per_sm; /* the rule's launch times: per-SM compute */
 }

@@ -100,7 +100,7 @@ int tps_resolve_gemm_model(const tps_resolve_models *mv, const tps_gpu *gpu, con
       if (SAME(fg, gpu)) {
         m->prov = TPS_PROV_FITTED;
         m->rsd = mv->w8_sigma / TPS_Z90;
-        snprintf(src, srcsz, "fitted: our W8A16 kernels' model (model/latency/xgemm.h, tps_xw8: stream kernel up to 384 rows, wgmma above) "
+        snprintf(src, srcsz, "fitted: our W8A16 kernels' model (model/latency/xgemm.h, tps_xw8: the launches of the kernels' dispatch rule, model/core/w8plan.h) "
                  "fitted to %s; 90%% +-%.0f%% (leave one M out)", mv->w8_file, 100 * (exp(mv->w8_sigma) - 1));
       } else {
         const tps_res_xgemm *r = xg_for(mv, TPS_XG_BF16, gpu);

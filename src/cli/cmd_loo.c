@@ -17,7 +17,7 @@
  *   predicted threshold costs on the measured parts (model/predict/excess.h: mean and worst
  *   excess over T = 1..16384, 8 points per octave; also for the next power of two >= it, and
  *   for the measured break-even: the cost of one threshold when the break-even is right).
- * w8a16 (model/latency/xgemm.h, tps_xw8): our kernels on data/h200_gemm_w8a16.tsv, in sample and
+ * w8a16 (model/latency/xgemm.h, tps_xw8): our kernels on data/h100_w8a16_grid_5120x1792_w8a16.tsv, in sample and
  *   leaving one M out.
  * Transfer accuracy (src/cli/loo_xfer.c, model/predict/xfer.h): the evidence hierarchy's answer
  *   per held-out GPU (a measured sibling, else the folds above) against the model alone.
@@ -413,7 +413,7 @@ static int parse_opts(int argc, char **argv, loo_run *r, const char **gpus, cons
   const tps_cmdopt own[] = {
     {.name = "only", .kind = TPS_ARG_FN, .metavar = "PART", .dst = r, .parse = parse_only,
      .help = "gemm, gather, transfer (the evidence hierarchy's answers per held-out GPU: sibling, else model), breakeven "
-             "or w8a16 (our W8A16 kernels fitted to data/h200_gemm_w8a16.tsv, in sample and leaving one M out)"},
+             "or w8a16 (our W8A16 kernels fitted to data/" TPS_LGO_W8_TABLE ", in sample and leaving one M out)"},
     {.name = "hold-out", .kind = TPS_ARG_STR, .metavar = "GPU", .dst = hold_name,
      .help = "GEMM only, one fold: fit without GPU and predict it (no intervals)"},
   };

@@ -170,7 +170,7 @@ static int xgpu_io_check(const char *out, const char *gpus, tps_err *e) {
       snprintf(p, sizeof p, "%s/%s_gemm_%s.tsv", d, tps_lgo_bench_gemm[i], tps_xg_path_names[path]);
       tps_io_input(p, "a bundled measurement");
     }
-  snprintf(p, sizeof p, "%s/h200_gemm_w8a16.tsv", d);
+  snprintf(p, sizeof p, "%s/%s", d, TPS_LGO_W8_TABLE);
   tps_io_input(p, "a bundled measurement");
   return tps_io_check(e);
 }
@@ -185,7 +185,7 @@ int cmd_fit_xgpu(int argc, char **argv) {
              "nvfp4) the fit on\n"
              "every bundled GPU and the fit without each (data/aic/ GEMM tables, data/h200_gemm_*),\n"
              "per fabric the NCCL all-gather (data/aic/ NCCL tables), our W8A16 kernels\n"
-             "(data/h200_gemm_w8a16.tsv); each with the 90% half-width of its held-out errors.\n"
+             "(data/" TPS_LGO_W8_TABLE ", the dispatch of issue 28 measured on an H100); each with the 90% half-width of its held-out errors.\n"
              "Deterministic; about 5 s on one core.",
     .common = TPS_OPT(TPS_OI_OUTPUT) | TPS_OPT(TPS_OI_GPUS_FILE),
     .required = TPS_OPT(TPS_OI_OUTPUT),

@@ -6,7 +6,7 @@
  *   (a100_sxm: its sglang and trtllm rows, one GPU); our tables (tpsplit bench gemm) of the
  *   H200 and the H100, N = 1792 (each one GPU with its AIC table, one fold).
  * All-gather (model/latency/xgather.h): AIC nccl-tests all_gather tables, 2, 4, 8 ranks.
- * w8a16 (model/latency/xgemm.h, tps_xw8): our kernels on data/h200_gemm_w8a16.tsv. */
+ * w8a16 (model/latency/xgemm.h, tps_xw8): our kernels on data/h100_w8a16_grid_5120x1792_w8a16.tsv (TPS_LGO_W8_TABLE). */
 #include "config.h"
 #include <unistd.h>
 #include <math.h>
@@ -273,8 +273,8 @@ int tps_lgo_run_w8(const tps_gpu_table *gt, w8_part *w, tps_err *e) {
   tps_table t;
   memset(w, 0, sizeof *w);
   char path[512];
-  snprintf(w->file, sizeof w->file, "data/h200_gemm_w8a16.tsv");
-  if (tps_data_path("h200_gemm_w8a16.tsv", path, sizeof path, e) || tps_table_read(path, &t, e)) return TPS_EINVAL;
+  snprintf(w->file, sizeof w->file, "data/%s", TPS_LGO_W8_TABLE);
+  if (tps_data_path(TPS_LGO_W8_TABLE, path, sizeof path, e) || tps_table_read(path, &t, e)) return TPS_EINVAL;
   int st = TPS_EINVAL;
   if (t.kind != TPS_TABLE_GEMM || t.k < 1 || t.n < 1 || t.nrows < 8 || t.nrows > 64 || strcmp(t.kpath, "w8a16")) {
     tps_err_set(e, path, 0, "not a w8a16 GEMM table with k, n and 8..64 rows");

@@ -113,7 +113,9 @@ tps_loo_curve *tps_lgo_measured_gemm(const gset *s, long n);
 /* A GPU's measured all-gather at n ranks: the mean (in log) of both dtypes per size. */
 tps_loo_curve *tps_lgo_measured_gather(const aset *a, int n);
 
-/* Our W8A16 kernels: data/h200_gemm_w8a16.tsv fitted in sample and leaving one M out. */
+/* Our W8A16 kernels: the table their model is fitted to (the dispatch of issue 28 on a lent
+ * H100, K 5120 N 1792), in sample and leaving one M out. */
+#define TPS_LGO_W8_TABLE "h100_w8a16_grid_5120x1792_w8a16.tsv"
 int tps_lgo_run_w8(const tps_gpu_table *gt, w8_part *w, tps_err *e);
 
 #endif

@@ -7,6 +7,7 @@
 #include "src/base/jsonout.h"
 #include "src/cli/loo_run.h"
 #include "model/core/status.h"
+#include "model/core/w8plan.h"
 #include "src/base/exit.h"
 
 static json_t *err_json(const tps_loo_err *e) {
@@ -108,7 +109,7 @@ static void print_w8(const w8_part *w8) {
   for (size_t i = 0; i < w8->npts; i++) {
     int kind;
     tps_xw8_time_us(&w8->m, w8->gpu, w8->rows[i], w8->n, w8->k, &kind);
-    printf("%8ld %7s %11.3f %9.3f %+7.1f%% %9.3f %+7.1f%%\n", w8->rows[i], kind ? "wgmma" : "stream", w8->t[i], w8->fit_us[i],
+    printf("%8ld %7s %11.3f %9.3f %+7.1f%% %9.3f %+7.1f%%\n", w8->rows[i], kind >= 0 ? tps_w8p_kind_names[kind] : "-", w8->t[i], w8->fit_us[i],
            100 * (w8->fit_us[i] / w8->t[i] - 1), w8->loo_us[i], 100 * (w8->loo_us[i] / w8->t[i] - 1));
   }
   printf("\n");

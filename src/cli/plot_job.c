@@ -41,9 +41,10 @@
 #define DEFAULT_TMAX 16384L
 #define DEFAULT_SAMPLES 200
 #define LATENCY_MAX_TARGETS 12
-/* the H200 GEMM measurement the main job draws on its H200 latency figure, and its path */
-#define TPS_H200_GEMM_TABLE "h200_gemm_w8a16.tsv"
-#define TPS_H200_GEMM_PATH "w8a16"
+/* the GEMM measurement of our W8A16 kernels the main job draws on its H100 latency figure (the
+ * table of the kernels' current dispatch; data/parts.tsv), and its path */
+#define TPS_W8_GEMM_TABLE "h100_w8a16_grid_5120x1792_w8a16.tsv"
+#define TPS_W8_GEMM_PATH "w8a16"
 
 /* ---------------------------------------------------------------- token grid */
 
@@ -667,15 +668,15 @@ int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files 
   return tps_plot_default_from(outdir, o, NULL, NULL, w, e);
 }
 
-/* The H200 at TP8 on the path measured there (w8a16): its replicated latency is the GEMM of
- * T rows, which the bundled H200 table measures (median, min and max).  0 or -1. */
-static int h200_gemm_figure(const tps_plot_job *j, const tps_gpu *h200, int tp, tps_plot_files *w, tps_err *e) {
-  const tps_path *hp = tps_path_find_for(TPS_H200_GEMM_PATH, TPS_PATH_F_MODEL);
+/* The H100 at TP8 on our W8A16 kernels: its replicated latency is the GEMM of T rows, which the
+ * bundled H100 table measures (median, min and max).  0 or -1. */
+static int w8_gemm_figure(const tps_plot_job *j, const tps_gpu *gpu, int tp, tps_plot_files *w, tps_err *e) {
+  const tps_path *hp = tps_path_find_for(TPS_W8_GEMM_PATH, TPS_PATH_F_MODEL);
   tps_table gt;
   memset(&gt, 0, sizeof gt);
   char gpath[4096];
-  if (!hp || tps_data_path(TPS_H200_GEMM_TABLE, gpath, sizeof gpath, e) || tps_table_read(gpath, &gt, e)) {
-    if (!hp) tps_err_set(e, NULL, 0, "unknown kernel path '%s'", TPS_H200_GEMM_PATH);
+  if (!hp || tps_data_path(TPS_W8_GEMM_TABLE, gpath, sizeof gpath, e) || tps_table_read(gpath, &gt, e)) {
+    if (!hp) tps_err_set(e, NULL, 0, "unknown kernel path '%s'", TPS_W8_GEMM_PATH);
     return -1;
   }
   const double *mn = tps_table_extra(&gt, "min_us"), *mx = tps_table_extra(&gt, "max_us");
@@ -686,10 +687,10 @@ static int h200_gemm_figure(const tps_plot_job *j, const tps_gpu *h200, int tp, 
     return -1;
   }
   for (size_t i = 0; i < gt.nrows; i++) tok[i] = gt.rows[i];
-  tps_plot_meas gm = {h200->name, tp, hp->name, TPS_H200_GEMM_TABLE, gt.nrows, tok, gt.time_us, NULL, mn, mx, NULL, NULL};
+  tps_plot_meas gm = {gpu->name, tp, hp->name, TPS_W8_GEMM_TABLE, gt.nrows, tok, gt.time_us, NULL, mn, mx, NULL, NULL};
   const tps_plot_meas *gms[1] = {&gm};
   const char *hpn[1] = {hp->name};
-  const tps_gpu *g1[1] = {h200};
+  const tps_gpu *g1[1] = {gpu};
   tps_plot_job jh = *j;
   jh.meas = gms; jh.ngpu = 1; jh.gpu = g1; jh.npath = 1; jh.path = hpn;
   jh.figures = TPS_PLOT_FIG_LATENCY;
@@ -759,8 +760,8 @@ int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const tps_
   /* 2b. H100/H200 next to the seed pull request's pessimistic rule (the rule scales H20 the
    * same way for both, so one grey curve) */
   if (rule_figure(&j, h100, h200, outdir, &oo, w, e)) goto out;
-  /* 2c. the H200 at TP8 on the path measured there */
-  if (h200_gemm_figure(&j, h200, tp1[0], w, e)) goto out;
+  /* 2c. the H100 at TP8 on our W8A16 kernels, measured there */
+  if (w8_gemm_figure(&j, h100, tp1[0], w, e)) goto out;
   /* 3. the crossover map: every bundled GPU x TP 2, 4, 8, 16 x every path (tps_grid_run) */
   if (!grid0) {
     const tps_gpu **ga = malloc(ref->gpus.n * sizeof *ga);

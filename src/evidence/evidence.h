@@ -12,8 +12,8 @@
  *      per measured part) that holds the asked shape;
  *   3. a model: dense-bf16 / native-fp8: the cross-GPU GEMM model (model/latency/xgemm.h) fitted on
  *      every bundled GPU but the target (data/xgpu.fit, `tpsplit fit --xgpu`); w8a16 on SM90:
- *      our kernels' model fitted to data/h200_gemm_w8a16.tsv (transferred by HBM and peak
- *      to other SM90 GPUs); marlin-w8a16: the fit of the bundled H20 table transferred by
+ *      our kernels' model on their dispatch rule fitted to data/h100_w8a16_grid_5120x1792_w8a16.tsv
+ *      (transferred by HBM and per-SM peak to other SM90 GPUs); marlin-w8a16: the fit of the bundled H20 table transferred by
  *      peak x efficiency and HBM bandwidth; else spec-only (datasheet x path priors).
  *   Between measured points the measurement, outside them the model (anchored), flagged.
  *  all-gather of (GPU, TP, backend):

@@ -57,14 +57,15 @@ for g in "$T/ncclt/current.txt" "$T/ncclt/mpi.txt" "$D/aic/nccl_h100_sxm.tsv.gz"
 done
 rm -f "$tmp/t.json"
 
-# ---- offline accuracy: the sweep taken from the full H200 tables, the other rows scored
+# ---- offline accuracy: the sweep taken from the full tables, the other rows scored (H200 dense-bf16 and
+# native-fp8; w8a16: the H100's table of the kernels' current dispatch, whose shape the w8a16 model follows)
 expect_rc 0 "$TPSPLIT" calibrate --simulate "$D/h200_gemm_dense-bf16.tsv" "$D/h200_gemm_native-fp8.tsv" \
-  "$D/h200_gemm_w8a16.tsv"
+  "$D/h100_w8a16_grid_5120x1792_w8a16.tsv"
 cp "$tmp/out" "$tmp/sim.txt"
-n=$(awk -F'\t' '$1 ~ /h200_gemm/ {n++} END {print n+0}' "$tmp/sim.txt")
+n=$(awk -F'\t' '$1 ~ /h200_gemm|h100_w8a16/ {n++} END {print n+0}' "$tmp/sim.txt")
 [ "$n" -eq 3 ] && ok || fail "--simulate: $n table rows, want 3: $(cat "$tmp/sim.txt")"
 # columns: table data swept scored steffen_med steffen_max shaped_med shaped_max
-awk -F'\t' '$1 ~ /h200_gemm/ { m = $7; x = $8; sub("%", "", m); sub("%", "", x);
+awk -F'\t' '$1 ~ /h200_gemm|h100_w8a16/ { m = $7; x = $8; sub("%", "", m); sub("%", "", x);
   if ($3 < 10 || $3 > 14 || $4 < 9) { print "rows: swept " $3 " scored " $4 " in " $1; bad = 1 }
   if (m + 0 > 4 || x + 0 > 10) { print "outside 4%/10%: " $1 " median " m " max " x; bad = 1 } }
   END { exit bad }' "$tmp/sim.txt" >"$tmp/why" && ok || fail "--simulate: $(cat "$tmp/why")"
@@ -73,29 +74,31 @@ awk -F'\t' '$1 ~ /w8a16/ { s = $6; x = $8; sub("%", "", s); sub("%", "", x); exi
   "$tmp/sim.txt" && ok || fail "--simulate w8a16: shaped should beat Steffen's max: $(grep w8a16 "$tmp/sim.txt")"
 
 # ---- --simulate -o writes a calibration; --check scores it against the full tables
-expect_rc 0 "$TPSPLIT" calibrate --simulate "$D/h200_gemm_dense-bf16.tsv" "$D/h200_gemm_native-fp8.tsv" \
-  "$D/h200_gemm_w8a16.tsv" -o "$tmp/sim.json"
+# (one GPU per calibration: the H100's native-fp8 and w8a16 tables)
+expect_rc 0 "$TPSPLIT" calibrate --simulate "$D/h100_gemm_native-fp8.tsv" \
+  "$D/h100_w8a16_grid_5120x1792_w8a16.tsv" -o "$tmp/sim.json"
+grep -v '^#' "$tmp/out" | grep w8a16 >"$tmp/sim.txt"
 expect_grep '"schema_version": 1' "$tmp/sim.json"
-expect_grep '"NVIDIA_H200": \{' "$tmp/sim.json"
-expect_rc 0 "$TPSPLIT" calibrate --check "$tmp/sim.json" "$D/h200_gemm_dense-bf16.tsv" "$D/h200_gemm_native-fp8.tsv" \
-  "$D/h200_gemm_w8a16.tsv"
-expect_grep "^5120x1792	w8a16	11	12	.*	within	" "$tmp/out"
+expect_grep '"NVIDIA_H100_80GB_HBM3": \{' "$tmp/sim.json"
+expect_rc 0 "$TPSPLIT" calibrate --check "$tmp/sim.json" "$D/h100_gemm_native-fp8.tsv" \
+  "$D/h100_w8a16_grid_5120x1792_w8a16.tsv"
+expect_grep "^5120x1792	w8a16	17	12	.*	within	" "$tmp/out"
 expect_grep "^# every part within tolerance" "$tmp/out"
 # the check's numbers are the simulation's (the file carries the sweep; the refit is deterministic)
 sm=$(awk -F'\t' '$1 ~ /w8a16/ {print $7}' "$tmp/sim.txt")
 cm=$(awk -F'\t' '$2 == "w8a16" {printf "%.1f%%", $5 + 0}' "$tmp/out")
 [ "$sm" = "$cm" ] && ok || fail "--check w8a16 median $cm, --simulate said $sm"
-expect_rc 1 "$TPSPLIT" calibrate --check "$tmp/sim.json" --tolerance 0.1,0.2 "$D/h200_gemm_dense-bf16.tsv"
+expect_rc 1 "$TPSPLIT" calibrate --check "$tmp/sim.json" --tolerance 0.1,0.2 "$D/h100_gemm_native-fp8.tsv"
 expect_grep "OUTSIDE" "$tmp/out"
-expect_rc 0 "$TPSPLIT" calibrate --check "$tmp/sim.json" --json "$D/h200_gemm_w8a16.tsv"
+expect_rc 0 "$TPSPLIT" calibrate --check "$tmp/sim.json" --json "$D/h100_w8a16_grid_5120x1792_w8a16.tsv"
 expect_grep '"within": true' "$tmp/out"
 # a bench of a path the calibration lacks, a broken calibration: exit 2, one line
 expect_rc 2 "$TPSPLIT" calibrate --check "$tmp/sim.json" "$T/gemm_h20_marlin.tsv"
 sed 's/"schema_version": 1/"schema_version": 7/' "$tmp/sim.json" >"$tmp/bad.json"
-expect_rc 2 "$TPSPLIT" calibrate --check "$tmp/bad.json" "$D/h200_gemm_w8a16.tsv"
+expect_rc 2 "$TPSPLIT" calibrate --check "$tmp/bad.json" "$D/h100_w8a16_grid_5120x1792_w8a16.tsv"
 sl=$(grep -n '"schema_version"' "$tmp/bad.json" | cut -d: -f1) # the reader names the key's line
 expect_grep "bad.json:$sl: \\\$.schema_version: version 7; this tpsplit reads version 1" "$tmp/err"
 sed 's/"sm_count": 132/"sm_count": "132"/' "$tmp/sim.json" >"$tmp/bad.json"
-expect_rc 2 "$TPSPLIT" calibrate --check "$tmp/bad.json" "$D/h200_gemm_w8a16.tsv"
-expect_grep "\\\$.devices.NVIDIA_H200.sm_count: an integer from 1 to 100000, not a string" "$tmp/err"
+expect_rc 2 "$TPSPLIT" calibrate --check "$tmp/bad.json" "$D/h100_w8a16_grid_5120x1792_w8a16.tsv"
+expect_grep "\\\$.devices.NVIDIA_H100_80GB_HBM3.sm_count: an integer from 1 to 100000, not a string" "$tmp/err"
 finish

@@ -234,7 +234,7 @@ fi
 # nothing on stdout, no temporary
 mkdir "$tmp/same"
 S="$tmp/same"
-mkdir "$S/data"; cp "$top_srcdir/data/gpus.tsv" "$top_srcdir/data/h200_gemm_w8a16.tsv" "$S/data/"
+mkdir "$S/data"; cp "$top_srcdir/data/gpus.tsv" "$top_srcdir/data/h100_w8a16_grid_5120x1792_w8a16.tsv" "$S/data/"
 cp "$h20" "$S/split.tsv"; cp "$cur" "$S/log.txt"; cp "$top_srcdir/data/h200_gemm_dense-bf16.tsv" "$S/G.tsv"
 ln -s split.tsv "$S/link.tsv"; ln "$S/log.txt" "$S/hard.txt"
 same_case() { # same_case FILE PATTERN tpsplit-args...: FILE must survive unchanged
@@ -269,7 +269,7 @@ same_case "$S/G.tsv" "^tpsplit [a-z][a-z -]*: $S/./Y: --thresholds-out and -o '$
 keep_dd=${TPSPLIT_DATADIR-}
 export TPSPLIT_DATADIR="$S/data"
 same_case "$S/data/gpus.tsv" "-o $W the bundled GPU table" predict --gpu H20 -o "$S/data/gpus.tsv"
-same_case "$S/data/h200_gemm_w8a16.tsv" "-o $W a bundled measurement" fit --xgpu -o "$S/data/h200_gemm_w8a16.tsv"
+same_case "$S/data/h100_w8a16_grid_5120x1792_w8a16.tsv" "-o $W a bundled measurement" fit --xgpu -o "$S/data/h100_w8a16_grid_5120x1792_w8a16.tsv"
 if [ -n "$keep_dd" ]; then TPSPLIT_DATADIR=$keep_dd; else unset TPSPLIT_DATADIR; fi
 # refused before anything is read: a FIFO nobody writes is not waited for
 t0=$(now_ms)

@@ -49,7 +49,7 @@ awk -v a="$ra" -v b="$rb" 'BEGIN { exit !(a > 0 && b > 0 && b < 0.9 * a) }' && o
 
 # --- a path without an aic form stays in bench and says so
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --harness aic --tokens 1024
-expect_grep 'GEMM w8a16 on H200-SXM, K 5120 N 1792, bench harness: measured: .*bench harness as measured \(w8a16 has no aic-harness form to convert by\)' "$tmp/out"
+expect_grep 'GEMM w8a16 on H200-SXM, K 5120 N 1792, bench harness: sibling: .*bench harness as measured \(w8a16 has no aic-harness form to convert by\)' "$tmp/out"
 
 # --- nothing measured and no cross-GPU model: the answer stays bench whatever was asked
 expect_rc 0 "$TPSPLIT" predict --gpu B200 --tp 8 --path w8a16 --gather nccl --harness aic --tokens 1024

@@ -94,14 +94,15 @@ awk -v s="$got" -v g="$rows" -v w="$want" 'BEGIN { d = (s - g) / w - 1; if (d < 
 expect_rc 2 "$TPSPLIT" predict --gpu H20 --tp 8 --gather nccl="$tmp/custom8.tsv"
 one_line_error "$tmp/custom8.tsv: measures the custom gather, not nccl"
 
-# --- the default names every part: H200 w8a16 (our table) with the NCCL gather AIConfigurator
-# measured on 8 H200s (data/aic/nccl_h200_sxm.tsv.gz, issue 27 item 1)
+# --- the default names every part: H200 w8a16 (the H100's table of the kernels' current dispatch, its
+# sibling: data/parts.tsv) with the NCCL gather AIConfigurator measured on 8 H200s
+# (data/aic/nccl_h200_sxm.tsv.gz, issue 27 item 1)
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --tokens 128,1024 --json
 cp "$tmp/out" "$tmp/h200.json"
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --gather nccl --tokens 128,1024
-expect_grep '^# \[[0-9]+\] GEMM w8a16 on H200-SXM, K 5120 N 1792, bench harness: measured: data/h200_gemm_w8a16.tsv lines [0-9]+-[0-9]+' "$tmp/out"
+expect_grep "^# \[[0-9]+\] GEMM w8a16 on H200-SXM, K 5120 N 1792, bench harness: sibling: data/h100_w8a16_grid_5120x1792_w8a16.tsv lines [0-9]+-[0-9]+ \(H100-SXM's tpsplit bench gemm table, w8a16 K 5120 N 1792, rows 1..16384, moved to H200-SXM by the regime's spec ratio: HBM x1.433 where the weights stream" "$tmp/out"
 expect_grep "gather nccl on H200-SXM at TP 8: measured: data/aic/nccl_h200_sxm.tsv.gz lines [0-9]+-[0-9]+ \(nccl-tests all_gather via AIConfigurator, NCCL 2.29.2, 8 GPUs" "$tmp/out"
-expect_grep '^ +1024 +128 .* nccl +m,m,m$' "$tmp/out"
+expect_grep '^ +1024 +128 .* nccl +b,b,m$' "$tmp/out"
 # its gather at T = 1024 (8 x 128 rows x 3584 B = 3.5 MiB) lies between the file's measured
 # gathers at 2 and 4 MiB of 8 GPUs (each the mean over its dtypes); replicated(128) = GEMM(128 rows)
 set -- $(gzip -dc "$data/aic/nccl_h200_sxm.tsv.gz" | awk -F'\t' '$3 == "all_gather" && $4 == 8 && ($5 == 2097152 || $5 == 4194304) {

@@ -73,13 +73,13 @@ done
 
 # each figure says its GPU, TP, path, K x N and gather backend (in its title block)
 for f in speedup_tp8_marlin-w8a16 speedup_tp8_marlin-w8a16_vs_rule latency_H20_tp8_marlin-w8a16 \
-         latency_H200-SXM_tp8_w8a16 fitq_H20_tp8_marlin-w8a16 crossover layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192; do
+         latency_H100-SXM_tp8_w8a16 fitq_H20_tp8_marlin-w8a16 crossover layers_DeepSeek-V4.1-Flash_H200-SXM_tp8_T8192; do
   s="$tmp/m/$f.gp"
   grep -q "K [0-9][0-9]* x N \([0-9][0-9]*\|of each projection\)" "$s" && ok || fail "$f: no K x N"
   grep -q "gather \(auto\|NCCL\|custom\)" "$s" && ok || fail "$f: no gather backend"
   case $f in crossover) ;; *) grep -q "TP[0-9]" "$s" && grep -q "marlin-w8a16\|w8a16" "$s" && ok || fail "$f: no TP or path" ;; esac
 done
-grep -q "H200-SXM, TP8, w8a16" "$tmp/m/latency_H200-SXM_tp8_w8a16.gp" && ok || fail "H200 latency: no GPU in the title"
+grep -q "H100-SXM, TP8, w8a16" "$tmp/m/latency_H100-SXM_tp8_w8a16.gp" && ok || fail "H100 w8a16 latency: no GPU in the title"
 # the legend names the sources in words, not the terminal's [n]
 grep "title '" "$tmp/m/speedup_tp8_marlin-w8a16.gp" | grep -q '\[[0-9][0-9]*\]' && fail "speedup legend holds [n] source numbers" || ok
 grep -q "title 'H100-SXM: GEMM sibling''s" "$tmp/m/speedup_tp8_marlin-w8a16.gp" && ok || fail "speedup legend: H100 source not in words"

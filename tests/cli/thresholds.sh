@@ -8,10 +8,12 @@
 #     never splits: a null entry);
 #  3. crossover --thresholds-out: one entry per cell of TP >= 2 that runs, each the threshold
 #     crossover prints; TP 1 and unwritable files fail before anything is left behind;
-#  4. win bands: the H200 5120x1792 w8a16 TP8 auto entry predicted from the 2026-12-05 full
-#     bench (the split wins from 129, loses from 2049, wins from 2306 on): its two bands and
-#     the gap's depth against predict's own table of every token in the gap; decide prints
-#     them; a malformed win_bands_tokens or losing_gaps: one line naming the JSON path, exit 2.
+#  4. win bands: the H100 5120x1792 w8a16 TP4 nccl entry predicted from the H100 table of the
+#     W8A16 kernels' current dispatch (data/h100_w8a16_grid_5120x1792_w8a16.tsv: the split wins
+#     from 1039, loses from 1045 (262 rows a rank: past the 256-row split form), wins from 2564
+#     on): its two bands and the gap's depth against predict's own table of every token in the
+#     gap; decide prints them; a malformed win_bands_tokens or losing_gaps: one line naming the
+#     JSON path, exit 2.
 . "$top_srcdir/tests/cli/lib.sh"
 cal="$top_srcdir/data/calibrate/thresholds_h200_5120x1792.json"
 dec() { "$TPSPLIT" decide "$@"; }
@@ -106,12 +108,12 @@ for cfg in "H200 8 w8a16" "H200 8 marlin-w8a16" "H20 8 marlin-w8a16" "H100 4 den
   done
   [ -n "$pthr" ] && { [ "$pthr" = "$tb" ] && ok || fail "$cfg: predict threshold $pthr, file $tb"; }
 done
-# the provenance as the prediction names it: H200 w8a16's GEMM measured (the bundled table's
-# lines), its custom gather transferred (from the H20), its NCCL gather measured (AIConfigurator's
+# the provenance as the prediction names it: H200 w8a16's GEMM from its sibling, the H100's table of
+# the kernels' current dispatch (its lines), its custom gather transferred (from the H20), its NCCL gather measured (AIConfigurator's
 # nccl-tests on 8 H200s, data/aic/nccl_h200_sxm.tsv.gz)
 f="$tmp/pred_H200_8_w8a16.json"
-expect_grep '"source": "data/h200_gemm_w8a16.tsv:[0-9]+-[0-9]+"' "$f"
-expect_grep '"kind": "measured"' "$f"
+expect_grep '"source": "sibling: data/h100_w8a16_grid_5120x1792_w8a16.tsv lines [0-9]+-[0-9]+ ' "$f"
+expect_grep '"kind": "sibling"' "$f"
 expect_grep '"kind": "transferred"' "$f"
 expect_grep '"H20"' "$f"
 expect_grep '"method": "custom one-shot while the per-rank part <= 2097152 bytes \(transferred\), NCCL above \(measured\)"' "$f"
@@ -119,7 +121,7 @@ expect_grep '"device_name": "NVIDIA H200"' "$f"
 expect_grep '"command": "tpsplit predict --gpu H200 --tp 8 --path w8a16 --thresholds-out ' "$f"
 expect_rc 0 dec --thresholds "$f" --tp 8 --tokens 4096 --path w8a16 --json
 expect_grep '"measured_on_device": false' "$tmp/out"
-expect_grep '"kind": "measured"' "$tmp/out"
+expect_grep '"kind": "sibling"' "$tmp/out"
 # the file's answer is predict's: break-even and interval
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --json
 pbe=$(jnum breakeven_tokens "$tmp/out") plo=$(jnum breakeven_lo "$tmp/out") phi=$(jnum breakeven_hi "$tmp/out")
@@ -163,35 +165,35 @@ expect_grep 'no cell of the grid fits the thresholds schema' "$tmp/err"
 [ "$(grep -c '"win_bands_tokens"' "$tmp/cx.json")" = "$nent" ] && ok || fail "crossover: not every entry has win_bands_tokens"
 
 # --- 4. win bands
-full="$top_srcdir/data/calibrate/2026-12-05/full_5120x1792_w8a16.tsv"
+full="$top_srcdir/data/h100_w8a16_grid_5120x1792_w8a16.tsv"
 wb="$tmp/bands.json"
-pargs="--gpu H200 --tp 8 --path w8a16 --k 5120 --n 1792 --gemm $full --gather auto"
+pargs="--gpu H100 --tp 4 --path w8a16 --k 5120 --n 1792 --gemm $full --gather nccl"
 expect_rc 0 "$TPSPLIT" predict $pargs --thresholds-out "$wb"
-expect_grep '^sign changes: wins from 129; loses from 2049; wins from 2306$' "$tmp/out"
-expect_grep '^losing gaps between win bands \(replicated / split\): 2049\.\.2305 at worst 0\.904x$' "$tmp/out"
+expect_grep '^sign changes: wins from 1039; loses from 1045; wins from 2564$' "$tmp/out"
+expect_grep '^losing gaps between win bands \(replicated / split\): 1045\.\.2563 at worst 0\.827x$' "$tmp/out"
 flat=$(tr -d ' \n' <"$wb")
-case $flat in *'"win_bands_tokens":[[129,2048],[2306,null]]'*) ok ;; *) fail "win_bands_tokens not [[129,2048],[2306,null]] in $wb" ;; esac
-case $flat in *'"losing_gaps":[{"from_tokens":2049,"min_speedup":0.9'*',"to_tokens":2305}]'*) ok ;; *) fail "losing_gaps not 2049..2305 in $wb" ;; esac
+case $flat in *'"win_bands_tokens":[[1039,1044],[2564,null]]'*) ok ;; *) fail "win_bands_tokens not [[1039,1044],[2564,null]] in $wb" ;; esac
+case $flat in *'"losing_gaps":[{"from_tokens":1045,"min_speedup":0.8'*',"to_tokens":2563}]'*) ok ;; *) fail "losing_gaps not 1045..2563 in $wb" ;; esac
 # the gap's depth: the smallest replicated / split of predict's own table of every token in it
-expect_rc 0 "$TPSPLIT" predict $pargs --tokens 2049..2305:1 -o "$tmp/gap.tsv"
+expect_rc 0 "$TPSPLIT" predict $pargs --tokens 1045..2563:1 -o "$tmp/gap.tsv"
 want=$(awk -F'\t' '!/^#/ && $1 ~ /^[0-9]+$/ { s = $3 / $4; if (m == "" || s < m) m = s } END { printf "%.9f", m }' "$tmp/gap.tsv")
 got=$(echo "$flat" | sed -n 's/.*"min_speedup":\([0-9.]*\).*/\1/p')
 expect_near "$got" "$want" 1e-9 "min_speedup (table: $want)"
 # the band edges against the same table: the split loses on every token of the gap and wins at
 # the token before it and the token after it
-expect_rc 0 "$TPSPLIT" predict $pargs --tokens 2048,2306 -o "$tmp/edge.tsv"
-awk -F'\t' '!/^#/ && $1 ~ /^[0-9]+$/ { n++; if (!($4 >= $3)) bad = bad " " $1 } END { exit !(n == 257 && bad == "") }' "$tmp/gap.tsv" &&
-  ok || fail "the gap 2049..2305: not every token has split >= replicated in predict's table"
+expect_rc 0 "$TPSPLIT" predict $pargs --tokens 1044,2564 -o "$tmp/edge.tsv"
+awk -F'\t' '!/^#/ && $1 ~ /^[0-9]+$/ { n++; if (!($4 >= $3)) bad = bad " " $1 } END { exit !(n == 1519 && bad == "") }' "$tmp/gap.tsv" &&
+  ok || fail "the gap 1045..2563: not every token has split >= replicated in predict's table"
 awk -F'\t' '!/^#/ && $1 ~ /^[0-9]+$/ { n++; if (!($4 < $3)) bad = bad " " $1 } END { exit !(n == 2 && bad == "") }' "$tmp/edge.tsv" &&
-  ok || fail "2048 and 2306: the split does not win in predict's table"
+  ok || fail "1044 and 2564: the split does not win in predict's table"
 # decide prints the bands under the threshold, and gives them in --json
-expect_rc 1 dec --thresholds "$wb" --tp 8 --path w8a16 --k 5120 --n 1792 --tokens 500
+expect_rc 1 dec --thresholds "$wb" --gpu H100 --tp 4 --gather nccl --path w8a16 --k 5120 --n 1792 --tokens 500
 expect_grep '^  FAIL  token_threshold +500 tokens < threshold 4096' "$tmp/out"
-expect_grep '^ +win bands 129\.\.2048, 2306\.\.16384 \(max_tokens\); losing gap 2049\.\.2305 at worst 0\.904x$' "$tmp/out"
+expect_grep '^ +win bands 1039\.\.1044, 2564\.\.16384 \(max_tokens\); losing gap 1045\.\.2563 at worst 0\.827x$' "$tmp/out"
 [ "$(grep -c 'win bands' "$tmp/out")" = 1 ] && ok || fail "decide: the bands not on one line"
-expect_rc 1 dec --thresholds "$wb" --tp 8 --path w8a16 --k 5120 --n 1792 --tokens 500 --json
+expect_rc 1 dec --thresholds "$wb" --gpu H100 --tp 4 --gather nccl --path w8a16 --k 5120 --n 1792 --tokens 500 --json
 flat=$(tr -d ' \n' <"$tmp/out")
-case $flat in *'"win_bands_tokens":[[129,2048],[2306,null]]'*'"losing_gaps"'*|*'"losing_gaps"'*'"win_bands_tokens":[[129,2048],[2306,null]]'*) ok ;;
+case $flat in *'"win_bands_tokens":[[1039,1044],[2564,null]]'*'"losing_gaps"'*|*'"losing_gaps"'*'"win_bands_tokens":[[1039,1044],[2564,null]]'*) ok ;;
   *) fail "decide --json: no bands" ;; esac
 # one band from the break-even says nothing more: no line (H200 native-fp8 5120x1792 nccl)
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path native-fp8 --gather nccl --thresholds-out "$tmp/one.json"
@@ -201,15 +203,15 @@ expect_nogrep 'win bands' "$tmp/out"
 # an older file without bands reads as before (section 1); a malformed one: one line, exit 2
 badband() { # SED-EXPRESSION WANT: edit $wb, expect decide to refuse it with WANT
   sed "$1" "$wb" >"$tmp/bb.json"
-  expect_rc 2 dec --thresholds "$tmp/bb.json" --tp 8 --path w8a16 --k 5120 --n 1792 --tokens 500
+  expect_rc 2 dec --thresholds "$tmp/bb.json" --gpu H100 --tp 4 --gather nccl --path w8a16 --k 5120 --n 1792 --tokens 500
   one_line
-  expect_grep "bb.json:[0-9]+: \\\$\\.devices\\.NVIDIA_H200\\.thresholds\\.5120x1792\\.w8a16\\.8\\.auto\\.$2" "$tmp/err"
+  expect_grep "bb.json:[0-9]+: \\\$\\.devices\\.NVIDIA_H100_80GB_HBM3\\.thresholds\\.5120x1792\\.w8a16\\.4\\.nccl\\.$2" "$tmp/err"
 }
 badband 's/"win_bands_tokens": \[/"win_bands_tokens": 7, "x": [/' 'win_bands_tokens: an array of at most 128 bands'
-badband 's/^\( *\)2048,*$/\199/' 'win_bands_tokens\[0\]: to: an integer from 129 to 16383, or null when the band reaches max_tokens, not 99'
-badband 's/^\( *\)2306,$/\12307,/' 'win_bands_tokens\[1\]: the band reaching max_tokens starts at 2307, breakeven_tokens is 2306'
-badband '/win_bands_tokens/,$ s/^\( *\)129,$/\1"129",/' 'win_bands_tokens\[0\]: from: an integer from 1 to max_tokens 16384, not a string'
+badband 's/^\( *\)1044,*$/\199/' 'win_bands_tokens\[0\]: to: an integer from 1039 to 16383, or null when the band reaches max_tokens, not 99'
+badband 's/^\( *\)2564,$/\12565,/' 'win_bands_tokens\[1\]: the band reaching max_tokens starts at 2565, breakeven_tokens is 2564'
+badband '/win_bands_tokens/,$ s/^\( *\)1039,$/\1"1039",/' 'win_bands_tokens\[0\]: from: an integer from 1 to max_tokens 16384, not a string'
 badband 's/"losing_gaps": \[/"losing_gapz": [/' 'losing_gaps: missing \(win_bands_tokens and losing_gaps come together\)'
 badband 's/"min_speedup": [0-9.]*/"min_speedup": 1.5/' 'losing_gaps\[0\]\.min_speedup: at most 1'
-badband 's/"to_tokens": 2305/"to_tokens": 2304/' 'losing_gaps\[0\]: 2049\.\.2304 is not the gap 2049\.\.2305'
+badband 's/"to_tokens": 2563/"to_tokens": 2562/' 'losing_gaps\[0\]: 1045\.\.2562 is not the gap 1045\.\.2563'
 finish

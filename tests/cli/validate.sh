@@ -7,8 +7,12 @@
 #     hand-computed one (below);
 #  3. a hand-made prediction table (replicated x 1.10, split x 0.95 of the measured values,
 #     made here with awk): every error is +10% / -5%, summary and break-even by hand;
-#  4. --calibration: the real H200 calibrate run (data/calibrate/) against its full benches:
-#     dense-bf16 5120x1792 outside by its max (10.36% > 10%), native-fp8 and w8a16 within.
+#  4. --calibration: the real H200 calibrate run (data/calibrate/, 2026-12-04) against its full
+#     benches: dense-bf16 5120x1792 outside by its max (10.36% > 10%), native-fp8 within, w8a16
+#     outside by its max (32.92%): the w8a16 model refitted to the file's sweep follows the
+#     kernels' current dispatch (model/core/w8plan.h), which the kernels calibrated then did not
+#     run (their 2305-row wave step, 61 -> 121 us on the H200, is gone since whole waves first):
+#     a calibration of other kernels fails its own check, and says so.
 . "$top_srcdir/tests/cli/lib.sh"
 h20="$top_srcdir/data/h20_tp8_fused_wqa_wkv.tsv"
 
@@ -81,10 +85,10 @@ cp "$tmp/out" "$tmp/cal.txt"
 expect_grep '^# calibration: .*thresholds_h200_5120x1792.json \(NVIDIA_H200, calibrated 2026-12-04T21:35:26Z\)$' "$tmp/cal.txt"
 expect_grep '^5120x1792	dense-bf16	24	0	1\.88%	10\.36%	OUTSIDE	' "$tmp/cal.txt"
 expect_grep '^5120x1792	native-fp8	24	0	1\.72%	9\.09%	within	' "$tmp/cal.txt"
-expect_grep '^5120x1792	w8a16	24	0	1\.18%	5\.59%	within	' "$tmp/cal.txt"
-[ "$(grep -c '	OUTSIDE	' "$tmp/cal.txt")" -eq 1 ] && [ "$(grep -c '	within	' "$tmp/cal.txt")" -eq 2 ] && ok ||
-  fail "--calibration: want exactly 1 OUTSIDE and 2 within"
-expect_grep '^verdict: OUTSIDE tolerance: 5120x1792 dense-bf16 max 10\.36% > 10\.0%$' "$tmp/cal.txt"
+expect_grep '^5120x1792	w8a16	24	0	1\.95%	32\.92%	OUTSIDE	' "$tmp/cal.txt"
+[ "$(grep -c '	OUTSIDE	' "$tmp/cal.txt")" -eq 2 ] && [ "$(grep -c '	within	' "$tmp/cal.txt")" -eq 1 ] && ok ||
+  fail "--calibration: want exactly 2 OUTSIDE and 1 within"
+expect_grep '^verdict: OUTSIDE tolerance: 5120x1792 dense-bf16 max 10\.36% > 10\.0%; 5120x1792 w8a16 max 32\.92% > 10\.0%$' "$tmp/cal.txt"
 # decision quality (calibrate --check's code): one row per threshold of the file (its entries
 # counted in the JSON), the part's thr_worst the largest worst of its rows, the verdict the target
 # (mean <= 0.5%, worst <= 5%) and the count line their sum
@@ -100,23 +104,23 @@ while read -r p w; do
 done < "$tmp/cal.mx"
 met=$(grep -c '	met$' "$tmp/cal.ex")
 expect_grep "^# decision quality target met by $met of $nthr thresholds$" "$tmp/cal.txt"
-# the two within alone: exit 0
-expect_rc 0 "$TPSPLIT" validate --calibration "$cal" "$cd_"/full_5120x1792_native-fp8.tsv "$cd_"/full_5120x1792_w8a16.tsv
+# the one within alone: exit 0
+expect_rc 0 "$TPSPLIT" validate --calibration "$cal" "$cd_"/full_5120x1792_native-fp8.tsv
 expect_grep '^verdict: within tolerance$' "$tmp/out"
 # JSON: the same verdicts
 expect_rc 1 "$TPSPLIT" validate --calibration "$cal" --json "$cd_"/full_5120x1792_*.tsv
 tr -d ' \n' <"$tmp/out" >"$tmp/cal.json"
-for pv in 'dense-bf16:false' 'native-fp8:true' 'w8a16:true'; do
+for pv in 'dense-bf16:false' 'native-fp8:true' 'w8a16:false'; do
   p=${pv%:*} w=${pv#*:}
   grep -q "\"path\":\"$p\"[^}]*\"within\":$w" "$tmp/cal.json" && ok || fail "--json: $p not within=$w"
 done
 expect_grep '"within":false' "$tmp/cal.json"
-# the tolerance: max 11% takes dense-bf16 in; median 1.5% leaves native-fp8 and dense-bf16 out
-expect_rc 0 "$TPSPLIT" validate --calibration "$cal" --calibration-tolerance 4,11 "$cd_"/full_5120x1792_*.tsv
-expect_rc 1 "$TPSPLIT" validate --calibration "$cal" --calibration-tolerance 1.5,11 "$cd_"/full_5120x1792_*.tsv
-[ "$(grep -c '	OUTSIDE	' "$tmp/out")" -eq 2 ] && ok || fail "median 1.5%: want 2 parts outside"
+# the tolerance: max 33% takes dense-bf16 and w8a16 in; median 1.5% leaves all three out
+expect_rc 0 "$TPSPLIT" validate --calibration "$cal" --calibration-tolerance 4,33 "$cd_"/full_5120x1792_*.tsv
+expect_rc 1 "$TPSPLIT" validate --calibration "$cal" --calibration-tolerance 1.5,33 "$cd_"/full_5120x1792_*.tsv
+[ "$(grep -c '	OUTSIDE	' "$tmp/out")" -eq 3 ] && ok || fail "median 1.5%: want 3 parts outside"
 expect_rc 1 "$TPSPLIT" validate --calibration "$cd_/thresholds_h200_7168x2112.json" "$cd_"/full_7168x2112_*.tsv
-expect_grep '^7168x2112	w8a16	23	1	0\.77%	3\.98%	within	' "$tmp/out"
+expect_grep '^7168x2112	w8a16	23	1	1\.55%	68\.25%	OUTSIDE	' "$tmp/out"
 # --rows: every bench row
 expect_rc 1 "$TPSPLIT" validate --calibration "$cal" --rows "$cd_"/full_5120x1792_dense-bf16.tsv
 expect_grep '^5120x1792	dense-bf16	1792	' "$tmp/out"

@@ -153,12 +153,17 @@ static void test_sweep(void) {
     CHECK(rows[0] == 1 && rows[n - 1] == 16384, "%s: ends %ld..%ld", tps_path_name(path), rows[0], rows[n - 1]);
     for (size_t i = 1; i < n; i++) CHECK(rows[i] > rows[i - 1], "%s: not ascending at %zu", tps_path_name(path), i);
   }
-  /* w8a16 on SM90: one row per stream-kernel regime (token tiles 16..128, 2 and 3 launches)
-   * and the wgmma 128-token tile's top */
+  /* w8a16 on SM90: one row per stream-kernel regime (token tiles 16..128), then the tops of the
+   * rule's other regimes spread in log rows: at least one in each octave pair past 128 */
   tps_cal_sweep_req q = {TPS_PATH_W8A16, 5120, 1792, &g, 16384, 12};
   size_t n = tps_cal_sweep_rows(&q, rows, TPS_CAL_MAX_PTS);
-  const long want[] = {16, 32, 48, 64, 128, 256, 384, 1024};
+  const long want[] = {16, 32, 48, 64, 128};
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) CHECK(has(rows, n, want[i]), "w8a16 sweep lacks %ld", want[i]);
+  for (long lo = 129; lo < 16384; lo *= 4) {
+    int in = 0;
+    for (size_t i = 0; i < n; i++) in += rows[i] >= lo && rows[i] < 4 * lo;
+    CHECK(in >= 1, "w8a16 sweep: no row in %ld..%ld", lo, 4 * lo - 1);
+  }
   /* no datasheet: log-spaced, still the ends */
   tps_cal_sweep_req r = {TPS_PATH_DENSE_BF16, 5120, 1792, NULL, 4096, 6};
   n = tps_cal_sweep_rows(&r, rows, TPS_CAL_MAX_PTS);
@@ -193,9 +198,8 @@ static void test_gemm_fit(void) {
   w.p[TPS_XW8_STREAM_US] = 3.3;
   w.p[TPS_XW8_STREAM_GBPS] = 4000;
   w.p[TPS_XW8_STREAM_TFLOPS] = 330;
-  w.p[TPS_XW8_WGMMA_US] = 2.0;
-  w.p[TPS_XW8_BLOCK_US] = 20;
-  w.p[TPS_XW8_BLOCK_TFLOPS_SM] = 8.5;
+  w.p[TPS_XW8_LAUNCH_US] = 2.0;
+  w.p[TPS_XW8_PLAN_SCALE] = 1.1;
   long rows[TPS_CAL_MAX_PTS];
   tps_cal_sweep_req q = {TPS_PATH_W8A16, 5120, 1792, &g, 16384, 12};
   size_t n = tps_cal_sweep_rows(&q, rows, TPS_CAL_MAX_PTS);
@@ -554,9 +558,8 @@ static void test_file(void) {
   w.p[TPS_XW8_STREAM_US] = 3.3;
   w.p[TPS_XW8_STREAM_GBPS] = 4000;
   w.p[TPS_XW8_STREAM_TFLOPS] = 330;
-  w.p[TPS_XW8_WGMMA_US] = 2.0;
-  w.p[TPS_XW8_BLOCK_US] = 20;
-  w.p[TPS_XW8_BLOCK_TFLOPS_SM] = 8.5;
+  w.p[TPS_XW8_LAUNCH_US] = 2.0;
+  w.p[TPS_XW8_PLAN_SCALE] = 1.1;
   tps_cal_sweep_req q = {TPS_PATH_W8A16, 5120, 1792, &g, 16384, 12};
   gm->npts = tps_cal_sweep_rows(&q, gm->rows, TPS_CAL_MAX_PTS);
   for (size_t i = 0; i < gm->npts; i++) gm->t_us[i] = tps_xw8_time_us(&w, &g, gm->rows[i], 1792, 5120, NULL);

@@ -635,7 +635,7 @@ static void test_parts(void) {
   tps_xw8_prior(&w, &h200);
   tps_xw8_transfer(&w2, &w, &h200, &h20);
   CHECK(near(w2.p[TPS_XW8_STREAM_GBPS], w.p[TPS_XW8_STREAM_GBPS] * 4000 / 4800, 1e-12) &&
-        near(w2.p[TPS_XW8_BLOCK_TFLOPS_SM], w.p[TPS_XW8_BLOCK_TFLOPS_SM] * (148.0 / 78) / (989.0 / 132), 1e-12) &&
+        near(w2.p[TPS_XW8_PLAN_SCALE], w.p[TPS_XW8_PLAN_SCALE] / ((148.0 / 78) / (989.0 / 132)), 1e-12) &&
         w2.p[TPS_XW8_STREAM_US] == w.p[TPS_XW8_STREAM_US], "xw8 transfer");
 }
 

@@ -15,6 +15,7 @@
 #include "model/core/path.h"
 #include "model/core/status.h"
 #include "model/latency/xgather.h"
+#include "model/core/w8plan.h"
 #include "model/latency/xgemm.h"
 
 #include "tests/unit/expect.h"
@@ -168,25 +169,33 @@ static void test_xw8(void) {
   const tps_gpu *h200 = gpu("H200");
   tps_xw8_model m;
   tps_xw8_prior(&m, h200);
+  m.p[TPS_XW8_LAUNCH_US] = 1.5;
   int kind;
-  tps_xw8_time_us(&m, h200, 384, 1792, 5120, &kind);
-  CHECK_TRUE(kind == 0);
-  tps_xw8_time_us(&m, h200, 385, 1792, 5120, &kind);
-  CHECK_TRUE(kind == 1);
-  /* the stream kernel: 129..256 rows are two launches of the 128-token tile, 257..384 three */
-  double t128 = tps_xw8_time_us(&m, h200, 128, 1792, 5120, NULL);
-  CHECK_TRUE(fabs(tps_xw8_time_us(&m, h200, 129, 1792, 5120, NULL) - 2 * t128) < 1e-9);
-  CHECK_TRUE(fabs(tps_xw8_time_us(&m, h200, 384, 1792, 5120, NULL) - 3 * t128) < 1e-9);
-  CHECK_TRUE(tps_xw8_time_us(&m, h200, 65, 1792, 5120, NULL) == t128);
-  /* wgmma: 14 x 16 = 224 blocks of 256 tokens at M = 4096 are 2 waves on 132 SMs; M = 2048
-   * (112 blocks) is one: the wave term doubles */
-  double w1 = tps_xw8_time_us(&m, h200, 2048, 1792, 5120, NULL) - m.p[TPS_XW8_WGMMA_US];
-  double w2 = tps_xw8_time_us(&m, h200, 4096, 1792, 5120, NULL) - m.p[TPS_XW8_WGMMA_US];
-  CHECK_TRUE(fabs(w2 - 2 * w1) < 1e-9);
+  tps_xw8_time_us(&m, h200, 64, 1792, 5120, &kind);
+  CHECK_TRUE(kind == TPS_W8P_STREAM);
+  tps_xw8_time_us(&m, h200, 16384, 1792, 5120, &kind);
+  CHECK_TRUE(kind == TPS_W8P_WGMMA);
+  /* one stream launch of the 16-token tile serves 2..16 rows alike */
+  CHECK_TRUE(tps_xw8_time_us(&m, h200, 2, 1792, 5120, NULL) == tps_xw8_time_us(&m, h200, 16, 1792, 5120, NULL));
+  /* whole waves first: at 2305 rows (N 1792 on 132 SMs: 9 x 256 = 2304 rows a wave) the rule
+   * runs 2304 rows as one 256-token wgmma launch and one row as a stream launch; the model is
+   * the sum: launch_us + plan_scale x the rule's time of the first, plus the one-row time */
+  tps_w8_geom g;
+  tps_w8_geom_default(&g, h200->sms, 1792, 5120);
+  tps_w8_pick p;
+  CHECK_TRUE(tps_w8_pick_default(&g, 2305, &p) == 0 && p.head == 2304);
+  const double t2305 = tps_xw8_time_us(&m, h200, 2305, 1792, 5120, NULL), t1 = tps_xw8_time_us(&m, h200, 1, 1792, 5120, NULL);
+  CHECK(fabs(t2305 - (1.5 + m.p[TPS_XW8_PLAN_SCALE] * tps_w8_wgmma256_us(&g, 2304) + t1)) < 1e-9, "2305 rows: %g", t2305);
+  /* the launch term scales with plan_scale: doubling it doubles the rest of a one-launch time */
+  tps_xw8_model m2 = m;
+  m2.p[TPS_XW8_PLAN_SCALE] *= 2;
+  CHECK_TRUE(tps_w8_pick_default(&g, 1024, &p) == 0 && p.head == 0 && p.kind != TPS_W8P_STREAM);
+  CHECK_TRUE(fabs(tps_xw8_time_us(&m2, h200, 1024, 1792, 5120, NULL) - 1.5 -
+                  2 * (tps_xw8_time_us(&m, h200, 1024, 1792, 5120, NULL) - 1.5)) < 1e-9);
   /* a fit to points of a known model recovers them; leaving a point out still fits */
   tps_xw8_model truth = m;
   truth.p[TPS_XW8_STREAM_US] = 4.0;
-  truth.p[TPS_XW8_BLOCK_US] = 20.0;
+  truth.p[TPS_XW8_PLAN_SCALE] = 1.2;
   long rows[] = {1, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024, 2048, 4096, 8192, 16384};
   double t[18];
   for (int i = 0; i < 18; i++) t[i] = tps_xw8_time_us(&truth, h200, rows[i], 1792, 5120, NULL);
@@ -194,9 +203,13 @@ static void test_xw8(void) {
   CHECK_TRUE(tps_xw8_fit(&f, h200, 1792, 5120, rows, t, 18, -1) == TPS_OK);
   double worst = 0;
   for (int i = 0; i < 18; i++) worst = fmax(worst, fabs(tps_xw8_time_us(&f, h200, rows[i], 1792, 5120, NULL) / t[i] - 1));
-  CHECK_TRUE(worst < 0.02);
+  CHECK(worst < 0.02, "worst %g", worst);
   CHECK_TRUE(tps_xw8_fit(&f, h200, 1792, 5120, rows, t, 18, 17) == TPS_OK);
   CHECK_TRUE(tps_xw8_fit(&f, h200, 1792, 5120, rows, t, 6, -1) == TPS_ETOOFEW);
+  /* regimes: rows of one launch plan share a key; another wave or launch count does not */
+  CHECK_TRUE(tps_xw8_regime(h200, 2, 1792, 5120) == tps_xw8_regime(h200, 16, 1792, 5120));
+  CHECK_TRUE(tps_xw8_regime(h200, 16, 1792, 5120) != tps_xw8_regime(h200, 17, 1792, 5120));
+  CHECK_TRUE(tps_xw8_regime(h200, 2304, 1792, 5120) != tps_xw8_regime(h200, 2305, 1792, 5120));
 }
 
 /* ------------------------------------------------------------------ xgather */
