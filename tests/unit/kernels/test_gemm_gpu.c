@@ -345,6 +345,7 @@ static tps_gemm *plan_or_skip(tps_path_id p, int n, int k, int maxm, const float
 }
 
 int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0); /* line by line into a pipe: a run cut short under compute-sanitizer shows how far it got */
   /* 0. (no GPU needed) every path the model marks benchable has a kernel (its tps_gemm_ops
    * registered), and no other path has one */
   for (int p = 0; p < TPS_NPATHS; p++) {
