@@ -44,7 +44,7 @@ typedef struct {
   int sms, cc_major, cc_minor, l2_bytes, sm_clock_mhz, mem_clock_mhz;
   int driver_api;        /* cudaDriverGetVersion: 1000 major + 10 minor */
   int runtime;           /* cudaRuntimeGetVersion, same encoding */
-  size_t cublaslt;       /* cublasLtGetVersion */
+  size_t cublaslt;       /* cublasLtGetVersion; 0: cuBLASLt could not be loaded */
   char nccl[16];         /* "2.28.9"; "" when the bench uses no NCCL */
   char host[64];         /* host name (multi-rank benches) */
   int mpi;               /* the ranks are MPI processes (else threads of this process) */

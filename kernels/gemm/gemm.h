@@ -96,7 +96,8 @@ tps_path_id tps_gemm_get_path(const tps_gemm *g);
 /* Bytes of weights (incl. scales) the GEMM reads from HBM; FLOPs for m rows = 2 m N K. */
 double tps_gemm_weight_bytes(const tps_gemm *g);
 
-/* cuBLASLt version (cublasLtGetVersion), for provenance lines. */
+/* cuBLASLt version (cublasLtGetVersion), for provenance lines; loads cuBLASLt (its first call
+ * costs its initializers, 0.3-0.9 s) and answers 0 where it cannot be loaded. */
 size_t tps_gemm_cublaslt_version(void);
 
 #ifdef __cplusplus

@@ -19,22 +19,33 @@
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 #include "kernels/common/check.h"
+#include "kernels/gemm/cublaslt_load.h"
 #include "kernels/gemm/gemm_internal.h"
 #include "kernels/gemm/w8quant.h"
 
 enum { LT_WS_BYTES = 32 << 20 };
 
-extern "C" size_t tps_gemm_cublaslt_version(void) { return cublasLtGetVersion(); }
+/* 0 where cuBLASLt cannot be loaded (the plans that need it say why) */
+extern "C" size_t tps_gemm_cublaslt_version(void) {
+  const char *why;
+  return tps_lt_load(&why) == TPS_OK ? tps_lt_fn.cublasLtGetVersion() : 0;
+}
 
+/* cuBLASLt is loaded here, by the first plan of a cuBLASLt path (kernels/gemm/cublaslt_load.h) */
 extern "C" int tps_lt_setup(tps_gemm *g) {
-  CUBLAS_TRY(cublasLtCreate(&g->lt));
+  const char *why;
+  if (tps_lt_load(&why) != TPS_OK) {
+    fprintf(stderr, "tpsplit: gemm: %s: cannot load cuBLASLt: %s\n", tps_path_name(g->path), why);
+    return TPS_ERR;
+  }
+  CUBLAS_TRY(tps_lt_fn.cublasLtCreate(&g->lt));
   g->lt_ws_bytes = LT_WS_BYTES;
   CUDA_TRY(cudaMalloc(&g->lt_ws, g->lt_ws_bytes));
   return TPS_OK;
 }
 
 extern "C" void tps_lt_release(tps_gemm *g) {
-  if (g->lt) cublasLtDestroy(g->lt);
+  if (g->lt) tps_lt_fn.cublasLtDestroy(g->lt);
   cudaFree(g->lt_ws);
   g->lt = NULL; g->lt_ws = NULL;
 }
@@ -48,10 +59,10 @@ typedef struct {
 } lt_plan;
 
 static void lt_free(lt_plan *p) {
-  if (p->op) cublasLtMatmulDescDestroy(p->op);
-  if (p->a) cublasLtMatrixLayoutDestroy(p->a);
-  if (p->b) cublasLtMatrixLayoutDestroy(p->b);
-  if (p->c) cublasLtMatrixLayoutDestroy(p->c);
+  if (p->op) tps_lt_fn.cublasLtMatmulDescDestroy(p->op);
+  if (p->a) tps_lt_fn.cublasLtMatrixLayoutDestroy(p->a);
+  if (p->b) tps_lt_fn.cublasLtMatrixLayoutDestroy(p->b);
+  if (p->c) tps_lt_fn.cublasLtMatrixLayoutDestroy(p->c);
 }
 
 static int lt_make(const tps_gemm *g, int m, lt_plan *p) {
@@ -59,25 +70,25 @@ static int lt_make(const tps_gemm *g, int m, lt_plan *p) {
   const int fp8 = tps_path_get(g->path)->fp8_peak; /* the path row: fp8 operands */
   cudaDataType_t ab = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
   cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  CUBLAS_TRY(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-  CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  CUBLAS_TRY(tps_lt_fn.cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  CUBLAS_TRY(tps_lt_fn.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  CUBLAS_TRY(tps_lt_fn.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
   if (fp8) {
     const float *sa = g->d_scales, *sb = g->d_scales + TPS_SC_X;
-    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
-    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
+    CUBLAS_TRY(tps_lt_fn.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
+    CUBLAS_TRY(tps_lt_fn.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
   }
-  CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->a, ab, g->k, g->n, g->k));
-  CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->b, ab, g->k, m, g->k));
-  CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->c, CUDA_R_16BF, g->n, m, g->n));
+  CUBLAS_TRY(tps_lt_fn.cublasLtMatrixLayoutCreate(&p->a, ab, g->k, g->n, g->k));
+  CUBLAS_TRY(tps_lt_fn.cublasLtMatrixLayoutCreate(&p->b, ab, g->k, m, g->k));
+  CUBLAS_TRY(tps_lt_fn.cublasLtMatrixLayoutCreate(&p->c, CUDA_R_16BF, g->n, m, g->n));
   cublasLtMatmulPreference_t pref;
-  CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
+  CUBLAS_TRY(tps_lt_fn.cublasLtMatmulPreferenceCreate(&pref));
   size_t ws = g->lt_ws_bytes;
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  tps_lt_fn.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
   cublasLtMatmulHeuristicResult_t res[8];
   int nres = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(g->lt, p->op, p->a, p->b, p->c, p->c, pref, 8, res, &nres);
-  cublasLtMatmulPreferenceDestroy(pref);
+  cublasStatus_t st = tps_lt_fn.cublasLtMatmulAlgoGetHeuristic(g->lt, p->op, p->a, p->b, p->c, p->c, pref, 8, res, &nres);
+  tps_lt_fn.cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS || nres == 0) {
     fprintf(stderr, "tpsplit: gemm: cuBLASLt has no algorithm for %s M=%d N=%d K=%d (status %d)\n",
             tps_path_name(g->path), m, g->n, g->k, (int)st);
@@ -169,7 +180,7 @@ cublasStatus_t tps_lt_matmul_first(const tps_gemm *g, cublasLtMatmulDesc_t op, c
   const float alpha = 1.f, beta = 0.f;
   cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;
   for (int i = 0; i < nalgo && st == CUBLAS_STATUS_NOT_SUPPORTED; i++)
-    st = cublasLtMatmul(g->lt, op, &alpha, a, la, b, lb, &beta, d, ld, d, ld, &algo[i], g->lt_ws, g->lt_ws_bytes, s);
+    st = tps_lt_fn.cublasLtMatmul(g->lt, op, &alpha, a, la, b, lb, &beta, d, ld, d, ld, &algo[i], g->lt_ws, g->lt_ws_bytes, s);
   return st;
 }
 
@@ -182,10 +193,10 @@ uint64_t tps_fnv1a(uint64_t h, const void *bytes, size_t n) {
 void tps_lt_algo_describe(const cublasLtMatmulAlgo_t *algo, char *buf, size_t bufsz, uint64_t *hash) {
   int algo_id = -1, tile = -1, splitk = -1, stages = -1;
   size_t w;
-  cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
-  cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
+  tps_lt_fn.cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &w);
+  tps_lt_fn.cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+  tps_lt_fn.cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
+  tps_lt_fn.cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
   snprintf(buf, bufsz, "cuBLASLt algo %d tile %d stages %d split-K %d", algo_id, tile, stages, splitk);
   *hash = tps_fnv1a(1469598103934665603ull, algo, sizeof *algo);
 }

@@ -41,6 +41,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 #include "kernels/common/check.h"
+#include "kernels/gemm/cublaslt_load.h"
 #include "kernels/gemm/gemm_internal.h"
 #include "kernels/gemm/w8quant.h"
 
@@ -112,10 +113,10 @@ typedef struct {
 } fb_plan;
 
 static void fb_free(fb_plan *p) {
-  if (p->op) cublasLtMatmulDescDestroy(p->op);
-  if (p->a) cublasLtMatrixLayoutDestroy(p->a);
-  if (p->b) cublasLtMatrixLayoutDestroy(p->b);
-  if (p->d) cublasLtMatrixLayoutDestroy(p->d);
+  if (p->op) tps_lt_fn.cublasLtMatmulDescDestroy(p->op);
+  if (p->a) tps_lt_fn.cublasLtMatrixLayoutDestroy(p->a);
+  if (p->b) tps_lt_fn.cublasLtMatrixLayoutDestroy(p->b);
+  if (p->d) tps_lt_fn.cublasLtMatrixLayoutDestroy(p->d);
   memset(p, 0, sizeof *p);
 }
 
@@ -139,25 +140,25 @@ static int fb_try(const tps_gemm *g, int mm, int nn, fb_plan *p, cublasStatus_t 
   const int32_t amode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F; /* A = W */
   const int32_t bmode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;     /* B = X */
   const float *sa = st->w_s, *sb = st->x_s;
-  FB_LT(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  FB_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-  FB_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-  FB_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &amode, sizeof amode));
-  FB_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &bmode, sizeof bmode));
-  FB_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
-  FB_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
-  FB_LT(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_8F_E4M3, g->k, nn, g->k));
-  FB_LT(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_8F_E4M3, g->k, mm, g->k));
-  FB_LT(cublasLtMatrixLayoutCreate(&p->d, CUDA_R_16BF, nn, mm, nn));
+  FB_LT(tps_lt_fn.cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  FB_LT(tps_lt_fn.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  FB_LT(tps_lt_fn.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  FB_LT(tps_lt_fn.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &amode, sizeof amode));
+  FB_LT(tps_lt_fn.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &bmode, sizeof bmode));
+  FB_LT(tps_lt_fn.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
+  FB_LT(tps_lt_fn.cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
+  FB_LT(tps_lt_fn.cublasLtMatrixLayoutCreate(&p->a, CUDA_R_8F_E4M3, g->k, nn, g->k));
+  FB_LT(tps_lt_fn.cublasLtMatrixLayoutCreate(&p->b, CUDA_R_8F_E4M3, g->k, mm, g->k));
+  FB_LT(tps_lt_fn.cublasLtMatrixLayoutCreate(&p->d, CUDA_R_16BF, nn, mm, nn));
   cublasLtMatmulPreference_t pref;
-  FB_LT(cublasLtMatmulPreferenceCreate(&pref));
+  FB_LT(tps_lt_fn.cublasLtMatmulPreferenceCreate(&pref));
   size_t ws = g->lt_ws_bytes;
-  cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  cublasStatus_t s = tps_lt_fn.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
   cublasLtMatmulHeuristicResult_t res[8];
   int nres = 0;
   if (s == CUBLAS_STATUS_SUCCESS)
-    s = cublasLtMatmulAlgoGetHeuristic(g->lt, p->op, p->a, p->b, p->d, p->d, pref, 8, res, &nres);
-  cublasLtMatmulPreferenceDestroy(pref);
+    s = tps_lt_fn.cublasLtMatmulAlgoGetHeuristic(g->lt, p->op, p->a, p->b, p->d, p->d, pref, 8, res, &nres);
+  tps_lt_fn.cublasLtMatmulPreferenceDestroy(pref);
   *hst = s;
   if (s != CUBLAS_STATUS_SUCCESS || nres == 0) {
     fb_free(p);
@@ -195,7 +196,7 @@ static int fb_choose(const tps_gemm *g, int m, fb_plan *p) {
           "tpsplit: gemm: fp8-block: cuBLASLt %zu has no algorithm for E4M3 x E4M3 -> bf16 with block scales "
           "(A = W: BLK128x128_32F, B = X: VEC128_32F) at M=%d N=%d K=%d%s on this GPU (compute capability %d.%d; "
           "heuristic status %d, %s): skipped\n",
-          cublasLtGetVersion(), m, n, g->k, nc > 1 ? " (nor padded: M to a multiple of 4, N of 128)" : "",
+          tps_lt_fn.cublasLtGetVersion(), m, n, g->k, nc > 1 ? " (nor padded: M to a multiple of 4, N of 128)" : "",
           st->cc_major, st->cc_minor, (int)hst, st->pad == 0 ? "TPS_FP8B_PAD=0" : "padding allowed");
   return TPS_SKIP;
 }

@@ -106,7 +106,7 @@ static void on_checked(void *arg, const tps_bench_gemm_result *r) {
   const char *e;
   for (size_t i = 0; (e = tps_w8_override_name(i)) != NULL; i++)
     if (getenv(e)) addline(g, "environment: %s=%s", e, getenv(e));
-  static const char *const envs[] = {"TPS_FLUSH", "TPS_TIMER", "TPS_CUPTI_LIB", "TPS_FP8B_PAD"};
+  static const char *const envs[] = {"TPS_FLUSH", "TPS_TIMER", "TPS_CUPTI_LIB", "TPS_FP8B_PAD", "TPS_CUBLASLT_LIB"};
   for (size_t i = 0; i < sizeof envs / sizeof *envs; i++)
     if (getenv(envs[i])) addline(g, "environment: %s=%s", envs[i], getenv(envs[i]));
   if (g->o->k.configs_only) return; /* the table is the configurations */

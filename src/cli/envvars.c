@@ -48,6 +48,8 @@ const tps_envvar tps_envvars[] = {
   {"TPS_W8_SPLITK", "bench calibrate", "kernels/gemm/gemm_w8a16.cu", "W8A16 mma split-K ways, 0..64 (0: chosen to fill the SMs)"},
   {"TPS_FP8B_PAD", "bench calibrate", "kernels/gemm/gemm_fp8block.cu",
    "fp8-block shapes cuBLASLt refuses: 0 never pad (skip), 1 always pad M to 4 and N to 128 (default: pad where refused)"},
+  {"TPS_CUBLASLT_LIB", "bench calibrate", "kernels/gemm/cublaslt_load.c",
+   "path of libcublasLt to load at the first cuBLASLt GEMM plan (default: the SONAME configure found, by the loader's search, then in configure's folder)"},
   {"TPS_FLUSH", "bench calibrate", "kernels/bench/harness.cu",
    "write: the L2 flush between repeats only writes its buffer (default: writes and reads it back)"},
   {"TPS_TIMER", "bench calibrate", "kernels/bench/kspan.c", "events: time with CUDA events, not CUPTI kernel spans"},

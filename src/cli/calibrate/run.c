@@ -158,7 +158,7 @@ static tps_thr_device *device_record(run_t *r) {
   d->mem_clock_mhz = r->dev.mem_clock_mhz;
   d->l2_bytes = r->dev.l2_bytes;
   d->gpus_visible = r->ngpus;
-  d->cublaslt = (long)r->dev.cublaslt;
+  d->cublaslt = r->dev.cublaslt ? (long)r->dev.cublaslt : -1; /* 0: cuBLASLt not loadable, null */
   tps_bench_driver(&r->dev, d->driver, sizeof d->driver);
   tps_bench_cuda_version(r->dev.runtime, d->cuda_runtime, sizeof d->cuda_runtime);
   {
