@@ -47,7 +47,7 @@ double tps_w8_split_pick(const tps_w8_geom *g, int m, int *bt, int *splits) {
   for (int b = 0; b < nb; b++)
     for (int si = 0, sp = 1; sp <= 8; si++, sp *= 2) {
       const int slots = g->split_slots[b][si] > 0 ? g->split_slots[b][si] : sms;
-      const int blocks = nrb * ((m + bts[b] - 1) / bts[b]) * sp, waves = (blocks + slots - 1) / slots;
+      const long long blocks = (long long)nrb * ((m + bts[b] - 1) / bts[b]) * sp, waves = (blocks + slots - 1) / slots;
       const double sent_us = (double)(sp - 1) / sp * bts[b] * 128 * 4 / 30e3;
       const double t = waves * (((kall + sp - 1) / sp) * chunk_us[b][sp > 1] + (sp > 1 ? 1.5 + sent_us : 0.5));
       if (t < best - 1e-9) { best = t; *bt = bts[b]; *splits = sp; }
@@ -58,8 +58,8 @@ double tps_w8_split_pick(const tps_w8_geom *g, int m, int *bt, int *splits) {
 /* the wgmma kernel with 256-token tiles (one pass over K per block, ~0.72 us per chunk) */
 double tps_w8_wgmma256_us(const tps_w8_geom *g, int m) {
   const int sms = sms_of(g), nrb = (g->n + 127) / 128;
-  const int blocks = nrb * ((m + 255) / 256), waves = (blocks + sms - 1) / sms;
-  return waves * (g->k / 64) * 0.72 + 0.5;
+  const long long blocks = (long long)nrb * ((m + 255) / 256), waves = (blocks + sms - 1) / sms;
+  return (double)waves * (g->k / 64) * 0.72 + 0.5;
 }
 
 int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
@@ -156,9 +156,7 @@ int tps_w8_pick_default(const tps_w8_geom *g, int m, tps_w8_pick *p) {
     kind = ts <= tw ? TPS_W8P_SPLIT : TPS_W8P_WGMMA;
     if (tk < (ts < tw ? ts : tw)) kind = TPS_W8P_SK;
     if (kind == TPS_W8P_SPLIT && m <= 128 && bt == 128 && sp == TPS_W8P_STREAM_SPLITS) kind = TPS_W8P_STREAM;
-    double t_one = ts < tw ? ts : tw;
-    if (tk < t_one) t_one = tk;
-    p->head = head_rows(g, m, t_one);
+    p->head = head_rows(g, m, one_launch_us(g, m)); /* the least of ts, tw, tk */
     if (p->head > 0) kind = TPS_W8P_WGMMA;
   }
   p->kind = kind;
