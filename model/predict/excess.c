@@ -48,6 +48,35 @@ int tps_excess_eval(const tps_costs *c, double threshold, long t_max, tps_excess
   return tps_excess_sampled(T, r, s, n, threshold, out);
 }
 
+static double target_score(const tps_excess *x, double mean_target, double worst_target) {
+  return fmax(x->mean / mean_target, x->worst / worst_target);
+}
+
+int tps_excess_best(const tps_costs *c, long t_max, double mean_target, double worst_target, double *threshold,
+                    tps_excess *out) {
+  long T[TPS_EXCESS_GRID_MAX];
+  double r[TPS_EXCESS_GRID_MAX], s[TPS_EXCESS_GRID_MAX];
+  size_t n = tps_excess_grid(t_max, T, TPS_EXCESS_GRID_MAX);
+  for (size_t i = 0; i < n; i++) {
+    r[i] = c->replicated_us(T[i], c->ctx);
+    s[i] = c->split_us(T[i], c->ctx);
+  }
+  *threshold = TPS_EXCESS_NEVER;
+  if (tps_excess_sampled(T, r, s, n, TPS_EXCESS_NEVER, out) != 0) return -1;
+  double best = target_score(out, mean_target, worst_target);
+  for (size_t i = 0; i < n; i++) {
+    tps_excess x;
+    if (tps_excess_sampled(T, r, s, n, (double)T[i], &x) != 0) continue;
+    double sc = target_score(&x, mean_target, worst_target);
+    if (sc < best || (sc == best && (x.mean < out->mean || (x.mean == out->mean && x.worst < out->worst)))) {
+      best = sc;
+      *out = x;
+      *threshold = (double)T[i];
+    }
+  }
+  return 0;
+}
+
 double tps_split_flatness(const tps_costs *c, long t1, long t_max, long *t_at) {
   long T[TPS_EXCESS_GRID_MAX];
   size_t n = tps_excess_grid(t_max, T, TPS_EXCESS_GRID_MAX);

@@ -49,6 +49,16 @@ int tps_excess_eval(const tps_costs *c, double threshold, long t_max, tps_excess
 int tps_excess_sampled(const long *T, const double *replicated_us, const double *split_us, size_t n, double threshold,
                        tps_excess *out);
 
+/* The single threshold that comes nearest the target (mean <= mean_target and worst <=
+ * worst_target) on the grid up to t_max: of "never" and every grid T, the one with the least
+ * max(mean / mean_target, worst / worst_target) (<= 1: it meets the target; ties: the least
+ * mean, then the least worst, then never, then the smallest T).  What any engine that reads one threshold could at best get from these
+ * costs: where it misses, no single threshold meets the target (the split wins in bands, or
+ * by too little for too long).  *threshold gets the T (TPS_EXCESS_NEVER for never).  0, or -1
+ * when no point could be scored. */
+int tps_excess_best(const tps_costs *c, long t_max, double mean_target, double worst_target, double *threshold,
+                    tps_excess *out);
+
 /* max over grid T in [t1, t_max] of |split(T) / replicated(T) - 1|; *t_at (may be NULL) gets
  * the T where it is reached.  NaN when no grid point of [t1, t_max] can be scored. */
 double tps_split_flatness(const tps_costs *c, long t1, long t_max, long *t_at);

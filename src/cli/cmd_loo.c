@@ -338,6 +338,13 @@ static void be_hierarchy(const loo_run *r, const gemm_part *g, int gg, int a, co
     meas_costs mc = {mg, ma, tp};
     tps_costs c = {mc_replicated, mc_split, &mc};
     tps_excess_eval(&c, tps_loo_as_threshold(b->pred_h), (long)BE_TMAX, &b->ex_h);
+    meas_costs pc = {pg, ua, tp};
+    tps_costs cp = {mc_replicated, mc_split, &pc};
+    tps_excess dummy;
+    b->hbest_thr = NAN;
+    b->ex_hbest.n = 0;
+    if (tps_excess_best(&cp, (long)BE_TMAX, EX_MEAN_TARGET, EX_WORST_TARGET, &b->hbest_thr, &dummy) == 0)
+      tps_excess_eval(&c, b->hbest_thr, (long)BE_TMAX, &b->ex_hbest);
   }
   tps_loo_curve_free(pg);
   tps_loo_curve_free(pa);
@@ -363,13 +370,15 @@ static void be_fill(const loo_run *r, const gemm_part *g, int gg, int a, const t
   b->pred = be_or_none(be_model(&g->r.fold[gg], &r->ar.fold[a], as->gpu, tp, dp));
   for (int i = 0; i < 15; i++) { b->grid++; b->agree += dm[i] == dp[i]; }
   b->pow2 = b->pred >= BE_NONE ? 0 : tps_cal_pow2_ceil(b->pred);
-  b->ex_pred.n = b->ex_pow2.n = b->ex_meas.n = 0;
+  b->ex_pred.n = b->ex_pow2.n = b->ex_meas.n = b->ex_best.n = 0;
+  b->best_thr = NAN;
   if (mg && ma) {
     meas_costs mc = {mg, ma, tp};
     tps_costs c = {mc_replicated, mc_split, &mc};
     tps_excess_eval(&c, tps_loo_as_threshold(b->pred), (long)BE_TMAX, &b->ex_pred);
     tps_excess_eval(&c, b->pow2 ? (double)b->pow2 : TPS_EXCESS_NEVER, (long)BE_TMAX, &b->ex_pow2);
     tps_excess_eval(&c, tps_loo_as_threshold(b->meas), (long)BE_TMAX, &b->ex_meas);
+    tps_excess_best(&c, (long)BE_TMAX, EX_MEAN_TARGET, EX_WORST_TARGET, &b->best_thr, &b->ex_best);
   }
   be_hierarchy(r, g, gg, a, mg, ma, tp, b);
   tps_loo_curve_free(ma);

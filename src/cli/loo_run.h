@@ -54,11 +54,19 @@ typedef struct {
    * the threshold, the next power of two >= it (what a thresholds file says), the measured one */
   tps_excess ex_pred, ex_pow2, ex_meas;
   long pow2;                 /* that power of two; 0: never */
+  /* the single threshold nearest the target on the measured parts (tps_excess_best): where it
+   * misses, no one threshold meets the target */
+  tps_excess ex_best;
+  double best_thr;           /* TPS_EXCESS_NEVER: never */
   /* the evidence hierarchy's answer (model/predict/resolve.h): a measured sibling's GEMM
    * (moved) and gather (as measured) where the training GPUs hold one, else the models */
   char sib_gemm[32], sib_gather[32]; /* "" when the model answered */
   double pred_h;
   tps_excess ex_h;
+  /* the hierarchy's threshold chosen by its own predicted costs (tps_excess_best on them, not
+   * the break-even), scored on the measured parts */
+  double hbest_thr;
+  tps_excess ex_hbest;
 } be_row;
 
 /* Transfer accuracy (src/cli/loo_xfer.c, model/predict/xfer.h): per GEMM set and per gather GPU

@@ -193,8 +193,16 @@ hier_check() {
   awk '!/^#/ { want = $1 == "H100-SXM" ? "H200-SXM" : $1 == "H200-SXM" ? "H100-SXM" : "-"
                if ($4 != want || $5 != want) { print "bad row: " $0; bad++ } }
        END { exit bad > 0 }' "$6" && ok || fail "hierarchy $2/$3: siblings where they should not be"
-  hm=$(grep -c ' met$' "$6"); hs=$(awk '!/^#/ && $4 != "-" && $NF == "met"' "$6" | grep -c .)
+  hm=$(awk '!/^#/ && $10 == "met"' "$6" | grep -c .); hs=$(awk '!/^#/ && $4 != "-" && $10 == "met"' "$6" | grep -c .)
   expect_grep "^# $1: excess target met by the hierarchy: $hm of $4 \\($hs of the $5 rows a sibling answers\\)" "$6"
+  # the threshold chosen on the predicted costs (best: a grid point or never), its verdict the
+  # target on its b_mean and b_worst, and its count line recounted from the rows
+  awk 'BEGIN { for (i = 0; i <= 112; i++) g[sprintf("%d", int(2 ^ (i / 8) + 0.5))] = 1 }
+       !/^#/ { m = $12; w = $13; gsub(/%/, "", m); gsub(/%/, "", w); v = (w + 0 <= 10 && m + 0 <= 1) ? "met" : "missed"
+               if (NF != 14 || !($11 in g || $11 == "never") || w + 0 < m + 0 || $14 != v) { print "bad row: " $0; bad++ } }
+       END { exit bad > 0 }' "$6" && ok || fail "hierarchy $2/$3: the best-threshold columns"
+  bm=$(awk '!/^#/ && $14 == "met"' "$6" | grep -c .); bs=$(awk '!/^#/ && $4 != "-" && $14 == "met"' "$6" | grep -c .)
+  expect_grep "^# $1: with the threshold chosen on the predicted costs \\(best\\) instead of the break-even: $bm of $4 \\($bs of the $5 rows a sibling answers\\)" "$tmp/full"
 }
 hier_check "fp8-block, nvfp4" fp8-block nvfp4 21 6 "$tmp/ehb"
 hier_check "dense-bf16, native-fp8" dense-bf16 native-fp8 33 12 "$tmp/eh"

@@ -6,10 +6,11 @@
 . "$top_srcdir/tests/cli/lib.sh"
 
 # JSON: every break-even row carries the excess of its predicted break-even, of the next power
-# of two >= it (the power of two checked here) and of the measured break-even (jansson sorts
-# the keys: "tp" ends a row)
+# of two >= it (the power of two checked here) and of the measured break-even, and the best
+# single thresholds (excess_best, excess_hierarchy_best) (jansson sorts the keys: "tp" ends a row)
 expect_rc 0 "$TPSPLIT" fit --loo-gpu --only breakeven --json
 awk -F'[:,]' '/"excess": \{/{s="e"} /"excess_hierarchy": \{/{s="h"} /"excess_measured": \{/{s="m"} /"excess_pow2": \{/{s="p"}
+     /"excess_best": \{/{s="b"} /"excess_hierarchy_best": \{/{s="hb"}
      /"threshold":/{ v=$2; gsub(/ /,"",v); th[s]=v }
      /"predicted":/{ pr=$2; gsub(/ /,"",pr) }
      /"tp":/{ n++; p2 = 0; if (pr != "null") { p2 = 1; while (p2 < pr + 0) p2 *= 2 }

@@ -17,6 +17,12 @@ static double split_fn(long T, void *ctx) { (void)ctx; return T >= T0 ? 0.5 : lo
 /* within 2% of replicated from 1000 on (1.02 and 0.99 alternating by parity) */
 static double flat_fn(long T, void *ctx) { (void)ctx; return T < 1000 ? 3.0 : T % 2 ? 1.02 : 0.99; }
 
+/* bands: the split wins (0.5) on [64, 128), loses by `gap` (1 + gap) on [128, 1024) and wins
+ * (0.5) from 1024 on; below 64 it loses 2x.  Grid points: [64, 128) 8, [128, 1024) 24, from
+ * 1024 on 33 (4 octaves of 8 and 16384), below 64 30. */
+static double gap = 0.5;
+static double band_fn(long T, void *ctx) { (void)ctx; return T < 64 ? 2.0 : T < 128 ? 0.5 : T < 1024 ? 1.0 + gap : 0.5; }
+
 static int near(double a, double b) { return fabs(a - b) <= 1e-12; }
 
 int main(void) {
@@ -62,6 +68,25 @@ int main(void) {
   tps_excess_sampled(st, bad, ss, 3, 100, &x);
   CHECK(x.n == 1 && near(x.worst, 1.0), "sampled: NaN and negative points skipped (n %zu)", x.n);
   CHECK(tps_excess_sampled(st, bad, ss, 0, 100, &x) == -1 && x.n == 0 && isnan(x.mean), "no point: -1, NaN");
+
+  /* the best single threshold, by max(mean / 1%, worst / 10%) */
+  double thr = 0;
+  CHECK(tps_excess_best(&c, 16384, 0.01, 0.10, &thr, &x) == 0 && thr == T0 && x.worst == 0 && x.mean == 0,
+        "best of one crossing: its break-even, %g (worst %g)", thr, x.worst);
+  tps_costs b = {repl_fn, band_fn, NULL};
+  /* a 50% loss between the bands: splitting from 64 costs 24 x 0.5 / 95 on average (score
+   * 12.6), from 1024 8 x 1.0 / 95 (score 10, its worst 100%): 1024 is the nearer, and misses */
+  CHECK(tps_excess_best(&b, 16384, 0.01, 0.10, &thr, &x) == 0 && thr == 1024 && near(x.mean, 8.0 / 95) && near(x.worst, 1.0),
+        "best with a 50%% gap: 1024, mean %g worst %g (thr %g)", x.mean, x.worst, thr);
+  /* a 3% loss: from 64 on meets the target (mean 24 x 0.03 / 95 = 0.76%, worst 3%) */
+  gap = 0.03;
+  CHECK(tps_excess_best(&b, 16384, 0.01, 0.10, &thr, &x) == 0 && thr == 64 && near(x.mean, 24 * 0.03 / 95) && near(x.worst, 0.03),
+        "best with a 3%% gap: 64, mean %g worst %g (thr %g)", x.mean, x.worst, thr);
+  gap = 0.5;
+  /* never splitting is best where the split never wins */
+  tps_costs nv = {repl_fn, flat_fn, NULL};
+  CHECK(tps_excess_best(&nv, 500, 0.01, 0.10, &thr, &x) == 0 && isinf(thr) && x.worst == 0, "best below 1000 of the flat costs: never (%g)",
+        thr);
 
   /* flatness from T1 on */
   tps_costs f = {repl_fn, flat_fn, NULL};
