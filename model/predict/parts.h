@@ -27,7 +27,7 @@
  * Provenance (tps_prov_*): measured (a file and its lines), fitted (a fit of this GPU's own
  * data), transferred (a model fitted on other GPUs, moved here by the GPU's datasheet),
  * spec-only (datasheet x path priors).  The text that names files and lines is written by
- * src/ (partsrc.h); model/ keeps the kinds.
+ * src/ (src/evidence/evidence.h); model/ keeps the kinds.
  *
  * Uncertainty: each part has a relative spread rsd (lognormal, exp(rsd z)): the measured
  * curve's (TPS_PART_MEASURED_RSD) inside its range, the model's outside; the interval of a

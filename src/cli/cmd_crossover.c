@@ -24,7 +24,7 @@ static const char *interval_method(int scaling) {
 static int write_thresholds(const tps_grid *g, const tps_predref *ref, const tps_cmdopt_values *v, const char *path,
                             tps_err *e) {
   tps_thr_file f;
-  tps_throut_init(&f, ref, g->scaling, interval_method(g->scaling));
+  tps_thrpred_init(&f, ref, g->scaling, interval_method(g->scaling));
   size_t nna = 0, nout = 0;
   int rc = 0;
   for (size_t i = 0; i < g->n && rc >= 0; i++) {
@@ -42,8 +42,8 @@ static int write_thresholds(const tps_grid *g, const tps_predref *ref, const tps
     /* the win bands: the dense scan of the rebuilt context (the grid kept the break-even only) */
     tps_crossover cx;
     int bst = tps_pred_crossover(&p, g->tmax, &cx);
-    tps_throut_answer a = {c->cx.breakeven, c->iv.lo, c->iv.hi, c->threshold, g->tmax, bst == TPS_OK ? &cx.bands : NULL};
-    rc = tps_throut_add(&f, ref, &p, g->scaling == TPS_SCALING_PARTS ? &c->use : NULL, &a, e);
+    tps_thrpred_answer a = {c->cx.breakeven, c->iv.lo, c->iv.hi, c->threshold, g->tmax, bst == TPS_OK ? &cx.bands : NULL};
+    rc = tps_thrpred_add(&f, ref, &p, g->scaling == TPS_SCALING_PARTS ? &c->use : NULL, &a, e);
     tps_pred_free(&p);
     if (rc == 0) nout++;
   }

@@ -172,7 +172,7 @@ static json_t *bands_json(const tps_thr_entry *x) {
  * bands (*bands: the line when they say more than the threshold, else ""; *bandsj: as JSON,
  * NULL when the entry has none). */
 static int thr_from_file(const char *file, const tps_gpu_table *gt, const char *gname, long k, long n, const tps_path *path,
-                         int tp, int backend, long tokens, const tps_gpu **gpu, tps_simctx_thr *thr, json_t **prov,
+                         int tp, int backend, long tokens, const tps_gpu **gpu, tps_sim_thr *thr, json_t **prov,
                          char *bands, size_t bandsz, json_t **bandsj, tps_err *e) {
   tps_thr_file f;
   if (tps_thr_read(file, &f, e)) return -1;
@@ -209,7 +209,7 @@ static int thr_from_file(const char *file, const tps_gpu_table *gt, const char *
 }
 
 /* The decision as JSON (*prov, the threshold's parts, is taken). */
-static json_t *decide_json(const tps_gpu *gpu, long tp, long tokens, const tps_path *path, const tps_simctx_thr *thr,
+static json_t *decide_json(const tps_gpu *gpu, long tp, long tokens, const tps_path *path, const tps_sim_thr *thr,
                            json_t **prov, json_t *bandsj, const tps_gate_cond *cs, int nc, int split) {
   json_t *root = json_object(), *arr = json_array();
   json_object_set_new(root, "gpu", json_string(gpu->name));
@@ -302,7 +302,7 @@ static int decide_path(const decide_args *a, const tps_cmdopt_values *v, const t
   tps_err e;
   tps_err_clear(&e);
   const tps_gpu *gpu = NULL;
-  tps_simctx_thr thr;
+  tps_sim_thr thr;
   json_t *prov = NULL; /* the threshold's parts, for --json */
   char bands[8192] = "";  /* the file's win bands, when they say more than the threshold (128 at most) */
   json_t *bandsj = NULL;  /* the same for --json, whenever the entry has them */

@@ -329,7 +329,7 @@ static int write_table(const answer *a, const char *path, tps_err *e) {
   fprintf(fp, "# tpsplit predict: %s TP%ld %s, gather %s (predicted times, not a measurement)\n# %s\n", a->gpu->name, a->tp,
           a->path->name, tps_gather_name(a->backend), a->desc);
   if (a->scaling == TPS_SCALING_PARTS) {
-    const tps_partsrc *s[4] = {a->use.gemm, a->use.gather[0], a->use.gather[1], a->use.gather[2]};
+    const tps_part_source *s[4] = {a->use.gemm, a->use.gather[0], a->use.gather[1], a->use.gather[2]};
     for (int i = 0; i < 4; i++)
       if (s[i]) fprintf(fp, "# [%d] %s: %s\n", s[i]->id, s[i]->what, s[i]->src);
   }
@@ -349,9 +349,9 @@ static int write_table(const answer *a, const char *path, tps_err *e) {
 /* --thresholds-out FILE: the answer as the engine-facing thresholds file (src/cli/thresholds_pred.h). */
 static int write_thresholds(const answer *a, const char *path, tps_err *e) {
   tps_thr_file f;
-  tps_throut_init(&f, a->ref, a->scaling, a->method);
-  tps_throut_answer ans = {a->cx.breakeven, a->iv.lo, a->iv.hi, a->threshold, a->tmax, &a->cx.bands};
-  int rc = tps_throut_add(&f, a->ref, &a->p, a->scaling == TPS_SCALING_PARTS ? &a->use : NULL, &ans, e);
+  tps_thrpred_init(&f, a->ref, a->scaling, a->method);
+  tps_thrpred_answer ans = {a->cx.breakeven, a->iv.lo, a->iv.hi, a->threshold, a->tmax, &a->cx.bands};
+  int rc = tps_thrpred_add(&f, a->ref, &a->p, a->scaling == TPS_SCALING_PARTS ? &a->use : NULL, &ans, e);
   if (rc == 0) rc = tps_thr_write(&f, path, e);
   else if (rc > 0) rc = tps_err_set(e, path, 0, "not written: %s", f.nnotes ? f.notes[f.nnotes - 1] : "no entry");
   tps_thr_free(&f);

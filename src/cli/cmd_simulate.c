@@ -72,7 +72,7 @@ typedef struct {
   const tps_sim_kind *kinds;
   size_t nk;
   const tps_simsrc *src;
-  const tps_simctx_thr *thr;
+  const tps_sim_thr *thr;
   const tps_simrun_out *r;
   const double *base; /* NULL: no baseline TTFTs */
   const tps_partset *parts; /* the parts scaling's sources, or NULL */
@@ -285,7 +285,7 @@ static const char *shown_table(const tps_simref *r) { return r->have_table && r-
 
 /* The threshold: given, or predicted for the projection that gates the split. */
 static int threshold(const tps_simref *ref, const tps_sim_model *m, unsigned mask, long given, int scaling,
-                     const tps_gpu *gpu, long tp, long chunk, tps_simctx_thr *thr, tps_err *e) {
+                     const tps_gpu *gpu, long tp, long chunk, tps_sim_thr *thr, tps_err *e) {
   memset(thr, 0, sizeof *thr);
   thr->breakeven = -1;
   thr->threshold = -1;
@@ -405,7 +405,7 @@ int cmd_simulate(int argc, char **argv) {
     if (tps_partset_check_targets(ref.parts, &gpu, 1, &itp, 1, mp, nmp, &e)) goto err;
   }
   if (tps_simref_sources(&ref, m, mpath, v.scaling, gpu, (int)tp, src, &e)) goto err;
-  tps_simctx_thr thr;
+  tps_sim_thr thr;
   if (threshold(&ref, m, mask, thr_given, v.scaling, gpu, tp, chunk, &thr, &e)) goto err;
   if (ref.parts) {
     /* number the sources: the gating projection's first, then each projection's */

@@ -248,7 +248,7 @@ static int fit_for(const tps_plot_job *j, const tps_path *path) {
 
 /* One part's evidence in words for a legend: how it is known and from which file (base name),
  * e.g. "measured (nccl_h100_sxm.tsv.gz)", "sibling (h20_tp8_fused_wqa_wkv.tsv, scaled)". */
-static void part_words(const tps_partsrc *s, int outside, char *buf, size_t sz) {
+static void part_words(const tps_part_source *s, int outside, char *buf, size_t sz) {
   if (!s) { snprintf(buf, sz, "spec-only"); return; }
   const char *f = strrchr(s->file, '/');
   f = f ? f + 1 : s->file;
@@ -595,7 +595,7 @@ void tps_plot_meas_free(tps_plot_meas *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* The crossover map of a grid computed by predcli (what `tpsplit crossover` prints). */
+/* The crossover map of a grid computed by predict_common.c (what `tpsplit crossover` prints). */
 static int grid_figure(const tps_grid *g, const tps_gemm_shape *shape, const char *dir, const tps_plot_opts *o,
                        tps_plot_files *w, tps_err *e) {
   tps_plot_cell *cells = calloc(g->n + 1, sizeof *cells);
@@ -703,7 +703,7 @@ static int w8_gemm_figure(const tps_plot_job *j, const tps_gpu *gpu, int tp, tps
 int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const tps_predref *ref0, const tps_grid *grid0,
                           tps_plot_files *w, tps_err *e) {
   /* the reference of the main job (scaling parts: what `tpsplit predict` uses by default),
-   * loaded as predict/crossover load it (predcli.h) when the caller has none, so the numbers
+   * loaded as predict/crossover load it (predict_common.h) when the caller has none, so the numbers
    * match; the H20 table fitted with leave-one-out errors for the fit-quality figure and
    * its measured points */
   tps_predref *r = NULL;

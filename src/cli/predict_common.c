@@ -1,5 +1,5 @@
-/* predcli.c: the reference, contexts, the crossover grid and its output, shared by
- * `predict`, `crossover` and the main job (see predcli.h). */
+/* predict_common.c: the reference, contexts, the crossover grid and its output, shared by
+ * `predict`, `crossover` and the main job (see predict_common.h). */
 #include "config.h"
 #include "src/cli/predict_common.h"
 #include <math.h>

@@ -1,4 +1,4 @@
-/* predcli.h: what `predict`, `crossover` and the main job share: the reference (a fit
+/* predict_common.h: what `predict`, `crossover` and the main job share: the reference (a fit
  * file, or a fit of the bundled H20 table), prediction contexts by scaling, the
  * crossover grid and its printing.  I/O lives here; the model is in model/predict.h. */
 #ifndef TPS_PREDCLI_H

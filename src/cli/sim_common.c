@@ -1,5 +1,5 @@
-/* simctx.c: reference data, prediction contexts and thresholds for simulate and decide
- * (see simctx.h). */
+/* sim_common.c: reference data, prediction contexts and thresholds for simulate and decide
+ * (see sim_common.h). */
 #include "config.h"
 #include "src/cli/sim_common.h"
 #include <math.h>
@@ -107,7 +107,7 @@ static int simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_
 }
 
 int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
-                         const tps_gemm_shape *shape, long tmax, tps_simctx_thr *t, tps_err *e) {
+                         const tps_gemm_shape *shape, long tmax, tps_sim_thr *t, tps_err *e) {
   memset(t, 0, sizeof *t);
   t->threshold = t->breakeven = -1;
   tps_pred p;

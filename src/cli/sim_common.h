@@ -1,4 +1,4 @@
-/* simctx.h: what `simulate` and `decide` share: the reference data for predictions (a
+/* sim_common.h: what `simulate` and `decide` share: the reference data for predictions (a
  * fit file, or a fit of the bundled H20 measurement made on the spot, and the measured
  * table itself), a prediction context for one projection on a target, and the
  * recommended threshold.
@@ -52,12 +52,12 @@ typedef struct {
   long breakeven;     /* -1 when the split never wins up to tmax, or not computed */
   char source[4800];  /* one line: where the threshold comes from (a file path in full) */
   tps_partuse use;    /* parts scaling: the parts of the prediction */
-} tps_simctx_thr;
+} tps_sim_thr;
 
 /* Threshold from the crossover of (gpu, tp, path, shape) under the scaling, break-even
  * searched on T = 1..tmax (0: TPS_PRED_DEFAULT_TMAX). 0 or -1 with e. */
 int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
-                         const tps_gemm_shape *shape, long tmax, tps_simctx_thr *t, tps_err *e);
+                         const tps_gemm_shape *shape, long tmax, tps_sim_thr *t, tps_err *e);
 
 /* The source of every projection of a model on a target: measured where the table matches
  * (its GPU, TP, K, N, path and output bytes), else a prediction of the scaling; models holds the costs

@@ -1,4 +1,4 @@
-/* throut.c: predictions as the thresholds file (see throut.h). */
+/* thresholds_pred.c: predictions as the thresholds file (see thresholds_pred.h). */
 #include "config.h"
 #include "src/cli/thresholds_pred.h"
 #include <math.h>
@@ -14,7 +14,7 @@ static void cat(char *buf, size_t sz, const char *s) {
   if (u + 1 < sz) snprintf(buf + u, sz - u, "%.*s", (int)(sz - u - 1), s);
 }
 
-void tps_throut_init(tps_thr_file *f, const tps_predref *ref, int scaling, const char *interval_method) {
+void tps_thrpred_init(tps_thr_file *f, const tps_predref *ref, int scaling, const char *interval_method) {
   tps_thr_init(f);
   char desc[4400];
   tps_predref_describe(ref, scaling, desc, sizeof desc);
@@ -39,7 +39,7 @@ static const char *kind_method(int kind) {
 }
 
 /* The provenance of one resolved part; outside: the question leaves its measured range. */
-static tps_thr_prov src_prov(const tps_partsrc *s, int outside, double rsd) {
+static tps_thr_prov src_prov(const tps_part_source *s, int outside, double rsd) {
   tps_thr_prov p;
   if (s->prov == TPS_PROV_MEASURED && s->part.meas) {
     char where[600];
@@ -62,7 +62,7 @@ static tps_thr_prov src_prov(const tps_partsrc *s, int outside, double rsd) {
 
 /* The gather of one backend of a parts context. */
 static tps_thr_prov gather_prov(const tps_pred *p, const tps_partuse *u, int b, long tmax) {
-  const tps_partsrc *s = u->gather[b];
+  const tps_part_source *s = u->gather[b];
   if (!s) {
     tps_thr_prov q = tps_thr_prov_make(TPS_PROV_SPEC, u->gather_spec_src[0] ? u->gather_spec_src
                                                                             : "spec-only: the datasheet NCCL model (model/latency/allgather.h)",
@@ -155,8 +155,8 @@ static void other_prov(const tps_predref *ref, const tps_pred *p, tps_thr_entry 
   json_decref(j);
 }
 
-int tps_throut_add(tps_thr_file *f, const tps_predref *ref, const tps_pred *p, const tps_partuse *use,
-                   const tps_throut_answer *a, tps_err *e) {
+int tps_thrpred_add(tps_thr_file *f, const tps_predref *ref, const tps_pred *p, const tps_partuse *use,
+                   const tps_thrpred_answer *a, tps_err *e) {
   char key[256];
   if (!tps_thr_gpu_key(&p->gpu, key, sizeof key) && !tps_thr_find_device(f, key))
     tps_thr_add_note(f, "%s: no cuda_names or engine_key in the GPU table: keyed by its table name %s, which engines may "

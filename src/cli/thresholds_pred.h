@@ -1,4 +1,4 @@
-/* throut.h: predictions written as the engine-facing thresholds file (src/io/thresholds.h),
+/* thresholds_pred.h: predictions written as the engine-facing thresholds file (src/io/thresholds.h),
  * for `predict --thresholds-out FILE` and `crossover --thresholds-out FILE`.
  *
  * One entry per prediction: its device keyed as engines key it (tps_thr_gpu_key: the engine_key of its
@@ -31,17 +31,17 @@ typedef struct {
   long tmax;           /* the largest T of the break-even search */
   const tps_bands *bands; /* the win bands of the same context on 1..tmax (model/predict/crossover.h), or
                            * NULL: none written */
-} tps_throut_answer;
+} tps_thrpred_answer;
 
 /* Start a file from a prediction: tps_thr_init, and a note naming the scaling and how the
  * interval is made. */
-void tps_throut_init(tps_thr_file *f, const tps_predref *ref, int scaling, const char *interval_method);
+void tps_thrpred_init(tps_thr_file *f, const tps_predref *ref, int scaling, const char *interval_method);
 /* Add the answer of context p (its GPU, TP, path, shape, gathered bytes per token and
  * backend); use: its parts (scaling parts), or NULL (other scalings: the provenance of
  * tps_predref_prov_json).  0 written, 1 not written (TP 1, or the entry is there already:
  * a note says so), -1 with e (out of memory). */
-int tps_throut_add(tps_thr_file *f, const tps_predref *ref, const tps_pred *p, const tps_partuse *use,
-                   const tps_throut_answer *a, tps_err *e);
+int tps_thrpred_add(tps_thr_file *f, const tps_predref *ref, const tps_pred *p, const tps_partuse *use,
+                   const tps_thrpred_answer *a, tps_err *e);
 
 #ifdef __cplusplus
 }

@@ -91,7 +91,7 @@ struct tps_partset {
   int nlf;
   ufile ug[MAXUSER], ua[MAXUSER];
   int nug, nua;
-  tps_partsrc **res;
+  tps_part_source **res;
   char **key;
   char *used;
   size_t nres, cap;
@@ -100,7 +100,7 @@ struct tps_partset {
   int tab_late;           /* after tps_partset_prepare: a GEMM part resolved later (the
                            * grid's moved GPUs, gpu_doubt.c) is tabulated once on first use,
                            * not filled again by every context that asks for it */
-  pthread_cond_t tab_cond; /* a table of tab_late done (tps_partsrc.tab_state) */
+  pthread_cond_t tab_cond; /* a table of tab_late done (tps_part_source.tab_state) */
   /* the launch structure of each gemm.h path on 1..o.tmax, shared by the tables of its parts
    * (ev_launches; under lock) */
   const tps_path *lpath[16];
@@ -182,8 +182,8 @@ int ev_h20_fit(tps_partset *ps, tps_err *e);
 int ev_split_spec(const char *spec, ufile *u, tps_err *e);
 /* evidence_use.c: the gather tables of the contexts, freed. */
 void ev_gather_tables_free(tps_partset *ps);
-int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, tps_partsrc **out,
+int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, tps_part_source **out,
                         tps_err *e);
-int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, tps_partsrc **out, tps_err *e);
+int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, tps_part_source **out, tps_err *e);
 
 #endif

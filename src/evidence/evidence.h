@@ -1,4 +1,4 @@
-/* partsrc.h: where each part of a prediction comes from (the "parts" scaling, the default of
+/* evidence.h: where each part of a prediction comes from (the "parts" scaling, the default of
  * predict, crossover, plot, simulate, decide and the main job), and the text that says so.
  *
  * Per part, the first that applies (model/predict/parts.h for what a part is):
@@ -68,12 +68,12 @@ typedef struct {
   int harness;             /* GEMM: the harness its values represent (TPS_HARNESS_*) */
   int tab_state;           /* GEMM, its table after tps_partset_prepare: 0 not made, 1 being
                             * made (by one thread), 2 made or failed */
-} tps_partsrc;
+} tps_part_source;
 
 /* The parts of one context. */
 typedef struct {
-  const tps_partsrc *gemm;                  /* NULL: gemm_model (then gemm_prov, gemm_src) */
-  const tps_partsrc *gather[TPS_NGATHERS];  /* per backend; NULL: spec (gather_src) */
+  const tps_part_source *gemm;                  /* NULL: gemm_model (then gemm_prov, gemm_src) */
+  const tps_part_source *gather[TPS_NGATHERS];  /* per backend; NULL: spec (gather_src) */
   int gemm_prov;
   char gemm_src[600];
   int gemm_outside;                         /* the question leaves the measured range */

@@ -5,16 +5,16 @@
 #include "model/core/harness.h"
 
 /* ------------------------------------------------------------------ resolution */
-static tps_partsrc *cache_find(tps_partset *ps, const char *key) {
+static tps_part_source *cache_find(tps_partset *ps, const char *key) {
   for (size_t i = 0; i < ps->nres; i++)
     if (!strcmp(ps->key[i], key)) return ps->res[i];
   return NULL;
 }
 
-static int cache_add(tps_partset *ps, const char *key, tps_partsrc *s, tps_err *e) {
+static int cache_add(tps_partset *ps, const char *key, tps_part_source *s, tps_err *e) {
   if (ps->nres == ps->cap) {
     size_t nc = ps->cap ? 2 * ps->cap : 32;
-    tps_partsrc **r = realloc(ps->res, nc * sizeof *r);
+    tps_part_source **r = realloc(ps->res, nc * sizeof *r);
     if (r) ps->res = r;
     char **k = realloc(ps->key, nc * sizeof *k);
     if (k) ps->key = k;
@@ -239,7 +239,7 @@ static int sibling_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backe
 }
 
 /* A part measured on a sibling (set_measured done): its provenance, spread and source. */
-static void mark_sibling(tps_partsrc *s, const tps_gpu *sib, double rsd) {
+static void mark_sibling(tps_part_source *s, const tps_gpu *sib, double rsd) {
   s->prov = TPS_PROV_SIBLING;
   s->part.meas_rsd = rsd;
   cpy(s->from, sizeof s->from, sib->name);
@@ -251,7 +251,7 @@ static void mark_sibling(tps_partsrc *s, const tps_gpu *sib, double rsd) {
 /* A part measured at points p (owned; freed here): its curve, provenance and source line, and,
  * when have_model, the model msrc for outside them (dropped when it cannot be anchored).
  * -1 with e set (why: what is wrong with the points) when no curve can be made. */
-static int set_measured(tps_partsrc *s, pts *p, int have_model, const char *msrc, const char *why, tps_err *e) {
+static int set_measured(tps_part_source *s, pts *p, int have_model, const char *msrc, const char *why, tps_err *e) {
   s->part.meas = tps_mcurve_alloc(p->x, p->t, p->n);
   if (!s->part.meas) {
     ev_pts_free(p);
@@ -297,13 +297,13 @@ static int harness_convert(const tps_resolve_models *rm, const tps_gpu *gpu, con
   return rc;
 }
 
-int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, tps_partsrc **out,
+int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, tps_part_source **out,
                         tps_err *e) {
   char key[256], tag[128];
   facts_tag(gpu, tag, sizeof tag);
   snprintf(key, sizeof key, "gemm|%s|%s|%ld|%ld|%s", gpu->name, path->name, k, n, tag);
   if ((*out = cache_find(ps, key))) return 0;
-  tps_partsrc *s = calloc(1, sizeof *s);
+  tps_part_source *s = calloc(1, sizeof *s);
   if (!s) return tps_err_set(e, NULL, 0, "out of memory");
   s->part.what = TPS_PART_GEMM;
   s->xlo = s->xhi = NAN;
@@ -395,7 +395,7 @@ int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, l
 
 /* The gather of a user's fit file: its own where it measured this GPU and TP (fitted), else
  * moved by the ratio of the spec models, as predict.c's model scaling does (transferred). */
-static void gather_from_fit(tps_partset *ps, tps_partsrc *s, const tps_fit *fit, const tps_gpu *gpu, int tp, int backend) {
+static void gather_from_fit(tps_partset *ps, tps_part_source *s, const tps_fit *fit, const tps_gpu *gpu, int tp, int backend) {
   tps_part_model *m = &s->part.model;
   tps_err e2;
   const tps_gpu *fg = tps_gpus_find(ps->gt, fit->gpu, &e2);
@@ -437,7 +437,7 @@ static void gather_from_fit(tps_partset *ps, tps_partsrc *s, const tps_fit *fit,
   s->prov = m->prov;
 }
 
-int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, tps_partsrc **out, tps_err *e) {
+int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, tps_part_source **out, tps_err *e) {
   char key[256], tag[128];
   *out = NULL;
   facts_tag(gpu, tag, sizeof tag);
@@ -448,7 +448,7 @@ int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, 
   char nkey[300];
   snprintf(nkey, sizeof nkey, "none|%s", key);
   for (size_t i = 0; i < ps->nres; i++) if (!strcmp(ps->key[i], nkey)) return 0;
-  tps_partsrc *s = calloc(1, sizeof *s);
+  tps_part_source *s = calloc(1, sizeof *s);
   if (!s) return tps_err_set(e, NULL, 0, "out of memory");
   s->part.what = TPS_PART_GATHER;
   s->part.backend = backend;

@@ -92,7 +92,7 @@ static const struct tps_gemmgrid *ev_launches(tps_partset *ps, const tps_part *p
  * part per GPU, fact, factor and path, asked by every TP): its table made once, by the first
  * thread that asks (the others wait for it), instead of a fill of 1..tmax rows by every
  * context (tps_gemmgrid_load; the same values: tps_part_tabulate stores tps_part_fill's). */
-static void late_table(tps_partset *ps, tps_partsrc *g) {
+static void late_table(tps_partset *ps, tps_part_source *g) {
   pthread_mutex_lock(&ps->lock);
   if (!ps->tab_late || ps->defer_tab || g->part.what != TPS_PART_GEMM || g->tab_state == 2) { pthread_mutex_unlock(&ps->lock); return; }
   if (g->tab_state == 0 && g->part.tab) g->tab_state = 2; /* tps_partset_prepare's */
@@ -137,7 +137,7 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
   tps_pred_free(p);
   if (st != TPS_OK) return st;
   pthread_mutex_lock(&ps->lock);
-  tps_partsrc *g = NULL, *a[TPS_NGATHERS] = {NULL};
+  tps_part_source *g = NULL, *a[TPS_NGATHERS] = {NULL};
   int rc = ev_resolve_gemm(ps, gpu, path, k, n, &g, e);
   for (int b = 0; b < TPS_NGATHERS && !rc; b++) rc = ev_resolve_gather(ps, gpu, tp, b, &a[b], e);
   pthread_mutex_unlock(&ps->lock);
@@ -181,7 +181,7 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
       return TPS_EBADDATA;
     }
     if (ps->o.measured_only && u->gather_outside[b]) {
-      const tps_partsrc *s = a[b];
+      const tps_part_source *s = a[b];
       char b0[32], b1[32];
       fmt_bytes(b0, sizeof b0, xlo);
       fmt_bytes(b1, sizeof b1, xhi);
@@ -241,7 +241,7 @@ static void *tab_worker(void *arg) {
     size_t i = j->next++;
     pthread_mutex_unlock(&j->lock);
     if (i >= j->ps->nres) return NULL;
-    tps_partsrc *s = j->ps->res[i];
+    tps_part_source *s = j->ps->res[i];
     if (!s || s->part.what != TPS_PART_GEMM || s->part.tab) continue;
     pthread_mutex_lock(&j->ps->lock);
     const struct tps_gemmgrid *lg = ev_launches(j->ps, &s->part);
@@ -320,7 +320,7 @@ void tps_partuse_gather_short(const tps_partuse *u, int backend, int tp, char *b
   if (!n) { snprintf(buf, sz, "none"); return; }
   for (int i = 0; i < n; i++) {
     char one[64];
-    const tps_partsrc *s = u->gather[b[i]];
+    const tps_part_source *s = u->gather[b[i]];
     if (s) short_of(s->prov, u->gather_outside[b[i]], s->id, s->part.model.kind != TPS_PM_NONE || tps_gather_is_rule(b[i]), one,
                     sizeof one);
     else snprintf(one, sizeof one, "spec-only");
@@ -328,7 +328,7 @@ void tps_partuse_gather_short(const tps_partuse *u, int backend, int tp, char *b
   }
 }
 
-static json_t *src_json(const tps_partsrc *s, int outside) {
+static json_t *src_json(const tps_part_source *s, int outside) {
   json_t *o = json_object();
   json_object_set_new(o, "provenance", json_string(tps_prov_names[s->prov]));
   json_object_set_new(o, "source", json_string(s->src));
@@ -356,7 +356,7 @@ json_t *tps_partuse_json(const tps_partuse *u, int backend, int tp, int custom_p
   if (u->gemm) json_object_set_new(o, "gemm", src_json(u->gemm, u->gemm_outside));
   int b[3], n = tps_partuse_backends(u, backend, tp, custom_possible, b);
   for (int i = 0; i < n; i++) {
-    const tps_partsrc *s = u->gather[b[i]];
+    const tps_part_source *s = u->gather[b[i]];
     json_t *x;
     if (s) x = src_json(s, u->gather_outside[b[i]]);
     else {
@@ -373,7 +373,7 @@ json_t *tps_partuse_json(const tps_partuse *u, int backend, int tp, int custom_p
 
 void tps_partset_mark(tps_partset *ps, const tps_partuse *u, int backend, int tp, int custom_possible) {
   int b[3], n = tps_partuse_backends(u, backend, tp, custom_possible, b);
-  const tps_partsrc *want[4] = {u->gemm, NULL, NULL, NULL};
+  const tps_part_source *want[4] = {u->gemm, NULL, NULL, NULL};
   for (int i = 0; i < n; i++) want[1 + i] = u->gather[b[i]];
   pthread_mutex_lock(&ps->lock);
   for (int w = 0; w < 1 + n; w++)
@@ -386,7 +386,7 @@ void tps_partset_mark(tps_partset *ps, const tps_partuse *u, int backend, int tp
 }
 
 /* the marked parts in id order */
-static size_t marked(const tps_partset *ps, const tps_partsrc **out, size_t max) {
+static size_t marked(const tps_partset *ps, const tps_part_source **out, size_t max) {
   size_t n = 0;
   for (int id = 1; id <= ps->next_id; id++)
     for (size_t i = 0; i < ps->nres; i++)
@@ -395,7 +395,7 @@ static size_t marked(const tps_partset *ps, const tps_partsrc **out, size_t max)
 }
 
 void tps_partset_print_sources(const tps_partset *ps, const char *prefix) {
-  const tps_partsrc *v[512];
+  const tps_part_source *v[512];
   size_t n = marked(ps, v, 512);
   for (size_t i = 0; i < n; i++) {
     printf("%s[%d] %s: %s\n", prefix, v[i]->id, v[i]->what, v[i]->src);
@@ -404,7 +404,7 @@ void tps_partset_print_sources(const tps_partset *ps, const char *prefix) {
 }
 
 json_t *tps_partset_sources_json(const tps_partset *ps) {
-  const tps_partsrc *v[512];
+  const tps_part_source *v[512];
   size_t n = marked(ps, v, 512);
   json_t *a = json_array();
   for (size_t i = 0; i < n; i++) {

@@ -1,4 +1,4 @@
-/* fitload.c: a measurement file read and fitted by its kind (see fitload.h). */
+/* fit_from_file.c: a measurement file read and fitted by its kind (see fit_from_file.h). */
 #include "src/evidence/fit_from_file.h"
 #include <string.h>
 #include "src/io/gpus.h"

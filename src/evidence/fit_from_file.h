@@ -1,4 +1,4 @@
-/* fitload.h: from a measurement file to a fit: the table read (src/io/table.h), its GPU
+/* fit_from_file.h: from a measurement file to a fit: the table read (src/io/table.h), its GPU
  * looked up (src/io/gpus.h) and the model/fit/fit.h fit of its kind.  The fit file format itself
  * is src/fitfile.h. */
 #ifndef TPS_FITLOAD_H

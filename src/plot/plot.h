@@ -230,7 +230,7 @@ void tps_plot_meas_free(tps_plot_meas *m);
 
 /* ---------------------------------------------------------------- the main job's figures
  * Figures for the bundled data (what `tpsplit` with no arguments draws), from the reference
- * `tpsplit predict` uses (predcli.h: the bundled GPU table and a fit of the bundled H20 table):
+ * `tpsplit predict` uses (src/cli/predict_common.h: the bundled GPU table and a fit of the bundled H20 table):
  *   fitq_H20_tp8_marlin-w8a16          the fit, with leave-one-out errors;
  *   latency_{H20,H100-SXM,H200-SXM}_tp8_marlin-w8a16, speedup_tp8_marlin-w8a16
  *                                      H20 fitted and measured, H100/H200 predicted;

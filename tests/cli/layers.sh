@@ -71,6 +71,15 @@ for d in src/base src/io src/evidence src/plot src/cli model/core model/core/pat
          tests/unit tests/cli tests/data tests/fuzz tools src/cli/calibrate; do
   [ -s "$d/README" ] || [ -s "$d/README.md" ] || { echo "FAIL: $d has no README"; fails=$((fails + 1)); }
 done
+# every source file opens with a comment naming itself ("/* evidence.h: ..."), so that a file
+# renamed keeps no old name a reader would look for (the old predcli.c, partsrc.h, throut.c)
+for f in $(find src model kernels -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \)); do
+  b=${f##*/}
+  case $(head -n 1 "$f") in
+    "/* $b:"*|"/* $b "*) ;;
+    *) echo "FAIL: $f: its first line does not name it ('/* $b: what it is')"; fails=$((fails + 1)) ;;
+  esac
+done
 [ "$n" -gt 100 ] || { echo "FAIL: only $n includes seen"; fails=$((fails + 1)); }
 echo "$n includes checked, $fails failures"
 [ "$fails" -eq 0 ]
