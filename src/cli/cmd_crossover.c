@@ -103,14 +103,13 @@ int cmd_crossover(int argc, char **argv) {
   const int scaling = v.scaling;
   size_t ngpu = 0;
   const tps_gpu **gpus = NULL;
-  tps_predref ref;
-  tps_grid g;
-  memset(&ref, 0, sizeof ref);
-  memset(&g, 0, sizeof g);
+  tps_predref ref = {0};
+  tps_grid g = {0};
   int rc = TPS_EXIT_USAGE, fit_failed = 0;
   tps_err e;
   tps_err_clear(&e);
-  if (tps_predref_load_opts(&ref, &v, tmax, v.npaths == 1 ? v.paths[0] : NULL, &fit_failed, &e) != 0) {
+  tps_predref_opts ro = tps_predref_opts_of(&v, tmax, v.npaths == 1 ? v.paths[0] : NULL);
+  if (tps_predref_open(&ref, &ro, &fit_failed, &e) != 0) {
     tps_err_print(&e);
     rc = fit_failed ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
     goto done;

@@ -143,11 +143,13 @@ int cmd_default(int argc, char **argv) {
   /* 1. the parts: bundled measurements (data/parts.tsv), cross-GPU fits (data/xgpu.fit) */
   tps_cmdopt_values pv;
   tps_cmdopt_init(&pv);
-  if (tps_predref_load_opts(&ref, &pv, TPS_PRED_DEFAULT_TMAX, NULL, &fit_failed, &e) != 0) {
+  tps_predref_opts ro = tps_predref_opts_of(&pv, TPS_PRED_DEFAULT_TMAX, NULL);
+  if (tps_predref_open(&ref, &ro, &fit_failed, &e) != 0) {
     tps_err_print(&e);
     rc = fit_failed ? TPS_EXIT_FAIL : TPS_EXIT_USAGE;
     goto done;
   }
+  tps_plot_use_gpus(&ref.gpus);
   const tps_path *paths[TPS_NPATHS];
   size_t npath = tps_path_select(TPS_PATH_F_MODEL, paths, TPS_NPATHS);
   tps_pred_opts po, pn;
@@ -186,6 +188,7 @@ int cmd_default(int argc, char **argv) {
   tps_grid rule;
   memset(&rule, 0, sizeof rule);
   if (tps_predref_load(&pref, TPS_SCALING_PESSIMISTIC, NULL, NULL, &fit_failed, &e) != 0) { tps_err_print(&e); goto done; }
+  tps_plot_use_gpus(&pref.gpus);
   const tps_path *marlin[] = {&tps_path_marlin_w8a16};
   const tps_gpu *rg[2];
   for (size_t i = 0; i < nag; i++) {

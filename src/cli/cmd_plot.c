@@ -254,7 +254,8 @@ int cmd_plot(int argc, char **argv) {
   if (v.scaling == TPS_SCALING_PARTS) {
     /* the parts: bundled measurements, models, the user's --gemm/--gather files; targets
      * default to what the files measure */
-    if (tps_predref_load_opts(&pref, &v, j.tmax, v.npaths == 1 ? v.paths[0] : NULL, &fit_failed, &e)) {
+    tps_predref_opts ro = tps_predref_opts_of(&v, j.tmax, v.npaths == 1 ? v.paths[0] : NULL);
+    if (tps_predref_open(&pref, &ro, &fit_failed, &e)) {
       tps_err_print(&e);
       goto cleanup;
     }

@@ -372,7 +372,9 @@ static void analysis_failed(const answer *a, int st) {
 static int analyze(answer *a, const tps_cmdopt_values *v) {
   tps_unc_opts uo = {(int)v->samples, (unsigned long)v->seed, TPS_INTERVAL_LEVEL};
   a->level = uo.level;
-  int st = tps_pred_analyze(&a->p, a->tmax, &uo, &a->cx, &a->iv);
+  /* the break-even first (model/predict/crossover.h), then its interval (uncertainty.h) */
+  int st = tps_pred_crossover(&a->p, a->tmax, &a->cx);
+  if (st == TPS_OK) st = tps_pred_interval(&a->p, a->tmax, &uo, &a->iv);
   if (st == TPS_OK) st = tps_pred_sensitivity(&a->p, a->tmax, a->sens, &a->ns);
   if (st != TPS_OK) return st;
   a->threshold = tps_threshold(a->cx.breakeven, a->rounding);
@@ -467,7 +469,8 @@ int cmd_predict(int argc, char **argv) {
     tps_usage_msg("--gpu is required");
     goto done;
   }
-  if (tps_predref_load_opts(&ref, &v, a->tmax, v.path, &fit_failed, &e) != 0) {
+  tps_predref_opts ro = tps_predref_opts_of(&v, a->tmax, v.path);
+  if (tps_predref_open(&ref, &ro, &fit_failed, &e) != 0) {
     tps_err_print(&e);
     rc = fit_failed ? TPS_EXIT_FAIL : tps_err_exit_code(&e);
     goto done;

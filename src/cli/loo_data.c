@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "src/io/aic.h"
+#include "src/io/measure.h"
 #include "src/io/table.h"
 #include "src/base/util.h"
 #include "model/core/path.h"
@@ -72,7 +73,7 @@ int tps_lgo_load_aic_gemm(const aic_src *src, tps_xg_path path, const tps_gpu_ta
   f.m_lo = 1;
   f.m_hi = GEMM_MMAX;
   tps_aic_file a;
-  if (tps_aic_read(file, &f, &a, e)) return -1;
+  if (tps_meas_load_aic(file, &f, &a, e)) return -1;
   memset(s, 0, sizeof *s);
   if (!(s->gpu = tps_gpus_find(gt, tps_aic_gpu_name(a.gpu, gname, sizeof gname), e))) { tps_aic_free(&a); return -1; }
   s->harness.kind = TPS_XG_AIC;
@@ -216,7 +217,7 @@ int tps_lgo_load_aic_nccl(const char *stem, const tps_gpu_table *gt, aset *s, tp
   memset(&f, 0, sizeof f);
   snprintf(f.op, sizeof f.op, "all_gather");
   tps_aic_file a;
-  if (tps_aic_read(file, &f, &a, e)) return -1;
+  if (tps_meas_load_aic(file, &f, &a, e)) return -1;
   memset(s, 0, sizeof *s);
   if (!(s->gpu = tps_gpus_find(gt, tps_aic_gpu_name(a.gpu, gname, sizeof gname), e))) { tps_aic_free(&a); return -1; }
   snprintf(s->file, sizeof s->file, "data/%s", rel);

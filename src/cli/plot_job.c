@@ -721,7 +721,9 @@ int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const tps_
     tps_cmdopt_init(&v);
     r = calloc(1, sizeof *r);
     if (!r) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
-    if (tps_predref_load_opts(r, &v, TPS_PRED_DEFAULT_TMAX, NULL, &fit_failed, e)) goto out;
+    tps_predref_opts ro = tps_predref_opts_of(&v, TPS_PRED_DEFAULT_TMAX, NULL);
+    if (tps_predref_open(r, &ro, &fit_failed, e)) goto out;
+    tps_plot_use_gpus(&r->gpus);
     ref = r;
   }
   if (tps_bundled_fit(NULL, 1, fl, tpath, sizeof tpath, &status, e)) goto out;

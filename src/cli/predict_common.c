@@ -1,5 +1,5 @@
-/* predict_common.c: the reference, contexts, the crossover grid and its output, shared by
- * `predict`, `crossover` and the main job (see predict_common.h). */
+/* predict_common.c: the reference's options from a command's, the crossover grid and its
+ * output, shared by `predict`, `crossover` and the main job (see predict_common.h). */
 #include "config.h"
 #include "src/cli/predict_common.h"
 #include <math.h>
@@ -9,8 +9,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "src/io/fitfile.h"
-#include "src/evidence/fit_from_file.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/jsonout.h"
 #include "src/base/util.h"
@@ -20,169 +18,14 @@
 #include "model/predict/uncertainty.h"
 #include "model/predict/excess.h"
 
-int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
-                     tps_err *e) {
-  memset(r, 0, sizeof *r);
-  *fit_failed = 0;
-  if (tps_gpus_load(gpus_file, &r->gpus, e) != 0) return -1;
-  tps_plot_use_gpus(&r->gpus);
-  char bundled[4096];
-  if (scaling == TPS_SCALING_MODEL) {
-    if (fit_file) {
-      if (tps_fitfile_read(fit_file, &r->fit, e) != 0) return -1;
-      snprintf(r->fit_source, sizeof r->fit_source, "fit %s", fit_file);
-    } else {
-      int status;
-      if (tps_bundled_fit(gpus_file, 0, &r->fit, bundled, sizeof bundled, &status, e) != 0) {
-        *fit_failed = tps_status_exit(status) == TPS_EXIT_FAIL;
-        return -1;
-      }
-      snprintf(r->fit_source, sizeof r->fit_source, "fit of %s", bundled);
-    }
-    if (r->fit.kind != TPS_FIT_SPLIT && r->fit.kind != TPS_FIT_GEMM)
-      return tps_err_set(e, fit_file, 0, "an all-gather fit has no GEMM: predictions need a split or GEMM fit");
-    tps_err e2;
-    tps_err_clear(&e2);
-    r->fit_gpu = tps_gpus_find(&r->gpus, r->fit.gpu, &e2);
-    if (!r->fit_gpu) return tps_err_set(e, fit_file ? fit_file : bundled, 0, "the fit's GPU: %s", e2.msg);
-    r->have_fit = 1;
-  } else if (scaling == TPS_SCALING_PESSIMISTIC) {
-    if (tps_data_path(TPS_BUNDLED_TABLE, bundled, sizeof bundled, e) != 0) return -1;
-    if (tps_table_read(bundled, &r->table, e) != 0) return -1;
-    r->have_table = 1;
-    tps_table *t = &r->table;
-    if (t->kind != TPS_TABLE_SPLIT || t->tp < 2 || !(t->out_bytes_per_token > 0) || t->k < 1 || t->n < 1)
-      return tps_err_set(e, bundled, 0, "not a split table with tp, k, n and out_bytes_per_token metadata");
-    tps_err e2;
-    tps_err_clear(&e2);
-    r->table_gpu = tps_gpus_find(&r->gpus, t->gpu, &e2);
-    if (!r->table_gpu) return tps_err_set(e, bundled, 0, "%s", e2.msg);
-    tps_split_data *d = &r->split;
-    d->n = t->nrows;
-    d->tokens = t->tokens;
-    d->replicated_us = t->replicated_us;
-    d->split_us = t->split_us;
-    d->tp = t->tp;
-    d->shape.k = t->k;
-    d->shape.n = t->n;
-    d->shape.out_bytes = t->out_bytes_per_token / (double)t->n;
-    d->out_bytes_per_token = t->out_bytes_per_token;
-    d->gather_cap_bytes = t->gather_cap_bytes;
-    d->path = tps_path_find_for(t->kpath, TPS_PATH_F_MODEL);
-    d->gather = tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : tps_gather_rule();
-    d->sms = r->table_gpu->sms;
-    d->gpu = r->table_gpu;
-    snprintf(r->fit_source, sizeof r->fit_source, "%s", bundled);
-  }
-  /* TPS_SCALING_SPEC, TPS_SCALING_PARTS: the GPU table alone (parts: tps_predref_load_opts) */
-  return 0;
-}
 
-void tps_predref_free(tps_predref *r) {
-  tps_partset_free(r->parts);
-  tps_gpus_free(&r->gpus);
-  if (r->have_table) tps_table_free(&r->table);
-  memset(r, 0, sizeof *r);
-}
 
-int tps_predref_load_opts(tps_predref *r, const tps_cmdopt_values *v, long tmax, const tps_path *hint, int *fit_failed,
-                          tps_err *e) {
-  if (tps_predref_load(r, v->scaling, v->fits.n ? v->fits.v[0] : NULL, v->gpus_file, fit_failed, e) != 0) return -1;
-  if (v->scaling != TPS_SCALING_PARTS) {
-    if (v->k != TPS_PRED_DEFAULT_K || v->n != TPS_PRED_DEFAULT_N)
-      return tps_err_set(e, NULL, 0, "--k and --n go with --scaling parts (the default)");
-    return 0;
-  }
-  tps_partset_opts po = {tmax, v->k, v->n, v->measured_only, v->no_bundled, v->harness};
-  if (tps_partset_open(&r->parts, &r->gpus, &po, e) != 0) return -1;
-  for (size_t i = 0; i < v->gemms.n; i++)
-    if (tps_partset_user_gemm(r->parts, v->gemms.v[i], ((v->given >> TPS_OI_PATH) & 1u) ? hint : NULL, e) != 0) return -1;
-  for (size_t i = 0; i < v->gathers.n; i++)
-    if (tps_partset_user_gather(r->parts, v->gathers.v[i], e) != 0) return -1;
-  return 0;
-}
-
-int tps_predref_context_use(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
-                            const tps_pred_opts *o, tps_pred *p, tps_partuse *use, tps_err *e) {
-  if (use) memset(use, 0, sizeof *use);
-  if (scaling == TPS_SCALING_PARTS) {
-    tps_err e2;
-    tps_err_clear(&e2);
-    if (!r->parts) return TPS_EINVAL;
-    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, use, e ? e : &e2);
-  }
-  return tps_predref_context(r, scaling, gpu, tp, path, o, p);
-}
-
-json_t *tps_predref_prov_json(const tps_predref *r, const tps_pred *p) {
-  json_t *o = json_object(), *g = json_object(), *a = json_object();
-  int same = strcmp(p->ref_gpu.name, p->gpu.name) == 0;
-  const char *gk, *ak;
-  char gs[600], as[600];
-  switch (p->scaling) {
-  case TPS_SCALING_MODEL:
-    gk = same && p->fit && p->fit->gemm.path == p->path ? tps_prov_names[TPS_PROV_FITTED] : tps_prov_names[TPS_PROV_TRANSFERRED];
-    ak = same && p->fit && (p->fit->ag.ranks == p->tp || p->fit->tp == p->tp) ? tps_prov_names[TPS_PROV_FITTED]
-                                                                             : tps_prov_names[TPS_PROV_TRANSFERRED];
-    snprintf(gs, sizeof gs, "the GEMM of the %.400s (%s), by peak x efficiency and HBM bandwidth", r->fit_source, p->ref_gpu.name);
-    snprintf(as, sizeof as, "the gather of the %.400s (%s), by link bandwidth and NCCL's ring steps", r->fit_source, p->ref_gpu.name);
-    break;
-  case TPS_SCALING_PESSIMISTIC:
-    gk = ak = tps_prov_names[TPS_PROV_TRANSFERRED];
-    snprintf(gs, sizeof gs, "the replicated column of %.400s divided by the seed pull request's speedups (2x/3.7x/6.7x)", r->fit_source);
-    snprintf(as, sizeof as, "split - replicated(ceil(T/TP)) of %.400s, unchanged", r->fit_source);
-    break;
-  default:
-    gk = ak = tps_prov_names[TPS_PROV_SPEC];
-    snprintf(gs, sizeof gs, "%s's datasheet x the %s priors", p->gpu.name, p->path->name);
-    snprintf(as, sizeof as, "%s's datasheet NCCL and custom gather models", p->gpu.name);
-  }
-  json_object_set_new(g, "provenance", json_string(gk));
-  json_object_set_new(g, "source", json_string(gs));
-  json_object_set_new(a, "provenance", json_string(ak));
-  json_object_set_new(a, "source", json_string(as));
-  json_object_set_new(o, "gemm", g);
-  json_t *ga = json_object();
-  json_object_set_new(ga, p->tp > 1 ? tps_gather_name(p->backend) : "none", a);
-  json_object_set_new(o, "gather", ga);
+tps_predref_opts tps_predref_opts_of(const tps_cmdopt_values *v, long tmax, const tps_path *hint) {
+  tps_predref_opts o = {v->scaling, v->fits.n ? v->fits.v[0] : NULL, v->gpus_file,
+                        {tmax, v->k, v->n, v->measured_only, v->no_bundled, v->harness},
+                        (const char *const *)v->gemms.v, v->gemms.n, (const char *const *)v->gathers.v, v->gathers.n,
+                        ((v->given >> TPS_OI_PATH) & 1u) ? hint : NULL};
   return o;
-}
-
-int tps_predref_context(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
-                        const tps_pred_opts *o, tps_pred *p) {
-  switch (scaling) {
-  case TPS_SCALING_PARTS: {
-    tps_err e2;
-    tps_err_clear(&e2);
-    if (!r->parts) return TPS_EINVAL;
-    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, NULL, &e2);
-  }
-  case TPS_SCALING_MODEL:
-    return tps_pred_init_model(p, &r->fit, r->fit_gpu, gpu, tp, path, o);
-  case TPS_SCALING_PESSIMISTIC:
-    return tps_pred_init_pessimistic(p, &r->split, r->table_gpu, gpu, tp, path, o);
-  default:
-    return tps_pred_init_spec(p, gpu, tp, path, NULL, 0, o);
-  }
-}
-
-void tps_predref_describe(const tps_predref *r, int scaling, char *buf, size_t bufsz) {
-  switch (scaling) {
-  case TPS_SCALING_MODEL:
-    snprintf(buf, bufsz, "scaling model: %s (%s), transferred by peak x efficiency, HBM and link bandwidth", r->fit_source,
-             r->fit.gpu);
-    break;
-  case TPS_SCALING_PESSIMISTIC:
-    snprintf(buf, bufsz, "scaling pessimistic: the seed vLLM pull request's rule on %s (GEMM 2x/3.7x/6.7x faster at "
-             "<=256/512/>=1024 rows, gather as measured)", r->fit_source);
-    break;
-  case TPS_SCALING_PARTS:
-    snprintf(buf, bufsz, "scaling parts: each part from a measurement where one exists, else the cross-GPU model "
-             "transferred to the target, else spec-only (sources below)");
-    break;
-  default:
-    snprintf(buf, bufsz, "scaling spec: datasheet x path priors (no measurement)");
-  }
 }
 
 /* ---------------------------------------------------------------- grid */

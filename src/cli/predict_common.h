@@ -1,6 +1,6 @@
-/* predict_common.h: what `predict`, `crossover` and the main job share: the reference (a fit
- * file, or a fit of the bundled H20 table), prediction contexts by scaling, the
- * crossover grid and its printing.  I/O lives here; the model is in model/predict.h. */
+/* predict_common.h: what `predict`, `crossover` and the main job share: the reference's
+ * options from a command's (the reference, tps_predref, and its contexts are
+ * src/evidence/evidence.h's), the crossover grid and its printing. */
 #ifndef TPS_PREDCLI_H
 #define TPS_PREDCLI_H
 #include <stddef.h>
@@ -19,45 +19,11 @@
 extern "C" {
 #endif
 
-/* Everything a prediction may be built from. */
-typedef struct tps_predref_s {
-  tps_gpu_table gpus;       /* the GPU table (bundled or --gpus-file) */
-  tps_fit fit;              /* reference fit (scaling model) */
-  int have_fit;
-  const tps_gpu *fit_gpu;   /* the GPU the fit was measured on */
-  char fit_source[4200];     /* "FIT" or "fit of data/...tsv" (for the header lines) */
-  tps_table table;          /* the bundled table (scaling pessimistic) */
-  int have_table;
-  tps_split_data split;     /* its arrays, for tps_pred_init_pessimistic */
-  const tps_gpu *table_gpu;
-  tps_partset *parts;       /* scaling parts: the measured and modelled parts */
-} tps_predref;
-
-/* Load what the scaling needs: GPU table (gpus_file or bundled), then for "model" the fit
- * file or a fit of the bundled table, for "pessimistic" the bundled table.  0, or -1 with e
- * (exit code 2 for input errors, *fit_failed = 1 when the fit itself failed: exit 1). */
-int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
-                     tps_err *e);
-void tps_predref_free(tps_predref *r);
-/* The same from a command's options: scaling, --fit, --gpus-file, and for the parts scaling
- * the partset (--k, --n, --measured-only, tmax) with the --gemm and --gather files read
- * (path_hint: the --path asked, for AIC tables without dtype=). */
-int tps_predref_load_opts(tps_predref *r, const tps_cmdopt_values *v, long tmax, const tps_path *path_hint, int *fit_failed,
-                          tps_err *e);
-
-/* Build a context for (gpu, tp, path) by the scaling.  Returns TPS_PRED_* (NA with
- * p->why set). */
-int tps_predref_context(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
-                        const tps_pred_opts *o, tps_pred *p);
-/* The same with the parts used (may be NULL) and input errors in e (TPS_EBADDATA). */
-int tps_predref_context_use(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
-                            const tps_pred_opts *o, tps_pred *p, tps_partuse *use, tps_err *e);
-/* The provenance of a context that is not of the parts scaling, in the same JSON shape as
- * tps_partuse_json ({"gemm": {provenance, source}, "gather": {...}}). */
-json_t *tps_predref_prov_json(const tps_predref *r, const tps_pred *p);
-
-/* One line naming where the prediction comes from and how its interval is made. */
-void tps_predref_describe(const tps_predref *r, int scaling, char *buf, size_t bufsz);
+/* The reference's options from a command's (src/evidence/evidence.h, tps_predref_open):
+ * scaling, --fit, --gpus-file, --k, --n, --measured-only, --no-bundled, --harness, the --gemm
+ * and --gather files, and path_hint when --path was given; tmax: the question's largest T.
+ * A command that plots then hands the reference's GPU table to the plots (tps_plot_use_gpus). */
+tps_predref_opts tps_predref_opts_of(const tps_cmdopt_values *v, long tmax, const tps_path *path_hint);
 
 /* ---------------------------------------------------------------- the crossover grid */
 typedef struct {

@@ -97,6 +97,11 @@ static void score_entry(const tps_thr_device *d, const tps_thr_entry *en, const 
     x->be_mean = b.mean;
     x->be_worst = b.worst;
     x->be_at = b.t_worst;
+    tps_excess bx;
+    if (tps_excess_best(&cs, en->max_tokens, TPS_THR_EXCESS_MEAN_TARGET, TPS_THR_EXCESS_WORST_TARGET, &x->best, &bx) == 0) {
+      x->best_mean = bx.mean;
+      x->best_worst = bx.worst;
+    } else x->best = x->best_mean = x->best_worst = NAN;
   }
   tps_loo_curve_free(c.nccl.meas);
   tps_loo_curve_free(c.custom.meas);

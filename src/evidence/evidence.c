@@ -4,6 +4,7 @@
  * evidence_resolve.c; using them: evidence_use.c. */
 #include "config.h"
 #include "src/evidence/ev_int.h"
+#include "src/base/exit.h"
 
 /* ------------------------------------------------------------------ reading */
 /* The next line of b from *pos into line[sz], without its end: 1, 0 at the end of b, -1 for a
@@ -607,3 +608,83 @@ int tps_partset_check_targets(const tps_partset *ps, const tps_gpu *const *gpus,
   return 0;
 }
 
+/* ------------------------------------------------------------------ the reference (evidence.h) */
+
+int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
+                     tps_err *e) {
+  memset(r, 0, sizeof *r);
+  *fit_failed = 0;
+  if (tps_gpus_load(gpus_file, &r->gpus, e) != 0) return -1;
+  char bundled[4096];
+  if (scaling == TPS_SCALING_MODEL) {
+    if (fit_file) {
+      if (tps_fitfile_read(fit_file, &r->fit, e) != 0) return -1;
+      snprintf(r->fit_source, sizeof r->fit_source, "fit %s", fit_file);
+    } else {
+      int status;
+      if (tps_bundled_fit(gpus_file, 0, &r->fit, bundled, sizeof bundled, &status, e) != 0) {
+        *fit_failed = tps_status_exit(status) == TPS_EXIT_FAIL;
+        return -1;
+      }
+      snprintf(r->fit_source, sizeof r->fit_source, "fit of %s", bundled);
+    }
+    if (r->fit.kind != TPS_FIT_SPLIT && r->fit.kind != TPS_FIT_GEMM)
+      return tps_err_set(e, fit_file, 0, "an all-gather fit has no GEMM: predictions need a split or GEMM fit");
+    tps_err e2;
+    tps_err_clear(&e2);
+    r->fit_gpu = tps_gpus_find(&r->gpus, r->fit.gpu, &e2);
+    if (!r->fit_gpu) return tps_err_set(e, fit_file ? fit_file : bundled, 0, "the fit's GPU: %s", e2.msg);
+    r->have_fit = 1;
+  } else if (scaling == TPS_SCALING_PESSIMISTIC) {
+    if (tps_data_path(TPS_BUNDLED_TABLE, bundled, sizeof bundled, e) != 0) return -1;
+    if (tps_table_read(bundled, &r->table, e) != 0) return -1;
+    r->have_table = 1;
+    tps_table *t = &r->table;
+    if (t->kind != TPS_TABLE_SPLIT || t->tp < 2 || !(t->out_bytes_per_token > 0) || t->k < 1 || t->n < 1)
+      return tps_err_set(e, bundled, 0, "not a split table with tp, k, n and out_bytes_per_token metadata");
+    tps_err e2;
+    tps_err_clear(&e2);
+    r->table_gpu = tps_gpus_find(&r->gpus, t->gpu, &e2);
+    if (!r->table_gpu) return tps_err_set(e, bundled, 0, "%s", e2.msg);
+    tps_split_data *d = &r->split;
+    d->n = t->nrows;
+    d->tokens = t->tokens;
+    d->replicated_us = t->replicated_us;
+    d->split_us = t->split_us;
+    d->tp = t->tp;
+    d->shape.k = t->k;
+    d->shape.n = t->n;
+    d->shape.out_bytes = t->out_bytes_per_token / (double)t->n;
+    d->out_bytes_per_token = t->out_bytes_per_token;
+    d->gather_cap_bytes = t->gather_cap_bytes;
+    d->path = tps_path_find_for(t->kpath, TPS_PATH_F_MODEL);
+    d->gather = tps_gather_parse(t->gather) >= 0 ? tps_gather_parse(t->gather) : tps_gather_rule();
+    d->sms = r->table_gpu->sms;
+    d->gpu = r->table_gpu;
+    snprintf(r->fit_source, sizeof r->fit_source, "%s", bundled);
+  }
+  /* TPS_SCALING_SPEC, TPS_SCALING_PARTS: the GPU table alone (parts: tps_predref_open) */
+  return 0;
+}
+
+void tps_predref_free(tps_predref *r) {
+  tps_partset_free(r->parts);
+  tps_gpus_free(&r->gpus);
+  if (r->have_table) tps_table_free(&r->table);
+  memset(r, 0, sizeof *r);
+}
+
+int tps_predref_open(tps_predref *r, const tps_predref_opts *o, int *fit_failed, tps_err *e) {
+  if (tps_predref_load(r, o->scaling, o->fit_file, o->gpus_file, fit_failed, e) != 0) return -1;
+  if (o->scaling != TPS_SCALING_PARTS) {
+    if (o->parts.k != TPS_PRED_DEFAULT_K || o->parts.n != TPS_PRED_DEFAULT_N)
+      return tps_err_set(e, NULL, 0, "--k and --n go with --scaling parts (the default)");
+    return 0;
+  }
+  if (tps_partset_open(&r->parts, &r->gpus, &o->parts, e) != 0) return -1;
+  for (size_t i = 0; i < o->ngemms; i++)
+    if (tps_partset_user_gemm(r->parts, o->gemms[i], o->path_hint, e) != 0) return -1;
+  for (size_t i = 0; i < o->ngathers; i++)
+    if (tps_partset_user_gather(r->parts, o->gathers[i], e) != 0) return -1;
+  return 0;
+}

@@ -43,6 +43,7 @@
 #include "model/fit/fit.h"
 #include "model/predict/parts.h"
 #include "model/predict/predict.h"
+#include "src/io/table.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -145,6 +146,59 @@ json_t *tps_partuse_json(const tps_partuse *u, int backend, int tp, int custom_p
 void tps_partset_mark(tps_partset *ps, const tps_partuse *u, int backend, int tp, int custom_possible);
 void tps_partset_print_sources(const tps_partset *ps, const char *prefix);
 json_t *tps_partset_sources_json(const tps_partset *ps);
+
+/* ---------------------------------------------------------------- the reference
+ * Everything a prediction may be built from, by scaling: the GPU table, a reference fit
+ * (model), the bundled split table (pessimistic), the part set (parts). */
+typedef struct tps_predref_s {
+  tps_gpu_table gpus;       /* the GPU table (bundled or --gpus-file) */
+  tps_fit fit;              /* reference fit (scaling model) */
+  int have_fit;
+  const tps_gpu *fit_gpu;   /* the GPU the fit was measured on */
+  char fit_source[4200];     /* "FIT" or "fit of data/...tsv" (for the header lines) */
+  tps_table table;          /* the bundled table (scaling pessimistic) */
+  int have_table;
+  tps_split_data split;     /* its arrays, for tps_pred_init_pessimistic */
+  const tps_gpu *table_gpu;
+  tps_partset *parts;       /* scaling parts: the measured and modelled parts */
+} tps_predref;
+
+/* Load what the scaling needs: GPU table (gpus_file or bundled), then for "model" the fit
+ * file or a fit of the bundled table, for "pessimistic" the bundled table.  0, or -1 with e
+ * (exit code 2 for input errors, *fit_failed = 1 when the fit itself failed: exit 1). */
+int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const char *gpus_file, int *fit_failed,
+                     tps_err *e);
+void tps_predref_free(tps_predref *r);
+/* What a command asks of its reference (src/cli/predict_common.c fills it from the options). */
+typedef struct {
+  int scaling;                 /* TPS_SCALING_* */
+  const char *fit_file;        /* --fit (NULL: the bundled H20 table's fit, scaling model) */
+  const char *gpus_file;       /* --gpus-file (NULL: data/gpus.tsv) */
+  tps_partset_opts parts;      /* scaling parts: --k, --n (else the defaults), --measured-only, ... */
+  const char *const *gemms;    /* --gemm FILE, in order */
+  size_t ngemms;
+  const char *const *gathers;  /* --gather [B=]FILE, in order */
+  size_t ngathers;
+  const tps_path *path_hint;   /* the --path asked, for AIC tables without dtype= (NULL: none) */
+} tps_predref_opts;
+/* The same from a command's options: tps_predref_load, then for the parts scaling the partset
+ * with the --gemm and --gather files read (each at once: errors before any output); --k and
+ * --n other than the defaults only with the parts scaling. */
+int tps_predref_open(tps_predref *r, const tps_predref_opts *o, int *fit_failed, tps_err *e);
+
+/* Build a context for (gpu, tp, path) by the scaling.  Returns TPS_PRED_* (NA with
+ * p->why set). */
+int tps_predref_context(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
+                        const tps_pred_opts *o, tps_pred *p);
+/* The same with the parts used (may be NULL) and input errors in e (TPS_EBADDATA). */
+int tps_predref_context_use(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
+                            const tps_pred_opts *o, tps_pred *p, tps_partuse *use, tps_err *e);
+/* The provenance of a context that is not of the parts scaling, in the same JSON shape as
+ * tps_partuse_json ({"gemm": {provenance, source}, "gather": {...}}). */
+json_t *tps_predref_prov_json(const tps_predref *r, const tps_pred *p);
+
+/* One line naming where the prediction comes from and how its interval is made. */
+void tps_predref_describe(const tps_predref *r, int scaling, char *buf, size_t bufsz);
 
 #ifdef __cplusplus
 }

@@ -416,3 +416,87 @@ json_t *tps_partset_sources_json(const tps_partset *ps) {
   return a;
 }
 
+/* ------------------------------------------------------------------ contexts of the reference (evidence.h) */
+
+int tps_predref_context_use(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
+                            const tps_pred_opts *o, tps_pred *p, tps_partuse *use, tps_err *e) {
+  if (use) memset(use, 0, sizeof *use);
+  if (scaling == TPS_SCALING_PARTS) {
+    tps_err e2;
+    tps_err_clear(&e2);
+    if (!r->parts) return TPS_EINVAL;
+    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, use, e ? e : &e2);
+  }
+  return tps_predref_context(r, scaling, gpu, tp, path, o, p);
+}
+
+json_t *tps_predref_prov_json(const tps_predref *r, const tps_pred *p) {
+  json_t *o = json_object(), *g = json_object(), *a = json_object();
+  int same = strcmp(p->ref_gpu.name, p->gpu.name) == 0;
+  const char *gk, *ak;
+  char gs[600], as[600];
+  switch (p->scaling) {
+  case TPS_SCALING_MODEL:
+    gk = same && p->fit && p->fit->gemm.path == p->path ? tps_prov_names[TPS_PROV_FITTED] : tps_prov_names[TPS_PROV_TRANSFERRED];
+    ak = same && p->fit && (p->fit->ag.ranks == p->tp || p->fit->tp == p->tp) ? tps_prov_names[TPS_PROV_FITTED]
+                                                                             : tps_prov_names[TPS_PROV_TRANSFERRED];
+    snprintf(gs, sizeof gs, "the GEMM of the %.400s (%s), by peak x efficiency and HBM bandwidth", r->fit_source, p->ref_gpu.name);
+    snprintf(as, sizeof as, "the gather of the %.400s (%s), by link bandwidth and NCCL's ring steps", r->fit_source, p->ref_gpu.name);
+    break;
+  case TPS_SCALING_PESSIMISTIC:
+    gk = ak = tps_prov_names[TPS_PROV_TRANSFERRED];
+    snprintf(gs, sizeof gs, "the replicated column of %.400s divided by the seed pull request's speedups (2x/3.7x/6.7x)", r->fit_source);
+    snprintf(as, sizeof as, "split - replicated(ceil(T/TP)) of %.400s, unchanged", r->fit_source);
+    break;
+  default:
+    gk = ak = tps_prov_names[TPS_PROV_SPEC];
+    snprintf(gs, sizeof gs, "%s's datasheet x the %s priors", p->gpu.name, p->path->name);
+    snprintf(as, sizeof as, "%s's datasheet NCCL and custom gather models", p->gpu.name);
+  }
+  json_object_set_new(g, "provenance", json_string(gk));
+  json_object_set_new(g, "source", json_string(gs));
+  json_object_set_new(a, "provenance", json_string(ak));
+  json_object_set_new(a, "source", json_string(as));
+  json_object_set_new(o, "gemm", g);
+  json_t *ga = json_object();
+  json_object_set_new(ga, p->tp > 1 ? tps_gather_name(p->backend) : "none", a);
+  json_object_set_new(o, "gather", ga);
+  return o;
+}
+
+int tps_predref_context(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
+                        const tps_pred_opts *o, tps_pred *p) {
+  switch (scaling) {
+  case TPS_SCALING_PARTS: {
+    tps_err e2;
+    tps_err_clear(&e2);
+    if (!r->parts) return TPS_EINVAL;
+    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, NULL, &e2);
+  }
+  case TPS_SCALING_MODEL:
+    return tps_pred_init_model(p, &r->fit, r->fit_gpu, gpu, tp, path, o);
+  case TPS_SCALING_PESSIMISTIC:
+    return tps_pred_init_pessimistic(p, &r->split, r->table_gpu, gpu, tp, path, o);
+  default:
+    return tps_pred_init_spec(p, gpu, tp, path, NULL, 0, o);
+  }
+}
+
+void tps_predref_describe(const tps_predref *r, int scaling, char *buf, size_t bufsz) {
+  switch (scaling) {
+  case TPS_SCALING_MODEL:
+    snprintf(buf, bufsz, "scaling model: %s (%s), transferred by peak x efficiency, HBM and link bandwidth", r->fit_source,
+             r->fit.gpu);
+    break;
+  case TPS_SCALING_PESSIMISTIC:
+    snprintf(buf, bufsz, "scaling pessimistic: the seed vLLM pull request's rule on %s (GEMM 2x/3.7x/6.7x faster at "
+             "<=256/512/>=1024 rows, gather as measured)", r->fit_source);
+    break;
+  case TPS_SCALING_PARTS:
+    snprintf(buf, bufsz, "scaling parts: each part from a measurement where one exists, else the cross-GPU model "
+             "transferred to the target, else spec-only (sources below)");
+    break;
+  default:
+    snprintf(buf, bufsz, "scaling spec: datasheet x path priors (no measurement)");
+  }
+}

@@ -75,6 +75,18 @@ tps_meas_kind tps_meas_sniff_spec(const char *spec) {
   return k;
 }
 
+int tps_meas_load_aic(const char *path, const tps_aic_filter *sel, tps_aic_file *out, tps_err *e) {
+  tps_meas m;
+  memset(out, 0, sizeof *out);
+  if (tps_meas_load(path, sel, &m, e)) return -1;
+  if (m.kind != TPS_MEAS_AIC) {
+    tps_meas_free(&m);
+    return tps_err_set(e, path, 0, "not an AIConfigurator table (no '# source: ai-dynamo/aiconfigurator' first line)");
+  }
+  *out = m.aic; /* moved: m is not freed */
+  return 0;
+}
+
 void tps_meas_free(tps_meas *m) {
   if (m->kind == TPS_MEAS_TABLE) tps_table_free(&m->tab);
   if (m->kind == TPS_MEAS_AIC) tps_aic_free(&m->aic);

@@ -58,6 +58,10 @@ int tps_meas_load_mem(const char *path, const char *data, size_t len, const tps_
 /* "FILE[:key=value,...]" (the AIConfigurator selection syntax, src/io/aic.h) read as above. */
 int tps_meas_load_spec(const char *spec, tps_meas *m, tps_err *e);
 void tps_meas_free(tps_meas *m);
+/* An AIConfigurator table read through the loader (as tps_table_read does for tables): path
+ * with the selection sel (NULL: none), its record moved into *out.  -1 with e when the file
+ * is unreadable, malformed, or another format ("... is not an AIConfigurator table"). */
+int tps_meas_load_aic(const char *path, const tps_aic_filter *sel, tps_aic_file *out, tps_err *e);
 /* For a format's read: m made a table record of path (tps_table_init, kind TPS_MEAS_TABLE,
  * path copied): the table, or NULL with e when out of memory. */
 tps_table *tps_meas_table(tps_meas *m, const char *path, tps_err *e);

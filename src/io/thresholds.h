@@ -256,6 +256,10 @@ typedef struct {
   long at;                   /* T of the worst */
   double be_mean, be_worst;  /* breakeven_tokens as the threshold */
   long be_at;
+  /* the single threshold nearest the target on these costs (model/predict/excess.h,
+   * tps_excess_best): where it misses, no threshold of the file could meet it */
+  double best;               /* INFINITY: never */
+  double best_mean, best_worst;
   char gather[16];           /* "measured" or "model" */
 } tps_thr_excess_row;
 typedef struct {

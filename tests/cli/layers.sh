@@ -71,6 +71,11 @@ for d in src/base src/io src/evidence src/plot src/cli model/core model/core/pat
          tests/unit tests/cli tests/data tests/fuzz tools src/cli/calibrate; do
   [ -s "$d/README" ] || [ -s "$d/README.md" ] || { echo "FAIL: $d has no README"; fails=$((fails + 1)); }
 done
+# measurements are read through the one loader (src/io/measure.h: tps_meas_load*, and
+# tps_table_read / tps_meas_load_aic on it): no file outside src/io calls a format's own reader
+if grep -rnE '\btps_(aic_read(_spec|_mem)?|ncclt_parse(_opts)?)[[:space:]]*\(' src model kernels | grep -v '^src/io/'; then
+  echo "FAIL: a format's reader called outside src/io (read through src/io/measure.h)"; fails=$((fails + 1))
+fi
 # every source file opens with a comment naming itself ("/* evidence.h: ..."), so that a file
 # renamed keeps no old name a reader would look for (the old predcli.c, partsrc.h, throut.c)
 for f in $(find src model kernels -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \)); do

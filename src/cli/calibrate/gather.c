@@ -49,7 +49,11 @@ int gfile_read(const char *spec, const opts *o, gfile *g, tps_err *e) {
   g->backend = tps_gather_fallback();
   if (tps_meas_sniff_spec(spec) == TPS_MEAS_AIC) {
     tps_aic_file a;
-    if (tps_aic_read_spec(spec, &a, e)) return -1;
+    char *file = NULL;
+    tps_aic_filter f;
+    int lrc = tps_aic_parse_spec(spec, &file, &f, e) || tps_meas_load_aic(file, &f, &a, e);
+    free(file);
+    if (lrc) return -1;
     if (a.kind != TPS_AIC_NCCL) { tps_aic_free(&a); return tps_err_set(e, spec, 0, "an AIConfigurator GEMM table, not an NCCL one"); }
     const char *dtype = NULL;
     for (size_t i = 0; i < a.nrows && !dtype; i++) if (!strcmp(a.c[i].op, "all_gather") && !strcmp(a.c[i].dtype, "half")) dtype = "half";
@@ -138,7 +142,7 @@ static void xfer_build(const tps_gpu *gpu, const tps_gpu_table *gt, const opts *
     memset(&f, 0, sizeof f);
     snprintf(f.op, sizeof f.op, "all_gather");
     tps_aic_file a;
-    if (tps_aic_read(file, &f, &a, &e)) continue;
+    if (tps_meas_load_aic(file, &f, &a, &e)) continue;
     const tps_gpu *g = tps_gpus_find(gt, tps_aic_gpu_name(a.gpu, gname, sizeof gname), &e);
     if (g && g != gpu && strcmp(g->name, gpu->name) && (!g->nvlink) == pcie) {
       s[ns].gpu = g;

@@ -186,7 +186,7 @@ int cal_simulate(const opts *o) {
       double *T = NULL;
       size_t nm = 0;
       char gname[64], what[64];
-      if (tps_aic_parse_spec(spec, &file, &f, &e) || tps_aic_read(file, &f, &a, &e)) { tps_err_print(&e); free(file); rc = tps_err_exit_code(&e); break; }
+      if (tps_aic_parse_spec(spec, &file, &f, &e) || tps_meas_load_aic(file, &f, &a, &e)) { tps_err_print(&e); free(file); rc = tps_err_exit_code(&e); break; }
       const tps_path *dp = tps_path_by_aic_dtype(f.dtype);
       int path = dp ? (int)dp->id : -1;
       const tps_gpu *gpu = tps_gpus_find(&gt, tps_aic_gpu_name(a.gpu, gname, sizeof gname), &e);

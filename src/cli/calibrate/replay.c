@@ -89,7 +89,7 @@ static int replay_read(const char *spec, const tps_gpu_table *gt, mtab *x, long 
       tps_aic_filter f;
       tps_aic_file a;
       if (np > 1) return tps_err_set(e, s, 0, "an AIConfigurator table is replayed alone (no '+')");
-      if (tps_aic_parse_spec(s, &file, &f, e) || tps_aic_read(file, &f, &a, e)) { free(file); return -1; }
+      if (tps_aic_parse_spec(s, &file, &f, e) || tps_meas_load_aic(file, &f, &a, e)) { free(file); return -1; }
       free(file);
       long *M = NULL;
       double *T = NULL;
