@@ -37,14 +37,20 @@ int tps_excess_sampled(const long *T, const double *replicated_us, const double 
   return out->n ? 0 : -1;
 }
 
-int tps_excess_eval(const tps_costs *c, double threshold, long t_max, tps_excess *out) {
-  long T[TPS_EXCESS_GRID_MAX];
-  double r[TPS_EXCESS_GRID_MAX], s[TPS_EXCESS_GRID_MAX];
+/* Both costs on the grid up to t_max, into T, r, s (TPS_EXCESS_GRID_MAX each); how many. */
+static size_t sample_costs(const tps_costs *c, long t_max, long *T, double *r, double *s) {
   size_t n = tps_excess_grid(t_max, T, TPS_EXCESS_GRID_MAX);
   for (size_t i = 0; i < n; i++) {
     r[i] = c->replicated_us(T[i], c->ctx);
     s[i] = c->split_us(T[i], c->ctx);
   }
+  return n;
+}
+
+int tps_excess_eval(const tps_costs *c, double threshold, long t_max, tps_excess *out) {
+  long T[TPS_EXCESS_GRID_MAX];
+  double r[TPS_EXCESS_GRID_MAX], s[TPS_EXCESS_GRID_MAX];
+  size_t n = sample_costs(c, t_max, T, r, s);
   return tps_excess_sampled(T, r, s, n, threshold, out);
 }
 
@@ -56,11 +62,7 @@ int tps_excess_best(const tps_costs *c, long t_max, double mean_target, double w
                     tps_excess *out) {
   long T[TPS_EXCESS_GRID_MAX];
   double r[TPS_EXCESS_GRID_MAX], s[TPS_EXCESS_GRID_MAX];
-  size_t n = tps_excess_grid(t_max, T, TPS_EXCESS_GRID_MAX);
-  for (size_t i = 0; i < n; i++) {
-    r[i] = c->replicated_us(T[i], c->ctx);
-    s[i] = c->split_us(T[i], c->ctx);
-  }
+  size_t n = sample_costs(c, t_max, T, r, s);
   *threshold = TPS_EXCESS_NEVER;
   if (tps_excess_sampled(T, r, s, n, TPS_EXCESS_NEVER, out) != 0) return -1;
   double best = target_score(out, mean_target, worst_target);
