@@ -19,6 +19,9 @@ extern "C" {
 #endif
 
 #define TPS_EXCESS_PER_OCTAVE 8
+/* The decision-quality target of a predicted threshold (issue 27 item 5): mean <= 1%, worst <= 10%. */
+#define TPS_EXCESS_TARGET_MEAN 0.01
+#define TPS_EXCESS_TARGET_WORST 0.10
 #define TPS_EXCESS_GRID_MAX 256 /* points of a grid up to 2^31 at 8 per octave, with room */
 
 /* The grid up to t_max (>= 1): T = round(2^(i/8)) <= t_max, ascending, distinct, into

@@ -49,6 +49,10 @@ typedef struct {
   const char *method;                              /* how the interval is made */
   tps_doubt doubt;                                 /* the GPU's uncertain facts (gpu_doubt.h) */
   char doubt_line[1024];
+  /* the threshold of least predicted excess (model/predict/excess.h, tps_excess_best, on this
+   * prediction's own costs; INFINITY: never) and its excess; tx: the threshold's own */
+  double lx_thr;
+  tps_excess lx, tx;
 } answer;
 
 /* The provenance record of row T (model/predict/resolve.h, the one source): each part's
@@ -130,6 +134,15 @@ static int print_json(const answer *a) {
   json_object_set_new(root, "breakeven_hi", jtokd(a->iv.hi));
   json_object_set_new(root, "breakeven_median", jtokd(a->iv.median));
   json_object_set_new(root, "threshold_tokens", jtok(a->threshold));
+  if (a->lx.n) {
+    json_t *lx = json_object();
+    json_object_set_new(lx, "tokens", isfinite(a->lx_thr) ? json_integer((json_int_t)a->lx_thr) : json_null());
+    tps_json_set_num(lx, "mean", a->lx.mean);
+    tps_json_set_num(lx, "worst", a->lx.worst);
+    tps_json_set_num(lx, "threshold_mean", a->tx.n ? a->tx.mean : NAN);
+    tps_json_set_num(lx, "threshold_worst", a->tx.n ? a->tx.worst : NAN);
+    json_object_set_new(root, "least_excess", lx);
+  }
   json_object_set_new(root, "interval_method", json_string(a->method));
   char step[320];
   if (step_note(a, step, sizeof step)) json_object_set_new(root, "interval_note", json_string(step));
@@ -266,6 +279,12 @@ static void print_text(const answer *a) {
     if (!isnan(a->iv.lo)) printf("; %.0f%% interval %s..%s (%s, %d samples)", 100 * a->level, lo, hi, a->method, a->iv.nsamples);
     printf("\n");
   }
+  if (a->lx.n) {
+    char lt[32];
+    snprintf(lt, sizeof lt, isfinite(a->lx_thr) ? "split from %.0f tokens" : "never split", a->lx_thr);
+    printf("least predicted excess: %s (on this prediction's costs, T = 1..%ld: mean %.2f%%, worst %.1f%%; the threshold: "
+           "mean %.2f%%, worst %.1f%%)\n", lt, a->tmax, 100 * a->lx.mean, 100 * a->lx.worst, 100 * a->tx.mean, 100 * a->tx.worst);
+  }
   char never[400];
   never_text(a, never, sizeof never);
   if (never[0]) printf("%s\n", never);
@@ -368,6 +387,9 @@ static void analysis_failed(const answer *a, int st) {
                 tps_strstatus(st));
 }
 
+static double pred_replicated(long T, void *p) { return tps_pred_replicated_us(p, T); }
+static double pred_split(long T, void *p) { return tps_pred_split_us(p, T, NULL); }
+
 /* The analyses of a->p on 1..tmax: crossover, interval, sensitivity, inverse questions. */
 static int analyze(answer *a, const tps_cmdopt_values *v) {
   tps_unc_opts uo = {(int)v->samples, (unsigned long)v->seed, TPS_INTERVAL_LEVEL};
@@ -378,6 +400,10 @@ static int analyze(answer *a, const tps_cmdopt_values *v) {
   if (st == TPS_OK) st = tps_pred_sensitivity(&a->p, a->tmax, a->sens, &a->ns);
   if (st != TPS_OK) return st;
   a->threshold = tps_threshold(a->cx.breakeven, a->rounding);
+  tps_costs pc = {pred_replicated, pred_split, &a->p};
+  a->lx.n = a->tx.n = 0;
+  if (tps_excess_best(&pc, a->tmax, TPS_EXCESS_TARGET_MEAN, TPS_EXCESS_TARGET_WORST, &a->lx_thr, &a->lx) == 0)
+    tps_excess_eval(&pc, a->threshold > 0 ? (double)a->threshold : TPS_EXCESS_NEVER, a->tmax, &a->tx);
   if ((st = tps_doubt_eval(a->ref, a->scaling, a->gpu, (int)a->tp, a->path, &v->po, a->tmax, &a->doubt)) != TPS_OK) return st;
   if (!isnan(a->iv.lo)) tps_doubt_widen(&a->doubt, &a->iv.lo, &a->iv.hi);
   tps_doubt_describe(&a->doubt, a->gpu, a->doubt_line, sizeof a->doubt_line);

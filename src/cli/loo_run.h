@@ -14,8 +14,8 @@
 #define BE_N 1792
 #define BE_TMAX 16384.0
 #define BE_NONE 32768.0 /* "never below 16384": counted as twice the grid's end */
-#define EX_MEAN_TARGET 0.01  /* issue 27: mean excess <= 1% */
-#define EX_WORST_TARGET 0.10 /* and worst <= 10% */
+#define EX_MEAN_TARGET TPS_EXCESS_TARGET_MEAN   /* issue 27: mean excess <= 1% (model/predict/excess.h) */
+#define EX_WORST_TARGET TPS_EXCESS_TARGET_WORST /* and worst <= 10% */
 
 typedef struct {
   int ngpu, grp[MAXSETS];

@@ -194,4 +194,32 @@ expect_nogrep "brief|the PR|PR's" "$tmp/out"
 if tail -n 1 "$tmp/out" | grep -q "$tmp/figs\$"; then ok; else fail "last line does not name the folder: $(tail -n 1 "$tmp/out")"; fi
 expect_rc 0 "$TPSPLIT" --no-plots --samples 20 --json
 expect_grep '"cells"' "$tmp/out"
+
+# "least predicted excess" recomputed here from the prediction's own table at the grid
+# T = round(2^(i/8)) = 1..16384 (the rows' replicated and split times, 0.1 us): the excess of the
+# printed threshold, and of every grid T and never, the one nearest max(mean / 1%, worst / 10%)
+grid=$(awk 'BEGIN { for (i = 0; i <= 112; i++) { t = int(2 ^ (i / 8) + 0.5); if (t != p) { s = s (s ? "," : "") t; p = t } } print s }')
+for q in "H200 8 dense-bf16" "H200 8 marlin-w8a16" "H100 4 native-fp8"; do
+  set -- $q
+  expect_rc 0 "$TPSPLIT" predict --gpu "$1" --tp "$2" --path "$3" --gather nccl --tokens "$grid" --samples 20
+  cp "$tmp/out" "$tmp/lx"
+  awk -v want="$(sed -n 's/^threshold: \([0-9]*\) tokens.*/\1/p' "$tmp/lx")" '
+    /^ +tokens +rows_per_rank/ { t = 1; next } t && /^ +[0-9]+ / { n++; T[n] = $1; r[n] = $3; s[n] = $4; next } t && !/^ +[0-9]+ / { t = 0 }
+    function score(th,   i, c, m, w, x) { m = 0; w = 0
+      for (i = 1; i <= n; i++) { c = T[i] >= th ? s[i] : r[i]; x = c / (r[i] < s[i] ? r[i] : s[i]) - 1; m += x; if (x > w) w = x }
+      M = m / n; W = w; return (M / 0.01 > W / 0.10) ? M / 0.01 : W / 0.10 }
+    /^least predicted excess:/ { line = $0 }
+    END { if (n != 95) { print "rows " n; exit 1 }
+          score(want + 0 ? want + 0 : 1e9); tm = M; tw = W
+          best = score(1e9); bt = "never"; bm = M; bw = W
+          for (i = 1; i <= n; i++) { sc = score(T[i]); if (sc < best - 1e-12) { best = sc; bt = T[i]; bm = M; bw = W } }
+          # the printed threshold, then its four percentages: mean, worst, and those of the threshold
+          pt = line ~ /never split/ ? "never" : line; sub(/.*split from /, "", pt); sub(/ tokens.*/, "", pt)
+          k = 0; rest = line; while (match(rest, /[0-9.]+%/)) { v[++k] = substr(rest, RSTART, RLENGTH - 1) / 100; rest = substr(rest, RSTART + RLENGTH) }
+          # the table times are rounded to 0.1 us: the percentages agree within 0.05 points (means), 1 point (worsts)
+          d1 = v[1] - bm; d2 = v[2] - bw; d3 = v[3] - tm; d4 = v[4] - tw
+          if (pt != bt || k != 4 || d1 * d1 > 0.0005 ^ 2 || d2 * d2 > 0.01 ^ 2 || d3 * d3 > 0.0005 ^ 2 || d4 * d4 > 0.01 ^ 2) {
+            print "printed: " line; printf "recomputed: %s, mean %.4f worst %.4f; threshold mean %.4f worst %.4f\n", bt, bm, bw, tm, tw; exit 1 } }' "$tmp/lx" > "$tmp/lx.why" && ok ||
+    fail "$q: least predicted excess not as recomputed from the table: $(cat "$tmp/lx.why")"
+done
 finish
