@@ -706,6 +706,12 @@ int tps_close_stdout(void) {
   errno = 0;
   int bad = fflush(stdout) != 0 || ferror(stdout);
   int err = errno;
+  if (bad && !err) {
+    /* a write failed earlier (the buffer filled mid-run) and its errno is gone: one more byte
+     * on the failed stream says why (ENOSPC on a full device, EPIPE, ...) instead of EIO */
+    clearerr(stdout);
+    if (fputc('\n', stdout) == EOF || fflush(stdout) != 0) err = errno;
+  }
   if (fclose(stdout) != 0) { bad = 1; if (!err) err = errno; }
   if (bad) { tps_die_msg("write error on standard output: %s", strerror(err ? err : EIO)); return 1; }
   return 0;
