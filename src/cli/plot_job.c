@@ -703,7 +703,7 @@ static int w8_gemm_figure(const tps_plot_job *j, const tps_gpu *gpu, int tp, tps
 int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const tps_predref *ref0, const tps_grid *grid0,
                           tps_plot_files *w, tps_err *e) {
   /* the reference of the main job (scaling parts: what `tpsplit predict` uses by default),
-   * loaded as predict/crossover load it (predict_common.h) when the caller has none, so the numbers
+   * loaded as predict/crossover load it (tps_predref_open, src/evidence/evidence.h) when the caller has none, so the numbers
    * match; the H20 table fitted with leave-one-out errors for the fit-quality figure and
    * its measured points */
   tps_predref *r = NULL;

@@ -182,7 +182,7 @@ int tps_plot_fitq(const char *dir, const char *name, const tps_fit *f, const cha
 int tps_plot_layers_fig(const char *dir, const char *name, const tps_plot_layers *l,
                         const tps_plot_opts *o, tps_plot_files *w, tps_err *e);
 
-struct tps_predref_s; /* src/cli/predict_common.h */
+struct tps_predref_s; /* src/evidence/evidence.h */
 struct tps_grid_s;
 
 /* ---------------------------------------------------------------- figures from the model
@@ -210,7 +210,7 @@ typedef struct {
   unsigned figures;                /* TPS_PLOT_FIG_* bits; 0 = every figure that applies */
   const char *model_name;          /* per-layer figure: model description name or file */
   long sim_tokens;                 /* its tokens per step (0 = 8192) */
-  const struct tps_predref_s *ref; /* scaling parts: the parts (src/cli/predict_common.h); NULL otherwise */
+  const struct tps_predref_s *ref; /* scaling parts: the parts (src/evidence/evidence.h); NULL otherwise */
 } tps_plot_job;
 
 enum {
@@ -230,7 +230,7 @@ void tps_plot_meas_free(tps_plot_meas *m);
 
 /* ---------------------------------------------------------------- the main job's figures
  * Figures for the bundled data (what `tpsplit` with no arguments draws), from the reference
- * `tpsplit predict` uses (src/cli/predict_common.h: the bundled GPU table and a fit of the bundled H20 table):
+ * `tpsplit predict` uses (src/evidence/evidence.h, tps_predref_load: the bundled GPU table and a fit of the bundled H20 table):
  *   fitq_H20_tp8_marlin-w8a16          the fit, with leave-one-out errors;
  *   latency_{H20,H100-SXM,H200-SXM}_tp8_marlin-w8a16, speedup_tp8_marlin-w8a16
  *                                      H20 fitted and measured, H100/H200 predicted;
