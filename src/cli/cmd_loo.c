@@ -333,7 +333,7 @@ static void be_hierarchy(const loo_run *r, const gemm_part *g, int gg, int a, co
   snprintf(b->sib_gemm, sizeof b->sib_gemm, "%s", hg ? g->sets[sg].gpu->name : "");
   snprintf(b->sib_gather, sizeof b->sib_gather, "%s", ha ? r->as[sa].gpu->name : "");
   b->pred_h = pg && ua ? be_or_none(tps_loo_breakeven(pg, ua, tp, OUT_BYTES_PER_TOKEN, BE_TMAX)) : NAN;
-  b->ex_h.n = 0;
+  b->ex_h.n = b->ex_hpow2.n = 0;
   if (mg && ma && pg && ua) {
     meas_costs mc = {mg, ma, tp};
     tps_costs c = {mc_replicated, mc_split, &mc};
@@ -345,6 +345,8 @@ static void be_hierarchy(const loo_run *r, const gemm_part *g, int gg, int a, co
     b->ex_hbest.n = 0;
     if (tps_excess_best(&cp, (long)BE_TMAX, EX_MEAN_TARGET, EX_WORST_TARGET, &b->hbest_thr, &dummy) == 0)
       tps_excess_eval(&c, b->hbest_thr, (long)BE_TMAX, &b->ex_hbest);
+    long p2 = b->pred_h >= BE_NONE || isnan(b->pred_h) ? 0 : tps_cal_pow2_ceil(b->pred_h);
+    tps_excess_eval(&c, p2 ? (double)p2 : TPS_EXCESS_NEVER, (long)BE_TMAX, &b->ex_hpow2);
   }
   tps_loo_curve_free(pg);
   tps_loo_curve_free(pa);

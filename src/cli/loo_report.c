@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include "src/base/jsonout.h"
 #include "src/cli/loo_run.h"
+#include "model/calib/calib.h"
 #include "model/core/status.h"
 #include "model/core/w8plan.h"
 #include "src/base/exit.h"
@@ -203,7 +204,7 @@ static void print_excess(const loo_run *r) {
       printf("# %s: excess target met (mean <= 1%%, worst <= 10%%): %d of %d with the break-even as the threshold, %d of %d "
              "with pow2\n", grp_name(q), met[q], n[q], met2[q], n[q]);
   int meth[NGRP] = {0}, nh[NGRP] = {0}, meth_sib[NGRP] = {0}, nsib[NGRP] = {0}, floor_miss[NGRP] = {0};
-  int mbest[NGRP] = {0}, mbest_sib[NGRP] = {0};
+  int mbest[NGRP] = {0}, mbest_sib[NGRP] = {0}, mpow2[NGRP] = {0};
   printf("\n# decision quality of the evidence hierarchy (model/predict/resolve.h): each part from a measured sibling among\n");
   printf("# the training GPUs (GEMM: same architecture, moved by the regime's spec ratio; gather: same fabric, as\n");
   printf("# measured) where there is one, else the cross-GPU model as above; scored as above ('-': the model answered)\n");
@@ -227,6 +228,7 @@ static void print_excess(const loo_run *r) {
     nh[q]++;
     meth[q] += ex_met(&b->ex_h);
     mbest[q] += ex_met(&b->ex_hbest);
+    mpow2[q] += ex_met(&b->ex_hpow2);
     if (b->sib_gemm[0] || b->sib_gather[0]) { nsib[q]++; meth_sib[q] += ex_met(&b->ex_h); mbest_sib[q] += ex_met(&b->ex_hbest); }
     /* missed where the best single threshold on the measured parts misses too: no threshold
      * meets the target there (the split wins in bands, or by little for long) */
@@ -240,7 +242,8 @@ static void print_excess(const loo_run *r) {
   for (int q = 0; q < NGRP; q++)
     if (nh[q])
       printf("# %s: with the threshold chosen on the predicted costs (best) instead of the break-even: %d of %d (%d of the %d "
-             "rows a sibling answers)\n", grp_name(q), mbest[q], nh[q], mbest_sib[q], nsib[q]);
+             "rows a sibling answers); with the break-even's next power of two (a thresholds file's split_from_tokens): %d of %d\n",
+             grp_name(q), mbest[q], nh[q], mbest_sib[q], nsib[q], mpow2[q], nh[q]);
 }
 
 /* ------------------------------------------------------------------ JSON */
@@ -335,6 +338,8 @@ static json_t *be_json(const be_row *b) {
   json_object_set_new(hj, "gather_sibling", b->sib_gather[0] ? json_string(b->sib_gather) : json_null());
   json_object_set_new(o, "excess_hierarchy", hj);
   json_object_set_new(o, "excess_hierarchy_best", excess_json(b->hbest_thr, &b->ex_hbest));
+  json_object_set_new(o, "excess_hierarchy_pow2",
+                      excess_json(b->pred_h >= BE_NONE || isnan(b->pred_h) ? TPS_EXCESS_NEVER : (double)tps_cal_pow2_ceil(b->pred_h), &b->ex_hpow2));
   return o;
 }
 

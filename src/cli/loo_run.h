@@ -67,6 +67,7 @@ typedef struct {
    * the break-even), scored on the measured parts */
   double hbest_thr;
   tps_excess ex_hbest;
+  tps_excess ex_hpow2;       /* the next power of two >= pred_h (what a thresholds file says) */
 } be_row;
 
 /* Transfer accuracy (src/cli/loo_xfer.c, model/predict/xfer.h): per GEMM set and per gather GPU
