@@ -276,6 +276,17 @@ double tps_xg_time_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_ha
   return xg_time_rows(&f, m, rows, -1, best);
 }
 
+double tps_xg_time_hint_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_harness *h, long rows, long n, long k,
+                           int *hint) {
+  int best = -1;
+  if (!m || !tps_xg_supported(gpu, m->path) || rows < 1 || n < 1 || k < 1) return NAN;
+  xg_fixed f;
+  xg_fixed_init(&f, m, gpu, h, n, k);
+  double t = xg_time_rows(&f, m, rows, hint ? *hint : -1, &best);
+  if (hint && best >= 0) *hint = best;
+  return t;
+}
+
 void tps_xg_times_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_harness *h, const long *rows, size_t nrows,
                      long n, long k, double *t) {
   int ok = m && tps_xg_supported(gpu, m->path) && n >= 1 && k >= 1;

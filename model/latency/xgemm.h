@@ -109,6 +109,10 @@ int tps_xg_par_free(tps_xg_path path, int j);
  * invalid.  best (may be NULL) receives the index of the winning tiling. */
 double tps_xg_time_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_harness *h, long rows, long n,
                       long k, int *best);
+/* The same with the search started from *hint (-1: none; the index a previous call left there,
+ * updated here): the same value, faster when consecutive calls ask nearby rows. */
+double tps_xg_time_hint_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_harness *h, long rows, long n, long k,
+                           int *hint);
 /* tps_xg_time_us at rows[0..nrows-1] into t[]: the GPU's rates set up once, each row's search
  * started from the previous row's best tiling (the same values, faster in increasing rows). */
 void tps_xg_times_us(const tps_xg_model *m, const tps_gpu *gpu, const tps_xg_harness *h, const long *rows, size_t nrows,

@@ -199,12 +199,12 @@ static int run_gather_loo(aset *sets, int ns, gather_loo *r) {
 /* ------------------------------------------------------------------ break-even */
 
 
-typedef struct { const tps_xg_model *m; const tps_gpu *gpu; tps_xg_harness h; } gemm_fn_ctx;
+typedef struct { const tps_xg_model *m; const tps_gpu *gpu; tps_xg_harness h; int hint; } gemm_fn_ctx;
 typedef struct { const tps_xga_model *m; const tps_gpu *gpu; int n; } gather_fn_ctx;
 
 static double gemm_fn(double x, void *vc) {
   gemm_fn_ctx *c = vc;
-  return tps_xg_time_us(c->m, c->gpu, &c->h, (long)ceil(x), BE_N, GEMM_K, NULL);
+  return tps_xg_time_hint_us(c->m, c->gpu, &c->h, (long)ceil(x), BE_N, GEMM_K, &c->hint); /* the same values */
 }
 static double gather_fn(double x, void *vc) {
   gather_fn_ctx *c = vc;
@@ -222,7 +222,7 @@ static double scaled_fn(double x, void *vc) {
 }
 
 static double be_model(const tps_xg_model *gm, const tps_xga_model *am, const tps_gpu *gpu, int tp, int *dec) {
-  gemm_fn_ctx gc = {gm, gpu, {TPS_XG_AIC}};
+  gemm_fn_ctx gc = {gm, gpu, {TPS_XG_AIC}, -1};
   gather_fn_ctx ac = {am, gpu, tp};
   tps_loo_curve *g = tps_loo_curve_fn(gemm_fn, &gc), *a = tps_loo_curve_fn(gather_fn, &ac);
   double b = g && a ? tps_loo_breakeven(g, a, tp, OUT_BYTES_PER_TOKEN, BE_TMAX) : NAN;
@@ -322,7 +322,7 @@ static void be_hierarchy(const loo_run *r, const gemm_part *g, int gg, int a, co
     double d = tps_resolve_sibling_distance(r->as[h].gpu, ga);
     if (sa < 0 || d < da) sa = h, da = d;
   }
-  gemm_fn_ctx gc = {&g->r.fold[gg], ga, {TPS_XG_AIC}};
+  gemm_fn_ctx gc = {&g->r.fold[gg], ga, {TPS_XG_AIC}, -1};
   gather_fn_ctx ac = {&r->ar.fold[a], ga, tp};
   tps_loo_curve *hg = sg >= 0 ? tps_lgo_measured_gemm(&g->sets[sg], BE_N) : NULL;
   tps_loo_curve *ha = sa >= 0 ? tps_lgo_measured_gather(&r->as[sa], tp) : NULL;

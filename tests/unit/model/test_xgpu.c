@@ -68,6 +68,14 @@ static void test_xgemm(void) {
           prev = t;
         }
         CHECK_TRUE(mono);
+        /* the hinted search (tps_xg_time_hint_us, the hint carried from call to call, in a
+         * zigzag of M) gives the same values as the plain one */
+        int hint = -1, same = 1;
+        for (long i = 0; i < 60; i++) {
+          long M2 = i % 2 ? 3 + 97 * i : 16384 / (i + 1);
+          same &= tps_xg_time_hint_us(&m, g, &hs, M2, 1792, 5120, &hint) == tps_xg_time_us(&m, g, &hs, M2, 1792, 5120, NULL);
+        }
+        CHECK_TRUE(same && hint >= 0);
         /* large M: no faster than the tensor peak allows, within 2x of eff_max of it */
         double M = 16384, N = 1792, K = 5120;
         double peak = tps_path_peak_tflops(row, g);
