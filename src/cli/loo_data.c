@@ -196,7 +196,8 @@ int tps_lgo_fit_except(tps_xg_path path, const gset *sets, int ns, const int *gr
 }
 
 void tps_lgo_predict_set(const tps_xg_model *m, const gset *s, double *out) {
-  for (size_t j = 0; j < s->n; j++) out[j] = tps_xg_time_us(m, s->gpu, &s->harness, s->m[j], s->nn[j], GEMM_K, NULL);
+  int hint = -1; /* the previous row's best tiling first: the same values, fewer candidates tried */
+  for (size_t j = 0; j < s->n; j++) out[j] = tps_xg_time_hint_us(m, s->gpu, &s->harness, s->m[j], s->nn[j], GEMM_K, &hint);
 }
 
 /* ------------------------------------------------------------------ all-gather */
