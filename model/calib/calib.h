@@ -321,7 +321,8 @@ typedef struct {
   double breakeven;          /* tokens from which the split stays faster up to t_max; 0: never */
   double lo, hi;             /* 90% interval of it (lo 0: the split never wins even moved up);
                               * hi 0: beyond t_max (the split may never win) */
-  long threshold;            /* next power of two >= breakeven; 0: never */
+  long threshold;            /* least excess on the nominal parts (model/predict/excess.h
+                              * tps_threshold_choose); 0: never */
 } tps_cal_be;
 
 /* Break-even of a split at tp ranks (split(T) = gemm(ceil(T/tp)) + gather(T out_bytes) <
@@ -339,8 +340,6 @@ int tps_cal_breakeven(const tps_cal_parts *p, int tp, double out_bytes, long t_m
  * replicated / split in each losing gap between two bands.  The widths are not used.
  * TPS_OK, TPS_EINVAL as tps_cal_breakeven. */
 int tps_cal_bands(const tps_cal_parts *p, int tp, double out_bytes, long t_max, tps_bands *out);
-/* Next power of two >= t (t >= 1); 0 for t <= 0. */
-long tps_cal_pow2_ceil(double t);
 
 /* Callback adaptor for a calibrated GEMM (ctx = const tps_cal_gemm *) and a measured curve
  * (ctx = const tps_loo_curve *). */

@@ -10,6 +10,7 @@
 #include <gsl/gsl_statistics_double.h>
 #include "model/core/path.h"
 #include "model/core/status.h"
+#include "model/predict/excess.h"
 
 static int cmp_long(const void *a, const void *b) {
   long x = *(const long *)a, y = *(const long *)b;
@@ -24,13 +25,6 @@ static int has_row(const long *rows, size_t n, long r) {
 
 double tps_cal_gemm_fn(double m, void *ctx) { return tps_cal_gemm_time_us((const tps_cal_gemm *)ctx, m); }
 double tps_cal_curve_fn(double x, void *ctx) { return tps_loo_curve_eval((const tps_loo_curve *)ctx, x); }
-
-long tps_cal_pow2_ceil(double t) {
-  if (!(t > 0)) return 0;
-  long p = 1;
-  while ((double)p < t && p < (1L << 40)) p <<= 1;
-  return p;
-}
 
 /* split(T) + z sigma(T) < replicated(T), z = -1, 0 or +1: sigma(T) the 90% half-width of
  * replicated - split from its three parts in quadrature, w_gemm rep, w_gemm gemm(T/tp),
@@ -63,22 +57,6 @@ static int be_at(const tps_cal_parts *p, int tp, double ob, long t_max, double z
   return TPS_OK;
 }
 
-int tps_cal_breakeven(const tps_cal_parts *p, int tp, double out_bytes, long t_max, tps_cal_be *out) {
-  memset(out, 0, sizeof *out);
-  if (!p || !p->gemm || !p->gather || tp < 2 || !(out_bytes > 0) || t_max < 1 || p->w_gemm < 0 || p->w_gather < 0)
-    return TPS_EINVAL;
-  int st = be_at(p, tp, out_bytes, t_max, 0, &out->breakeven);
-  if (st == TPS_OK) st = be_at(p, tp, out_bytes, t_max, -1, &out->lo);
-  if (st == TPS_OK) st = be_at(p, tp, out_bytes, t_max, +1, &out->hi);
-  if (st != TPS_OK) return st;
-  /* the split's advantage raised can only move the break-even down, lowered only up */
-  if (out->breakeven > 0 && (out->lo == 0 || out->lo > out->breakeven)) out->lo = out->breakeven;
-  if (out->breakeven > 0 && out->hi > 0 && out->hi < out->breakeven) out->hi = out->breakeven;
-  if (out->breakeven == 0) out->hi = 0;
-  out->threshold = tps_cal_pow2_ceil(out->breakeven);
-  return TPS_OK;
-}
-
 typedef struct {
   const tps_cal_parts *p;
   int tp;
@@ -96,6 +74,43 @@ static int band_times(long t, void *ctx, double *rep, double *split) {
   *rep = r;
   *split = g + a;
   return TPS_OK;
+}
+
+/* The nominal costs as a threshold's costs (model/predict/excess.h); NaN where unavailable. */
+static double cost_rep(long t, void *ctx) {
+  double r, s;
+  return band_times(t, ctx, &r, &s) == TPS_OK ? r : NAN;
+}
+static double cost_split(long t, void *ctx) {
+  double r, s;
+  return band_times(t, ctx, &r, &s) == TPS_OK ? s : NAN;
+}
+
+/* The threshold of least excess on the nominal parts (tps_threshold_choose); 0: never. */
+static int cal_threshold(const tps_cal_parts *p, int tp, double ob, long t_max, long *thr) {
+  band_ctx c = {p, tp, ob};
+  tps_costs costs = {cost_rep, cost_split, &c};
+  tps_excess x;
+  long t = -1;
+  *thr = 0;
+  if (tps_threshold_choose(&costs, t_max, &t, &x) != 0) return TPS_EINVAL;
+  *thr = t > 0 ? t : 0;
+  return TPS_OK;
+}
+
+int tps_cal_breakeven(const tps_cal_parts *p, int tp, double out_bytes, long t_max, tps_cal_be *out) {
+  memset(out, 0, sizeof *out);
+  if (!p || !p->gemm || !p->gather || tp < 2 || !(out_bytes > 0) || t_max < 1 || p->w_gemm < 0 || p->w_gather < 0)
+    return TPS_EINVAL;
+  int st = be_at(p, tp, out_bytes, t_max, 0, &out->breakeven);
+  if (st == TPS_OK) st = be_at(p, tp, out_bytes, t_max, -1, &out->lo);
+  if (st == TPS_OK) st = be_at(p, tp, out_bytes, t_max, +1, &out->hi);
+  if (st != TPS_OK) return st;
+  /* the split's advantage raised can only move the break-even down, lowered only up */
+  if (out->breakeven > 0 && (out->lo == 0 || out->lo > out->breakeven)) out->lo = out->breakeven;
+  if (out->breakeven > 0 && out->hi > 0 && out->hi < out->breakeven) out->hi = out->breakeven;
+  if (out->breakeven == 0) out->hi = 0;
+  return cal_threshold(p, tp, out_bytes, t_max, &out->threshold);
 }
 
 int tps_cal_bands(const tps_cal_parts *p, int tp, double out_bytes, long t_max, tps_bands *out) {

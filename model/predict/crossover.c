@@ -280,14 +280,6 @@ double tps_gemmgrid_diff(tps_gemmgrid *c, long t) {
 
 const int tps_grid_tp[TPS_GRID_NTP] = {2, 4, 8, 16};
 
-long tps_threshold(long be, long rounding) {
-  if (be < 1) return -1;
-  if (rounding > 0) return (be + rounding - 1) / rounding * rounding;
-  long t = 1;
-  while (t < be) t *= 2;
-  return t;
-}
-
 /* ---- win bands */
 
 /* One grid point: win (split < replicated) and the speedup (NaN unless both times > 0). */
@@ -494,3 +486,17 @@ int tps_pred_breakeven_on(const tps_pred *p, long tmax, long *be, tps_gemmgrid *
 }
 
 int tps_pred_breakeven_fast(const tps_pred *p, long tmax, long *be) { return tps_pred_breakeven_on(p, tmax, be, NULL); }
+
+/* ------------------------------------------------------------------ the written threshold */
+
+static double thr_replicated(long t, void *p) { return tps_pred_replicated_us(p, t); }
+static double thr_split(long t, void *p) { return tps_pred_split_us(p, t, NULL); }
+
+long tps_pred_threshold(const tps_pred *p, long tmax, tps_excess *ex) {
+  tps_costs c = {thr_replicated, thr_split, (void *)p};
+  tps_excess x;
+  long t = -1;
+  if (tps_threshold_choose(&c, tmax, &t, &x) != 0) x.n = 0;
+  if (ex) *ex = x;
+  return t;
+}

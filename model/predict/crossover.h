@@ -4,12 +4,13 @@
  * Break-even: on the integer grid T = 1..tmax, the smallest T0 such that split(T) <
  * replicated(T) for every T in [T0, tmax]; -1 when the split does not win at tmax.
  * Every sign change of replicated - split is listed too, and the win bands they bound.
- * Threshold: next power of two >= break-even, or the next multiple of a user rounding. */
+ * The threshold an answer writes is chosen by its cost: model/predict/excess.h. */
 #ifndef TPS_CROSSOVER_H
 #define TPS_CROSSOVER_H
 #include <stddef.h>
 #include "model/predict/predict.h"
 #include "model/core/status.h"
+#include "model/predict/excess.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -82,6 +83,11 @@ int tps_pred_breakeven(const tps_pred *p, long tmax, long *be);
  * used by the bootstrap. */
 int tps_pred_breakeven_fast(const tps_pred *p, long tmax, long *be);
 
+/* The threshold a prediction writes: tps_threshold_choose (model/predict/excess.h) on its own
+ * replicated and split times up to tmax; -1: never.  ex (may be NULL) gets its excess on
+ * them (n 0 when nothing could be scored, and then -1). */
+long tps_pred_threshold(const tps_pred *p, long tmax, tps_excess *ex);
+
 /* A parts context's gather on the rows per rank of T = 1..tmax, without its factors (the
  * table a break-even search makes: pred_impl.h), to be shared read-only by the contexts of
  * the same gathers (tps_pred.gtab; the partset: one per GPU, TP and gather backend), in any
@@ -91,10 +97,6 @@ struct tps_gathertab *tps_gathertab_new(const tps_pred *p, long tmax); /* p's ke
 void tps_gathertab_fill(struct tps_gathertab *t, const tps_pred *p);  /* the rows of p (made for p) */
 int tps_gathertab_fits(const struct tps_gathertab *t, const tps_pred *p, long tmax); /* made for p? */
 void tps_gathertab_free(struct tps_gathertab *t);
-
-/* Threshold from a break-even: rounding 0 = next power of two >= be, else the next
- * multiple of rounding.  -1 when be < 1. */
-long tps_threshold(long be, long rounding);
 
 #ifdef __cplusplus
 }

@@ -93,3 +93,29 @@ double tps_split_flatness(const tps_costs *c, long t1, long t_max, long *t_at) {
   }
   return worst;
 }
+
+/* split < replicated at T, both usable */
+static int split_wins(const tps_costs *c, long T) {
+  double r = c->replicated_us(T, c->ctx), s = c->split_us(T, c->ctx);
+  return r > 0 && s > 0 && isfinite(r) && isfinite(s) && s < r;
+}
+
+int tps_threshold_choose(const tps_costs *c, long t_max, long *threshold, tps_excess *out) {
+  double best;
+  *threshold = -1;
+  if (tps_excess_best(c, t_max, TPS_EXCESS_TARGET_MEAN, TPS_EXCESS_TARGET_WORST, &best, out) != 0) return -1;
+  if (!isfinite(best)) return 0;
+  long T[TPS_EXCESS_GRID_MAX];
+  size_t n = tps_excess_grid(t_max, T, TPS_EXCESS_GRID_MAX);
+  long t = (long)best, floor_t = 0;
+  for (size_t i = 0; i < n && T[i] < t; i++) floor_t = T[i];
+  if (split_wins(c, t))
+    while (t - 1 > floor_t && split_wins(c, t - 1)) t--;
+  *threshold = t;
+  return 0;
+}
+
+long tps_threshold_round(long threshold, long rounding) {
+  if (rounding <= 0 || threshold < 1) return threshold;
+  return (threshold + rounding - 1) / rounding * rounding;
+}

@@ -66,6 +66,23 @@ int tps_excess_best(const tps_costs *c, long t_max, double mean_target, double w
  * the T where it is reached.  NaN when no grid point of [t1, t_max] can be scored. */
 double tps_split_flatness(const tps_costs *c, long t1, long t_max, long *t_at);
 
+/* ---- the threshold an answer writes (split_from_tokens, every command's `threshold`)
+ *
+ * Of never and every grid T up to t_max, the threshold of least excess on the answer's own
+ * costs (tps_excess_best with the targets above), moved down to the first T of the win run
+ * it starts: the integers just below it, down to the grid point before, where the split
+ * still wins (split < replicated; grid points in between do not exist, so the excess is the
+ * same).  Where the split wins once and for good (one sign change), that is the break-even
+ * itself; where it wins in bands, the threshold the costs favour, which may be an earlier
+ * band's start.  (Decision, issue 27 item 5: the next power of two above the break-even,
+ * written before, met the leave-one-GPU-out target in 20 of 33 dense/fp8 rows against 27 of
+ * 33 for the break-even; doc/decision-quality.md.)  *threshold gets the T, -1 for never; *out
+ * its excess on the grid.  0, or -1 when no point could be scored (*threshold -1). */
+int tps_threshold_choose(const tps_costs *c, long t_max, long *threshold, tps_excess *out);
+/* A threshold rounded up to a multiple of rounding (a user's --round R); rounding <= 0 or a
+ * threshold < 1 (never) returns it unchanged. */
+long tps_threshold_round(long threshold, long rounding);
+
 #ifdef __cplusplus
 }
 #endif

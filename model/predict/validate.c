@@ -81,6 +81,71 @@ static double model_diff(long T, void *arg) {
   return model_split(p, T, NULL, NULL) - model_rep(p, T, NULL);
 }
 
+/* Replicated and split times on [tmin, tmax] (NaN outside): a table's, each linear in log T
+ * between its rows, or a model's (p, when s is NULL). */
+typedef struct {
+  gsl_interp *ir, *is;
+  gsl_interp_accel *acc;
+  double *x, *r, *s;
+  size_t n;
+  const tps_val_prediction *p;
+  long tmin, tmax;
+} series_costs;
+
+static void series_costs_free(series_costs *c) {
+  if (c->ir) gsl_interp_free(c->ir);
+  if (c->is) gsl_interp_free(c->is);
+  if (c->acc) gsl_interp_accel_free(c->acc);
+  free(c->x);
+  memset(c, 0, sizeof *c);
+}
+
+static int series_costs_init(series_costs *c, const tps_split_series *s, const tps_val_prediction *p, long tmin, long tmax) {
+  memset(c, 0, sizeof *c);
+  c->p = p;
+  c->tmin = tmin;
+  c->tmax = tmax;
+  if (!s) return TPS_OK;
+  c->n = s->n;
+  c->x = malloc(3 * s->n * sizeof *c->x);
+  c->ir = gsl_interp_alloc(gsl_interp_linear, s->n);
+  c->is = gsl_interp_alloc(gsl_interp_linear, s->n);
+  c->acc = gsl_interp_accel_alloc();
+  if (!c->x || !c->ir || !c->is || !c->acc) { series_costs_free(c); return TPS_ENOMEM; }
+  c->r = c->x + s->n;
+  c->s = c->r + s->n;
+  for (size_t i = 0; i < s->n; i++) {
+    c->x[i] = log((double)s->tokens[i]);
+    c->r[i] = s->replicated_us[i];
+    c->s[i] = s->split_us[i];
+  }
+  if (gsl_interp_init(c->ir, c->x, c->r, s->n) != 0 || gsl_interp_init(c->is, c->x, c->s, s->n) != 0) {
+    series_costs_free(c);
+    return TPS_EINVAL;
+  }
+  return TPS_OK;
+}
+
+static double series_at(const series_costs *c, long T, int split) {
+  if (T < c->tmin || T > c->tmax) return NAN;
+  if (!c->x) return split ? model_split(c->p, T, NULL, NULL) : model_rep(c->p, T, NULL);
+  double x = log((double)T);
+  if (x <= c->x[0]) return split ? c->s[0] : c->r[0];
+  if (x >= c->x[c->n - 1]) return split ? c->s[c->n - 1] : c->r[c->n - 1];
+  return gsl_interp_eval(split ? c->is : c->ir, c->x, split ? c->s : c->r, x, c->acc);
+}
+static double series_rep(long T, void *c) { return series_at(c, T, 0); }
+static double series_split(long T, void *c) { return series_at(c, T, 1); }
+
+/* The threshold of least excess on a side's costs (model/predict/excess.h); -1 never. */
+static long series_threshold(series_costs *c, long tmax) {
+  tps_costs costs = {series_rep, series_split, c};
+  tps_excess x;
+  long t = -1;
+  tps_threshold_choose(&costs, tmax, &t, &x);
+  return t;
+}
+
 void tps_validation_free(tps_validation *v) {
   free(v->pred_rep_us);
   free(v->backend);
@@ -155,8 +220,17 @@ int tps_validate(const tps_split_series *m, const tps_val_prediction *p, long ro
   v->breakeven_meas = cm.breakeven;
   v->breakeven_pred = cp.breakeven;
   v->breakeven_err = cm.breakeven > 0 && cp.breakeven > 0 ? (double)cp.breakeven / (double)cm.breakeven - 1 : NAN;
-  v->threshold_meas = cm.breakeven > 0 ? tps_threshold(cm.breakeven, rounding) : -1;
-  v->threshold_pred = cp.breakeven > 0 ? tps_threshold(cp.breakeven, rounding) : -1;
+  /* the thresholds each side would write (least excess on its own costs over the measured range) */
+  series_costs sm, sp;
+  if ((st = series_costs_init(&sm, m, NULL, v->tmin, v->tmax)) != TPS_OK) return st;
+  if ((st = series_costs_init(&sp, p->table.n ? &p->table : NULL, p, v->tmin, v->tmax)) != TPS_OK) {
+    series_costs_free(&sm);
+    return st;
+  }
+  v->threshold_meas = tps_threshold_round(series_threshold(&sm, v->tmax), rounding);
+  v->threshold_pred = tps_threshold_round(series_threshold(&sp, v->tmax), rounding);
+  series_costs_free(&sm);
+  series_costs_free(&sp);
   v->first_winning_row = -1;
   for (size_t i = n; i-- > 0 && m->split_us[i] < m->replicated_us[i];) v->first_winning_row = m->tokens[i];
   return TPS_OK;

@@ -10,7 +10,9 @@
  * (the measurement, or a table of predicted times) is interpolated linearly in log T
  * between its rows (gsl_interp_linear on log T; constant beyond its ends); a fit or a
  * prediction context is evaluated at every integer T.  Also: the first measured row from
- * which the split keeps winning, and the thresholds of both break-evens (tps_threshold).
+ * which the split keeps winning, and the threshold each side would write: the least excess on
+ * its own times over the measured range (tps_threshold_choose, model/predict/excess.h; a
+ * table's times linear in log T between its rows).
  * Units: us; errors are fractions.  Pure C, no I/O. */
 #ifndef TPS_VALIDATE_H
 #define TPS_VALIDATE_H
@@ -52,7 +54,7 @@ typedef struct {
   long breakeven_meas, breakeven_pred; /* -1: never */
   double breakeven_err;              /* pred / meas - 1; NaN when either is never */
   long first_winning_row;            /* first measured row from which the split keeps winning; -1 none */
-  long threshold_meas, threshold_pred; /* -1 when the break-even is never */
+  long threshold_meas, threshold_pred; /* the thresholds each side writes; -1: never */
   int pass;                          /* all.median <= tolerance */
   long bad_tokens;                   /* on TPS_EBADDATA: the measured T the prediction lacks or cannot give */
 } tps_validation;

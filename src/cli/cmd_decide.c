@@ -2,8 +2,7 @@
  * configuration (the conditions: model/sim/gate.h).  The threshold is the one given
  * (--threshold), the one of an engine-facing thresholds file (--thresholds FILE: what an
  * engine would read; src/io/thresholds.h), or, by default, the recommended threshold of the
- * prediction for this GPU, TP and path (break-even rounded up to the next power of two,
- * model/predict/crossover.h).
+ * prediction for this GPU, TP and path (least predicted excess, model/predict/excess.h).
  * Exit status: 0 split, 1 no split, 2 usage or input error. */
 #include "config.h"
 #include <math.h>

@@ -32,7 +32,7 @@ static void print_answer(const tps_grid *ga, const tps_grid *pg, const tps_unc_o
   printf("tpsplit: when to split fused_wqa_wkv (5120 -> 1792, bf16 out, 3584 bytes per token) by token\n"
          "(replicated = GEMM(T); split = GEMM(ceil(T/TP)) + all-gather)\n\n");
   printf("The answer at TP%d: break-even (the smallest T from which the split wins up to %d tokens), its %.0f%% interval,\n"
-         "the threshold (next power of two), and where each part comes from ([n]: sources below; measured+model: the\n"
+         "the threshold (least predicted excess), and where each part comes from ([n]: sources below; measured+model: the\n"
          "question leaves the measured range and the model answers there)\n", ANSWER_TP, TPS_PRED_DEFAULT_TMAX, 100 * uo->level);
   printf("# gather nccl: NCCL all-gather at every size (the backend the public measurements hold)\n");
   tps_grid_print(ga);

@@ -15,7 +15,7 @@
  * Break-even: every GPU with a measured GEMM and gather, TP 2/4/8: from its measured parts
  *   vs from the models fitted without it; decisions at T = 1, 2, 4 .. 16384; and what the
  *   predicted threshold costs on the measured parts (model/predict/excess.h: mean and worst
- *   excess over T = 1..16384, 8 points per octave; also for the next power of two >= it, and
+ *   excess over T = 1..16384, 8 points per octave; also for the threshold written from it, and
  *   for the measured break-even: the cost of one threshold when the break-even is right).
  * w8a16 (model/latency/xgemm.h, tps_xw8): our kernels on data/h100_w8a16_grid_5120x1792_w8a16.tsv, in sample and
  *   leaving one M out.
@@ -221,11 +221,36 @@ static double scaled_fn(double x, void *vc) {
   return s->f * tps_loo_curve_eval(s->c, x);
 }
 
-static double be_model(const tps_xg_model *gm, const tps_xga_model *am, const tps_gpu *gpu, int tp, int *dec) {
+/* The held-out GPU's measured parts as the costs of both choices. */
+typedef struct { const tps_loo_curve *g, *a; int tp; } meas_costs;
+static double mc_replicated(long T, void *vc) {
+  const meas_costs *m = vc;
+  return tps_loo_curve_eval(m->g, (double)T);
+}
+static double mc_split(long T, void *vc) {
+  const meas_costs *m = vc;
+  return tps_loo_curve_eval(m->g, ceil((double)T / m->tp)) + tps_loo_curve_eval(m->a, (double)T * OUT_BYTES_PER_TOKEN);
+}
+
+/* The threshold the tool writes from a GEMM and a gather curve (tps_threshold_choose on their
+ * costs): TPS_EXCESS_NEVER never, NaN when none could be made. */
+static double written_threshold(const tps_loo_curve *g, const tps_loo_curve *a, int tp) {
+  meas_costs mc = {g, a, tp};
+  tps_costs c = {mc_replicated, mc_split, &mc};
+  tps_excess x;
+  long t = -1;
+  if (!g || !a || tps_threshold_choose(&c, (long)BE_TMAX, &t, &x) != 0) return NAN;
+  return t > 0 ? (double)t : TPS_EXCESS_NEVER;
+}
+
+/* The model's break-even of GPU gpu at tp; dec: its decisions at T = 1, 2, 4 .. 16384; thr
+ * (may be NULL): the threshold written from the same curves. */
+static double be_model(const tps_xg_model *gm, const tps_xga_model *am, const tps_gpu *gpu, int tp, int *dec, double *thr) {
   gemm_fn_ctx gc = {gm, gpu, {TPS_XG_AIC}, -1};
   gather_fn_ctx ac = {am, gpu, tp};
   tps_loo_curve *g = tps_loo_curve_fn(gemm_fn, &gc), *a = tps_loo_curve_fn(gather_fn, &ac);
   double b = g && a ? tps_loo_breakeven(g, a, tp, OUT_BYTES_PER_TOKEN, BE_TMAX) : NAN;
+  if (thr) *thr = written_threshold(g, a, tp);
   for (int i = 0; dec && i < 15; i++) dec[i] = g && a ? tps_loo_split_wins(g, a, tp, OUT_BYTES_PER_TOKEN, (double)(1 << i)) : -1;
   tps_loo_curve_free(g);
   tps_loo_curve_free(a);
@@ -242,16 +267,6 @@ int tps_loo_gemm_group_of(const gemm_part *gp, const tps_gpu *gpu, int *set) {
 
 /* ------------------------------------------------------------------ break-even rows */
 
-/* The held-out GPU's measured parts as the costs of both choices. */
-typedef struct { const tps_loo_curve *g, *a; int tp; } meas_costs;
-static double mc_replicated(long T, void *vc) {
-  const meas_costs *m = vc;
-  return tps_loo_curve_eval(m->g, (double)T);
-}
-static double mc_split(long T, void *vc) {
-  const meas_costs *m = vc;
-  return tps_loo_curve_eval(m->g, ceil((double)T / m->tp)) + tps_loo_curve_eval(m->a, (double)T * OUT_BYTES_PER_TOKEN);
-}
 
 /* The interval of row b (GPU a): break-even errors of the other GPUs of the fabric, each
  * predicted by fits without this GPU and itself (all TP; the paths of the row's group:
@@ -275,7 +290,7 @@ static void be_interval(const loo_run *r, int a, be_row *b) {
         tps_loo_curve *ha = tps_lgo_measured_gather(&as[h], tps_loo_ag_ranks[q2]);
         if (hg && ha) {
           double mh = be_or_none(tps_loo_breakeven(hg, ha, tps_loo_ag_ranks[q2], OUT_BYTES_PER_TOKEN, BE_TMAX));
-          double ph = be_or_none(be_model(&gp->r.nest[ga][gh], &ar->nest[a][h], as[h].gpu, tps_loo_ag_ranks[q2], NULL));
+          double ph = be_or_none(be_model(&gp->r.nest[ga][gh], &ar->nest[a][h], as[h].gpu, tps_loo_ag_ranks[q2], NULL, NULL));
           lr[k++] = log(ph / mh);
         }
         tps_loo_curve_free(ha);
@@ -333,20 +348,14 @@ static void be_hierarchy(const loo_run *r, const gemm_part *g, int gg, int a, co
   snprintf(b->sib_gemm, sizeof b->sib_gemm, "%s", hg ? g->sets[sg].gpu->name : "");
   snprintf(b->sib_gather, sizeof b->sib_gather, "%s", ha ? r->as[sa].gpu->name : "");
   b->pred_h = pg && ua ? be_or_none(tps_loo_breakeven(pg, ua, tp, OUT_BYTES_PER_TOKEN, BE_TMAX)) : NAN;
-  b->ex_h.n = b->ex_hpow2.n = 0;
+  b->ex_h.n = b->ex_hthr.n = 0;
+  b->hthr = NAN;
   if (mg && ma && pg && ua) {
     meas_costs mc = {mg, ma, tp};
     tps_costs c = {mc_replicated, mc_split, &mc};
     tps_excess_eval(&c, tps_loo_as_threshold(b->pred_h), (long)BE_TMAX, &b->ex_h);
-    meas_costs pc = {pg, ua, tp};
-    tps_costs cp = {mc_replicated, mc_split, &pc};
-    tps_excess dummy;
-    b->hbest_thr = NAN;
-    b->ex_hbest.n = 0;
-    if (tps_excess_best(&cp, (long)BE_TMAX, EX_MEAN_TARGET, EX_WORST_TARGET, &b->hbest_thr, &dummy) == 0)
-      tps_excess_eval(&c, b->hbest_thr, (long)BE_TMAX, &b->ex_hbest);
-    long p2 = b->pred_h >= BE_NONE || isnan(b->pred_h) ? 0 : tps_cal_pow2_ceil(b->pred_h);
-    tps_excess_eval(&c, p2 ? (double)p2 : TPS_EXCESS_NEVER, (long)BE_TMAX, &b->ex_hpow2);
+    b->hthr = written_threshold(pg, ua, tp);
+    if (!isnan(b->hthr)) tps_excess_eval(&c, b->hthr, (long)BE_TMAX, &b->ex_hthr);
   }
   tps_loo_curve_free(pg);
   tps_loo_curve_free(pa);
@@ -369,16 +378,15 @@ static void be_fill(const loo_run *r, const gemm_part *g, int gg, int a, const t
   tps_loo_curve *ma10 = tps_loo_curve_fn(scaled_fn, &sc);
   b->meas_ag10 = mg && ma && ma10 ? be_or_none(tps_loo_breakeven(mg, ma10, tp, OUT_BYTES_PER_TOKEN, BE_TMAX)) : NAN;
   tps_loo_curve_free(ma10);
-  b->pred = be_or_none(be_model(&g->r.fold[gg], &r->ar.fold[a], as->gpu, tp, dp));
+  b->pred = be_or_none(be_model(&g->r.fold[gg], &r->ar.fold[a], as->gpu, tp, dp, &b->thr));
   for (int i = 0; i < 15; i++) { b->grid++; b->agree += dm[i] == dp[i]; }
-  b->pow2 = b->pred >= BE_NONE ? 0 : tps_cal_pow2_ceil(b->pred);
-  b->ex_pred.n = b->ex_pow2.n = b->ex_meas.n = b->ex_best.n = 0;
+  b->ex_pred.n = b->ex_thr.n = b->ex_meas.n = b->ex_best.n = 0;
   b->best_thr = NAN;
   if (mg && ma) {
     meas_costs mc = {mg, ma, tp};
     tps_costs c = {mc_replicated, mc_split, &mc};
     tps_excess_eval(&c, tps_loo_as_threshold(b->pred), (long)BE_TMAX, &b->ex_pred);
-    tps_excess_eval(&c, b->pow2 ? (double)b->pow2 : TPS_EXCESS_NEVER, (long)BE_TMAX, &b->ex_pow2);
+    if (!isnan(b->thr)) tps_excess_eval(&c, b->thr, (long)BE_TMAX, &b->ex_thr);
     tps_excess_eval(&c, tps_loo_as_threshold(b->meas), (long)BE_TMAX, &b->ex_meas);
     tps_excess_best(&c, (long)BE_TMAX, EX_MEAN_TARGET, EX_WORST_TARGET, &b->best_thr, &b->ex_best);
   }

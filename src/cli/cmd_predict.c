@@ -273,12 +273,18 @@ static void print_text(const answer *a) {
     if (!isnan(a->iv.lo)) printf("; %.0f%% interval %s..%s (%s, %d samples)", 100 * a->level, lo, hi, a->method, a->iv.nsamples);
     char step[320];
     if (step_note(a, step, sizeof step)) printf("\n%s", step);
-    printf("\nthreshold: %ld tokens (%s)\n", a->threshold, a->rounding ? "next multiple of --round" : "next power of two");
+    printf("\n");
   } else {
     printf("break-even: none: the split does not win at %ld tokens", a->tmax);
     if (!isnan(a->iv.lo)) printf("; %.0f%% interval %s..%s (%s, %d samples)", 100 * a->level, lo, hi, a->method, a->iv.nsamples);
     printf("\n");
   }
+  if (a->threshold > 0)
+    printf("threshold: %ld tokens (%s)\n", a->threshold,
+           a->rounding ? "the least predicted excess below, rounded up to a multiple of --round"
+                       : "the least predicted excess below; the break-even where the split wins once and for good");
+  else
+    printf("threshold: never split (the least predicted excess below)\n");
   if (a->lx.n) {
     char lt[32];
     snprintf(lt, sizeof lt, isfinite(a->lx_thr) ? "split from %.0f tokens" : "never split", a->lx_thr);
@@ -399,11 +405,14 @@ static int analyze(answer *a, const tps_cmdopt_values *v) {
   if (st == TPS_OK) st = tps_pred_interval(&a->p, a->tmax, &uo, &a->iv);
   if (st == TPS_OK) st = tps_pred_sensitivity(&a->p, a->tmax, a->sens, &a->ns);
   if (st != TPS_OK) return st;
-  a->threshold = tps_threshold(a->cx.breakeven, a->rounding);
+  /* the threshold: least excess on the prediction's own costs (model/predict/excess.h) */
   tps_costs pc = {pred_replicated, pred_split, &a->p};
   a->lx.n = a->tx.n = 0;
-  if (tps_excess_best(&pc, a->tmax, TPS_EXCESS_TARGET_MEAN, TPS_EXCESS_TARGET_WORST, &a->lx_thr, &a->lx) == 0)
-    tps_excess_eval(&pc, a->threshold > 0 ? (double)a->threshold : TPS_EXCESS_NEVER, a->tmax, &a->tx);
+  long lt = -1;
+  a->lx_thr = TPS_EXCESS_NEVER;
+  if (tps_threshold_choose(&pc, a->tmax, &lt, &a->lx) == 0 && lt > 0) a->lx_thr = (double)lt;
+  a->threshold = tps_threshold_round(lt, a->rounding);
+  if (a->lx.n) tps_excess_eval(&pc, a->threshold > 0 ? (double)a->threshold : TPS_EXCESS_NEVER, a->tmax, &a->tx);
   if ((st = tps_doubt_eval(a->ref, a->scaling, a->gpu, (int)a->tp, a->path, &v->po, a->tmax, &a->doubt)) != TPS_OK) return st;
   if (!isnan(a->iv.lo)) tps_doubt_widen(&a->doubt, &a->iv.lo, &a->iv.hi);
   tps_doubt_describe(&a->doubt, a->gpu, a->doubt_line, sizeof a->doubt_line);

@@ -247,11 +247,11 @@ static void print_text(const vinput *in, const tps_validation *r, double tol, lo
   printf("\n");
   if (r->first_winning_row > 0) printf("first measured row from which the split keeps winning: %ld tokens\n", r->first_winning_row);
   else printf("the split does not win at the largest measured row\n");
-  char tm[32] = "none", tpd[32] = "none";
+  char tm[32] = "never", tpd[32] = "never";
   if (r->threshold_meas > 0) snprintf(tm, sizeof tm, "%ld", r->threshold_meas);
   if (r->threshold_pred > 0) snprintf(tpd, sizeof tpd, "%ld", r->threshold_pred);
-  printf("threshold (%s >= break-even): measured %s, predicted %s%s\n",
-         rounding ? "next multiple" : "next power of two", tm, tpd, r->threshold_meas == r->threshold_pred ? " (agree)" : " (differ)");
+  printf("threshold (least excess on each side's times%s): measured %s, predicted %s%s\n",
+         rounding ? ", rounded up to a multiple of --round" : "", tm, tpd, r->threshold_meas == r->threshold_pred ? " (agree)" : " (differ)");
   printf("|err| replicated: median %.1f%%, max %.1f%%, rms %.1f%%\n", 100 * r->rep.median, 100 * r->rep.max, 100 * r->rep.rms);
   printf("|err| split:      median %.1f%%, max %.1f%%, rms %.1f%%\n", 100 * r->split.median, 100 * r->split.max, 100 * r->split.rms);
   printf("|err| both:       median %.1f%%, max %.1f%%, rms %.1f%%\n", 100 * r->all.median, 100 * r->all.max, 100 * r->all.rms);

@@ -171,7 +171,7 @@ static void common_help(const tps_cmdspec *s, const tps_cmdopt_values *v, int i,
     cat(buf, sz, &len, "per-GPU inter-node bandwidth for TP beyond one node, Gb/s (default %g)", v->po.ib_gbps);
     break;
   case TPS_OI_ROUND:
-    cat(buf, sz, &len, "threshold = the next multiple of R at or above the break-even (default: the next power of two)");
+    cat(buf, sz, &len, "round the threshold (least predicted excess) up to a multiple of R (default: not rounded)");
     break;
   case TPS_OI_SAMPLES:
     cat(buf, sz, &len, "bootstrap samples of each %.0f%% interval, %ld..%d (default %ld)", 100 * TPS_INTERVAL_LEVEL,

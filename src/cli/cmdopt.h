@@ -117,7 +117,7 @@ typedef struct {
   tps_strlist fits;                    /* --fit, in order */
   int scaling;                         /* TPS_SCALING_PARTS; --fit alone: TPS_SCALING_MODEL */
   tps_pred_opts po;                    /* --gather, --cap-bytes, --ib-gbps (tps_pred_opts_default) */
-  long rounding;                       /* --round, 0: next power of two */
+  long rounding;                       /* --round R: the threshold rounded up to a multiple of R; 0: as chosen */
   long samples;                        /* --samples, TPS_PRED_DEFAULT_SAMPLES */
   long seed;                           /* --seed, 1 */
   const char *gpus_file;               /* --gpus-file, NULL: the bundled table */

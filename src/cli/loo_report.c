@@ -173,21 +173,23 @@ static void print_excess(const loo_run *r) {
   printf("\n# decision quality: what the threshold costs on the held-out GPU's measured parts (GEMM N %d and\n", BE_N);
   printf("# gather, as the measured break-even above): excess(T) = (split(T) if T >= threshold else replicated(T))\n");
   printf("# / min(split(T), replicated(T)) - 1 at T = round(2^(i/8)) = 1..%.0f (95 points); mean and worst over them;\n", BE_TMAX);
-  printf("# at_T: where the worst is ('-': nowhere).  threshold: the predicted break-even; pow2: the next power of two >= it (a\n");
-  printf("# thresholds file's split_from_tokens); measured: the measured break-even (what a single threshold costs\n");
+  printf("# at_T: where the worst is ('-': nowhere).  threshold: the predicted break-even; written: the threshold the tool\n");
+  printf("# writes from the same prediction (least excess on its own predicted costs, model/predict/excess.h: a thresholds\n");
+  printf("# file's split_from_tokens); measured: the measured break-even (what a single threshold costs\n");
   printf("# even when the break-even is right); best: of never and every grid T, the threshold nearest the target on\n");
   printf("# the measured parts (least max(mean / 1%%, worst / 10%%), model/predict/excess.h): where it misses, no single\n");
   printf("# threshold meets the target.  Target (issue 27): mean <= 1%%, worst <= 10%%.\n");
   printf("%-20s %-10s %3s %9s %7s %7s %6s %7s %7s %7s %7s %7s %6s %7s %7s %6s\n", "gpu", "path", "tp", "threshold", "mean", "worst",
-         "at_T", "pow2", "mean", "worst", "m_mean", "m_worst", "best", "b_mean", "b_worst", "target");
+         "at_T", "written", "mean", "worst", "m_mean", "m_worst", "best", "b_mean", "b_worst", "target");
   for (int i = 0; i < r->nbe; i++) {
     const be_row *b = &r->be[i];
     printf("%-20s %-10s %3d", b->gpu->name, tps_xg_path_names[b->path], b->tp);
     print_be(b->pred);
     print_ex(&b->ex_pred, 1);
-    if (b->pow2) printf(" %7ld", b->pow2);
-    else printf(" %7s", "none");
-    print_ex(&b->ex_pow2, 0);
+    if (isnan(b->thr)) printf(" %7s", "-");
+    else if (isfinite(b->thr)) printf(" %7.0f", b->thr);
+    else printf(" %7s", "never");
+    print_ex(&b->ex_thr, 0);
     print_ex(&b->ex_meas, 0);
     if (!b->ex_best.n) printf(" %6s", "-");
     else if (isfinite(b->best_thr)) printf(" %6.0f", b->best_thr);
@@ -197,21 +199,21 @@ static void print_excess(const loo_run *r) {
     int q = grp_of(b->path);
     n[q]++;
     met[q] += ex_met(&b->ex_pred);
-    met2[q] += ex_met(&b->ex_pow2);
+    met2[q] += ex_met(&b->ex_thr);
   }
   for (int q = 0; q < NGRP; q++)
     if (n[q])
       printf("# %s: excess target met (mean <= 1%%, worst <= 10%%): %d of %d with the break-even as the threshold, %d of %d "
-             "with pow2\n", grp_name(q), met[q], n[q], met2[q], n[q]);
+             "with the written threshold\n", grp_name(q), met[q], n[q], met2[q], n[q]);
   int meth[NGRP] = {0}, nh[NGRP] = {0}, meth_sib[NGRP] = {0}, nsib[NGRP] = {0}, floor_miss[NGRP] = {0};
-  int mbest[NGRP] = {0}, mbest_sib[NGRP] = {0}, mpow2[NGRP] = {0};
+  int mbest[NGRP] = {0}, mbest_sib[NGRP] = {0};
   printf("\n# decision quality of the evidence hierarchy (model/predict/resolve.h): each part from a measured sibling among\n");
   printf("# the training GPUs (GEMM: same architecture, moved by the regime's spec ratio; gather: same fabric, as\n");
   printf("# measured) where there is one, else the cross-GPU model as above; scored as above ('-': the model answered)\n");
-  printf("# best: the threshold chosen on the answer's own predicted costs as 'best' above (the least predicted\n");
-  printf("# max(mean / 1%%, worst / 10%%)) instead of its break-even, scored the same way on the measured parts\n");
-  printf("%-20s %-10s %3s %-12s %-12s %9s %7s %7s %6s %6s %6s %7s %7s %8s\n", "gpu", "path", "tp", "gemm_from", "gather_from",
-         "threshold", "mean", "worst", "at_T", "target", "best", "b_mean", "b_worst", "b_target");
+  printf("# written: the threshold the tool writes from the answer (least excess on its own predicted costs, as 'written'\n");
+  printf("# above) instead of its break-even, scored the same way on the measured parts\n");
+  printf("%-20s %-10s %3s %-12s %-12s %9s %7s %7s %6s %6s %7s %7s %7s %8s\n", "gpu", "path", "tp", "gemm_from", "gather_from",
+         "threshold", "mean", "worst", "at_T", "target", "written", "w_mean", "w_worst", "w_target");
   for (int i = 0; i < r->nbe; i++) {
     const be_row *b = &r->be[i];
     printf("%-20s %-10s %3d %-12s %-12s", b->gpu->name, tps_xg_path_names[b->path], b->tp, b->sib_gemm[0] ? b->sib_gemm : "-",
@@ -219,17 +221,16 @@ static void print_excess(const loo_run *r) {
     print_be(b->pred_h);
     print_ex(&b->ex_h, 1);
     printf(" %6s", ex_met(&b->ex_h) ? "met" : "missed");
-    if (!b->ex_hbest.n) printf(" %6s", "-");
-    else if (isfinite(b->hbest_thr)) printf(" %6.0f", b->hbest_thr);
-    else printf(" %6s", "never");
-    print_ex(&b->ex_hbest, 0);
-    printf(" %8s\n", b->ex_hbest.n ? ex_met(&b->ex_hbest) ? "met" : "missed" : "-");
+    if (!b->ex_hthr.n) printf(" %7s", "-");
+    else if (isfinite(b->hthr)) printf(" %7.0f", b->hthr);
+    else printf(" %7s", "never");
+    print_ex(&b->ex_hthr, 0);
+    printf(" %8s\n", b->ex_hthr.n ? ex_met(&b->ex_hthr) ? "met" : "missed" : "-");
     int q = grp_of(b->path);
     nh[q]++;
     meth[q] += ex_met(&b->ex_h);
-    mbest[q] += ex_met(&b->ex_hbest);
-    mpow2[q] += ex_met(&b->ex_hpow2);
-    if (b->sib_gemm[0] || b->sib_gather[0]) { nsib[q]++; meth_sib[q] += ex_met(&b->ex_h); mbest_sib[q] += ex_met(&b->ex_hbest); }
+    mbest[q] += ex_met(&b->ex_hthr);
+    if (b->sib_gemm[0] || b->sib_gather[0]) { nsib[q]++; meth_sib[q] += ex_met(&b->ex_h); mbest_sib[q] += ex_met(&b->ex_hthr); }
     /* missed where the best single threshold on the measured parts misses too: no threshold
      * meets the target there (the split wins in bands, or by little for long) */
     floor_miss[q] += !ex_met(&b->ex_h) && b->ex_best.n && !ex_met(&b->ex_best);
@@ -241,9 +242,9 @@ static void print_excess(const loo_run *r) {
              grp_name(q), meth[q], nh[q], meth_sib[q], nsib[q], nh[q] - meth[q], floor_miss[q]);
   for (int q = 0; q < NGRP; q++)
     if (nh[q])
-      printf("# %s: with the threshold chosen on the predicted costs (best) instead of the break-even: %d of %d (%d of the %d "
-             "rows a sibling answers); with the break-even's next power of two (a thresholds file's split_from_tokens): %d of %d\n",
-             grp_name(q), mbest[q], nh[q], mbest_sib[q], nsib[q], mpow2[q], nh[q]);
+      printf("# %s: with the written threshold (least predicted excess, a thresholds file's split_from_tokens) instead of the "
+             "break-even: %d of %d (%d of the %d rows a sibling answers)\n",
+             grp_name(q), mbest[q], nh[q], mbest_sib[q], nsib[q]);
 }
 
 /* ------------------------------------------------------------------ JSON */
@@ -329,7 +330,7 @@ static json_t *be_json(const be_row *b) {
   json_object_set_new(o, "decisions", json_integer(b->grid));
   /* decision quality (issue 27 item 5): the excess of thresholds on the measured parts */
   json_object_set_new(o, "excess", excess_json(tps_loo_as_threshold(b->pred), &b->ex_pred));
-  json_object_set_new(o, "excess_pow2", excess_json(b->pow2 ? (double)b->pow2 : TPS_EXCESS_NEVER, &b->ex_pow2));
+  json_object_set_new(o, "excess_written", excess_json(isnan(b->thr) ? TPS_EXCESS_NEVER : b->thr, &b->ex_thr));
   json_object_set_new(o, "excess_measured", excess_json(tps_loo_as_threshold(b->meas), &b->ex_meas));
   json_object_set_new(o, "excess_best", excess_json(b->best_thr, &b->ex_best));
   json_object_set_new(o, "excess_target_met", json_boolean(ex_met(&b->ex_pred)));
@@ -337,9 +338,7 @@ static json_t *be_json(const be_row *b) {
   json_object_set_new(hj, "gemm_sibling", b->sib_gemm[0] ? json_string(b->sib_gemm) : json_null());
   json_object_set_new(hj, "gather_sibling", b->sib_gather[0] ? json_string(b->sib_gather) : json_null());
   json_object_set_new(o, "excess_hierarchy", hj);
-  json_object_set_new(o, "excess_hierarchy_best", excess_json(b->hbest_thr, &b->ex_hbest));
-  json_object_set_new(o, "excess_hierarchy_pow2",
-                      excess_json(b->pred_h >= BE_NONE || isnan(b->pred_h) ? TPS_EXCESS_NEVER : (double)tps_cal_pow2_ceil(b->pred_h), &b->ex_hpow2));
+  json_object_set_new(o, "excess_hierarchy_written", excess_json(isnan(b->hthr) ? TPS_EXCESS_NEVER : b->hthr, &b->ex_hthr));
   return o;
 }
 

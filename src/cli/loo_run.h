@@ -51,9 +51,10 @@ typedef struct {
   int agree, grid;           /* decisions that agree at T = 1, 2, 4 .. 16384 */
   int covered, has_interval;
   /* the excess (model/predict/excess.h) on the measured parts of: the predicted break-even as
-   * the threshold, the next power of two >= it (what a thresholds file says), the measured one */
-  tps_excess ex_pred, ex_pow2, ex_meas;
-  long pow2;                 /* that power of two; 0: never */
+   * the threshold, the threshold the tool writes from the same prediction (tps_threshold_choose
+   * on its predicted costs: a thresholds file's split_from_tokens), the measured break-even */
+  tps_excess ex_pred, ex_thr, ex_meas;
+  double thr;                /* that written threshold; TPS_EXCESS_NEVER: never; NaN: none made */
   /* the single threshold nearest the target on the measured parts (tps_excess_best): where it
    * misses, no one threshold meets the target */
   tps_excess ex_best;
@@ -63,11 +64,10 @@ typedef struct {
   char sib_gemm[32], sib_gather[32]; /* "" when the model answered */
   double pred_h;
   tps_excess ex_h;
-  /* the hierarchy's threshold chosen by its own predicted costs (tps_excess_best on them, not
-   * the break-even), scored on the measured parts */
-  double hbest_thr;
-  tps_excess ex_hbest;
-  tps_excess ex_hpow2;       /* the next power of two >= pred_h (what a thresholds file says) */
+  /* the threshold the tool writes from the hierarchy's answer (tps_threshold_choose on its own
+   * predicted costs, not the break-even), scored on the measured parts */
+  double hthr;
+  tps_excess ex_hthr;
 } be_row;
 
 /* Transfer accuracy (src/cli/loo_xfer.c, model/predict/xfer.h): per GEMM set and per gather GPU

@@ -6,7 +6,7 @@
  *   grid: every T in 1..64, then 32 points per octave (rounded, deduplicated) and every power
  *   of two up to tmax, so the tile steps of the GEMM model stay visible;
  *   break-even, its 90% interval and the threshold: tps_pred_breakeven, tps_pred_interval and
- *   tps_threshold (next power of two), exactly what `tpsplit crossover` reports.
+ *   tps_pred_threshold (least predicted excess), exactly what `tpsplit crossover` reports.
  * 90% bands (latency and speedup, per T): the 5% and 95% quantiles over nsamples draws of the
  *   parametric bootstrap behind tps_pred_interval (tps_pred_draws_next: the fit's parameters
  *   from their covariance and, for transferred or spec predictions, lognormal factors on the
@@ -137,18 +137,17 @@ out:
   return rc;
 }
 
-/* Break-even (NaN never), its interval and threshold of a prediction: tps_pred_analyze, as
+/* Break-even (NaN never), its interval and the threshold t (-1 never) of a prediction: tps_pred_analyze, as
  * `tpsplit crossover` (same samples and seed give the same numbers). */
-static void cell_values(const tps_crossover *cx, const tps_interval *iv, double *be, double *lo, double *hi,
+static void cell_values(long t, const tps_crossover *cx, const tps_interval *iv, double *be, double *lo, double *hi,
                         double *thr) {
   *be = *lo = *hi = *thr = NAN;
+  if (t > 0) *thr = (double)t;
   if (cx->breakeven < 1) { /* never: keep the interval's lower end where some draws win */
     if (isfinite(iv->lo) && iv->lo >= 1) *lo = iv->lo;
     return;
   }
   *be = (double)cx->breakeven;
-  long t = tps_threshold(cx->breakeven, 0);
-  if (t > 0) *thr = (double)t;
   *lo = iv->lo;
   *hi = isfinite(iv->hi) ? iv->hi : NAN; /* "never" at the upper end: open interval */
 }
@@ -159,7 +158,7 @@ static void pred_breakeven(const tps_pred *p, long tmax, int S, unsigned long se
   tps_crossover cx;
   tps_interval iv;
   *be = *lo = *hi = *thr = NAN;
-  if (tps_pred_analyze(p, tmax, &u, &cx, &iv) == TPS_OK) cell_values(&cx, &iv, be, lo, hi, thr);
+  if (tps_pred_analyze(p, tmax, &u, &cx, &iv) == TPS_OK) cell_values(tps_pred_threshold(p, tmax, NULL), &cx, &iv, be, lo, hi, thr);
 }
 
 /* S: samples of the break-even interval; band: also draw the latency/speedup bands. */
@@ -610,7 +609,7 @@ static int grid_figure(const tps_grid *g, const tps_gemm_shape *shape, const cha
     x->nout = shape->n;
     x->breakeven_tokens = x->breakeven_lo = x->breakeven_hi = x->threshold_tokens = NAN;
     if (c->status == TPS_OK)
-      cell_values(&c->cx, &c->iv, &x->breakeven_tokens, &x->breakeven_lo, &x->breakeven_hi, &x->threshold_tokens);
+      cell_values(c->threshold, &c->cx, &c->iv, &x->breakeven_tokens, &x->breakeven_lo, &x->breakeven_hi, &x->threshold_tokens);
   }
   int rc = tps_plot_crossover(dir, "crossover", cells, g->n, o, w, e);
   free(cells);

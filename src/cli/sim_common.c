@@ -115,6 +115,7 @@ int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, i
   if (simref_pred(r, &p, scaling, gpu, tp, path, shape, &t->use, e)) { tps_pred_free(&p); return -1; }
   long be = -1;
   int rc = tps_pred_breakeven(&p, tmax, &be);
+  const long thr = rc == TPS_OK ? tps_pred_threshold(&p, tmax, NULL) : -1;
   tps_pred_free(&p);
   if (rc != TPS_OK) return tps_err_set(e, NULL, 0, "break-even of %s on %s TP%d could not be computed", path->name, gpu->name, tp);
   t->breakeven = be;
@@ -125,14 +126,12 @@ int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, i
     tps_partuse_gather_short(&t->use, tps_gather_rule(), tp, as, sizeof as);
     snprintf(parts, sizeof parts, " (GEMM %s, gather %s)", gs, as);
   }
-  if (be < 1) {
-    snprintf(t->source, sizeof t->source, "%s prediction: the split never wins up to %ld tokens on %s TP%d %s%s",
-             tps_scaling_names[scaling], tmax, gpu->name, tp, path->name, parts);
-    return 0;
-  }
-  t->threshold = tps_threshold(be, 0);
-  snprintf(t->source, sizeof t->source, "%s prediction: break-even %ld tokens on %s TP%d %s%s, next power of two",
-           tps_scaling_names[scaling], be, gpu->name, tp, path->name, parts);
+  char bes[64];
+  if (be < 1) snprintf(bes, sizeof bes, "the split never wins for good up to %ld tokens", tmax);
+  else snprintf(bes, sizeof bes, "break-even %ld tokens", be);
+  t->threshold = thr;
+  snprintf(t->source, sizeof t->source, "%s prediction: %s on %s TP%d %s%s, threshold of least predicted excess%s",
+           tps_scaling_names[scaling], bes, gpu->name, tp, path->name, parts, thr > 0 ? "" : ": never split");
   return 0;
 }
 

@@ -48,7 +48,7 @@ void tps_simref_free(tps_simref *r);
 int tps_simref_parts(tps_simref *r, const tps_gpu_table *gt, const tps_cmdopt_values *v, long tmax, tps_err *e);
 
 typedef struct {
-  long threshold;     /* recommended threshold (next power of two >= break-even); -1 never */
+  long threshold;     /* recommended threshold (least predicted excess, tps_pred_threshold); -1 never */
   long breakeven;     /* -1 when the split never wins up to tmax, or not computed */
   char source[4800];  /* one line: where the threshold comes from (a file path in full) */
   tps_partuse use;    /* parts scaling: the parts of the prediction */

@@ -189,8 +189,7 @@ int tps_thrpred_add(tps_thr_file *f, const tps_predref *ref, const tps_pred *p, 
     if (lo > be) lo = be;
     if (hi > 0 && hi < be) hi = be;
   }
-  tps_thr_entry_answer(x, be, lo, hi, a->tmax);
-  x->split_from = be > 0 && a->threshold > 0 ? a->threshold : x->split_from;
+  tps_thr_entry_answer(x, a->threshold, be, lo, hi, a->tmax);
   char why[256];
   if (a->bands && tps_thr_entry_bands(x, a->bands, why, sizeof why))
     tps_thr_add_note(f, "%s %ldx%ld %s TP%d %s: no win_bands_tokens: %s", p->gpu.name, x->k, x->n, p->path->name, p->tp,

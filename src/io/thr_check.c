@@ -47,8 +47,8 @@ void tps_thr_check_print_excess(FILE *fp, const tps_thr_check_row *rows, size_t 
   fprintf(fp, "# decision quality: each threshold of the file on the bench's measured GEMM (Steffen in log-log of its rows)\n"
               "# and the gather calibrate used (gather: measured here, or the model): excess(T) = (split(T) if T >= threshold\n"
               "# else replicated(T)) / min(split(T), replicated(T)) - 1 over T = round(2^(i/8)) = 1..max_tokens; mean, worst and\n"
-              "# the T of the worst ('-': nowhere), for split_from_tokens and for breakeven_tokens (what the power-of-two rounding\n"
-              "# costs); best: of never and every grid T, the threshold nearest the target on the same costs (where it\n"
+              "# the T of the worst ('-': nowhere), for split_from_tokens and for breakeven_tokens (the break-even as the\n"
+              "# threshold); best: of never and every grid T, the threshold nearest the target on the same costs (where it\n"
               "# misses, no single threshold meets it); target (issue 27): mean <= %.1f%%, worst <= %.0f%% for split_from_tokens\n",
           100 * TPS_THR_EXCESS_MEAN_TARGET, 100 * TPS_THR_EXCESS_WORST_TARGET);
   fprintf(fp, "shape\tpath\ttp\tbackend\tgather\tsplit_from\tmean\tworst\tat_T\tbreakeven\tbe_mean\tbe_worst\tbe_at_T\tbest\tb_mean"

@@ -112,12 +112,12 @@ int tps_thr_add_note(tps_thr_file *f, const char *fmt, ...) {
   return 0;
 }
 
-void tps_thr_entry_answer(tps_thr_entry *e, double breakeven, double lo, double hi, long max_tokens) {
+void tps_thr_entry_answer(tps_thr_entry *e, long split_from, double breakeven, double lo, double hi, long max_tokens) {
   e->breakeven = breakeven > 0 ? breakeven : 0;
   e->lo = lo > 0 ? lo : 0;
   e->hi = hi > 0 ? hi : 0;
   e->max_tokens = max_tokens;
-  e->split_from = tps_cal_pow2_ceil(e->breakeven);
+  e->split_from = split_from > 0 ? split_from : 0;
 }
 
 int tps_thr_entry_bands(tps_thr_entry *e, const tps_bands *b, char *why, size_t whysz) {

@@ -23,7 +23,7 @@
  *       "nccl": "2.28.9" | null,
  *       "thresholds": {
  *         "5120x1792": { "w8a16": { "8": { "auto": {
- *           "split_from_tokens": 2048 | null,   next power of two >= the break-even
+ *           "split_from_tokens": 1450 | null,   the threshold of least predicted excess (see below)
  *           "breakeven_tokens": 1450 | null,    smallest T from which the split stays faster
  *           "interval_tokens": [lo, hi],        90%; hi null: beyond max_tokens
  *           "max_tokens": 16384, "out_bytes_per_token": 3584,
@@ -50,6 +50,13 @@
  *   starts at breakeven_tokens; no such band when that is null); [] when the split never
  *   wins.  A break-even is the start of the last band only: where the split's advantage
  *   changes sign several times (a kernel's dispatch steps), the bands show the earlier ones.
+ * split_from_tokens: of never and every T up to max_tokens (8 points per octave), the threshold
+ *   of least excess on the entry's own costs, moved down to the start of the win band it falls
+ *   in (model/predict/excess.h, tps_threshold_choose): the break-even where the split wins once
+ *   and for good; below it where an earlier band pays more than its losing gap costs; given
+ *   without a break-even where the split wins in a band only.  (Files of schema 1 written before
+ *   2026-12-06 held the next power of two >= the break-even; the meaning of the field is the
+ *   same: split when T >= it.)
  * losing_gaps (with win_bands_tokens): one per pair of neighbouring bands, the tokens between
  *   them (from_tokens = the earlier band's to + 1, to_tokens = the next band's from - 1) and
  *   min_speedup, the smallest replicated / split time seen in the gap on the same grid
@@ -191,9 +198,10 @@ tps_thr_gather *tps_thr_add_gather(tps_thr_device *d);
 int tps_thr_add_note(tps_thr_file *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A provenance record (kind, source, method; points -1; w90 NaN). */
 tps_thr_prov tps_thr_prov_make(int kind, const char *source, const char *method);
-/* Set an entry's answer from a break-even (tokens, 0: never), its interval and the range:
- * split_from = next power of two >= breakeven (0 when never). */
-void tps_thr_entry_answer(tps_thr_entry *e, double breakeven, double lo, double hi, long max_tokens);
+/* Set an entry's answer: its threshold split_from (tokens, <= 0: never; the threshold of least
+ * excess on the entry's own costs, model/predict/excess.h), the break-even (0: never), its
+ * interval and the range. */
+void tps_thr_entry_answer(tps_thr_entry *e, long split_from, double breakeven, double lo, double hi, long max_tokens);
 /* Set an entry's win bands and losing gaps from a scan of the same parts (after
  * tps_thr_entry_answer).  0; -1 with why (the bands are left out): more bands than the file
  * holds, a scan of another range than [1, max_tokens], a band reaching max_tokens that does

@@ -326,16 +326,8 @@ static int read_entry(rd *r, json_t *x, tps_thr_entry *e) {
   if (!rc) rc = get_int(r, x, "split_from_tokens", 1, 1, 1L << 40, 1, 0, &sf);
   e->split_from = sf;
   if (!rc) rc = get_num(r, x, "breakeven_tokens", 1, 1, 1, 1, 0, &e->breakeven);
-  if (!rc && (e->split_from > 0) != (e->breakeven > 0)) {
-    size_t l = push(r, "split_from_tokens", 0);
-    rc = bad(r, "null exactly when breakeven_tokens is null (%ld, %g)", e->split_from, e->breakeven);
-    pop(r, l);
-  }
-  if (!rc && e->split_from > 0 && (double)e->split_from < e->breakeven) {
-    size_t l = push(r, "split_from_tokens", 0);
-    rc = bad(r, "%ld is below breakeven_tokens %g", e->split_from, e->breakeven);
-    pop(r, l);
-  }
+  /* split_from_tokens and breakeven_tokens are not tied: the threshold of least excess may lie
+   * below the break-even (an earlier win band pays) or exist without one (model/predict/excess.h) */
   json_t *iv = rc ? NULL : member(r, x, "interval_tokens", 1);
   if (!rc && !iv) rc = -1;
   if (!rc) {

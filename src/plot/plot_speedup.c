@@ -301,7 +301,7 @@ int tps_plot_speedup(const char *dir, const char *name, int by, const tps_plot_c
     keys[nk] = kb[nk];
     nk++;
   }
-  if (any_thr) { snprintf(kb[nk], sizeof kb[0], "recommended threshold: the next power of two (value above the frame)"); keys[nk] = kb[nk]; nk++; }
+  if (any_thr) { snprintf(kb[nk], sizeof kb[0], "recommended threshold: least predicted excess (value above the frame)"); keys[nk] = kb[nk]; nk++; }
   snprintf(kb[nk], sizeof kb[0], "break-even (marker) with its 90%% interval (bar), lower panel");
   keys[nk] = kb[nk];
   nk++;

@@ -172,6 +172,9 @@ awk 'BEGIN { for (i = 0; i <= 112; i++) g[sprintf("%d", int(2 ^ (i / 8) + 0.5))]
      END { exit bad > 0 }' "$tmp/ex" && ok || fail "decision quality rows malformed"
 met=$(grep -c ' met$' "$tmp/ex")
 expect_grep "^# dense-bf16, native-fp8: excess target met \(mean <= 1%, worst <= 10%\): $met of 33 with the break-even" "$tmp/ex"
+# the written threshold's verdicts (its mean and worst: columns 9 and 10) add up to the count line's second number
+wm=$(awk '!/^#/ { m = $9; w = $10; gsub(/%/, "", m); gsub(/%/, "", w); if (m != "-" && m + 0 <= 1 && w + 0 <= 10) n++ } END { print n + 0 }' "$tmp/ex")
+expect_grep "^# dense-bf16, native-fp8: excess target met .*: $met of 33 with the break-even as the threshold, $wm of 33 with the written threshold\$" "$tmp/ex"
 # fp8-block and nvfp4: 21 rows, their count line adds them up
 awk '/^# decision quality: what/{d=1; next} /^# decision quality of the evidence/{d=0}
      d && /^# fp8-block, nvfp4: excess target met \(/{print} d && !/^#/ && !/^gpu/ && ($2 == "fp8-block" || $2 == "nvfp4")' \
@@ -195,14 +198,15 @@ hier_check() {
        END { exit bad > 0 }' "$6" && ok || fail "hierarchy $2/$3: siblings where they should not be"
   hm=$(awk '!/^#/ && $10 == "met"' "$6" | grep -c .); hs=$(awk '!/^#/ && $4 != "-" && $10 == "met"' "$6" | grep -c .)
   expect_grep "^# $1: excess target met by the hierarchy: $hm of $4 \\($hs of the $5 rows a sibling answers\\)" "$6"
-  # the threshold chosen on the predicted costs (best: a grid point or never), its verdict the
-  # target on its b_mean and b_worst, and its count line recounted from the rows
-  awk 'BEGIN { for (i = 0; i <= 112; i++) g[sprintf("%d", int(2 ^ (i / 8) + 0.5))] = 1 }
-       !/^#/ { m = $12; w = $13; gsub(/%/, "", m); gsub(/%/, "", w); v = (w + 0 <= 10 && m + 0 <= 1) ? "met" : "missed"
-               if (NF != 14 || !($11 in g || $11 == "never") || w + 0 < m + 0 || $14 != v) { print "bad row: " $0; bad++ } }
-       END { exit bad > 0 }' "$6" && ok || fail "hierarchy $2/$3: the best-threshold columns"
+  # the threshold written from the answer (least excess on its predicted costs: a token count
+  # or never; never above the answer's break-even, from which its own split wins at every T),
+  # its verdict the target on its w_mean and w_worst, and its count line recounted from the rows
+  awk '!/^#/ { m = $12; w = $13; gsub(/%/, "", m); gsub(/%/, "", w); v = (w + 0 <= 10 && m + 0 <= 1) ? "met" : "missed"
+               above = $11 ~ /^[0-9]+$/ && $6 ~ /^[0-9]+$/ && $11 + 0 > $6 + 0
+               if (NF != 14 || !($11 ~ /^[0-9]+$/ || $11 == "never") || above || w + 0 < m + 0 || $14 != v) { print "bad row: " $0; bad++ } }
+       END { exit bad > 0 }' "$6" && ok || fail "hierarchy $2/$3: the written-threshold columns"
   bm=$(awk '!/^#/ && $14 == "met"' "$6" | grep -c .); bs=$(awk '!/^#/ && $4 != "-" && $14 == "met"' "$6" | grep -c .)
-  expect_grep "^# $1: with the threshold chosen on the predicted costs \\(best\\) instead of the break-even: $bm of $4 \\($bs of the $5 rows a sibling answers\\)" "$tmp/full"
+  expect_grep "^# $1: with the written threshold \\(least predicted excess, a thresholds file.s split_from_tokens\\) instead of the break-even: $bm of $4 \\($bs of the $5 rows a sibling answers\\)" "$tmp/full"
 }
 hier_check "fp8-block, nvfp4" fp8-block nvfp4 21 6 "$tmp/ehb"
 hier_check "dense-bf16, native-fp8" dense-bf16 native-fp8 33 12 "$tmp/eh"

@@ -5,28 +5,29 @@
 # `make -j2 check` runs the two halves at once).
 . "$top_srcdir/tests/cli/lib.sh"
 
-# JSON: every break-even row carries the excess of its predicted break-even, of the next power
-# of two >= it (the power of two checked here) and of the measured break-even, and the best
-# single thresholds (excess_best, excess_hierarchy_best) (jansson sorts the keys: "tp" ends a row)
+# JSON: every break-even row carries the excess of its predicted break-even, of the threshold
+# written from the same prediction (excess_written) and of the measured break-even, the best
+# single threshold (excess_best) and the hierarchy's (excess_hierarchy, _written) (jansson
+# sorts the keys: "tp" ends a row).  A written threshold is never above its break-even (from
+# it on the prediction's own split wins at every T: a later threshold only adds excess); its
+# verdicts add up to the text's count lines
 expect_rc 0 "$TPSPLIT" fit --loo-gpu --only breakeven --json
-awk -F'[:,]' '/"excess": \{/{s="e"} /"excess_hierarchy": \{/{s="h"} /"excess_measured": \{/{s="m"} /"excess_pow2": \{/{s="p"}
-     /"excess_best": \{/{s="b"} /"excess_hierarchy_best": \{/{s="hb"} /"excess_hierarchy_pow2": \{/{s="hp"}
+awk -F'[:,]' '/"excess": \{/{s="e"} /"excess_hierarchy": \{/{s="h"} /"excess_measured": \{/{s="m"} /"excess_written": \{/{s="w"}
+     /"excess_best": \{/{s="b"} /"excess_hierarchy_written": \{/{s="hw"}
      /"threshold":/{ v=$2; gsub(/ /,"",v); th[s]=v }
      /"mean":/{ v=$2; gsub(/ /,"",v); mn[s]=v } /"worst":/{ v=$2; gsub(/ /,"",v); wo[s]=v }
      /"predicted":/{ pr=$2; gsub(/ /,"",pr) }
-     /"tp":/{ n++; p2 = 0; if (pr != "null") { p2 = 1; while (p2 < pr + 0) p2 *= 2 }
-       if (th["e"] != pr || (pr == "null" ? th["p"] != "null" : th["p"] + 0 != p2)) { print "row " n ": " pr " " th["e"] " " th["p"]; bad++ }
-       # the power of two of the hierarchy: the next one >= its break-even; the verdicts add up to the summary line
-       h2 = 0; if (th["h"] != "null") { h2 = 1; while (h2 < th["h"] + 0) h2 *= 2 }
-       if (th["h"] == "null" ? th["hp"] != "null" : th["hp"] + 0 != h2) { print "row " n ": hierarchy " th["h"] " pow2 " th["hp"]; bad++ }
-       met2[n <= 33 ? 0 : 1] += mn["hp"] != "null" && mn["hp"] + 0 <= 0.01 && wo["hp"] + 0 <= 0.10 }
+     /"tp":/{ n++
+       if (th["e"] != pr || (pr != "null" && th["w"] != "null" && th["w"] + 0 > pr + 0)) { print "row " n ": " pr " " th["e"] " " th["w"]; bad++ }
+       if (th["h"] != "null" && th["hw"] != "null" && th["hw"] + 0 > th["h"] + 0) { print "row " n ": hierarchy " th["h"] " written " th["hw"]; bad++ }
+       met2[n <= 33 ? 0 : 1] += mn["hw"] != "null" && mn["hw"] + 0 <= 0.01 && wo["hw"] + 0 <= 0.10 }
      END { print met2[0] + 0, met2[1] + 0 > "/dev/stderr"; exit !(n == 54 && !bad) }' "$tmp/out" 2> "$tmp/met2" && ok || fail "breakeven JSON: excess thresholds (33 dense-bf16/native-fp8 rows, 21 fp8-block/nvfp4)"
 read -r m2a m2b < "$tmp/met2"
 # the text run's summary lines: the golden file's (tests/cli/loo.sh keeps it equal to the tool's
 # output), not a second run of it (about 18 s on two cores)
 g="$top_srcdir/tests/data/golden/expected/fit_loo_gpu"
-expect_grep "^# dense-bf16, native-fp8: with the threshold chosen .* split_from_tokens\): $m2a of 33\$" "$g"
-expect_grep "^# fp8-block, nvfp4: with the threshold chosen .* split_from_tokens\): $m2b of 21\$" "$g"
+expect_grep "^# dense-bf16, native-fp8: with the written threshold .* instead of the break-even: $m2a of 33 " "$g"
+expect_grep "^# fp8-block, nvfp4: with the written threshold .* instead of the break-even: $m2b of 21 " "$g"
 expect_rc 0 "$TPSPLIT" fit --loo-gpu --only gather
 cmp -s "$tmp/out" /dev/null && fail "--only gather printed nothing" || ok
 cp "$tmp/out" "$tmp/gather"

@@ -44,12 +44,13 @@ else fail "validate errors differ from the fit residuals: $(head -3 "$tmp/both.t
 # Measured break-even by hand: split - replicated is +1.9 us at 24 tokens (21.1 - 19.2) and
 # -5.6 us at 48 (20.3 - 25.9), negative from there on.  Linear in log2 T: zero at
 # log2(T/24) = 1.9 / 7.5 = 0.25333, T = 24 * 2^0.25333 = 28.61, so the first integer T with
-# a negative difference is 29 (at 28: log2(28/24) = 0.2224 < 0.25333).  Threshold: 32.
+# a negative difference is 29 (at 28: log2(28/24) = 0.2224 < 0.25333).  Threshold: 29 (one
+# crossing: the least-excess grid point 29 = round(2^(39/8)) is a win and 28 is not).
 expect_grep '"measured": 29,' "$tmp/self.json"
 expect_grep '"first_winning_measured_row": 48,' "$tmp/self.json"
 expect_rc 0 "$TPSPLIT" validate --predicted "$tmp/h20.fit" --measured "$h20"
 expect_grep '^break-even on \[6, 16384\] tokens .*: measured 29, predicted [0-9]+' "$tmp/out"
-expect_grep '^threshold \(next power of two >= break-even\): measured 32, ' "$tmp/out"
+expect_grep '^threshold \(least excess on each side.s times\): measured 29, ' "$tmp/out"
 expect_grep '^verdict: within tolerance' "$tmp/out"
 
 # --- 3. a hand-made prediction: replicated x 1.10, split x 0.95
@@ -66,9 +67,10 @@ expect_grep '^\|err\| both: +median 7\.5%, max 10\.0%, rms 7\.9%$' "$tmp/pred.tx
 # Predicted break-even by hand: d = 0.95 split - 1.10 replicated is 0.95*23.1 - 1.1*14.6 =
 # +5.885 at 12 tokens and 0.95*21.1 - 1.1*19.2 = -1.075 at 24 (negative from there on).
 # Zero at log2(T/12) = 5.885 / 6.96 = 0.84555, T = 21.56: first integer 22 (log2(21/12) =
-# 0.807 < 0.8456 < log2(22/12) = 0.874).  Error 22/29 - 1 = -24.1%.  Threshold 32 both.
+# 0.807 < 0.8456 < log2(22/12) = 0.874).  Error 22/29 - 1 = -24.1%.  Thresholds: 29 and 22 (the
+# least-excess grid point 23 = round(2^(36/8)) moved down to 22, where the split starts winning).
 expect_grep '^break-even .*: measured 29, predicted 22 \(-24\.1%\)$' "$tmp/pred.txt"
-expect_grep '^threshold .*: measured 32, predicted 32 \(agree\)$' "$tmp/pred.txt"
+expect_grep '^threshold .*: measured 29, predicted 22 \(differ\)$' "$tmp/pred.txt"
 # a tolerance under the 7.5% median fails the verdict (exit 1)
 expect_rc 1 "$TPSPLIT" validate --predicted "$tmp/pred.tsv" --measured "$h20" --tolerance 0.05
 expect_grep '^verdict: OUTSIDE tolerance' "$tmp/out"

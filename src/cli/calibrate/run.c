@@ -73,7 +73,7 @@ static void build_entries(run_t *r, const char *date) {
         e->tp = r->o->tp[ti];
         e->backend = backend;
         e->out_bytes_per_token = 2.0 * (double)p->n;
-        tps_thr_entry_answer(e, be.breakeven, be.lo, be.hi, r->o->t_max);
+        tps_thr_entry_answer(e, be.threshold, be.breakeven, be.lo, be.hi, r->o->t_max);
         char why[256] = "a part cannot be evaluated on the grid";
         if (bst || tps_thr_entry_bands(e, &bands, why, sizeof why))
           tps_thr_add_note(&r->out, "%ldx%ld %s TP%d %s: no win_bands_tokens: %s", p->k, p->n, tps_path_name(p->path), e->tp,

@@ -56,7 +56,8 @@ static void test_breakeven(void) {
    * even at T = 15 / 0.005553 = 2701.2; the ceil makes T just above a multiple of 8 lose */
   CHECK(b >= 2695 && b <= 2712, "brute-force break-even %ld, hand value 2701", b);
   CHECK(fabs(be.breakeven - (double)b) <= 8, "break-even %g vs brute force %ld", be.breakeven, b);
-  CHECK(be.threshold == 4096, "threshold %ld, want 4096 (next power of two of ~2701)", be.threshold);
+  /* one crossing: the threshold of least excess, moved down its win run, is the break-even */
+  CHECK(be.threshold == b, "threshold %ld, want the brute-force break-even %ld", be.threshold, b);
   CHECK(be.lo == be.breakeven && be.hi == be.breakeven, "zero widths: interval %g..%g", be.lo, be.hi);
   /* widths: the break-evens of the difference moved by -+ its 90% half-width */
   p.w_gemm = 0.05;
@@ -73,9 +74,6 @@ static void test_breakeven(void) {
         "never: breakeven %g threshold %ld", be.breakeven, be.threshold);
   CHECK(brute(lin_gemm, slow_gather, 8, 3584, 16384, 0, 0, 0) == 0, "brute force agrees: never");
   CHECK(tps_cal_breakeven(&p, 1, 3584, 16384, &be) == TPS_EINVAL, "TP 1 is invalid");
-  CHECK(tps_cal_pow2_ceil(1450) == 2048 && tps_cal_pow2_ceil(2048) == 2048 && tps_cal_pow2_ceil(1) == 1 &&
-            tps_cal_pow2_ceil(0) == 0,
-        "pow2_ceil");
 }
 
 /* ------------------------------------------------------------------ win bands */
@@ -104,8 +102,10 @@ static void test_bands(void) {
         b.from_tokens[1], b.to_tokens[1]);
   CHECK(fabs(b.gap_min_speedup[0] - 0.95) < 1e-12, "gap depth %.6f, want 0.95 (at 1000)", b.gap_min_speedup[0]);
   CHECK(tps_cal_breakeven(&p, 2, 3584, 16384, &be) == TPS_OK && be.breakeven == 1500 && b.breakeven == 1500 &&
-            be.threshold == 2048,
-        "break-even %g (bands %ld), want 1500", be.breakeven, b.breakeven);
+            be.threshold == 21,
+        "break-even %g (bands %ld), want 1500; threshold %ld, want 21 (the first band's start, 22, where its 5%% gap costs "
+        "less than the band's wins left out; at 21 both choices take 21 us, and of equal costs the smaller T is taken)",
+        be.breakeven, b.breakeven, be.threshold);
   /* up to 1200: the split stops winning before t_max: one band, no break-even */
   CHECK(tps_cal_bands(&p, 2, 3584, 1200, &b) == TPS_OK && b.nbands == 1 && b.to_tokens[0] == 999 && b.breakeven == -1,
         "up to 1200: %zu bands, breakeven %ld", b.nbands, b.breakeven);
@@ -519,7 +519,7 @@ static void test_file(void) {
   e->tp = 8;
   e->backend = TPS_GATHER_AUTO;
   e->out_bytes_per_token = 3584;
-  tps_thr_entry_answer(e, be.breakeven, be.lo, be.hi, 16384);
+  tps_thr_entry_answer(e, be.threshold, be.breakeven, be.lo, be.hi, 16384);
   e->gemm = tps_thr_prov_make(TPS_PROV_MEASURED, "synthetic sweep", "shaped");
   e->gemm.points = 12;
   e->gemm.w90_log = 0.03;
@@ -534,7 +534,7 @@ static void test_file(void) {
   tps_thr_entry *e2 = tps_thr_add_entry(d);
   *e2 = first;
   e2->backend = TPS_GATHER_NCCL;
-  tps_thr_entry_answer(e2, 0, 9000, 0, 16384); /* never */
+  tps_thr_entry_answer(e2, 0, 0, 9000, 0, 16384); /* never */
   /* never from 16384 down, yet faster on [500, 900] (a closed band) */
   tps_bands cb;
   memset(&cb, 0, sizeof cb);
@@ -604,7 +604,7 @@ static void test_file(void) {
   e3->tp = 8;
   e3->backend = TPS_GATHER_NCCL;
   e3->out_bytes_per_token = 3584;
-  tps_thr_entry_answer(e3, 2536, 1800, 3100, 16384);
+  tps_thr_entry_answer(e3, 2536, 2536, 1800, 3100, 16384);
   /* three bands: [100, 900], [1200, 1999], [2536, max]; the gaps 0.97x and 0.9x at worst */
   tps_bands tb;
   memset(&tb, 0, sizeof tb);
@@ -633,7 +633,7 @@ static void test_file(void) {
     CHECK(r.schema_version == 1 && r.ndev == 2 && !r.partial && r.nnotes == 1, "header");
     const tps_thr_device *p2 = tps_thr_find_device(&r, "NVIDIA H100 80GB HBM3");
     const tps_thr_entry *x2 = tps_thr_find(p2, 5120, 1792, TPS_PATH_DENSE_BF16, 8, TPS_GATHER_NCCL);
-    CHECK(p2 && p2->gpus_visible == 0 && x2 && x2->split_from == 4096 && x2->gemm.kind == TPS_PROV_FITTED &&
+    CHECK(p2 && p2->gpus_visible == 0 && x2 && x2->split_from == 2536 && x2->gemm.kind == TPS_PROV_FITTED &&
               x2->gather.kind == TPS_PROV_SPEC,
           "the predicted device reads back");
     CHECK(x2 && x2->have_bands && x2->nbands == 3 && x2->band_from[1] == 1200 && x2->band_to[1] == 1999 && x2->band_to[2] == 0 &&
@@ -648,9 +648,9 @@ static void test_file(void) {
     if (x) {
       long b = brute(lin_gemm, lin_gather, 8, 3584, 16384, 0, 0, 0);
       CHECK(fabs(x->breakeven - (double)b) <= 8, "read break-even %g vs brute force %ld", x->breakeven, b);
-      CHECK(x->split_from == 4096, "split_from_tokens %ld", x->split_from);
+      CHECK(x->split_from == b, "split_from_tokens %ld, want the break-even %ld (one crossing)", x->split_from, b);
       CHECK(x->lo == be.lo && x->hi == be.hi, "interval %g..%g vs %g..%g", x->lo, x->hi, be.lo, be.hi);
-      CHECK(!tps_thr_split(x, 4095) && tps_thr_split(x, 4096) && tps_thr_split(x, 9000), "the split rule");
+      CHECK(!tps_thr_split(x, b - 1) && tps_thr_split(x, b) && tps_thr_split(x, 9000), "the split rule");
       CHECK(x->gemm.kind == TPS_PROV_MEASURED && x->gemm.points == 12 && fabs(x->gemm.w90_log - 0.03) < 1e-12, "gemm provenance");
       CHECK(x->gather.kind == TPS_PROV_TRANSFERRED && !strcmp(x->gather.from_gpus, "A100-SXM-80GB,H100-SXM,B200"),
             "gather provenance '%s'", x->gather.from_gpus);
@@ -721,9 +721,8 @@ static void test_file(void) {
     const char *from, *to, *want;
   } cases[] = {
       {"\"schema_version\": 1", "\"schema_version\": 2", "$.schema_version: version 2; this tpsplit reads version 1"},
-      {"\"split_from_tokens\": 4096", "\"split_from_tokens\": -3",
+      {"\"split_from_tokens\": 2702", "\"split_from_tokens\": -3",
        "$.devices.NVIDIA_H200.thresholds.5120x1792.w8a16.8.auto.split_from_tokens: an integer from 1 to"},
-      {"\"split_from_tokens\": 4096", "\"split_from_tokens\": 1024", "auto.split_from_tokens: 1024 is below breakeven_tokens"},
       {"\"NVIDIA_H200\": {", "\"NVIDIA H200\": {", "$.devices.NVIDIA H200.device_name: 'NVIDIA H200' is keyed 'NVIDIA H200'; engines key it 'NVIDIA_H200'"},
       {"\"kind\": \"transferred\"", "\"kind\": \"guessed\"", "auto.gather.kind: 'guessed' is not a provenance kind"},
       {"\"from_gpus\": [", "\"from_gpu\": [", "auto.gather.from_gpus: missing"},

@@ -23,6 +23,9 @@ static double flat_fn(long T, void *ctx) { (void)ctx; return T < 1000 ? 3.0 : T 
 static double gap = 0.5;
 static double band_fn(long T, void *ctx) { (void)ctx; return T < 64 ? 2.0 : T < 128 ? 0.5 : T < 1024 ? 1.0 + gap : 0.5; }
 
+/* one crossing at 100 (not a grid point) */
+static double split100_fn(long T, void *ctx) { (void)ctx; return T >= 100 ? 0.5 : 2.0; }
+
 static int near(double a, double b) { return fabs(a - b) <= 1e-12; }
 
 int main(void) {
@@ -87,6 +90,27 @@ int main(void) {
   tps_costs nv = {repl_fn, flat_fn, NULL};
   CHECK(tps_excess_best(&nv, 500, 0.01, 0.10, &thr, &x) == 0 && isinf(thr) && x.worst == 0, "best below 1000 of the flat costs: never (%g)",
         thr);
+
+  /* the threshold an answer writes (tps_threshold_choose): the least-excess grid T moved down
+   * the split's win run to the integer where it starts */
+  long th = 0;
+  CHECK(tps_threshold_choose(&c, 16384, &th, &x) == 0 && th == T0 && x.worst == 0, "written, one crossing at 64: %ld", th);
+  tps_costs c100 = {repl_fn, split100_fn, NULL};
+  /* the crossing at 100 lies between the grid points 99 and 108: the best grid T is 108, and
+   * the split wins on 100..107, so the written threshold is 100, the break-even itself */
+  CHECK(tps_excess_best(&c100, 16384, 0.01, 0.10, &thr, &x) == 0 && thr == 108, "best grid T of a crossing at 100: %g", thr);
+  CHECK(tps_threshold_choose(&c100, 16384, &th, &x) == 0 && th == 100 && x.worst == 0 && x.mean == 0,
+        "written, one crossing at 100: %ld (worst %g)", th, x.worst);
+  /* a 50% gap between bands: 1024 (the last band's start; 1023 loses) */
+  CHECK(tps_threshold_choose(&b, 16384, &th, &x) == 0 && th == 1024 && near(x.worst, 1.0), "written, 50%% gap: %ld", th);
+  /* a 3% gap: the first band's start, 64 (63 loses), not the break-even 1024 */
+  gap = 0.03;
+  CHECK(tps_threshold_choose(&b, 16384, &th, &x) == 0 && th == 64 && near(x.worst, 0.03), "written, 3%% gap: %ld", th);
+  gap = 0.5;
+  CHECK(tps_threshold_choose(&nv, 500, &th, &x) == 0 && th == -1, "written where the split never wins: never (%ld)", th);
+  CHECK(tps_threshold_round(100, 64) == 128 && tps_threshold_round(128, 64) == 128 && tps_threshold_round(100, 0) == 100 &&
+            tps_threshold_round(-1, 64) == -1,
+        "rounding: 100 -> 128 by 64, 128 stays, 0 keeps it, never stays never");
 
   /* flatness from T1 on */
   tps_costs f = {repl_fn, flat_fn, NULL};

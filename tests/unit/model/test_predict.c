@@ -144,14 +144,11 @@ static void test_crossover_generic(void) {
   CHECK(tps_crossover_find(pos_diff, NULL, 1, 100, &c) == 0 && c.breakeven == -1, "positive");
   CHECK(tps_crossover_find(nan_diff, NULL, 1, 100, &c) == TPS_EINVAL, "NaN rejected");
   CHECK(tps_crossover_find(lin_diff, &l, 10, 5, &c) == TPS_EINVAL, "tmin > tmax rejected");
-  /* thresholds: next power of two, or a multiple of the rounding */
-  CHECK(tps_threshold(37, 0) == 64, "thr 37");
-  CHECK(tps_threshold(1024, 0) == 1024, "thr 1024");
-  CHECK(tps_threshold(1025, 0) == 2048, "thr 1025");
-  CHECK(tps_threshold(1, 0) == 1, "thr 1");
-  CHECK(tps_threshold(1450, 256) == 1536, "thr 1450/256"); /* 6*256 = 1536 */
-  CHECK(tps_threshold(1536, 256) == 1536, "thr 1536/256");
-  CHECK(tps_threshold(-1, 0) == -1, "thr never");
+  /* a user's rounding of the threshold: the next multiple */
+  CHECK(tps_threshold_round(1450, 256) == 1536, "thr 1450/256"); /* 6*256 = 1536 */
+  CHECK(tps_threshold_round(1536, 256) == 1536, "thr 1536/256");
+  CHECK(tps_threshold_round(1450, 0) == 1450, "thr 1450, no rounding");
+  CHECK(tps_threshold_round(-1, 256) == -1, "thr never");
 }
 
 /* ---- spec-only predictions: plumbing, applicability, gathers --------------------------- */
