@@ -38,6 +38,6 @@ plot \
   'latency_H100-SXM_tp8_marlin-w8a16.dat' index 0 using 1:6:7 with filledcurves lc rgb '#0072B2' title 'split, 90% band', \
   'latency_H100-SXM_tp8_marlin-w8a16.dat' index 0 using 1:2 with lines lw 2 lc rgb '#444444' title 'replicated = GEMM(T), model', \
   'latency_H100-SXM_tp8_marlin-w8a16.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '#0072B2' title 'split = GEMM(ceil(T/8)) + all-gather, model', \
-  NaN with lines dt 1 lw 1.5 lc rgb '#0072B2' title 'break-even T = 1717 (shaded: 90% interval 1323..2706), threshold 2048', \
+  NaN with lines dt 1 lw 1.5 lc rgb '#0072B2' title 'break-even T = 1717 (shaded: 90% interval 1323..2706), threshold 51', \
   NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'gather custom -> nccl from T = 4681'
 unset output

@@ -38,6 +38,6 @@ plot \
   'latency_H200-SXM_tp8_marlin-w8a16.dat' index 0 using 1:6:7 with filledcurves lc rgb '#009E73' title 'split, 90% band', \
   'latency_H200-SXM_tp8_marlin-w8a16.dat' index 0 using 1:2 with lines lw 2 lc rgb '#444444' title 'replicated = GEMM(T), model', \
   'latency_H200-SXM_tp8_marlin-w8a16.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '#009E73' title 'split = GEMM(ceil(T/8)) + all-gather, model', \
-  NaN with lines dt 1 lw 1.5 lc rgb '#009E73' title 'break-even T = 1661 (shaded: 90% interval 1253..2612), threshold 2048', \
+  NaN with lines dt 1 lw 1.5 lc rgb '#009E73' title 'break-even T = 1661 (shaded: 90% interval 1253..2612), threshold 48', \
   NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'gather custom -> nccl from T = 4681'
 unset output

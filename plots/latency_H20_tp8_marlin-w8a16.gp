@@ -40,6 +40,6 @@ plot \
   'latency_H20_tp8_marlin-w8a16.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '#E69F00' title 'split = GEMM(ceil(T/8)) + all-gather, model', \
   'latency_H20_tp8_marlin-w8a16.dat' index 1 using 1:2 with points pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title 'replicated, measured median (no min/max in the table)', \
   'latency_H20_tp8_marlin-w8a16.dat' index 1 using 1:5 with points pt 5 ps 1.4 lc rgb '#E69F00' title 'split, measured median (no min/max in the table)', \
-  NaN with lines dt 1 lw 1.5 lc rgb '#E69F00' title 'break-even T = 29 (shaded: 90% interval 27..32), threshold 32', \
+  NaN with lines dt 1 lw 1.5 lc rgb '#E69F00' title 'break-even T = 29 (shaded: 90% interval 27..32), threshold 29', \
   NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'gather custom -> nccl from T = 4681'
 unset output

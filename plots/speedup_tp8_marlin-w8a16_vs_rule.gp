@@ -18,11 +18,15 @@ set style fill transparent solid 0.15 noborder
 set lmargin at screen 0.1156
 set rmargin at screen 0.9792
 set key at screen 0.0100, screen 0.1319 left top vertical Left reverse samplen 3 spacing 1.0 maxcols 1 maxrows 5 width -4 font 'Sans,11.0'
-set arrow 1 from 2048, graph 0 to 2048, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back
-set label 1 '2048' at 2048, graph 1 center offset 0,0.8 tc rgb '#555555' front
+set arrow 1 from 48, graph 0 to 48, graph 1 nohead dt 3 lw 1.5 lc rgb '#009E73' back
+set arrow 2 from 50, graph 0 to 50, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666' back
+set arrow 3 from 51, graph 0 to 51, graph 1 nohead dt 3 lw 1.5 lc rgb '#0072B2' back
+set label 1 '48' at 48, graph 1 center offset 0,0.8 tc rgb '#009E73' front
+set label 2 '50' at 50, graph 1 center offset 0,1.9 tc rgb '#666666' front
+set label 3 '51' at 51, graph 1 center offset 0,3.0 tc rgb '#0072B2' front
 set multiplot
 # panel 1: the speedup
-set tmargin at screen 0.9062
+set tmargin at screen 0.8588
 set bmargin at screen 0.3319
 set format x ''
 unset xlabel
@@ -36,7 +40,7 @@ plot \
   'speedup_tp8_marlin-w8a16_vs_rule.dat' index 1 using 1:9:10 with filledcurves lc rgb '#009E73' notitle, \
   'speedup_tp8_marlin-w8a16_vs_rule.dat' index 1 using 1:8 with lines lw 2.9 dt 2 lc rgb '#009E73' title 'H200-SXM: GEMM sibling''s h20_tp8_fused_wqa_wkv.tsv, scaled; gather custom model from H20, NCCL measured, nccl_h200_sxm.tsv.gz', \
   'speedup_tp8_marlin-w8a16_vs_rule.dat' index 2 using 1:8 with lines lw 2.4 dt 2 lc rgb '#666666' title 'rule, H100/H200: the seed pull request''s pessimistic rule on the H20 table (h20_tp8_fused_wqa_wkv.tsv), the same for both GPUs', \
-  NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'recommended threshold: the next power of two (value above the frame)', \
+  NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'recommended threshold: least predicted excess (value above the frame)', \
   NaN with points pt 13 ps 1.6 lc rgb '#555555' title 'break-even (marker) with its 90% interval (bar), lower panel'
 # panel 2: the break-even of each curve (marker) and its 90% interval (bar), one row per curve
 unset label

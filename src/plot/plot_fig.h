@@ -71,7 +71,7 @@ int pf_has_band(const double *lo, const double *hi, size_t n);
 void pf_token_axis(FILE *g, const tps_plot_opts *o);
 void pf_key_right(FILE *g, const tps_plot_opts *o);
 /* Values marked above the frame of a log token axis (lm..rm over tlo..thi), one label each,
- * one line up when it would run into the one before; returns the lines used (1 or 2). */
+ * on the lowest of three lines where it does not run into the one before; returns the lines used (1..3). */
 int pf_above_frame(FILE *g, int id0, const double *xs, const char *const *texts, const char *const *cols, size_t n,
                    double lm, double rm, double tlo, double thi, double W);
 #endif

@@ -175,20 +175,24 @@ double pf_footnote(FILE *g, const fig *F, const char *text) {
 }
 
 /* Values marked above the frame of a token axis (break-even, backend switch): a label each at
- * its x, moved one line up when it would run into the one before.  xs in data units; the
- * plot spans lm..rm (screen) over tlo..thi on a log axis.  Returns the lines used (1 or 2). */
+ * its x, on the lowest of three lines where it does not run into the one before.  xs in data units; the
+ * plot spans lm..rm (screen) over tlo..thi on a log axis.  Returns the lines used (1..3). */
 int pf_above_frame(FILE *g, int id0, const double *xs, const char *const *texts, const char *const *cols, size_t n,
                    double lm, double rm, double tlo, double thi, double W) {
-  double prev_end = -1e9;
-  int lines = 1, up = 0;
+  /* up to three rows: each label on the lowest row where it clears the last label by 8 px
+   * (the row whose last label ends first when none does) */
+  double end[3] = {-1e9, -1e9, -1e9};
+  int lines = 1;
   for (size_t i = 0; i < n; i++) {
     double xpx = (lm + (rm - lm) * log(xs[i] / tlo) / log(thi / tlo)) * W, wpx = pf_text_px(texts[i], PF_FONT_PT);
-    up = xpx - wpx / 2 < prev_end + 8 && !up;
-    if (up) lines = 2;
+    int row = 0;
+    while (row < 3 && xpx - wpx / 2 < end[row] + 8) row++;
+    if (row == 3) row = end[1] < end[0] ? (end[2] < end[1] ? 2 : 1) : end[2] < end[0] ? 2 : 0;
+    if (row + 1 > lines) lines = row + 1;
     fprintf(g, "set label %d ", id0 + (int)i);
     pf_gp_str(g, texts[i]);
-    fprintf(g, " at %.10g, graph 1 center offset 0,%s tc rgb '%s' front\n", xs[i], up ? "1.9" : "0.8", cols[i]);
-    if (!up) prev_end = xpx + wpx / 2;
+    fprintf(g, " at %.10g, graph 1 center offset 0,%.1f tc rgb '%s' front\n", xs[i], 0.8 + 1.1 * row, cols[i]);
+    end[row] = xpx + wpx / 2;
   }
   return lines;
 }

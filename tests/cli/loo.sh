@@ -199,10 +199,13 @@ hier_check() {
   hm=$(awk '!/^#/ && $10 == "met"' "$6" | grep -c .); hs=$(awk '!/^#/ && $4 != "-" && $10 == "met"' "$6" | grep -c .)
   expect_grep "^# $1: excess target met by the hierarchy: $hm of $4 \\($hs of the $5 rows a sibling answers\\)" "$6"
   # the threshold written from the answer (least excess on its predicted costs: a token count
-  # or never; never above the answer's break-even, from which its own split wins at every T),
+  # or never; never above the first point of the excess grid round(2^(i/8)) at or after the
+  # answer's break-even: the break-even's 64-per-octave scan holds every point of that grid, and
+  # from it on the answer's own split wins there, so a later threshold only adds excess),
   # its verdict the target on its w_mean and w_worst, and its count line recounted from the rows
-  awk '!/^#/ { m = $12; w = $13; gsub(/%/, "", m); gsub(/%/, "", w); v = (w + 0 <= 10 && m + 0 <= 1) ? "met" : "missed"
-               above = $11 ~ /^[0-9]+$/ && $6 ~ /^[0-9]+$/ && $11 + 0 > $6 + 0
+  awk 'function gup(b,   i, t) { for (i = 0; i <= 120; i++) { t = int(2 ^ (i / 8) + 0.5); if (t >= b) return t } return 1e9 }
+       !/^#/ { m = $12; w = $13; gsub(/%/, "", m); gsub(/%/, "", w); v = (w + 0 <= 10 && m + 0 <= 1) ? "met" : "missed"
+               above = $11 ~ /^[0-9]+$/ && $6 ~ /^[0-9]+$/ && $11 + 0 > gup($6 + 0)
                if (NF != 14 || !($11 ~ /^[0-9]+$/ || $11 == "never") || above || w + 0 < m + 0 || $14 != v) { print "bad row: " $0; bad++ } }
        END { exit bad > 0 }' "$6" && ok || fail "hierarchy $2/$3: the written-threshold columns"
   bm=$(awk '!/^#/ && $14 == "met"' "$6" | grep -c .); bs=$(awk '!/^#/ && $4 != "-" && $14 == "met"' "$6" | grep -c .)
