@@ -27,15 +27,19 @@ static double gcurve_us(const gcurve *g, double bytes) {
 }
 
 typedef struct {
-  const tps_loo_curve *gemm;
+  const tps_loo_curve *gemm; /* the bench's GEMM, or (cal set) the calibrated model */
+  const tps_cal_gemm *cal;
   gcurve nccl, custom;       /* custom unused for backend nccl */
   int tp, backend;
   double out_bytes;
 } costs_ctx;
 
+static double gemm_us(const costs_ctx *c, double m) {
+  return c->cal ? tps_cal_gemm_time_us(c->cal, m) : tps_loo_curve_eval(c->gemm, m);
+}
 static double c_replicated(long T, void *vc) {
   const costs_ctx *c = vc;
-  return tps_loo_curve_eval(c->gemm, (double)T);
+  return gemm_us(c, (double)T);
 }
 static double c_split(long T, void *vc) {
   const costs_ctx *c = vc;
@@ -43,7 +47,7 @@ static double c_split(long T, void *vc) {
   if (!tps_gather_is_fallback(c->backend) && (c->custom.meas || c->custom.xga) && bytes / c->tp <= tps_gather_cap_default())
     g = gcurve_us(&c->custom, bytes);
   else g = gcurve_us(&c->nccl, bytes);
-  return tps_loo_curve_eval(c->gemm, ceil((double)T / c->tp)) + g;
+  return gemm_us(c, ceil((double)T / c->tp)) + g;
 }
 
 /* The file's measured gather of (tp, backend), NULL when it has none. */
@@ -73,9 +77,9 @@ static int nccl_model(const tps_gpu *gpu, const tps_gpu_table *gt, tps_xga_model
 }
 
 /* The excess of one entry on the bench's GEMM curve. */
-static void score_entry(const tps_thr_device *d, const tps_thr_entry *en, const tps_loo_curve *gemm, const tps_gpu *gpu,
-                        const tps_xga_model *nccl, const tps_xga_model *custom, tps_thr_excess_row *x) {
-  costs_ctx c = {gemm, {0}, {0}, en->tp, en->backend, en->out_bytes_per_token};
+static void score_entry(const tps_thr_device *d, const tps_thr_entry *en, const tps_loo_curve *gemm, const tps_cal_gemm *cal,
+                        const tps_gpu *gpu, const tps_xga_model *nccl, const tps_xga_model *custom, tps_thr_excess_row *x) {
+  costs_ctx c = {gemm, NULL, {0}, {0}, en->tp, en->backend, en->out_bytes_per_token};
   memset(x, 0, sizeof *x);
   x->tp = en->tp;
   x->backend = en->backend;
@@ -102,6 +106,22 @@ static void score_entry(const tps_thr_device *d, const tps_thr_entry *en, const 
       x->best_mean = bx.mean;
       x->best_worst = bx.worst;
     } else x->best = x->best_mean = x->best_worst = NAN;
+    /* the threshold calibrate writes now: least excess on the calibrated costs */
+    x->now = -1;
+    x->now_mean = x->now_worst = NAN;
+    if (cal) {
+      costs_ctx cc = c;
+      cc.cal = cal;
+      tps_costs ccs = {c_replicated, c_split, &cc};
+      tps_excess nx, sx;
+      long t = -1;
+      if (tps_threshold_choose(&ccs, en->max_tokens, &t, &nx) == 0 &&
+          tps_excess_eval(&cs, t > 0 ? (double)t : TPS_EXCESS_NEVER, en->max_tokens, &sx) == 0) {
+        x->now = t > 0 ? t : 0;
+        x->now_mean = sx.mean;
+        x->now_worst = sx.worst;
+      }
+    }
   }
   tps_loo_curve_free(c.nccl.meas);
   tps_loo_curve_free(c.custom.meas);
@@ -152,7 +172,7 @@ int tps_thr_check_excess(const tps_thr_file *f, const char *device, tps_thr_chec
     for (size_t j = 0; j < d->nentries && r->nex < TPS_THR_CHECK_MAXEX; j++) {
       const tps_thr_entry *en = &d->e[j];
       if (en->k != r->k || en->n != r->n || en->path != r->path || !(en->out_bytes_per_token > 0) || en->max_tokens < 1) continue;
-      score_entry(d, en, gemm, gpu, st == 0 ? &nccl : NULL, &custom, &r->ex[r->nex]);
+      score_entry(d, en, gemm, r->cal, gpu, st == 0 ? &nccl : NULL, &custom, &r->ex[r->nex]);
       r->nex++;
     }
     tps_loo_curve_free(gemm);

@@ -38,10 +38,13 @@ static int ex_met(const tps_thr_excess_row *x) {
 static int best_met(const tps_thr_excess_row *x) {
   return x->npts && x->best_mean <= TPS_THR_EXCESS_MEAN_TARGET && x->best_worst <= TPS_THR_EXCESS_WORST_TARGET;
 }
+static int now_met(const tps_thr_excess_row *x) {
+  return x->npts && x->now >= 0 && x->now_mean <= TPS_THR_EXCESS_MEAN_TARGET && x->now_worst <= TPS_THR_EXCESS_WORST_TARGET;
+}
 
 /* The thresholds of every part, each on its own line (after the table). */
 void tps_thr_check_print_excess(FILE *fp, const tps_thr_check_row *rows, size_t n) {
-  size_t nthr = 0, met = 0, nbest = 0;
+  size_t nthr = 0, met = 0, nbest = 0, nnow = 0;
   for (size_t i = 0; i < n; i++) nthr += rows[i].nex;
   if (!nthr) return;
   fprintf(fp, "# decision quality: each threshold of the file on the bench's measured GEMM (Steffen in log-log of its rows)\n"
@@ -49,10 +52,13 @@ void tps_thr_check_print_excess(FILE *fp, const tps_thr_check_row *rows, size_t 
               "# else replicated(T)) / min(split(T), replicated(T)) - 1 over T = round(2^(i/8)) = 1..max_tokens; mean, worst and\n"
               "# the T of the worst ('-': nowhere), for split_from_tokens and for breakeven_tokens (the break-even as the\n"
               "# threshold); best: of never and every grid T, the threshold nearest the target on the same costs (where it\n"
-              "# misses, no single threshold meets it); target (issue 27): mean <= %.1f%%, worst <= %.0f%% for split_from_tokens\n",
+              "# misses, no single threshold meets it); now: the threshold calibrate writes now from the file's calibrated GEMM\n"
+              "# and the same gather (least excess on those costs, model/predict/excess.h; files written before 2026-12-06\n"
+              "# hold the break-even rounded up to a power of two), scored the same way; target (issue 27): mean <= %.1f%%,\n"
+              "# worst <= %.0f%% for split_from_tokens (n_target: for now)\n",
           100 * TPS_THR_EXCESS_MEAN_TARGET, 100 * TPS_THR_EXCESS_WORST_TARGET);
   fprintf(fp, "shape\tpath\ttp\tbackend\tgather\tsplit_from\tmean\tworst\tat_T\tbreakeven\tbe_mean\tbe_worst\tbe_at_T\tbest\tb_mean"
-              "\tb_worst\ttarget\n");
+              "\tb_worst\ttarget\tnow\tn_mean\tn_worst\tn_target\n");
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < rows[i].nex; j++) {
       const tps_thr_excess_row *x = &rows[i].ex[j];
@@ -75,12 +81,19 @@ void tps_thr_check_print_excess(FILE *fp, const tps_thr_check_row *rows, size_t 
       else fprintf(fp, "\t%.0f", x->best);
       tps_thr_pct_or_dash(fp, x->npts ? x->best_mean : NAN, 2);
       tps_thr_pct_or_dash(fp, x->npts ? x->best_worst : NAN, 1);
-      fprintf(fp, "\t%s\n", ex_met(x) ? "met" : "missed");
+      fprintf(fp, "\t%s", ex_met(x) ? "met" : "missed");
+      if (!x->npts || x->now < 0) fprintf(fp, "\t-");
+      else if (x->now == 0) fprintf(fp, "\tnever");
+      else fprintf(fp, "\t%ld", x->now);
+      tps_thr_pct_or_dash(fp, x->npts && x->now >= 0 ? x->now_mean : NAN, 2);
+      tps_thr_pct_or_dash(fp, x->npts && x->now >= 0 ? x->now_worst : NAN, 1);
+      fprintf(fp, "\t%s\n", x->npts && x->now >= 0 ? now_met(x) ? "met" : "missed" : "-");
       met += (size_t)ex_met(x);
       nbest += (size_t)best_met(x);
+      nnow += (size_t)now_met(x);
     }
-  fprintf(fp, "# decision quality target met by %zu of %zu thresholds; by the best single threshold: %zu of %zu\n", met, nthr, nbest,
-          nthr);
+  fprintf(fp, "# decision quality target met by %zu of %zu thresholds; by the best single threshold: %zu of %zu; by the threshold "
+              "calibrate writes now: %zu of %zu\n", met, nthr, nbest, nthr, nnow, nthr);
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < rows[i].nex; j++)
       if (!strcmp(rows[i].ex[j].gather, "model")) {
@@ -111,6 +124,10 @@ json_t *tps_thr_check_excess_json(const tps_thr_check_row *r) {
     json_object_set_new(o, "best_mean", jnum(x->npts ? x->best_mean : NAN));
     json_object_set_new(o, "best_worst", jnum(x->npts ? x->best_worst : NAN));
     json_object_set_new(o, "target_met", json_boolean(ex_met(x)));
+    json_object_set_new(o, "now_tokens", x->npts && x->now > 0 ? json_integer(x->now) : json_null());
+    json_object_set_new(o, "now_mean", jnum(x->npts && x->now >= 0 ? x->now_mean : NAN));
+    json_object_set_new(o, "now_worst", jnum(x->npts && x->now >= 0 ? x->now_worst : NAN));
+    json_object_set_new(o, "now_target_met", json_boolean(now_met(x)));
     json_array_append_new(a, o);
   }
   return a;

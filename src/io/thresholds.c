@@ -516,7 +516,10 @@ int tps_thr_check(const tps_thr_file *f, const char *device, char *const *bench,
         free(rel);
       }
     }
-    tps_cal_gemm_free(&cg);
+    /* the calibrated model stays with the row (the threshold calibrate writes from it:
+     * src/cli/thr_excess.c) */
+    if (!rc && (row->cal = malloc(sizeof *row->cal)) != NULL) *row->cal = cg;
+    else tps_cal_gemm_free(&cg);
     tps_table_free(&t);
     if (rc) { tps_thr_check_free(out, b + 1); return -1; }
   }
@@ -531,6 +534,8 @@ void tps_thr_check_free(tps_thr_check_row *rows, size_t n) {
     free(rows[i].measured_us);
     free(rows[i].model_us);
     free(rows[i].swept);
+    if (rows[i].cal) tps_cal_gemm_free(rows[i].cal);
+    free(rows[i].cal);
   }
   free(rows);
 }

@@ -268,6 +268,11 @@ typedef struct {
    * tps_excess_best): where it misses, no threshold of the file could meet it */
   double best;               /* INFINITY: never */
   double best_mean, best_worst;
+  /* the threshold calibrate writes now from the file's calibrated GEMM and the same gather
+   * (model/predict/excess.h tps_threshold_choose on those costs), scored on the bench's:
+   * files written before 2026-12-06 hold the power of two above the break-even instead */
+  long now;                  /* 0: never; -1: not made */
+  double now_mean, now_worst;
   char gather[16];           /* "measured" or "model" */
 } tps_thr_excess_row;
 typedef struct {
@@ -281,6 +286,7 @@ typedef struct {
   long *m;
   double *measured_us, *model_us;
   char *swept;
+  tps_cal_gemm *cal;         /* the calibrated model of the file (owned; NULL: out of memory) */
   /* decision quality (issue 27 item 5; filled by src/cli/thr_excess.h, nex 0: not scored):
    * per threshold of this shape and path (TP x backend), the excess of split_from_tokens and
    * of breakeven_tokens as the threshold (model/predict/excess.h) on the bench's measured GEMM

@@ -103,16 +103,22 @@ awk -F'\t' '{ m = $7; w = $8; gsub(/%/, "", m); gsub(/%/, "", w); v = (m + 0 <= 
                # worst / 5%)) than the power of two of the file, itself a grid point
                bm = $15; bw = $16; gsub(/%/, "", bm); gsub(/%/, "", bw)
                sf = m / 0.5 > w / 5 ? m / 0.5 : w / 5; sb = bm / 0.5 > bw / 5 ? bm / 0.5 : bw / 5
-               if (NF != 17 || ($14 != "never" && $14 !~ /^[0-9]+$/) || sb > sf + 0.02) { print "bad row: " $0 > "/dev/stderr"; bad++ } }
-             END { for (p in mx) print p, mx[p]; exit bad > 0 }
+               if (NF != 21 || ($14 != "never" && $14 !~ /^[0-9]+$/) || sb > sf + 0.02) { print "bad row: " $0 > "/dev/stderr"; bad++ }
+               # the threshold calibrate writes now (least excess on the calibrated costs): a token count
+               # or never, never nearer the target than the best on the bench costs, its verdict its own
+               nm = $19; nw = $20; gsub(/%/, "", nm); gsub(/%/, "", nw); nv = (nm + 0 <= 0.5 && nw + 0 <= 5) ? "met" : "missed"
+               sn = nm / 0.5 > nw / 5 ? nm / 0.5 : nw / 5
+               if (($18 != "never" && $18 !~ /^[0-9]+$/) || $21 != nv || sn < sb - 0.02) { print "bad now: " $0 > "/dev/stderr"; bad++ }
+             }
              END { for (p in mx) print p, mx[p]; exit bad > 0 }' "$tmp/cal.ex" > "$tmp/cal.mx" && ok || fail "decision quality verdicts"
 while read -r p w; do
   awk -F'\t' -v p="$p" -v w="$w" '$2 == p && NF == 12 { x = $10; gsub(/%/, "", x); exit !(x + 0 == w) }' "$tmp/cal.txt" && ok ||
     fail "$p: thr_worst is not the largest worst of its thresholds ($w)"
 done < "$tmp/cal.mx"
-met=$(grep -c '	met$' "$tmp/cal.ex")
+met=$(awk -F'\t' '$17 == "met"' "$tmp/cal.ex" | grep -c .)
 nbest=$(awk -F'\t' '{ bm = $15; bw = $16; gsub(/%/, "", bm); gsub(/%/, "", bw); n += (bm + 0 <= 0.5 && bw + 0 <= 5) } END { print n + 0 }' "$tmp/cal.ex")
-expect_grep "^# decision quality target met by $met of $nthr thresholds; by the best single threshold: $nbest of $nthr$" "$tmp/cal.txt"
+nnow=$(awk -F'\t' '$21 == "met"' "$tmp/cal.ex" | grep -c .)
+expect_grep "^# decision quality target met by $met of $nthr thresholds; by the best single threshold: $nbest of $nthr; by the threshold calibrate writes now: $nnow of $nthr$" "$tmp/cal.txt"
 # the one within alone: exit 0
 expect_rc 0 "$TPSPLIT" validate --calibration "$cal" "$cd_"/full_5120x1792_native-fp8.tsv
 expect_grep '^verdict: within tolerance$' "$tmp/out"
