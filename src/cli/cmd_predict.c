@@ -53,6 +53,7 @@ typedef struct {
    * prediction's own costs; INFINITY: never) and its excess; tx: the threshold's own */
   double lx_thr;
   tps_excess lx, tx;
+  tps_excess bx; /* the break-even as the threshold (n 0: no break-even) */
 } answer;
 
 /* The provenance record of row T (model/predict/resolve.h, the one source): each part's
@@ -141,6 +142,8 @@ static int print_json(const answer *a) {
     tps_json_set_num(lx, "worst", a->lx.worst);
     tps_json_set_num(lx, "threshold_mean", a->tx.n ? a->tx.mean : NAN);
     tps_json_set_num(lx, "threshold_worst", a->tx.n ? a->tx.worst : NAN);
+    tps_json_set_num(lx, "breakeven_mean", a->bx.n ? a->bx.mean : NAN);
+    tps_json_set_num(lx, "breakeven_worst", a->bx.n ? a->bx.worst : NAN);
     json_object_set_new(root, "least_excess", lx);
   }
   json_object_set_new(root, "interval_method", json_string(a->method));
@@ -289,7 +292,9 @@ static void print_text(const answer *a) {
     char lt[32];
     snprintf(lt, sizeof lt, isfinite(a->lx_thr) ? "split from %.0f tokens" : "never split", a->lx_thr);
     printf("least predicted excess: %s (on this prediction's costs, T = 1..%ld: mean %.2f%%, worst %.1f%%; the threshold: "
-           "mean %.2f%%, worst %.1f%%)\n", lt, a->tmax, 100 * a->lx.mean, 100 * a->lx.worst, 100 * a->tx.mean, 100 * a->tx.worst);
+           "mean %.2f%%, worst %.1f%%", lt, a->tmax, 100 * a->lx.mean, 100 * a->lx.worst, 100 * a->tx.mean, 100 * a->tx.worst);
+    if (a->bx.n) printf("; the break-even as the threshold: mean %.2f%%, worst %.1f%%", 100 * a->bx.mean, 100 * a->bx.worst);
+    printf(")\n");
   }
   char never[400];
   never_text(a, never, sizeof never);
@@ -413,6 +418,8 @@ static int analyze(answer *a, const tps_cmdopt_values *v) {
   if (tps_threshold_choose(&pc, a->tmax, &lt, &a->lx) == 0 && lt > 0) a->lx_thr = (double)lt;
   a->threshold = tps_threshold_round(lt, a->rounding);
   if (a->lx.n) tps_excess_eval(&pc, a->threshold > 0 ? (double)a->threshold : TPS_EXCESS_NEVER, a->tmax, &a->tx);
+  a->bx.n = 0;
+  if (a->lx.n && a->cx.breakeven > 0) tps_excess_eval(&pc, (double)a->cx.breakeven, a->tmax, &a->bx);
   if ((st = tps_doubt_eval(a->ref, a->scaling, a->gpu, (int)a->tp, a->path, &v->po, a->tmax, &a->doubt)) != TPS_OK) return st;
   if (!isnan(a->iv.lo)) tps_doubt_widen(&a->doubt, &a->iv.lo, &a->iv.hi);
   tps_doubt_describe(&a->doubt, a->gpu, a->doubt_line, sizeof a->doubt_line);

@@ -207,7 +207,7 @@ for q in "H200 8 dense-bf16" "H200 8 marlin-w8a16" "H100 4 native-fp8"; do
   set -- $q
   expect_rc 0 "$TPSPLIT" predict --gpu "$1" --tp "$2" --path "$3" --gather nccl --tokens "$grid" --samples 20
   cp "$tmp/out" "$tmp/lx"
-  awk -v want="$(sed -n 's/^threshold: \([0-9]*\) tokens.*/\1/p' "$tmp/lx")" '
+  awk -v want="$(sed -n 's/^threshold: \([0-9]*\) tokens.*/\1/p' "$tmp/lx")" -v bev="$(sed -n 's/^break-even: \([0-9]*\) tokens.*/\1/p' "$tmp/lx")" '
     /^ +tokens +rows_per_rank/ { t = 1; next } t && /^ +[0-9]+ / { n++; T[n] = $1; r[n] = $3; s[n] = $4; next } t && !/^ +[0-9]+ / { t = 0 }
     function score(th,   i, c, m, w, x) { m = 0; w = 0
       for (i = 1; i <= n; i++) { c = T[i] >= th ? s[i] : r[i]; x = c / (r[i] < s[i] ? r[i] : s[i]) - 1; m += x; if (x > w) w = x }
@@ -224,7 +224,12 @@ for q in "H200 8 dense-bf16" "H200 8 marlin-w8a16" "H100 4 native-fp8"; do
           d1 = v[1] - bm; d2 = v[2] - bw; d3 = v[3] - tm; d4 = v[4] - tw
           pg = 0; for (i = 1; i <= n; i++) if (T[i] < bt + 0) pg = T[i]
           ok_t = pt == bt || (pt != "never" && bt != "never" && pt + 0 <= bt + 0 && pt + 0 > pg)
-          if (!ok_t || k != 4 || d1 * d1 > 0.0005 ^ 2 || d2 * d2 > 0.01 ^ 2 || d3 * d3 > 0.0005 ^ 2 || d4 * d4 > 0.01 ^ 2) {
+          # the break-even as the threshold, where there is one: its excess recomputed the same way
+          be = line; if (be ~ /break-even as the threshold/) { sub(/.*break-even as the threshold: /, "", be) } else be = ""
+          if (bev + 0 > 0) { score(bev + 0); d5 = v[5] - M; d6 = v[6] - W } else d5 = d6 = 0
+          if ((bev + 0 > 0) != (k == 6)) { print "break-even pair: " k " numbers, break-even " bev; exit 1 }
+          if (d5 * d5 > 0.0005 ^ 2 || d6 * d6 > 0.01 ^ 2) { print "break-even as the threshold: " v[5] " " v[6] " recomputed " M " " W; exit 1 }
+          if (!ok_t || k < 4 || d1 * d1 > 0.0005 ^ 2 || d2 * d2 > 0.01 ^ 2 || d3 * d3 > 0.0005 ^ 2 || d4 * d4 > 0.01 ^ 2) {
             print "printed: " line; printf "recomputed: %s, mean %.4f worst %.4f; threshold mean %.4f worst %.4f\n", bt, bm, bw, tm, tw; exit 1 } }' "$tmp/lx" > "$tmp/lx.why" && ok ||
     fail "$q: least predicted excess not as recomputed from the table: $(cat "$tmp/lx.why")"
 done
