@@ -16,7 +16,9 @@ void tps_w8_geom_default(tps_w8_geom *g, int sms, int n, int k) {
   g->k = k;
   for (int b = 0; b < 3; b++)
     for (int s = 0; s < 4; s++) g->split_slots[b][s] = g->sms / (1 << s) * (1 << s);
-  g->sk_slots[0] = g->sk_slots[1] = g->sms;
+  g->sk_slots[0] = g->sk_slots[1] = g->sk_slots[2] = g->sms;
+  g->sk256 = 1;
+  g->sk_dpw = -1;
   g->sk_blocks = g->sms;
   g->stream_max = 64;
   g->head = -1;
@@ -63,7 +65,7 @@ double tps_w8_wgmma256_us(const tps_w8_geom *g, int m) {
 }
 
 int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
-  int slots = g->sk_slots[bt <= 64 ? 0 : 1];
+  int slots = g->sk_slots[bt <= 64 ? 0 : bt <= 128 ? 1 : 2];
   if (slots <= 0) slots = sms_of(g);
   if (g->sk_blocks > 0 && slots > g->sk_blocks) slots = g->sk_blocks;
   if (g->sk_grid_max > 0 && g->sk_grid_max < slots) slots = g->sk_grid_max;
@@ -82,26 +84,52 @@ int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
 #define SK_FIX 1.5
 #define SK_FIXED 12.0
 #define SK_MAX_M 2048
+/* The 256-token form (w8k2_kernel): whole waves of tiles first, data-parallel, then the
+ * iterations of the tiles left shared equally (tps_w8_sk_dpw); c = SK2_CHUNK_US a chunk (the
+ * 256-token wgmma pass's), SK2_FIXED: the fix-up and the epilogues. */
+#define SK2_CHUNK_US 0.75
+#define SK2_FIXED 4.0
 double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt_out) {
-  static const int bts[] = {64, 128};
-  static const double chunk_us[] = {0.40, 0.48};
+  static const int bts[] = {64, 128, 256};
+  static const double chunk_us[] = {0.40, 0.48, SK2_CHUNK_US};
   const int nrb = (g->n + 127) / 128, kall = g->k / 64;
   double best = 1e30;
   *bt_out = 128;
-  for (int b = 0; b < 2; b++) {
+  for (int b = 0; b < 3; b++) {
+    if (b < 2 && m > SK_MAX_M) continue;
+    if (b == 2 && g->sk256 != 1) continue;
     const long long tiles = (long long)nrb * ((m + bts[b] - 1) / bts[b]), iters = tiles * kall;
     if (iters > 0x7fffffffLL) continue;
     const int grid = tps_w8_sk_grid(g, m, bts[b]);
     const long long per = (iters + grid - 1) / grid;
-    const long long segs = (kall + per - 1) / per + 1; /* blocks a tile's K range can span */
-    const double t = per * chunk_us[b] + (segs > 2 ? SK_FIX * (segs - 2) : 0) + SK_FIXED;
+    /* blocks a tile's K range can span (the stream-K part's chunks a block) */
+    const long long skper = b == 2 ? (iters - (long long)tps_w8_sk_dpw(g, m, grid) * grid * kall + grid - 1) / grid : per;
+    const long long segs = (kall + skper - 1) / skper + 1;
+    const double t = per * chunk_us[b] + (segs > 2 ? SK_FIX * (segs - 2) : 0) + (b == 2 ? SK2_FIXED : SK_FIXED);
     if (t < best - 1e-9) { best = t; *bt_out = bts[b]; }
   }
   return best;
 }
 
-/* the stream-K kernel is a choice: built (its workspace made) and m within SK_MAX_M */
-static int sk_ok(const tps_w8_geom *g, int m) { return g->sk_blocks > 0 && m <= SK_MAX_M; }
+/* Whole waves of 256-token tiles that the 256-token stream-K form runs data-parallel before its
+ * stream-K part: floor(tiles / grid), one fewer where fewer than half a wave of tiles would be
+ * left (the fix-up of tiles cut into many pieces costs more than it balances), so that the
+ * stream-K part holds 0.5..1.5 waves of tiles; sk_dpw >= 0 forces fewer.  At least `grid`
+ * iterations stay in the stream-K part (every block of it has work: a tile's owner waits for
+ * the flags of the blocks after it). */
+int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid) {
+  const long long tiles = (long long)((g->n + 127) / 128) * ((m + 255) / 256), kall = g->k / 64;
+  if (grid <= 0) return 0;
+  long long d = tiles / grid;
+  if (d > 0 && 2 * (tiles - d * grid) < grid) d--;
+  if (g->sk_dpw >= 0 && g->sk_dpw < d) d = g->sk_dpw;
+  while (d > 0 && (tiles - d * grid) * kall < grid) d--;
+  return (int)d;
+}
+
+/* the stream-K kernel is a choice: built (its workspace made), and m within SK_MAX_M or its
+ * 256-token form allowed */
+static int sk_ok(const tps_w8_geom *g, int m) { return g->sk_blocks > 0 && (m <= SK_MAX_M || g->sk256 == 1); }
 
 /* The least modelled time of one launch for m rows past the stream kernel's range (the split
  * pick up to 1024 rows, the 256-token wgmma pass, the stream-K kernel up to SK_MAX_M) */
