@@ -1104,26 +1104,30 @@ __device__ __forceinline__ void wk2_store(const float (&acc)[128], bf16 *ys, bf1
       *reinterpret_cast<uint4 *>(Y + (size_t)tk * N + n) = *reinterpret_cast<const uint4 *>(ys + r * YS + p * 8);
   }
 }
-/* block b's work, in order: segment s < dpw is whole tile s G + b; then its stream-K range
- * [base + b I / G, base + (b + 1) I / G) of the iterations past the whole waves */
+/* the stream-K ranges (host: tps_w8_sk2_bounds, weighted so that the blocks end together):
+ * block b's stream-K iterations [b[blk], b[blk + 1]) */
+struct Wk2Bounds { int b[TPS_W8_SK2_MAXG + 1]; };
+/* block b's work, in order: segment w < dpw is whole tile w G + b; then its stream-K range */
 struct Wk2Sched {
-  int C, nrb, nb, b, dpw, base, isk; /* iterations fit an int (the host checks tiles x chunks < 2^31) */
+  int C, nb, b, dpw; /* iterations fit an int (the host checks tiles x chunks < 2^31) */
+  const int *bnd;
   __device__ __forceinline__ void range(int w, int &lo, int &hi) const {
     if (w < dpw) { lo = (w * nb + b) * C; hi = lo + C; }
-    else { lo = base + (int)((long long)b * isk / nb); hi = base + (int)((long long)(b + 1) * isk / nb); }
+    else { lo = bnd[b]; hi = bnd[b + 1]; }
   }
   /* the last block whose stream-K range starts before iteration tend (b's successors that
    * cover the rest of the tile ending there) */
   __device__ __forceinline__ int owner_end(int tend) const {
     int bl = b + 1;
-    while (base + (int)((long long)(bl + 1) * isk / nb) < tend) bl++;
+    while (bnd[bl + 1] < tend) bl++;
     return bl;
   }
 };
 template <int STAGES>
 __global__ void __launch_bounds__(384, 1)
 w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmr,
-            bf16 *__restrict__ Y, float *__restrict__ ws, int *__restrict__ flags, int M, int N, int K, int dpw) {
+            bf16 *__restrict__ Y, float *__restrict__ ws, int *__restrict__ flags, int M, int N, int K, int dpw,
+            const __grid_constant__ Wk2Bounds bounds) {
 #ifdef TPS_SM90
   typedef WgShape<256, STAGES> Sh;
   typedef Wk2Shape<STAGES> Ks;
@@ -1137,14 +1141,11 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   Wk2Sched sc;
   sc.C = K / 64;
-  sc.nrb = (N + 127) / 128;
   sc.nb = (int)gridDim.x;
   sc.b = (int)blockIdx.x;
-  const int tiles = sc.nrb * ((M + 255) / 256);
   sc.dpw = dpw;
-  sc.base = dpw * sc.nb * sc.C;
-  sc.isk = tiles * sc.C - sc.base;
-  const int C = sc.C, nrb = sc.nrb;
+  sc.bnd = bounds.b;
+  const int C = sc.C, nrb = (N + 127) / 128;
   const uint32_t xbytes = (uint32_t)(M < 256 ? M : 256) * 128u;
   if (tid == 0) {
     for (int s = 0; s < STAGES; s++) {
@@ -1156,6 +1157,13 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
   __syncthreads();
   if (warp >= 8) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (warp == 9 && sc.bnd[sc.b] % C != 0) {
+      /* this block's stream-K range starts inside a tile: once the consumers have stored its
+       * partials (bar 2: 256 arrivals, then this warp), the fence and the flag, off the
+       * consumers' path (thread 0 of a consumer warp held its warpgroup's next MMAs) */
+      asm volatile("bar.sync 2, 288;\n" ::: "memory");
+      if (lane == 0) { __threadfence(); st_release(flags + sc.b, 1); }
+    }
     if (warp == 8 && lane == 0) {
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmr)) : "memory");
@@ -1178,7 +1186,7 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
   }
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
   const int g = lane >> 2, c = lane & 3;
-  const int rl = warp * 16 + g;
+  const int rl = warp * 16 + g, wgi = warp >> 2;
   float acc[128];
   uint32_t afr[2][4][4];
   int sw = 0, ph = 0, sr = 0; /* the ring: next stage to wait for, its phase, next stage to release */
@@ -1209,6 +1217,15 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
       const int rb = t % nrb, tt = t / nrb;
 #pragma unroll
       for (int i = 0; i < 128; i++) acc[i] = 0.f;
+      if (wgi == 1 && rb * 128 + 64 >= N) {
+        /* rows 64..127 of this tile are past N (N 2112: the 17th weight block): this
+         * warpgroup idles, releasing each stage once it has landed (arriving earlier would
+         * count toward the stage's previous round); its zero sums are stored nowhere */
+        for (int j = 0; j < nch; j++) {
+          next_full();
+          release();
+        }
+      } else {
       /* the w8t_kernel loop: buffer 0 holds chunk j at the top; the MMAs of j run while j + 1
        * is dequantized, those of j + 1 while j + 2 is; drained once a pair */
       int sa = next_full();
@@ -1237,13 +1254,13 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
         wg_pin(acc);
         release();
       }
+      }
       it += nch;
       if (kx > 0) { /* not the tile's first chunk (only a block's first stream-K segment): partials, then the flag */
 #pragma unroll
         for (int i = 0; i < 32; i++)
           __stcg(wsb + ((size_t)sc.b * 32 + i) * 256 + tid, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
-        asm volatile("bar.sync 1, 256;\n" ::: "memory"); /* every thread's stores before thread 0's release (cumulative) */
-        if (tid == 0) { __threadfence(); st_release(flags + sc.b, 1); }
+        asm volatile("bar.arrive 2, 288;\n" ::: "memory"); /* warp 9 fences (cumulative) and raises the flag */
         continue;
       }
       if (ke < C) { /* the owner (its last segment): the rest of the tile from blocks b + 1, ..., bl in k order */
@@ -1256,12 +1273,12 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
         asm volatile("bar.sync 1, 256;\n" ::: "memory");
         for (int bb = sc.b + 1; bb <= bl; bb++) {
 #pragma unroll
-          for (int h = 0; h < 32; h += 8) { /* 8 loads in flight, then their adds */
-            float4 v[8];
+          for (int h = 0; h < 32; h += 16) { /* 16 loads in flight (the fragment registers are free), then their adds */
+            float4 v[16];
 #pragma unroll
-            for (int i = 0; i < 8; i++) v[i] = __ldcg(wsb + ((size_t)bb * 32 + h + i) * 256 + tid);
+            for (int i = 0; i < 16; i++) v[i] = __ldcg(wsb + ((size_t)bb * 32 + h + i) * 256 + tid);
 #pragma unroll
-            for (int i = 0; i < 8; i++) {
+            for (int i = 0; i < 16; i++) {
               acc[4 * (h + i)] += v[i].x; acc[4 * (h + i) + 1] += v[i].y; acc[4 * (h + i) + 2] += v[i].z; acc[4 * (h + i) + 3] += v[i].w;
             }
           }
@@ -1587,7 +1604,7 @@ static const w8k_variant skvariants[] = {W8KV(64, 12), W8KV(128, 8)};
 enum { NSKVARIANTS = sizeof skvariants / sizeof skvariants[0] };
 static int sk_slots[NSKVARIANTS];
 /* the 256-token form (w8k2_kernel: 384 threads, 5 stages, whole waves first) */
-typedef void (*w8k2_fn)(const CUtensorMap, const CUtensorMap, bf16 *, float *, int *, int, int, int, int);
+typedef void (*w8k2_fn)(const CUtensorMap, const CUtensorMap, bf16 *, float *, int *, int, int, int, int, const Wk2Bounds);
 static const w8k2_fn sk2_fn = w8k2_kernel<5>;
 static const int sk2_smem = Wk2Shape<5>::SMEM;
 static int sk2_slots;
@@ -1655,12 +1672,17 @@ extern "C" int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
     tps_w8_geom q;
     tps_w8_geom_of(g, &q);
     const int grid = tps_w8_sk_grid(&q, m, 256), dpw = tps_w8_sk_dpw(&q, m, grid);
+    Wk2Bounds bnd;
+    if (tps_w8_sk2_bounds(&q, m, grid, dpw, bnd.b) < 0) {
+      fprintf(stderr, "tpsplit: gemm: no 256-token stream-K partition for M=%d on %d blocks\n", m, grid);
+      return TPS_ERR;
+    }
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)grid, 1, 1);
     cfg.blockDim = dim3(384, 1, 1);
     cfg.dynamicSmemBytes = (size_t)sk2_smem;
     cfg.stream = s;
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, sk2_fn, mx, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k, dpw));
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, sk2_fn, mx, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k, dpw, bnd));
     CUDA_LAUNCH_CHECK();
     return TPS_OK;
   }

@@ -69,6 +69,7 @@ int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
   if (slots <= 0) slots = sms_of(g);
   if (g->sk_blocks > 0 && slots > g->sk_blocks) slots = g->sk_blocks;
   if (g->sk_grid_max > 0 && g->sk_grid_max < slots) slots = g->sk_grid_max;
+  if (bt > 128 && slots > TPS_W8_SK2_MAXG) slots = TPS_W8_SK2_MAXG;
   const long long iters = (long long)((g->n + 127) / 128) * ((m + bt - 1) / bt) * (g->k / 64);
   return iters < slots ? (int)iters : slots;
 }
@@ -101,9 +102,16 @@ double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt_out) {
     const long long tiles = (long long)nrb * ((m + bts[b] - 1) / bts[b]), iters = tiles * kall;
     if (iters > 0x7fffffffLL) continue;
     const int grid = tps_w8_sk_grid(g, m, bts[b]);
-    const long long per = (iters + grid - 1) / grid;
-    /* blocks a tile's K range can span (the stream-K part's chunks a block) */
-    const long long skper = b == 2 ? (iters - (long long)tps_w8_sk_dpw(g, m, grid) * grid * kall + grid - 1) / grid : per;
+    double per = (double)((iters + grid - 1) / grid);
+    long long skper = (long long)per;
+    if (b == 2) { /* the weighted partition's busiest block; the stream-K part's chunks a block */
+      int bnd[TPS_W8_SK2_MAXG + 1];
+      const int dpw = tps_w8_sk_dpw(g, m, grid);
+      per = tps_w8_sk2_bounds(g, m, grid, dpw, bnd);
+      if (per < 0) continue;
+      skper = (iters - (long long)dpw * grid * kall + grid - 1) / grid;
+    }
+    /* blocks a tile's K range can span */
     const long long segs = (kall + skper - 1) / skper + 1;
     const double t = per * chunk_us[b] + (segs > 2 ? SK_FIX * (segs - 2) : 0) + (b == 2 ? SK2_FIXED : SK_FIXED);
     if (t < best - 1e-9) { best = t; *bt_out = bts[b]; }
@@ -114,7 +122,7 @@ double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt_out) {
 /* Whole waves of 256-token tiles that the 256-token stream-K form runs data-parallel before its
  * stream-K part: floor(tiles / grid), one fewer where fewer than half a wave of tiles would be
  * left (the fix-up of tiles cut into many pieces costs more than it balances), so that the
- * stream-K part holds 0.5..1.5 waves of tiles; sk_dpw >= 0 forces fewer.  At least `grid`
+ * stream-K part holds 0.5..1.5 waves of tiles; sk_dpw >= 0 forces that many.  At least `grid`
  * iterations stay in the stream-K part (every block of it has work: a tile's owner waits for
  * the flags of the blocks after it). */
 int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid) {
@@ -122,9 +130,63 @@ int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid) {
   if (grid <= 0) return 0;
   long long d = tiles / grid;
   if (d > 0 && 2 * (tiles - d * grid) < grid) d--;
-  if (g->sk_dpw >= 0 && g->sk_dpw < d) d = g->sk_dpw;
+  if (g->sk_dpw >= 0) d = g->sk_dpw;
   while (d > 0 && (tiles - d * grid) * kall < grid) d--;
   return (int)d;
+}
+
+/* chunk weights of the 256-token stream-K form: a tile whose weight rows are at most half
+ * inside N runs one warpgroup's dequantization and MMAs (the other idles) */
+#define SK2_W_FULL 8
+#define SK2_W_HALF 5
+double tps_w8_sk2_bounds(const tps_w8_geom *g, int m, int grid, int dpw, int *bnd) {
+  const int nrb = (g->n + 127) / 128, C = g->k / 64, rem = g->n % 128;
+  const long long tiles = (long long)nrb * ((m + 255) / 256), iters = tiles * C;
+  if (grid < 1 || grid > TPS_W8_SK2_MAXG || dpw < 0 || iters > 0x7fffffffLL) return -1;
+  const long long base = (long long)dpw * grid * C;
+  if (iters - base < grid) return -1;
+  const int half = rem > 0 && rem <= 64;
+  /* cost of one chunk of tile t */
+#define TCOST(t) (half && (t) % nrb == nrb - 1 ? SK2_W_HALF : SK2_W_FULL)
+  long long dp[TPS_W8_SK2_MAXG], total = 0;
+  for (int b = 0; b < grid; b++) {
+    dp[b] = 0;
+    for (long long w = 0; w < dpw; w++) dp[b] += (long long)TCOST(w * grid + b) * C;
+    total += dp[b];
+  }
+  for (long long t = (long long)dpw * grid; t < tiles; t++) total += (long long)TCOST(t) * C;
+  /* block b ends its stream-K range where the stream-K work done so far reaches
+   * (b + 1) x total / grid minus the whole-wave work of blocks 0..b: walk the tiles once */
+  bnd[0] = (int)base;
+  long long t = (long long)dpw * grid, done = 0, dpsum = 0; /* done: stream-K work before tile t */
+  double most = 0;
+  for (int b = 0; b < grid; b++) {
+    dpsum += dp[b];
+    long long e;
+    if (b == grid - 1) e = iters;
+    else {
+      const long long target = (total * (b + 1) + grid / 2) / grid - dpsum; /* stream-K work through block b */
+      while (t < tiles && done + (long long)TCOST(t) * C <= target) { done += (long long)TCOST(t) * C; t++; }
+      e = t * C + (t < tiles ? (target - done + TCOST(t) / 2) / TCOST(t) : 0); /* nearest chunk */
+      if (e > t * C + C) e = t * C + C;
+    }
+    if (e < bnd[b] + 1) e = bnd[b] + 1;                  /* non-empty */
+    if (e > iters - (grid - 1 - b)) e = iters - (grid - 1 - b); /* room for the blocks after */
+    bnd[b + 1] = (int)e;
+  }
+  /* each block's work, in full chunks */
+  for (int b = 0; b < grid; b++) {
+    long long wk = dp[b];
+    for (long long it = bnd[b]; it < bnd[b + 1];) {
+      const long long tt = it / C, e2 = (tt + 1) * C < bnd[b + 1] ? (tt + 1) * C : bnd[b + 1];
+      wk += (e2 - it) * TCOST(tt);
+      it = e2;
+    }
+    const double u = (double)wk / SK2_W_FULL;
+    if (u > most) most = u;
+  }
+#undef TCOST
+  return most;
 }
 
 /* the stream-K kernel is a choice: built (its workspace made), and m within SK_MAX_M or its

@@ -42,7 +42,8 @@ typedef struct {
   int s256;                /* 1: the split kernel may take 256-token tiles */
   int head;                /* -1: whole waves first where modelled faster; 0 never; R > 0: forced */
   int sk256;               /* 1: the stream-K kernel's 256-token form is a choice (the default); 0: not */
-  int sk_dpw;              /* 256-token stream-K: whole (data-parallel) waves first, -1: by the rule (tps_w8_sk_dpw) */
+  int sk_dpw;              /* 256-token stream-K: whole (data-parallel) waves first, -1: by the rule (tps_w8_sk_dpw), else
+                              that many (as many as leave every block stream-K work) */
 } tps_w8_geom;
 
 /* The geometry a GPU of `sms` SMs gives without a device to ask (the model's view): one block
@@ -69,6 +70,16 @@ double tps_w8_wgmma256_us(const tps_w8_geom *g, int m);                      /* 
 double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt);                 /* least modelled stream-K form, us (1e30: none) */
 int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt);                     /* the stream-K launch's grid */
 int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid);                    /* 256-token stream-K: whole waves first */
+/* The 256-token stream-K form's partition for m rows on `grid` blocks with `dpw` whole waves
+ * first: bnd[0..grid] (grid + 1 values, TPS_W8_SK2_MAXG + 1 at most), block b's stream-K
+ * iterations [bnd[b], bnd[b + 1]) (iteration it: tile it / (K/64), chunk it % (K/64), tiles
+ * tile-major), each range non-empty, bnd[grid] every iteration.  Weighted: a chunk of a tile
+ * whose 128 weight rows are at most half inside N (N 2112: the 17th) costs SK2_W_HALF of the
+ * full SK2_W_FULL (one warpgroup idles), and each block's whole-wave tiles count, so the blocks
+ * end together.  Returns the largest block's work in full chunks, or -1 (grid too large, too
+ * few iterations). */
+enum { TPS_W8_SK2_MAXG = 256 };
+double tps_w8_sk2_bounds(const tps_w8_geom *g, int m, int grid, int dpw, int *bnd);
 
 #ifdef __cplusplus
 }

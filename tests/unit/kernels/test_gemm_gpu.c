@@ -491,7 +491,7 @@ int main(void) {
       setenv("TPS_W8_SKG", skg[b], 1);
       for (size_t i = 0; i < (quick ? 3 : nms); i++) check(fast, ms[i], w, 1e-2, "E4M3 codes, stream-K kernel");
     }
-  /* the 256-token form's whole waves first (TPS_W8_SKDP: at most that many): 4096 rows = 32
+  /* the 256-token form's whole waves first (TPS_W8_SKDP: that many): 4096 rows = 32
    * tiles on 7 blocks (4 whole waves, 4 tiles shared), on 13 (1 wave, 19 shared), none forced
    * (all 32 shared over 7), 1000 rows on 3 blocks (2 waves, 2 tiles shared over 3) */
   set_kernel("sk", "256");
