@@ -1125,9 +1125,9 @@ struct Wk2Sched {
 };
 template <int STAGES>
 __global__ void __launch_bounds__(384, 1)
-w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmr,
-            bf16 *__restrict__ Y, float *__restrict__ ws, int *__restrict__ flags, int M, int N, int K, int dpw,
-            const __grid_constant__ Wk2Bounds bounds) {
+w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmxt,
+            const __grid_constant__ CUtensorMap tmr, bf16 *__restrict__ Y, float *__restrict__ ws, int *__restrict__ flags,
+            int M, int N, int K, int dpw, const __grid_constant__ Wk2Bounds bounds) {
 #ifdef TPS_SM90
   typedef WgShape<256, STAGES> Sh;
   typedef Wk2Shape<STAGES> Ks;
@@ -1146,7 +1146,13 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
   sc.dpw = dpw;
   sc.bnd = bounds.b;
   const int C = sc.C, nrb = (N + 127) / 128;
-  const uint32_t xbytes = (uint32_t)(M < 256 ? M : 256) * 128u;
+  /* X boxes: 256 rows, or exactly M rows for one tile of fewer; the last token tile of a
+   * partial one (M > 256, M % 256 > 0) through tmxt, a box of exactly its rows: an out-of-bounds
+   * box (rows past M zero-filled by the TMA unit) measured slow (K 5120 N 1792: 57.2 us at 1152
+   * rows against 47.4 at 1536, data/h100_w8a16_sk256.txt call 1).  Rows past M of a stage then
+   * hold an earlier chunk's X: they feed only the MMA columns of tokens >= M, never stored. */
+  const uint32_t xbytes = (uint32_t)(M < 256 ? M : 256) * 128u, xtail = (uint32_t)(M % 256) * 128u;
+  const int ttail = M > 256 && M % 256 ? M / 256 : -1; /* the token tile read through tmxt */
   if (tid == 0) {
     for (int s = 0; s < STAGES; s++) {
       mb_init(full0 + 8 * s, 1);
@@ -1167,6 +1173,7 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
     if (warp == 8 && lane == 0) {
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmr)) : "memory");
+      if (ttail >= 0) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmxt)) : "memory");
       int s = 0, round = 0;
       for (int w = 0; w <= sc.dpw; w++) {
         int it, hi;
@@ -1175,8 +1182,8 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
           const int t = it / C, j = it - t * C, rb = t % nrb, tt = t / nrb;
           const uint32_t st = sbase + s * Sh::STAGE_BYTES, full = full0 + 8 * s;
           if (round > 0) mbar_wait(empty0 + 8 * s, (uint32_t)(round - 1) & 1u);
-          mb_expect(full, xbytes + Sh::W_BYTES + Sh::S_BYTES);
-          tma2d(st, &tmx, j * 64, tt * 256, full);
+          mb_expect(full, (tt == ttail ? xtail : xbytes) + Sh::W_BYTES + Sh::S_BYTES);
+          tma2d(st, tt == ttail ? &tmxt : &tmx, j * 64, tt * 256, full);
           tma3d(st + Sh::X_BYTES, &tmr, 0, 0, rb * C + j, full);
           if (++s == STAGES) { s = 0; round++; }
         }
@@ -1604,7 +1611,8 @@ static const w8k_variant skvariants[] = {W8KV(64, 12), W8KV(128, 8)};
 enum { NSKVARIANTS = sizeof skvariants / sizeof skvariants[0] };
 static int sk_slots[NSKVARIANTS];
 /* the 256-token form (w8k2_kernel: 384 threads, 5 stages, whole waves first) */
-typedef void (*w8k2_fn)(const CUtensorMap, const CUtensorMap, bf16 *, float *, int *, int, int, int, int, const Wk2Bounds);
+typedef void (*w8k2_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, bf16 *, float *, int *, int, int, int, int,
+                        const Wk2Bounds);
 static const w8k2_fn sk2_fn = w8k2_kernel<5>;
 static const int sk2_smem = Wk2Shape<5>::SMEM;
 static int sk2_slots;
@@ -1665,9 +1673,15 @@ extern "C" int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
   const w8k_variant *w = sk_variant(bt);
   const long long iters = (long long)((g->n + 127) / 128) * ((m + bt - 1) / bt) * (g->k / 64);
   if (bt == 256 && sk2_slots > 0 && g->sk_ws && iters <= 0x7fffffffLL) {
-    CUtensorMap mx, mr;
+    CUtensorMap mx, mxt, mr;
     TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)m, (uint64_t)g->k * 2, 64,
                      (uint32_t)(m < 256 ? m : 256), CU_TENSOR_MAP_SWIZZLE_128B));
+    /* the last token tile of a partial one: a box of exactly its rows */
+    if (m > 256 && m % 256)
+      TPS_TRY(make_map(&mxt, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)m, (uint64_t)g->k * 2, 64,
+                       (uint32_t)(m % 256), CU_TENSOR_MAP_SWIZZLE_128B));
+    else
+      mxt = mx;
     memcpy(&mr, g->tm_rec, sizeof mr);
     tps_w8_geom q;
     tps_w8_geom_of(g, &q);
@@ -1682,7 +1696,7 @@ extern "C" int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
     cfg.blockDim = dim3(384, 1, 1);
     cfg.dynamicSmemBytes = (size_t)sk2_smem;
     cfg.stream = s;
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, sk2_fn, mx, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k, dpw, bnd));
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, sk2_fn, mx, mxt, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k, dpw, bnd));
     CUDA_LAUNCH_CHECK();
     return TPS_OK;
   }

@@ -86,10 +86,32 @@ int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
 #define SK_FIXED 12.0
 #define SK_MAX_M 2048
 /* The 256-token form (w8k2_kernel): whole waves of tiles first, data-parallel, then the
- * iterations of the tiles left shared equally (tps_w8_sk_dpw); c = SK2_CHUNK_US a chunk (the
- * 256-token wgmma pass's), SK2_FIXED: the fix-up and the epilogues. */
-#define SK2_CHUNK_US 0.75
-#define SK2_FIXED 4.0
+ * iterations of the tiles left shared by the weighted partition (tps_w8_sk2_bounds).  Its
+ * modelled time: the busiest block's chunks x SK2_CHUNK_US + SK2_FIXED + SK2_SHARED x the share
+ * of the iterations in the stream-K part + SK_FIX per piece past two that a tile is cut into;
+ * fitted to the forced form on a lent H100 (K 5120 N 1792 and K 7168 N 2112, 128..8192 rows,
+ * 20 samples, data/h100_w8a16_sk256.txt call 1: within ~5% where M is a multiple of 256).  The
+ * stream-K part's blocks run the row blocks of one token tile at different k, so its X tiles
+ * and every weight stay live in L2 for the whole part: past SK2_L2_BYTES of them (the 50 MB
+ * L2 of an H100 or H200) it measured up to 1.3x slower per chunk (K 7168 N 2112, 2560 rows on
+ * 170 tiles: 36.7 MB of X + 13.6 MB of weights, 144.8 us against 118.9 modelled): not a choice. */
+#define SK2_CHUNK_US 0.73
+#define SK2_FIXED 5.0
+#define SK2_SHARED 8.0
+#define SK2_L2_BYTES 50e6
+static double sk2_time(const tps_w8_geom *g, int m, int grid, int dpw) {
+  const int nrb = (g->n + 127) / 128, kall = g->k / 64;
+  const long long tiles = (long long)nrb * ((m + 255) / 256), iters = tiles * kall;
+  int bnd[TPS_W8_SK2_MAXG + 1];
+  const double most = tps_w8_sk2_bounds(g, m, grid, dpw, bnd);
+  if (most < 0) return 1e30;
+  const long long skit = iters - (long long)dpw * grid * kall, sktiles = tiles - (long long)dpw * grid;
+  const double live = (double)sktiles / nrb * 256.0 * g->k * 2 + (double)nrb * 128 * g->k * 1.0625; /* X of the part, weights + scales */
+  if (live > SK2_L2_BYTES && skit < iters) return 1e30; /* a part of all tiles: no whole waves to move it to */
+  const long long skper = (skit + grid - 1) / grid, segs = (kall + skper - 1) / skper + 1;
+  return most * SK2_CHUNK_US + SK2_FIXED + SK2_SHARED * (double)skit / (double)iters + (segs > 2 ? SK_FIX * (segs - 2) : 0) +
+         (live > SK2_L2_BYTES ? 1e6 : 0);
+}
 double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt_out) {
   static const int bts[] = {64, 128, 256};
   static const double chunk_us[] = {0.40, 0.48, SK2_CHUNK_US};
@@ -102,36 +124,32 @@ double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt_out) {
     const long long tiles = (long long)nrb * ((m + bts[b] - 1) / bts[b]), iters = tiles * kall;
     if (iters > 0x7fffffffLL) continue;
     const int grid = tps_w8_sk_grid(g, m, bts[b]);
-    double per = (double)((iters + grid - 1) / grid);
-    long long skper = (long long)per;
-    if (b == 2) { /* the weighted partition's busiest block; the stream-K part's chunks a block */
-      int bnd[TPS_W8_SK2_MAXG + 1];
-      const int dpw = tps_w8_sk_dpw(g, m, grid);
-      per = tps_w8_sk2_bounds(g, m, grid, dpw, bnd);
-      if (per < 0) continue;
-      skper = (iters - (long long)dpw * grid * kall + grid - 1) / grid;
+    double t;
+    if (b == 2) {
+      t = sk2_time(g, m, grid, tps_w8_sk_dpw(g, m, grid));
+      if (t >= 1e5) continue;
+    } else {
+      const long long per = (iters + grid - 1) / grid;
+      const long long segs = (kall + per - 1) / per + 1; /* blocks a tile's K range can span */
+      t = per * chunk_us[b] + (segs > 2 ? SK_FIX * (segs - 2) : 0) + SK_FIXED;
     }
-    /* blocks a tile's K range can span */
-    const long long segs = (kall + skper - 1) / skper + 1;
-    const double t = per * chunk_us[b] + (segs > 2 ? SK_FIX * (segs - 2) : 0) + (b == 2 ? SK2_FIXED : SK_FIXED);
     if (t < best - 1e-9) { best = t; *bt_out = bts[b]; }
   }
   return best;
 }
 
 /* Whole waves of 256-token tiles that the 256-token stream-K form runs data-parallel before its
- * stream-K part: floor(tiles / grid), one fewer where fewer than half a wave of tiles would be
- * left (the fix-up of tiles cut into many pieces costs more than it balances), so that the
- * stream-K part holds 0.5..1.5 waves of tiles; sk_dpw >= 0 forces that many.  At least `grid`
- * iterations stay in the stream-K part (every block of it has work: a tile's owner waits for
- * the flags of the blocks after it). */
+ * stream-K part: floor(tiles / grid) or one fewer, whichever models faster (sk2_time: the
+ * fewer tiles the stream-K part has, the more pieces each is cut into; the more, the more X stays
+ * live in L2); sk_dpw >= 0 forces that many.  At least `grid` iterations stay in the stream-K
+ * part (every block of it has work: a tile's owner waits for the flags of the blocks after it). */
 int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid) {
   const long long tiles = (long long)((g->n + 127) / 128) * ((m + 255) / 256), kall = g->k / 64;
   if (grid <= 0) return 0;
   long long d = tiles / grid;
-  if (d > 0 && 2 * (tiles - d * grid) < grid) d--;
   if (g->sk_dpw >= 0) d = g->sk_dpw;
   while (d > 0 && (tiles - d * grid) * kall < grid) d--;
+  if (g->sk_dpw < 0 && d > 0 && sk2_time(g, m, grid, (int)d - 1) < sk2_time(g, m, grid, (int)d)) d--;
   return (int)d;
 }
 
