@@ -8,6 +8,9 @@
  *    split-K 1/2/4/8 chosen by the split pick's model (model/core/w8plan.c), every token tile in one launch (same file);
  *  - wgmma (M > 1024, or mid M where its 256-token pass models faster; SM90): warpgroup MMA,
  *    weights dequantized into registers (same file);
+ *  - sk (stream-K, SM90; issue 28): a persistent grid sharing the (tile, 64-wide chunk)
+ *    iterations, 64 or 128 tokens a tile up to 2048 rows; 256 tokens (w8k2_kernel, the wgmma
+ *    pass's loop) at any M where modelled fastest, whole waves of tiles first (same file);
  *  - mma (every M on other GPUs; this file): block tile BM x BN, K step 64, STAGES-deep
  *    cp.async pipeline; X tile in shared memory with a 16-byte-chunk XOR swizzle read by
  *    ldmatrix.x4; W as the B operand (bytes, rows of 64), one 16-byte shared load per thread

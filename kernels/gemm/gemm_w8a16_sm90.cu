@@ -27,7 +27,8 @@
  * instead of the TMA unit are 0.8-1.7 us slower, records and X tiles issued by two threads
  * slower, split-K partials through L2 or by bulk copies of staged tiles slower than st.async.
  *
- * w8s_kernel (mid M, issue 28): the split kernel, described where it is defined below.
+ * w8s_kernel (mid M, issue 28): the split kernel; w8k_kernel and w8k2_kernel (issue 28): stream-K
+ * over 64/128- and 256-token tiles; each described where it is defined below.
  *
  * Elsewhere (no sm_90a code) the kernels are empty stubs and tps_w8g_prepare leaves
  * wgmma_ok = 0 (a probe kernel reports which body was built). */
