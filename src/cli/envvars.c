@@ -30,7 +30,7 @@ const tps_envvar tps_envvars[] = {
   {"TPS_W8_SK256", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
    "W8A16: 0 keeps the stream-K kernel's 256-token form out of the dispatch (default 1: picked where modelled fastest)"},
   {"TPS_W8_SKDP", "bench calibrate", "kernels/gemm/gemm_w8a16_sm90.cu",
-   "W8A16 256-token stream-K: this many whole waves of tiles (at most all but the last grid's worth of chunks) run data-parallel before the stream-K part (default: all but the last 0.5..1.5 waves)"},
+   "W8A16 256-token stream-K: this many whole waves of tiles (at most all but the last grid's worth of chunks) run data-parallel before the stream-K part (default: all whole waves or one fewer, by the dispatch model)"},
   {"TPS_W8_SPLIT", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
    "with TPS_W8_KERNEL=split: cluster split-K of the split kernel, 1, 2, 4 or 8 (default: modelled by M)"},
   {"TPS_W8_S256", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
