@@ -17,7 +17,7 @@ void tps_w8_geom_default(tps_w8_geom *g, int sms, int n, int k) {
   for (int b = 0; b < 3; b++)
     for (int s = 0; s < 4; s++) g->split_slots[b][s] = g->sms / (1 << s) * (1 << s);
   g->sk_slots[0] = g->sk_slots[1] = g->sk_slots[2] = g->sms;
-  g->sk256 = 1;
+  g->sk256 = TPS_W8P_SK256_DEFAULT;
   g->sk_dpw = -1;
   g->sk_blocks = g->sms;
   g->stream_max = 64;

@@ -27,6 +27,10 @@ typedef enum { TPS_W8P_STREAM = 0, TPS_W8P_SPLIT, TPS_W8P_SK, TPS_W8P_WGMMA, TPS
 extern const char *const tps_w8p_kind_names[TPS_W8P_NKIND]; /* "stream", "split", "sk", "wgmma" */
 
 enum { TPS_W8P_STREAM_SPLITS = 8 }; /* the stream kernel's cluster split-K */
+/* the 256-token stream-K form in the default dispatch (the kernels' TPS_W8_SK256 default and the
+ * model's geometry): 0 until its tables are measured with it on a device (doc/gemm-kernels.md,
+ * "Stream-K over the 256-token tiles") */
+enum { TPS_W8P_SK256_DEFAULT = 0 };
 
 typedef struct {
   int sms;                 /* SMs; <= 0: 132 */
@@ -41,7 +45,7 @@ typedef struct {
   int small_split;         /* 1: M <= stream_max past 10 chunks a block runs the split kernel (64 x 8) */
   int s256;                /* 1: the split kernel may take 256-token tiles */
   int head;                /* -1: whole waves first where modelled faster; 0 never; R > 0: forced */
-  int sk256;               /* 1: the stream-K kernel's 256-token form is a choice (the default); 0: not */
+  int sk256;               /* 1: the stream-K kernel's 256-token form is a choice; 0: not (default TPS_W8P_SK256_DEFAULT) */
   int sk_dpw;              /* 256-token stream-K: whole (data-parallel) waves first, -1: by the rule (tps_w8_sk_dpw), else
                               that many (as many as leave every block stream-K work) */
 } tps_w8_geom;
