@@ -8,6 +8,9 @@
  *    split-K 1/2/4/8 chosen by the split pick's model (model/core/w8plan.c), every token tile in one launch (same file);
  *  - wgmma (M > 1024, or mid M where its 256-token pass models faster; SM90): warpgroup MMA,
  *    weights dequantized into registers (same file);
+ *  - sk (stream-K, SM90; issue 28): a persistent grid sharing the (tile, 64-wide chunk)
+ *    iterations, 64 or 128 tokens a tile up to 2048 rows; 256 tokens (w8k2_kernel, the wgmma
+ *    pass's loop) at any M where modelled fastest, whole waves of tiles first (same file);
  *  - mma (every M on other GPUs; this file): block tile BM x BN, K step 64, STAGES-deep
  *    cp.async pipeline; X tile in shared memory with a 16-byte-chunk XOR swizzle read by
  *    ldmatrix.x4; W as the B operand (bytes, rows of 64), one 16-byte shared load per thread
@@ -337,6 +340,9 @@ extern "C" void tps_w8_geom_of(const tps_gemm *g, tps_w8_geom *q) {
     for (int s = 0; s < 4; s++) q->split_slots[b][s] = tps_w8s_slots(bts[b], 1 << s); /* 0: unknown, the SMs */
   q->sk_slots[0] = tps_w8k_slots(64);
   q->sk_slots[1] = tps_w8k_slots(128);
+  q->sk_slots[2] = tps_w8k_slots(256);
+  q->sk256 = tps_w8k_slots(256) > 0 && tps_w8_env_int("TPS_W8_SK256", TPS_W8P_SK256_DEFAULT) == 1;
+  q->sk_dpw = tps_w8_env_int("TPS_W8_SKDP", -1);
   q->sk_blocks = g->sk_ws ? g->sk_blocks : 0;
   q->sk_grid_max = tps_w8_env_int("TPS_W8_SKG", 0);
   q->stream_max = tps_w8_env_int("TPS_W8_STREAM_MAX", 64);
@@ -384,12 +390,17 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     c->stages = c->bt == 256 ? 5 : c->splits == 1 ? 8 : c->bt == 64 ? 10 : 6;
   } else if (kind == TPS_W8K_SK) {
     c->bt = p.bt;
-    if (ks) { tps_w8_sk_pick(&q, m, &c->bt); c->bt = tps_w8_env_int("TPS_W8_BT", c->bt) <= 64 ? 64 : 128; }
+    if (ks) {
+      tps_w8_sk_pick(&q, m, &c->bt);
+      const int bt = tps_w8_env_int("TPS_W8_BT", c->bt);
+      c->bt = bt <= 64 ? 64 : bt <= 128 || tps_w8k_slots(256) <= 0 ? 128 : 256;
+    }
     c->bm = c->bt;
-    c->threads = 288;
+    c->threads = c->bt == 256 ? 384 : 288;
     c->mtiles = (m + c->bt - 1) / c->bt;
     c->splits = tps_w8_sk_grid(&q, m, c->bt); /* the grid */
-    c->stages = c->bt == 64 ? 12 : 8;
+    c->stages = c->bt == 64 ? 12 : c->bt == 128 ? 8 : 5;
+    c->head = c->bt == 256 ? tps_w8_sk_dpw(&q, m, c->splits) : 0; /* whole waves first */
   } else if (kind == TPS_W8K_STREAM) {
     c->bt = c->bm = tps_w8_stream_tile(&q, m); /* wgmma N */
     c->splits = TPS_W8C_SPLITS;
@@ -539,9 +550,12 @@ static int w8_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t
     *id = ((uint64_t)TPS_W8K_SPLIT << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.splits;
   } else if (c.kind == TPS_W8K_SK) {
     /* the sums' order follows the iterations' partition: the same only for the same tiles and grid */
-    snprintf(buf, bufsz, "w8a16 sk: 128 weight rows x %d tokens per tile, %dx%d tiles x %d chunks over a persistent grid of %d, %d stages",
-             c.bt, c.ntiles, c.mtiles, g->k / 64, c.splits, c.stages);
-    *id = ((uint64_t)TPS_W8K_SK << 40) | ((uint64_t)c.bt << 32) | ((uint64_t)c.mtiles << 16) | (uint64_t)c.splits;
+    const int at = snprintf(buf, bufsz, "w8a16 sk: 128 weight rows x %d tokens per tile, %dx%d tiles x %d chunks over a persistent grid of %d, %d stages",
+                            c.bt, c.ntiles, c.mtiles, g->k / 64, c.splits, c.stages);
+    if (c.bt == 256 && at > 0 && (size_t)at < bufsz)
+      snprintf(buf + at, bufsz - (size_t)at, ", %d whole waves first", c.head);
+    *id = ((uint64_t)TPS_W8K_SK << 40) | ((uint64_t)c.bt << 32) | ((uint64_t)c.mtiles << 16) | (uint64_t)c.splits |
+          ((uint64_t)c.head << 48);
   } else if (c.kind == TPS_W8K_WGMMA && c.head > 0) {
     const int at = snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d (%d rows); then %d rows: ",
                             c.bt, c.stages, c.ntiles, c.mtiles, c.head, m - c.head);

@@ -27,7 +27,8 @@
  * instead of the TMA unit are 0.8-1.7 us slower, records and X tiles issued by two threads
  * slower, split-K partials through L2 or by bulk copies of staged tiles slower than st.async.
  *
- * w8s_kernel (mid M, issue 28): the split kernel, described where it is defined below.
+ * w8s_kernel (mid M, issue 28): the split kernel; w8k_kernel and w8k2_kernel (issue 28): stream-K
+ * over 64/128- and 256-token tiles; each described where it is defined below.
  *
  * Elsewhere (no sm_90a code) the kernels are empty stubs and tps_w8g_prepare leaves
  * wgmma_ok = 0 (a probe kernel reports which body was built). */
@@ -1054,6 +1055,253 @@ w8k_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 #endif
 }
 
+/* ------------------------------------------------------------------ stream-K over 256-token tiles (w8k2) */
+/* The 256-token wgmma pass (w8t_kernel<256, 5>: 0.72-0.81 us a 64-wide chunk, the fastest per
+ * chunk of our kernels) in a persistent grid of G blocks (issue 28, past one wave): the last
+ * wave's idle SMs (K 5120 N 1792 at 4096 rows: 224 tiles = 1.70 waves of 132) get work.  Tiles
+ * (128 weight rows x 256 tokens) numbered tile-major as the other kernels' grids (the weight
+ * blocks of one token tile consecutive).  Schedule, per block b: first DPW data-parallel waves
+ * (block b runs whole tiles w G + b, w < DPW: every block at the same k at once, so each X chunk
+ * is read from DRAM once and shared through L2 by the row blocks of its token tile), then the
+ * (tile, chunk) iterations of the tiles left shared equally as the stream-K kernel's (block b:
+ * [b I / G, (b + 1) I / G) of them), with its deterministic fix-up (a block whose range starts
+ * inside a tile writes its fp32 partials to ws[b] and raises flags[b]; the tile's owner, the
+ * block that runs its first chunk, adds the partials of b + 1, ... in k order).  The stream-K
+ * part is kept to the tiles past the whole waves, at least half a wave (host: tps_w8_sk_dpw):
+ * shared over all of K, the blocks run a token tile's row blocks at different k, so X stays
+ * live in L2 for the whole stream-K part.
+ * 384 threads: a producer warpgroup (lane 0 of warp 8 issues the copies of every block's
+ * chunks in order into a 5-stage ring that runs on across tiles) that gives its registers back
+ * (setmaxnreg 40), two consumer warpgroups at 232 registers (128 accumulators, two fragment
+ * buffers): each chunk's fragments are dequantized while the previous chunk's MMAs run (the
+ * w8t_kernel loop, pairs of chunks, the tensor pipe drained once a pair).  The bf16 tile is
+ * staged 64 tokens at a time in a buffer of its own (the stages hold the next tile's chunks). */
+template <int STAGES>
+struct Wk2Shape {
+  typedef WgShape<256, STAGES> Sh;
+  static constexpr int BAR = 256;
+  static constexpr int ET = 64;
+  static constexpr int EPI = ET * Sh::YS * 2;
+  static constexpr int SMEM = STAGES * Sh::STAGE_BYTES + EPI + BAR + 1024;
+  static_assert(SMEM <= 227 * 1024, "fits the opt-in shared memory");
+};
+/* epilogue pass P of 4: accumulator quads 8P .. 8P + 7 (tokens 64P .. 64P + 63 of the tile) */
+template <int P, int YS>
+__device__ __forceinline__ void wk2_store(const float (&acc)[128], bf16 *ys, bf16 *__restrict__ Y, int rl, int c,
+                                          int tid, int t0, int n0, int M, int N) {
+  asm volatile("bar.sync 1, 256;\n" ::: "memory"); /* the last pass's stores have read ys */
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    const int tk = 8 * i + 2 * c, q = 4 * (8 * P + i);
+    ys[tk * YS + rl] = __float2bfloat16_rn(acc[q]);
+    ys[(tk + 1) * YS + rl] = __float2bfloat16_rn(acc[q + 1]);
+    ys[tk * YS + rl + 8] = __float2bfloat16_rn(acc[q + 2]);
+    ys[(tk + 1) * YS + rl + 8] = __float2bfloat16_rn(acc[q + 3]);
+  }
+  asm volatile("bar.sync 1, 256;\n" ::: "memory");
+  for (int i = tid; i < 64 * 16; i += 256) {
+    const int r = i >> 4, p = i & 15, tk = t0 + 64 * P + r, n = n0 + p * 8;
+    if (tk < M && n < N)
+      *reinterpret_cast<uint4 *>(Y + (size_t)tk * N + n) = *reinterpret_cast<const uint4 *>(ys + r * YS + p * 8);
+  }
+}
+/* the stream-K ranges (host: tps_w8_sk2_bounds, weighted so that the blocks end together):
+ * block b's stream-K iterations [b[blk], b[blk + 1]) */
+struct Wk2Bounds { int b[TPS_W8_SK2_MAXG + 1]; };
+/* block b's work, in order: segment w < dpw is whole tile w G + b; then its stream-K range */
+struct Wk2Sched {
+  int C, nb, b, dpw; /* iterations fit an int (the host checks tiles x chunks < 2^31) */
+  const int *bnd;
+  __device__ __forceinline__ void range(int w, int &lo, int &hi) const {
+    if (w < dpw) { lo = (w * nb + b) * C; hi = lo + C; }
+    else { lo = bnd[b]; hi = bnd[b + 1]; }
+  }
+  /* the last block whose stream-K range starts before iteration tend (b's successors that
+   * cover the rest of the tile ending there) */
+  __device__ __forceinline__ int owner_end(int tend) const {
+    int bl = b + 1;
+    while (bnd[bl + 1] < tend) bl++;
+    return bl;
+  }
+};
+template <int STAGES>
+__global__ void __launch_bounds__(384, 1)
+w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmxt,
+            const __grid_constant__ CUtensorMap tmr, bf16 *__restrict__ Y, float *__restrict__ ws, int *__restrict__ flags,
+            int M, int N, int K, int dpw, const __grid_constant__ Wk2Bounds bounds) {
+#ifdef TPS_SM90
+  typedef WgShape<256, STAGES> Sh;
+  typedef Wk2Shape<STAGES> Ks;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t sraw = (uint32_t)__cvta_generic_to_shared(smem_raw);
+  const uint32_t sbase = (sraw + 1023u) & ~1023u;
+  uint8_t *sptr = smem_raw + (sbase - sraw);
+  const uint32_t full0 = sbase + STAGES * Sh::STAGE_BYTES + Ks::EPI, empty0 = full0 + 8 * STAGES;
+  static_assert(16 * STAGES <= Ks::BAR, "barriers fit");
+  bf16 *ys = reinterpret_cast<bf16 *>(sptr + STAGES * Sh::STAGE_BYTES);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  Wk2Sched sc;
+  sc.C = K / 64;
+  sc.nb = (int)gridDim.x;
+  sc.b = (int)blockIdx.x;
+  sc.dpw = dpw;
+  sc.bnd = bounds.b;
+  const int C = sc.C, nrb = (N + 127) / 128;
+  /* X boxes: 256 rows, or exactly M rows for one tile of fewer; the last token tile of a
+   * partial one (M > 256, M % 256 > 0) through tmxt, a box of exactly its rows: an out-of-bounds
+   * box (rows past M zero-filled by the TMA unit) measured slow (K 5120 N 1792: 57.2 us at 1152
+   * rows against 47.4 at 1536, data/h100_w8a16_sk256.txt call 1).  Rows past M of a stage then
+   * hold an earlier chunk's X: they feed only the MMA columns of tokens >= M, never stored. */
+  const uint32_t xbytes = (uint32_t)(M < 256 ? M : 256) * 128u, xtail = (uint32_t)(M % 256) * 128u;
+  const int ttail = M > 256 && M % 256 ? M / 256 : -1; /* the token tile read through tmxt */
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; s++) {
+      mb_init(full0 + 8 * s, 1);
+      mb_init(empty0 + 8 * s, 8);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (warp >= 8) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (warp == 9 && sc.bnd[sc.b] % C != 0) {
+      /* this block's stream-K range starts inside a tile: once the consumers have stored its
+       * partials (bar 2: 256 arrivals, then this warp), the fence and the flag, off the
+       * consumers' path (thread 0 of a consumer warp held its warpgroup's next MMAs) */
+      asm volatile("bar.sync 2, 288;\n" ::: "memory");
+      if (lane == 0) { __threadfence(); st_release(flags + sc.b, 1); }
+    }
+    if (warp == 8 && lane == 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmr)) : "memory");
+      if (ttail >= 0) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmxt)) : "memory");
+      int s = 0, round = 0;
+      for (int w = 0; w <= sc.dpw; w++) {
+        int it, hi;
+        sc.range(w, it, hi);
+        for (; it < hi; it++) {
+          const int t = it / C, j = it - t * C, rb = t % nrb, tt = t / nrb;
+          const uint32_t st = sbase + s * Sh::STAGE_BYTES, full = full0 + 8 * s;
+          if (round > 0) mbar_wait(empty0 + 8 * s, (uint32_t)(round - 1) & 1u);
+          mb_expect(full, (tt == ttail ? xtail : xbytes) + Sh::W_BYTES + Sh::S_BYTES);
+          tma2d(st, tt == ttail ? &tmxt : &tmx, j * 64, tt * 256, full);
+          tma3d(st + Sh::X_BYTES, &tmr, 0, 0, rb * C + j, full);
+          if (++s == STAGES) { s = 0; round++; }
+        }
+      }
+    }
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  const int g = lane >> 2, c = lane & 3;
+  const int rl = warp * 16 + g, wgi = warp >> 2;
+  float acc[128];
+  uint32_t afr[2][4][4];
+  int sw = 0, ph = 0, sr = 0; /* the ring: next stage to wait for, its phase, next stage to release */
+  auto next_full = [&]() {
+    const int s = sw;
+    mbar_wait(full0 + 8 * s, (uint32_t)ph);
+    if (++sw == STAGES) { sw = 0; ph ^= 1; }
+    return s;
+  };
+  auto release = [&]() {
+    __syncwarp();
+    if (lane == 0) mb_arrive_local(empty0 + 8 * sr);
+    if (++sr == STAGES) sr = 0;
+  };
+  auto mma = [&](int s, const uint32_t (&a)[4][4]) {
+    const uint32_t sx = sbase + s * Sh::STAGE_BYTES;
+    const uint64_t desc0 = (uint64_t)((sx & 0x3FFFFu) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+#pragma unroll
+    for (int q = 0; q < 4; q++) wgmma_n256(acc, a[q], desc0 + (uint64_t)(q * 2));
+  };
+  float4 *wsb = reinterpret_cast<float4 *>(ws);
+  for (int w = 0; w <= sc.dpw; w++) {
+    int lo, hi;
+    sc.range(w, lo, hi);
+    for (int it = lo; it < hi;) {
+      const int t = it / C, kx = it - t * C;
+      const int ke = hi - it < C - kx ? kx + (hi - it) : C, nch = ke - kx;
+      const int rb = t % nrb, tt = t / nrb;
+#pragma unroll
+      for (int i = 0; i < 128; i++) acc[i] = 0.f;
+      if (wgi == 1 && rb * 128 + 64 >= N) {
+        /* rows 64..127 of this tile are past N (N 2112: the 17th weight block): this
+         * warpgroup idles, releasing each stage once it has landed (arriving earlier would
+         * count toward the stage's previous round); its zero sums are stored nowhere */
+        for (int j = 0; j < nch; j++) {
+          next_full();
+          release();
+        }
+      } else {
+      /* the w8t_kernel loop: buffer 0 holds chunk j at the top; the MMAs of j run while j + 1
+       * is dequantized, those of j + 1 while j + 2 is; drained once a pair */
+      int sa = next_full();
+      dequant_chunk(sptr + sa * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afr[0]);
+      for (int j = 0; j < nch; j += 2) {
+        wg_pin(acc);
+        wg_fence();
+        mma(sa, afr[0]);
+        wg_commit();
+        wg_pin(acc);
+        if (j + 1 < nch) {
+          const int sb = next_full();
+          dequant_chunk(sptr + sb * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afr[1]);
+          wg_fence();
+          mma(sb, afr[1]);
+          wg_commit();
+          wg_pin(acc);
+          wg_wait<1>();
+          release();
+        }
+        if (j + 2 < nch) {
+          sa = next_full();
+          dequant_chunk(sptr + sa * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afr[0]);
+        }
+        wg_wait<0>();
+        wg_pin(acc);
+        release();
+      }
+      }
+      it += nch;
+      if (kx > 0) { /* not the tile's first chunk (only a block's first stream-K segment): partials, then the flag */
+#pragma unroll
+        for (int i = 0; i < 32; i++)
+          __stcg(wsb + ((size_t)sc.b * 32 + i) * 256 + tid, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
+        asm volatile("bar.arrive 2, 288;\n" ::: "memory"); /* warp 9 fences (cumulative) and raises the flag */
+        continue;
+      }
+      if (ke < C) { /* the owner (its last segment): the rest of the tile from blocks b + 1, ..., bl in k order */
+        const int bl = sc.owner_end((t + 1) * C);
+        if (tid == 0)
+          for (int bb = sc.b + 1; bb <= bl; bb++) {
+            while (ld_acquire(flags + bb) == 0) __nanosleep(32);
+            flags[bb] = 0;
+          }
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        for (int bb = sc.b + 1; bb <= bl; bb++) {
+#pragma unroll
+          for (int h = 0; h < 32; h += 16) { /* 16 loads in flight (the fragment registers are free), then their adds */
+            float4 v[16];
+#pragma unroll
+            for (int i = 0; i < 16; i++) v[i] = __ldcg(wsb + ((size_t)bb * 32 + h + i) * 256 + tid);
+#pragma unroll
+            for (int i = 0; i < 16; i++) {
+              acc[4 * (h + i)] += v[i].x; acc[4 * (h + i) + 1] += v[i].y; acc[4 * (h + i) + 2] += v[i].z; acc[4 * (h + i) + 3] += v[i].w;
+            }
+          }
+        }
+      }
+      const int n0 = rb * 128, t0 = tt * 256;
+      wk2_store<0, Sh::YS>(acc, ys, Y, rl, c, tid, t0, n0, M, N);
+      wk2_store<1, Sh::YS>(acc, ys, Y, rl, c, tid, t0, n0, M, N);
+      wk2_store<2, Sh::YS>(acc, ys, Y, rl, c, tid, t0, n0, M, N);
+      wk2_store<3, Sh::YS>(acc, ys, Y, rl, c, tid, t0, n0, M, N);
+    }
+  }
+#endif
+}
+
 /* ------------------------------------------------------------------ host side */
 
 typedef void (*w8t_fn)(const CUtensorMap, const CUtensorMap, const uint8_t *, int, bf16 *, int, int, int,
@@ -1363,6 +1611,12 @@ typedef struct { int bt, stages, smem; w8k_fn fn; } w8k_variant;
 static const w8k_variant skvariants[] = {W8KV(64, 12), W8KV(128, 8)};
 enum { NSKVARIANTS = sizeof skvariants / sizeof skvariants[0] };
 static int sk_slots[NSKVARIANTS];
+/* the 256-token form (w8k2_kernel: 384 threads, 5 stages, whole waves first) */
+typedef void (*w8k2_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, bf16 *, float *, int *, int, int, int, int,
+                        const Wk2Bounds);
+static const w8k2_fn sk2_fn = w8k2_kernel<5>;
+static const int sk2_smem = Wk2Shape<5>::SMEM;
+static int sk2_slots;
 
 static const w8k_variant *sk_variant(int bt) {
   for (int v = 0; v < NSKVARIANTS; v++)
@@ -1382,9 +1636,17 @@ extern "C" int tps_w8k_prepare(tps_gemm *g) {
     sk_slots[v] = per_sm * g->num_sms;
     if (sk_slots[v] > most) most = sk_slots[v];
   }
+  {
+    CUDA_TRY(cudaFuncSetAttribute(sk2_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, sk2_smem));
+    int per_sm = 0;
+    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sk2_fn, 384, (size_t)sk2_smem));
+    sk2_slots = per_sm * g->num_sms;
+    if (sk2_slots > most) most = sk2_slots;
+  }
   if (most <= 0) return TPS_OK;
   if (!g->sk_ws) {
-    CUDA_TRY(cudaMalloc(&g->sk_ws, (size_t)most * 128 * 128 * sizeof(float)));
+    /* one fp32 tile of the largest token tile (256 where its form can run) per block */
+    CUDA_TRY(cudaMalloc(&g->sk_ws, (size_t)most * (sk2_slots > 0 ? 256 : 128) * 128 * sizeof(float)));
     CUDA_TRY(cudaMalloc(&g->sk_flags, (size_t)most * sizeof(int)));
     CUDA_TRY(cudaMemset(g->sk_flags, 0, (size_t)most * sizeof(int)));
     g->sk_blocks = most;
@@ -1395,6 +1657,7 @@ extern "C" int tps_w8k_prepare(tps_gemm *g) {
 /* the grid of a stream-K launch for m rows: every resident block, at most one per iteration;
  * TPS_W8_SKG (1..resident) forces fewer */
 extern "C" int tps_w8k_slots(int bt) {
+  if (bt == 256) return sk2_slots;
   for (int v = 0; v < NSKVARIANTS; v++)
     if (skvariants[v].bt == bt) return sk_slots[v];
   return 0;
@@ -1410,6 +1673,34 @@ extern "C" int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
   TPS_TRY(check_run(g, x, y));
   const w8k_variant *w = sk_variant(bt);
   const long long iters = (long long)((g->n + 127) / 128) * ((m + bt - 1) / bt) * (g->k / 64);
+  if (bt == 256 && sk2_slots > 0 && g->sk_ws && iters <= 0x7fffffffLL) {
+    CUtensorMap mx, mxt, mr;
+    TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)m, (uint64_t)g->k * 2, 64,
+                     (uint32_t)(m < 256 ? m : 256), CU_TENSOR_MAP_SWIZZLE_128B));
+    /* the last token tile of a partial one: a box of exactly its rows */
+    if (m > 256 && m % 256)
+      TPS_TRY(make_map(&mxt, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)m, (uint64_t)g->k * 2, 64,
+                       (uint32_t)(m % 256), CU_TENSOR_MAP_SWIZZLE_128B));
+    else
+      mxt = mx;
+    memcpy(&mr, g->tm_rec, sizeof mr);
+    tps_w8_geom q;
+    tps_w8_geom_of(g, &q);
+    const int grid = tps_w8_sk_grid(&q, m, 256), dpw = tps_w8_sk_dpw(&q, m, grid);
+    Wk2Bounds bnd;
+    if (tps_w8_sk2_bounds(&q, m, grid, dpw, bnd.b) < 0) {
+      fprintf(stderr, "tpsplit: gemm: no 256-token stream-K partition for M=%d on %d blocks\n", m, grid);
+      return TPS_ERR;
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)grid, 1, 1);
+    cfg.blockDim = dim3(384, 1, 1);
+    cfg.dynamicSmemBytes = (size_t)sk2_smem;
+    cfg.stream = s;
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, sk2_fn, mx, mxt, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k, dpw, bnd));
+    CUDA_LAUNCH_CHECK();
+    return TPS_OK;
+  }
   if (!w || !g->sk_ws || iters > 0x7fffffffLL) {
     fprintf(stderr, "tpsplit: gemm: no stream-K kernel for a %d-token tile\n", bt);
     return TPS_ERR;

@@ -137,6 +137,8 @@ static const w8_override w8_overrides[] = {
     {"TPS_W8_S256", "0|1", 0, 0},
     {"TPS_W8_SMALL_SPLIT", "0|1", 0, 0},
     {"TPS_W8_HEAD", NULL, 0, 1L << 30},
+    {"TPS_W8_SK256", "0|1", 0, 0},
+    {"TPS_W8_SKDP", NULL, 0, 1L << 20},
 };
 
 static int w8_word_in(const char *v, const char *words) {

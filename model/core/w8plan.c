@@ -16,7 +16,9 @@ void tps_w8_geom_default(tps_w8_geom *g, int sms, int n, int k) {
   g->k = k;
   for (int b = 0; b < 3; b++)
     for (int s = 0; s < 4; s++) g->split_slots[b][s] = g->sms / (1 << s) * (1 << s);
-  g->sk_slots[0] = g->sk_slots[1] = g->sms;
+  g->sk_slots[0] = g->sk_slots[1] = g->sk_slots[2] = g->sms;
+  g->sk256 = TPS_W8P_SK256_DEFAULT;
+  g->sk_dpw = -1;
   g->sk_blocks = g->sms;
   g->stream_max = 64;
   g->head = -1;
@@ -63,10 +65,11 @@ double tps_w8_wgmma256_us(const tps_w8_geom *g, int m) {
 }
 
 int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
-  int slots = g->sk_slots[bt <= 64 ? 0 : 1];
+  int slots = g->sk_slots[bt <= 64 ? 0 : bt <= 128 ? 1 : 2];
   if (slots <= 0) slots = sms_of(g);
   if (g->sk_blocks > 0 && slots > g->sk_blocks) slots = g->sk_blocks;
   if (g->sk_grid_max > 0 && g->sk_grid_max < slots) slots = g->sk_grid_max;
+  if (bt > 128 && slots > TPS_W8_SK2_MAXG) slots = TPS_W8_SK2_MAXG;
   const long long iters = (long long)((g->n + 127) / 128) * ((m + bt - 1) / bt) * (g->k / 64);
   return iters < slots ? (int)iters : slots;
 }
@@ -82,26 +85,131 @@ int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
 #define SK_FIX 1.5
 #define SK_FIXED 12.0
 #define SK_MAX_M 2048
+/* The 256-token form (w8k2_kernel): whole waves of tiles first, data-parallel, then the
+ * iterations of the tiles left shared by the weighted partition (tps_w8_sk2_bounds).  Its
+ * modelled time: the busiest block's chunks x SK2_CHUNK_US + SK2_FIXED + SK2_SHARED x the share
+ * of the iterations in the stream-K part + SK_FIX per piece past two that a tile is cut into;
+ * fitted to the forced form on a lent H100 (K 5120 N 1792 and K 7168 N 2112, 128..8192 rows,
+ * 20 samples, data/h100_w8a16_sk256.txt call 1: within ~5% where M is a multiple of 256).  The
+ * stream-K part's blocks run the row blocks of one token tile at different k, so its X tiles
+ * and every weight stay live in L2 for the whole part: past SK2_L2_BYTES of them (the 50 MB
+ * L2 of an H100 or H200) it measured up to 1.3x slower per chunk (K 7168 N 2112, 2560 rows on
+ * 170 tiles: 36.7 MB of X + 13.6 MB of weights, 144.8 us against 118.9 modelled): not a choice. */
+#define SK2_CHUNK_US 0.73
+#define SK2_FIXED 5.0
+#define SK2_SHARED 8.0
+#define SK2_L2_BYTES 50e6
+static double sk2_time(const tps_w8_geom *g, int m, int grid, int dpw) {
+  const int nrb = (g->n + 127) / 128, kall = g->k / 64;
+  const long long tiles = (long long)nrb * ((m + 255) / 256), iters = tiles * kall;
+  int bnd[TPS_W8_SK2_MAXG + 1];
+  const double most = tps_w8_sk2_bounds(g, m, grid, dpw, bnd);
+  if (most < 0) return 1e30;
+  const long long skit = iters - (long long)dpw * grid * kall, sktiles = tiles - (long long)dpw * grid;
+  const double live = (double)sktiles / nrb * 256.0 * g->k * 2 + (double)nrb * 128 * g->k * 1.0625; /* X of the part, weights + scales */
+  if (live > SK2_L2_BYTES && skit < iters) return 1e30; /* a part of all tiles: no whole waves to move it to */
+  const long long skper = (skit + grid - 1) / grid, segs = (kall + skper - 1) / skper + 1;
+  return most * SK2_CHUNK_US + SK2_FIXED + SK2_SHARED * (double)skit / (double)iters + (segs > 2 ? SK_FIX * (segs - 2) : 0) +
+         (live > SK2_L2_BYTES ? 1e6 : 0);
+}
 double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt_out) {
-  static const int bts[] = {64, 128};
-  static const double chunk_us[] = {0.40, 0.48};
+  static const int bts[] = {64, 128, 256};
+  static const double chunk_us[] = {0.40, 0.48, SK2_CHUNK_US};
   const int nrb = (g->n + 127) / 128, kall = g->k / 64;
   double best = 1e30;
   *bt_out = 128;
-  for (int b = 0; b < 2; b++) {
+  for (int b = 0; b < 3; b++) {
+    if (b < 2 && m > SK_MAX_M) continue;
+    if (b == 2 && g->sk256 != 1) continue;
     const long long tiles = (long long)nrb * ((m + bts[b] - 1) / bts[b]), iters = tiles * kall;
     if (iters > 0x7fffffffLL) continue;
     const int grid = tps_w8_sk_grid(g, m, bts[b]);
-    const long long per = (iters + grid - 1) / grid;
-    const long long segs = (kall + per - 1) / per + 1; /* blocks a tile's K range can span */
-    const double t = per * chunk_us[b] + (segs > 2 ? SK_FIX * (segs - 2) : 0) + SK_FIXED;
+    double t;
+    if (b == 2) {
+      t = sk2_time(g, m, grid, tps_w8_sk_dpw(g, m, grid));
+      if (t >= 1e5) continue;
+    } else {
+      const long long per = (iters + grid - 1) / grid;
+      const long long segs = (kall + per - 1) / per + 1; /* blocks a tile's K range can span */
+      t = per * chunk_us[b] + (segs > 2 ? SK_FIX * (segs - 2) : 0) + SK_FIXED;
+    }
     if (t < best - 1e-9) { best = t; *bt_out = bts[b]; }
   }
   return best;
 }
 
-/* the stream-K kernel is a choice: built (its workspace made) and m within SK_MAX_M */
-static int sk_ok(const tps_w8_geom *g, int m) { return g->sk_blocks > 0 && m <= SK_MAX_M; }
+/* Whole waves of 256-token tiles that the 256-token stream-K form runs data-parallel before its
+ * stream-K part: floor(tiles / grid) or one fewer, whichever models faster (sk2_time: the
+ * fewer tiles the stream-K part has, the more pieces each is cut into; the more, the more X stays
+ * live in L2); sk_dpw >= 0 forces that many.  At least `grid` iterations stay in the stream-K
+ * part (every block of it has work: a tile's owner waits for the flags of the blocks after it). */
+int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid) {
+  const long long tiles = (long long)((g->n + 127) / 128) * ((m + 255) / 256), kall = g->k / 64;
+  if (grid <= 0) return 0;
+  long long d = tiles / grid;
+  if (g->sk_dpw >= 0) d = g->sk_dpw;
+  while (d > 0 && (tiles - d * grid) * kall < grid) d--;
+  if (g->sk_dpw < 0 && d > 0 && sk2_time(g, m, grid, (int)d - 1) < sk2_time(g, m, grid, (int)d)) d--;
+  return (int)d;
+}
+
+/* chunk weights of the 256-token stream-K form: a tile whose weight rows are at most half
+ * inside N runs one warpgroup's dequantization and MMAs (the other idles) */
+#define SK2_W_FULL 8
+#define SK2_W_HALF 5
+double tps_w8_sk2_bounds(const tps_w8_geom *g, int m, int grid, int dpw, int *bnd) {
+  const int nrb = (g->n + 127) / 128, C = g->k / 64, rem = g->n % 128;
+  const long long tiles = (long long)nrb * ((m + 255) / 256), iters = tiles * C;
+  if (grid < 1 || grid > TPS_W8_SK2_MAXG || dpw < 0 || iters > 0x7fffffffLL) return -1;
+  const long long base = (long long)dpw * grid * C;
+  if (iters - base < grid) return -1;
+  const int half = rem > 0 && rem <= 64;
+  /* cost of one chunk of tile t */
+#define TCOST(t) (half && (t) % nrb == nrb - 1 ? SK2_W_HALF : SK2_W_FULL)
+  long long dp[TPS_W8_SK2_MAXG], total = 0;
+  for (int b = 0; b < grid; b++) {
+    dp[b] = 0;
+    for (long long w = 0; w < dpw; w++) dp[b] += (long long)TCOST(w * grid + b) * C;
+    total += dp[b];
+  }
+  for (long long t = (long long)dpw * grid; t < tiles; t++) total += (long long)TCOST(t) * C;
+  /* block b ends its stream-K range where the stream-K work done so far reaches
+   * (b + 1) x total / grid minus the whole-wave work of blocks 0..b: walk the tiles once */
+  bnd[0] = (int)base;
+  long long t = (long long)dpw * grid, done = 0, dpsum = 0; /* done: stream-K work before tile t */
+  double most = 0;
+  for (int b = 0; b < grid; b++) {
+    dpsum += dp[b];
+    long long e;
+    if (b == grid - 1) e = iters;
+    else {
+      const long long target = (total * (b + 1) + grid / 2) / grid - dpsum; /* stream-K work through block b */
+      while (t < tiles && done + (long long)TCOST(t) * C <= target) { done += (long long)TCOST(t) * C; t++; }
+      e = t * C + (t < tiles ? (target - done + TCOST(t) / 2) / TCOST(t) : 0); /* nearest chunk */
+      if (e > t * C + C) e = t * C + C;
+    }
+    if (e < bnd[b] + 1) e = bnd[b] + 1;                  /* non-empty */
+    if (e > iters - (grid - 1 - b)) e = iters - (grid - 1 - b); /* room for the blocks after */
+    bnd[b + 1] = (int)e;
+  }
+  /* each block's work, in full chunks */
+  for (int b = 0; b < grid; b++) {
+    long long wk = dp[b];
+    for (long long it = bnd[b]; it < bnd[b + 1];) {
+      const long long tt = it / C, e2 = (tt + 1) * C < bnd[b + 1] ? (tt + 1) * C : bnd[b + 1];
+      wk += (e2 - it) * TCOST(tt);
+      it = e2;
+    }
+    const double u = (double)wk / SK2_W_FULL;
+    if (u > most) most = u;
+  }
+#undef TCOST
+  return most;
+}
+
+/* the stream-K kernel is a choice: built (its workspace made), and m within SK_MAX_M or its
+ * 256-token form allowed */
+static int sk_ok(const tps_w8_geom *g, int m) { return g->sk_blocks > 0 && (m <= SK_MAX_M || g->sk256 == 1); }
 
 /* The least modelled time of one launch for m rows past the stream kernel's range (the split
  * pick up to 1024 rows, the 256-token wgmma pass, the stream-K kernel up to SK_MAX_M) */

@@ -10,7 +10,8 @@
  *    (16, 32, 48, 64 or 128 tokens); up to 128 rows also where the split pick is its geometry;
  *  - split: 65..1024 rows: 64 or 128 (256 with s256) tokens x 128 weight rows per block,
  *    cluster split-K 1/2/4/8 of least modelled time, every token tile in one launch;
- *  - sk: stream-K, a persistent grid sharing the (tile, 64-wide chunk) iterations equally;
+ *  - sk: stream-K, a persistent grid sharing the (tile, 64-wide chunk) iterations equally
+ *    (64 or 128 tokens up to 2048 rows; 256 tokens at any M, whole waves of tiles first);
  *  - wgmma: 256-token tiles, one pass over K per block; past one wave of it, the rows of whole
  *    waves run first and the rows left by their own pick (a second launch), where that models
  *    faster (head).
@@ -26,13 +27,17 @@ typedef enum { TPS_W8P_STREAM = 0, TPS_W8P_SPLIT, TPS_W8P_SK, TPS_W8P_WGMMA, TPS
 extern const char *const tps_w8p_kind_names[TPS_W8P_NKIND]; /* "stream", "split", "sk", "wgmma" */
 
 enum { TPS_W8P_STREAM_SPLITS = 8 }; /* the stream kernel's cluster split-K */
+/* the 256-token stream-K form in the default dispatch (the kernels' TPS_W8_SK256 default and the
+ * model's geometry): 0 until its tables are measured with it on a device (doc/gemm-kernels.md,
+ * "Stream-K over the 256-token tiles") */
+enum { TPS_W8P_SK256_DEFAULT = 0 };
 
 typedef struct {
   int sms;                 /* SMs; <= 0: 132 */
   int n, k;                /* weight rows, reduction depth (a multiple of 64) */
   int split_slots[3][4];   /* split kernel: blocks that run at once per token tile (64, 128, 256)
                               and split-K (1, 2, 4, 8); 0: sms */
-  int sk_slots[2];         /* stream-K kernel: resident blocks per token tile (64, 128); 0: sms */
+  int sk_slots[3];         /* stream-K kernel: resident blocks per token tile (64, 128, 256); 0: sms */
   int sk_blocks;           /* the most blocks a stream-K launch may have (its workspace); 0: no stream-K kernel */
   int sk_grid_max;         /* a smaller stream-K grid (override), 0: none */
   int stream_max;          /* the stream kernel's largest M (64) */
@@ -40,6 +45,9 @@ typedef struct {
   int small_split;         /* 1: M <= stream_max past 10 chunks a block runs the split kernel (64 x 8) */
   int s256;                /* 1: the split kernel may take 256-token tiles */
   int head;                /* -1: whole waves first where modelled faster; 0 never; R > 0: forced */
+  int sk256;               /* 1: the stream-K kernel's 256-token form is a choice; 0: not (default TPS_W8P_SK256_DEFAULT) */
+  int sk_dpw;              /* 256-token stream-K: whole (data-parallel) waves first, -1: by the rule (tps_w8_sk_dpw), else
+                              that many (as many as leave every block stream-K work) */
 } tps_w8_geom;
 
 /* The geometry a GPU of `sms` SMs gives without a device to ask (the model's view): one block
@@ -65,6 +73,17 @@ double tps_w8_split_pick(const tps_w8_geom *g, int m, int *bt, int *splits);  /*
 double tps_w8_wgmma256_us(const tps_w8_geom *g, int m);                      /* the 256-token wgmma pass, us */
 double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt);                 /* least modelled stream-K form, us (1e30: none) */
 int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt);                     /* the stream-K launch's grid */
+int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid);                    /* 256-token stream-K: whole waves first */
+/* The 256-token stream-K form's partition for m rows on `grid` blocks with `dpw` whole waves
+ * first: bnd[0..grid] (grid + 1 values, TPS_W8_SK2_MAXG + 1 at most), block b's stream-K
+ * iterations [bnd[b], bnd[b + 1]) (iteration it: tile it / (K/64), chunk it % (K/64), tiles
+ * tile-major), each range non-empty, bnd[grid] every iteration.  Weighted: a chunk of a tile
+ * whose 128 weight rows are at most half inside N (N 2112: the 17th) costs SK2_W_HALF of the
+ * full SK2_W_FULL (one warpgroup idles), and each block's whole-wave tiles count, so the blocks
+ * end together.  Returns the largest block's work in full chunks, or -1 (grid too large, too
+ * few iterations). */
+enum { TPS_W8_SK2_MAXG = 256 };
+double tps_w8_sk2_bounds(const tps_w8_geom *g, int m, int grid, int dpw, int *bnd);
 
 #ifdef __cplusplus
 }

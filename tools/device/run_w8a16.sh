@@ -18,7 +18,7 @@
 #             the SASS source page with stall samples, into ncu.txt / ncu_src.txt
 #   sanitize  compute-sanitizer memcheck and racecheck on test_gemm_gpu, once per entry of SAN_ENVS
 #             (space-separated; else SAN_ENV, default TPS_TEST_QUICK=1; TPS_TEST_SPLIT_ONLY=1: the split
-#             kernel's tiles and splits alone; TPS_TEST_SK_ONLY=1: the stream-K kernel's tiles and grids)
+#             kernel's tiles and splits alone; TPS_TEST_SK_ONLY=1: the stream-K kernel's tiles and grids, =64|128|256 one tile)
 # Stages run in the order env, test, ratio, sanitize, sweep, ncu.
 B=${1:-.w8carry/bin}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -35,7 +35,7 @@ G=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | gr
 if has env; then
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
     nvcc --version | tail -2
-    cuobjdump --dump-resource-usage "$B/tpsplit" 2>&1 | grep -A1 -E "w8t_kernel|w8s_kernel|w8k_kernel" | head -200
+    cuobjdump --dump-resource-usage "$B/tpsplit" 2>&1 | grep -A1 -E "w8t_kernel|w8s_kernel|w8k_kernel|w8k2_kernel" | head -200
   } >"$OUT/env.txt" 2>&1
   [ -n "$SASS_KERNEL" ] && cuobjdump -sass -fun "$SASS_KERNEL" "$B/tpsplit" >"$OUT/sass.txt" 2>&1
   head -3 "$OUT/env.txt"
@@ -87,12 +87,12 @@ if has ncu; then
   for c in ${NCU_CASES:-}; do
     e=${c%%:*}; r=${c#*:}; m=${r%%:*}; sk=${r#*:}
     echo "== ncu $e M=$m skip=$sk" | tee -a "$OUT/ncu.txt" >>"$OUT/ncu_src.txt"
-    env ${e//,/ } timeout 150 ncu --clock-control none --set full -k regex:"w8[tsk]_kernel" --launch-skip "$sk" --launch-count 1 \
+    env ${e//,/ } timeout 150 ncu --clock-control none --set full -k regex:"w8[tsk]2?_kernel" --launch-skip "$sk" --launch-count 1 \
       -o "$OUT/rep" -f "$B/tpsplit" bench gemm --k 5120 --n 1792 --path w8a16 --tokens "$m" --tp 1 --check-only >>"$OUT/log.txt" 2>&1
     ncu -i "$OUT/rep.ncu-rep" --page details >>"$OUT/ncu.txt" 2>&1
     ncu -i "$OUT/rep.ncu-rep" --page source --csv --print-source sass >>"$OUT/ncu_src.txt" 2>&1
     rm -f "$OUT/rep.ncu-rep"
   done
-  grep -E "^== ncu|w8t_kernel|w8s_kernel|w8k_kernel|Grid Size|Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Issue Slots Busy|Warp Cycles Per Issued" "$OUT/ncu.txt" | head -60
+  grep -E "^== ncu|w8t_kernel|w8s_kernel|w8k_kernel|w8k2_kernel|Grid Size|Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Issue Slots Busy|Warp Cycles Per Issued" "$OUT/ncu.txt" | head -60
 fi
 echo "done (${SECONDS}s)"

@@ -387,20 +387,25 @@ int main(void) {
   /* TPS_TEST_SPLIT_ONLY (for compute-sanitizer on the split kernel alone): its tiles and
    * splits on this shape and on K = 3072 (ring refills), then exit; =64, =128 or =256: that
    * token tile alone */
-  /* TPS_TEST_SK_ONLY (compute-sanitizer on the stream-K kernel alone): its two tiles on the
+  /* TPS_TEST_SK_ONLY (compute-sanitizer on the stream-K kernel alone): its three tiles on the
    * default grid and on grids of 1, 3 and 7 blocks (tiles over several blocks, blocks over
-   * several tiles), on this shape and on K = 3072, then exit */
+   * several tiles; with 256 tokens, whole waves first at 1000 rows on 1 and 3 blocks), on this
+   * shape and on K = 3072, then exit; =64, =128 or =256: that token tile alone; with
+   * TPS_TEST_QUICK (racecheck's time) the default grid and 3 blocks, 100 and 1000 rows */
   if (getenv("TPS_TEST_SK_ONLY")) {
-    static const int m0[] = {1, 64, 100, 257};
-    static const char *const g0[] = {"", "1", "3", "7"};
+    static const int m0[] = {1, 64, 100, 257, 1000}, mq[] = {100, 1000};
+    static const char *const g0[] = {"", "3", "1", "7"};
+    const char *only = getenv("TPS_TEST_SK_ONLY");
     double *w3;
     tps_gemm *g3 = random_w8(256, 3072, 112, 10, &w3);
     if (!g3) return 1;
-    for (size_t a = 0; a < 2; a++)
-      for (size_t b = 0; b < 4; b++) {
-        set_kernel("sk", a ? "128" : "64");
+    for (size_t a = 0; a < 3; a++)
+      for (size_t b = 0; b < (quick ? 2 : 4); b++) {
+        if (strcmp(only, "64") && strcmp(only, "128") && strcmp(only, "256") ? 0 : strcmp(only, spt[a])) continue;
+        set_kernel("sk", spt[a]);
         if (*g0[b]) setenv("TPS_W8_SKG", g0[b], 1); else unsetenv("TPS_W8_SKG");
-        for (size_t i = 0; i < 4; i++) check(fast, m0[i], w, 1e-2, "sk only");
+        if (quick) for (size_t i = 0; i < 2; i++) check(fast, mq[i], w, 1e-2, "sk only");
+        else for (size_t i = 0; i < (a == 2 ? 5 : 4); i++) check(fast, m0[i], w, 1e-2, "sk only");
         check(g3, m0[2], w3, 1e-2, "sk only, K=3072");
       }
     unsetenv("TPS_W8_SKG");
@@ -434,7 +439,7 @@ int main(void) {
   }
   static const int ms[] = {1, 17, 64, 100, 257, 3, 1000};
   size_t nms = quick ? 5 : sizeof ms / sizeof *ms;
-  static const char *const kinds[][2] = {{"", ""}, {"stream", ""}, {"mma", ""}, {"wgmma", "64"}, {"wgmma", "128"}, {"wgmma", "256"}, {"split", "64"}, {"split", "128"}, {"sk", "64"}, {"sk", "128"}};
+  static const char *const kinds[][2] = {{"", ""}, {"stream", ""}, {"mma", ""}, {"wgmma", "64"}, {"wgmma", "128"}, {"wgmma", "256"}, {"split", "64"}, {"split", "128"}, {"sk", "64"}, {"sk", "128"}, {"sk", "256"}};
   for (size_t kk = 0; kk < sizeof kinds / sizeof *kinds; kk++) {
     set_kernel(kinds[kk][0], kinds[kk][1]);
     for (size_t i = 0; i < nms; i++) check(fast, ms[i], w, 1e-2, "all E4M3 codes");
@@ -480,14 +485,30 @@ int main(void) {
    * 50; then the same M twice on the default grid must give the same bits (the fix-up's
    * order is fixed, and the flags were cleared for the second launch) */
   static const char *const skg[] = {"1", "3", "7", "50"};
-  for (size_t a = 0; a < 2; a++)
+  for (size_t a = 0; a < 3; a++)
     for (size_t b = 0; b < 4; b++) {
-      set_kernel("sk", a ? "128" : "64");
+      set_kernel("sk", spt[a]);
       setenv("TPS_W8_SKG", skg[b], 1);
       for (size_t i = 0; i < (quick ? 3 : nms); i++) check(fast, ms[i], w, 1e-2, "E4M3 codes, stream-K kernel");
     }
+  /* the 256-token form's whole waves first (TPS_W8_SKDP: that many): 4096 rows = 32
+   * tiles on 7 blocks (4 whole waves, 4 tiles shared), on 13 (1 wave, 19 shared), none forced
+   * (all 32 shared over 7), 1000 rows on 3 blocks (2 waves, 2 tiles shared over 3) */
+  set_kernel("sk", "256");
+  {
+    static const struct { const char *grid, *dp; int m; } dw[] = {{"7", "", 4096}, {"13", "", 4096}, {"7", "0", 4096}, {"3", "", 1000}, {"3", "1", 1000}};
+    for (size_t i = 0; i < (quick ? 2 : sizeof dw / sizeof *dw); i++) {
+      setenv("TPS_W8_SKG", dw[i].grid, 1);
+      if (*dw[i].dp) setenv("TPS_W8_SKDP", dw[i].dp, 1); else unsetenv("TPS_W8_SKDP");
+      check(fast, dw[i].m, w, 1e-2, "stream-K 256, waves first");
+    }
+    unsetenv("TPS_W8_SKDP");
+  }
   unsetenv("TPS_W8_SKG");
   setenv("TPS_W8_BT", "128", 1);
+  same_bits(fast, 1000, "sk", "TPS_W8_SKG", "65536");
+  same_bits(fast, 300, "sk", "TPS_W8_SKG", "65536");
+  setenv("TPS_W8_BT", "256", 1);
   same_bits(fast, 1000, "sk", "TPS_W8_SKG", "65536");
   same_bits(fast, 300, "sk", "TPS_W8_SKG", "65536");
   set_kernel("", "");
@@ -590,9 +611,9 @@ int main(void) {
     unsetenv("TPS_W8_SPLIT");
     /* the stream-K kernel: 48 chunks a tile, on grids of 5 and 13 blocks and the default */
     static const char *const skg3[] = {"5", "13", "0"};
-    for (size_t a = 0; a < 2; a++)
+    for (size_t a = 0; a < 3; a++)
       for (size_t b = 0; b < 3; b++) {
-        set_kernel("sk", a ? "128" : "64");
+        set_kernel("sk", spt[a]);
         setenv("TPS_W8_SKG", skg3[b], 1);
         for (size_t i = 0; i < (quick ? 3 : sizeof m3 / sizeof *m3); i++) check(g3, m3[i], w3, 1e-2, "N=256 K=3072 sk");
       }

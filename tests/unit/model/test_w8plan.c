@@ -110,6 +110,45 @@ int main(void) {
   for (int m = 65; m <= 4096; m += 61)
     if (tps_w8_pick_default(&g, m, &p) == 0 && p.kind == TPS_W8P_SK) sk++;
   CHECK(sk == 0, "stream-K picked %d times without its workspace", sk);
+  /* the 256-token stream-K partition (tps_w8_sk2_bounds): every block's range non-empty and in
+   * order from the end of the whole waves to the last iteration; the busiest block within
+   * 1.5 chunks of the weighted work's even share (half-row tiles at 5/8 of a chunk), or of one
+   * chunk past the most whole-wave work of a block (N 320 on 3 blocks: one block gets every
+   * half tile) */
+  {
+    static const int shapes[][2] = {{1792, 5120}, {2112, 7168}, {256, 512}, {320, 1024}, {256, 3072}};
+    static const int grids[] = {1, 3, 7, 13, 50, 132};
+    int bad = 0, cases = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+      for (int m = 1; m <= 16384; m = m < 64 ? m + 37 : m * 5 / 4 + 1)
+        for (size_t gi = 0; gi < sizeof grids / sizeof *grids; gi++) {
+          tps_w8_geom q;
+          tps_w8_geom_default(&q, 132, shapes[s][0], shapes[s][1]);
+          q.sk_grid_max = grids[gi];
+          const int grid = tps_w8_sk_grid(&q, m, 256), dpw = tps_w8_sk_dpw(&q, m, grid);
+          const int nrb = (shapes[s][0] + 127) / 128, C = shapes[s][1] / 64, rem = shapes[s][0] % 128;
+          const long long tiles = (long long)nrb * ((m + 255) / 256), iters = tiles * C;
+          int bnd[TPS_W8_SK2_MAXG + 1];
+          const double most = tps_w8_sk2_bounds(&q, m, grid, dpw, bnd);
+          double total = 0, dpmax = 0; /* the share, and the most whole-wave work of one block (no stream-K part can lower it) */
+#define COST(t) ((rem > 0 && rem <= 64 && (t) % nrb == nrb - 1 ? 5.0 / 8 : 1.0) * C)
+          for (long long t = 0; t < tiles; t++) total += COST(t);
+          for (int b = 0; b < grid; b++) {
+            double d = 0;
+            for (long long w = 0; w < dpw; w++) d += COST(w * grid + b);
+            if (d > dpmax) dpmax = d;
+          }
+#undef COST
+          const double share = total / grid > dpmax + 1 ? total / grid : dpmax + 1;
+          int ok = most > 0 && bnd[0] == (long long)dpw * grid * C && bnd[grid] == iters && most <= share + 1.5;
+          for (int b = 0; b < grid; b++) ok = ok && bnd[b] < bnd[b + 1];
+          if (!ok && bad++ < 5)
+            printf("sk2 bounds: N %d K %d M %d grid %d dpw %d: most %.2f of share %.2f, bnd[0] %d bnd[grid] %d\n", shapes[s][0],
+                   shapes[s][1], m, grid, dpw, most, total / grid, bnd[0], bnd[grid]);
+          cases++;
+        }
+    CHECK(bad == 0, "256-token stream-K partition: %d of %d cases wrong", bad, cases);
+  }
   printf("w8plan: %d + %d config lines of the H100 tables\n", n1, n2);
   tps_gpus_free(&gt);
   printf("%d checks, %d failed\n", checks, fails);
