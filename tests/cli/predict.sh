@@ -225,7 +225,6 @@ for q in "H200 8 dense-bf16" "H200 8 marlin-w8a16" "H100 4 native-fp8"; do
           pg = 0; for (i = 1; i <= n; i++) if (T[i] < bt + 0) pg = T[i]
           ok_t = pt == bt || (pt != "never" && bt != "never" && pt + 0 <= bt + 0 && pt + 0 > pg)
           # the break-even as the threshold, where there is one: its excess recomputed the same way
-          be = line; if (be ~ /break-even as the threshold/) { sub(/.*break-even as the threshold: /, "", be) } else be = ""
           if (bev + 0 > 0) { score(bev + 0); d5 = v[5] - M; d6 = v[6] - W } else d5 = d6 = 0
           if ((bev + 0 > 0) != (k == 6)) { print "break-even pair: " k " numbers, break-even " bev; exit 1 }
           if (d5 * d5 > 0.0005 ^ 2 || d6 * d6 > 0.01 ^ 2) { print "break-even as the threshold: " v[5] " " v[6] " recomputed " M " " W; exit 1 }
