@@ -28,9 +28,10 @@ extern const char *const tps_w8p_kind_names[TPS_W8P_NKIND]; /* "stream", "split"
 
 enum { TPS_W8P_STREAM_SPLITS = 8 }; /* the stream kernel's cluster split-K */
 /* the 256-token stream-K form in the default dispatch (the kernels' TPS_W8_SK256 default and the
- * model's geometry): 0 until its tables are measured with it on a device (doc/gemm-kernels.md,
- * "Stream-K over the 256-token tiles") */
-enum { TPS_W8P_SK256_DEFAULT = 0 };
+ * model's geometry): measured no slower than the dispatch before it at any of the 29 M of
+ * data/h100_w8a16_grid_*, both shapes, in the same device call (doc/gemm-kernels.md, "Stream-K
+ * over the 256-token tiles") */
+enum { TPS_W8P_SK256_DEFAULT = 1 };
 
 typedef struct {
   int sms;                 /* SMs; <= 0: 132 */

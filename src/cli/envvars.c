@@ -28,7 +28,7 @@ const tps_envvar tps_envvars[] = {
   {"TPS_W8_SKG", "bench calibrate", "kernels/gemm/gemm_w8a16_sm90.cu",
    "with TPS_W8_KERNEL=sk: a persistent grid of this many blocks when fewer than resident (0 or unset: all resident)"},
   {"TPS_W8_SK256", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
-   "W8A16: 1 lets the dispatch pick the stream-K kernel's 256-token form where modelled fastest, 0 not (default 0 until its tables are measured)"},
+   "W8A16: 0 keeps the stream-K kernel's 256-token form out of the dispatch (default 1: picked where modelled fastest)"},
   {"TPS_W8_SKDP", "bench calibrate", "kernels/gemm/gemm_w8a16_sm90.cu",
    "W8A16 256-token stream-K: this many whole waves of tiles (at most all but the last grid's worth of chunks) run data-parallel before the stream-K part (default: all whole waves or one fewer, by the dispatch model)"},
   {"TPS_W8_SPLIT", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
