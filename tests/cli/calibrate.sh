@@ -65,9 +65,11 @@ cp "$tmp/out" "$tmp/sim.txt"
 n=$(awk -F'\t' '$1 ~ /h200_gemm|h100_w8a16/ {n++} END {print n+0}' "$tmp/sim.txt")
 [ "$n" -eq 3 ] && ok || fail "--simulate: $n table rows, want 3: $(cat "$tmp/sim.txt")"
 # columns: table data swept scored steffen_med steffen_max shaped_med shaped_max
-# (w8a16: median <= 5.5% since the 256-token stream-K form joined the dispatch, issue 28: the rule's
-# modelled stream-K times scatter by -7..+15% at mid M (partial token tiles, the L2), so one scale
-# fitted to 12 rows leaves the 256-token pass's rows 8% low; measured 5.3%, max 8.9%)
+# (w8a16: median <= 5.5% since the 256-token stream-K form joined the dispatch, issue 28, measured
+# 5.27%, max 8.86%: the sweep's 1536-row stream-K row, where the rule's sk2_time is 8% high, pulls
+# the one fitted scale low and leaves the 256-token pass's rows 1792..2560 8-9% low; the refit of
+# sk2_time that would restore 4% changes the kernels' picks, so it waits for re-measured tables:
+# doc/gemm-kernels.md, "The calibrate bar for w8a16 is 5.5%, not 4%, and why")
 awk -F'\t' '$1 ~ /h200_gemm|h100_w8a16/ { m = $7; x = $8; sub("%", "", m); sub("%", "", x); lim = $1 ~ /w8a16/ ? 5.5 : 4
   if ($3 < 10 || $3 > 14 || $4 < 9) { print "rows: swept " $3 " scored " $4 " in " $1; bad = 1 }
   if (m + 0 > lim || x + 0 > 10) { print "outside " lim "%/10%: " $1 " median " m " max " x; bad = 1 } }
