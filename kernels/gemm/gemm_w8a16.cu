@@ -403,7 +403,7 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     c->head = c->bt == 256 ? tps_w8_sk_dpw(&q, m, c->splits) : 0; /* whole waves first */
   } else if (kind == TPS_W8K_STREAM) {
     c->bt = c->bm = tps_w8_stream_tile(&q, m); /* wgmma N */
-    c->splits = TPS_W8C_SPLITS;
+    c->splits = tps_w8_env_int("TPS_W8_SCL", 0) == 4 && c->bt <= 64 ? 4 : TPS_W8C_SPLITS; /* tps_w8c_run's clusters */
     c->mtiles = (m + c->bt - 1) / c->bt; /* launches */
     c->stages = c->bt == 128 ? 5 : 10; /* svariants in gemm_w8a16_sm90.cu */
   } else {

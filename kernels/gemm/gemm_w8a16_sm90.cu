@@ -1327,6 +1327,18 @@ static const w8t_variant tvariants[] = {W8T(64, 8, 4), W8T(128, 8, 1), W8T(256, 
  * fragment registers per thread) */
 static const w8t_variant svariants[] = {W8S(16, 10), W8S(32, 10), W8S(48, 10), W8S(64, 10), W8S(128, 5)};
 enum { NSVARIANTS = sizeof svariants / sizeof svariants[0] };
+/* the same stream forms over clusters of 4 (issue 28, an experiment: TPS_W8_SCL=4): at most 15
+ * clusters of 8 run at once on an H100 (ncu, data/h100_w8a16_default.txt), so N 2112 (17 row
+ * blocks) runs its clusters of 8 in two waves; clusters of 4 take twice the chunks a block.  No
+ * traced forms (the trace pointers are the untraced kernels). */
+#define W8K4(BT, ST, P) w8t_kernel<BT, ST, 4, 1, P, 0>
+#define W8S4(BT, ST) \
+  { BT, ST, WgShape<BT, ST>::SMEM + 256 + BT * 128 * 4, \
+    {W8K4(BT, ST, 1), W8K4(BT, ST, 0), W8K4(BT, ST, 4)}, \
+    {W8K4(BT, ST, 1), W8K4(BT, ST, 0), W8K4(BT, ST, 4)}, \
+    {W8K4(BT, ST, 1), W8K4(BT, ST, 0), W8K4(BT, ST, 4)} }
+static const w8t_variant svariants4[] = {W8S4(16, 10), W8S4(32, 10), W8S4(48, 10), W8S4(64, 10)};
+enum { NSVARIANTS4 = sizeof svariants4 / sizeof svariants4[0] };
 enum { NTVARIANTS = sizeof tvariants / sizeof tvariants[0] };
 
 typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
@@ -1367,6 +1379,9 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   if (!h) return TPS_OK; /* built without sm_90a */
   for (int v = 0; v < NTVARIANTS; v++)
     CUDA_TRY(cudaFuncSetAttribute(tvariants[v].fn[0], cudaFuncAttributeMaxDynamicSharedMemorySize, tvariants[v].smem));
+  for (int v = 0; v < NSVARIANTS4; v++)
+    for (int i = 0; i < TPS_W8C_NSUM; i++)
+      CUDA_TRY(cudaFuncSetAttribute(svariants4[v].fn[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants4[v].smem));
   for (int v = 0; v < NSVARIANTS; v++)
     for (int i = 0; i < TPS_W8C_NSUM; i++) {
       CUDA_TRY(cudaFuncSetAttribute(svariants[v].fn[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
@@ -1506,10 +1521,15 @@ extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStrea
     fprintf(stderr, "tpsplit: gemm: no stream kernel for a %d-token tile\n", t);
     return TPS_ERR;
   }
+  unsigned cl = TPS_W8C_SPLITS;
+  if (tps_w8_env_int("TPS_W8_SCL", 0) == 4 && t <= 64) { /* experiment: clusters of 4 */
+    for (int v = 0; v < NSVARIANTS4; v++)
+      if (svariants4[v].bt == t) { w = &svariants4[v]; cl = 4; }
+  }
   for (int r0 = 0; r0 < m; r0 += t) {
     const int rows = m - r0 < t ? m - r0 : t;
     TPS_TRY(launch_w8t(g, w, (const bf16 *)x + (size_t)r0 * g->k, (bf16 *)y + (size_t)r0 * g->n, rows, 1,
-                       TPS_W8C_SPLITS, 1, TPS_W8C_SPLITS, s));
+                       cl, 1, cl, s));
   }
   return TPS_OK;
 }
