@@ -213,6 +213,8 @@ badband 's/"win_bands_tokens": \[/"win_bands_tokens": 7, "x": [/' 'win_bands_tok
 badband 's/^\( *\)1044,*$/\199/' 'win_bands_tokens\[0\]: to: an integer from 1039 to 16383, or null when the band reaches max_tokens, not 99'
 badband 's/^\( *\)2564,$/\12565,/' 'win_bands_tokens\[1\]: the band reaching max_tokens starts at 2565, breakeven_tokens is 2564'
 badband '/win_bands_tokens/,$ s/^\( *\)1039,$/\1"1039",/' 'win_bands_tokens\[0\]: from: an integer from 1 to max_tokens 16384, not a string'
+badband 's/"split_from_tokens": [0-9]*/"split_from_tokens": 20000/' 'split_from_tokens: 20000 is past max_tokens 16384'
+badband 's/"split_from_tokens": [0-9]*/"split_from_tokens": 1/' 'split_from_tokens: 1 is before the first win band \(1039\): the split loses there'
 badband 's/"losing_gaps": \[/"losing_gapz": [/' 'losing_gaps: missing \(win_bands_tokens and losing_gaps come together\)'
 badband 's/"min_speedup": [0-9.]*/"min_speedup": 1.5/' 'losing_gaps\[0\]\.min_speedup: at most 1'
 badband 's/"to_tokens": 2563/"to_tokens": 2562/' 'losing_gaps\[0\]: 1045\.\.2562 is not the gap 1045\.\.2563'
