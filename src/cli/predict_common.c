@@ -79,7 +79,7 @@ static void grid_cell(grid_job *j, tps_gridcell *c) {
   }
   if (c->status == TPS_NA) snprintf(c->why, sizeof c->why, "%s", p.why);
   c->never = c->status == TPS_OK && tps_never_note(&p, j->scaling, &c->use, &c->iv, j->tmax, &c->never_from, &c->never_x, &c->never_at);
-  if (c->status == TPS_OK) c->threshold = tps_threshold_round(tps_pred_threshold(&p, j->tmax, NULL), j->rounding);
+  if (c->status == TPS_OK) c->threshold = tps_threshold_round(tps_pred_threshold(&p, j->tmax, NULL), j->rounding, j->tmax);
   tps_pred_free(&p);
 }
 
