@@ -264,21 +264,22 @@ static double scaled_fn(double x, void *vc) {
   return s->f * tps_loo_curve_eval(s->c, x);
 }
 
-/* The held-out GPU's measured parts as the costs of both choices. */
-typedef struct { const tps_loo_curve *g, *a; int tp; } meas_costs;
+/* A GEMM and a gather curve (the held-out GPU's measured parts, or a prediction's) as the costs of
+ * both choices. */
+typedef struct { const tps_loo_curve *g, *a; int tp; } curve_costs;
 static double mc_replicated(long T, void *vc) {
-  const meas_costs *m = vc;
+  const curve_costs *m = vc;
   return tps_loo_curve_eval(m->g, (double)T);
 }
 static double mc_split(long T, void *vc) {
-  const meas_costs *m = vc;
+  const curve_costs *m = vc;
   return tps_loo_curve_eval(m->g, ceil((double)T / m->tp)) + tps_loo_curve_eval(m->a, (double)T * OUT_BYTES_PER_TOKEN);
 }
 
 /* The threshold the tool writes from a GEMM and a gather curve (tps_threshold_choose on their
  * costs): TPS_EXCESS_NEVER never, NaN when none could be made. */
 static double written_threshold(const tps_loo_curve *g, const tps_loo_curve *a, int tp) {
-  meas_costs mc = {g, a, tp};
+  curve_costs mc = {g, a, tp};
   tps_costs c = {mc_replicated, mc_split, &mc};
   tps_excess x;
   long t = -1;
@@ -394,7 +395,7 @@ static void be_hierarchy(const loo_run *r, const gemm_part *g, int gg, int a, co
   b->ex_h.n = b->ex_hthr.n = 0;
   b->hthr = NAN;
   if (mg && ma && pg && ua) {
-    meas_costs mc = {mg, ma, tp};
+    curve_costs mc = {mg, ma, tp};
     tps_costs c = {mc_replicated, mc_split, &mc};
     tps_excess_eval(&c, tps_loo_as_threshold(b->pred_h), (long)BE_TMAX, &b->ex_h);
     b->hthr = written_threshold(pg, ua, tp);
@@ -426,7 +427,7 @@ static void be_fill(const loo_run *r, const gemm_part *g, int gg, int a, const t
   b->ex_pred.n = b->ex_thr.n = b->ex_meas.n = b->ex_best.n = 0;
   b->best_thr = NAN;
   if (mg && ma) {
-    meas_costs mc = {mg, ma, tp};
+    curve_costs mc = {mg, ma, tp};
     tps_costs c = {mc_replicated, mc_split, &mc};
     tps_excess_eval(&c, tps_loo_as_threshold(b->pred), (long)BE_TMAX, &b->ex_pred);
     if (!isnan(b->thr)) tps_excess_eval(&c, b->thr, (long)BE_TMAX, &b->ex_thr);
