@@ -11,7 +11,7 @@ const tps_envvar tps_envvars[] = {
    "directory holding gpus.tsv, the bundled measurements and models/ (default: the installed "
    "data, else the source tree's data/)"},
   {"TPSPLIT_THREADS", "crossover plot main fit", "src/base/parallel.c",
-   "worker threads of the crossover grid and of `fit --loo-gpu`'s fits, 1..64 (default: the "
+   "worker threads of the crossover grid and of the cross-GPU fits (`fit --loo-gpu`, `--xgpu`), 1..64 (default: the "
    "online CPUs, at most 8); the results do not depend on it"},
   {"TPSPLIT_GNUPLOT", "plot main", "src/plot/plot.c",
    "gnuplot to run: a path or a name on PATH; set but empty or not found: write the .dat and "
