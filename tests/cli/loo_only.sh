@@ -37,7 +37,7 @@ awk '/^gpu +path +tp +measured +predicted/ { f = 1; next } f && /^#/ { f = 0 } f
 [ "$(wc -l <"$tmp/be1")" -eq 54 ] && cmp -s "$tmp/be1" "$tmp/be2" && ok ||
   fail "fit --loo-gpu on 1 thread and on 2: break-evens or intervals differ: $(diff "$tmp/be1" "$tmp/be2" | head -4)"
 # the text run's summary lines: the golden file's (tests/cli/loo.sh keeps it equal to the tool's
-# output), not a second run of it (about 18 s on two cores)
+# output), not a second run of it (about 10 s on two cores, 18 s on one)
 g="$top_srcdir/tests/data/golden/expected/fit_loo_gpu"
 expect_grep "^# dense-bf16, native-fp8: with the written threshold .* instead of the break-even: $m2a of 33 " "$g"
 expect_grep "^# fp8-block, nvfp4: with the written threshold .* instead of the break-even: $m2b of 21 " "$g"
