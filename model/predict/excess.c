@@ -115,7 +115,8 @@ int tps_threshold_choose(const tps_costs *c, long t_max, long *threshold, tps_ex
   return 0;
 }
 
-long tps_threshold_round(long threshold, long rounding) {
+long tps_threshold_round(long threshold, long rounding, long t_max) {
   if (rounding <= 0 || threshold < 1) return threshold;
-  return (threshold + rounding - 1) / rounding * rounding;
+  long r = (threshold + rounding - 1) / rounding * rounding;
+  return r > t_max ? -1 : r;
 }

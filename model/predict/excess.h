@@ -80,8 +80,10 @@ double tps_split_flatness(const tps_costs *c, long t1, long t_max, long *t_at);
  * its excess on the grid.  0, or -1 when no point could be scored (*threshold -1). */
 int tps_threshold_choose(const tps_costs *c, long t_max, long *threshold, tps_excess *out);
 /* A threshold rounded up to a multiple of rounding (a user's --round R); rounding <= 0 or a
- * threshold < 1 (never) returns it unchanged. */
-long tps_threshold_round(long threshold, long rounding);
+ * threshold < 1 (never) returns it unchanged.  Rounded past t_max it is -1, never: within the
+ * answer's range the split is not taken (a thresholds file's null, "never up to max_tokens";
+ * a number past max_tokens would claim a range the answer did not look at). */
+long tps_threshold_round(long threshold, long rounding, long t_max);
 
 #ifdef __cplusplus
 }

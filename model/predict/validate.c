@@ -227,8 +227,8 @@ int tps_validate(const tps_split_series *m, const tps_val_prediction *p, long ro
     series_costs_free(&sm);
     return st;
   }
-  v->threshold_meas = tps_threshold_round(series_threshold(&sm, v->tmax), rounding);
-  v->threshold_pred = tps_threshold_round(series_threshold(&sp, v->tmax), rounding);
+  v->threshold_meas = tps_threshold_round(series_threshold(&sm, v->tmax), rounding, v->tmax);
+  v->threshold_pred = tps_threshold_round(series_threshold(&sp, v->tmax), rounding, v->tmax);
   series_costs_free(&sm);
   series_costs_free(&sp);
   v->first_winning_row = -1;

@@ -39,35 +39,76 @@
 #include "model/calib/calib.h"
 #include "model/predict/excess.h"
 #include "model/predict/resolve.h"
+#include "src/base/parallel.h"
 
 int cmd_fit_loo_gpu(int argc, char **argv);
 
 
 
+/* The fits of run_gemm_loo, made on worker threads (src/base/parallel.h): job g < ngpu the fold
+ * without GPU g (from the prior); job ngpu + g * MAXSETS + h the nested fit without g and h,
+ * from fold g.  Each job writes its own slots; run_gemm_loo reads them in the order the fits
+ * were once made one after another, so the results do not depend on the thread count. */
+typedef struct {
+  tps_xg_path path;
+  const gset *sets;
+  int ns;
+  gemm_loo *r;
+  int nested_phase, idx[MAXSETS * MAXSETS]; /* nested job k: the pair idx[k] = g * MAXSETS + h */
+  int st[MAXSETS][MAXSETS];       /* nested status per (g, h); the folds': st[g][g] */
+  tps_xg_model f[MAXSETS][MAXSETS]; /* nested fit (g, h) */
+} loo_fits;
+
+static void fit_job(void *ctx, int i) {
+  loo_fits *j = ctx;
+  int skipg[MAXSETS] = {0};
+  if (!j->nested_phase) {
+    if (!j->r->fold_ok[i]) return;
+    skipg[i] = 1;
+    j->st[i][i] = tps_lgo_fit_except(j->path, j->sets, j->ns, j->r->grp, skipg, &j->r->fold[i], NULL);
+    return;
+  }
+  int g = j->idx[i] / MAXSETS, h = j->idx[i] % MAXSETS;
+  skipg[g] = skipg[h] = 1;
+  j->st[g][h] = tps_lgo_fit_except(j->path, j->sets, j->ns, j->r->grp, skipg, &j->f[g][h], &j->r->fold[g]);
+}
+
 /* only (may be NULL): hold out that GPU alone (no nested fits, no intervals). */
 static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const tps_gpu *only) {
-  int skipg[MAXSETS], nested = only == NULL;
+  int nested = only == NULL, nt = tps_threads_default();
+  loo_fits *j = calloc(1, sizeof *j);
+  if (!j) return TPS_ENOMEM;
+  j->path = path;
+  j->sets = sets;
+  j->ns = ns;
+  j->r = r;
   r->ngpu = tps_lgo_group_sets(sets, ns, r->grp);
   for (int g = 0; g < r->ngpu; g++) {
     int i0 = 0;
     while (r->grp[i0] != g) i0++;
-    r->fold_ok[g] = 0;
-    if (only && sets[i0].gpu != only) continue;
-    r->fold_ok[g] = 1;
-    memset(skipg, 0, sizeof skipg);
-    skipg[g] = 1;
-    int st = tps_lgo_fit_except(path, sets, ns, r->grp, skipg, &r->fold[g], NULL);
-    if (st != TPS_OK) return st;
+    r->fold_ok[g] = !only || sets[i0].gpu == only;
   }
+  tps_parallel_for(r->ngpu, nt, fit_job, j);
+  for (int g = 0; g < r->ngpu; g++)
+    if (r->fold_ok[g] && j->st[g][g] != TPS_OK) { int st = j->st[g][g]; free(j); return st; }
   for (int i = 0; i < ns; i++) {
     if (!r->fold_ok[r->grp[i]]) { r->err[i] = (tps_loo_err){0, NAN, NAN, NAN}; continue; }
     tps_lgo_predict_set(&r->fold[r->grp[i]], &sets[i], sets[i].pred);
     double *rel = malloc(sets[i].n * sizeof *rel);
     size_t ne = 0;
-    if (!rel) return TPS_ENOMEM;
-    for (size_t j = 0; j < sets[i].n; j++) if (sets[i].eval[j]) rel[ne++] = sets[i].pred[j] / sets[i].t[j] - 1.0;
+    if (!rel) { free(j); return TPS_ENOMEM; }
+    for (size_t q = 0; q < sets[i].n; q++) if (sets[i].eval[q]) rel[ne++] = sets[i].pred[q] / sets[i].t[q] - 1.0;
     r->err[i] = tps_loo_summary(rel, ne);
     free(rel);
+  }
+  if (nested) {
+    /* every pair (g, h), h != g; the diagonal jobs do nothing */
+    j->nested_phase = 1;
+    int njobs = 0;
+    for (int g = 0; g < r->ngpu; g++)
+      for (int h = 0; h < r->ngpu; h++)
+        if (h != g) j->idx[njobs++] = g * MAXSETS + h;
+    tps_parallel_for(njobs, nt, fit_job, j);
   }
   for (int g = 0; g < r->ngpu && nested; g++) {
     /* nested: residuals of every training GPU h predicted by a fit without g and h */
@@ -75,30 +116,32 @@ static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const
     for (int i = 0; i < ns; i++) if (r->grp[i] != g) tot += sets[i].n;
     double *lr = malloc((tot ? tot : 1) * sizeof *lr), *pr = NULL;
     size_t k = 0;
-    if (!lr) return TPS_ENOMEM;
+    if (!lr) { free(j); return TPS_ENOMEM; }
     for (int h = 0; h < r->ngpu; h++) {
       if (h == g) continue;
-      memset(skipg, 0, sizeof skipg);
-      skipg[g] = skipg[h] = 1;
+      /* as when the fits were made here one after another: nest[g][h] holds the fit (g, h)
+       * whatever its status, nest[h][g] too where it succeeded; a later g overwrites both */
       tps_xg_model *mp = &r->nest[g][h], m;
-      int st = tps_lgo_fit_except(path, sets, ns, r->grp, skipg, mp, &r->fold[g]);
+      int st = j->st[g][h];
+      *mp = j->f[g][h];
       r->nest_ok[g][h] = r->nest_ok[h][g] = st == TPS_OK;
       if (st == TPS_ETOOFEW) continue; /* no GPU left to train on (nvfp4: two GPUs measured) */
-      if (st != TPS_OK) { free(lr); return st; }
+      if (st != TPS_OK) { free(lr); free(j); return st; }
       r->nest[h][g] = *mp;
       m = *mp;
       for (int i = 0; i < ns; i++) {
         if (r->grp[i] != h) continue;
         pr = malloc(sets[i].n * sizeof *pr);
-        if (!pr) { free(lr); return TPS_ENOMEM; }
+        if (!pr) { free(lr); free(j); return TPS_ENOMEM; }
         tps_lgo_predict_set(&m, &sets[i], pr);
-        for (size_t j = 0; j < sets[i].n; j++) if (sets[i].eval[j]) lr[k++] = log(pr[j] / sets[i].t[j]);
+        for (size_t q = 0; q < sets[i].n; q++) if (sets[i].eval[q]) lr[k++] = log(pr[q] / sets[i].t[q]);
         free(pr);
       }
     }
     r->sigma[g] = k ? tps_loo_quantile_abs(lr, k, 0.9, HW_FLOOR) : NAN; /* no nested fit: no interval */
     free(lr);
   }
+  free(j);
   for (int i = 0; i < ns && nested; i++) {
     size_t in = 0;
     double sg = r->sigma[r->grp[i]], hw = sg;
@@ -221,21 +264,22 @@ static double scaled_fn(double x, void *vc) {
   return s->f * tps_loo_curve_eval(s->c, x);
 }
 
-/* The held-out GPU's measured parts as the costs of both choices. */
-typedef struct { const tps_loo_curve *g, *a; int tp; } meas_costs;
+/* A GEMM and a gather curve (the held-out GPU's measured parts, or a prediction's) as the costs of
+ * both choices. */
+typedef struct { const tps_loo_curve *g, *a; int tp; } curve_costs;
 static double mc_replicated(long T, void *vc) {
-  const meas_costs *m = vc;
+  const curve_costs *m = vc;
   return tps_loo_curve_eval(m->g, (double)T);
 }
 static double mc_split(long T, void *vc) {
-  const meas_costs *m = vc;
+  const curve_costs *m = vc;
   return tps_loo_curve_eval(m->g, ceil((double)T / m->tp)) + tps_loo_curve_eval(m->a, (double)T * OUT_BYTES_PER_TOKEN);
 }
 
 /* The threshold the tool writes from a GEMM and a gather curve (tps_threshold_choose on their
  * costs): TPS_EXCESS_NEVER never, NaN when none could be made. */
 static double written_threshold(const tps_loo_curve *g, const tps_loo_curve *a, int tp) {
-  meas_costs mc = {g, a, tp};
+  curve_costs mc = {g, a, tp};
   tps_costs c = {mc_replicated, mc_split, &mc};
   tps_excess x;
   long t = -1;
@@ -351,7 +395,7 @@ static void be_hierarchy(const loo_run *r, const gemm_part *g, int gg, int a, co
   b->ex_h.n = b->ex_hthr.n = 0;
   b->hthr = NAN;
   if (mg && ma && pg && ua) {
-    meas_costs mc = {mg, ma, tp};
+    curve_costs mc = {mg, ma, tp};
     tps_costs c = {mc_replicated, mc_split, &mc};
     tps_excess_eval(&c, tps_loo_as_threshold(b->pred_h), (long)BE_TMAX, &b->ex_h);
     b->hthr = written_threshold(pg, ua, tp);
@@ -383,7 +427,7 @@ static void be_fill(const loo_run *r, const gemm_part *g, int gg, int a, const t
   b->ex_pred.n = b->ex_thr.n = b->ex_meas.n = b->ex_best.n = 0;
   b->best_thr = NAN;
   if (mg && ma) {
-    meas_costs mc = {mg, ma, tp};
+    curve_costs mc = {mg, ma, tp};
     tps_costs c = {mc_replicated, mc_split, &mc};
     tps_excess_eval(&c, tps_loo_as_threshold(b->pred), (long)BE_TMAX, &b->ex_pred);
     if (!isnan(b->thr)) tps_excess_eval(&c, b->thr, (long)BE_TMAX, &b->ex_thr);

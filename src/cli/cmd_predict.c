@@ -286,6 +286,9 @@ static void print_text(const answer *a) {
     printf("threshold: %ld tokens (%s)\n", a->threshold,
            a->rounding ? "the least predicted excess below, rounded up to a multiple of --round"
                        : "the least predicted excess below; the break-even where the split wins once and for good");
+  else if (a->rounding > 0 && isfinite(a->lx_thr))
+    printf("threshold: never split (the least predicted excess below, %.0f, rounded up to a multiple of --round %ld, is past %ld "
+           "tokens)\n", a->lx_thr, a->rounding, a->tmax);
   else
     printf("threshold: never split (the least predicted excess below)\n");
   if (a->lx.n) {
@@ -416,7 +419,7 @@ static int analyze(answer *a, const tps_cmdopt_values *v) {
   long lt = -1;
   a->lx_thr = TPS_EXCESS_NEVER;
   if (tps_threshold_choose(&pc, a->tmax, &lt, &a->lx) == 0 && lt > 0) a->lx_thr = (double)lt;
-  a->threshold = tps_threshold_round(lt, a->rounding);
+  a->threshold = tps_threshold_round(lt, a->rounding, a->tmax);
   if (a->lx.n) tps_excess_eval(&pc, a->threshold > 0 ? (double)a->threshold : TPS_EXCESS_NEVER, a->tmax, &a->tx);
   a->bx.n = 0;
   if (a->lx.n && a->cx.breakeven > 0) tps_excess_eval(&pc, (double)a->cx.breakeven, a->tmax, &a->bx);

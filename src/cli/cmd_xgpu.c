@@ -26,6 +26,7 @@
 #include "src/cli/cmdopt.h"
 #include "src/cli/loo_data.h"
 #include "src/base/iocheck.h"
+#include "src/base/parallel.h"
 
 int cmd_fit_xgpu(int argc, char **argv);
 
@@ -47,21 +48,36 @@ static void names_except(const tps_gpu *const *g, int n, const tps_gpu *skip, ch
   }
 }
 
+/* The fits of xgpu_gemm on worker threads (src/base/parallel.h): job g < ng the fold without GPU
+ * g, job ng the fit on every GPU; each writes its own slot. */
+typedef struct {
+  tps_xg_path path;
+  const gset *sets;
+  int ns, ng, grp[MAXSETS], st[MAXSETS + 1];
+  tps_xg_model fit[MAXSETS + 1];
+} xgpu_fits;
+
+static void xgpu_fit_job(void *ctx, int g) {
+  xgpu_fits *j = ctx;
+  int skipg[MAXSETS] = {0};
+  if (g < j->ng) skipg[g] = 1;
+  j->st[g] = tps_lgo_fit_except(j->path, j->sets, j->ns, j->grp, skipg, &j->fit[g], NULL);
+}
+
 static int xgpu_gemm(tps_xgpu_file *x, tps_xg_path path, gset *sets, int ns) {
-  int grp[MAXSETS], skipg[MAXSETS], ng = tps_lgo_group_sets(sets, ns, grp);
-  static tps_xg_model fold[MAXSETS];
-  tps_xg_model all;
+  static xgpu_fits j;
+  memset(&j, 0, sizeof j);
+  j.path = path;
+  j.sets = sets;
+  j.ns = ns;
+  int *grp = j.grp, ng = j.ng = tps_lgo_group_sets(sets, ns, j.grp);
+  const tps_xg_model *fold = j.fit;
   const tps_gpu *gg[MAXSETS];
   for (int i = 0; i < ns; i++) gg[grp[i]] = sets[i].gpu;
-  for (int g = 0; g < ng; g++) {
-    memset(skipg, 0, sizeof skipg);
-    skipg[g] = 1;
-    int st = tps_lgo_fit_except(path, sets, ns, grp, skipg, &fold[g], NULL);
-    if (st != TPS_OK) return st;
-  }
-  memset(skipg, 0, sizeof skipg);
-  int st = tps_lgo_fit_except(path, sets, ns, grp, skipg, &all, NULL);
-  if (st != TPS_OK) return st;
+  tps_parallel_for(ng + 1, tps_threads_default(), xgpu_fit_job, &j);
+  for (int g = 0; g <= ng; g++)
+    if (j.st[g] != TPS_OK) return j.st[g];
+  tps_xg_model all = j.fit[ng];
   /* held-out log residuals of every set by its own fold */
   size_t tot = 0;
   for (int i = 0; i < ns; i++) tot += sets[i].n;

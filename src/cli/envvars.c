@@ -10,9 +10,9 @@ const tps_envvar tps_envvars[] = {
   {"TPSPLIT_DATADIR", "*", "src/base/util.c",
    "directory holding gpus.tsv, the bundled measurements and models/ (default: the installed "
    "data, else the source tree's data/)"},
-  {"TPSPLIT_THREADS", "crossover plot main", "src/cli/predict_common.c",
-   "worker threads of the crossover grid, 1..64 (default: the online CPUs, at most 8); the "
-   "results do not depend on it"},
+  {"TPSPLIT_THREADS", "crossover plot main fit", "src/base/parallel.c",
+   "worker threads of the crossover grid and of the cross-GPU fits (`fit --loo-gpu`, `--xgpu`), 1..64 (default: the "
+   "online CPUs, at most 8); the results do not depend on it"},
   {"TPSPLIT_GNUPLOT", "plot main", "src/plot/plot.c",
    "gnuplot to run: a path or a name on PATH; set but empty or not found: write the .dat and "
    ".gp files only (default: the gnuplot configure found, else gnuplot on PATH)"},

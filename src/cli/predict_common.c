@@ -4,6 +4,7 @@
 #include "src/cli/predict_common.h"
 #include <math.h>
 #include <pthread.h>
+#include "src/base/parallel.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +80,7 @@ static void grid_cell(grid_job *j, tps_gridcell *c) {
   }
   if (c->status == TPS_NA) snprintf(c->why, sizeof c->why, "%s", p.why);
   c->never = c->status == TPS_OK && tps_never_note(&p, j->scaling, &c->use, &c->iv, j->tmax, &c->never_from, &c->never_x, &c->never_at);
-  if (c->status == TPS_OK) c->threshold = tps_threshold_round(tps_pred_threshold(&p, j->tmax, NULL), j->rounding);
+  if (c->status == TPS_OK) c->threshold = tps_threshold_round(tps_pred_threshold(&p, j->tmax, NULL), j->rounding, j->tmax);
   tps_pred_free(&p);
 }
 
@@ -139,14 +140,6 @@ static void *grid_progress(void *arg) {
   }
 }
 
-static int grid_threads(void) {
-  const char *s = getenv("TPSPLIT_THREADS");
-  long n;
-  if (s && tps_parse_long(s, &n) == 0 && n >= 1 && n <= 64) return (int)n;
-  n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > 8 ? 8 : (int)n;
-}
-
 int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, size_t ngpu, const int *tps,
                  size_t ntp, const tps_path *const *paths, size_t npath, const tps_pred_opts *po,
                  const tps_unc_opts *uo, long tmax, long rounding, tps_grid *g, tps_err *e) {
@@ -173,7 +166,7 @@ int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, 
       tps_partset_prepare(r->parts, gpus, ngpu, tps, ntp, paths, npath, po, e) != 0)
     return -2;
   grid_job job = {r, scaling, po, uo, tmax, rounding, g, PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
-  int nt = grid_threads();
+  int nt = tps_threads_default();
   if ((size_t)nt > g->n) nt = g->n ? (int)g->n : 1;
   pthread_t th[64], prog;
   int started = 0, progress = 0;

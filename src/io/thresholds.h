@@ -56,7 +56,8 @@
  *   and for good; below it where an earlier band pays more than its losing gap costs; given
  *   without a break-even where the split wins in a band only.  (Files of schema 1 written before
  *   2026-12-06 held the next power of two >= the break-even; the meaning of the field is the
- *   same: split when T >= it.)
+ *   same: split when T >= it.)  The reader refuses one past max_tokens, one where
+ *   win_bands_tokens is [] and one before the first win band: no answer writes them.
  * losing_gaps (with win_bands_tokens): one per pair of neighbouring bands, the tokens between
  *   them (from_tokens = the earlier band's to + 1, to_tokens = the next band's from - 1) and
  *   min_speedup, the smallest replicated / split time seen in the gap on the same grid

@@ -349,6 +349,16 @@ static int read_entry(rd *r, json_t *x, tps_thr_entry *e) {
   if (!rc) rc = get_int(r, x, "max_tokens", 1, 1, 1L << 40, 0, 0, &e->max_tokens);
   if (!rc) rc = get_num(r, x, "out_bytes_per_token", 1, 0, 0, 0, 0, &e->out_bytes_per_token);
   if (!rc) rc = read_bands(r, x, e);
+  /* a threshold no answer can write: past max_tokens, or where the split wins nowhere or only
+   * later (tps_threshold_choose takes the start of a win band, --round only moves it up) */
+  if (!rc && e->split_from > 0) {
+    size_t l = push(r, "split_from_tokens", 0);
+    if (e->split_from > e->max_tokens) rc = bad(r, "%ld is past max_tokens %ld", e->split_from, e->max_tokens);
+    else if (e->have_bands && e->nbands == 0) rc = bad(r, "%ld, but win_bands_tokens is empty: the split never wins", e->split_from);
+    else if (e->have_bands && e->split_from < e->band_from[0])
+      rc = bad(r, "%ld is before the first win band (%ld): the split loses there", e->split_from, e->band_from[0]);
+    pop(r, l);
+  }
   if (!rc) rc = read_prov(r, x, "gemm", &e->gemm);
   if (!rc) rc = read_prov(r, x, "gather", &e->gather);
   return rc;

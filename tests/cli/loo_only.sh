@@ -12,7 +12,8 @@
 # excess grid round(2^(i/8)) at or after its break-even (the break-even's 64-per-octave scan
 # holds every point of that grid and from it on the prediction's own split wins there: a later
 # threshold only adds excess); its verdicts add up to the text's count lines
-expect_rc 0 "$TPSPLIT" fit --loo-gpu --only breakeven --json
+# (on one thread: the golden text below was made on two, tests/data/golden/run.sh)
+expect_rc 0 env TPSPLIT_THREADS=1 "$TPSPLIT" fit --loo-gpu --only breakeven --json
 awk -F'[:,]' 'function gup(b,   i, t) { for (i = 0; i <= 120; i++) { t = int(2 ^ (i / 8) + 0.5); if (t >= b) return t } return 1e9 }
      /"excess": \{/{s="e"} /"excess_hierarchy": \{/{s="h"} /"excess_measured": \{/{s="m"} /"excess_written": \{/{s="w"}
      /"excess_best": \{/{s="b"} /"excess_hierarchy_written": \{/{s="hw"}
@@ -25,8 +26,18 @@ awk -F'[:,]' 'function gup(b,   i, t) { for (i = 0; i <= 120; i++) { t = int(2 ^
        met2[n <= 33 ? 0 : 1] += mn["hw"] != "null" && mn["hw"] + 0 <= 0.01 && wo["hw"] + 0 <= 0.10 }
      END { print met2[0] + 0, met2[1] + 0 > "/dev/stderr"; exit !(n == 54 && !bad) }' "$tmp/out" 2> "$tmp/met2" && ok || fail "breakeven JSON: excess thresholds (33 dense-bf16/native-fp8 rows, 21 fp8-block/nvfp4)"
 read -r m2a m2b < "$tmp/met2"
+# the fits run on worker threads (src/base/parallel.h) and must not depend on how many: every
+# row's predicted break-even and the low end of its 90% interval (from the nested fits), one
+# thread here against two in the golden text
+awk -F'[:,]' '/"lo90":/ { v = $2; gsub(/ /, "", v); lo = v == "null" ? "-" : sprintf("%.0f", v) }
+  /"predicted":/ { v = $2; gsub(/ /, "", v); pr = v == "null" ? "none" : sprintf("%.0f", v) }
+  /"tp":/ { print pr, lo }' "$tmp/out" >"$tmp/be1"
+awk '/^gpu +path +tp +measured +predicted/ { f = 1; next } f && /^#/ { f = 0 } f && NF > 5 { print $5, $7 }' \
+  "$top_srcdir/tests/data/golden/expected/fit_loo_gpu" >"$tmp/be2"
+[ "$(wc -l <"$tmp/be1")" -eq 54 ] && cmp -s "$tmp/be1" "$tmp/be2" && ok ||
+  fail "fit --loo-gpu on 1 thread and on 2: break-evens or intervals differ: $(diff "$tmp/be1" "$tmp/be2" | head -4)"
 # the text run's summary lines: the golden file's (tests/cli/loo.sh keeps it equal to the tool's
-# output), not a second run of it (about 18 s on two cores)
+# output), not a second run of it (about 10 s on two cores, 18 s on one)
 g="$top_srcdir/tests/data/golden/expected/fit_loo_gpu"
 expect_grep "^# dense-bf16, native-fp8: with the written threshold .* instead of the break-even: $m2a of 33 " "$g"
 expect_grep "^# fp8-block, nvfp4: with the written threshold .* instead of the break-even: $m2b of 21 " "$g"

@@ -148,6 +148,15 @@ expect_grep 'n/a: A100-SXM-80GB has no fp8' "$tmp/out"
 # a user rounding: threshold = next multiple of 100 of the break-even
 expect_rc 0 "$TPSPLIT" crossover --gpus H20 --tp 8 --paths marlin-w8a16 --samples 20 --round 100
 expect_grep "^H20 +8 +marlin-w8a16 +$be +[^ ]+ +$(awk -v b="$be" 'BEGIN { print int((b + 99) / 100) * 100 }') " "$tmp/out"
+# rounded past the largest T asked: never within the range (a thresholds file's null, which
+# decide reads), and the text says why; the same question unrounded splits from its threshold
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 --gather nccl --tokens 1,2500 --thresholds-out "$tmp/rp.json"
+t0=$(sed -n 's/^threshold: \([0-9]*\) tokens .*/\1/p' "$tmp/out")
+[ -n "$t0" ] && [ "$t0" -le 2500 ] && [ $(( (t0 + 1999) / 2000 * 2000 )) -gt 2500 ] && ok || fail "H200 TP8 dense-bf16: threshold '$t0', want one in 1..2500 that rounds past 2500 by 2000"
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 --gather nccl --tokens 1,2500 --round 2000 --thresholds-out "$tmp/rp.json"
+expect_grep "^threshold: never split \(the least predicted excess below, $t0, rounded up to a multiple of --round 2000, is past 2500 tokens\)$" "$tmp/out"
+expect_grep '"split_from_tokens": null' "$tmp/rp.json"
+expect_rc 1 "$TPSPLIT" decide --thresholds "$tmp/rp.json" --gpu H200 --tp 8 --path dense-bf16 --gather nccl --tokens 2500
 
 # --- a zero-width interval is said to sit on a step of the model.  A100 TP2 w8a16 (spec-only: our
 # kernels' mma.sync form off SM90, the path's priors: tiles of 64 rows x 128 columns in waves over

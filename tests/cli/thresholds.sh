@@ -214,6 +214,16 @@ badband 's/"win_bands_tokens": \[/"win_bands_tokens": 7, "x": [/' 'win_bands_tok
 badband 's/^\( *\)2740,*$/\199/' 'win_bands_tokens\[0\]: to: an integer from 2564 to 16383, or null when the band reaches max_tokens, not 99'
 badband 's/^\( *\)3334,$/\13335,/' 'win_bands_tokens\[2\]: the band reaching max_tokens starts at 3335, breakeven_tokens is 3334'
 badband '/win_bands_tokens/,$ s/^\( *\)2564,$/\1"2564",/' 'win_bands_tokens\[0\]: from: an integer from 1 to max_tokens 16384, not a string'
+badband 's/"split_from_tokens": [0-9]*/"split_from_tokens": 20000/' 'split_from_tokens: 20000 is past max_tokens 16384'
+badband 's/"split_from_tokens": [0-9]*/"split_from_tokens": 1/' 'split_from_tokens: 1 is before the first win band \(2564\): the split loses there'
+# a threshold where the split never wins (RTX PRO 6000 TP8 dense-bf16: win_bands_tokens [])
+expect_rc 0 "$TPSPLIT" predict --gpu RTX-PRO-6000 --tp 8 --path dense-bf16 --thresholds-out "$tmp/nv.json"
+expect_grep '"win_bands_tokens": \[\]' "$tmp/nv.json"
+sed 's/"split_from_tokens": null/"split_from_tokens": 100/' "$tmp/nv.json" >"$tmp/nv2.json"
+expect_rc 2 dec --thresholds "$tmp/nv2.json" --gpu RTX-PRO-6000 --tp 8 --path dense-bf16 --tokens 500
+one_line
+nl=$(grep -n '"split_from_tokens": 100' "$tmp/nv2.json" | cut -d: -f1)
+expect_grep "nv2.json:$nl: .*\.dense-bf16\.8\.auto\.split_from_tokens: 100, but win_bands_tokens is empty: the split never wins\$" "$tmp/err"
 badband 's/"losing_gaps": \[/"losing_gapz": [/' 'losing_gaps: missing \(win_bands_tokens and losing_gaps come together\)'
 badband 's/"min_speedup": [0-9.]*/"min_speedup": 1.5/' 'losing_gaps\[0\]\.min_speedup: at most 1'
 badband 's/"to_tokens": 2827/"to_tokens": 2826/' 'losing_gaps\[0\]: 2741\.\.2826 is not the gap 2741\.\.2827'

@@ -108,9 +108,12 @@ int main(void) {
   CHECK(tps_threshold_choose(&b, 16384, &th, &x) == 0 && th == 64 && near(x.worst, 0.03), "written, 3%% gap: %ld", th);
   gap = 0.5;
   CHECK(tps_threshold_choose(&nv, 500, &th, &x) == 0 && th == -1, "written where the split never wins: never (%ld)", th);
-  CHECK(tps_threshold_round(100, 64) == 128 && tps_threshold_round(128, 64) == 128 && tps_threshold_round(100, 0) == 100 &&
-            tps_threshold_round(-1, 64) == -1,
+  CHECK(tps_threshold_round(100, 64, 16384) == 128 && tps_threshold_round(128, 64, 16384) == 128 && tps_threshold_round(100, 0, 16384) == 100 &&
+            tps_threshold_round(-1, 64, 16384) == -1,
         "rounding: 100 -> 128 by 64, 128 stays, 0 keeps it, never stays never");
+  /* past the range: 16300 by 1000 is 17000 > 16384, never within it; 16000 by 4096 is 16384, in */
+  CHECK(tps_threshold_round(16300, 1000, 16384) == -1 && tps_threshold_round(16000, 4096, 16384) == 16384,
+        "rounding past t_max: never; onto t_max: kept");
 
   /* flatness from T1 on */
   tps_costs f = {repl_fn, flat_fn, NULL};

@@ -145,10 +145,10 @@ static void test_crossover_generic(void) {
   CHECK(tps_crossover_find(nan_diff, NULL, 1, 100, &c) == TPS_EINVAL, "NaN rejected");
   CHECK(tps_crossover_find(lin_diff, &l, 10, 5, &c) == TPS_EINVAL, "tmin > tmax rejected");
   /* a user's rounding of the threshold: the next multiple */
-  CHECK(tps_threshold_round(1450, 256) == 1536, "thr 1450/256"); /* 6*256 = 1536 */
-  CHECK(tps_threshold_round(1536, 256) == 1536, "thr 1536/256");
-  CHECK(tps_threshold_round(1450, 0) == 1450, "thr 1450, no rounding");
-  CHECK(tps_threshold_round(-1, 256) == -1, "thr never");
+  CHECK(tps_threshold_round(1450, 256, 16384) == 1536, "thr 1450/256"); /* 6*256 = 1536 */
+  CHECK(tps_threshold_round(1536, 256, 16384) == 1536, "thr 1536/256");
+  CHECK(tps_threshold_round(1450, 0, 16384) == 1450, "thr 1450, no rounding");
+  CHECK(tps_threshold_round(-1, 256, 16384) == -1, "thr never");
 }
 
 /* ---- spec-only predictions: plumbing, applicability, gathers --------------------------- */
