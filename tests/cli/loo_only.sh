@@ -1,8 +1,9 @@
 #!/bin/sh
-# tests/cli/loo_only.sh: the parts of `tpsplit fit --loo-gpu` asked for alone (--only): the
-# break-even rows' JSON, the all-gather (text and JSON) and the transfer accuracy's JSON.  The
-# inspect and --hold-out checks and the whole table: tests/cli/loo.sh (two scripts so that
-# `make -j2 check` runs the two halves at once).
+# tests/cli/loo_only.sh: `tpsplit fit --loo-gpu --json` (every part in one run: the break-even
+# rows and the transfer accuracy; one run of the fits instead of one per part) and the
+# all-gather asked for alone (--only gather, text and JSON).  The inspect and --hold-out checks
+# and the whole table: tests/cli/loo.sh (two scripts so that `make -j2 check` runs the two
+# halves at once).
 . "$top_srcdir/tests/cli/lib.sh"
 
 # JSON: every break-even row carries the excess of its predicted break-even, of the threshold
@@ -13,7 +14,8 @@
 # holds every point of that grid and from it on the prediction's own split wins there: a later
 # threshold only adds excess); its verdicts add up to the text's count lines
 # (on one thread: the golden text below was made on two, tests/data/golden/run.sh)
-expect_rc 0 env TPSPLIT_THREADS=1 "$TPSPLIT" fit --loo-gpu --only breakeven --json
+expect_rc 0 env TPSPLIT_THREADS=1 "$TPSPLIT" fit --loo-gpu --json
+cp "$tmp/out" "$tmp/all.json"
 awk -F'[:,]' 'function gup(b,   i, t) { for (i = 0; i <= 120; i++) { t = int(2 ^ (i / 8) + 0.5); if (t >= b) return t } return 1e9 }
      /"excess": \{/{s="e"} /"excess_hierarchy": \{/{s="h"} /"excess_measured": \{/{s="m"} /"excess_written": \{/{s="w"}
      /"excess_best": \{/{s="b"} /"excess_hierarchy_written": \{/{s="hw"}
@@ -65,9 +67,7 @@ for g in A100-SXM-80GB H100-SXM B200; do
                              exit !(d1 <= 0.11 && d2 <= 0.11 && $3 > 0 && $5 == 22) }' && ok || fail "$g gather: printed '$want', from the points '$got'"
 done
 
-# --- transfer accuracy: the JSON of the part alone (its text: tests/cli/loo.sh, from the whole table)
-expect_rc 0 "$TPSPLIT" fit --loo-gpu --only transfer --json
-cp "$tmp/out" "$tmp/xfer.json"
-expect_grep '"gather_nvlink_coverage90"' "$tmp/xfer.json"
+# --- transfer accuracy: its JSON, from the run above (its text: tests/cli/loo.sh, from the whole table)
+expect_grep '"gather_nvlink_coverage90"' "$tmp/all.json"
 
 finish
