@@ -45,10 +45,11 @@ int cmd_fit_loo_gpu(int argc, char **argv);
 
 
 
-/* The fits of run_gemm_loo, made on worker threads (src/base/parallel.h): job g < ngpu the fold
- * without GPU g (from the prior); job ngpu + g * MAXSETS + h the nested fit without g and h,
- * from fold g.  Each job writes its own slots; run_gemm_loo reads them in the order the fits
- * were once made one after another, so the results do not depend on the thread count. */
+/* The fits of run_gemm_loo, made on worker threads (src/base/parallel.h) in two phases: first
+ * job g is the fold without GPU g (from the prior, into r->fold[g], status st[g][g]); then job k
+ * is the nested fit without g and h, idx[k] = g * MAXSETS + h (from fold g, into f[g][h], status
+ * st[g][h]).  Each job writes its own slots; run_gemm_loo reads them in the order the fits were
+ * once made one after another, so the results do not depend on the thread count. */
 typedef struct {
   tps_xg_path path;
   const gset *sets;

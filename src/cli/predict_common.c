@@ -30,8 +30,8 @@ tps_predref_opts tps_predref_opts_of(const tps_cmdopt_values *v, long tmax, cons
 }
 
 /* ---------------------------------------------------------------- grid */
-/* The cells are independent: they are shared out between worker threads (one per
- * online CPU, at most 8; TPSPLIT_THREADS overrides), each taking the next cell.  Every
+/* The cells are independent: they are shared out between worker threads (tps_parallel_for:
+ * one per online CPU, at most 8; TPSPLIT_THREADS overrides), each taking the next cell.  Every
  * cell draws its bootstrap samples from the same seed, so the output does not depend on
  * the number of threads. */
 typedef struct {
@@ -42,7 +42,7 @@ typedef struct {
   long tmax, rounding;
   tps_grid *g;
   pthread_mutex_t lock;
-  size_t next, done;
+  size_t done;
   int stop;  /* the progress line's thread ends */
 } grid_job;
 
@@ -84,18 +84,13 @@ static void grid_cell(grid_job *j, tps_gridcell *c) {
   tps_pred_free(&p);
 }
 
-static void *grid_worker(void *arg) {
-  grid_job *j = arg;
-  for (;;) {
-    pthread_mutex_lock(&j->lock);
-    size_t i = j->next++;
-    pthread_mutex_unlock(&j->lock);
-    if (i >= j->g->n) return NULL;
-    grid_cell(j, &j->g->cell[i]);
-    pthread_mutex_lock(&j->lock);
-    j->done++;
-    pthread_mutex_unlock(&j->lock);
-  }
+/* One cell, on a worker thread of tps_parallel_for (src/base/parallel.h). */
+static void grid_one(void *ctx, int i) {
+  grid_job *j = ctx;
+  grid_cell(j, &j->g->cell[i]);
+  pthread_mutex_lock(&j->lock);
+  j->done++;
+  pthread_mutex_unlock(&j->lock);
 }
 
 /* Long runs say so (issue 30 item 9).  The estimate is made before the run from its size (so
@@ -165,21 +160,18 @@ int tps_grid_run(const tps_predref *r, int scaling, const tps_gpu *const *gpus, 
   if (scaling == TPS_SCALING_PARTS &&
       tps_partset_prepare(r->parts, gpus, ngpu, tps, ntp, paths, npath, po, e) != 0)
     return -2;
-  grid_job job = {r, scaling, po, uo, tmax, rounding, g, PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
+  grid_job job = {r, scaling, po, uo, tmax, rounding, g, PTHREAD_MUTEX_INITIALIZER, 0, 0};
   int nt = tps_threads_default();
   if ((size_t)nt > g->n) nt = g->n ? (int)g->n : 1;
-  pthread_t th[64], prog;
-  int started = 0, progress = 0;
+  pthread_t prog;
+  int progress = 0;
   const double est = grid_estimate_s(g, scaling, nt);
   if (est > TPS_LONG_RUN_S) {
     tps_die_msg("about %.0f s: %zu cells x %d bootstrap samples on %d thread%s (--samples sets the samples, "
                 "--gpus/--tp/--paths the cells)", est, g->n, g->nsamples, nt, nt == 1 ? "" : "s");
     progress = isatty(STDERR_FILENO) && pthread_create(&prog, NULL, grid_progress, &job) == 0;
   }
-  for (int i = 1; i < nt; i++)
-    if (pthread_create(&th[started], NULL, grid_worker, &job) == 0) started++;
-  grid_worker(&job);
-  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  tps_parallel_for((int)g->n, nt, grid_one, &job);
   if (progress) {
     pthread_mutex_lock(&job.lock);
     job.stop = 1;

@@ -2,6 +2,7 @@
  * threads, and where each part came from (printed and JSON); see evidence.h. */
 #include "config.h"
 #include "src/evidence/ev_int.h"
+#include "src/base/parallel.h"
 #include "model/core/harness.h"
 #include "model/predict/crossover.h"
 
@@ -226,31 +227,24 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
   return TPS_OK;
 }
 
-/* Tables of the GEMM parts made in threads (each writes its own part). */
+/* Tables of the GEMM parts made on worker threads (tps_parallel_for; each writes its own part). */
 typedef struct {
   tps_partset *ps;
   pthread_mutex_t lock;
-  size_t next;
   int bad;
 } tab_job;
 
-static void *tab_worker(void *arg) {
-  tab_job *j = arg;
-  for (;;) {
+static void tab_one(void *ctx, int i) {
+  tab_job *j = ctx;
+  tps_part_source *s = j->ps->res[i];
+  if (!s || s->part.what != TPS_PART_GEMM || s->part.tab) return;
+  pthread_mutex_lock(&j->ps->lock);
+  const struct tps_gemmgrid *lg = ev_launches(j->ps, &s->part);
+  pthread_mutex_unlock(&j->ps->lock);
+  if (tps_part_tabulate_on(&s->part, j->ps->o.tmax, lg) != TPS_OK) {
     pthread_mutex_lock(&j->lock);
-    size_t i = j->next++;
+    j->bad = 1;
     pthread_mutex_unlock(&j->lock);
-    if (i >= j->ps->nres) return NULL;
-    tps_part_source *s = j->ps->res[i];
-    if (!s || s->part.what != TPS_PART_GEMM || s->part.tab) continue;
-    pthread_mutex_lock(&j->ps->lock);
-    const struct tps_gemmgrid *lg = ev_launches(j->ps, &s->part);
-    pthread_mutex_unlock(&j->ps->lock);
-    if (tps_part_tabulate_on(&s->part, j->ps->o.tmax, lg) != TPS_OK) {
-      pthread_mutex_lock(&j->lock);
-      j->bad = 1;
-      pthread_mutex_unlock(&j->lock);
-    }
   }
 }
 
@@ -267,19 +261,8 @@ int tps_partset_prepare(tps_partset *ps, const tps_gpu *const *gpus, size_t ngpu
         if (st == TPS_EBADDATA) rc = -1;
       }
   ps->defer_tab = 0;
-  tab_job job = {ps, PTHREAD_MUTEX_INITIALIZER, 0, 0};
-  long nt = sysconf(_SC_NPROCESSORS_ONLN);
-  const char *env = getenv("TPSPLIT_THREADS");
-  long ev;
-  if (env && tps_parse_long(env, &ev) == 0 && ev >= 1 && ev <= 64) nt = ev;
-  if (nt < 1) nt = 1;
-  if (nt > 8) nt = 8;
-  pthread_t th[8];
-  int started = 0;
-  for (long i = 1; i < nt; i++)
-    if (pthread_create(&th[started], NULL, tab_worker, &job) == 0) started++;
-  tab_worker(&job);
-  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  tab_job job = {ps, PTHREAD_MUTEX_INITIALIZER, 0};
+  tps_parallel_for((int)ps->nres, tps_threads_default(), tab_one, &job);
   if (!rc && job.bad) rc = tps_err_set(e, NULL, 0, "a GEMM part has no usable times on 1..%ld rows", ps->o.tmax);
   ps->tab_late = 1;
   return rc;
