@@ -65,26 +65,25 @@ static void xgpu_fit_job(void *ctx, int g) {
 }
 
 static int xgpu_gemm(tps_xgpu_file *x, tps_xg_path path, gset *sets, int ns) {
-  static xgpu_fits j;
-  memset(&j, 0, sizeof j);
-  j.path = path;
-  j.sets = sets;
-  j.ns = ns;
-  int *grp = j.grp, ng = j.ng = tps_lgo_group_sets(sets, ns, j.grp);
-  const tps_xg_model *fold = j.fit;
+  xgpu_fits *fits = calloc(1, sizeof *fits);
+  if (!fits) return TPS_ENOMEM;
+  fits->path = path;
+  fits->sets = sets;
+  fits->ns = ns;
+  int *grp = fits->grp, ng = fits->ng = tps_lgo_group_sets(sets, ns, fits->grp);
+  const tps_xg_model *fold = fits->fit, *all = &fits->fit[ng];
   const tps_gpu *gg[MAXSETS];
   for (int i = 0; i < ns; i++) gg[grp[i]] = sets[i].gpu;
-  tps_parallel_for(ng + 1, tps_threads_default(), xgpu_fit_job, &j);
+  tps_parallel_for(ng + 1, tps_threads_default(), xgpu_fit_job, fits);
   for (int g = 0; g <= ng; g++)
-    if (j.st[g] != TPS_OK) return j.st[g];
-  tps_xg_model all = j.fit[ng];
+    if (fits->st[g] != TPS_OK) { int st = fits->st[g]; free(fits); return st; }
   /* held-out log residuals of every set by its own fold */
   size_t tot = 0;
   for (int i = 0; i < ns; i++) tot += sets[i].n;
   double *lr = malloc((tot ? tot : 1) * sizeof *lr);
   int *lg = malloc((tot ? tot : 1) * sizeof *lg);
   double *sub = malloc((tot ? tot : 1) * sizeof *sub);
-  if (!lr || !lg || !sub) { free(lr); free(lg); free(sub); return TPS_ENOMEM; }
+  if (!lr || !lg || !sub) { free(lr); free(lg); free(sub); free(fits); return TPS_ENOMEM; }
   size_t k = 0;
   for (int i = 0; i < ns; i++) {
     tps_lgo_predict_set(&fold[grp[i]], &sets[i], sets[i].pred);
@@ -96,9 +95,9 @@ static int xgpu_gemm(tps_xgpu_file *x, tps_xg_path path, gset *sets, int ns) {
     size_t m = 0;
     for (size_t j = 0; j < k; j++) if (lg[j] != g) sub[m++] = lr[j];
     double sigma = tps_loo_quantile_abs(sub, m, 0.9, HW_FLOOR);
-    const tps_xg_model *mo = g < 0 ? &all : &fold[g];
+    const tps_xg_model *mo = g < 0 ? all : &fold[g];
     names_except(gg, ng, g < 0 ? NULL : gg[g], names, sizeof names);
-    if (x->nxg == TPS_XGPU_MAXG) { free(lr); free(lg); free(sub); return TPS_EINVAL; }
+    if (x->nxg == TPS_XGPU_MAXG) { free(lr); free(lg); free(sub); free(fits); return TPS_EINVAL; }
     tps_res_xgemm *r = &x->xg[x->nxg++];
     r->path = path;
     snprintf(r->held, sizeof r->held, "%s", g < 0 ? "-" : gg[g]->name);
@@ -106,7 +105,7 @@ static int xgpu_gemm(tps_xgpu_file *x, tps_xg_path path, gset *sets, int ns) {
     snprintf(r->trained, sizeof r->trained, "%.399s", names);
     r->m = *mo;
   }
-  free(lr); free(lg); free(sub);
+  free(lr); free(lg); free(sub); free(fits);
   return TPS_OK;
 }
 
