@@ -1,11 +1,13 @@
 /* parts.c: measured curves, the models behind them, and their evaluation (see parts.h). */
 #include "model/predict/parts.h"
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_interp.h>
 #include "model/predict/pred_impl.h"
+#include "model/predict/crossover.h"
 #include "model/numeric/robust.h"
 
 const char *const tps_prov_names[TPS_PROV_N] = {"measured", "fitted", "sibling", "transferred", "spec-only"};
@@ -334,6 +336,10 @@ double tps_part_rsd(const tps_part *p, double xlo, double xhi) {
 
 void tps_part_free(tps_part *p) {
   if (!p) return;
+  free(p->px);
+  free(p->pt);
+  p->px = p->pt = NULL;
+  p->pn = 0;
   tps_mcurve_free(p->meas);
   free(p->tab);
   free(p->lr);
@@ -352,4 +358,174 @@ void tps_xw8_transfer(tps_xw8_model *dst, const tps_xw8_model *src, const tps_gp
   dst->p[TPS_XW8_STREAM_GBPS] *= hbm;
   dst->p[TPS_XW8_STREAM_TFLOPS] *= peak;
   dst->p[TPS_XW8_PLAN_SCALE] /= per_sm; /* the rule's launch times: per-SM compute */
+}
+
+/* ------------------------------------------------------------------ built once */
+int tps_part_build(tps_part *p, long tmax) {
+  if (p->built) return p->built > 0 ? TPS_OK : TPS_EBADDATA;
+  if (p->px) {
+    p->meas = tps_mcurve_alloc(p->px, p->pt, p->pn);
+    free(p->px);
+    free(p->pt);
+    p->px = p->pt = NULL;
+    p->pn = 0;
+    if (!p->meas) {
+      p->built = -1;
+      p->fail = TPS_PART_FAIL_CURVE;
+      return TPS_EBADDATA;
+    }
+    if (p->anchor && tps_part_finish(p) != TPS_OK) {
+      p->model.kind = TPS_PM_NONE;
+      p->model_dropped = 1;
+    }
+  }
+  /* a GEMM part answers both ends of the question (a grid's cells share its table of
+   * 1..tmax; a single context evaluates it directly) */
+  if (p->what == TPS_PART_GEMM && (!(tps_part_eval(p, 1, NULL) > 0) || !(tps_part_eval(p, (double)tmax, NULL) > 0))) {
+    p->built = -1;
+    p->fail = TPS_PART_FAIL_RANGE;
+    return TPS_EBADDATA;
+  }
+  p->built = 1;
+  return TPS_OK;
+}
+
+/* One cache per run: the lock guards every part's built and tab_state, the launch structures
+ * and the gather tables; a table is made outside the lock by the thread that claimed it
+ * (state 1), the others waiting on cond. */
+typedef struct {
+  struct tps_gathertab *t;
+  int state; /* 0 not made, 1 being made, 2 made */
+} gtab_slot;
+
+struct tps_partcache {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  long tmax;
+  int tables;
+  const tps_path *lpath[16];
+  struct tps_gemmgrid *lgrid[16];
+  int nlaunch;
+  gtab_slot **gtab;
+  size_t ngtab, capgtab;
+};
+
+tps_partcache *tps_partcache_alloc(long tmax) {
+  tps_partcache *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  pthread_mutex_init(&c->lock, NULL);
+  pthread_cond_init(&c->cond, NULL);
+  c->tmax = tmax;
+  return c;
+}
+
+void tps_partcache_free(tps_partcache *c) {
+  if (!c) return;
+  for (int i = 0; i < c->nlaunch; i++) tps_gemmgrid_free(c->lgrid[i]);
+  for (size_t i = 0; i < c->ngtab; i++) {
+    tps_gathertab_free(c->gtab[i]->t);
+    free(c->gtab[i]);
+  }
+  free(c->gtab);
+  pthread_cond_destroy(&c->cond);
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+}
+
+void tps_partcache_tables(tps_partcache *c, int on) {
+  pthread_mutex_lock(&c->lock);
+  c->tables = on;
+  pthread_mutex_unlock(&c->lock);
+}
+
+/* With the lock held: 1 when the caller must make the table of *state (state 1, lock
+ * released: make it, then made()), else 0 once it is made (lock still held). */
+static int claim(tps_partcache *c, int *state) {
+  if (*state == 0) {
+    *state = 1;
+    pthread_mutex_unlock(&c->lock);
+    return 1;
+  }
+  while (*state == 1) pthread_cond_wait(&c->cond, &c->lock);
+  return 0;
+}
+
+/* The table is made: takes the lock, wakes the waiters, keeps the lock. */
+static void made(tps_partcache *c, int *state) {
+  pthread_mutex_lock(&c->lock);
+  *state = 2;
+  pthread_cond_broadcast(&c->cond);
+}
+
+/* The launch structure for a GEMM part's table (lock held): its path's, built on first use;
+ * NULL where its model is not a gemm.h one (or out of memory). */
+static const struct tps_gemmgrid *launches(tps_partcache *c, const tps_part *p) {
+  if (p->model.kind != TPS_PM_GEMM || p->model.gm.kind != TPS_GEMM_PARAMETRIC || !p->model.gm.path) return NULL;
+  const tps_path *path = p->model.gm.path;
+  for (int i = 0; i < c->nlaunch; i++)
+    if (c->lpath[i] == path) return c->lgrid[i];
+  if (c->nlaunch >= (int)(sizeof c->lgrid / sizeof *c->lgrid)) return NULL;
+  struct tps_gemmgrid *g = tps_gemmgrid_launches(path, c->tmax);
+  if (g) {
+    c->lpath[c->nlaunch] = path;
+    c->lgrid[c->nlaunch++] = g;
+  }
+  return g;
+}
+
+/* Lock held on entry and on return. */
+static int tabulate_locked(tps_partcache *c, tps_part *p) {
+  if (p->what != TPS_PART_GEMM || p->tab_state == 2) return TPS_OK;
+  if (p->tab_state == 0 && p->tab) { p->tab_state = 2; return TPS_OK; }
+  const struct tps_gemmgrid *lg = p->tab_state == 0 ? launches(c, p) : NULL;
+  int st = TPS_OK;
+  if (claim(c, &p->tab_state)) {
+    st = tps_part_tabulate_on(p, c->tmax, lg); /* on failure the contexts fill as they go */
+    made(c, &p->tab_state);
+  }
+  return st;
+}
+
+int tps_partcache_ready(tps_partcache *c, tps_part *p) {
+  pthread_mutex_lock(&c->lock);
+  int st = tps_part_build(p, c->tmax);
+  if (st == TPS_OK && c->tables) tabulate_locked(c, p);
+  pthread_mutex_unlock(&c->lock);
+  return st;
+}
+
+int tps_partcache_tabulate(tps_partcache *c, tps_part *p) {
+  pthread_mutex_lock(&c->lock);
+  int st = tps_part_build(p, c->tmax);
+  if (st == TPS_OK && !p->tab) st = tabulate_locked(c, p);
+  pthread_mutex_unlock(&c->lock);
+  return st;
+}
+
+const struct tps_gathertab *tps_partcache_gathertab(tps_partcache *c, const tps_pred *p) {
+  if (!c) return NULL;
+  pthread_mutex_lock(&c->lock);
+  if (!c->tables) { pthread_mutex_unlock(&c->lock); return NULL; }
+  gtab_slot *g = NULL;
+  for (size_t i = 0; i < c->ngtab && !g; i++)
+    if (tps_gathertab_fits(c->gtab[i]->t, p, c->tmax)) g = c->gtab[i];
+  if (!g) {
+    if (c->ngtab == c->capgtab) {
+      size_t nc = c->capgtab ? 2 * c->capgtab : 64;
+      gtab_slot **a = realloc(c->gtab, nc * sizeof *a);
+      if (!a) { pthread_mutex_unlock(&c->lock); return NULL; }
+      c->gtab = a;
+      c->capgtab = nc;
+    }
+    g = calloc(1, sizeof *g);
+    if (g && !(g->t = tps_gathertab_new(p, c->tmax))) { free(g); g = NULL; }
+    if (!g) { pthread_mutex_unlock(&c->lock); return NULL; }
+    c->gtab[c->ngtab++] = g;
+  }
+  if (claim(c, &g->state)) {
+    tps_gathertab_fill(g->t, p);
+    made(c, &g->state);
+  }
+  pthread_mutex_unlock(&c->lock);
+  return g->t;
 }

@@ -130,7 +130,42 @@ typedef struct {
   double *tab;           /* GEMM: value at m = 1..ntab (tps_part_tabulate), NULL before */
   long ntab;
   int mono;              /* GEMM: nondecreasing on the table */
+  /* built on first use (tps_part_build, or tps_partcache_ready across threads): the measured
+   * points waiting to become meas (malloc'd, owned by the part, freed when built; x strictly
+   * increasing as tps_mcurve_alloc asks) */
+  double *px, *pt;
+  size_t pn;
+  int anchor;            /* anchor the model to the points when built (tps_part_finish) */
+  int built;             /* 0 not yet, 1 built, -1 cannot be (fail says why) */
+  int fail;              /* TPS_PART_FAIL_* */
+  int model_dropped;     /* its model could not be anchored at a measured end: not used */
+  int tab_state;         /* GEMM table under a tps_partcache: 0 not made, 1 being made, 2 made or failed */
 } tps_part;
+
+/* Why a part cannot be built. */
+enum { TPS_PART_FAIL_NONE = 0, TPS_PART_FAIL_CURVE, /* its points make no curve (not increasing?) */
+       TPS_PART_FAIL_RANGE                          /* GEMM: no usable time at 1 or tmax rows */ };
+
+/* Build the part once: its curve from the points (then freed), the model anchored to it (or
+ * dropped, model_dropped, where it cannot be), and for a GEMM part a usable time at 1 and
+ * tmax rows.  TPS_OK, or TPS_EBADDATA with p->fail (and again on every later call).  Not
+ * thread-safe: tps_partcache_ready is. */
+int tps_part_build(tps_part *p, long tmax);
+
+/* Parts built once and shared by the contexts of one run, in any threads, with what they
+ * share: the launch structure of each gemm.h path, each GEMM part's table of 1..tmax rows and
+ * the gather tables of the contexts (one per GPU, TP and gather backend).  Tables are made
+ * only once the run says so (tps_partcache_tables: after the grid's parts are known), each
+ * by the first context that needs it, the others waiting for it. */
+typedef struct tps_partcache tps_partcache;
+tps_partcache *tps_partcache_alloc(long tmax); /* NULL: out of memory */
+void tps_partcache_free(tps_partcache *c);
+void tps_partcache_tables(tps_partcache *c, int on);
+/* p built (tps_part_build, once, under the cache's lock) and, in table mode, its GEMM table
+ * made once.  TPS_OK or TPS_EBADDATA (p->fail). */
+int tps_partcache_ready(tps_partcache *c, tps_part *p);
+/* A GEMM part's table of 1..tmax, made once (built first).  TPS_OK, or the failure. */
+int tps_partcache_tabulate(tps_partcache *c, tps_part *p);
 
 /* Set the anchors from meas and model (call after both are set).  TPS_OK, or TPS_EINVAL
  * when the model is NaN or <= 0 at a measured end. */

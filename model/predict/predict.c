@@ -467,3 +467,98 @@ void tps_pred_free(tps_pred *p) {
   tps_gemm_curve_free(p->ref_gather);
   p->ref_gemm = p->ref_gather = NULL;
 }
+
+/* ------------------------------------------------------------------ a context from its parts' sources */
+int tps_pred_backends_used(const int *have, int backend, int tp, int custom_possible, int *b) {
+  /* one rank: no gather, unless a one-rank gather was measured */
+  int any = 0;
+  for (int i = 0; i < TPS_NGATHERS; i++) any |= have[i] != 0;
+  if (tp <= 1 && !any) return 0;
+  if (tps_gather_is_rule(backend) && have[tps_gather_rule()]) { b[0] = tps_gather_rule(); return 1; }
+  if (tps_gather_is_rule(backend)) {
+    int n = 0;
+    if (custom_possible) b[n++] = tps_gather_capped();
+    b[n++] = tps_gather_fallback();
+    return n;
+  }
+  b[0] = backend;
+  return 1;
+}
+
+/* The bytes gathered over the T that backend b serves under the context's rule (NaN: none). */
+static void served_bytes(const tps_pred *p, long tmax, int b, double *xlo, double *xhi) {
+  long tc = p->tp * (long)floor(p->ag.custom_cap_bytes / p->out_bytes_per_token); /* last T of the custom gather */
+  long a = 1, z = tmax;
+  if (tps_gather_is_rule(p->backend) && !tps_gather_is_rule(b) && p->ag.custom_cap_bytes > 0 && p->tp <= p->opts.node_gpus) {
+    if (tps_gather_is_capped(b)) z = tc < tmax ? tc : tmax;
+    else a = tc + 1;
+  }
+  if (a > z) { *xlo = *xhi = NAN; return; }
+  *xlo = tps_pred_gathered_bytes(p, a);
+  *xhi = tps_pred_gathered_bytes(p, z);
+}
+
+static int refuse(tps_pred *p, tps_pred_check *chk, int why, int which) {
+  chk->refusal = why;
+  chk->refused = which;
+  tps_pred_free(p);
+  return TPS_EBADDATA;
+}
+
+int tps_pred_init_ready(tps_pred *p, tps_partcache *c, const tps_gpu *gpu, int tp, const tps_path *path,
+                        const tps_pred_sources *s, const tps_pred_opts *o, tps_pred_check *chk) {
+  memset(chk, 0, sizeof *chk);
+  memset(p, 0, sizeof *p);
+  chk->xlo = chk->xhi = NAN;
+  if (tps_partcache_ready(c, s->gemm) != TPS_OK) return refuse(p, chk, TPS_USE_UNBUILT, -1);
+  for (int b = 0; b < TPS_NGATHERS; b++)
+    if (s->gather[b] && tps_partcache_ready(c, s->gather[b]) != TPS_OK) return refuse(p, chk, TPS_USE_UNBUILT, b);
+  const long tmax = s->tmax;
+  tps_pred_parts pp;
+  memset(&pp, 0, sizeof pp);
+  pp.shape = s->shape;
+  pp.out_bytes_per_token = s->out_bytes_per_token;
+  pp.gemm = s->gemm;
+  pp.compute_rsd = tps_part_rsd(s->gemm, 1, (double)tmax);
+  int have[TPS_NGATHERS];
+  for (int b = 0; b < TPS_NGATHERS; b++) {
+    pp.gather[b] = s->gather[b];
+    have[b] = s->gather[b] != NULL;
+  }
+  int st = tps_pred_init_parts(p, gpu, tp, path, &pp, o);
+  if (st != TPS_OK) return st;
+  /* spreads, coverage and the datasheet gather, for what this rule uses */
+  const tps_part *g = s->gemm;
+  chk->gemm_outside = !g->meas || !tps_part_covers(g, 1, (double)tmax);
+  double grsd = 0;
+  int bs[TPS_NGATHERS];
+  int nb = tps_pred_backends_used(have, p->backend, tp, tps_pred_custom_possible(p), bs);
+  for (int i = 0; i < nb; i++) {
+    int b = bs[i];
+    double xlo, xhi;
+    served_bytes(p, tmax, b, &xlo, &xhi);
+    if (isnan(xlo)) continue;
+    const tps_part *a = s->gather[b];
+    if (a) {
+      double r = tps_part_rsd(a, xlo, xhi);
+      if (r > grsd) grsd = r;
+      chk->gather_outside[b] = !a->meas || !tps_part_covers(a, xlo, xhi);
+    } else {
+      chk->gather_outside[b] = 1;
+      chk->spec_gather = 1;
+      if (TPS_PRED_GATHER_RSD > grsd) grsd = TPS_PRED_GATHER_RSD;
+    }
+    chk->xlo = xlo;
+    chk->xhi = xhi;
+    if (s->measured_only && !chk->gather_outside[b] && a && s->gather_prov[b] == TPS_PROV_SIBLING)
+      return refuse(p, chk, TPS_USE_SIBLING, b);
+    if (s->measured_only && chk->gather_outside[b]) return refuse(p, chk, TPS_USE_OUTSIDE, b);
+  }
+  chk->xlo = chk->xhi = NAN;
+  p->gather_rsd = grsd;
+  if (s->measured_only && !chk->gemm_outside && s->gemm_prov == TPS_PROV_SIBLING) return refuse(p, chk, TPS_USE_SIBLING, -1);
+  if (s->measured_only && chk->gemm_outside) return refuse(p, chk, TPS_USE_OUTSIDE, -1);
+  if (g->meas && g->model.kind == TPS_PM_NONE && chk->gemm_outside) return refuse(p, chk, TPS_USE_NOMODEL, -1);
+  p->gtab = tps_partcache_gathertab(c, p);
+  return TPS_OK;
+}

@@ -157,6 +157,45 @@ int tps_pred_init_parts(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path 
                         const tps_pred_opts *o);
 void tps_pred_free(tps_pred *p);
 
+/* ------------------------------------------------------------------ a context from its parts' sources
+ * The parts of one context as resolved (src/evidence: which evidence answers each), not yet
+ * built: tps_pred_init_ready builds them (once, tps_partcache), makes the context and decides
+ * what the question may use: the spread of each part over the range it serves, whether the
+ * question leaves a measured range, and the refusals of --measured-only (a sibling's
+ * measurement, a model outside the measured range) or of a GEMM measured without a model
+ * that the question leaves. */
+typedef struct {
+  tps_part *gemm;                       /* the GEMM part (required) */
+  int gemm_prov;                        /* TPS_PROV_* of its evidence */
+  tps_part *gather[TPS_NGATHERS];       /* per backend; NULL: the datasheet model */
+  int gather_prov[TPS_NGATHERS];
+  tps_gemm_shape shape;
+  double out_bytes_per_token;
+  long tmax;                            /* the question: T = 1..tmax */
+  int measured_only;
+} tps_pred_sources;
+
+enum { TPS_USE_OK = 0, TPS_USE_UNBUILT, TPS_USE_SIBLING, TPS_USE_OUTSIDE, TPS_USE_NOMODEL };
+typedef struct {
+  int gemm_outside;                     /* the question leaves the GEMM's measured range */
+  int gather_outside[TPS_NGATHERS];     /* ... a used gather's (or it has no part) */
+  int spec_gather;                      /* a gather the rule uses has no part: datasheet model */
+  int refusal;                          /* TPS_USE_*: why the context was refused */
+  int refused;                          /* -1: the GEMM, else the gather backend refused */
+  double xlo, xhi;                      /* a refused gather: the bytes the question asks of it */
+} tps_pred_check;
+
+/* TPS_OK; TPS_NA (p->why) where the path cannot run; TPS_EBADDATA with chk->refusal set
+ * (p freed); TPS_EINVAL as tps_pred_init_parts. */
+int tps_pred_init_ready(tps_pred *p, tps_partcache *c, const tps_gpu *gpu, int tp, const tps_path *path,
+                        const tps_pred_sources *s, const tps_pred_opts *o, tps_pred_check *chk);
+/* The gather backends a context of requested backend uses at tp (into b, at most
+ * TPS_NGATHERS; count returned): have[i] says a part of backend i exists. */
+int tps_pred_backends_used(const int *have, int backend, int tp, int custom_possible, int *b);
+/* A context's gather table from the cache (made once per GPU, TP and gathers; NULL outside
+ * table mode or out of memory). */
+const struct tps_gathertab *tps_partcache_gathertab(tps_partcache *c, const tps_pred *p);
+
 /* Another projection on the same GPU, TP and path (the simulator's other GEMMs): the
  * GEMM shape and the gathered bytes per token (0 = n * out_bytes).  EINVAL for the
  * pessimistic scaling unless the shape is the table's. */

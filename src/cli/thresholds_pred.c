@@ -46,9 +46,9 @@ static tps_thr_prov src_prov(const tps_part_source *s, int outside, double rsd) 
     snprintf(where, sizeof where, "%.500s:%ld-%ld", s->file, s->line_lo, s->line_hi);
     p = tps_thr_prov_make(TPS_PROV_MEASURED, where, s->src);
     p.points = (int)tps_mcurve_n(s->part.meas);
-    if (outside && s->model_src[0]) {
+    if (outside && tps_part_source_model(s)[0]) {
       cat(p.method, sizeof p.method, "; outside the measured range: ");
-      cat(p.method, sizeof p.method, s->model_src);
+      cat(p.method, sizeof p.method, tps_part_source_model(s));
     }
   } else {
     p = tps_thr_prov_make(s->prov, s->src, kind_method(s->prov));

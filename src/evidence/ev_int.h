@@ -1,7 +1,8 @@
 /* ev_int.h: what the files of src/evidence share (not the API: evidence.h): the part set's
  * state, the loaded files, the measured points, small helpers, and the functions one file
- * calls in another (evidence.c reads; evidence_resolve.c resolves parts; evidence_use.c
- * builds contexts and says where each part came from). */
+ * calls in another (evidence.c reads; evidence_resolve.c resolves parts and hands a
+ * context's parts to model/; evidence_use.c prepares the grid and says where each part came
+ * from). */
 #ifndef TPS_EVIDENCE_EV_INT_H
 #define TPS_EVIDENCE_EV_INT_H
 #include "src/evidence/evidence.h"
@@ -96,20 +97,9 @@ struct tps_partset {
   char *used;
   size_t nres, cap;
   int next_id;
-  int defer_tab;          /* tps_partset_prepare: tables made afterwards, in threads */
-  int tab_late;           /* after tps_partset_prepare: a GEMM part resolved later (the
-                           * grid's moved GPUs, gpu_doubt.c) is tabulated once on first use,
-                           * not filled again by every context that asks for it */
-  pthread_cond_t tab_cond; /* a table of tab_late done (tps_part_source.tab_state) */
-  /* the launch structure of each gemm.h path on 1..o.tmax, shared by the tables of its parts
-   * (ev_launches; under lock) */
-  const tps_path *lpath[16];
-  struct tps_gemmgrid *lgrid[16];
-  int nlaunch;
-  /* after tps_partset_prepare: the gather tables of the contexts (one per GPU, TP and gather
-   * backend; ev_gather_table), each made by the first context that needs it */
-  struct ev_gtab **gtab;
-  size_t ngtab, capgtab;
+  /* the parts built once, their tables and the contexts' gather tables, shared by the
+   * contexts in any threads (model/predict/parts.h: made only after tps_partset_prepare) */
+  tps_partcache *cache;
 };
 
 /* ------------------------------------------------------------------ small helpers */
@@ -180,8 +170,6 @@ int ev_table_gemm_pts(const loaded *l, const tps_path *path, long k, long n, pts
 int ev_table_gather_pts(const loaded *l, int tp, pts *out, tps_err *e);
 int ev_h20_fit(tps_partset *ps, tps_err *e);
 int ev_split_spec(const char *spec, ufile *u, tps_err *e);
-/* evidence_use.c: the gather tables of the contexts, freed. */
-void ev_gather_tables_free(tps_partset *ps);
 int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, long k, long n, tps_part_source **out,
                         tps_err *e);
 int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, tps_part_source **out, tps_err *e);

@@ -1,7 +1,8 @@
 /* evidence.c: the part set (tps_partset): the bundled files it reads once (data/xgpu.fit,
  * data/parts.tsv, the measurements they name), the user's --gemm and --gather files, and the
- * measured points of a part from each kind of file; see evidence.h.  Resolving the parts:
- * evidence_resolve.c; using them: evidence_use.c. */
+ * measured points of a part from each kind of file; see evidence.h.  Resolving the parts and
+ * the contexts made of them: evidence_resolve.c; the grid prepared and the sources printed:
+ * evidence_use.c. */
 #include "config.h"
 #include "src/evidence/ev_int.h"
 #include "src/base/exit.h"
@@ -400,7 +401,7 @@ int tps_partset_open(tps_partset **out, const tps_gpu_table *gt, const tps_parts
   if (ps->o.k < 1) ps->o.k = TPS_PRED_DEFAULT_K;
   if (ps->o.n < 1) ps->o.n = TPS_PRED_DEFAULT_N;
   pthread_mutex_init(&ps->lock, NULL);
-  pthread_cond_init(&ps->tab_cond, NULL);
+  if (!(ps->cache = tps_partcache_alloc(ps->o.tmax))) { pthread_mutex_destroy(&ps->lock); free(ps); return tps_err_set(e, NULL, 0, "out of memory"); }
   if (read_xgpu(ps, e) || (!ps->o.no_bundled && read_parts(ps, e))) { tps_partset_free(ps); return -1; }
   *out = ps;
   return 0;
@@ -415,13 +416,11 @@ void tps_partset_free(tps_partset *ps) {
   }
   free(ps->res);
   free(ps->key);
-  for (int i = 0; i < ps->nlaunch; i++) tps_gemmgrid_free(ps->lgrid[i]);
-  ev_gather_tables_free(ps);
+  tps_partcache_free(ps->cache);
   free(ps->used);
   for (int i = 0; i < ps->nlf; i++) loaded_free(ps->lf[i]);
   free(ps->h20);
   pthread_mutex_destroy(&ps->lock);
-  pthread_cond_destroy(&ps->tab_cond);
   free(ps);
 }
 

@@ -67,9 +67,13 @@ typedef struct {
   double xlo, xhi;         /* measured range (rows or bytes), NaN when not measured */
   char from[400];          /* transferred: the GPUs the model was fitted on */
   int harness;             /* GEMM: the harness its values represent (TPS_HARNESS_*) */
-  int tab_state;           /* GEMM, its table after tps_partset_prepare: 0 not made, 1 being
-                            * made (by one thread), 2 made or failed */
 } tps_part_source;
+
+/* The model outside the measured range, "" where there is none or model/ could not anchor it
+ * to the measured ends when it built the part (tps_part.model_dropped). */
+static inline const char *tps_part_source_model(const tps_part_source *s) {
+  return s->part.model_dropped ? "" : s->model_src;
+}
 
 /* The parts of one context. */
 typedef struct {

@@ -1,5 +1,7 @@
 /* evidence_resolve.c: each part of a prediction resolved once (cached): the target's
- * measurement, a measured sibling's (model/predict/resolve.h), else a model; see evidence.h. */
+ * measurement, a measured sibling's (model/predict/resolve.h), else a model; and a context
+ * made of them: the parts handed to model/ once (tps_pred_init_ready), which builds them and
+ * decides what the question may use; see evidence.h. */
 #include "config.h"
 #include "src/evidence/ev_int.h"
 #include "model/core/harness.h"
@@ -248,15 +250,10 @@ static void mark_sibling(tps_part_source *s, const tps_gpu *sib, double rsd) {
   cpy(s->src, sizeof s->src, src);
 }
 
-/* A part measured at points p (owned; freed here): its curve, provenance and source line, and,
- * when have_model, the model msrc for outside them (dropped when it cannot be anchored).
- * -1 with e set (why: what is wrong with the points) when no curve can be made. */
-static int set_measured(tps_part_source *s, pts *p, int have_model, const char *msrc, const char *why, tps_err *e) {
-  s->part.meas = tps_mcurve_alloc(p->x, p->t, p->n);
-  if (!s->part.meas) {
-    ev_pts_free(p);
-    return tps_err_set(e, s->file, 0, "cannot interpolate its points%s", why);
-  }
+/* A part measured at points p (owned; freed here): the points for its curve (built by model/
+ * on first use: tps_pred_init_ready), provenance and source line, and, when have_model, the
+ * model msrc for outside them (anchored to them there, dropped where it cannot be). */
+static void set_measured(tps_part_source *s, pts *p, int have_model, const char *msrc) {
   s->part.meas_rsd = TPS_PART_MEASURED_RSD;
   s->prov = TPS_PROV_MEASURED;
   s->line_lo = p->lo;
@@ -265,9 +262,13 @@ static int set_measured(tps_part_source *s, pts *p, int have_model, const char *
   s->xhi = p->x[p->n - 1];
   snprintf(s->src, sizeof s->src, "measured: %.300s lines %ld-%ld (%s)", s->file, p->lo, p->hi, p->how);
   if (have_model) cpy(s->model_src, sizeof s->model_src, msrc);
-  if (have_model && tps_part_finish(&s->part) != TPS_OK) { s->part.model.kind = TPS_PM_NONE; s->model_src[0] = 0; }
+  /* the points go to the part as they are, plain data (model/predict/parts.h) */
+  s->part.px = p->x;
+  s->part.pt = p->t;
+  s->part.pn = p->n;
+  s->part.anchor = have_model;
+  p->x = p->t = NULL;
   ev_pts_free(p);
-  return 0;
 }
 
 /* The facts a transferred part reads, in a cache key: a GPU moved by src/cli/gpu_doubt.c (its
@@ -369,7 +370,7 @@ int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, l
      * fit and the datasheet priors stand for the bench harness whatever was asked */
     if (rc != 0 && s->part.model.kind != TPS_PM_XGEMM) s->harness = TPS_HARNESS_BENCH;
     if (rc == 0) {
-      if (set_measured(s, &p, have_model, msrc, " (not increasing?)", e)) { free(s); return -1; }
+      set_measured(s, &p, have_model, msrc);
       if (sib) mark_sibling(s, sib, tps_resolve_sibling_gemm_rsd(sib, gpu));
       if (!conv) s->part.meas_rsd = hypot(s->part.meas_rsd, conv_rsd);
     } else {
@@ -381,13 +382,6 @@ int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, l
   }
   snprintf(s->what, sizeof s->what, "GEMM %s on %s, K %ld N %ld, %s harness", path->name, gpu->name, k, n,
            tps_harness_name(s->harness));
-  /* usable at both ends of the question (tps_partset_prepare tabulates 1..tmax for the
-   * grids, whose cells share a part; a single context evaluates the part directly) */
-  if (!(tps_part_eval(&s->part, 1, NULL) > 0) || !(tps_part_eval(&s->part, (double)ps->o.tmax, NULL) > 0)) {
-    tps_part_free(&s->part);
-    free(s);
-    return tps_err_set(e, NULL, 0, "the %s GEMM on %s has no usable times on 1..%ld rows", path->name, gpu->name, ps->o.tmax);
-  }
   if (cache_add(ps, key, s, e)) { tps_part_free(&s->part); free(s); return -1; }
   *out = s;
   return 0;
@@ -504,7 +498,7 @@ int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, 
       if (rc < 0) { free(s); return -1; }
     }
     if (rc == 0) {
-      if (set_measured(s, &p, have_model, msrc, "", e)) { free(s); return -1; }
+      set_measured(s, &p, have_model, msrc);
       if (sib) mark_sibling(s, sib, TPS_RESOLVE_SIBLING_GATHER_RSD);
       if (tps_gather_is_rule(backend))
         snprintf(s->model_src, sizeof s->model_src, "the auto rule over %s's custom and nccl gathers at TP %d (their own sources)",
@@ -543,4 +537,134 @@ int tps_partset_harness_convert(tps_partset *ps, const tps_gpu *gpu, const tps_p
   }
   cpy(how, howsz, p.how);
   return rc;
+}
+
+/* ------------------------------------------------------------------ a context from the resolved parts */
+/* Why model/ refused a context (tps_pred_check), in words: the source's file and lines. */
+static int refused(const tps_partset *ps, const tps_gpu *gpu, int tp, const tps_path *path, long k, long n,
+                   const tps_part_source *g, tps_part_source *const *a, const tps_pred_check *c, tps_err *e) {
+  const long tmax = ps->o.tmax;
+  const int b = c->refused;
+  const tps_part_source *s = b < 0 ? g : a[b];
+  if (c->refusal == TPS_USE_UNBUILT) {
+    if (s->part.fail == TPS_PART_FAIL_CURVE)
+      return tps_err_set(e, s->file, 0, "cannot interpolate its points%s", b < 0 ? " (not increasing?)" : "");
+    return tps_err_set(e, NULL, 0, "the %s GEMM on %s has no usable times on 1..%ld rows", path->name, gpu->name, tmax);
+  }
+  if (b >= 0 && c->refusal == TPS_USE_SIBLING)
+    return tps_err_set(e, s->file, s->line_lo, "%s TP%d: the %s gather is %s's measurement, a sibling's (--measured-only "
+                       "allows only %s's own; give --gather %s=FILE)", gpu->name, tp, tps_gather_name(b), s->from, gpu->name,
+                       tps_gather_name(b));
+  if (b >= 0) { /* TPS_USE_OUTSIDE */
+    char b0[32], b1[32];
+    fmt_bytes(b0, sizeof b0, c->xlo);
+    fmt_bytes(b1, sizeof b1, c->xhi);
+    if (s && s->part.meas) {
+      char m0[32], m1[32];
+      fmt_bytes(m0, sizeof m0, s->xlo);
+      fmt_bytes(m1, sizeof m1, s->xhi);
+      return tps_err_set(e, s->file, s->line_lo, "measured %s..%s does not reach the question's %s..%s (%s gather, TP %d, T 1..%ld) and "
+                         "--measured-only allows no model", m0, m1, b0, b1, tps_gather_name(b), tp, tmax);
+    }
+    return tps_err_set(e, NULL, 0, "%s TP%d: no measurement of the %s gather (--measured-only allows no model; give --gather %s=FILE)",
+                       gpu->name, tp, tps_gather_name(b), tps_gather_name(b));
+  }
+  if (c->refusal == TPS_USE_SIBLING)
+    return tps_err_set(e, g->file, g->line_lo, "%s %s: the GEMM is %s's measurement, a sibling's (--measured-only allows only %s's own; "
+                       "give --gemm FILE)", gpu->name, path->name, g->from, gpu->name);
+  if (c->refusal == TPS_USE_OUTSIDE && g->part.meas)
+    return tps_err_set(e, g->file, g->line_lo, "measured rows %.0f..%.0f do not reach the question's 1..%ld (%s, TP %d) and --measured-only "
+                       "allows no model", g->xlo, g->xhi, tmax, path->name, tp);
+  if (c->refusal == TPS_USE_OUTSIDE)
+    return tps_err_set(e, NULL, 0, "%s %s: no measurement of the GEMM at K %ld N %ld (--measured-only allows no model; give --gemm FILE)",
+                       gpu->name, path->name, k, n);
+  return tps_err_set(e, g->file, g->line_lo, "measured rows %.0f..%.0f do not reach the question's 1..%ld and no model of %s on %s exists",
+                     g->xlo, g->xhi, tmax, path->name, gpu->name);
+}
+
+int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_path *path, const tps_pred_opts *po,
+                        const tps_gemm_shape *shape, double obpt, tps_pred *p, tps_partuse *use, tps_err *e) {
+  tps_partuse u0;
+  tps_partuse *u = use ? use : &u0;
+  memset(u, 0, sizeof *u);
+  memset(p, 0, sizeof *p);
+  tps_pred_sources src;
+  memset(&src, 0, sizeof src);
+  long k = shape ? shape->k : ps->o.k, n = shape ? shape->n : ps->o.n;
+  src.shape.k = k;
+  src.shape.n = n;
+  src.shape.out_bytes = shape ? shape->out_bytes : TPS_PRED_DEFAULT_OUT_BYTES;
+  src.out_bytes_per_token = obpt > 0 ? obpt : n * src.shape.out_bytes;
+  src.tmax = ps->o.tmax;
+  src.measured_only = ps->o.measured_only;
+  /* applicability first (no parts for a path that cannot run here) */
+  tps_pred_opts o;
+  if (po) o = *po; else tps_pred_opts_default(&o);
+  int st = tps_pred_init_spec(p, gpu, tp, path, &src.shape, src.out_bytes_per_token, &o);
+  tps_pred_free(p);
+  if (st != TPS_OK) return st;
+  pthread_mutex_lock(&ps->lock);
+  tps_part_source *g = NULL, *a[TPS_NGATHERS] = {NULL};
+  int rc = ev_resolve_gemm(ps, gpu, path, k, n, &g, e);
+  for (int b = 0; b < TPS_NGATHERS && !rc; b++) rc = ev_resolve_gather(ps, gpu, tp, b, &a[b], e);
+  pthread_mutex_unlock(&ps->lock);
+  if (rc) return TPS_EBADDATA;
+  /* the parts go down to model/ once: built there, the context made and what the question
+   * may use decided there */
+  src.gemm = &g->part;
+  src.gemm_prov = g->prov;
+  for (int b = 0; b < TPS_NGATHERS; b++) {
+    src.gather[b] = a[b] ? &a[b]->part : NULL;
+    src.gather_prov[b] = a[b] ? a[b]->prov : TPS_PROV_SPEC;
+  }
+  tps_pred_check chk;
+  st = tps_pred_init_ready(p, ps->cache, gpu, tp, path, &src, &o, &chk);
+  if (st == TPS_EBADDATA && chk.refusal != TPS_USE_OK) {
+    refused(ps, gpu, tp, path, k, n, g, a, &chk, e);
+    return st;
+  }
+  if (st != TPS_OK) return st;
+  u->gemm = g;
+  u->gemm_prov = g->prov;
+  u->gemm_outside = chk.gemm_outside;
+  for (int b = 0; b < TPS_NGATHERS; b++) {
+    u->gather[b] = a[b];
+    u->gather_outside[b] = chk.gather_outside[b];
+  }
+  if (chk.spec_gather)
+    snprintf(u->gather_spec_src, sizeof u->gather_spec_src,
+             "spec-only: the datasheet NCCL model (model/latency/allgather.h)%s", tp > p->opts.node_gpus
+             ? " across nodes: TP spans more than one 8-GPU NVLink domain, inter-node bandwidth per GPU (--ib-gbps)" : "");
+  return TPS_OK;
+}
+
+/* ------------------------------------------------------------------ contexts of the reference (evidence.h) */
+int tps_predref_context_use(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
+                            const tps_pred_opts *o, tps_pred *p, tps_partuse *use, tps_err *e) {
+  if (use) memset(use, 0, sizeof *use);
+  if (scaling == TPS_SCALING_PARTS) {
+    tps_err e2;
+    tps_err_clear(&e2);
+    if (!r->parts) return TPS_EINVAL;
+    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, use, e ? e : &e2);
+  }
+  return tps_predref_context(r, scaling, gpu, tp, path, o, p);
+}
+
+int tps_predref_context(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
+                        const tps_pred_opts *o, tps_pred *p) {
+  switch (scaling) {
+  case TPS_SCALING_PARTS: {
+    tps_err e2;
+    tps_err_clear(&e2);
+    if (!r->parts) return TPS_EINVAL;
+    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, NULL, &e2);
+  }
+  case TPS_SCALING_MODEL:
+    return tps_pred_init_model(p, &r->fit, r->fit_gpu, gpu, tp, path, o);
+  case TPS_SCALING_PESSIMISTIC:
+    return tps_pred_init_pessimistic(p, &r->split, r->table_gpu, gpu, tp, path, o);
+  default:
+    return tps_pred_init_spec(p, gpu, tp, path, NULL, 0, o);
+  }
 }

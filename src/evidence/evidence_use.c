@@ -1,233 +1,13 @@
-/* evidence_use.c: the parts of one context (tps_partset_context), the grid prepared in
- * threads, and where each part came from (printed and JSON); see evidence.h. */
+/* evidence_use.c: the grid's parts prepared in threads, and where each part came from
+ * (printed and JSON); see evidence.h.  The contexts themselves: evidence_resolve.c. */
 #include "config.h"
 #include "src/evidence/ev_int.h"
 #include "src/base/parallel.h"
 #include "model/core/harness.h"
 #include "model/predict/crossover.h"
 
-/* ------------------------------------------------------------------ contexts */
-/* Tables made once, by the first context that needs one, the others waiting for it (state 0
- * not made, 1 being made, 2 made; ps->lock guards the states).  fill_claim, with the lock held:
- * 1 when the caller must make it (state 1, lock released: make it, then fill_done), else 0
- * once it is made (lock still held). */
-static int fill_claim(tps_partset *ps, int *state) {
-  if (*state == 0) {
-    *state = 1;
-    pthread_mutex_unlock(&ps->lock);
-    return 1;
-  }
-  while (*state == 1) pthread_cond_wait(&ps->tab_cond, &ps->lock);
-  return 0;
-}
-
-/* fill_done: the table is made (takes the lock, wakes the waiters, keeps the lock) */
-static void fill_done(tps_partset *ps, int *state) {
-  pthread_mutex_lock(&ps->lock);
-  *state = 2;
-  pthread_cond_broadcast(&ps->tab_cond);
-}
-
-/* A context's gather table (crossover.h), shared by the contexts of the same gathers (the
- * paths of one GPU and TP, and its moved copies' own): made once, by the first context that
- * needs it (the others wait), after tps_partset_prepare; NULL before, or out of memory. */
-struct ev_gtab {
-  struct tps_gathertab *t;
-  int state; /* fill_claim: 0 not made, 1 being made, 2 made */
-};
-
-void ev_gather_tables_free(tps_partset *ps) {
-  for (size_t i = 0; i < ps->ngtab; i++) {
-    tps_gathertab_free(ps->gtab[i]->t);
-    free(ps->gtab[i]);
-  }
-  free(ps->gtab);
-  ps->gtab = NULL;
-  ps->ngtab = ps->capgtab = 0;
-}
-
-static const struct tps_gathertab *ev_gather_table(tps_partset *ps, const tps_pred *p) {
-  if (!ps->tab_late || ps->defer_tab) return NULL;
-  pthread_mutex_lock(&ps->lock);
-  struct ev_gtab *g = NULL;
-  for (size_t i = 0; i < ps->ngtab && !g; i++)
-    if (tps_gathertab_fits(ps->gtab[i]->t, p, ps->o.tmax)) g = ps->gtab[i];
-  if (!g) {
-    if (ps->ngtab == ps->capgtab) {
-      size_t nc = ps->capgtab ? 2 * ps->capgtab : 64;
-      struct ev_gtab **a = realloc(ps->gtab, nc * sizeof *a);
-      if (!a) { pthread_mutex_unlock(&ps->lock); return NULL; }
-      ps->gtab = a;
-      ps->capgtab = nc;
-    }
-    g = calloc(1, sizeof *g);
-    if (g && !(g->t = tps_gathertab_new(p, ps->o.tmax))) { free(g); g = NULL; }
-    if (!g) { pthread_mutex_unlock(&ps->lock); return NULL; }
-    ps->gtab[ps->ngtab++] = g;
-  }
-  if (fill_claim(ps, &g->state)) {
-    tps_gathertab_fill(g->t, p);
-    fill_done(ps, &g->state);
-  }
-  pthread_mutex_unlock(&ps->lock);
-  return g->t;
-}
-
-/* The launch structure for a GEMM part's table (call with ps->lock held): its path's, built
- * on first use; NULL where the part's model is not a gemm.h one (or out of memory). */
-static const struct tps_gemmgrid *ev_launches(tps_partset *ps, const tps_part *p) {
-  if (p->model.kind != TPS_PM_GEMM || p->model.gm.kind != TPS_GEMM_PARAMETRIC || !p->model.gm.path) return NULL;
-  const tps_path *path = p->model.gm.path;
-  for (int i = 0; i < ps->nlaunch; i++)
-    if (ps->lpath[i] == path) return ps->lgrid[i];
-  if (ps->nlaunch >= (int)(sizeof ps->lgrid / sizeof *ps->lgrid)) return NULL;
-  struct tps_gemmgrid *c = tps_gemmgrid_launches(path, ps->o.tmax);
-  if (c) {
-    ps->lpath[ps->nlaunch] = path;
-    ps->lgrid[ps->nlaunch++] = c;
-  }
-  return c;
-}
-
-/* A GEMM part first resolved after tps_partset_prepare (the moved GPUs of gpu_doubt.c: one
- * part per GPU, fact, factor and path, asked by every TP): its table made once, by the first
- * thread that asks (the others wait for it), instead of a fill of 1..tmax rows by every
- * context (tps_gemmgrid_load; the same values: tps_part_tabulate stores tps_part_fill's). */
-static void late_table(tps_partset *ps, tps_part_source *g) {
-  pthread_mutex_lock(&ps->lock);
-  if (!ps->tab_late || ps->defer_tab || g->part.what != TPS_PART_GEMM || g->tab_state == 2) { pthread_mutex_unlock(&ps->lock); return; }
-  if (g->tab_state == 0 && g->part.tab) g->tab_state = 2; /* tps_partset_prepare's */
-  const struct tps_gemmgrid *lg = g->tab_state == 0 ? ev_launches(ps, &g->part) : NULL;
-  if (fill_claim(ps, &g->tab_state)) {
-    tps_part_tabulate_on(&g->part, ps->o.tmax, lg); /* on failure the contexts fill as before */
-    fill_done(ps, &g->tab_state);
-  }
-  pthread_mutex_unlock(&ps->lock);
-}
-
-static void use_ranges(const tps_pred *p, long tmax, int b, double *xlo, double *xhi) {
-  /* the T served by backend b under the context's rule */
-  long tc = p->tp * (long)floor(p->ag.custom_cap_bytes / p->out_bytes_per_token); /* last T of the custom gather */
-  long a = 1, z = tmax;
-  if (tps_gather_is_rule(p->backend) && !tps_gather_is_rule(b) && p->ag.custom_cap_bytes > 0 && p->tp <= p->opts.node_gpus) {
-    if (tps_gather_is_capped(b)) z = tc < tmax ? tc : tmax;
-    else a = tc + 1;
-  }
-  if (a > z) { *xlo = *xhi = NAN; return; }
-  *xlo = tps_pred_gathered_bytes(p, a);
-  *xhi = tps_pred_gathered_bytes(p, z);
-}
-
-int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_path *path, const tps_pred_opts *po,
-                        const tps_gemm_shape *shape, double obpt, tps_pred *p, tps_partuse *use, tps_err *e) {
-  tps_partuse u0;
-  tps_partuse *u = use ? use : &u0;
-  memset(u, 0, sizeof *u);
-  memset(p, 0, sizeof *p);
-  tps_pred_parts pp;
-  memset(&pp, 0, sizeof pp);
-  long k = shape ? shape->k : ps->o.k, n = shape ? shape->n : ps->o.n;
-  pp.shape.k = k;
-  pp.shape.n = n;
-  pp.shape.out_bytes = shape ? shape->out_bytes : TPS_PRED_DEFAULT_OUT_BYTES;
-  pp.out_bytes_per_token = obpt > 0 ? obpt : n * pp.shape.out_bytes;
-  /* applicability first (no parts for a path that cannot run here) */
-  tps_pred_opts o;
-  if (po) o = *po; else tps_pred_opts_default(&o);
-  int st = tps_pred_init_spec(p, gpu, tp, path, &pp.shape, pp.out_bytes_per_token, &o);
-  tps_pred_free(p);
-  if (st != TPS_OK) return st;
-  pthread_mutex_lock(&ps->lock);
-  tps_part_source *g = NULL, *a[TPS_NGATHERS] = {NULL};
-  int rc = ev_resolve_gemm(ps, gpu, path, k, n, &g, e);
-  for (int b = 0; b < TPS_NGATHERS && !rc; b++) rc = ev_resolve_gather(ps, gpu, tp, b, &a[b], e);
-  pthread_mutex_unlock(&ps->lock);
-  if (rc) return TPS_EBADDATA;
-  late_table(ps, g);
-  pp.gemm = &g->part;
-  pp.compute_rsd = tps_part_rsd(&g->part, 1, (double)ps->o.tmax);
-  for (int b = 0; b < TPS_NGATHERS; b++) pp.gather[b] = a[b] ? &a[b]->part : NULL;
-  st = tps_pred_init_parts(p, gpu, tp, path, &pp, &o);
-  if (st != TPS_OK) return st;
-  /* spreads, coverage and the spec-only gather, for what this rule uses */
-  long tmax = ps->o.tmax;
-  u->gemm = g;
-  u->gemm_prov = g->prov;
-  u->gemm_outside = !g->part.meas || !tps_part_covers(&g->part, 1, (double)tmax);
-  double grsd = 0;
-  int bs[3];
-  for (int b = 0; b < TPS_NGATHERS; b++) u->gather[b] = a[b];
-  int nb = tps_partuse_backends(u, p->backend, tp, tps_pred_custom_possible(p), bs);
-  for (int i = 0; i < nb; i++) {
-    int b = bs[i];
-    double xlo, xhi;
-    use_ranges(p, tmax, b, &xlo, &xhi);
-    if (isnan(xlo)) continue;
-    if (a[b]) {
-      double r = tps_part_rsd(&a[b]->part, xlo, xhi);
-      if (r > grsd) grsd = r;
-      u->gather_outside[b] = !a[b]->part.meas || !tps_part_covers(&a[b]->part, xlo, xhi);
-    } else {
-      u->gather_outside[b] = 1;
-      if (TPS_PRED_GATHER_RSD > grsd) grsd = TPS_PRED_GATHER_RSD;
-      snprintf(u->gather_spec_src, sizeof u->gather_spec_src,
-               "spec-only: the datasheet NCCL model (model/latency/allgather.h)%s", tp > p->opts.node_gpus
-               ? " across nodes: TP spans more than one 8-GPU NVLink domain, inter-node bandwidth per GPU (--ib-gbps)" : "");
-    }
-    if (ps->o.measured_only && !u->gather_outside[b] && a[b] && a[b]->prov == TPS_PROV_SIBLING) {
-      tps_err_set(e, a[b]->file, a[b]->line_lo, "%s TP%d: the %s gather is %s's measurement, a sibling's (--measured-only "
-                  "allows only %s's own; give --gather %s=FILE)", gpu->name, tp, tps_gather_name(b), a[b]->from, gpu->name,
-                  tps_gather_name(b));
-      tps_pred_free(p);
-      return TPS_EBADDATA;
-    }
-    if (ps->o.measured_only && u->gather_outside[b]) {
-      const tps_part_source *s = a[b];
-      char b0[32], b1[32];
-      fmt_bytes(b0, sizeof b0, xlo);
-      fmt_bytes(b1, sizeof b1, xhi);
-      if (s && s->part.meas) {
-        char m0[32], m1[32];
-        fmt_bytes(m0, sizeof m0, s->xlo);
-        fmt_bytes(m1, sizeof m1, s->xhi);
-        tps_err_set(e, s->file, s->line_lo, "measured %s..%s does not reach the question's %s..%s (%s gather, TP %d, T 1..%ld) and "
-                    "--measured-only allows no model", m0, m1, b0, b1, tps_gather_name(b), tp, tmax);
-      } else {
-        tps_err_set(e, NULL, 0, "%s TP%d: no measurement of the %s gather (--measured-only allows no model; give --gather %s=FILE)",
-                    gpu->name, tp, tps_gather_name(b), tps_gather_name(b));
-      }
-      tps_pred_free(p);
-      return TPS_EBADDATA;
-    }
-  }
-  p->gather_rsd = grsd;
-  if (ps->o.measured_only && !u->gemm_outside && g->prov == TPS_PROV_SIBLING) {
-    tps_err_set(e, g->file, g->line_lo, "%s %s: the GEMM is %s's measurement, a sibling's (--measured-only allows only %s's own; "
-                "give --gemm FILE)", gpu->name, path->name, g->from, gpu->name);
-    tps_pred_free(p);
-    return TPS_EBADDATA;
-  }
-  if (ps->o.measured_only && u->gemm_outside) {
-    if (g->part.meas)
-      tps_err_set(e, g->file, g->line_lo, "measured rows %.0f..%.0f do not reach the question's 1..%ld (%s, TP %d) and --measured-only "
-                  "allows no model", g->xlo, g->xhi, tmax, path->name, tp);
-    else
-      tps_err_set(e, NULL, 0, "%s %s: no measurement of the GEMM at K %ld N %ld (--measured-only allows no model; give --gemm FILE)",
-                  gpu->name, path->name, k, n);
-    tps_pred_free(p);
-    return TPS_EBADDATA;
-  }
-  if (g->part.meas && g->part.model.kind == TPS_PM_NONE && u->gemm_outside) {
-    tps_err_set(e, g->file, g->line_lo, "measured rows %.0f..%.0f do not reach the question's 1..%ld and no model of %s on %s exists",
-                g->xlo, g->xhi, tmax, path->name, gpu->name);
-    tps_pred_free(p);
-    return TPS_EBADDATA;
-  }
-  p->gtab = ev_gather_table(ps, p);
-  return TPS_OK;
-}
-
-/* Tables of the GEMM parts made on worker threads (tps_parallel_for; each writes its own part). */
+/* Tables of the GEMM parts made on worker threads (tps_parallel_for; each its own part, once:
+ * model/predict/parts.h tps_partcache_tabulate). */
 typedef struct {
   tps_partset *ps;
   pthread_mutex_t lock;
@@ -238,10 +18,7 @@ static void tab_one(void *ctx, int i) {
   tab_job *j = ctx;
   tps_part_source *s = j->ps->res[i];
   if (!s || s->part.what != TPS_PART_GEMM || s->part.tab) return;
-  pthread_mutex_lock(&j->ps->lock);
-  const struct tps_gemmgrid *lg = ev_launches(j->ps, &s->part);
-  pthread_mutex_unlock(&j->ps->lock);
-  if (tps_part_tabulate_on(&s->part, j->ps->o.tmax, lg) != TPS_OK) {
+  if (tps_partcache_tabulate(j->ps->cache, &s->part) != TPS_OK || !s->part.tab) {
     pthread_mutex_lock(&j->lock);
     j->bad = 1;
     pthread_mutex_unlock(&j->lock);
@@ -251,7 +28,7 @@ static void tab_one(void *ctx, int i) {
 int tps_partset_prepare(tps_partset *ps, const tps_gpu *const *gpus, size_t ngpu, const int *tps, size_t ntp,
                         const tps_path *const *paths, size_t npath, const tps_pred_opts *po, tps_err *e) {
   int rc = 0;
-  ps->defer_tab = 1;
+  tps_partcache_tables(ps->cache, 0);
   for (size_t i = 0; i < ngpu && !rc; i++)
     for (size_t j = 0; j < ntp && !rc; j++)
       for (size_t k = 0; k < npath && !rc; k++) {
@@ -260,29 +37,17 @@ int tps_partset_prepare(tps_partset *ps, const tps_gpu *const *gpus, size_t ngpu
         tps_pred_free(&p);
         if (st == TPS_EBADDATA) rc = -1;
       }
-  ps->defer_tab = 0;
   tab_job job = {ps, PTHREAD_MUTEX_INITIALIZER, 0};
   tps_parallel_for((int)ps->nres, tps_threads_default(), tab_one, &job);
   if (!rc && job.bad) rc = tps_err_set(e, NULL, 0, "a GEMM part has no usable times on 1..%ld rows", ps->o.tmax);
-  ps->tab_late = 1;
+  tps_partcache_tables(ps->cache, 1);
   return rc;
 }
 
-/* ------------------------------------------------------------------ output */
 int tps_partuse_backends(const tps_partuse *u, int backend, int tp, int custom_possible, int *b) {
-  /* one rank: no gather, unless a one-rank gather was measured */
-  int any = 0;
-  for (int i = 0; i < TPS_NGATHERS; i++) any |= u->gather[i] != NULL;
-  if (tp <= 1 && !any) return 0;
-  if (tps_gather_is_rule(backend) && u->gather[tps_gather_rule()]) { b[0] = tps_gather_rule(); return 1; }
-  if (tps_gather_is_rule(backend)) {
-    int n = 0;
-    if (custom_possible) b[n++] = tps_gather_capped();
-    b[n++] = tps_gather_fallback();
-    return n;
-  }
-  b[0] = backend;
-  return 1;
+  int have[TPS_NGATHERS];
+  for (int i = 0; i < TPS_NGATHERS; i++) have[i] = u->gather[i] != NULL;
+  return tps_pred_backends_used(have, backend, tp, custom_possible, b);
 }
 
 static void short_of(int prov, int outside, int id, int model_ok, char *buf, size_t sz) {
@@ -328,7 +93,7 @@ static json_t *src_json(const tps_part_source *s, int outside) {
   }
   if (s->from[0]) json_object_set_new(o, "transferred_from", json_string(s->from));
   json_object_set_new(o, "outside_measured", json_boolean(outside));
-  json_object_set_new(o, "model_outside", s->model_src[0] ? json_string(s->model_src) : json_null());
+  json_object_set_new(o, "model_outside", tps_part_source_model(s)[0] ? json_string(tps_part_source_model(s)) : json_null());
   json_object_set_new(o, "user_file", json_boolean(s->user));
   if (s->id > 0) json_object_set_new(o, "id", json_integer(s->id));
   return o;
@@ -382,7 +147,7 @@ void tps_partset_print_sources(const tps_partset *ps, const char *prefix) {
   size_t n = marked(ps, v, 512);
   for (size_t i = 0; i < n; i++) {
     printf("%s[%d] %s: %s\n", prefix, v[i]->id, v[i]->what, v[i]->src);
-    if (v[i]->model_src[0]) printf("%s    outside the measured range: %s\n", prefix, v[i]->model_src);
+    if (tps_part_source_model(v[i])[0]) printf("%s    outside the measured range: %s\n", prefix, tps_part_source_model(v[i]));
   }
 }
 
@@ -400,18 +165,6 @@ json_t *tps_partset_sources_json(const tps_partset *ps) {
 }
 
 /* ------------------------------------------------------------------ contexts of the reference (evidence.h) */
-
-int tps_predref_context_use(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
-                            const tps_pred_opts *o, tps_pred *p, tps_partuse *use, tps_err *e) {
-  if (use) memset(use, 0, sizeof *use);
-  if (scaling == TPS_SCALING_PARTS) {
-    tps_err e2;
-    tps_err_clear(&e2);
-    if (!r->parts) return TPS_EINVAL;
-    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, use, e ? e : &e2);
-  }
-  return tps_predref_context(r, scaling, gpu, tp, path, o, p);
-}
 
 json_t *tps_predref_prov_json(const tps_predref *r, const tps_pred *p) {
   json_t *o = json_object(), *g = json_object(), *a = json_object();
@@ -445,24 +198,6 @@ json_t *tps_predref_prov_json(const tps_predref *r, const tps_pred *p) {
   json_object_set_new(ga, p->tp > 1 ? tps_gather_name(p->backend) : "none", a);
   json_object_set_new(o, "gather", ga);
   return o;
-}
-
-int tps_predref_context(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
-                        const tps_pred_opts *o, tps_pred *p) {
-  switch (scaling) {
-  case TPS_SCALING_PARTS: {
-    tps_err e2;
-    tps_err_clear(&e2);
-    if (!r->parts) return TPS_EINVAL;
-    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, NULL, &e2);
-  }
-  case TPS_SCALING_MODEL:
-    return tps_pred_init_model(p, &r->fit, r->fit_gpu, gpu, tp, path, o);
-  case TPS_SCALING_PESSIMISTIC:
-    return tps_pred_init_pessimistic(p, &r->split, r->table_gpu, gpu, tp, path, o);
-  default:
-    return tps_pred_init_spec(p, gpu, tp, path, NULL, 0, o);
-  }
 }
 
 void tps_predref_describe(const tps_predref *r, int scaling, char *buf, size_t bufsz) {

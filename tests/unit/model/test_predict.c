@@ -3,6 +3,8 @@
  * Every expected value is computed independently here: by hand (in the comments), with a
  * second formula, or by a brute-force scan that does not share the code under test. */
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_errno.h>
@@ -636,9 +638,147 @@ static void test_parts(void) {
         w2.p[TPS_XW8_STREAM_US] == w.p[TPS_XW8_STREAM_US], "xw8 transfer");
 }
 
+/* Parts built in model/ on first use (tps_pred_init_ready, tps_partcache): the points handed
+ * down as plain data become the curve once, even from several threads; what the question may
+ * use and the refusals of --measured-only are decided here, without files. */
+static double *dup_arr(const double *v, size_t n) {
+  double *d = malloc(n * sizeof *d);
+  if (d) memcpy(d, v, n * sizeof *d);
+  return d;
+}
+
+typedef struct {
+  tps_partcache *c;
+  tps_pred_sources src;
+  const tps_gpu *gpu;
+  const tps_pred_opts *o;
+  int st;
+  const void *gtab;
+} ready_job;
+
+static void *ready_thread(void *arg) {
+  ready_job *j = arg;
+  tps_pred p;
+  tps_pred_check chk;
+  j->st = tps_pred_init_ready(&p, j->c, j->gpu, 8, &tps_path_dense_bf16, &j->src, j->o, &chk);
+  j->gtab = p.gtab;
+  if (j->st == TPS_OK) tps_pred_free(&p);
+  return NULL;
+}
+
+static void test_ready(void) {
+  tps_gpu h100 = mkgpu("H100-SXM", 132, 9, 0, 989, 1979, 3350, 450, 18, 1);
+  const double x[5] = {1, 2, 4, 8, 16}, t[5] = {10, 10, 11, 20, 40};
+  const double gx[6] = {1024, 65536, 1048576, 4194304, 16777216, 268435456}, gt[6] = {12, 11, 14, 25, 70, 900};
+  tps_part g, a;
+  memset(&g, 0, sizeof g);
+  memset(&a, 0, sizeof a);
+  g.what = TPS_PART_GEMM;
+  g.px = dup_arr(x, 5), g.pt = dup_arr(t, 5), g.pn = 5, g.anchor = 1;
+  g.meas_rsd = TPS_PART_MEASURED_RSD;
+  g.model.kind = TPS_PM_GEMM;
+  g.model.prov = TPS_PROV_SPEC;
+  g.model.rsd = 0.1;
+  g.model.shape = (tps_gemm_shape){5120, 1792, 2};
+  CHECK(tps_gemm_from_spec(&g.model.gm, &tps_path_dense_bf16, &h100) == 0, "spec model");
+  a.what = TPS_PART_GATHER;
+  a.backend = TPS_GATHER_NCCL;
+  a.ranks = 8;
+  a.px = dup_arr(gx, 6), a.pt = dup_arr(gt, 6), a.pn = 6;
+  a.meas_rsd = TPS_PART_MEASURED_RSD;
+  tps_partcache *c = tps_partcache_alloc(16384);
+  CHECK(c != NULL, "cache");
+  tps_pred_opts o;
+  tps_pred_opts_default(&o);
+  o.backend = TPS_GATHER_NCCL;
+  tps_pred_sources src;
+  memset(&src, 0, sizeof src);
+  src.gemm = &g;
+  src.gemm_prov = TPS_PROV_MEASURED;
+  src.gather[TPS_GATHER_NCCL] = &a;
+  src.gather_prov[TPS_GATHER_NCCL] = TPS_PROV_SIBLING;
+  src.shape = (tps_gemm_shape){5120, 1792, 2};
+  src.out_bytes_per_token = 3584;
+  src.tmax = 16384;
+  /* four threads ask at once: one builds, every one gets a context */
+  ready_job jobs[4];
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) {
+    jobs[i] = (ready_job){c, src, &h100, &o, -1, NULL};
+    CHECK(pthread_create(&th[i], NULL, ready_thread, &jobs[i]) == 0, "thread");
+  }
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < 4; i++) CHECK(jobs[i].st == TPS_OK && jobs[i].gtab == NULL, "thread %d: context %d, no table yet", i, jobs[i].st);
+  CHECK(g.built == 1 && a.built == 1 && g.meas && a.meas && !g.px && !a.px && g.pn == 0, "built once, points freed");
+  double m16 = tps_part_model_eval(&g.model, 16, 0), m17 = tps_part_model_eval(&g.model, 17, 0);
+  CHECK(near(tps_part_eval(&g, 17, NULL), m17 * 40 / m16, 1e-12), "the model anchored at the measured end");
+  tps_pred p;
+  tps_pred_check chk;
+  CHECK(tps_pred_init_ready(&p, c, &h100, 8, &tps_path_dense_bf16, &src, &o, &chk) == TPS_OK, "context");
+  /* 1..16 rows measured, the question 1..16384: outside; the gather's 28 KiB..56 MiB inside */
+  CHECK(chk.gemm_outside && !chk.gather_outside[TPS_GATHER_NCCL] && !chk.spec_gather && chk.refusal == TPS_USE_OK,
+        "coverage %d %d", chk.gemm_outside, chk.gather_outside[TPS_GATHER_NCCL]);
+  CHECK(p.compute_rsd == 0.1 && p.gather_rsd == TPS_PART_MEASURED_RSD, "spreads %g %g", p.compute_rsd, p.gather_rsd);
+  CHECK(near(tps_pred_gather_us(&p, 2048, NULL), tps_part_eval(&a, 8.0 * 256 * 3584, NULL), 1e-12), "gather = the part");
+  tps_pred_free(&p);
+  /* --measured-only: the sibling's gather first, then the GEMM outside its rows */
+  src.measured_only = 1;
+  CHECK(tps_pred_init_ready(&p, c, &h100, 8, &tps_path_dense_bf16, &src, &o, &chk) == TPS_EBADDATA &&
+            chk.refusal == TPS_USE_SIBLING && chk.refused == TPS_GATHER_NCCL, "a sibling's gather refused");
+  src.gather_prov[TPS_GATHER_NCCL] = TPS_PROV_MEASURED;
+  CHECK(tps_pred_init_ready(&p, c, &h100, 8, &tps_path_dense_bf16, &src, &o, &chk) == TPS_EBADDATA &&
+            chk.refusal == TPS_USE_OUTSIDE && chk.refused == -1, "the GEMM outside refused");
+  src.tmax = 16;
+  CHECK(tps_pred_init_ready(&p, c, &h100, 8, &tps_path_dense_bf16, &src, &o, &chk) == TPS_OK, "inside both: allowed");
+  tps_pred_free(&p);
+  src.tmax = 16384;
+  src.measured_only = 0;
+  /* a gather the rule uses without a part: the datasheet's, its spread */
+  src.gather[TPS_GATHER_NCCL] = NULL;
+  CHECK(tps_pred_init_ready(&p, c, &h100, 8, &tps_path_dense_bf16, &src, &o, &chk) == TPS_OK && chk.spec_gather &&
+            chk.gather_outside[TPS_GATHER_NCCL] && p.gather_rsd == TPS_PRED_GATHER_RSD, "spec gather");
+  tps_pred_free(&p);
+  src.gather[TPS_GATHER_NCCL] = &a;
+  /* table mode: the GEMM's table of 1..tmax and one gather table, shared */
+  tps_partcache_tables(c, 1);
+  const void *gt1 = NULL;
+  CHECK(tps_pred_init_ready(&p, c, &h100, 8, &tps_path_dense_bf16, &src, &o, &chk) == TPS_OK && g.tab && g.ntab == 16384 &&
+            p.gtab != NULL, "tables made");
+  gt1 = p.gtab;
+  tps_pred_free(&p);
+  CHECK(tps_pred_init_ready(&p, c, &h100, 8, &tps_path_dense_bf16, &src, &o, &chk) == TPS_OK && p.gtab == gt1, "table shared");
+  tps_pred_free(&p);
+  /* parts that cannot be built: points not increasing; a GEMM with no time at tmax rows */
+  const double bx[3] = {1, 1, 2}, bt[3] = {1, 2, 3};
+  tps_part b;
+  memset(&b, 0, sizeof b);
+  b.what = TPS_PART_GATHER;
+  b.backend = TPS_GATHER_NCCL;
+  b.px = dup_arr(bx, 3), b.pt = dup_arr(bt, 3), b.pn = 3;
+  src.gather[TPS_GATHER_NCCL] = &b;
+  for (int k = 0; k < 2; k++)
+    CHECK(tps_pred_init_ready(&p, c, &h100, 8, &tps_path_dense_bf16, &src, &o, &chk) == TPS_EBADDATA &&
+              chk.refusal == TPS_USE_UNBUILT && chk.refused == TPS_GATHER_NCCL && b.fail == TPS_PART_FAIL_CURVE,
+          "no curve (ask %d)", k);
+  tps_part h;
+  memset(&h, 0, sizeof h);
+  h.what = TPS_PART_GEMM;
+  h.px = dup_arr(x, 5), h.pt = dup_arr(t, 5), h.pn = 5;
+  src.gemm = &h;
+  src.gather[TPS_GATHER_NCCL] = &a;
+  CHECK(tps_pred_init_ready(&p, c, &h100, 8, &tps_path_dense_bf16, &src, &o, &chk) == TPS_EBADDATA &&
+            chk.refusal == TPS_USE_UNBUILT && chk.refused == -1 && h.fail == TPS_PART_FAIL_RANGE, "GEMM without 16384 rows");
+  tps_partcache_free(c);
+  tps_part_free(&g);
+  tps_part_free(&a);
+  tps_part_free(&b);
+  tps_part_free(&h);
+}
+
 int main(void) {
   gsl_set_error_handler_off();
   test_parts();
+  test_ready();
   test_crossover_generic();
   test_bands_generic();
   test_spec();
