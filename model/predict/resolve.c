@@ -207,6 +207,40 @@ int tps_resolve_gather_model(const tps_resolve_models *mv, const tps_gpu *gpu, i
 }
 
 
+int tps_resolve_gather_fit(tps_part_model *m, const tps_ag_model *fit, int fit_ranks, double rms_rel, const tps_gpu *fit_gpu,
+                           const tps_gpu *gpu, int tp, int backend) {
+  m->kind = TPS_PM_AG;
+  m->gpu = *gpu;
+  m->backend = backend;
+  m->ag = *fit;
+  if (!fit_gpu || strcmp(fit_gpu->name, gpu->name) != 0 || fit_ranks != tp) {
+    tps_ag_model ss, ds;
+    tps_ag_from_spec(&ss, fit_gpu ? fit_gpu : gpu, fit_ranks > 0 ? fit_ranks : tp);
+    tps_ag_from_spec(&ds, gpu, tp);
+    tps_ag_model d = ds;
+    for (int q = 0; q < TPS_NPROTO; q++) {
+      if (fit->lat_us[q] > 0 && ss.lat_us[q] > 0) d.lat_us[q] = fit->lat_us[q] * ds.lat_us[q] / ss.lat_us[q];
+      if (ss.busbw_gbps[q] > 0) d.busbw_gbps[q] = fit->busbw_gbps[q] * ds.busbw_gbps[q] / ss.busbw_gbps[q];
+    }
+    if (ds.custom_gbps > 0 && fit->custom_gbps > 0 && ss.custom_gbps > 0) {
+      d.custom_floor_us = fit->custom_floor_us * (ss.custom_floor_us > 0 ? ds.custom_floor_us / ss.custom_floor_us : 1.0);
+      d.custom_gbps = fit->custom_gbps * ds.custom_gbps / ss.custom_gbps;
+    }
+    d.custom_cap_bytes = fit->custom_cap_bytes > 0 ? fit->custom_cap_bytes : tps_gather_cap_default();
+    m->ag = d;
+    m->prov = TPS_PROV_TRANSFERRED;
+    m->rsd = TPS_PRED_GATHER_RSD;
+  } else {
+    m->prov = TPS_PROV_FITTED;
+    m->rsd = rms_rel;
+  }
+  m->ag.ranks = tp;
+  m->ag.ranks_per_node = TPS_PRED_DEFAULT_NODE_GPUS;
+  m->ag.internode_gbps = TPS_PRED_DEFAULT_IB_GBPS / 8.0;
+  m->ag.internode_lat_us = TPS_PRED_DEFAULT_INTERNODE_LAT_US;
+  return m->prov;
+}
+
 /* ------------------------------------------------------------------ measured siblings */
 int tps_resolve_gemm_sibling(const tps_gpu *sib, const tps_gpu *tgt) {
   if (!sib || !tgt || SAME(sib, tgt)) return 0;

@@ -111,6 +111,16 @@ int tps_resolve_harness_convert_sibling(const double *fx, const double *ft, size
 #define TPS_RESOLVE_SIBLING_GEMM_RSD 0.066
 #define TPS_RESOLVE_SIBLING_GATHER_RSD 0.050
 
+/* The gather of a reference fit (fit: its all-gather model, fitted on fit_ranks ranks of
+ * fit_gpu, rms_rel its relative error; fit_gpu NULL: unknown) for gpu at tp with a concrete
+ * backend: the fit's own where it measured this GPU and TP (TPS_PROV_FITTED, spread rms_rel),
+ * else moved by the ratio of the datasheet models of the two (per protocol: latency and bus
+ * bandwidth; the custom gather's floor and bandwidth), with the default inter-node terms
+ * (TPS_PROV_TRANSFERRED, spread TPS_PRED_GATHER_RSD).  m gets kind TPS_PM_AG; its prov is
+ * returned. */
+int tps_resolve_gather_fit(tps_part_model *m, const tps_ag_model *fit, int fit_ranks, double rms_rel, const tps_gpu *fit_gpu,
+                           const tps_gpu *gpu, int tp, int backend);
+
 /* The spread of a GEMM moved from sib to tgt: TPS_RESOLVE_SIBLING_GEMM_RSD when they have
  * the same SM count, widened by half the |log| ratio of SM counts otherwise ([A]: waves and
  * tiles per SM do not move with HBM and peak; H200 -> H20, 132 vs 78 SMs: 0.066 + 0.26). */

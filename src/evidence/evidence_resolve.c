@@ -388,47 +388,19 @@ int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, l
 }
 
 /* The gather of a user's fit file: its own where it measured this GPU and TP (fitted), else
- * moved by the ratio of the spec models, as predict.c's model scaling does (transferred). */
+ * moved by the ratio of the spec models (transferred: model/predict/resolve.h). */
 static void gather_from_fit(tps_partset *ps, tps_part_source *s, const tps_fit *fit, const tps_gpu *gpu, int tp, int backend) {
-  tps_part_model *m = &s->part.model;
   tps_err e2;
   const tps_gpu *fg = tps_gpus_find(ps->gt, fit->gpu, &e2);
   int fn = fit->ag.ranks > 0 ? fit->ag.ranks : fit->tp;
-  m->kind = TPS_PM_AG;
-  m->gpu = *gpu;
-  m->backend = backend;
-  m->ag = fit->ag;
-  if (!fg || !SAME(fg, gpu) || fn != tp) {
-    /* moved by the ratio of the spec models, as predict.c's model scaling does */
-    tps_ag_model ss, ds;
-    tps_ag_from_spec(&ss, fg ? fg : gpu, fn > 0 ? fn : tp);
-    tps_ag_from_spec(&ds, gpu, tp);
-    tps_ag_model d = ds;
-    for (int q = 0; q < TPS_NPROTO; q++) {
-      if (fit->ag.lat_us[q] > 0 && ss.lat_us[q] > 0) d.lat_us[q] = fit->ag.lat_us[q] * ds.lat_us[q] / ss.lat_us[q];
-      if (ss.busbw_gbps[q] > 0) d.busbw_gbps[q] = fit->ag.busbw_gbps[q] * ds.busbw_gbps[q] / ss.busbw_gbps[q];
-    }
-    if (ds.custom_gbps > 0 && fit->ag.custom_gbps > 0 && ss.custom_gbps > 0) {
-      d.custom_floor_us = fit->ag.custom_floor_us * (ss.custom_floor_us > 0 ? ds.custom_floor_us / ss.custom_floor_us : 1.0);
-      d.custom_gbps = fit->ag.custom_gbps * ds.custom_gbps / ss.custom_gbps;
-    }
-    d.custom_cap_bytes = fit->ag.custom_cap_bytes > 0 ? fit->ag.custom_cap_bytes : tps_gather_cap_default();
-    m->ag = d;
-    m->prov = TPS_PROV_TRANSFERRED;
-    m->rsd = TPS_PRED_GATHER_RSD;
+  s->prov = tps_resolve_gather_fit(&s->part.model, &fit->ag, fn, fit->rms_rel, fg, gpu, tp, backend);
+  if (s->prov == TPS_PROV_TRANSFERRED) {
     cpy(s->from, sizeof s->from, fit->gpu);
     snprintf(s->src, sizeof s->src, "transferred: the gather of the fit %s (%s, %d ranks), by the spec models' link bandwidth and ring steps",
              s->file, fit->gpu, fn);
   } else {
-    m->prov = TPS_PROV_FITTED;
-    m->rsd = fit->rms_rel;
     snprintf(s->src, sizeof s->src, "fitted: the gather of the fit %s (%s, %d ranks)", s->file, fit->gpu, fn);
   }
-  m->ag.ranks = tp;
-  m->ag.ranks_per_node = TPS_PRED_DEFAULT_NODE_GPUS;
-  m->ag.internode_gbps = TPS_PRED_DEFAULT_IB_GBPS / 8.0;
-  m->ag.internode_lat_us = TPS_PRED_DEFAULT_INTERNODE_LAT_US;
-  s->prov = m->prov;
 }
 
 int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, tps_part_source **out, tps_err *e) {

@@ -123,6 +123,30 @@ int main(void) {
     CHECK(tps_resolve_harness_convert_sibling(fx, ft, 1, fx, tt, 2, x, one, 1, &lo, &hi) == 1 && one[0] == 7,
           "one point: no conversion, t unchanged");
   }
+  {
+    /* a reference fit's gather: its own on its GPU and TP; elsewhere each protocol's latency
+     * and bus bandwidth times the ratio of the two datasheet models (computed here from
+     * tps_ag_from_spec, not by the function) */
+    tps_ag_model fit, sa, sb;
+    tps_ag_from_spec(&fit, &a, 8);
+    for (int q = 0; q < TPS_NPROTO; q++) { fit.lat_us[q] *= 1.5; fit.busbw_gbps[q] *= 0.8; }
+    tps_part_model m;
+    memset(&m, 0, sizeof m);
+    CHECK(tps_resolve_gather_fit(&m, &fit, 8, 0.04, &a, &a, 8, TPS_GATHER_NCCL) == TPS_PROV_FITTED && m.rsd == 0.04 &&
+              m.kind == TPS_PM_AG && m.ag.busbw_gbps[0] == fit.busbw_gbps[0] && m.ag.ranks == 8, "the fit's own gather");
+    CHECK(tps_resolve_gather_fit(&m, &fit, 8, 0.04, &a, &b, 4, TPS_GATHER_NCCL) == TPS_PROV_TRANSFERRED && m.ag.ranks == 4,
+          "moved to B at TP 4");
+    tps_ag_from_spec(&sa, &a, 8);
+    tps_ag_from_spec(&sb, &b, 4);
+    for (int q = 0; q < TPS_NPROTO; q++) {
+      if (sa.busbw_gbps[q] > 0)
+        CHECK(near(m.ag.busbw_gbps[q], 0.8 * sb.busbw_gbps[q], 1e-12), "proto %d bus bandwidth %g, want %g", q, m.ag.busbw_gbps[q],
+              0.8 * sb.busbw_gbps[q]);
+      if (sa.lat_us[q] > 0) CHECK(near(m.ag.lat_us[q], 1.5 * sb.lat_us[q], 1e-12), "proto %d latency", q);
+    }
+    CHECK(tps_resolve_gather_fit(&m, &fit, 8, 0.04, NULL, &a, 8, TPS_GATHER_NCCL) == TPS_PROV_TRANSFERRED,
+          "an unknown GPU's fit is moved, not taken as this GPU's");
+  }
   printf("%d checks, %d failed\n", checks, fails);
   return fails != 0;
 }
