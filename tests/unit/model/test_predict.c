@@ -512,6 +512,19 @@ static void test_model(void) {
   tps_pred_free(&p);
 }
 
+/* A GEMM part (K 5120, N 1792) with the datasheet model of dense-bf16 on gpu, nothing measured
+ * yet (spread 0.1; measured points: the caller's). */
+static void spec_gemm_part(tps_part *g, const tps_gpu *gpu) {
+  memset(g, 0, sizeof *g);
+  g->what = TPS_PART_GEMM;
+  g->meas_rsd = TPS_PART_MEASURED_RSD;
+  g->model.kind = TPS_PM_GEMM;
+  g->model.prov = TPS_PROV_SPEC;
+  g->model.rsd = 0.1;
+  g->model.shape = (tps_gemm_shape){5120, 1792, 2};
+  CHECK(tps_gemm_from_spec(&g->model.gm, &tps_path_dense_bf16, gpu) == 0, "spec model");
+}
+
 /* ---- parts (model/predict/parts.h) and the parts scaling ------------------------------------- */
 static void test_parts(void) {
   /* measured curve: exact at the points, monotone between them (Steffen), NaN outside */
@@ -535,15 +548,8 @@ static void test_parts(void) {
   /* a GEMM part: measured 1..16 rows, a spec model outside, anchored at both ends */
   tps_gpu h100 = mkgpu("H100-SXM", 132, 9, 0, 989, 1979, 3350, 450, 18, 1);
   tps_part g;
-  memset(&g, 0, sizeof g);
-  g.what = TPS_PART_GEMM;
+  spec_gemm_part(&g, &h100);
   g.meas = tps_mcurve_alloc(x, t, 5);
-  g.meas_rsd = TPS_PART_MEASURED_RSD;
-  g.model.kind = TPS_PM_GEMM;
-  g.model.prov = TPS_PROV_SPEC;
-  g.model.rsd = 0.1;
-  g.model.shape = (tps_gemm_shape){5120, 1792, 2};
-  CHECK(tps_gemm_from_spec(&g.model.gm, &tps_path_dense_bf16, &h100) == 0, "spec model");
   CHECK(tps_part_finish(&g) == TPS_OK, "anchors");
   int out = 0;
   CHECK(near(tps_part_eval(&g, 16, &out), 40, 1e-12) && !out, "measured end, inside");
@@ -671,16 +677,9 @@ static void test_ready(void) {
   const double x[5] = {1, 2, 4, 8, 16}, t[5] = {10, 10, 11, 20, 40};
   const double gx[6] = {1024, 65536, 1048576, 4194304, 16777216, 268435456}, gt[6] = {12, 11, 14, 25, 70, 900};
   tps_part g, a;
-  memset(&g, 0, sizeof g);
+  spec_gemm_part(&g, &h100);
   memset(&a, 0, sizeof a);
-  g.what = TPS_PART_GEMM;
   g.px = dup_arr(x, 5), g.pt = dup_arr(t, 5), g.pn = 5, g.anchor = 1;
-  g.meas_rsd = TPS_PART_MEASURED_RSD;
-  g.model.kind = TPS_PM_GEMM;
-  g.model.prov = TPS_PROV_SPEC;
-  g.model.rsd = 0.1;
-  g.model.shape = (tps_gemm_shape){5120, 1792, 2};
-  CHECK(tps_gemm_from_spec(&g.model.gm, &tps_path_dense_bf16, &h100) == 0, "spec model");
   a.what = TPS_PART_GATHER;
   a.backend = TPS_GATHER_NCCL;
   a.ranks = 8;
