@@ -76,8 +76,8 @@ static int derive(const tps_table *t, derived *d) {
         d->gbytes_rank[i] = (double)t->rows_per_rank[i] * obpt;
         d->galgbw_lb[i] = d->gbytes[i] / t->split_us[i] / 1e3;
       }
-      if (tps_gather_is_rule(tps_gather_parse(t->gather)))
-        d->gather[i] = obpt > 0 ? tps_gather_name(d->gbytes_rank[i] <= t->gather_cap_bytes ? tps_gather_capped() : tps_gather_fallback()) : "";
+      if (tps_gather_is_rule(tps_gather_parse(t->gather))) /* the backend the rule picked (model/core/backend.h) */
+        d->gather[i] = obpt > 0 ? tps_gather_name(tps_gather_pick(tps_gather_parse(t->gather), d->gbytes_rank[i], t->gather_cap_bytes, 1)) : "";
       else
         d->gather[i] = t->gather;
     }
