@@ -1534,7 +1534,10 @@ enum { NSVARIANTS4 = sizeof svariants4 / sizeof svariants4[0] };
 typedef void (*w8t3_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap, bf16 *, int, int, int);
 typedef struct { int bt, stages, smem; w8t3_fn fn; } w8t3_variant;
 #define W8S3(BT, ST) { BT, ST, W3Shape<BT, ST>::SMEM, w8t3_kernel<BT, ST> }
-static const w8t3_variant s3variants[] = {W8S3(16, 10), W8S3(32, 10), W8S3(48, 9), W8S3(64, 8)};
+static const w8t3_variant s3variants[] = {W8S3(16, 10), W8S3(32, 10), W8S3(48, 9), W8S3(64, 8),
+                                          /* deeper rings (TPS_W8_SDEEP=1, an experiment): at K 7168 the
+                                             16-token tile holds all 14 chunks of a block, the 32-token 11 */
+                                          W8S3(16, 14), W8S3(32, 11)};
 enum { NS3VARIANTS = sizeof s3variants / sizeof s3variants[0] };
 enum { NTVARIANTS = sizeof tvariants / sizeof tvariants[0] };
 
@@ -1764,8 +1767,9 @@ extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStrea
   if (tps_w8c_rows(g, tps_w8c_tokens(g, m)) == 192) {
     const int t = tps_w8c_tokens(g, m);
     const w8t3_variant *w3 = NULL;
+    const int deep = tps_w8_env_int("TPS_W8_SDEEP", 0) == 1;
     for (int v = 0; v < NS3VARIANTS; v++)
-      if (s3variants[v].bt == t) w3 = &s3variants[v];
+      if (s3variants[v].bt == t && (!w3 || (deep && s3variants[v].stages > w3->stages))) w3 = &s3variants[v];
     if (!w3) {
       fprintf(stderr, "tpsplit: gemm: no 192-row stream kernel for a %d-token tile\n", t);
       return TPS_ERR;

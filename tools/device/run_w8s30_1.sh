@@ -29,7 +29,7 @@ r 7168x2112 $T 50 def w8a16; r 7168x2112 $T 50 s192 w8a16 TPS_W8_SROWS=192; r 71
 grep -E '^(==|[0-9])' $S
 N=$OUT/ncu.txt
 nc() { local kn=$1 m=$2; shift 2
-  [ $SECONDS -gt ${NCU_DEADLINE:-330} ] && { echo "ncu $kn $m $* not run (${SECONDS}s)"; return; }
+  [ $SECONDS -gt ${NCU_DEADLINE:-300} ] && { echo "ncu $kn $m $* not run (${SECONDS}s)"; return; }
   echo "== ncu $kn M=$m $*" >>$N
   env "$@" timeout 60 ncu --clock-control none --set full -k regex:"w8" --launch-skip 0 --launch-count 1 -o /tmp/rep -f \
     $B/tpsplit bench gemm --k ${kn%x*} --n ${kn#*x} --path w8a16 --tokens $m --tp 1 --check-only >>$OUT/log.txt 2>&1
@@ -37,8 +37,8 @@ nc() { local kn=$1 m=$2; shift 2
 nc 7168x2112 16 TPS_W8_SROWS=192; nc 7168x2112 16; nc 5120x1792 768; nc 7168x2112 192; nc 5120x1792 16384
 grep -E "^== ncu|  w8|Grid Size|Cluster Size|Registers Per|Duration|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Issue Slots Busy|SM Busy|Max Active Clusters" $N | head -120
 fold log.txt
-# sanitizers, parallel processes, until 575 s
-lim=$((575 - SECONDS)); SAN=$OUT/sanitizer.txt; mkdir -p /tmp/san; pids=""
+# sanitizers, parallel processes, until 470 s
+lim=$((470 - SECONDS)); SAN=$OUT/sanitizer.txt; mkdir -p /tmp/san; pids=""
 if [ $lim -ge 60 ]; then
   for tool in memcheck racecheck; do
     (env TPS_TEST_S192_ONLY=1 TPS_TEST_QUICK=1 timeout $lim compute-sanitizer --tool $tool --error-exitcode 9 $B/test_gemm_gpu >/tmp/san/s192_$tool.txt 2>&1; echo "exit $? (${SECONDS}s)" >>/tmp/san/s192_$tool.txt) &

@@ -226,6 +226,13 @@ static int check_s192(int quick) {
       for (size_t i = 0; i < 3; i++)
         if (!quick || i != 1) check(gg, mm[i], wv, 1e-2, what);
     }
+    /* the deeper rings (TPS_W8_SDEEP=1): 16 and 32 tokens */
+    setenv("TPS_W8_SDEEP", "1", 1);
+    for (size_t b = 0; b < 2; b++) {
+      setenv("TPS_W8_SBT", sb[b], 1);
+      check(gg, 37, wv, 1e-2, what);
+    }
+    unsetenv("TPS_W8_SDEEP");
     unsetenv("TPS_W8_SBT");
     same_bits(gg, 40, "stream", "TPS_W8_SROWS", "192");
     if (!quick) same_bits(gg, 5, "stream", "TPS_W8_SROWS", "192");
