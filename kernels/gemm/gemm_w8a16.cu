@@ -406,6 +406,10 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     c->splits = tps_w8_env_int("TPS_W8_SCL", 0) == 4 && c->bt <= 64 ? 4 : TPS_W8C_SPLITS; /* tps_w8c_run's clusters */
     c->mtiles = (m + c->bt - 1) / c->bt; /* launches */
     c->stages = c->bt == 128 ? 5 : 10; /* svariants in gemm_w8a16_sm90.cu */
+    if (tps_w8c_rows(g, c->bt) == 192) { /* TPS_W8_SROWS=192: w8t3_kernel (s3variants) */
+      c->bn = 192; c->threads = 384; c->ntiles = (g->n + 191) / 192; c->splits = TPS_W8C_SPLITS;
+      c->stages = c->bt == 64 ? 8 : c->bt == 48 ? 9 : 10;
+    }
   } else {
     const int head = ks ? 0 : p.head;
     int bt = head > 0 ? 256 : tps_w8_env_int("TPS_W8_BT", m <= 1024 && ks ? 128 : 256);
@@ -541,9 +545,9 @@ static int w8_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t
   tps_w8_cfg c;
   TPS_TRY(tps_w8_choose(g, m, &c));
   if (c.kind == TPS_W8K_STREAM) {
-    snprintf(buf, bufsz, "w8a16 stream: 128 weight rows x %d tokens per block, cluster split-K %d (partials %s), grid %dx%d",
-             c.bt, c.splits, tps_w8c_sum_name[tps_w8c_sum()], c.ntiles, c.splits);
-    *id = ((uint64_t)TPS_W8K_STREAM << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.splits;
+    snprintf(buf, bufsz, "w8a16 stream: %d weight rows x %d tokens per block, cluster split-K %d (partials %s), grid %dx%d",
+             c.bn, c.bt, c.splits, c.bn == 192 ? "by st.async" : tps_w8c_sum_name[tps_w8c_sum()], c.ntiles, c.splits);
+    *id = ((uint64_t)TPS_W8K_STREAM << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.splits | ((uint64_t)(c.bn == 192) << 48);
   } else if (c.kind == TPS_W8K_SPLIT) {
     snprintf(buf, bufsz, "w8a16 split: 128 weight rows x %d tokens per block, cluster split-K %d, %d stages, grid %dx%dx%d",
              c.bt, c.splits, c.stages, c.ntiles, c.mtiles, c.splits);

@@ -208,6 +208,17 @@ __device__ __forceinline__ void mbar_wait(uint32_t mbar, uint32_t parity) {
 __device__ __forceinline__ void mb_init(uint32_t bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
+/* A ring's barriers, by one thread before the block barrier: STAGES "full" barriers at full0
+ * (one arrival, the producer's expect_tx; the copies' bytes complete the phase) and STAGES
+ * "empty" barriers at empty0 (one arrival per consumer warp), 8 bytes apart.  The caller
+ * initializes any other barrier and then fences (fence.mbarrier_init) once. */
+template <int STAGES>
+__device__ __forceinline__ void ring_init(uint32_t full0, uint32_t empty0, uint32_t consumer_warps) {
+  for (int s = 0; s < STAGES; s++) {
+    mb_init(full0 + 8 * s, 1);
+    mb_init(empty0 + 8 * s, consumer_warps);
+  }
+}
 __device__ __forceinline__ void mb_expect(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
@@ -225,12 +236,14 @@ __device__ __forceinline__ void tma2d(uint32_t dst, const CUtensorMap *map, int 
  * quad c), from the stage's weight bytes w ([128 rows][64]) and scales w + wbytes
  * ([2 blocks][128 rows]): a[j] = {(rl, k 2c..), (rl+8, k 2c..), (rl, k 2c+8..), (rl+8, k 2c+8..)}
  * for k16 step j. */
-__device__ __forceinline__ void dequant_chunk(const uint8_t *w, int wbytes, int rl, int c, uint32_t (&a)[4][4]) {
-  const uint4 qa = *reinterpret_cast<const uint4 *>(w + rl * 64 + c * 16);
-  const uint4 qb = *reinterpret_cast<const uint4 *>(w + (rl + 8) * 64 + c * 16);
-  const uint8_t *ss = w + wbytes;
-  const uint32_t ma[2] = {e8m0_mul(ss[rl]), e8m0_mul(ss[128 + rl])};
-  const uint32_t mb[2] = {e8m0_mul(ss[rl + 8]), e8m0_mul(ss[128 + rl + 8])};
+/* dequant_chunk (below) is dequant_rows(w, rl, w + wbytes, rl); the general form reads weight
+ * rows rw, rw + 8 of w ([rows][64]) and scales ss[rs], ss[128 + rs] (rs + 8 likewise): a half
+ * record's weights beside its record's whole scale row (w8t3_kernel). */
+__device__ __forceinline__ void dequant_rows(const uint8_t *w, int rw, const uint8_t *ss, int rs, int c, uint32_t (&a)[4][4]) {
+  const uint4 qa = *reinterpret_cast<const uint4 *>(w + rw * 64 + c * 16);
+  const uint4 qb = *reinterpret_cast<const uint4 *>(w + (rw + 8) * 64 + c * 16);
+  const uint32_t ma[2] = {e8m0_mul(ss[rs]), e8m0_mul(ss[128 + rs])};
+  const uint32_t mb[2] = {e8m0_mul(ss[rs + 8]), e8m0_mul(ss[128 + rs + 8])};
   const uint32_t wa4[4] = {qa.x, qa.y, qa.z, qa.w}, wb4[4] = {qb.x, qb.y, qb.z, qb.w};
 #pragma unroll
   for (int j = 0; j < 4; j++) {
@@ -239,6 +252,9 @@ __device__ __forceinline__ void dequant_chunk(const uint8_t *w, int wbytes, int 
     w8_decode4(wb4[j], mb[j >> 1], hi);
     a[j][0] = lo[0]; a[j][1] = hi[0]; a[j][2] = lo[1]; a[j][3] = hi[1];
   }
+}
+__device__ __forceinline__ void dequant_chunk(const uint8_t *w, int wbytes, int rl, int c, uint32_t (&a)[4][4]) {
+  dequant_rows(w, rl, w + wbytes, rl, c, a);
 }
 
 __device__ __forceinline__ void tma3d(uint32_t dst, const CUtensorMap *map, int x, int y, int z, uint32_t bar) {
@@ -343,10 +359,7 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
   if (tid == 0) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
     if (!rec_bulk) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmr)) : "memory");
-    for (int s = 0; s < STAGES; s++) {
-      mb_init(full0 + 8 * s, 1);
-      mb_init(empty0 + 8 * s, 8);
-    }
+    ring_init<STAGES>(full0, empty0, 8);
     if (SPLIT > 1 && PUSH == 4) { /* the receive barrier: one arrival (here) and the bytes of
                                      the SPLIT - 1 other blocks' slices */
       mb_init(rbar, 1);
@@ -628,6 +641,192 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
 #endif
 }
 
+/* ------------------------------------------------------------------ stream kernel, 192 rows (w8t3) */
+/* The stream kernel with 192 weight rows a block (issue 28, opt-in: TPS_W8_SROWS=192): three
+ * consumer warpgroups, 384 threads, the K range split over a (1, 1, 8) cluster as w8t_kernel's
+ * stream forms.  Why: on an H100 at most 15 clusters of 8 run at once (ncu, Max Active
+ * Clusters), so at N 2112 the 17 row blocks of 128 run their clusters in two waves (K 7168,
+ * M <= 64: 14.3-16.2 us, against 8.1-9.2 us at N 1664..1920, data/h100_w8a16_default.txt);
+ * 192-row blocks make 11 clusters, one wave, with the 14 chunks a block of the 128-row form.
+ * A 192-row block x covers one whole 128-row record and half of another: x even, record
+ * 3x/2 (rows 0..127 of the block) and the first half of record 3x/2 + 1 (rows 128..191); x
+ * odd, the second half of record (3x - 1)/2 (rows 0..63) and record (3x + 1)/2 (rows 64..191).
+ * A stage holds the X tile, the whole record (one TMA box, as w8t_kernel) and the half:
+ * its 64 rows' weights (a 4096-byte box of the record map) and the record's 256-byte scale
+ * row (a second box).  The host runs it only where every such record exists (tps_w8c_rows).
+ * Loop: w8t_kernel's pair loop (chunk it+1 dequantized while chunk it's MMAs run), thread 0
+ * issues the copies, 12 warps release a stage; partials by st.async to their tokens' owner,
+ * summed in rank order (the 128-row form's order: the same bits). */
+template <int BT, int STAGES>
+struct W3Shape {
+  static constexpr int X_BYTES = BT * 128;               /* BT tokens x 64 bf16, swizzled */
+  static constexpr int REC = TPS_W8_REC_BYTES;           /* the whole record */
+  static constexpr int HALF_W = 64 * 64;                 /* the half record's weights */
+  static constexpr int HALF = HALF_W + 256;              /* + its record's scale row */
+  static constexpr int STAGE_BYTES = (X_BYTES + REC + HALF + 1023) / 1024 * 1024;
+  static constexpr int BAR = 256;                        /* full, empty, receive barriers */
+  static constexpr int RECV = BT * 192 * 4;              /* fp32 partials: SPLIT sources x the owned tokens */
+  static constexpr int SMEM = STAGES * STAGE_BYTES + BAR + RECV + 1024;
+  static_assert(16 * STAGES + 8 <= BAR, "barriers fit");
+  static_assert(SMEM <= 227 * 1024, "fits the SM90 shared memory a block may take");
+};
+
+template <int BT, int STAGES>
+__global__ void __launch_bounds__(384, 1)
+w8t3_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmr,
+            const __grid_constant__ CUtensorMap tmh, const __grid_constant__ CUtensorMap tms,
+            bf16 *__restrict__ Y, int M, int N, int K) {
+#ifdef TPS_SM90
+  constexpr int SPLIT = TPS_W8C_SPLITS, NW = 12; /* cluster size; consumer warps */
+  typedef W3Shape<BT, STAGES> Sh;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t sraw = (uint32_t)__cvta_generic_to_shared(smem_raw);
+  const uint32_t sbase = (sraw + 1023u) & ~1023u;
+  uint8_t *sptr = smem_raw + (sbase - sraw);
+  const uint32_t full0 = sbase + STAGES * Sh::STAGE_BYTES, empty0 = full0 + 8 * STAGES, rbar = full0 + 16 * STAGES;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, c = lane & 3;
+  const int bx = (int)blockIdx.x, n0 = bx * 192, odd = bx & 1;
+  const int rb_full = odd ? (3 * bx + 1) / 2 : 3 * bx / 2, rb_half = odd ? (3 * bx - 1) / 2 : rb_full + 1;
+  uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  const int kall = K / 64, kper = (kall + SPLIT - 1) / SPLIT;
+  const int kc0 = (int)rank * kper < kall ? (int)rank * kper : kall;
+  const int nch = kc0 + kper < kall ? kper : kall - kc0;
+  /* one token tile a launch, M <= BT rows: the host made the X box exactly M rows high */
+  const uint32_t xbytes = (uint32_t)(M < BT ? M : BT) * 128u;
+  auto produce = [&](int chunk) {
+    const int s = chunk % STAGES, round = chunk / STAGES;
+    const uint32_t st = sbase + s * Sh::STAGE_BYTES, full = full0 + 8 * s;
+    if (round > 0) mbar_wait(empty0 + 8 * s, (uint32_t)(round - 1) & 1u);
+    mb_expect(full, xbytes + Sh::REC + Sh::HALF);
+    tma2d(st, &tmx, (kc0 + chunk) * 64, 0, full);
+    tma3d(st + Sh::X_BYTES, &tmr, 0, 0, rb_full * kall + kc0 + chunk, full);
+    tma3d(st + Sh::X_BYTES + Sh::REC, &tmh, 0, 16 * odd, rb_half * kall + kc0 + chunk, full);
+    tma3d(st + Sh::X_BYTES + Sh::REC + Sh::HALF_W, &tms, 0, TPS_W8_REC_BYTES / 256 - 1, rb_half * kall + kc0 + chunk, full);
+  };
+  if (tid == 0) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmx)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmr)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tmh)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&tms)) : "memory");
+    ring_init<STAGES>(full0, empty0, NW);
+    /* the receive barrier: one arrival (here) and the bytes of the SPLIT - 1 other blocks' slices */
+    mb_init(rbar, 1);
+    mb_expect(rbar, (SPLIT - 1) * (BT / SPLIT) * 192 * 4);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    for (int ch = 0; ch < STAGES && ch < nch; ch++) produce(ch);
+  }
+  __syncthreads();
+  /* phase 1 of the cluster barrier, after the barrier inits (their fence releases them to the cluster) */
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  /* this warp's 16 rows (rl, rl + 8 its thread's): in the whole record or in the half */
+  const bool in_half = odd ? warp < 4 : warp >= 8;
+  const int rw = (in_half ? (odd ? warp : warp - 8) : (odd ? warp - 4 : warp)) * 16 + g;
+  const int rs = in_half ? 64 * odd + rw : rw;
+  const int woff = Sh::X_BYTES + (in_half ? Sh::REC : 0);
+  const int soff = in_half ? Sh::X_BYTES + Sh::REC + Sh::HALF_W : Sh::X_BYTES + 128 * 64;
+  auto release = [&](int chunk) {
+    __syncwarp();
+    if (lane == 0) mb_arrive_local(empty0 + 8 * (chunk % STAGES));
+  };
+  auto wait_full = [&](int chunk) { mbar_wait(full0 + 8 * (chunk % STAGES), (uint32_t)(chunk / STAGES) & 1u); };
+  uint32_t afr[2][4][4];
+  auto dequant = [&](int chunk, auto buf) {
+    constexpr int B = decltype(buf)::value;
+    const uint8_t *st = sptr + (chunk % STAGES) * Sh::STAGE_BYTES;
+    dequant_rows(st + woff, rw, st + soff, rs, c, afr[B]);
+  };
+  using I0 = std::integral_constant<int, 0>;
+  using I1 = std::integral_constant<int, 1>;
+  float acc[BT / 2];
+#pragma unroll
+  for (int i = 0; i < BT / 2; i++) acc[i] = 0.f;
+  auto mma_chunk = [&](int chunk, auto buf) {
+    constexpr int B = decltype(buf)::value;
+    const uint32_t st = sbase + (chunk % STAGES) * Sh::STAGE_BYTES;
+    const uint64_t desc0 = (uint64_t)((st & 0x3FFFFu) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+#pragma unroll
+    for (int j = 0; j < 4; j++) WgOp<BT>::mma(acc, afr[B][j], desc0 + (uint64_t)(j * 2));
+  };
+  if (nch > 0) {
+    wait_full(0);
+    dequant(0, I0{});
+  }
+  /* w8t_kernel's pair loop (its comment says why pairs) */
+  for (int it = 0; it < nch; it += 2) {
+    if (tid == 0 && it >= 2) {
+      if (it - 2 + STAGES < nch) produce(it - 2 + STAGES);
+      if (it - 1 + STAGES < nch) produce(it - 1 + STAGES);
+    }
+    wg_pin(acc);
+    wg_fence();
+    mma_chunk(it, I0{});
+    wg_commit();
+    wg_pin(acc);
+    if (it + 1 < nch) {
+      wait_full(it + 1);
+      dequant(it + 1, I1{});
+      wg_fence();
+      mma_chunk(it + 1, I1{});
+      wg_commit();
+      wg_pin(acc);
+      wg_wait<1>();
+      release(it);
+    }
+    if (it + 2 < nch) {
+      wait_full(it + 2);
+      dequant(it + 2, I0{});
+    }
+    wg_wait<0>();
+    wg_pin(acc);
+    release(it + 1 < nch ? it + 1 : it);
+  }
+  /* partials by st.async (w8t_kernel's PUSH = 4 form with 12 warps): a thread's 4 values of
+   * index i (tokens 8i+2c, +1 of rows rl, rl+8) go to owner o = (8i+2c)/TPR, position p of
+   * its receive buffer [source rank][NW * 8 * HP][float4] */
+  constexpr int TPR = BT / SPLIT, HP = TPR / 2, POS = NW * 8 * HP;
+  static_assert(TPR % 2 == 0, "token pairs per owner");
+  float4 *recv = reinterpret_cast<float4 *>(sptr + STAGES * Sh::STAGE_BYTES + Sh::BAR);
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int i = 0; i < BT / 8; i++) {
+    const int t = 8 * i + 2 * c, o = t / TPR;
+    const int p = (warp * 8 + g) * HP + (t % TPR) / 2;
+    float4 *dst = recv + rank * POS + p;
+    if (o == (int)rank) {
+      *dst = make_float4(acc[4 * i + 0], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+    } else {
+      uint32_t a = (uint32_t)__cvta_generic_to_shared(dst), bar = rbar;
+      asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(a) : "r"(o));
+      asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(bar) : "r"(o));
+      asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
+                   ::"r"(a), "f"(acc[4 * i + 0]), "f"(acc[4 * i + 1]), "f"(acc[4 * i + 2]), "f"(acc[4 * i + 3]), "r"(bar)
+                   : "memory");
+    }
+  }
+  mbar_wait(rbar, 0);
+  __syncthreads(); /* this block's own slice, written by its threads */
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  for (int q = tid; q < POS; q += NW * 32) {
+    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int r = 0; r < SPLIT; r++) {
+      const float4 v = recv[r * POS + q];
+      sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+    }
+    const int wg = q / HP, j = q % HP, t = (int)rank * TPR + 2 * j, n = n0 + (wg >> 3) * 16 + (wg & 7);
+    const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+    for (int v = 0; v < 4; v++) {
+      const int tt = t + (v & 1), nn = n + (v >> 1) * 8;
+      if (tt < M && nn < N) Y[(size_t)tt * N + nn] = __float2bfloat16_rn(vals[v]);
+    }
+  }
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+#endif
+}
+
 /* ------------------------------------------------------------------ split kernel (w8s) */
 /* The mid-M kernel (issue 28): 128 weight rows x BT tokens per block, K split over a
  * (1, 1, SPLIT) cluster, every token tile of the call in the same launch (grid: row blocks x
@@ -683,10 +882,7 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
    * boxes, rows past M zero-filled by the TMA unit (and counted in the bytes) */
   const uint32_t xbytes = (uint32_t)(M < BT ? M : BT) * 128u;
   if (tid == 0) {
-    for (int s = 0; s < STAGES; s++) {
-      mb_init(full0 + 8 * s, 1);
-      mb_init(empty0 + 8 * s, 8);
-    }
+    ring_init<STAGES>(full0, empty0, 8);
     if (SPLIT > 1) {
       mb_init(rbar, 1);
       mb_expect(rbar, (SPLIT - 1) * BT / SPLIT * 128 * 4);
@@ -933,10 +1129,7 @@ w8k_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
   const int it0 = (int)((long long)b * I / nb), it1 = (int)((long long)(b + 1) * I / nb);
   const uint32_t xbytes = (uint32_t)(M < BT ? M : BT) * 128u;
   if (tid == 0) {
-    for (int s = 0; s < STAGES; s++) {
-      mb_init(full0 + 8 * s, 1);
-      mb_init(empty0 + 8 * s, 8);
-    }
+    ring_init<STAGES>(full0, empty0, 8);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -1155,10 +1348,7 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
   const uint32_t xbytes = (uint32_t)(M < 256 ? M : 256) * 128u, xtail = (uint32_t)(M % 256) * 128u;
   const int ttail = M > 256 && M % 256 ? M / 256 : -1; /* the token tile read through tmxt */
   if (tid == 0) {
-    for (int s = 0; s < STAGES; s++) {
-      mb_init(full0 + 8 * s, 1);
-      mb_init(empty0 + 8 * s, 8);
-    }
+    ring_init<STAGES>(full0, empty0, 8);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -1339,6 +1529,16 @@ enum { NSVARIANTS = sizeof svariants / sizeof svariants[0] };
     {W8K4(BT, ST, 1), W8K4(BT, ST, 0), W8K4(BT, ST, 4)} }
 static const w8t_variant svariants4[] = {W8S4(16, 10), W8S4(32, 10), W8S4(48, 10), W8S4(64, 10)};
 enum { NSVARIANTS4 = sizeof svariants4 / sizeof svariants4[0] };
+/* the 192-row stream forms (w8t3_kernel, TPS_W8_SROWS=192): stages as many as fit beside the
+ * receive buffer (BT x 192 fp32), at most 10 */
+typedef void (*w8t3_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap, bf16 *, int, int, int);
+typedef struct { int bt, stages, smem; w8t3_fn fn; } w8t3_variant;
+#define W8S3(BT, ST) { BT, ST, W3Shape<BT, ST>::SMEM, w8t3_kernel<BT, ST> }
+static const w8t3_variant s3variants[] = {W8S3(16, 10), W8S3(32, 10), W8S3(48, 9), W8S3(64, 8),
+                                          /* deeper rings (TPS_W8_SDEEP=1, an experiment): at K 7168 the
+                                             16-token tile holds all 14 chunks of a block, the 32-token 11 */
+                                          W8S3(16, 14), W8S3(32, 11)};
+enum { NS3VARIANTS = sizeof s3variants / sizeof s3variants[0] };
 enum { NTVARIANTS = sizeof tvariants / sizeof tvariants[0] };
 
 typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
@@ -1382,6 +1582,8 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
   for (int v = 0; v < NSVARIANTS4; v++)
     for (int i = 0; i < TPS_W8C_NSUM; i++)
       CUDA_TRY(cudaFuncSetAttribute(svariants4[v].fn[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants4[v].smem));
+  for (int v = 0; v < NS3VARIANTS; v++)
+    CUDA_TRY(cudaFuncSetAttribute(s3variants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, s3variants[v].smem));
   for (int v = 0; v < NSVARIANTS; v++)
     for (int i = 0; i < TPS_W8C_NSUM; i++) {
       CUDA_TRY(cudaFuncSetAttribute(svariants[v].fn[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
@@ -1510,8 +1712,73 @@ static const w8t_variant *stream_variant(int t) {
   return NULL;
 }
 
+/* weight rows a stream block takes for a t-token tile: 192 (w8t3_kernel) with TPS_W8_SROWS=192
+ * where t <= 64 and every record its blocks read exists (the last 192-row block's whole and half
+ * records inside the (N + 127) / 128 of the plan), else 128 */
+extern "C" int tps_w8c_rows(const tps_gemm *g, int t) {
+  if (tps_w8_env_int("TPS_W8_SROWS", 128) != 192 || t > 64) return 128;
+  const int last = (g->n + 191) / 192 - 1, nrb = (g->n + 127) / 128;
+  const int need = last & 1 ? (3 * last + 1) / 2 : 3 * last / 2 + 1; /* the highest record read */
+  return need <= nrb - 1 ? 192 : 128;
+}
+
+/* one launch of the 192-row stream form on `rows` (<= w->bt) rows of x */
+static int launch_w8t3(tps_gemm *g, const w8t3_variant *w, const void *x, void *y, int rows, cudaStream_t s) {
+  CUtensorMap mx, mr, mh, ms;
+  TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)rows, (uint64_t)g->k * 2, 64,
+                   (uint32_t)rows, CU_TENSOR_MAP_SWIZZLE_128B));
+  memcpy(&mr, g->tm_rec, sizeof mr);
+  /* the records as tps_w8g_prepare's 3D map (256 bytes x 33 rows x records), boxes of 16 rows
+   * (a half record's 64 weight rows) and of 1 row (the scale row) */
+  {
+    const int nrec = (g->n + 127) / 128 * (g->k / 64);
+    const cuuint64_t dim[3] = {256, TPS_W8_REC_BYTES / 256, (cuuint64_t)nrec}, stride[2] = {256, TPS_W8_REC_BYTES};
+    const cuuint32_t es[3] = {1, 1, 1}, boxh[3] = {256, 16, 1}, boxs[3] = {256, 1, 1};
+    CUresult r = encode_tiled(&mh, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, g->w_rec, dim, stride, boxh, es,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r == CUDA_SUCCESS)
+      r = encode_tiled(&ms, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, g->w_rec, dim, stride, boxs, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                       CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+      fprintf(stderr, "tpsplit: gemm: cuTensorMapEncodeTiled (half records) failed (%d)\n", (int)r);
+      return TPS_ERR;
+    }
+  }
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 1;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = TPS_W8C_SPLITS;
+  cfg.gridDim = dim3((unsigned)((g->n + 191) / 192), 1, TPS_W8C_SPLITS);
+  cfg.blockDim = dim3(384, 1, 1);
+  cfg.dynamicSmemBytes = (size_t)w->smem;
+  cfg.stream = s;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CUDA_TRY(cudaLaunchKernelEx(&cfg, w->fn, mx, mr, mh, ms, (bf16 *)y, rows, g->n, g->k));
+  CUDA_LAUNCH_CHECK();
+  return TPS_OK;
+}
+
 extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s) {
   TPS_TRY(check_run(g, x, y));
+  if (tps_w8c_rows(g, tps_w8c_tokens(g, m)) == 192) {
+    const int t = tps_w8c_tokens(g, m);
+    const w8t3_variant *w3 = NULL;
+    const int deep = tps_w8_env_int("TPS_W8_SDEEP", 0) == 1;
+    for (int v = 0; v < NS3VARIANTS; v++)
+      if (s3variants[v].bt == t && (!w3 || (deep && s3variants[v].stages > w3->stages))) w3 = &s3variants[v];
+    if (!w3) {
+      fprintf(stderr, "tpsplit: gemm: no 192-row stream kernel for a %d-token tile\n", t);
+      return TPS_ERR;
+    }
+    for (int r0 = 0; r0 < m; r0 += t)
+      TPS_TRY(launch_w8t3(g, w3, (const bf16 *)x + (size_t)r0 * g->k, (bf16 *)y + (size_t)r0 * g->n,
+                          m - r0 < t ? m - r0 : t, s));
+    return TPS_OK;
+  }
   /* launches of one token tile each (16, 32, 48, 64 or 128 tokens); the tile by M (not by the rows
    * of a launch), so that every row of a call goes through the same tile, as
    * tps_gemm_config says */

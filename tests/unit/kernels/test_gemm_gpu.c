@@ -199,6 +199,51 @@ static tps_gemm *random_w8(int n, int k, int s_lo, int s_span, double **w) {
   return g;
 }
 
+/* the 192-row stream form (TPS_W8_SROWS=192, issue 28): 192-row blocks both even and odd (N 576:
+ * records 0 + half of 1, half of 1 + 2, 3 + half of 4; N 320: the last block's rows past N) and
+ * the shape it is for (K 7168, N 2112: 14 chunks a block through 8..10 stages, so the ring
+ * refills), each stream token tile forced (TPS_W8_SBT 16..64) at M 1, 37 (launches of the tile
+ * and a partial one) and 64 against the float64 reference; then the same bits as the 128-row
+ * form (the same k order and rank order of the sums) */
+static int check_s192(int quick) {
+  static const struct { int n, k; } sh[] = {{576, 3072}, {320, 1024}, {2112, 7168}};
+  static const char *const sb[] = {"16", "32", "48", "64"};
+  static const int mm[] = {1, 37, 64};
+  for (size_t a = 0; a < sizeof sh / sizeof *sh; a++) {
+    double *wv;
+    tps_gemm *gg = random_w8(sh[a].n, sh[a].k, 112, 10, &wv);
+    if (!gg) return 1;
+    set_kernel("stream", "");
+    setenv("TPS_W8_SROWS", "192", 1);
+    char desc[160];
+    uint64_t id;
+    OK(tps_gemm_config(gg, 1, desc, sizeof desc, &id));
+    EXPECT(strstr(desc, "192 weight rows") != NULL, "N=%d: TPS_W8_SROWS=192 runs the 192-row form: %s", sh[a].n, desc);
+    char what[64];
+    snprintf(what, sizeof what, "stream 192, N=%d K=%d", sh[a].n, sh[a].k);
+    for (size_t b = 0; b < 4; b++) {
+      setenv("TPS_W8_SBT", sb[b], 1);
+      for (size_t i = 0; i < 3; i++)
+        if (!quick || i != 1) check(gg, mm[i], wv, 1e-2, what);
+    }
+    /* the deeper rings (TPS_W8_SDEEP=1): 16 and 32 tokens */
+    setenv("TPS_W8_SDEEP", "1", 1);
+    for (size_t b = 0; b < 2; b++) {
+      setenv("TPS_W8_SBT", sb[b], 1);
+      check(gg, 37, wv, 1e-2, what);
+    }
+    unsetenv("TPS_W8_SDEEP");
+    unsetenv("TPS_W8_SBT");
+    same_bits(gg, 40, "stream", "TPS_W8_SROWS", "192");
+    if (!quick) same_bits(gg, 5, "stream", "TPS_W8_SROWS", "192");
+    unsetenv("TPS_W8_SROWS");
+    set_kernel("", "");
+    tps_gemm_destroy(gg);
+    free(wv);
+  }
+  return 0;
+}
+
 static int enqueue(void *ctx, cudaStream_t s) { return tps_gemm_run((tps_gemm *)ctx, dx, dy, 64, s); }
 
 /* ------------------------------------------------------------------ sections 6 and 7 */
@@ -415,6 +460,14 @@ int main(void) {
     printf("%s\n", fails ? "test_gemm_gpu (sk only): FAILED" : "test_gemm_gpu (sk only): ok");
     return fails ? 1 : 0;
   }
+  /* TPS_TEST_S192_ONLY (compute-sanitizer on the 192-row stream form alone): check_s192, then exit */
+  if (getenv("TPS_TEST_S192_ONLY")) {
+    check_s192(quick);
+    cudaError_t e = cudaDeviceSynchronize();
+    EXPECT(e == cudaSuccess, "device error: %s", cudaGetErrorString(e));
+    printf("%s\n", fails ? "test_gemm_gpu (s192 only): FAILED" : "test_gemm_gpu (s192 only): ok");
+    return fails ? 1 : 0;
+  }
   if (getenv("TPS_TEST_SPLIT_ONLY")) {
     static const int m0[] = {1, 64, 100, 257};
     static const char *const sp0[] = {"1", "2", "4", "8"};
@@ -422,13 +475,20 @@ int main(void) {
     tps_gemm *g3 = random_w8(256, 3072, 112, 10, &w3);
     if (!g3) return 1;
     const char *only = getenv("TPS_TEST_SPLIT_ONLY"); /* "64", "128" or "256": that tile alone (racecheck's time) */
+    /* a part of the set, so that racecheck's slow forms run as separate processes:
+     * TPS_TEST_SPLIT_S=S that split alone (1, 2, 4 or 8), TPS_TEST_SPLIT_M=M that M alone
+     * (1, 64, 100 or 257; 3072 = the K=3072 case alone) */
+    const char *sonly = getenv("TPS_TEST_SPLIT_S"), *monly = getenv("TPS_TEST_SPLIT_M");
+    const int mpick = monly ? atoi(monly) : 0;
     for (size_t a = 0; a < 3; a++)
       for (size_t b = 0; b < 4; b++) {
         if (strcmp(only, "64") && strcmp(only, "128") && strcmp(only, "256") ? 0 : strcmp(only, spt[a])) continue;
+        if (sonly && strcmp(sonly, sp0[b])) continue;
         set_kernel("split", spt[a]);
         setenv("TPS_W8_SPLIT", sp0[b], 1);
-        for (size_t i = 0; i < 4; i++) check(fast, m0[i], w, 1e-2, "split only");
-        check(g3, m0[2], w3, 1e-2, "split only, K=3072");
+        for (size_t i = 0; i < 4; i++)
+          if (!mpick || mpick == m0[i]) check(fast, m0[i], w, 1e-2, "split only");
+        if (!mpick || mpick == 3072) check(g3, m0[2], w3, 1e-2, "split only, K=3072");
       }
     unsetenv("TPS_W8_SPLIT");
     set_kernel("", "");
@@ -471,6 +531,7 @@ int main(void) {
     }
   unsetenv("TPS_W8_SBT");
   unsetenv("TPS_W8_SUM");
+  check_s192(quick);
   /* the split kernel (issue 28): token tiles 64, 128 and 256 x cluster split-K 1, 2, 4, 8 */
   static const char *const spl[] = {"1", "2", "4", "8"};
   for (size_t a = 0; a < 3; a++)
