@@ -498,9 +498,13 @@ static void served_bytes(const tps_pred *p, long tmax, int b, double *xlo, doubl
   *xhi = tps_pred_gathered_bytes(p, z);
 }
 
-static int refuse(tps_pred *p, tps_pred_check *chk, int why, int which) {
+/* A refused context: why, which part (-1 the GEMM, else a gather backend) and, for a gather,
+ * the bytes the question asks of it (NaN otherwise); p freed. */
+static int refuse(tps_pred *p, tps_pred_check *chk, int why, int which, double xlo, double xhi) {
   chk->refusal = why;
   chk->refused = which;
+  chk->xlo = xlo;
+  chk->xhi = xhi;
   tps_pred_free(p);
   return TPS_EBADDATA;
 }
@@ -510,9 +514,9 @@ int tps_pred_init_ready(tps_pred *p, tps_partcache *c, const tps_gpu *gpu, int t
   memset(chk, 0, sizeof *chk);
   memset(p, 0, sizeof *p);
   chk->xlo = chk->xhi = NAN;
-  if (tps_partcache_ready(c, s->gemm) != TPS_OK) return refuse(p, chk, TPS_USE_UNBUILT, -1);
+  if (tps_partcache_ready(c, s->gemm) != TPS_OK) return refuse(p, chk, TPS_USE_UNBUILT, -1, NAN, NAN);
   for (int b = 0; b < TPS_NGATHERS; b++)
-    if (s->gather[b] && tps_partcache_ready(c, s->gather[b]) != TPS_OK) return refuse(p, chk, TPS_USE_UNBUILT, b);
+    if (s->gather[b] && tps_partcache_ready(c, s->gather[b]) != TPS_OK) return refuse(p, chk, TPS_USE_UNBUILT, b, NAN, NAN);
   const long tmax = s->tmax;
   tps_pred_parts pp;
   memset(&pp, 0, sizeof pp);
@@ -548,17 +552,14 @@ int tps_pred_init_ready(tps_pred *p, tps_partcache *c, const tps_gpu *gpu, int t
       chk->spec_gather = 1;
       if (TPS_PRED_GATHER_RSD > grsd) grsd = TPS_PRED_GATHER_RSD;
     }
-    chk->xlo = xlo;
-    chk->xhi = xhi;
     if (s->measured_only && !chk->gather_outside[b] && a && s->gather_prov[b] == TPS_PROV_SIBLING)
-      return refuse(p, chk, TPS_USE_SIBLING, b);
-    if (s->measured_only && chk->gather_outside[b]) return refuse(p, chk, TPS_USE_OUTSIDE, b);
+      return refuse(p, chk, TPS_USE_SIBLING, b, xlo, xhi);
+    if (s->measured_only && chk->gather_outside[b]) return refuse(p, chk, TPS_USE_OUTSIDE, b, xlo, xhi);
   }
-  chk->xlo = chk->xhi = NAN;
   p->gather_rsd = grsd;
-  if (s->measured_only && !chk->gemm_outside && s->gemm_prov == TPS_PROV_SIBLING) return refuse(p, chk, TPS_USE_SIBLING, -1);
-  if (s->measured_only && chk->gemm_outside) return refuse(p, chk, TPS_USE_OUTSIDE, -1);
-  if (g->meas && g->model.kind == TPS_PM_NONE && chk->gemm_outside) return refuse(p, chk, TPS_USE_NOMODEL, -1);
+  if (s->measured_only && !chk->gemm_outside && s->gemm_prov == TPS_PROV_SIBLING) return refuse(p, chk, TPS_USE_SIBLING, -1, NAN, NAN);
+  if (s->measured_only && chk->gemm_outside) return refuse(p, chk, TPS_USE_OUTSIDE, -1, NAN, NAN);
+  if (g->meas && g->model.kind == TPS_PM_NONE && chk->gemm_outside) return refuse(p, chk, TPS_USE_NOMODEL, -1, NAN, NAN);
   p->gtab = tps_partcache_gathertab(c, p);
   return TPS_OK;
 }

@@ -614,23 +614,12 @@ int tps_partset_context(tps_partset *ps, const tps_gpu *gpu, int tp, const tps_p
 int tps_predref_context_use(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
                             const tps_pred_opts *o, tps_pred *p, tps_partuse *use, tps_err *e) {
   if (use) memset(use, 0, sizeof *use);
-  if (scaling == TPS_SCALING_PARTS) {
-    tps_err e2;
-    tps_err_clear(&e2);
-    if (!r->parts) return TPS_EINVAL;
-    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, use, e ? e : &e2);
-  }
-  return tps_predref_context(r, scaling, gpu, tp, path, o, p);
-}
-
-int tps_predref_context(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
-                        const tps_pred_opts *o, tps_pred *p) {
   switch (scaling) {
   case TPS_SCALING_PARTS: {
     tps_err e2;
     tps_err_clear(&e2);
     if (!r->parts) return TPS_EINVAL;
-    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, NULL, &e2);
+    return tps_partset_context(r->parts, gpu, tp, path, o, NULL, 0, p, use, e ? e : &e2);
   }
   case TPS_SCALING_MODEL:
     return tps_pred_init_model(p, &r->fit, r->fit_gpu, gpu, tp, path, o);
@@ -639,4 +628,9 @@ int tps_predref_context(const tps_predref *r, int scaling, const tps_gpu *gpu, i
   default:
     return tps_pred_init_spec(p, gpu, tp, path, NULL, 0, o);
   }
+}
+
+int tps_predref_context(const tps_predref *r, int scaling, const tps_gpu *gpu, int tp, const tps_path *path,
+                        const tps_pred_opts *o, tps_pred *p) {
+  return tps_predref_context_use(r, scaling, gpu, tp, path, o, p, NULL, NULL);
 }
