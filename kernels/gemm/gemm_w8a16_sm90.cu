@@ -267,6 +267,57 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, uint32_
                ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
 }
 
+/* The stream forms' split-K partials by st.async (w8t_kernel's PUSH = 4, w8t3_kernel), with
+ * NW consumer warps and TPR = BT / SPLIT tokens a rank: a thread's 4 values of index i (tokens
+ * 8i+2c, +1 of rows rl, rl+8) belong to owner o = (8i+2c)/TPR; they go as one 16-byte st.async
+ * to position p of o's receive buffer [source rank][NW * 8 * TPR/2][float4] (plain st.shared
+ * for this block's own tokens), completing on o's receive barrier rbar. */
+template <int BT, int TPR, int NW>
+__device__ __forceinline__ void push_partials(const float (&acc)[BT / 2], float4 *recv, int warp, int g, int c, uint32_t rank,
+                                              uint32_t rbar) {
+  constexpr int HP = TPR / 2, POS = NW * 8 * HP;
+#pragma unroll
+  for (int i = 0; i < BT / 8; i++) {
+    const int t = 8 * i + 2 * c, o = t / TPR;
+    const int p = (warp * 8 + g) * HP + (t % TPR) / 2;
+    float4 *dst = recv + rank * POS + p;
+    if (o == (int)rank) {
+      *dst = make_float4(acc[4 * i + 0], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+    } else {
+      uint32_t a = (uint32_t)__cvta_generic_to_shared(dst), bar = rbar;
+      asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(a) : "r"(o));
+      asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(bar) : "r"(o));
+      asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
+                   ::"r"(a), "f"(acc[4 * i + 0]), "f"(acc[4 * i + 1]), "f"(acc[4 * i + 2]), "f"(acc[4 * i + 3]), "r"(bar)
+                   : "memory");
+    }
+  }
+}
+
+/* The owner's side: position q = q0, q0 + NW * 32, ... of its receive buffer summed over the
+ * SPLIT sources in rank order (the same bits as the other forms), mapped back to its two
+ * tokens (from t0 + rank * TPR) and two rows (from n0) and stored as bf16. */
+template <int SPLIT, int TPR, int NW>
+__device__ __forceinline__ void sum_partials(const float4 *recv, int q0, int t0, int n0, uint32_t rank, bf16 *__restrict__ Y, int M,
+                                             int N) {
+  constexpr int HP = TPR / 2, POS = NW * 8 * HP;
+  for (int q = q0; q < POS; q += NW * 32) {
+    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int r = 0; r < SPLIT; r++) {
+      const float4 v = recv[r * POS + q];
+      sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+    }
+    const int wg = q / HP, j = q % HP, t = t0 + (int)rank * TPR + 2 * j, n = n0 + (wg >> 3) * 16 + (wg & 7);
+    const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+    for (int v = 0; v < 4; v++) {
+      const int tt = t + (v & 1), nn = n + (v >> 1) * 8;
+      if (tt < M && nn < N) Y[(size_t)tt * N + nn] = __float2bfloat16_rn(vals[v]);
+    }
+  }
+}
+
 /* The weights and scales of a chunk come from the packed records (tps_gemm.w_rec: one
  * contiguous 8448-byte record per 128-row block and 64-wide chunk, in the stage's own layout)
  * in one TMA copy of a 3D tensor map over the records (tmr), or with rec_bulk in one plain
@@ -501,47 +552,18 @@ w8t_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
      * Why st.async (data/h200_gemm_tuning.txt, M = 64): 6.88 us, against 8.03 pulled, 7.54
      * through L2 and 7.14 by bulk copies (the last two are not kept). */
     static_assert(16 * STAGES + 8 <= 256, "receive barrier before the receive buffer");
-    constexpr int TPR = BT / SPLIT, HP = TPR / 2;
+    constexpr int TPR = BT / SPLIT;
     float4 *recv = reinterpret_cast<float4 *>(sptr + STAGES * Sh::STAGE_BYTES + 256);
     stamp(TPS_W8_TR_RED0);
     asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
     if (!skip_sum) {
-#pragma unroll
-      for (int i = 0; i < BT / 8; i++) {
-        const int t = 8 * i + 2 * c, o = t / TPR;
-        const int p = (warp * 8 + g) * HP + (t % TPR) / 2;
-        float4 *dst = recv + rank * 32 * TPR + p;
-        if (o == (int)rank) {
-          *dst = make_float4(acc[4 * i + 0], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
-        } else {
-          uint32_t a = (uint32_t)__cvta_generic_to_shared(dst), bar = rbar;
-          asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(a) : "r"(o));
-          asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(bar) : "r"(o));
-          asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
-                       ::"r"(a), "f"(acc[4 * i + 0]), "f"(acc[4 * i + 1]), "f"(acc[4 * i + 2]), "f"(acc[4 * i + 3]), "r"(bar)
-                       : "memory");
-        }
-      }
+      push_partials<BT, TPR, 8>(acc, recv, warp, g, c, rank, rbar);
       mbar_wait(rbar, 0);
     }
     __syncthreads(); /* this block's own slice, written by its threads */
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
     stamp(TPS_W8_TR_RED1);
-    for (int q = skip_sum ? 32 * TPR : tid; q < 32 * TPR; q += 256) {
-      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-      for (int r = 0; r < SPLIT; r++) {
-        const float4 v = recv[r * 32 * TPR + q];
-        sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
-      }
-      const int wg = q / HP, j = q % HP, t = t0 + (int)rank * TPR + 2 * j, n = n0 + (wg >> 3) * 16 + (wg & 7);
-      const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
-#pragma unroll
-      for (int v = 0; v < 4; v++) {
-        const int tt = t + (v & 1), nn = n + (v >> 1) * 8;
-        if (tt < M && nn < N) Y[(size_t)tt * N + nn] = __float2bfloat16_rn(vals[v]);
-      }
-    }
+    sum_partials<SPLIT, TPR, 8>(recv, skip_sum ? 32 * TPR : tid, t0, n0, rank, Y, M, N);
     stamp(TPS_W8_TR_RED2);
     asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
     stamp(TPS_W8_TR_END);
@@ -782,47 +804,16 @@ w8t3_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
     wg_pin(acc);
     release(it + 1 < nch ? it + 1 : it);
   }
-  /* partials by st.async (w8t_kernel's PUSH = 4 form with 12 warps): a thread's 4 values of
-   * index i (tokens 8i+2c, +1 of rows rl, rl+8) go to owner o = (8i+2c)/TPR, position p of
-   * its receive buffer [source rank][NW * 8 * HP][float4] */
-  constexpr int TPR = BT / SPLIT, HP = TPR / 2, POS = NW * 8 * HP;
+  /* partials by st.async (w8t_kernel's PUSH = 4 form with 12 warps) */
+  constexpr int TPR = BT / SPLIT;
   static_assert(TPR % 2 == 0, "token pairs per owner");
   float4 *recv = reinterpret_cast<float4 *>(sptr + STAGES * Sh::STAGE_BYTES + Sh::BAR);
   asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
-#pragma unroll
-  for (int i = 0; i < BT / 8; i++) {
-    const int t = 8 * i + 2 * c, o = t / TPR;
-    const int p = (warp * 8 + g) * HP + (t % TPR) / 2;
-    float4 *dst = recv + rank * POS + p;
-    if (o == (int)rank) {
-      *dst = make_float4(acc[4 * i + 0], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
-    } else {
-      uint32_t a = (uint32_t)__cvta_generic_to_shared(dst), bar = rbar;
-      asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(a) : "r"(o));
-      asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(bar) : "r"(o));
-      asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
-                   ::"r"(a), "f"(acc[4 * i + 0]), "f"(acc[4 * i + 1]), "f"(acc[4 * i + 2]), "f"(acc[4 * i + 3]), "r"(bar)
-                   : "memory");
-    }
-  }
+  push_partials<BT, TPR, NW>(acc, recv, warp, g, c, rank, rbar);
   mbar_wait(rbar, 0);
   __syncthreads(); /* this block's own slice, written by its threads */
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-  for (int q = tid; q < POS; q += NW * 32) {
-    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-    for (int r = 0; r < SPLIT; r++) {
-      const float4 v = recv[r * POS + q];
-      sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
-    }
-    const int wg = q / HP, j = q % HP, t = (int)rank * TPR + 2 * j, n = n0 + (wg >> 3) * 16 + (wg & 7);
-    const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
-#pragma unroll
-    for (int v = 0; v < 4; v++) {
-      const int tt = t + (v & 1), nn = n + (v >> 1) * 8;
-      if (tt < M && nn < N) Y[(size_t)tt * N + nn] = __float2bfloat16_rn(vals[v]);
-    }
-  }
+  sum_partials<SPLIT, TPR, NW>(recv, tid, 0, n0, rank, Y, M, N);
   asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
 #endif
 }
@@ -985,22 +976,7 @@ w8s_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
      * before the partials' writes */
     if (Ws::ALIAS) asm volatile("barrier.cluster.arrive.aligned;\n" ::: "memory");
     asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
-#pragma unroll
-    for (int i = 0; i < BT / 8; i++) {
-      const int t = 8 * i + 2 * c, o = t / TPR;
-      const int p = (warp * 8 + g) * HP + (t % TPR) / 2;
-      float4 *dst = recv + rank * 32 * TPR + p;
-      if (o == (int)rank) {
-        *dst = make_float4(acc[4 * i + 0], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
-      } else {
-        uint32_t a = (uint32_t)__cvta_generic_to_shared(dst), bar = rbar;
-        asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(a) : "r"(o));
-        asm volatile("mapa.shared::cluster.u32 %0, %0, %1;\n" : "+r"(bar) : "r"(o));
-        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
-                     ::"r"(a), "f"(acc[4 * i + 0]), "f"(acc[4 * i + 1]), "f"(acc[4 * i + 2]), "f"(acc[4 * i + 3]), "r"(bar)
-                     : "memory");
-      }
-    }
+    push_partials<BT, TPR, 8>(acc, recv, warp, g, c, rank, rbar);
     mbar_wait(rbar, 0);
     asm volatile("bar.sync 1, 256;\n" ::: "memory"); /* this block's own slice, written by its consumer threads */
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
