@@ -342,6 +342,7 @@ extern "C" void tps_w8_geom_of(const tps_gemm *g, tps_w8_geom *q) {
   q->sk_slots[1] = tps_w8k_slots(128);
   q->sk_slots[2] = tps_w8k_slots(256);
   q->sk256 = tps_w8k_slots(256) > 0 && tps_w8_env_int("TPS_W8_SK256", TPS_W8P_SK256_DEFAULT) == 1;
+  q->sk2fit = tps_w8_env_int("TPS_W8_SK2FIT", TPS_W8P_SK2FIT_DEFAULT) == 1;
   q->sk_dpw = tps_w8_env_int("TPS_W8_SKDP", -1);
   q->sk_blocks = g->sk_ws ? g->sk_blocks : 0;
   q->sk_grid_max = tps_w8_env_int("TPS_W8_SKG", 0);

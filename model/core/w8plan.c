@@ -18,6 +18,7 @@ void tps_w8_geom_default(tps_w8_geom *g, int sms, int n, int k) {
     for (int s = 0; s < 4; s++) g->split_slots[b][s] = g->sms / (1 << s) * (1 << s);
   g->sk_slots[0] = g->sk_slots[1] = g->sk_slots[2] = g->sms;
   g->sk256 = TPS_W8P_SK256_DEFAULT;
+  g->sk2fit = TPS_W8P_SK2FIT_DEFAULT;
   g->sk_dpw = -1;
   g->sk_blocks = g->sms;
   g->stream_max = 64;
@@ -95,9 +96,17 @@ int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
  * and every weight stay live in L2 for the whole part: past SK2_L2_BYTES of them (the 50 MB
  * L2 of an H100 or H200) it measured up to 1.3x slower per chunk (K 7168 N 2112, 2560 rows on
  * 170 tiles: 36.7 MB of X + 13.6 MB of weights, 144.8 us against 118.9 modelled): not a choice. */
-#define SK2_CHUNK_US 0.73
-#define SK2_FIXED 5.0
-#define SK2_SHARED 8.0
+/* sk2fit 0 (the first fit, above) and 1: refitted by least squares to the current form forced
+ * (TPS_W8_KERNEL=sk TPS_W8_BT=256) at 26 points, both shapes, 384..16384 rows (call 2 of
+ * data/h100_w8a16_sk256.txt, 20 samples; 16384 rows of K 5120 from data/h100_w8a16_s30.txt), the
+ * piece term held at 1 us (free, it came out negative: the points have few pieces): 0.697 us a
+ * chunk + 13.26 us, no share term, max error 11.8% (the first fit's constants: 17% high at 384 and
+ * 640 rows of K 5120, 7% high at 16384).  The offline fit: doc/gemm-kernels.md "sk2_time refit". */
+static const struct { double chunk_us, fixed_us, shared_us, piece_us; } sk2c[2] = {{0.73, 5.0, 8.0, 1.5}, {0.697, 13.26, 0.0, 1.0}};
+#define SK2_CHUNK_US (sk2c[g->sk2fit == 1].chunk_us)
+#define SK2_FIXED (sk2c[g->sk2fit == 1].fixed_us)
+#define SK2_SHARED (sk2c[g->sk2fit == 1].shared_us)
+#define SK2_PIECE (sk2c[g->sk2fit == 1].piece_us)
 #define SK2_L2_BYTES 50e6
 /* the busiest block's work of tps_w8_sk2_bounds, remembered per thread (the latency model asks the
  * rule for the same rows at every step of its fits: the walk over the tiles cost calibrate's mock
@@ -123,12 +132,12 @@ static double sk2_time(const tps_w8_geom *g, int m, int grid, int dpw) {
   const double live = (double)sktiles / nrb * 256.0 * g->k * 2 + (double)nrb * 128 * g->k * 1.0625; /* X of the part, weights + scales */
   if (live > SK2_L2_BYTES && skit < iters) return 1e30; /* a part of all tiles: no whole waves to move it to */
   const long long skper = (skit + grid - 1) / grid, segs = (kall + skper - 1) / skper + 1;
-  return most * SK2_CHUNK_US + SK2_FIXED + SK2_SHARED * (double)skit / (double)iters + (segs > 2 ? SK_FIX * (segs - 2) : 0) +
+  return most * SK2_CHUNK_US + SK2_FIXED + SK2_SHARED * (double)skit / (double)iters + (segs > 2 ? SK2_PIECE * (segs - 2) : 0) +
          (live > SK2_L2_BYTES ? 1e6 : 0);
 }
 double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt_out) {
   static const int bts[] = {64, 128, 256};
-  static const double chunk_us[] = {0.40, 0.48, SK2_CHUNK_US};
+  static const double chunk_us[] = {0.40, 0.48}; /* 64, 128 tokens; 256: sk2_time */
   const int nrb = (g->n + 127) / 128, kall = g->k / 64;
   double best = 1e30;
   *bt_out = 128;

@@ -32,6 +32,10 @@ enum { TPS_W8P_STREAM_SPLITS = 8 }; /* the stream kernel's cluster split-K */
  * data/h100_w8a16_grid_*, both shapes, in the same device call (doc/gemm-kernels.md, "Stream-K
  * over the 256-token tiles") */
 enum { TPS_W8P_SK256_DEFAULT = 1 };
+/* the 256-token stream-K form's modelled time (sk2_time, w8plan.c): 0 the first fit (call 1 of
+ * data/h100_w8a16_sk256.txt), 1 the refit to the current form (call 2 and data/h100_w8a16_s30.txt); the
+ * kernels' TPS_W8_SK2FIT default and the model's geometry */
+enum { TPS_W8P_SK2FIT_DEFAULT = 0 };
 
 typedef struct {
   int sms;                 /* SMs; <= 0: 132 */
@@ -47,6 +51,7 @@ typedef struct {
   int s256;                /* 1: the split kernel may take 256-token tiles */
   int head;                /* -1: whole waves first where modelled faster; 0 never; R > 0: forced */
   int sk256;               /* 1: the stream-K kernel's 256-token form is a choice; 0: not (default TPS_W8P_SK256_DEFAULT) */
+  int sk2fit;              /* sk2_time's constants: 0 the first fit, 1 the refit (default TPS_W8P_SK2FIT_DEFAULT) */
   int sk_dpw;              /* 256-token stream-K: whole (data-parallel) waves first, -1: by the rule (tps_w8_sk_dpw), else
                               that many (as many as leave every block stream-K work) */
 } tps_w8_geom;

@@ -149,6 +149,23 @@ int main(void) {
         }
     CHECK(bad == 0, "256-token stream-K partition: %d of %d cases wrong", bad, cases);
   }
+  /* the refit of the 256-token stream-K form's time (sk2fit 1): its picks differ from the first fit's
+   * where the forced form measured faster (data/h100_w8a16_sk256.txt call 2, data/h100_w8a16_s30.txt):
+   * K 5120 N 1792 at 768 rows (split 36.6 us, forced 32.9) and 16384 rows (wgmma 415.0, forced 378.3);
+   * the 128-row stream kernel's M are untouched */
+  for (int fit = 0; fit < 2; fit++) {
+    static const int ms[] = {64, 768, 16384};
+    static const tps_w8p_kind first[] = {TPS_W8P_STREAM, TPS_W8P_SPLIT, TPS_W8P_WGMMA};
+    for (size_t i = 0; i < 3; i++) {
+      tps_w8_geom q;
+      tps_w8_geom_default(&q, 132, 1792, 5120);
+      q.sk2fit = fit;
+      const int rc = tps_w8_pick_default(&q, ms[i], &p);
+      const tps_w8p_kind want_kind = fit && i ? TPS_W8P_SK : first[i];
+      CHECK(rc == 0 && p.kind == want_kind && (p.kind != TPS_W8P_SK || p.bt == 256), "sk2fit %d, M %d: picked %s %d, want %s", fit,
+            ms[i], rc ? "nothing" : tps_w8p_kind_names[p.kind], p.bt, tps_w8p_kind_names[want_kind]);
+    }
+  }
   printf("w8plan: %d + %d config lines of the H100 tables\n", n1, n2);
   tps_gpus_free(&gt);
   printf("%d checks, %d failed\n", checks, fails);
