@@ -38,7 +38,7 @@ const tps_envvar tps_envvars[] = {
   {"TPS_W8_SDEEP", "bench calibrate", "kernels/gemm/gemm_w8a16_sm90.cu",
    "with TPS_W8_SROWS=192: 1 gives the 16- and 32-token tiles 14 and 11 stages instead of 10 (an experiment, issue 28: compiled and in test_gemm_gpu, not yet run on a GPU; tools/device/run_w8s30_2.sh)"},
   {"TPS_W8_SK2FIT", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
-   "W8A16: 1 prices the 256-token stream-K form in the dispatch by its refit (model/core/w8plan.c sk2c: 0.697 us a chunk + 13.26 us + 1 us a piece past two) instead of the first fit (default 0; issue 28: measured before it becomes the default)"},
+   "W8A16: 1 prices the 256-token stream-K form in the dispatch by its refit (model/core/w8plan.c sk2c: 0.713 us a chunk + 5.31 us + 8 us x the stream-K share + 1 us a piece past two) instead of the first fit (default 0; issue 28: measured before it becomes the default)"},
   {"TPS_W8_SPLIT", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
    "with TPS_W8_KERNEL=split: cluster split-K of the split kernel, 1, 2, 4 or 8 (default: modelled by M)"},
   {"TPS_W8_S256", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
