@@ -1,5 +1,5 @@
 #!/bin/bash
-# Carry: .w8carry/bin/{tpsplit,test_gemm_gpu} (branch sk2fit at 5ccb893: main's 983ebef with TPS_W8P_SK2FIT_DEFAULT 1,
+# Carry: .w8carry/bin/{tpsplit,test_gemm_gpu} (branch sk2fit at b95ea10: main's 1c58850 with TPS_W8P_SK2FIT_DEFAULT 1,
 # ../configure --enable-static-deps), .w8carry/run_w8a16.sh (tools/device/run_w8a16.sh) and this script as
 # .w8carry/run_s19_1.sh; results: data/<gpu>_w8a16_sk2fit.txt and the ratio tables (issue 28, nineteenth session, call 1).
 # (1) test_gemm_gpu, the whole test (also the first GPU run of 2c1a4d6's push_partials/sum_partials helpers);
