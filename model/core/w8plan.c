@@ -104,12 +104,18 @@ int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
  * chunk + 5.31 us, max error 13.3% (the first fit: 17% high at 384 and 640 rows of K 5120, 7% at
  * 16384).  Its picks that differ, each measured faster forced: K 5120 768 rows (split -> this form),
  * 8192 (3 whole waves first, not 2), 16384 (wgmma -> this form); not measured forced: K 5120 1792 (wgmma -> this
- * form) and K 7168 2304 (1 whole wave first, not 0: the L2 case above, 132.6 us with 0).  The offline fit: doc/gemm-kernels.md "sk2_time refit". */
+ * form) and K 7168 2304 (1 whole wave first, not 0: the L2 case above, 132.6 us with 0).  Re-derived from those files by tests/unit/model/test_w8plan (check_sk2_refit). */
 static const struct { double chunk_us, fixed_us, shared_us, piece_us; } sk2c[2] = {{0.73, 5.0, 8.0, 1.5}, {0.713, 5.31, 8.0, 1.0}};
 #define SK2_CHUNK_US (sk2c[g->sk2fit == 1].chunk_us)
 #define SK2_FIXED (sk2c[g->sk2fit == 1].fixed_us)
 #define SK2_SHARED (sk2c[g->sk2fit == 1].shared_us)
 #define SK2_PIECE (sk2c[g->sk2fit == 1].piece_us)
+void tps_w8_sk2_coef(int fit, double *chunk_us, double *fixed_us, double *shared_us, double *piece_us) {
+  *chunk_us = sk2c[fit == 1].chunk_us;
+  *fixed_us = sk2c[fit == 1].fixed_us;
+  *shared_us = sk2c[fit == 1].shared_us;
+  *piece_us = sk2c[fit == 1].piece_us;
+}
 #define SK2_L2_BYTES 50e6
 /* the busiest block's work of tps_w8_sk2_bounds, remembered per thread (the latency model asks the
  * rule for the same rows at every step of its fits: the walk over the tiles cost calibrate's mock

@@ -90,6 +90,10 @@ int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid);                    /* 
  * few iterations). */
 enum { TPS_W8_SK2_MAXG = 256 };
 double tps_w8_sk2_bounds(const tps_w8_geom *g, int m, int grid, int dpw, int *bnd);
+/* The 256-token stream-K form's modelled time, sk2_time: most x chunk_us + fixed_us + shared_us x the
+ * stream-K share of the iterations + piece_us per piece past two a tile is cut into; the constants of
+ * fit 0 (the first fit) or 1 (the refit), for the test that re-derives them from the measurements. */
+void tps_w8_sk2_coef(int fit, double *chunk_us, double *fixed_us, double *shared_us, double *piece_us);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_multifit.h>
 #include "model/core/w8plan.h"
 #include "src/base/util.h"
 #include "src/io/gpus.h"
@@ -84,6 +85,92 @@ static void check_table(const char *name, int sms, long n, long k, int *ncases) 
     (*ncases)++;
   }
   fclose(fp);
+}
+
+/* sk2_time's refit (tps_w8_sk2_coef(1, ...)) re-derived here from the measurements it was fitted
+ * to: the forced 256-token stream-K form (TPS_W8_KERNEL=sk TPS_W8_BT=256, the "forced" column of
+ * data/h100_w8a16_sk256.txt's call 2, and K 5120 N 1792 16384 rows of data/h100_w8a16_s30.txt),
+ * each point's terms from the rule that ran it (the first fit's whole-wave counts), the piece
+ * and share terms held at the refit's values, the chunk and fixed terms by GSL's linear least
+ * squares; points whose stream-K part keeps more than 49 MB live (the L2 case: K 7168 2304 rows,
+ * 49.6 MB, measured 20% over any line) left out. */
+typedef struct { int k, n, m; double us; } sk2pt;
+static int read_sk2_points(sk2pt *pt, int cap) {
+  char path[4096], line[1024];
+  tps_err e;
+  int np = 0;
+  if (tps_data_path("h100_w8a16_sk256.txt", path, sizeof path, &e)) { CHECK(0, "sk256 data: %s", e.msg); return 0; }
+  FILE *fp = fopen(path, "r");
+  CHECK(fp != NULL, "cannot open %s", path);
+  if (!fp) return 0;
+  int call2 = 0;
+  while (fgets(line, sizeof line, fp)) {
+    if (!strncmp(line, "# call 2:", 9)) call2 = 1;
+    int k, n, m;
+    char c3[32], c4[32], c5[32], c6[32];
+    if (!call2 || sscanf(line, "%d %d\t%d\t%31s\t%31s\t%31s\t%31s", &k, &n, &m, c3, c4, c5, c6) != 7 || !strcmp(c5, "-")) continue;
+    if (np < cap) pt[np++] = (sk2pt){k, n, m, atof(c5)};
+  }
+  fclose(fp);
+  if (tps_data_path("h100_w8a16_s30.txt", path, sizeof path, &e)) { CHECK(0, "s30 data: %s", e.msg); return np; }
+  fp = fopen(path, "r");
+  CHECK(fp != NULL, "cannot open %s", path);
+  if (!fp) return np;
+  int next = 0;
+  while (fgets(line, sizeof line, fp)) {
+    int m;
+    double us;
+    if (next && sscanf(line, "%d\t%lf", &m, &us) == 2 && np < cap) pt[np++] = (sk2pt){5120, 1792, m, us};
+    next = !strncmp(line, "== 5120x1792 sk256 w8a16:", 25);
+  }
+  fclose(fp);
+  return np;
+}
+static void check_sk2_refit(void) {
+  sk2pt pt[64];
+  const int np = read_sk2_points(pt, 64);
+  double chunk, fixed, shared, piece;
+  tps_w8_sk2_coef(1, &chunk, &fixed, &shared, &piece);
+  double x[64][2], y[64];
+  int n = 0;
+  for (int i = 0; i < np; i++) {
+    tps_w8_geom g;
+    tps_w8_geom_default(&g, 132, pt[i].n, pt[i].k);
+    g.sk2fit = 0;
+    const int grid = tps_w8_sk_grid(&g, pt[i].m, 256), dpw = tps_w8_sk_dpw(&g, pt[i].m, grid);
+    const int nrb = (pt[i].n + 127) / 128, kall = pt[i].k / 64;
+    const long long tiles = (long long)nrb * ((pt[i].m + 255) / 256), iters = tiles * kall;
+    const long long skit = iters - (long long)dpw * grid * kall, sktiles = tiles - (long long)dpw * grid;
+    const double live = (double)sktiles / nrb * 256.0 * pt[i].k * 2 + (double)nrb * 128 * pt[i].k * 1.0625;
+    if (live > 49e6) continue;
+    int bnd[TPS_W8_SK2_MAXG + 1];
+    const double most = tps_w8_sk2_bounds(&g, pt[i].m, grid, dpw, bnd);
+    const long long skper = (skit + grid - 1) / grid, segs = (kall + skper - 1) / skper + 1;
+    x[n][0] = most;
+    x[n][1] = 1;
+    y[n] = pt[i].us - shared * (double)skit / (double)iters - (segs > 2 ? piece * (double)(segs - 2) : 0);
+    n++;
+  }
+  CHECK(np == 27 && n == 26, "sk2 refit: %d points read (want 27), %d used (want 26)", np, n);
+  if (n < 3) return;
+  gsl_matrix *X = gsl_matrix_alloc(n, 2), *cov = gsl_matrix_alloc(2, 2);
+  gsl_vector *Y = gsl_vector_alloc(n), *c = gsl_vector_alloc(2);
+  gsl_multifit_linear_workspace *w = gsl_multifit_linear_alloc(n, 2);
+  for (int i = 0; i < n; i++) {
+    gsl_matrix_set(X, i, 0, x[i][0]);
+    gsl_matrix_set(X, i, 1, x[i][1]);
+    gsl_vector_set(Y, i, y[i]);
+  }
+  double chisq;
+  CHECK(gsl_multifit_linear(X, Y, c, cov, &chisq, w) == 0, "sk2 refit: least squares failed");
+  const double a = gsl_vector_get(c, 0), b = gsl_vector_get(c, 1);
+  CHECK(fabs(a - chunk) < 5e-4 && fabs(b - fixed) < 5e-3, "sk2 refit: least squares gives %.4f us a chunk + %.3f us, the rule has %.4f + %.3f",
+        a, b, chunk, fixed);
+  gsl_multifit_linear_free(w);
+  gsl_matrix_free(X);
+  gsl_matrix_free(cov);
+  gsl_vector_free(Y);
+  gsl_vector_free(c);
 }
 
 int main(void) {
@@ -166,6 +253,7 @@ int main(void) {
             ms[i], rc ? "nothing" : tps_w8p_kind_names[p.kind], p.bt, tps_w8p_kind_names[want_kind]);
     }
   }
+  check_sk2_refit();
   printf("w8plan: %d + %d config lines of the H100 tables\n", n1, n2);
   tps_gpus_free(&gt);
   printf("%d checks, %d failed\n", checks, fails);
