@@ -28,5 +28,17 @@ M=1,16,32,48,64
 r 7168x2112 $M 50 s192 w8a16 TPS_W8_SROWS=192; r 7168x2112 $M 50 s192deep w8a16 TPS_W8_SROWS=192 TPS_W8_SDEEP=1
 r 7168x2112 $M 50 def w8a16; r 7168x2112 $M 50 dense dense-bf16
 grep -E '^(==|[0-9])' $S | head -120
+# (5) the helpers of 2c1a4d6 under compute-sanitizer, in the time left: racecheck of the split kernel's 64- and 128-token
+#     cluster forms (push_partials/sum_partials users that racecheck finishes), memcheck of the quick set (every kernel)
+SAN=$OUT/sanitizer.txt
+for se in TPS_TEST_SPLIT_ONLY=128 TPS_TEST_SPLIT_ONLY=64; do
+  left=$((560 - SECONDS)); [ $left -lt 40 ] && { echo "racecheck $se not run (${SECONDS}s)" | tee -a $SAN; continue; }
+  echo "== $se compute-sanitizer --tool racecheck" >>$SAN
+  env $se timeout $((left < 90 ? left - 10 : 80)) compute-sanitizer --tool racecheck --error-exitcode 9 $B/test_gemm_gpu >>$SAN 2>&1; echo "exit $? (${SECONDS}s)" | tee -a $SAN
+done
+left=$((570 - SECONDS))
+if [ $left -ge 40 ]; then echo "== TPS_TEST_QUICK=1 compute-sanitizer --tool memcheck (timeout $((left - 10)))" >>$SAN
+  env TPS_TEST_QUICK=1 timeout $((left - 10)) compute-sanitizer --tool memcheck --error-exitcode 9 $B/test_gemm_gpu >>$SAN 2>&1; echo "exit $? (${SECONDS}s)" | tee -a $SAN; fi
+grep -E '^exit|^==|ERROR SUMMARY|RACECHECK SUMMARY|only\):' $SAN
 fold log.txt
 echo "all done (${SECONDS}s)"
