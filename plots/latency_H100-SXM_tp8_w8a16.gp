@@ -39,6 +39,6 @@ plot \
   'latency_H100-SXM_tp8_w8a16.dat' index 0 using 1:2 with lines lw 2 lc rgb '#444444' title 'replicated = GEMM(T), model', \
   'latency_H100-SXM_tp8_w8a16.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '#0072B2' title 'split = GEMM(ceil(T/8)) + all-gather, model', \
   'latency_H100-SXM_tp8_w8a16.dat' index 1 using 1:2:3:4 with yerrorbars pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title 'replicated (GEMM of T rows), measured median (bar: min..max)', \
-  NaN with lines dt 1 lw 1.5 lc rgb '#0072B2' title 'break-even T = 515 (shaded: 90% interval 129..3072), threshold 261', \
+  NaN with lines dt 1 lw 1.5 lc rgb '#0072B2' title 'break-even T = 515 (shaded: 90% interval 129..3072), threshold 262', \
   NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'gather custom -> nccl from T = 4681'
 unset output

@@ -34,8 +34,10 @@ enum { TPS_W8P_STREAM_SPLITS = 8 }; /* the stream kernel's cluster split-K */
 enum { TPS_W8P_SK256_DEFAULT = 1 };
 /* the 256-token stream-K form's modelled time (sk2_time, w8plan.c): 0 the first fit (call 1 of
  * data/h100_w8a16_sk256.txt), 1 the refit to the current form (call 2 and data/h100_w8a16_s30.txt); the
- * kernels' TPS_W8_SK2FIT default and the model's geometry */
-enum { TPS_W8P_SK2FIT_DEFAULT = 0 };
+ * kernels' TPS_W8_SK2FIT default and the model's geometry.  1 since the tables of data/h100_w8a16_grid_*
+ * re-measured with it (data/h100_w8a16_sk2fit.txt): no M slower than with 0 in the same call, the five
+ * M whose pick it changes 5-13% faster */
+enum { TPS_W8P_SK2FIT_DEFAULT = 1 };
 
 typedef struct {
   int sms;                 /* SMs; <= 0: 132 */

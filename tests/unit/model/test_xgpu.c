@@ -182,6 +182,8 @@ static void test_xw8(void) {
   tps_xw8_time_us(&m, h200, 64, 1792, 5120, &kind);
   CHECK_TRUE(kind == TPS_W8P_STREAM);
   tps_xw8_time_us(&m, h200, 16384, 1792, 5120, &kind);
+  CHECK_TRUE(kind == TPS_W8P_SK); /* the 256-token stream-K form since the sk2_time refit (data/h100_w8a16_sk2fit.txt) */
+  tps_xw8_time_us(&m, h200, 2048, 1792, 5120, &kind);
   CHECK_TRUE(kind == TPS_W8P_WGMMA);
   /* one stream launch of the 16-token tile serves 2..16 rows alike */
   CHECK_TRUE(tps_xw8_time_us(&m, h200, 2, 1792, 5120, NULL) == tps_xw8_time_us(&m, h200, 16, 1792, 5120, NULL));
