@@ -4,7 +4,7 @@
 # H200 ratio tables (issue 28 item 3, nineteenth session, call 2).
 # On an H200: test_gemm_gpu; the ratio tables of the current dispatch (29 M, both shapes, w8a16 and dense-bf16, 50 samples,
 # rows alternated); the dispatch before the refit (TPS_W8_SK2FIT=0, 20 samples).  On an H100: ncu (full set) of the K 7168
-# N 2112 4096-row launch (the last M >= 4096 miss, 0.88x) and of the K 5120 512-row split launch (mid M).
+# N 2112 4096-row launch (the last M >= 4096 miss, 0.88x).
 B=.w8carry/bin; OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 exec > >(tee -a $OUT/console.txt) 2>&1
 T=1,16,32,64,96,128,192,256,320,384,448,512,640,768,896,1024,1280,1536,1792,2048,2304,2305,2560,3072,3584,4096,6144,8192,16384
@@ -29,7 +29,6 @@ case "$G" in *H200*)
     ncu -i /tmp/rep.ncu-rep --page raw 2>&1 | grep -E "smsp__pcsamp_warps_issue_stalled_[a-z_]+ " | grep -v not_issued >>$N
     rm -f /tmp/rep.ncu-rep; echo "ncu $kn $m (${SECONDS}s)"; }
   nc 7168x2112 4096 "w8k2_kernel"
-  nc 5120x1792 512 "w8s_kernel"
   grep -E "^== ncu|  void w8|Grid Size|Duration|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Issue Slots Busy|SM Busy|Waves Per SM|Eligible|pcsamp" $N | head -90 ;;
 esac
 echo "all done (${SECONDS}s)"
