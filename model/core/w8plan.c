@@ -88,8 +88,8 @@ int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
 #define SK_MAX_M 2048
 /* The 256-token form (w8k2_kernel): whole waves of tiles first, data-parallel, then the
  * iterations of the tiles left shared by the weighted partition (tps_w8_sk2_bounds).  Its
- * modelled time: the busiest block's chunks x SK2_CHUNK_US + SK2_FIXED + SK2_SHARED x the share
- * of the iterations in the stream-K part + SK_FIX per piece past two that a tile is cut into;
+ * modelled time: the busiest block's chunks x chunk_us + fixed_us + shared_us x the share of the
+ * iterations in the stream-K part + piece_us per piece past two that a tile is cut into (sk2c);
  * fitted to the forced form on a lent H100 (K 5120 N 1792 and K 7168 N 2112, 128..8192 rows,
  * 20 samples, data/h100_w8a16_sk256.txt call 1: within ~5% where M is a multiple of 256).  The
  * stream-K part's blocks run the row blocks of one token tile at different k, so its X tiles
@@ -102,20 +102,11 @@ int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
  * piece term held at 1 us and the share term at 8 us (free, both came out negative: the points
  * have few pieces, and near the L2 limit the share matters more than a line can say): 0.713 us a
  * chunk + 5.31 us, max error 13.3% (the first fit: 17% high at 384 and 640 rows of K 5120, 7% at
- * 16384).  Its picks that differ, each measured faster forced: K 5120 768 rows (split -> this form),
- * 8192 (3 whole waves first, not 2), 16384 (wgmma -> this form); not measured forced: K 5120 1792 (wgmma -> this
- * form) and K 7168 2304 (1 whole wave first, not 0: the L2 case above, 132.6 us with 0).  Re-derived from those files by tests/unit/model/test_w8plan (check_sk2_refit). */
-static const struct { double chunk_us, fixed_us, shared_us, piece_us; } sk2c[2] = {{0.73, 5.0, 8.0, 1.5}, {0.713, 5.31, 8.0, 1.0}};
-#define SK2_CHUNK_US (sk2c[g->sk2fit == 1].chunk_us)
-#define SK2_FIXED (sk2c[g->sk2fit == 1].fixed_us)
-#define SK2_SHARED (sk2c[g->sk2fit == 1].shared_us)
-#define SK2_PIECE (sk2c[g->sk2fit == 1].piece_us)
-void tps_w8_sk2_coef(int fit, double *chunk_us, double *fixed_us, double *shared_us, double *piece_us) {
-  *chunk_us = sk2c[fit == 1].chunk_us;
-  *fixed_us = sk2c[fit == 1].fixed_us;
-  *shared_us = sk2c[fit == 1].shared_us;
-  *piece_us = sk2c[fit == 1].piece_us;
-}
+ * 16384).  The picks that differ (K 5120 768, 1792, 8192 and 16384 rows, K 7168 2304) measured
+ * 5-13% faster with it, in the tables re-measured with it (data/h100_w8a16_sk2fit.txt).
+ * Re-derived from the forced points by tests/unit/model/test_w8plan (check_sk2_refit). */
+static const tps_w8_sk2c sk2c[2] = {{0.73, 5.0, 8.0, 1.5}, {0.713, 5.31, 8.0, 1.0}};
+const tps_w8_sk2c *tps_w8_sk2_coef(int fit) { return &sk2c[fit == 1]; }
 #define SK2_L2_BYTES 50e6
 /* the busiest block's work of tps_w8_sk2_bounds, remembered per thread (the latency model asks the
  * rule for the same rows at every step of its fits: the walk over the tiles cost calibrate's mock
@@ -132,17 +123,24 @@ static double sk2_most(const tps_w8_geom *g, int m, int grid, int dpw) {
   cache[h].used = 1;
   return most;
 }
-static double sk2_time(const tps_w8_geom *g, int m, int grid, int dpw) {
+int tps_w8_sk2_terms(const tps_w8_geom *g, int m, int grid, int dpw, tps_w8_sk2_term *t) {
   const int nrb = (g->n + 127) / 128, kall = g->k / 64;
   const long long tiles = (long long)nrb * ((m + 255) / 256), iters = tiles * kall;
-  const double most = sk2_most(g, m, grid, dpw);
-  if (most < 0) return 1e30;
+  t->most = sk2_most(g, m, grid, dpw);
+  if (t->most < 0) return -1;
   const long long skit = iters - (long long)dpw * grid * kall, sktiles = tiles - (long long)dpw * grid;
-  const double live = (double)sktiles / nrb * 256.0 * g->k * 2 + (double)nrb * 128 * g->k * 1.0625; /* X of the part, weights + scales */
-  if (live > SK2_L2_BYTES && skit < iters) return 1e30; /* a part of all tiles: no whole waves to move it to */
   const long long skper = (skit + grid - 1) / grid, segs = (kall + skper - 1) / skper + 1;
-  return most * SK2_CHUNK_US + SK2_FIXED + SK2_SHARED * (double)skit / (double)iters + (segs > 2 ? SK2_PIECE * (segs - 2) : 0) +
-         (live > SK2_L2_BYTES ? 1e6 : 0);
+  t->share = (double)skit / (double)iters;
+  t->pieces = segs > 2 ? (double)(segs - 2) : 0;
+  t->live_bytes = (double)sktiles / nrb * 256.0 * g->k * 2 + (double)nrb * 128 * g->k * 1.0625; /* X of the part, weights + scales */
+  return 0;
+}
+static double sk2_time(const tps_w8_geom *g, int m, int grid, int dpw) {
+  tps_w8_sk2_term t;
+  if (tps_w8_sk2_terms(g, m, grid, dpw, &t)) return 1e30;
+  if (t.live_bytes > SK2_L2_BYTES && t.share < 1) return 1e30; /* a part of all tiles: no whole waves to move it to */
+  const tps_w8_sk2c *c = tps_w8_sk2_coef(g->sk2fit);
+  return t.most * c->chunk_us + c->fixed_us + c->shared_us * t.share + c->piece_us * t.pieces + (t.live_bytes > SK2_L2_BYTES ? 1e6 : 0);
 }
 double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt_out) {
   static const int bts[] = {64, 128, 256};

@@ -92,10 +92,16 @@ int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid);                    /* 
  * few iterations). */
 enum { TPS_W8_SK2_MAXG = 256 };
 double tps_w8_sk2_bounds(const tps_w8_geom *g, int m, int grid, int dpw, int *bnd);
-/* The 256-token stream-K form's modelled time, sk2_time: most x chunk_us + fixed_us + shared_us x the
- * stream-K share of the iterations + piece_us per piece past two a tile is cut into; the constants of
- * fit 0 (the first fit) or 1 (the refit), for the test that re-derives them from the measurements. */
-void tps_w8_sk2_coef(int fit, double *chunk_us, double *fixed_us, double *shared_us, double *piece_us);
+/* The 256-token stream-K form's modelled time (sk2_time): most x chunk_us + fixed_us + shared_us x
+ * share + piece_us x pieces, not a choice past SK2_L2_BYTES (50 MB) live.  The constants of fit 0
+ * (the first fit) or 1 (the refit); the terms of one launch (grid blocks, dpw whole waves first):
+ * the busiest block's work in chunks (tps_w8_sk2_bounds), the stream-K part's share of the
+ * iterations, the pieces past two a tile is cut into, the X and weight bytes the part keeps live.
+ * 0, or -1 where tps_w8_sk2_bounds refuses the launch. */
+typedef struct { double chunk_us, fixed_us, shared_us, piece_us; } tps_w8_sk2c;
+typedef struct { double most, share, pieces, live_bytes; } tps_w8_sk2_term;
+const tps_w8_sk2c *tps_w8_sk2_coef(int fit);
+int tps_w8_sk2_terms(const tps_w8_geom *g, int m, int grid, int dpw, tps_w8_sk2_term *t);
 
 #ifdef __cplusplus
 }

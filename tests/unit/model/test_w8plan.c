@@ -129,8 +129,7 @@ static int read_sk2_points(sk2pt *pt, int cap) {
 static void check_sk2_refit(void) {
   sk2pt pt[64];
   const int np = read_sk2_points(pt, 64);
-  double chunk, fixed, shared, piece;
-  tps_w8_sk2_coef(1, &chunk, &fixed, &shared, &piece);
+  const tps_w8_sk2c *c1 = tps_w8_sk2_coef(1);
   double x[64][2], y[64];
   int n = 0;
   for (int i = 0; i < np; i++) {
@@ -138,17 +137,11 @@ static void check_sk2_refit(void) {
     tps_w8_geom_default(&g, 132, pt[i].n, pt[i].k);
     g.sk2fit = 0;
     const int grid = tps_w8_sk_grid(&g, pt[i].m, 256), dpw = tps_w8_sk_dpw(&g, pt[i].m, grid);
-    const int nrb = (pt[i].n + 127) / 128, kall = pt[i].k / 64;
-    const long long tiles = (long long)nrb * ((pt[i].m + 255) / 256), iters = tiles * kall;
-    const long long skit = iters - (long long)dpw * grid * kall, sktiles = tiles - (long long)dpw * grid;
-    const double live = (double)sktiles / nrb * 256.0 * pt[i].k * 2 + (double)nrb * 128 * pt[i].k * 1.0625;
-    if (live > 49e6) continue;
-    int bnd[TPS_W8_SK2_MAXG + 1];
-    const double most = tps_w8_sk2_bounds(&g, pt[i].m, grid, dpw, bnd);
-    const long long skper = (skit + grid - 1) / grid, segs = (kall + skper - 1) / skper + 1;
-    x[n][0] = most;
+    tps_w8_sk2_term t;
+    if (tps_w8_sk2_terms(&g, pt[i].m, grid, dpw, &t) || t.live_bytes > 49e6) continue;
+    x[n][0] = t.most;
     x[n][1] = 1;
-    y[n] = pt[i].us - shared * (double)skit / (double)iters - (segs > 2 ? piece * (double)(segs - 2) : 0);
+    y[n] = pt[i].us - c1->shared_us * t.share - c1->piece_us * t.pieces;
     n++;
   }
   CHECK(np == 27 && n == 26, "sk2 refit: %d points read (want 27), %d used (want 26)", np, n);
@@ -164,8 +157,8 @@ static void check_sk2_refit(void) {
   double chisq;
   CHECK(gsl_multifit_linear(X, Y, c, cov, &chisq, w) == 0, "sk2 refit: least squares failed");
   const double a = gsl_vector_get(c, 0), b = gsl_vector_get(c, 1);
-  CHECK(fabs(a - chunk) < 5e-4 && fabs(b - fixed) < 5e-3, "sk2 refit: least squares gives %.4f us a chunk + %.3f us, the rule has %.4f + %.3f",
-        a, b, chunk, fixed);
+  CHECK(fabs(a - c1->chunk_us) < 5e-4 && fabs(b - c1->fixed_us) < 5e-3,
+        "sk2 refit: least squares gives %.4f us a chunk + %.3f us, the rule has %.4f + %.3f", a, b, c1->chunk_us, c1->fixed_us);
   gsl_multifit_linear_free(w);
   gsl_matrix_free(X);
   gsl_matrix_free(cov);
