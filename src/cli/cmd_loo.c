@@ -159,7 +159,7 @@ static int run_gemm_loo(tps_xg_path path, gset *sets, int ns, gemm_loo *r, const
 
 
 
-const int tps_loo_ag_ranks[3] = {2, 4, 8};
+const int tps_loo_ag_ranks[TPS_LOO_NRANKS] = {2, 4, 8};
 
 static int run_gather_loo(aset *sets, int ns, gather_loo *r) {
   int skip[MAXSETS];
@@ -331,7 +331,7 @@ static void be_interval(const loo_run *r, int a, be_row *b) {
       int sh = 0, gh = tps_loo_gemm_group_of(gp, as[h].gpu, &sh), ga = tps_loo_gemm_group_of(gp, as[a].gpu, NULL);
       if (gh < 0 || ga < 0 || gp->sets[sh].harness.kind != TPS_XG_AIC || !gp->r.nest_ok[ga][gh]) continue;
       tps_loo_curve *hg = tps_lgo_measured_gemm(&gp->sets[sh], BE_N);
-      for (int q2 = 0; q2 < 3; q2++) {
+      for (int q2 = 0; q2 < TPS_LOO_NRANKS; q2++) {
         tps_loo_curve *ha = tps_lgo_measured_gather(&as[h], tps_loo_ag_ranks[q2]);
         if (hg && ha) {
           double mh = be_or_none(tps_loo_breakeven(hg, ha, tps_loo_ag_ranks[q2], OUT_BYTES_PER_TOKEN, BE_TMAX));
@@ -447,7 +447,7 @@ static void be_compute(loo_run *r) {
       int si, gg = tps_loo_gemm_group_of(g, r->as[a].gpu, &si);
       if (gg < 0 || g->sets[si].harness.kind != TPS_XG_AIC || !r->ar.fold_ok[a]) continue;
       tps_loo_curve *mg = tps_lgo_measured_gemm(&g->sets[si], BE_N);
-      for (int q = 0; q < 3 && r->nbe < BE_MAXROWS; q++) {
+      for (int q = 0; q < TPS_LOO_NRANKS && r->nbe < BE_MAXROWS; q++) {
         be_row *b = &r->be[r->nbe++];
         be_fill(r, g, gg, a, mg, tps_loo_ag_ranks[q], b);
         be_interval(r, a, b);

@@ -13,6 +13,7 @@
 #define OUT_BYTES_PER_TOKEN 3584.0 /* fused_wqa_wkv: 1792 bf16 outputs per token */
 #define BE_N 1792
 #define BE_TMAX 16384.0
+enum { TPS_LOO_NRANKS = 3 }; /* the all-gather rank counts scored: tps_loo_ag_ranks */
 #define BE_NONE 32768.0 /* "never below 16384": counted as twice the grid's end */
 #define EX_MEAN_TARGET TPS_EXCESS_TARGET_MEAN   /* issue 27: mean excess <= 1% (model/predict/excess.h) */
 #define EX_WORST_TARGET TPS_EXCESS_TARGET_WORST /* and worst <= 10% */
@@ -34,13 +35,13 @@ typedef struct {
   tps_xga_model nest[MAXSETS][MAXSETS];
   int nest_ok[MAXSETS][MAXSETS];
   int fold_ok[MAXSETS];
-  tps_loo_err err[MAXSETS], err_n[MAXSETS][3]; /* eval points; 64 KiB..64 MiB at 2, 4, 8 ranks */
+  tps_loo_err err[MAXSETS], err_n[MAXSETS][TPS_LOO_NRANKS]; /* eval points; 64 KiB..64 MiB at 2, 4, 8 ranks */
   tps_loo_err err_1pt[MAXSETS]; /* eval points, the latency shifted to the GPU's own smallest-size time */
   double hw[MAXSETS], cover[MAXSETS];
   int hw_ok[MAXSETS];
 } gather_loo;
 
-extern const int tps_loo_ag_ranks[3]; /* 2, 4, 8 */
+extern const int tps_loo_ag_ranks[TPS_LOO_NRANKS]; /* 2, 4, 8 */
 
 #define BE_MAXROWS 96
 typedef struct {

@@ -138,7 +138,7 @@ int tps_loo_xfer_compute(loo_run *r) {
     }
   }
   for (int a = 0; a < r->nas; a++)
-    for (int q = 0; q < 3 && x->na < XFER_MAXROWS; q++) {
+    for (int q = 0; q < TPS_LOO_NRANKS && x->na < XFER_MAXROWS; q++) {
       int st = gather_row(r, a, q, &x->a[x->na], x);
       if (st != TPS_OK) return st;
       xfer_gather_row *w = &x->a[x->na++];

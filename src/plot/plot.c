@@ -36,7 +36,7 @@
 #include "model/latency/allgather.h"
 #include "src/base/util.h"
 
-const char *const tps_plot_format_names[3] = {"png", "svg", "pdf"};
+const char *const tps_plot_format_names[TPS_PLOT_NFORMATS] = {"png", "svg", "pdf"};
 
 void tps_plot_opts_init(tps_plot_opts *o) {
   memset(o, 0, sizeof *o);
@@ -48,7 +48,7 @@ void tps_plot_opts_init(tps_plot_opts *o) {
 }
 
 int tps_plot_parse_format(const char *s, int *format) {
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < TPS_PLOT_NFORMATS; i++)
     if (strcmp(s, tps_plot_format_names[i]) == 0) { *format = i; return 0; }
   return -1;
 }
@@ -311,7 +311,7 @@ int pf_fig_begin(fig *F, const char *dir, const char *name, const tps_plot_opts 
   tps_plot_opts_init(&F->defaults);
   F->o = o ? o : &F->defaults;
   F->dir = dir; F->name = name;
-  snprintf(F->ext, sizeof F->ext, "%s", tps_plot_format_names[F->o->format >= 0 && F->o->format <= 2 ? F->o->format : 0]);
+  snprintf(F->ext, sizeof F->ext, "%s", tps_plot_format_names[F->o->format >= 0 && F->o->format < TPS_PLOT_NFORMATS ? F->o->format : 0]);
   if (tps_mkdirs(dir, e)) return -1;
   char p[4096];
   snprintf(p, sizeof p, "%s/%s.dat", dir, name);

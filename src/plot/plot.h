@@ -41,9 +41,9 @@
 extern "C" {
 #endif
 
-enum { TPS_PLOT_PNG = 0, TPS_PLOT_SVG = 1, TPS_PLOT_PDF = 2 };
+enum { TPS_PLOT_PNG = 0, TPS_PLOT_SVG = 1, TPS_PLOT_PDF = 2, TPS_PLOT_NFORMATS };
 #define TPS_PLOT_GNUPLOT_TIMEOUT_S 60
-extern const char *const tps_plot_format_names[3]; /* "png", "svg", "pdf" (also the extension) */
+extern const char *const tps_plot_format_names[TPS_PLOT_NFORMATS]; /* "png", "svg", "pdf" (also the extension) */
 
 typedef struct {
   int format;               /* TPS_PLOT_PNG (default), TPS_PLOT_SVG, TPS_PLOT_PDF */

@@ -49,8 +49,6 @@ static long backend_switch(const tps_plot_curve *c, int *from, int *to) {
   return 0;
 }
 
-static const char *backend_name(int b) { return b >= 0 && b <= 2 ? tps_gather_name(b) : "-"; }
-
 /* Model-curve block: tokens, rep, band, split, band, speedup, band, backend. */
 void pf_write_curve_block(fig *F, int idx, const tps_plot_curve *c) {
   char what[256];
@@ -66,7 +64,7 @@ void pf_write_curve_block(fig *F, int idx, const tps_plot_curve *c) {
     double v[9] = {c->rep_us[i], at(c->rep_lo_us, i), at(c->rep_hi_us, i), c->split_us[i],
                    at(c->split_lo_us, i), at(c->split_hi_us, i), s, at(c->speedup_lo, i), at(c->speedup_hi, i)};
     for (int k = 0; k < 9; k++) { fputc('\t', d); pf_num(d, v[k]); }
-    fprintf(d, "\t%s\n", c->backend ? backend_name(c->backend[i]) : "-");
+    fprintf(d, "\t%s\n", c->backend ? tps_gather_name(c->backend[i]) : "-");
   }
 }
 
@@ -173,7 +171,7 @@ int tps_plot_latency(const char *dir, const char *name, const tps_plot_curve *c,
   else snprintf(kb[nk++], sizeof kb[0], "the split never wins up to T = %ld", c->tokens[c->n - 1]);
   int from, to;
   long sw = backend_switch(c, &from, &to);
-  if (sw) snprintf(kb[nk++], sizeof kb[0], "gather %s -> %s from T = %ld", backend_name(from), backend_name(to), sw);
+  if (sw) snprintf(kb[nk++], sizeof kb[0], "gather %s -> %s from T = %ld", tps_gather_name(from), tps_gather_name(to), sw);
   for (size_t i = 0; i < nk; i++) keys[i] = kb[i];
   double foot_px = pf_footnote(g, &F, c->source);
   /* layout: title, a line (two when they crowd) of values above the frame, the plot, tics

@@ -1,7 +1,6 @@
 #!/bin/bash
-# Carry: .w8carry/bin/{tpsplit,test_gemm_gpu} (branch sk2fit at b95ea10: the dispatch of main's 12a8f44, ../configure
-# --enable-static-deps), .w8carry/run_w8a16.sh (tools/device/run_w8a16.sh); results: data/h200_w8a16_sk2fit.txt and the
-# H200 ratio tables (issue 28 item 3, nineteenth session, call 2).
+# Carry: .w8carry/bin/{tpsplit,test_gemm_gpu} (main at 7c66448, ../configure --enable-static-deps), .w8carry/run_w8a16.sh
+# (tools/device/run_w8a16.sh); results: data/h200_w8a16_sk2fit.txt and the H200 ratio tables (issue 28 item 3).
 # On an H200: test_gemm_gpu; the ratio tables of the current dispatch (29 M, both shapes, w8a16 and dense-bf16, 50 samples,
 # rows alternated); the dispatch before the refit (TPS_W8_SK2FIT=0, 20 samples).  On an H100: ncu (full set) of the K 7168
 # N 2112 4096-row launch (the last M >= 4096 miss, 0.88x).
