@@ -1,0 +1,38 @@
+#!/bin/sh
+# tests/cli/w8status.sh: the status table of our W8A16 kernels at the top of doc/gemm-kernels.md
+# ("Where our W8A16 kernels stand") says what the bundled tables say.  For each shape the speed
+# dense-bf16 / w8a16 (median times of data/h100_w8a16_grid_<K>x<N>_<path>.tsv, same M) is
+# recomputed over M <= 64, 128..1024 and M >= 4096, its range printed as the table prints it
+# ("lo-hix", two decimals) and looked for in the shape's row; the met/missed words follow the
+# targets (1.5x, 1.0x, 0.9x) from the recomputed range.  The 4096-row speed at K 7168 named there
+# is recomputed from data/h100_w8a16_s20.txt's sweep (the rule's pick and the first dense run).
+. "$top_srcdir/tests/cli/lib.sh"
+doc="$top_srcdir/doc/gemm-kernels.md"
+awk '/^\*\*Where our W8A16 kernels stand\*\*/ { f = 1 } f && /^\| [0-9]/ { print } f && /^$/ && n++ > 0 { exit }' "$doc" >"$tmp/rows"
+[ "$(wc -l <"$tmp/rows")" -eq 2 ] && ok || fail "doc/gemm-kernels.md: the status table has $(wc -l <"$tmp/rows") shape rows, want 2"
+for kn in 5120x1792 7168x2112; do
+  k=${kn%x*} n=${kn#*x}
+  d="$top_srcdir/data/h100_w8a16_grid_${kn}_dense-bf16.tsv" w="$top_srcdir/data/h100_w8a16_grid_${kn}_w8a16.tsv"
+  for f in "$d" "$w"; do [ -r "$f" ] || fail "missing $f"; done
+  # rows time_us of both, joined on M; then per band the range and whether it meets the target
+  awk -F'\t' 'FNR == 1 { file++ } /^#/ || $1 == "rows" { next } file == 1 { dn[$1] = $2; next }
+    ($1 in dn) { r = dn[$1] / $2; b = $1 <= 64 ? 1 : ($1 >= 128 && $1 <= 1024) ? 2 : $1 >= 4096 ? 3 : 0
+      if (!b) next; if (!(b in lo) || r < lo[b]) lo[b] = r; if (!(b in hi) || r > hi[b]) hi[b] = r }
+    END { split("1.5 1.0 0.9", tgt, " ")
+      for (b = 1; b <= 3; b++) printf "%.2f-%.2fx, %s\n", lo[b], hi[b], (lo[b] >= tgt[b] - 1e-9 ? "met" : "missed") }' "$d" "$w" >"$tmp/want"
+  [ "$(grep -c x, "$tmp/want")" -eq 3 ] && ok || fail "K $k N $n: the three bands could not be recomputed from $d and $w"
+  row=$(grep -F "| $k x $n |" "$tmp/rows")
+  [ -n "$row" ] && ok || fail "no status row for $k x $n"
+  i=0
+  while IFS= read -r cell; do
+    i=$((i + 1))
+    case "$row" in *"| $cell"*) ok ;; *) fail "K $k N $n band $i: the table's row lacks '$cell' (recomputed from $w): $row" ;; esac
+  done <"$tmp/want"
+done
+# the 4096-row speed at K 7168: first dense-bf16 run and the rule's w8a16 run of the sweep
+s20="$top_srcdir/data/h100_w8a16_s20.txt"
+sp=$(awk '/^    == dense-bf16/ && !d { d = 1; sec = "d"; next } /^    == w8a16 $/ { sec = "w"; next } /^    == / { sec = ""; next }
+  sec == "d" && $1 == 4096 { dt = $2 } sec == "w" && $1 == 4096 { wt = $2 } END { if (dt && wt) printf "%.3f", dt / wt }' "$s20")
+[ -n "$sp" ] && ok || fail "no 4096-row sweep in $s20"
+grep -F "| 7168 x 2112 |" "$tmp/rows" | grep -qF "(${sp}x)" && ok || fail "the K 7168 row does not name the 4096-row speed ${sp}x of $s20"
+finish
