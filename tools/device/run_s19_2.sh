@@ -11,11 +11,11 @@ G=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "$G"
 { echo "##### versions"; date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; nvcc --version | tail -1
   for l in $(ldd $B/tpsplit | awk '/nccl|cudart/ {print $3}'); do echo "$l -> $(readlink -f $l)"; done; } >>$OUT/notes.txt 2>&1
 case "$G" in *H200*)
-  timeout 120 $B/test_gemm_gpu >$OUT/test.txt 2>&1; echo "test_gemm_gpu exit $? (${SECONDS}s)" | tee -a $OUT/notes.txt
+  timeout 90 $B/test_gemm_gpu >$OUT/test.txt 2>&1; echo "test_gemm_gpu exit $? (${SECONDS}s)" | tee -a $OUT/notes.txt
   grep -E "FAIL|ok$|SKIP" $OUT/test.txt | tail -4; rm -f $OUT/test.txt
-  RATIO_TOKENS=$T RATIO_DEADLINE=300 STAGES=ratio bash .w8carry/run_w8a16.sh $B
+  RATIO_TOKENS=$T RATIO_DEADLINE=240 STAGES=ratio bash .w8carry/run_w8a16.sh $B
   for kn in 5120x1792 7168x2112; do
-    [ "$SECONDS" -gt 430 ] && { echo "before $kn not run (${SECONDS}s)"; continue; }
+    [ "$SECONDS" -gt 330 ] && { echo "before $kn not run (${SECONDS}s)"; continue; }
     echo "== $kn before w8a16: TPS_W8_SK2FIT=0 (samples 20)" >>$OUT/sweep.txt
     env TPS_W8_SK2FIT=0 timeout 80 $B/tpsplit bench gemm --k ${kn%x*} --n ${kn#*x} --tp 1 --samples 20 --tokens $T --path w8a16 2>>$OUT/log.txt | grep -E '^[0-9]' | cut -f1-3 >>$OUT/sweep.txt
     echo "before $kn (${SECONDS}s)"
