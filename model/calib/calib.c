@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <gsl/gsl_sort_long.h>
 #include "model/core/path.h"
 #include "model/core/status.h"
 
@@ -209,11 +210,6 @@ static size_t grid_rows(long t_max, long *g, size_t cap) {
   return n;
 }
 
-static int cmp_long(const void *a, const void *b) {
-  long x = *(const long *)a, y = *(const long *)b;
-  return (x > y) - (x < y);
-}
-
 static int has_row(const long *rows, size_t n, long r) {
   for (size_t i = 0; i < n; i++) if (rows[i] == r) return 1;
   return 0;
@@ -283,7 +279,7 @@ size_t tps_cal_sweep_rows(const tps_cal_sweep_req *q, long *rows, size_t cap) {
     }
     while (n < want && add_farthest(rows, &n, wg, nw)) {}
     while (n < want && add_farthest(rows, &n, grid, ng)) {}
-    qsort(rows, n, sizeof *rows, cmp_long);
+    gsl_sort_long(rows, 1, n);
     return n;
   }
   double prior[128];
@@ -295,12 +291,12 @@ size_t tps_cal_sweep_rows(const tps_cal_sweep_req *q, long *rows, size_t cap) {
   if (!have_prior) {
     /* no model of this path on this GPU: spread in log rows */
     while (n < want && add_farthest(rows, &n, grid, ng)) {}
-    qsort(rows, n, sizeof *rows, cmp_long);
+    gsl_sort_long(rows, 1, n);
     return n;
   }
   /* where monotone interpolation of the chosen points misses the prior curve most */
   while (n < want) {
-    qsort(rows, n, sizeof *rows, cmp_long);
+    gsl_sort_long(rows, 1, n);
     double x[TPS_CAL_MAX_PTS], y[TPS_CAL_MAX_PTS];
     for (size_t i = 0; i < n; i++) { x[i] = (double)rows[i]; y[i] = base_eval(&b, x[i]); }
     tps_loo_curve *c = tps_loo_curve_measured(x, y, n);
@@ -316,7 +312,7 @@ size_t tps_cal_sweep_rows(const tps_cal_sweep_req *q, long *rows, size_t cap) {
     if (worst < 0) break;
     rows[n++] = pick;
   }
-  qsort(rows, n, sizeof *rows, cmp_long);
+  gsl_sort_long(rows, 1, n);
   return n;
 }
 
@@ -338,7 +334,7 @@ size_t tps_cal_breakeven_rows(const long *have, size_t nhave, const int *tps, co
       if (!close && n < cap) rows[n++] = cand[c];
     }
   }
-  qsort(rows, n, sizeof *rows, cmp_long);
+  gsl_sort_long(rows, 1, n);
   return n;
 }
 

@@ -8,14 +8,11 @@
 #include <strings.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <gsl/gsl_sort_long.h>
 #include "model/core/path.h"
 #include "model/core/status.h"
 #include "model/predict/excess.h"
 
-static int cmp_long(const void *a, const void *b) {
-  long x = *(const long *)a, y = *(const long *)b;
-  return (x > y) - (x < y);
-}
 static int has_row(const long *rows, size_t n, long r) {
   for (size_t i = 0; i < n; i++) if (rows[i] == r) return 1;
   return 0;
@@ -325,7 +322,7 @@ int tps_cal_replay(const long *M, const double *T, size_t n, int path, long k, l
     size_t j = nearest_row(M, nm, want[i], 0, 0, sw, ns, NULL, 0);
     if (j < nm) sw[ns++] = M[j];
   }
-  qsort(sw, ns, sizeof *sw, cmp_long);
+  gsl_sort_long(sw, 1, ns);
   times_of(M, T, nm, sw, ns, st);
   out->n0 = ns;
   tps_cal_gemm fixed, cur;
@@ -364,7 +361,7 @@ int tps_cal_replay(const long *M, const double *T, size_t n, int path, long k, l
       out->why[out->nadd++] = why[i];
       sw[ns++] = rows[i];
     }
-    qsort(sw, ns, sizeof *sw, cmp_long);
+    gsl_sort_long(sw, 1, ns);
     times_of(M, T, nm, sw, ns, st);
     if (have_cur) tps_cal_gemm_free(&cur);
     have_cur = 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <gsl/gsl_sort_long.h>
 
 /* Whether projection j is the first in mask with its name (names repeat for projections of
  * different widths in different layers). */
@@ -59,11 +60,6 @@ void tps_simrun_free(tps_simrun_out *out) {
   memset(out, 0, sizeof *out);
 }
 
-static int cmp_long(const void *a, const void *b) {
-  long x = *(const long *)a, y = *(const long *)b;
-  return (x > y) - (x < y);
-}
-
 /* The chunk sizes: the full chunk and every distinct last chunk, increasing. */
 static int chunk_sizes(const tps_simrun_in *in, long *sizes, size_t *ns) {
   size_t n = 0;
@@ -77,7 +73,7 @@ static int chunk_sizes(const tps_simrun_in *in, long *sizes, size_t *ns) {
     if (n == TPS_SIMRUN_MAXCHUNKS) return TPS_EINVAL;
     sizes[n++] = last;
   }
-  qsort(sizes, n, sizeof *sizes, cmp_long);
+  gsl_sort_long(sizes, 1, n);
   *ns = n;
   return TPS_OK;
 }

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <gsl/gsl_sort_long.h>
 
 _Static_assert(TPS_TOKENS_MAX == TPS_PRED_MAX_TMAX, "token lists stop where the model's scan does");
 
@@ -603,11 +604,6 @@ int tps_opt_long(const char *cmd, const char *opt, const char *s, long lo, long 
   return -1;
 }
 
-static int cmp_long(const void *a, const void *b) {
-  long x = *(const long *)a, y = *(const long *)b;
-  return (x > y) - (x < y);
-}
-
 int tps_parse_tokens(const char *s, long **out, size_t *n, tps_err *e) {
   *out = NULL; *n = 0;
   static const char *const form = "want 6,12,48 or A..B or A..B:STEP, whole numbers from 1";
@@ -653,7 +649,7 @@ int tps_parse_tokens(const char *s, long **out, size_t *n, tps_err *e) {
     free(dup);
   }
   if (cnt == 0) goto bad;
-  qsort(v, cnt, sizeof *v, cmp_long);
+  gsl_sort_long(v, 1, cnt);
   size_t m = 0;
   for (size_t i = 0; i < cnt; i++) if (m == 0 || v[m - 1] != v[i]) v[m++] = v[i];
   *out = v; *n = m;

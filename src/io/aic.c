@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 #include <jansson.h>
+#include <gsl/gsl_sort_long.h>
 #include "src/base/jsonout.h"
 #include "src/io/measure.h"
 #include "src/io/table.h"
@@ -112,11 +113,6 @@ static void filter_str(const tps_aic_filter *f, char *buf, size_t sz) {
 #undef ADD
 }
 
-static int cmp_long(const void *a, const void *b) {
-  long x = *(const long *)a, y = *(const long *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* For a GEMM filter that matched nothing: the values present of the first asked field that
  * is missing (k, then n at that k, then m at that n and k), for the message. */
 static void gemm_hint(const tps_aic_gemm_row *all, size_t n, const tps_aic_filter *f, char *buf, size_t sz) {
@@ -145,7 +141,7 @@ static void gemm_hint(const tps_aic_gemm_row *all, size_t n, const tps_aic_filte
     free(v);
     return;
   }
-  qsort(v, nv, sizeof *v, cmp_long);
+  gsl_sort_long(v, 1, nv);
   int w = snprintf(buf, sz, "; %c in the file%s: ", field, field == 'k' ? "" : field == 'n' ? (f->k ? " at that k" : "")
                                                                             : " at that n and k");
   if (w < 0 || (size_t)w >= sz) { free(v); return; }

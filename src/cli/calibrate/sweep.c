@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_sort_long.h>
 #include "src/cli/calibrate/cal.h"
 #include "model/core/status.h"
 
@@ -28,11 +29,6 @@ static void on_check(void *arg, const tps_bench_gemm_check *c) {
   } else {
     cal_progress("%s: checked M=%d", r->what, c->m);
   }
-}
-
-static int cmp_long_r(const void *a, const void *b) {
-  const long x = *(const long *)a, y = *(const long *)b;
-  return (x > y) - (x < y);
 }
 
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
@@ -217,7 +213,7 @@ static int heldout_part(run_t *r, gpart *p) {
   g->first_method = prior;
   g->heldout_n = p->ho.n;
   memcpy(g->heldout_rows, p->ho.rows, p->ho.n * sizeof *p->ho.rows);
-  qsort(g->heldout_rows, g->heldout_n, sizeof *g->heldout_rows, cmp_long_r);
+  gsl_sort_long(g->heldout_rows, 1, g->heldout_n);
   memcpy(g->heldout_max, p->ho.max_abs_rel, sizeof g->heldout_max);
   memcpy(g->heldout_med, p->ho.med_abs_rel, sizeof g->heldout_med);
   return TPS_OK;
