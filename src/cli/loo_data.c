@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_sort_double.h>
 #include "src/io/aic.h"
 #include "src/io/measure.h"
 #include "src/io/table.h"
@@ -367,11 +368,7 @@ tps_loo_curve *tps_lgo_measured_gemm(const gset *s, long n) {
       }
   }
   /* M ascending (the file's order is by M within an N, but be sure) */
-  for (size_t i = 1; i < k; i++)
-    for (size_t j = i; j > 0 && x[j] < x[j - 1]; j--) {
-      double a = x[j]; x[j] = x[j - 1]; x[j - 1] = a;
-      a = t[j]; t[j] = t[j - 1]; t[j - 1] = a;
-    }
+  gsl_sort2(x, 1, t, 1, k);
   tps_loo_curve *c = tps_loo_curve_measured(x, t, k);
   free(x);
   free(t);
@@ -395,11 +392,7 @@ tps_loo_curve *tps_lgo_measured_gather(const aset *a, int n) {
     for (size_t i = 0; i < a->n; i++) if (a->ranks[i] == n && a->bytes[i] == x[j]) { s += log(a->t[i]); c++; }
     t[j] = exp(s / c);
   }
-  for (size_t i = 1; i < k; i++)
-    for (size_t j = i; j > 0 && x[j] < x[j - 1]; j--) {
-      double v = x[j]; x[j] = x[j - 1]; x[j - 1] = v;
-      v = t[j]; t[j] = t[j - 1]; t[j - 1] = v;
-    }
+  gsl_sort2(x, 1, t, 1, k);
   tps_loo_curve *c = tps_loo_curve_measured(x, t, k);
   free(x);
   free(t);
