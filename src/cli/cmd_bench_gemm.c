@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <gsl/gsl_sort_int.h>
 #include "src/cli/cmdopt.h"
 #include "src/cli/tpsplit.h"
 #include "src/base/err.h"
@@ -119,8 +120,6 @@ static void on_checked(void *arg, const tps_bench_gemm_result *r) {
           g->o->k.samples, r->prov.flush_bytes);
   fprintf(stderr, "bench gemm: timer: %s\n", timer);
 }
-
-static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
 static int parse_flush(void *dst, const char *arg, char *why, size_t whysz) {
   if (!strcmp(arg, "write")) *(int *)dst = 1;
@@ -229,7 +228,7 @@ static int parse(int argc, char **argv, gemm_opts *g) {
     g->rows[nrows++] = (int)o->tokens[i];
     for (size_t j = 0; j < o->ntps; j++) g->rows[nrows++] = (int)((o->tokens[i] + o->tps[j] - 1) / o->tps[j]);
   }
-  qsort(g->rows, (size_t)nrows, sizeof *g->rows, cmp_int);
+  gsl_sort_int(g->rows, 1, (size_t)nrows);
   int u = 0;
   for (int i = 0; i < nrows; i++) if (u == 0 || g->rows[u - 1] != g->rows[i]) g->rows[u++] = g->rows[i];
   o->rows = g->rows;

@@ -4,6 +4,7 @@
  * the contexts made of them: evidence_resolve.c; the grid prepared and the sources printed:
  * evidence_use.c. */
 #include "config.h"
+#include <gsl/gsl_sort_int.h>
 #include "src/evidence/ev_int.h"
 #include "src/base/exit.h"
 
@@ -570,8 +571,7 @@ size_t tps_partset_user_tps(const tps_partset *ps, int *out, size_t max) {
       for (size_t i = 0; i < n; i++) s |= out[i] == r;
       if (!s && r >= 1 && r <= 64 && n < max) out[n++] = r;
     }
-  for (size_t i = 1; i < n; i++)
-    for (size_t j = i; j > 0 && out[j] < out[j - 1]; j--) { int t = out[j]; out[j] = out[j - 1]; out[j - 1] = t; }
+  gsl_sort_int(out, 1, n);
   return n;
 }
 

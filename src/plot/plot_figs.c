@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_sort_int.h>
 #include "model/latency/allgather.h"
 #include "src/base/util.h"
 
@@ -238,8 +239,6 @@ static int find_str(const char *const *v, size_t n, const char *s) {
   for (size_t i = 0; i < n; i++) if (strcmp(v[i], s) == 0) return (int)i;
   return -1;
 }
-static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
-
 /* The map's title block: what it holds, and the shape and gather backend the cells share. */
 static double crossover_title(FILE *g, const fig *F, const tps_plot_cell *cells, size_t n) {
   int same = 1;
@@ -285,7 +284,7 @@ int tps_plot_crossover(const char *dir, const char *name, const tps_plot_cell *c
     double b = cells[i].breakeven_tokens;
     if (!cells[i].na && isfinite(b) && b > 0) { if (b < bmin) bmin = b; if (b > bmax) bmax = b; }
   }
-  qsort(tps, nt, sizeof *tps, cmp_int);
+  gsl_sort_int(tps, 1, nt);
   fig F;
   if (pf_fig_begin(&F, dir, name, o, "crossover map: break-even tokens per GPU x TP, one panel per kernel path", e)) {
     free(gpus); free(paths); free(tps);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_sort_long.h>
+#include <gsl/gsl_sort_int.h>
 #include "src/cli/calibrate/cal.h"
 #include "model/core/status.h"
 
@@ -30,8 +31,6 @@ static void on_check(void *arg, const tps_bench_gemm_check *c) {
     cal_progress("%s: checked M=%d", r->what, c->m);
   }
 }
-
-static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
 /* The estimate of a step of n rows of part p: its latest step's time scaled by (n + 1) /
  * (rows + 1) (a step costs about one row more than its rows: the plan, the weights); before
@@ -60,7 +59,7 @@ static int gemm_step(run_t *r, gpart *p, const long *rows, size_t nrows, const c
   cal_progress("%s", what);
   int irows[TPS_CAL_MAX_PTS];
   for (size_t i = 0; i < nrows; i++) irows[i] = (int)rows[i];
-  qsort(irows, nrows, sizeof *irows, cmp_int);
+  gsl_sort_int(irows, 1, nrows);
   tps_bench_gemm_opts o;
   memset(&o, 0, sizeof o);
   o.path = (tps_path_id)p->path;
