@@ -141,24 +141,6 @@ static int thr_paths(const char *file, const tps_gpu_table *gt, const char *gnam
   return m;
 }
 
-static json_t *prov_json(const tps_thr_prov *p) {
-  json_t *o = json_object();
-  json_object_set_new(o, "kind", json_string(tps_prov_kind_names[p->kind]));
-  json_object_set_new(o, "source", json_string(p->source));
-  json_object_set_new(o, "method", json_string(p->method));
-  if (p->points >= 0) json_object_set_new(o, "points", json_integer(p->points));
-  if (p->from_gpus[0]) {
-    json_t *a = json_array();
-    char buf[sizeof p->from_gpus], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", p->from_gpus);
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) json_array_append_new(a, json_string(t));
-    json_object_set_new(o, "from_gpus", a);
-  }
-  tps_json_set_num(o, "w90_log", p->w90_log);
-  if (p->harness >= 0) json_object_set_new(o, "harness", json_string(tps_harness_name(p->harness)));
-  return o;
-}
-
 /* The entry's win bands and losing gaps as the file has them (absent: NULL). */
 static json_t *bands_json(const tps_thr_entry *x) {
   if (!x->have_bands) return NULL;
@@ -198,8 +180,8 @@ static int thr_from_file(const char *file, const tps_gpu_table *gt, const char *
     json_array_append_new(iv, b <= 0 ? json_null() : b == floor(b) ? json_integer((json_int_t)b) : json_real(b));
   }
   json_object_set_new(o, "interval_tokens", iv);
-  json_object_set_new(o, "gemm", prov_json(&x->gemm));
-  json_object_set_new(o, "gather", prov_json(&x->gather));
+  json_object_set_new(o, "gemm", tps_thr_prov_json(&x->gemm));
+  json_object_set_new(o, "gather", tps_thr_prov_json(&x->gather));
   *prov = o;
   tps_thr_entry_bands_line(x, bands, bandsz);
   *bandsj = bands_json(x);

@@ -184,7 +184,7 @@ static json_t *jnum(double x) {
 }
 static json_t *jtok(double x) { return x > 0 ? jnum(x) : json_null(); }
 
-static json_t *prov_json(const tps_thr_prov *p) {
+json_t *tps_thr_prov_json(const tps_thr_prov *p) {
   json_t *o = json_object();
   json_object_set_new(o, "kind", json_string(tps_prov_kind_names[p->kind]));
   json_object_set_new(o, "source", json_string(p->source));
@@ -267,8 +267,8 @@ static json_t *device_json(const tps_thr_device *d) {
     json_object_set_new(x, "max_tokens", json_integer(e->max_tokens));
     json_object_set_new(x, "out_bytes_per_token", jnum(e->out_bytes_per_token));
     if (e->have_bands) tps_thr_bands_json_set(x, e->band_from, e->band_to, e->gap_min_speedup, e->nbands, e->max_tokens);
-    json_object_set_new(x, "gemm", prov_json(&e->gemm));
-    json_object_set_new(x, "gather", prov_json(&e->gather));
+    json_object_set_new(x, "gemm", tps_thr_prov_json(&e->gemm));
+    json_object_set_new(x, "gather", tps_thr_prov_json(&e->gather));
     json_object_set_new(b, tps_gather_name(e->backend), x);
   }
   json_object_set_new(o, "thresholds", th);
@@ -326,7 +326,7 @@ static json_t *device_json(const tps_thr_device *d) {
       }
       json_object_set_new(x, "bytes", b);
       json_object_set_new(x, "time_us", t);
-      json_object_set_new(x, "provenance", prov_json(&g->prov));
+      json_object_set_new(x, "provenance", tps_thr_prov_json(&g->prov));
       json_array_append_new(aa, x);
     }
     json_object_set_new(cal, "gemm", ga);

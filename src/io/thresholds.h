@@ -228,6 +228,9 @@ json_t *tps_thr_to_json(const tps_thr_file *f);
  * to >= t_max) and "losing_gaps" ({"from_tokens", "to_tokens", "min_speedup"} between bands i
  * and i + 1, min_speedup gap[i]).  The file, decide --json and predict --json write them so. */
 void tps_thr_bands_json_set(json_t *obj, const long *from, const long *to, const double *gap, size_t n, long t_max);
+/* A part's provenance record as the file writes it (its "gemm" / "gather" / "provenance" objects); `decide`
+ * echoes an entry's parts through it, so the two never differ. */
+json_t *tps_thr_prov_json(const tps_thr_prov *p);
 /* Write f to path ("-": stdout) through a temporary file renamed into place.  0 or -1 (e). */
 int tps_thr_write(const tps_thr_file *f, const char *path, tps_err *e);
 /* Read and check a thresholds file.  0, or -1 with e = "FILE: $.json.path: what is wrong". */
