@@ -174,14 +174,14 @@ static int run_gather_loo(aset *sets, int ns, gather_loo *r) {
     if (!rel) return TPS_ENOMEM;
     for (size_t j = 0; j < sets[g].n; j++)
       sets[g].pred[j] = r->fold_ok[g] ? tps_xga_time_us(&r->fold[g], sets[g].gpu, sets[g].bytes[j], sets[g].ranks[j], TPS_XGA_NCCL, NULL) : NAN;
-    for (int q = 0; q < 4; q++) {
+    for (int q = 0; q <= TPS_LOO_NRANKS; q++) { /* each rank count, then (q == TPS_LOO_NRANKS) all eval points */
       size_t ne = 0;
       for (size_t j = 0; j < sets[g].n; j++) {
-        int in = q == 3 ? sets[g].eval[j]
+        int in = q == TPS_LOO_NRANKS ? sets[g].eval[j]
                         : sets[g].ranks[j] == tps_loo_ag_ranks[q] && sets[g].bytes[j] >= AG_EVAL_LO && sets[g].bytes[j] <= AG_EVAL_HI;
         if (in) rel[ne++] = sets[g].pred[j] / sets[g].t[j] - 1.0;
       }
-      if (q == 3) r->err[g] = tps_loo_summary(rel, ne);
+      if (q == TPS_LOO_NRANKS) r->err[g] = tps_loo_summary(rel, ne);
       else r->err_n[g][q] = tps_loo_summary(rel, ne);
     }
     /* one measured point: the held-out GPU's smallest-size time at each rank count sets the
