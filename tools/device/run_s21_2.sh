@@ -4,10 +4,17 @@
 # opt-in 256-token tile, whose partials go through the cluster's shared memory (DSMEM) instead of an fp32 workspace
 # in L2, forced at every cluster split-K (TPS_W8_KERNEL=split TPS_W8_BT=256 TPS_W8_SPLIT=S), and the default
 # dispatch, at 256..1024 rows of both shapes; dense-bf16 in the same call, 30 samples.  Results: sweep.txt.
+# On an H200 first (issue 28 item 3): test_gemm_gpu and the ratio tables of the current dispatch (as run_s21_1.sh).
 B=.w8carry/bin; OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 exec > >(tee -a $OUT/console.txt) 2>&1
 nvidia-smi --query-gpu=name --format=csv,noheader | head -1
 . tools/device/versions.sh; tps_dev_versions $B >>$OUT/notes.txt 2>&1
+case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in *H200*)
+  timeout 90 $B/test_gemm_gpu >$OUT/test.txt 2>&1; echo "test_gemm_gpu exit $? (${SECONDS}s)" | tee -a $OUT/notes.txt
+  grep -E "FAIL|ok$|SKIP" $OUT/test.txt | tail -4; rm -f $OUT/test.txt
+  RATIO_TOKENS=1,16,32,64,96,128,192,256,320,384,448,512,640,768,896,1024,1280,1536,1792,2048,2304,2305,2560,3072,3584,4096,6144,8192,16384 \
+    RATIO_DEADLINE=240 STAGES=ratio bash .w8carry/run_w8a16.sh $B ;;
+esac
 S=$OUT/sweep.txt
 run() { local kn=$1 tok=$2 path=$3 envs=$4
   [ "$SECONDS" -gt 400 ] && { echo "skipped $kn $path $envs (${SECONDS}s)"; return; }
