@@ -49,4 +49,10 @@ while IFS= read -r w; do
   # the doc may bold a number or break a line inside the phrase: compare without '*'
   case "$(tr -d '*' <"$tmp/sec")" in *"$w"*) ok ;; *) fail "doc/gemm-kernels.md's fix-up section lacks '$w' (recomputed from $data)" ;; esac
 done <"$tmp/want"
+# the short form of the fix-up line in the README's limits and the status paragraph at the top of the doc
+short=$(sed -n 's/^\(.*\) us + \(.*\) us a piece past the first$/\1 \2/p' "$tmp/want" | awk '{ printf "%.1f us + %.2f us a piece", $1, $2 }')
+[ -n "$short" ] && ok || fail "no fix-up line recomputed"
+for f in "$top_srcdir/README.md" "$doc"; do
+  tr '\n' ' ' <"$f" | tr -s ' ' | grep -qF "$short" && ok || fail "$f does not say '$short' (recomputed from $data)"
+done
 finish

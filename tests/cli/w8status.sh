@@ -4,7 +4,7 @@
 # dense-bf16 / w8a16 (median times of data/h100_w8a16_grid_<K>x<N>_<path>.tsv, same M) is
 # recomputed over M <= 64, 128..1024 and M >= 4096, its range printed as the table prints it
 # ("lo-hix", two decimals) and looked for in the shape's row; the met/missed words follow the
-# targets (1.5x, 1.0x, 0.9x) from the recomputed range.  The 4096-row speed at K 7168 named there
+# targets (1.5x, 1.0x, 0.9x) from the recomputed range; the README's W8A16 limits bullet quotes the same ranges.  The 4096-row speed at K 7168 named there
 # is recomputed from data/h100_w8a16_s20.txt's sweep (the rule's pick and the first dense run).
 . "$top_srcdir/tests/cli/lib.sh"
 doc="$top_srcdir/doc/gemm-kernels.md"
@@ -27,6 +27,12 @@ for kn in 5120x1792 7168x2112; do
   while IFS= read -r cell; do
     i=$((i + 1))
     case "$row" in *"| $cell"*) ok ;; *) fail "K $k N $n band $i: the table's row lacks '$cell' (recomputed from $w): $row" ;; esac
+  done <"$tmp/want"
+  # the README's limits quote the same ranges (without the verdicts)
+  while IFS= read -r cell; do
+    r=${cell%%,*}
+    awk '/^- Our W8A16 kernels against dense-bf16/ { f = 1 } f && /^$/ { exit } f && /^- / && !/^- Our W8A16/ { exit } f' \
+      "$top_srcdir/README.md" | tr '\n' ' ' | grep -qF " $r" && ok || fail "README.md's W8A16 limits lack '$r' (K $k N $n, recomputed from $w)"
   done <"$tmp/want"
 done
 # the 4096-row speed at K 7168: first dense-bf16 run and the rule's w8a16 run of the sweep
