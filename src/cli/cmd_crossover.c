@@ -69,14 +69,9 @@ static void note_add(char *buf, size_t sz, size_t *len, const char *what, const 
 
 int cmd_crossover(int argc, char **argv) {
   long tmax = TPS_PRED_DEFAULT_TMAX;
-  const char *thr_out = NULL;
   const tps_cmdopt own[] = {
     {.name = "max-tokens", .kind = TPS_ARG_LONG, .metavar = "N", .dst = &tmax, .min = 1, .max = TPS_PRED_MAX_TMAX,
      .help = "largest T of the break-even search"},
-    {.name = "thresholds-out", .kind = TPS_ARG_STR, .io = TPS_IO_OUT, .metavar = "FILE", .dst = &thr_out,
-     .help = "also write the grid as an engine-facing thresholds file (the schema `tpsplit calibrate` writes; "
-             "`tpsplit decide --thresholds FILE` reads it): one entry per cell of TP >= 2 that runs, with its "
-             "break-even, 90% interval, threshold and each part's provenance, devices keyed as engines key them"},
   };
   const tps_cmdspec spec = {
     .name = "crossover",
@@ -85,12 +80,16 @@ int cmd_crossover(int argc, char **argv) {
              "on every integer T), its bootstrap interval and the recommended threshold, for every\n"
              "GPU x TP x kernel path.  Cells where a path cannot run print n/a and why.",
     .common = TPS_OPT(TPS_OI_GPUS) | TPS_OPT(TPS_OI_TPS) | TPS_OPT(TPS_OI_PATHS) | TPS_OPTS_BREAKEVEN | TPS_OPTS_PARTS |
-              TPS_OPTS_SHAPE,
+              TPS_OPTS_SHAPE | TPS_OPT(TPS_OI_THR_OUT),
     .fit_model_only = 1,
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
     .text = {[TPS_OI_JSON] = "JSON: {\"cells\": [{gpu, tp, path, breakeven_tokens (null: never), breakeven_lo, "
-                             "breakeven_hi, threshold_tokens}], \"not_applicable\": [{gpu, tp, path, reason}]}"},
+                             "breakeven_hi, threshold_tokens}], \"not_applicable\": [{gpu, tp, path, reason}]}",
+             [TPS_OI_THR_OUT] = "also write the grid as an engine-facing thresholds file (the schema `tpsplit calibrate` "
+                                "writes; `tpsplit decide --thresholds FILE` reads it): one entry per cell of TP >= 2 that "
+                                "runs, with its break-even, 90% interval, threshold and each part's provenance, devices "
+                                "keyed as engines key them"},
     .exit_status = "0 ok; 1 the reference fit failed; 2 usage or input error.",
   };
   tps_cmdopt_values v;
@@ -158,7 +157,7 @@ int cmd_crossover(int argc, char **argv) {
     rc = grc == -2 ? TPS_EXIT_USAGE : TPS_EXIT_FAIL;
     goto done;
   }
-  if (thr_out && write_thresholds(&g, &ref, &v, thr_out, &e) != 0) {
+  if (v.thresholds_out && write_thresholds(&g, &ref, &v, v.thresholds_out, &e) != 0) {
     tps_err_print(&e);
     rc = tps_err_exit_code(&e); /* cannot create: 2; a write error: 1 */
     goto done;

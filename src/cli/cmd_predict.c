@@ -443,7 +443,7 @@ static int analyze(answer *a, const tps_cmdopt_values *v) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *tokens_arg = NULL, *thr_out = NULL;
+  const char *tokens_arg = NULL;
   long at = 2048;
   const tps_cmdopt own[] = {
     {.name = "tokens", .kind = TPS_ARG_STR, .metavar = "LIST", .dst = &tokens_arg,
@@ -451,10 +451,6 @@ int cmd_predict(int argc, char **argv) {
              "the break-even is searched on 1..max(LIST)"},
     {.name = "at", .kind = TPS_ARG_LONG, .metavar = "T", .dst = &at, .min = 1, .max = TPS_PRED_MAX_TMAX,
      .help = "tokens of the inverse questions, e.g. the seed pull request's threshold"},
-    {.name = "thresholds-out", .kind = TPS_ARG_STR, .io = TPS_IO_OUT, .metavar = "FILE", .dst = &thr_out,
-     .help = "also write the answer as an engine-facing thresholds file (the schema `tpsplit calibrate` writes; "
-             "`tpsplit decide --thresholds FILE` reads it): the break-even, its 90% interval, the threshold and "
-             "each part's provenance, the device keyed as engines key it; TP from 2"},
   };
   const tps_cmdspec spec = {
     .name = "predict",
@@ -466,10 +462,13 @@ int cmd_predict(int argc, char **argv) {
              "sign change, the break-even's moves for +-10% in each parameter, and the link\n"
              "bandwidth or GEMM throughput that would make the split pay at --at tokens.",
     .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPT(TPS_OI_PATH) | TPS_OPTS_BREAKEVEN | TPS_OPTS_PARTS |
-              TPS_OPTS_SHAPE | TPS_OPT(TPS_OI_OUTPUT),
+              TPS_OPTS_SHAPE | TPS_OPT(TPS_OI_OUTPUT) | TPS_OPT(TPS_OI_THR_OUT),
     .output_metavar = "FILE",
     .dflt = {[TPS_OI_OUTPUT] = "none; FILE gets the predicted times as a split table, for `tpsplit validate --predicted`"},
-    .text = {[TPS_OI_GPU] = "target GPU: a name or alias of the GPU table (required, unless --gemm or --gather files name it)"},
+    .text = {[TPS_OI_GPU] = "target GPU: a name or alias of the GPU table (required, unless --gemm or --gather files name it)",
+             [TPS_OI_THR_OUT] = "also write the answer as an engine-facing thresholds file (the schema `tpsplit calibrate` "
+                                "writes; `tpsplit decide --thresholds FILE` reads it): the break-even, its 90% interval, "
+                                "the threshold and each part's provenance, the device keyed as engines key it; TP from 2"},
     .fit_model_only = 1,
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
@@ -506,7 +505,7 @@ int cmd_predict(int argc, char **argv) {
   *a = (answer){.path = v.path, .tp = v.tp, .tmax = tokens[ntok - 1], .at = at, .rounding = v.rounding,
                 .scaling = v.scaling, .backend = v.po.backend, .tokens = tokens, .ntok = ntok, .ref = &ref};
   memset(&ref, 0, sizeof ref);
-  if (thr_out && a->tp < 2) {
+  if (v.thresholds_out && a->tp < 2) {
     tps_die_msg("--thresholds-out: TP %ld is outside the thresholds schema (TP from 2: one rank has no split)", a->tp);
     goto done;
   }
@@ -548,7 +547,7 @@ int cmd_predict(int argc, char **argv) {
   tps_predref_describe(&ref, a->scaling, a->desc, sizeof a->desc);
   /* an output that cannot be created: 2 (the path given); a write error: 1 (src/base/exit.h) */
   if (v.output && write_table(a, v.output, &e) != 0) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
-  if (thr_out && write_thresholds(a, thr_out, &e) != 0) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
+  if (v.thresholds_out && write_thresholds(a, v.thresholds_out, &e) != 0) { tps_err_print(&e); rc = tps_err_exit_code(&e); goto done; }
   if (v.json) rc = print_json(a);
   else { print_text(a); rc = TPS_EXIT_OK; }
 done:

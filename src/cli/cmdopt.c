@@ -36,6 +36,7 @@ static const struct {
   [TPS_OI_GEMM] = {"gemm", 0, "FILE"},     [TPS_OI_KDIM] = {"k", 0, "K"},
   [TPS_OI_NDIM] = {"n", 0, "N"},           [TPS_OI_MEASURED_ONLY] = {"measured-only", 0, NULL},
   [TPS_OI_NO_BUNDLED] = {"no-bundled", 0, NULL}, [TPS_OI_HARNESS] = {"harness", 0, "H"},
+  [TPS_OI_THR_OUT] = {"thresholds-out", 0, "FILE"},
 };
 
 void tps_cmdopt_init(tps_cmdopt_values *v) {
@@ -180,6 +181,10 @@ static void common_help(const tps_cmdspec *s, const tps_cmdopt_values *v, int i,
   case TPS_OI_SEED:
     cat(buf, sz, &len, "random seed of the samples (default %ld)", v->seed);
     break;
+  case TPS_OI_THR_OUT:
+    cat(buf, sz, &len, "also write the answer as an engine-facing thresholds file (the schema `tpsplit calibrate` writes; "
+        "`tpsplit decide --thresholds FILE` reads it), devices keyed as engines key them");
+    break;
   case TPS_OI_GPUS_FILE:
     cat(buf, sz, &len, "GPU table (default: the bundled data/gpus.tsv)");
     break;
@@ -233,7 +238,7 @@ static const int help_order[] = {TPS_OI_GPU, TPS_OI_GPUS, TPS_OI_TP, TPS_OI_TPS,
                                  TPS_OI_FIT, TPS_OI_SCALING, TPS_OI_GEMM, TPS_OI_GATHER, TPS_OI_KDIM,
                                  TPS_OI_NDIM, TPS_OI_MEASURED_ONLY, TPS_OI_NO_BUNDLED, TPS_OI_CAP, TPS_OI_IB,
                                  TPS_OI_ROUND, TPS_OI_SAMPLES, TPS_OI_SEED};
-static const int help_order_last[] = {TPS_OI_GPUS_FILE, TPS_OI_JSON, TPS_OI_OUTPUT};
+static const int help_order_last[] = {TPS_OI_THR_OUT, TPS_OI_GPUS_FILE, TPS_OI_JSON, TPS_OI_OUTPUT};
 
 static void common_line(FILE *fp, const tps_cmdspec *s, const tps_cmdopt_values *v, int i) {
   if (!common_on(s, i)) return;
@@ -516,6 +521,10 @@ static int set_common(const tps_cmdspec *s, tps_cmdopt_values *v, int i, const c
     return -1;
   case TPS_OI_GPUS_FILE: v->gpus_file = arg; return 0;
   case TPS_OI_JSON: v->json = 1; return 0;
+  case TPS_OI_THR_OUT:
+    if (!*arg) { snprintf(why, whysz, "a file name, not empty"); return -1; }
+    v->thresholds_out = arg;
+    return 0;
   case TPS_OI_OUTPUT:
     if (!*arg) { snprintf(why, whysz, "a file or folder name, not empty"); return -1; }
     v->output = arg;
@@ -617,6 +626,7 @@ static int record_io(const tps_cmdspec *s, const tps_cmdopt_values *v) {
     if (one && o->io == TPS_IO_OUT) tps_io_output(one, what);
     else if (one) tps_io_input(one, what);
   }
+  tps_io_output(v->thresholds_out, "--thresholds-out");
   /* -o FOLDER (plot, the main job) writes files inside it, not over it */
   if (!(s->output_metavar && strcmp(s->output_metavar, "DIR") == 0)) tps_io_output(v->output, "-o");
   tps_err e;

@@ -46,6 +46,7 @@ enum {
   TPS_OI_MEASURED_ONLY, /* --measured-only  no model outside a measured range */
   TPS_OI_NO_BUNDLED, /* --no-bundled    ignore data/parts.tsv: models and the user's files only */
   TPS_OI_HARNESS,   /* --harness H     GEMM parts in harness H (model/core/harness.h), converted */
+  TPS_OI_THR_OUT,   /* --thresholds-out FILE  the answer also as an engine-facing thresholds file (src/io/thresholds.h) */
   TPS_OI_N
 };
 #define TPS_OPT(i) (1u << (i))
@@ -130,6 +131,7 @@ typedef struct {
   int measured_only;                   /* --measured-only */
   int no_bundled;                      /* --no-bundled */
   int harness;                         /* --harness: TPS_HARNESS_*, -1 (default): each part as measured */
+  const char *thresholds_out;          /* --thresholds-out FILE, NULL unless set */
   int nargs;                           /* positional arguments (tps_cmdspec.args) */
   char **args;
   unsigned given;                      /* TPS_OPT(i) of the common options on the command line */
