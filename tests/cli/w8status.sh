@@ -4,8 +4,9 @@
 # dense-bf16 / w8a16 (median times of data/h100_w8a16_grid_<K>x<N>_<path>.tsv, same M) is
 # recomputed over M <= 64, 128..1024 and M >= 4096, its range printed as the table prints it
 # ("lo-hix", two decimals) and looked for in the shape's row; the met/missed words follow the
-# targets (1.5x, 1.0x, 0.9x) from the recomputed range; the README's W8A16 limits bullet quotes the same ranges.  The 4096-row speed at K 7168 named there
-# is recomputed from data/h100_w8a16_s20.txt's sweep (the rule's pick and the first dense run).
+# targets (1.5x, 1.0x, 0.9x) from the recomputed range; the README's W8A16 limits bullet must quote
+# the same ranges.  The 4096-row speed at K 7168 named there is recomputed from
+# data/h100_w8a16_s20.txt's sweep (the rule's pick and the first dense run).
 . "$top_srcdir/tests/cli/lib.sh"
 doc="$top_srcdir/doc/gemm-kernels.md"
 awk '/^\*\*Where our W8A16 kernels stand\*\*/ { f = 1 } f && /^\| [0-9]/ { print } f && /^$/ && n++ > 0 { exit }' "$doc" >"$tmp/rows"
