@@ -10,10 +10,7 @@ exec > >(tee -a $OUT/console.txt) 2>&1
 G=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "$G"
 . tools/device/versions.sh; tps_dev_versions $B >>$OUT/notes.txt 2>&1
 case "$G" in *H200*)
-  timeout 90 $B/test_gemm_gpu >$OUT/test.txt 2>&1; echo "test_gemm_gpu exit $? (${SECONDS}s)" | tee -a $OUT/notes.txt
-  grep -E "FAIL|ok$|SKIP" $OUT/test.txt | tail -4; rm -f $OUT/test.txt
-  RATIO_TOKENS=1,16,32,64,96,128,192,256,320,384,448,512,640,768,896,1024,1280,1536,1792,2048,2304,2305,2560,3072,3584,4096,6144,8192,16384 \
-    RATIO_DEADLINE=240 STAGES=ratio bash .w8carry/run_w8a16.sh $B ;;
+  tps_dev_h200_tables $B 240 ;;
 esac
 R=$OUT/racecheck.txt
 for cmd in "TPS_TEST_S192_ONLY=1 TPS_TEST_QUICK=1" ; do

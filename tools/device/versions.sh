@@ -7,3 +7,12 @@ tps_dev_versions() {
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; nvcc --version | tail -1
   for l in $(ldd "$1/tpsplit" | awk '/nccl|cudart/ {print $3}'); do echo "$l -> $(readlink -f "$l")"; done
 }
+# tps_dev_h200_tables BIN DEADLINE_S (from the twenty-second session on): test_gemm_gpu, then the W8A16 ratio
+# tables of the current dispatch (issue 28 item 3: 29 M, w8a16 and dense-bf16, 50 samples, rows alternated, both
+# shapes; no table starts past DEADLINE_S) through .w8carry/run_w8a16.sh (tools/device/run_w8a16.sh).  OUT: results.
+tps_dev_h200_tables() {
+  timeout 90 "$1/test_gemm_gpu" >"$OUT/test.txt" 2>&1; echo "test_gemm_gpu exit $? (${SECONDS}s)" | tee -a "$OUT/notes.txt"
+  grep -E "FAIL|ok$|SKIP" "$OUT/test.txt" | tail -4; rm -f "$OUT/test.txt"
+  RATIO_TOKENS=1,16,32,64,96,128,192,256,320,384,448,512,640,768,896,1024,1280,1536,1792,2048,2304,2305,2560,3072,3584,4096,6144,8192,16384 \
+    RATIO_DEADLINE=$2 STAGES=ratio bash .w8carry/run_w8a16.sh "$1"
+}
