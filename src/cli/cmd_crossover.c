@@ -85,11 +85,9 @@ int cmd_crossover(int argc, char **argv) {
     .opts = own,
     .nopts = sizeof own / sizeof own[0],
     .text = {[TPS_OI_JSON] = "JSON: {\"cells\": [{gpu, tp, path, breakeven_tokens (null: never), breakeven_lo, "
-                             "breakeven_hi, threshold_tokens}], \"not_applicable\": [{gpu, tp, path, reason}]}",
-             [TPS_OI_THR_OUT] = "also write the grid as an engine-facing thresholds file (the schema `tpsplit calibrate` "
-                                "writes; `tpsplit decide --thresholds FILE` reads it): one entry per cell of TP >= 2 that "
-                                "runs, with its break-even, 90% interval, threshold and each part's provenance, devices "
-                                "keyed as engines key them"},
+                             "breakeven_hi, threshold_tokens}], \"not_applicable\": [{gpu, tp, path, reason}]}"},
+    .dflt = {[TPS_OI_THR_OUT] = "one entry per cell of TP >= 2 that runs, with its break-even, 90% interval, threshold "
+                                "and each part's provenance, devices keyed as engines key them"},
     .exit_status = "0 ok; 1 the reference fit failed; 2 usage or input error.",
   };
   tps_cmdopt_values v;

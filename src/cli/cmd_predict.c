@@ -464,11 +464,10 @@ int cmd_predict(int argc, char **argv) {
     .common = TPS_OPT(TPS_OI_GPU) | TPS_OPT(TPS_OI_TP) | TPS_OPT(TPS_OI_PATH) | TPS_OPTS_BREAKEVEN | TPS_OPTS_PARTS |
               TPS_OPTS_SHAPE | TPS_OPT(TPS_OI_OUTPUT) | TPS_OPT(TPS_OI_THR_OUT),
     .output_metavar = "FILE",
-    .dflt = {[TPS_OI_OUTPUT] = "none; FILE gets the predicted times as a split table, for `tpsplit validate --predicted`"},
-    .text = {[TPS_OI_GPU] = "target GPU: a name or alias of the GPU table (required, unless --gemm or --gather files name it)",
-             [TPS_OI_THR_OUT] = "also write the answer as an engine-facing thresholds file (the schema `tpsplit calibrate` "
-                                "writes; `tpsplit decide --thresholds FILE` reads it): the break-even, its 90% interval, "
-                                "the threshold and each part's provenance, the device keyed as engines key it; TP from 2"},
+    .dflt = {[TPS_OI_OUTPUT] = "none; FILE gets the predicted times as a split table, for `tpsplit validate --predicted`",
+             [TPS_OI_THR_OUT] = "the break-even, its 90% interval, the threshold and each part's provenance, the device "
+                                "keyed as engines key it; TP from 2"},
+    .text = {[TPS_OI_GPU] = "target GPU: a name or alias of the GPU table (required, unless --gemm or --gather files name it)"},
     .fit_model_only = 1,
     .opts = own,
     .nopts = sizeof own / sizeof own[0],

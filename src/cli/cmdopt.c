@@ -182,8 +182,9 @@ static void common_help(const tps_cmdspec *s, const tps_cmdopt_values *v, int i,
     cat(buf, sz, &len, "random seed of the samples (default %ld)", v->seed);
     break;
   case TPS_OI_THR_OUT:
+    /* the command's .dflt says what the file holds */
     cat(buf, sz, &len, "also write the answer as an engine-facing thresholds file (the schema `tpsplit calibrate` writes; "
-        "`tpsplit decide --thresholds FILE` reads it), devices keyed as engines key them");
+        "`tpsplit decide --thresholds FILE` reads it)%s%s", d ? ": " : ", devices keyed as engines key them", d ? d : "");
     break;
   case TPS_OI_GPUS_FILE:
     cat(buf, sz, &len, "GPU table (default: the bundled data/gpus.tsv)");
