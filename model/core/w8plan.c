@@ -20,6 +20,7 @@ void tps_w8_geom_default(tps_w8_geom *g, int sms, int n, int k) {
   g->sk256 = TPS_W8P_SK256_DEFAULT;
   g->sk2fit = TPS_W8P_SK2FIT_DEFAULT;
   g->sk_dpw = -1;
+  g->sk_even = TPS_W8P_SKEVEN_DEFAULT;
   g->sk_blocks = g->sms;
   g->stream_max = 64;
   g->head = -1;
@@ -65,14 +66,57 @@ double tps_w8_wgmma256_us(const tps_w8_geom *g, int m) {
   return (double)waves * (g->k / 64) * 0.72 + 0.5;
 }
 
-int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
+static double sk2_time(const tps_w8_geom *g, int m, int grid, int dpw);
+/* the grid of every resident block (or of every iteration, when fewer) */
+static int sk_grid_all(const tps_w8_geom *g, int m, int bt, int *slots_out) {
   int slots = g->sk_slots[bt <= 64 ? 0 : bt <= 128 ? 1 : 2];
   if (slots <= 0) slots = sms_of(g);
   if (g->sk_blocks > 0 && slots > g->sk_blocks) slots = g->sk_blocks;
   if (g->sk_grid_max > 0 && g->sk_grid_max < slots) slots = g->sk_grid_max;
   if (bt > 128 && slots > TPS_W8_SK2_MAXG) slots = TPS_W8_SK2_MAXG;
+  *slots_out = slots;
   const long long iters = (long long)((g->n + 127) / 128) * ((m + bt - 1) / bt) * (g->k / 64);
   return iters < slots ? (int)iters : slots;
+}
+/* The 256-token form on an even grid (sk_even): p blocks a tile, each exactly 1/p of its K range, no
+ * whole waves first, so a tile is cut into p equal pieces or none: G = tiles x p within the resident
+ * blocks, K / 64 a multiple of p, p <= 8, and G at least 2/3 of the resident blocks (a floor set
+ * between measured losers and winners, not a model: on 84 of 132 blocks, K 5120 640 and 768 rows,
+ * the even grid measured 1.6% and 4.0% slower than the pick before it, on 98..126 of 132 4-11%
+ * faster at nine M of both shapes; tools/device/run_s22_3.sh, data/h100_w8a16_s22.txt).  The grid of every resident block leaves uneven cuts where
+ * the tiles do not divide it (K 5120 N 1792, 1024 rows: 56 tiles on 132 blocks, 39.3 us; on 112, two
+ * pieces a tile, 34.2), and the wgmma pass runs the same tiles at 0.72 us a chunk where this form's
+ * core runs 0.62 (data/h100_w8a16_s21.txt call 1).  Priced by the line measured there on such grids
+ * (forced, no whole waves first, K 5120 N 1792, 256..1024 rows): SKEVEN_CHUNK_US a chunk of a block +
+ * SKEVEN_FIXED_US (10 launches of whole tiles, no fix-up), and SKEVEN_FIX_US + SKEVEN_PIECE_US x (p -
+ * 1) for a tile cut into p pieces (13 launches, 2..8 pieces).  doc/gemm-kernels.md, "What the stream-K
+ * fix-up costs"; tests/cli/w8fixup.sh recomputes the four from the data file. */
+#define SKEVEN_CHUNK_US 0.620
+#define SKEVEN_FIXED_US 2.67
+#define SKEVEN_FIX_US 4.72
+#define SKEVEN_PIECE_US 1.45
+int tps_w8_sk_even(const tps_w8_geom *g, int m, int grid) {
+  const long long tiles = (long long)((g->n + 127) / 128) * ((m + 255) / 256);
+  const int C = g->k / 64;
+  if (g->sk_even != 1 || tiles < 1 || grid < tiles || grid % tiles) return 0;
+  const long long p = grid / tiles;
+  return p <= 8 && C % p == 0 ? (int)p : 0;
+}
+int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt) {
+  int slots;
+  const int all = sk_grid_all(g, m, bt, &slots);
+  if (bt <= 128 || g->sk_even != 1 || g->sk_grid_max > 0) return all;
+  /* the even grids that fit beside it: the least modelled */
+  const long long tiles = (long long)((g->n + 127) / 128) * ((m + 255) / 256);
+  int best = all;
+  double tb = sk2_time(g, m, all, tps_w8_sk_dpw(g, m, all));
+  for (int p = 1; p <= 8 && tiles * p <= slots; p++) {
+    const int grid = (int)(tiles * p);
+    if (!tps_w8_sk_even(g, m, grid) || grid == all || 3 * grid < 2 * slots) continue;
+    const double t = sk2_time(g, m, grid, 0);
+    if (t < tb - 1e-9) { tb = t; best = grid; }
+  }
+  return best;
 }
 
 /* The stream-K kernel (persistent grid, iterations shared equally, fix-up through a
@@ -113,13 +157,17 @@ const tps_w8_sk2c *tps_w8_sk2_coef(int fit) { return &sk2c[fit == 1]; }
  * runs their budget) */
 static double sk2_most(const tps_w8_geom *g, int m, int grid, int dpw) {
   enum { NC = 64 };
-  static _Thread_local struct { int n, k, m, grid, dpw, used; double most; } cache[NC];
-  const unsigned h = ((unsigned)m * 2654435761u ^ (unsigned)g->n * 40503u ^ (unsigned)g->k * 97u ^ (unsigned)grid * 7u ^ (unsigned)dpw) % NC;
-  if (cache[h].used && cache[h].n == g->n && cache[h].k == g->k && cache[h].m == m && cache[h].grid == grid && cache[h].dpw == dpw)
+  static _Thread_local struct { int n, k, m, grid, dpw, even, used; double most; } cache[NC];
+  const int even = g->sk_even == 1; /* the partition differs on even grids */
+  const unsigned h = ((unsigned)m * 2654435761u ^ (unsigned)g->n * 40503u ^ (unsigned)g->k * 97u ^ (unsigned)grid * 7u ^
+                      (unsigned)dpw ^ (unsigned)even << 20) % NC;
+  if (cache[h].used && cache[h].n == g->n && cache[h].k == g->k && cache[h].m == m && cache[h].grid == grid &&
+      cache[h].dpw == dpw && cache[h].even == even)
     return cache[h].most;
   int bnd[TPS_W8_SK2_MAXG + 1];
   const double most = tps_w8_sk2_bounds(g, m, grid, dpw, bnd);
-  cache[h].n = g->n; cache[h].k = g->k; cache[h].m = m; cache[h].grid = grid; cache[h].dpw = dpw; cache[h].most = most;
+  cache[h].n = g->n; cache[h].k = g->k; cache[h].m = m; cache[h].grid = grid; cache[h].dpw = dpw; cache[h].even = even;
+  cache[h].most = most;
   cache[h].used = 1;
   return most;
 }
@@ -139,6 +187,10 @@ static double sk2_time(const tps_w8_geom *g, int m, int grid, int dpw) {
   tps_w8_sk2_term t;
   if (tps_w8_sk2_terms(g, m, grid, dpw, &t)) return 1e30;
   if (t.live_bytes > SK2_L2_BYTES && t.share < 1) return 1e30; /* a part of all tiles: no whole waves to move it to */
+  const int p = dpw == 0 ? tps_w8_sk_even(g, m, grid) : 0;
+  if (p > 0) /* an even grid: the line of those launches */
+    return t.most * SKEVEN_CHUNK_US + SKEVEN_FIXED_US + (p > 1 ? SKEVEN_FIX_US + SKEVEN_PIECE_US * (p - 1) : 0) +
+           (t.live_bytes > SK2_L2_BYTES ? 1e6 : 0);
   const tps_w8_sk2c *c = tps_w8_sk2_coef(g->sk2fit);
   return t.most * c->chunk_us + c->fixed_us + c->shared_us * t.share + c->piece_us * t.pieces + (t.live_bytes > SK2_L2_BYTES ? 1e6 : 0);
 }
@@ -197,30 +249,36 @@ double tps_w8_sk2_bounds(const tps_w8_geom *g, int m, int grid, int dpw, int *bn
   /* cost of one chunk of tile t */
 #define TCOST(t) (half && (t) % nrb == nrb - 1 ? SK2_W_HALF : SK2_W_FULL)
   long long dp[TPS_W8_SK2_MAXG], total = 0;
-  for (int b = 0; b < grid; b++) {
-    dp[b] = 0;
-    for (long long w = 0; w < dpw; w++) dp[b] += (long long)TCOST(w * grid + b) * C;
-    total += dp[b];
-  }
-  for (long long t = (long long)dpw * grid; t < tiles; t++) total += (long long)TCOST(t) * C;
-  /* block b ends its stream-K range where the stream-K work done so far reaches
-   * (b + 1) x total / grid minus the whole-wave work of blocks 0..b: walk the tiles once */
-  bnd[0] = (int)base;
-  long long t = (long long)dpw * grid, done = 0, dpsum = 0; /* done: stream-K work before tile t */
+  const int even = dpw == 0 ? tps_w8_sk_even(g, m, grid) : 0;
   double most = 0;
-  for (int b = 0; b < grid; b++) {
-    dpsum += dp[b];
-    long long e;
-    if (b == grid - 1) e = iters;
-    else {
-      const long long target = (total * (b + 1) + grid / 2) / grid - dpsum; /* stream-K work through block b */
-      while (t < tiles && done + (long long)TCOST(t) * C <= target) { done += (long long)TCOST(t) * C; t++; }
-      e = t * C + (t < tiles ? (target - done + TCOST(t) / 2) / TCOST(t) : 0); /* nearest chunk */
-      if (e > t * C + C) e = t * C + C;
+  if (even > 0) { /* exactly 1/p of a tile a block */
+    for (int b = 0; b <= grid; b++) bnd[b] = b * (C / even);
+    for (int b = 0; b < grid; b++) dp[b] = 0;
+  } else {
+    for (int b = 0; b < grid; b++) {
+      dp[b] = 0;
+      for (long long w = 0; w < dpw; w++) dp[b] += (long long)TCOST(w * grid + b) * C;
+      total += dp[b];
     }
-    if (e < bnd[b] + 1) e = bnd[b] + 1;                  /* non-empty */
-    if (e > iters - (grid - 1 - b)) e = iters - (grid - 1 - b); /* room for the blocks after */
-    bnd[b + 1] = (int)e;
+    for (long long t = (long long)dpw * grid; t < tiles; t++) total += (long long)TCOST(t) * C;
+    /* block b ends its stream-K range where the stream-K work done so far reaches
+     * (b + 1) x total / grid minus the whole-wave work of blocks 0..b: walk the tiles once */
+    bnd[0] = (int)base;
+    long long t = (long long)dpw * grid, done = 0, dpsum = 0; /* done: stream-K work before tile t */
+    for (int b = 0; b < grid; b++) {
+      dpsum += dp[b];
+      long long e;
+      if (b == grid - 1) e = iters;
+      else {
+        const long long target = (total * (b + 1) + grid / 2) / grid - dpsum; /* stream-K work through block b */
+        while (t < tiles && done + (long long)TCOST(t) * C <= target) { done += (long long)TCOST(t) * C; t++; }
+        e = t * C + (t < tiles ? (target - done + TCOST(t) / 2) / TCOST(t) : 0); /* nearest chunk */
+        if (e > t * C + C) e = t * C + C;
+      }
+      if (e < bnd[b] + 1) e = bnd[b] + 1;                  /* non-empty */
+      if (e > iters - (grid - 1 - b)) e = iters - (grid - 1 - b); /* room for the blocks after */
+      bnd[b + 1] = (int)e;
+    }
   }
   /* each block's work, in full chunks */
   for (int b = 0; b < grid; b++) {

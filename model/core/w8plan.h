@@ -38,6 +38,11 @@ enum { TPS_W8P_SK256_DEFAULT = 1 };
  * re-measured with it (data/h100_w8a16_sk2fit.txt): no M slower than with 0 in the same call, the five
  * M whose pick it changes 5-13% faster */
 enum { TPS_W8P_SK2FIT_DEFAULT = 1 };
+/* the 256-token stream-K form on an even grid (tps_w8_sk_grid): G = tiles x p blocks (p = 1..8, G within the
+ * resident blocks, K / 64 a multiple of p), each block exactly 1/p of one tile, no whole waves first, priced by
+ * the measured line of those launches (w8plan.c, SKEVEN_*); the kernels' TPS_W8_SKEVEN default and the model's
+ * geometry (0: the grid of every resident block only, the dispatch before) */
+enum { TPS_W8P_SKEVEN_DEFAULT = 1 };
 
 typedef struct {
   int sms;                 /* SMs; <= 0: 132 */
@@ -56,6 +61,8 @@ typedef struct {
   int sk2fit;              /* sk2_time's constants: 0 the first fit, 1 the refit (default TPS_W8P_SK2FIT_DEFAULT) */
   int sk_dpw;              /* 256-token stream-K: whole (data-parallel) waves first, -1: by the rule (tps_w8_sk_dpw), else
                               that many (as many as leave every block stream-K work) */
+  int sk_even;             /* 1: the 256-token stream-K form may run on an even grid (tiles x p, 1/p of a tile a block);
+                              0: not (default TPS_W8P_SKEVEN_DEFAULT) */
 } tps_w8_geom;
 
 /* The geometry a GPU of `sms` SMs gives without a device to ask (the model's view): one block
@@ -81,6 +88,7 @@ double tps_w8_split_pick(const tps_w8_geom *g, int m, int *bt, int *splits);  /*
 double tps_w8_wgmma256_us(const tps_w8_geom *g, int m);                      /* the 256-token wgmma pass, us */
 double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt);                 /* least modelled stream-K form, us (1e30: none) */
 int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt);                     /* the stream-K launch's grid */
+int tps_w8_sk_even(const tps_w8_geom *g, int m, int grid);                   /* 256 tokens: p when grid is even (tiles x p), else 0 */
 int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid);                    /* 256-token stream-K: whole waves first */
 /* The 256-token stream-K form's partition for m rows on `grid` blocks with `dpw` whole waves
  * first: bnd[0..grid] (grid + 1 values, TPS_W8_SK2_MAXG + 1 at most), block b's stream-K
@@ -88,8 +96,9 @@ int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid);                    /* 
  * tile-major), each range non-empty, bnd[grid] every iteration.  Weighted: a chunk of a tile
  * whose 128 weight rows are at most half inside N (N 2112: the 17th) costs SK2_W_HALF of the
  * full SK2_W_FULL (one warpgroup idles), and each block's whole-wave tiles count, so the blocks
- * end together.  Returns the largest block's work in full chunks, or -1 (grid too large, too
- * few iterations). */
+ * end together; on an even grid with no whole waves first (sk_even, tps_w8_sk_even) not weighted: block
+ * b exactly iterations [b K/64/p, (b + 1) K/64/p).  Returns the largest block's work in full chunks, or -1
+ * (grid too large, too few iterations). */
 enum { TPS_W8_SK2_MAXG = 256 };
 double tps_w8_sk2_bounds(const tps_w8_geom *g, int m, int grid, int dpw, int *bnd);
 /* The 256-token stream-K form's modelled time (sk2_time): most x chunk_us + fixed_us + shared_us x

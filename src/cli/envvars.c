@@ -39,6 +39,8 @@ const tps_envvar tps_envvars[] = {
    "with TPS_W8_SROWS=192: 1 gives the 16- and 32-token tiles 14 and 11 stages instead of 10 (an experiment, issue 28: measured 1-3% faster at M <= 32, 1.45-1.48x of dense-bf16 at K 7168 N 2112, short of 1.5x; data/h100_w8a16_sk2fit.txt)"},
   {"TPS_W8_SK2FIT", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
    "W8A16: 1 prices the 256-token stream-K form in the dispatch by its refit (the constants: model/core/w8plan.c sk2c[1], measured in doc/gemm-kernels.md, sk2_time refit) (default 1, measured no slower at any of 29 M, data/h100_w8a16_sk2fit.txt); 0 the first fit (the dispatch before)"},
+  {"TPS_W8_SKEVEN", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
+   "W8A16: 1 lets the 256-token stream-K form run on an even grid (tiles x p blocks, each 1/p of a tile, priced by model/core/w8plan.c SKEVEN_*, measured in data/h100_w8a16_s21.txt) (default 1); 0 only on every resident block (the dispatch before)"},
   {"TPS_W8_SPLIT", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
    "with TPS_W8_KERNEL=split: cluster split-K of the split kernel, 1, 2, 4 or 8 (default: modelled by M)"},
   {"TPS_W8_S256", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",

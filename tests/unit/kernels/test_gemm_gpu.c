@@ -566,12 +566,30 @@ int main(void) {
     unsetenv("TPS_W8_SKDP");
   }
   unsetenv("TPS_W8_SKG");
+  /* the default grid and every resident block forced (65536, capped) are one grid where the
+   * even grids are off (TPS_W8_SKEVEN=0); with them, the 256-token form's default grid may be
+   * an even one (tiles x p): forced to the grid the default names, the same bits again */
+  setenv("TPS_W8_SKEVEN", "0", 1);
   setenv("TPS_W8_BT", "128", 1);
   same_bits(fast, 1000, "sk", "TPS_W8_SKG", "65536");
   same_bits(fast, 300, "sk", "TPS_W8_SKG", "65536");
   setenv("TPS_W8_BT", "256", 1);
   same_bits(fast, 1000, "sk", "TPS_W8_SKG", "65536");
   same_bits(fast, 300, "sk", "TPS_W8_SKG", "65536");
+  unsetenv("TPS_W8_SKEVEN");
+  for (int i = 0; i < 2; i++) {
+    const int m = i ? 300 : 1000;
+    char cfg[256], grid[32];
+    const char *at = NULL;
+    setenv("TPS_W8_KERNEL", "sk", 1);
+    uint64_t id = 0;
+    EXPECT(tps_gemm_config(fast, m, cfg, sizeof cfg, &id) == 0 && (at = strstr(cfg, "persistent grid of ")) != NULL,
+           "sk 256 M=%d: no grid in '%s'", m, cfg);
+    unsetenv("TPS_W8_KERNEL");
+    if (!at) continue;
+    snprintf(grid, sizeof grid, "%d", atoi(at + strlen("persistent grid of ")));
+    same_bits(fast, m, "sk", "TPS_W8_SKG", grid);
+  }
   set_kernel("", "");
   static const int sm[] = {5, 45, 64};
   for (size_t i = 0; i < 3; i++) {
