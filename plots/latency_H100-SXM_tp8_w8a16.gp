@@ -23,14 +23,14 @@ set label 80 'sources: GEMM measured, h100_w8a16_grid_5120x1792_w8a16.tsv; gathe
 set lmargin at screen 0.0650
 set rmargin at screen 0.9792
 set xrange [1:16384]
-set label 1 '515' at 515, graph 1 center offset 0,0.8 tc rgb '#0072B2' front
+set label 1 '2305' at 2305, graph 1 center offset 0,0.8 tc rgb '#0072B2' front
 set label 2 '4681' at 4681, graph 1 center offset 0,0.8 tc rgb '#555555' front
 set tmargin at screen 0.9062
 set bmargin at screen 0.2744
 set key at screen 0.0100, screen 0.2044 left top vertical Left reverse samplen 3 spacing 1.0 maxcols 1 maxrows 7 width -2 font 'Sans,11.0'
 # the break-even (line) and its 90% interval (shaded)
-set object 1 rect from 129, graph 0 to 3072, graph 1 fc rgb '#0072B2' fs transparent solid 0.10 noborder behind
-set arrow 3 from 515, graph 0 to 515, graph 1 nohead dt 1 lw 1.5 lc rgb '#0072B2' back
+set object 1 rect from 129, graph 0 to 4597, graph 1 fc rgb '#0072B2' fs transparent solid 0.10 noborder behind
+set arrow 3 from 2305, graph 0 to 2305, graph 1 nohead dt 1 lw 1.5 lc rgb '#0072B2' back
 # the gather backend changes here
 set arrow 1 from 4681, graph 0 to 4681, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back
 plot \
@@ -39,6 +39,6 @@ plot \
   'latency_H100-SXM_tp8_w8a16.dat' index 0 using 1:2 with lines lw 2 lc rgb '#444444' title 'replicated = GEMM(T), model', \
   'latency_H100-SXM_tp8_w8a16.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '#0072B2' title 'split = GEMM(ceil(T/8)) + all-gather, model', \
   'latency_H100-SXM_tp8_w8a16.dat' index 1 using 1:2:3:4 with yerrorbars pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title 'replicated (GEMM of T rows), measured median (bar: min..max)', \
-  NaN with lines dt 1 lw 1.5 lc rgb '#0072B2' title 'break-even T = 515 (shaded: 90% interval 129..3072), threshold 262', \
+  NaN with lines dt 1 lw 1.5 lc rgb '#0072B2' title 'break-even T = 2305 (shaded: 90% interval 129..4597), threshold 261', \
   NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'gather custom -> nccl from T = 4681'
 unset output

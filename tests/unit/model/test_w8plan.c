@@ -136,6 +136,7 @@ static void check_sk2_refit(void) {
     tps_w8_geom g;
     tps_w8_geom_default(&g, 132, pt[i].n, pt[i].k);
     g.sk2fit = 0;
+    g.sk_even = 0; /* the points ran on every resident block (the dispatch before the even grids) */
     const int grid = tps_w8_sk_grid(&g, pt[i].m, 256), dpw = tps_w8_sk_dpw(&g, pt[i].m, grid);
     tps_w8_sk2_term t;
     if (tps_w8_sk2_terms(&g, pt[i].m, grid, dpw, &t) || t.live_bytes > 49e6) continue;
@@ -220,8 +221,12 @@ int main(void) {
           }
 #undef COST
           const double share = total / grid > dpmax + 1 ? total / grid : dpmax + 1;
-          int ok = most > 0 && bnd[0] == (long long)dpw * grid * C && bnd[grid] == iters && most <= share + 1.5;
-          for (int b = 0; b < grid; b++) ok = ok && bnd[b] < bnd[b + 1];
+          /* an even grid (tiles x p, no whole waves first): exactly C / p iterations a block, not weighted */
+          const int even = dpw == 0 && grid % tiles == 0 && grid / tiles <= 8 && C % (grid / tiles) == 0 ? (int)(grid / tiles) : 0;
+          CHECK(tps_w8_sk_even(&q, m, grid) == even, "N %d K %d M %d grid %d: even %d, want %d", shapes[s][0], shapes[s][1], m,
+                grid, tps_w8_sk_even(&q, m, grid), even);
+          int ok = most > 0 && bnd[0] == (long long)dpw * grid * C && bnd[grid] == iters && (even || most <= share + 1.5);
+          for (int b = 0; b < grid; b++) ok = ok && bnd[b] < bnd[b + 1] && (!even || bnd[b + 1] - bnd[b] == C / even);
           if (!ok && bad++ < 5)
             printf("sk2 bounds: N %d K %d M %d grid %d dpw %d: most %.2f of share %.2f, bnd[0] %d bnd[grid] %d\n", shapes[s][0],
                    shapes[s][1], m, grid, dpw, most, total / grid, bnd[0], bnd[grid]);

@@ -184,7 +184,9 @@ static void test_xw8(void) {
   tps_xw8_time_us(&m, h200, 16384, 1792, 5120, &kind);
   CHECK_TRUE(kind == TPS_W8P_SK); /* the 256-token stream-K form since the sk2_time refit (data/h100_w8a16_sk2fit.txt) */
   tps_xw8_time_us(&m, h200, 2048, 1792, 5120, &kind);
-  CHECK_TRUE(kind == TPS_W8P_WGMMA);
+  CHECK_TRUE(kind == TPS_W8P_SK); /* 112 whole 256-token tiles on an even grid of 112 blocks since data/h100_w8a16_s22.txt */
+  tps_xw8_time_us(&m, h200, 2560, 1792, 5120, &kind);
+  CHECK_TRUE(kind == TPS_W8P_WGMMA); /* whole waves first (head 2304) */
   /* one stream launch of the 16-token tile serves 2..16 rows alike */
   CHECK_TRUE(tps_xw8_time_us(&m, h200, 2, 1792, 5120, NULL) == tps_xw8_time_us(&m, h200, 16, 1792, 5120, NULL));
   /* whole waves first: at 2305 rows (N 1792 on 132 SMs: 9 x 256 = 2304 rows a wave) the rule
