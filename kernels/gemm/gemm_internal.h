@@ -19,8 +19,6 @@ typedef struct {
   int variant;                 /* index in the kernel table */
   int head;                    /* wgmma: rows run first as whole waves of 256-token tiles; the
                                 * m - head rows after them by their own pick (0: one launch) */
-  int head_sk;                 /* wgmma with head > 0: 1 runs the head as the 256-token stream-K
-                                * form on its even grid (w8plan.h head_sk), 0 as the wgmma pass */
   size_t smem_bytes;
 } tps_w8_cfg;
 

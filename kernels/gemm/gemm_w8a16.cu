@@ -358,10 +358,7 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
   const char *ks = getenv("TPS_W8_KERNEL");
   tps_w8_geom q;
   tps_w8_geom_of(g, &q);
-  tps_w8_pick p = {};
-  p.kind = TPS_W8P_WGMMA;
-  p.bt = 256;
-  p.splits = 1;
+  tps_w8_pick p = {TPS_W8P_WGMMA, 256, 1, 0, 0.0};
   int kind;
   if (ks && !strcmp(ks, "mma")) kind = TPS_W8K_MMA;
   else if (ks && !strcmp(ks, "stream") && g->wgmma_ok) kind = TPS_W8K_STREAM;
@@ -421,7 +418,6 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     c->bt = c->bm = bt <= 64 ? 64 : bt <= 128 ? 128 : 256;
     c->splits = 1;
     c->head = head;
-    c->head_sk = head > 0 && p.head_sk; /* the head launch: the 256-token stream-K form on an even grid */
     c->mtiles = ((head > 0 ? head : m) + c->bt - 1) / c->bt;
     c->stages = c->bt == 256 ? 5 : 8;
   }
@@ -532,7 +528,7 @@ static int w8_run(tps_gemm *g, const void *x, void *y, int m, cudaStream_t s, in
     return TPS_ERR;
   }
   if (c.kind == TPS_W8K_WGMMA && c.head > 0) { /* whole waves, then the rows left by their own pick */
-    TPS_TRY(c.head_sk ? tps_w8k_run(g, x, y, c.head, 256, s) : tps_w8g_run(g, x, y, c.head, c.bt, s));
+    TPS_TRY(tps_w8g_run(g, x, y, c.head, c.bt, s));
     return w8_run(g, (const uint16_t *)x + (size_t)c.head * g->k, (uint16_t *)y + (size_t)c.head * g->n, m - c.head, s, parts);
   }
   if (c.kind == TPS_W8K_WGMMA) return tps_w8g_run(g, x, y, m, c.bt, s);
@@ -567,20 +563,11 @@ static int w8_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t
     *id = ((uint64_t)TPS_W8K_SK << 40) | ((uint64_t)c.bt << 32) | ((uint64_t)c.mtiles << 16) | (uint64_t)c.splits |
           ((uint64_t)c.head << 48);
   } else if (c.kind == TPS_W8K_WGMMA && c.head > 0) {
-    int at, grid = 0;
-    if (c.head_sk) { /* the head as the 256-token stream-K form on its even grid */
-      tps_w8_geom q;
-      tps_w8_geom_of(g, &q);
-      grid = tps_w8_sk_grid(&q, c.head, 256);
-      at = snprintf(buf, bufsz, "w8a16 sk: 128 weight rows x 256 tokens per tile, %dx%d tiles x %d chunks over a persistent grid of %d, 5 stages, 0 whole waves first (%d rows); then %d rows: ",
-                    c.ntiles, c.mtiles, g->k / 64, grid, c.head, m - c.head);
-    } else
-      at = snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d (%d rows); then %d rows: ",
-                    c.bt, c.stages, c.ntiles, c.mtiles, c.head, m - c.head);
+    const int at = snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d (%d rows); then %d rows: ",
+                            c.bt, c.stages, c.ntiles, c.mtiles, c.head, m - c.head);
     uint64_t rest = 0;
     if (at > 0 && (size_t)at < bufsz) TPS_TRY(w8_config(g, m - c.head, buf + at, bufsz - (size_t)at, &rest));
-    const uint64_t mine = ((uint64_t)(c.head_sk ? TPS_W8K_SK : TPS_W8K_WGMMA) << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.head |
-                          ((uint64_t)grid << 48);
+    const uint64_t mine = ((uint64_t)TPS_W8K_WGMMA << 40) | ((uint64_t)c.bt << 32) | (uint64_t)c.head;
     *id = tps_fnv1a(mine, &rest, sizeof rest);
   } else if (c.kind == TPS_W8K_WGMMA) {
     snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d", c.bt, c.stages,

@@ -318,22 +318,6 @@ static double one_launch_us(const tps_w8_geom *g, int m) {
  * one (plus HEAD_GAP_US for the second launch), else 0.  g->head > 0 forces it: the largest
  * multiple of 256 up to it (when below m; for the tests, whose shapes have few row blocks). */
 #define HEAD_GAP_US 1.0
-/* The head launch's time: the 256-token wgmma pass, or where it models faster the 256-token
- * stream-K form on an even grid (a wave of tiles within the resident blocks, one tile a block:
- * the same tiles at that core's 0.62 us a chunk instead of the pass's 0.72, data/h100_w8a16_s21.txt
- * and data/h100_w8a16_s22.txt); *sk: 1 for the latter */
-static double head_us(const tps_w8_geom *g, int rows, int *sk) {
-  double t = tps_w8_wgmma256_us(g, rows);
-  *sk = 0;
-  if (sk_ok(g, rows) && g->sk256 == 1 && g->sk_even == 1) {
-    const int grid = tps_w8_sk_grid(g, rows, 256);
-    if (tps_w8_sk_even(g, rows, grid) && tps_w8_sk_dpw(g, rows, grid) == 0) {
-      const double ts = sk2_time(g, rows, grid, 0);
-      if (ts < t) { t = ts; *sk = 1; }
-    }
-  }
-  return t;
-}
 static int head_rows(const tps_w8_geom *g, int m, double t_one) {
   if (g->head >= 0) { const int h = g->head / 256 * 256; return h > 0 && h < m ? h : 0; }
   const int sms = sms_of(g), nrb = (g->n + 127) / 128;
@@ -341,9 +325,6 @@ static int head_rows(const tps_w8_geom *g, int m, double t_one) {
   if (wave <= 0 || m <= wave || m % wave == 0) return 0;
   const int head = m / wave * wave;
   int bt, sp;
-  /* decided by the wgmma pass's time of the head: the stream-K head's lower time chose two
-   * launches where one measured 2-5% faster (K 5120 2880..4096 rows, K 7168 1800..1920:
-   * data/h100_w8a16_s22.txt call 4); head_us prices the head once it is chosen */
   const double t_two = tps_w8_wgmma256_us(g, head) + HEAD_GAP_US +
                        (m - head <= 64 ? tps_w8_split_pick(g, m - head, &bt, &sp) : one_launch_us(g, m - head));
   return t_two < t_one ? head : 0;
@@ -391,11 +372,7 @@ int tps_w8_pick_default(const tps_w8_geom *g, int m, tps_w8_pick *p) {
   default:
     p->bt = 256;
     p->splits = 1;
-    if (p->head > 0) {
-      p->us = head_us(g, p->head, &p->head_sk);
-      if (p->head_sk) p->splits = tps_w8_sk_grid(g, p->head, 256);
-    } else
-      p->us = tps_w8_wgmma256_us(g, m);
+    p->us = tps_w8_wgmma256_us(g, p->head > 0 ? p->head : m);
     break;
   }
   return 0;

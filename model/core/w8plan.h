@@ -14,8 +14,7 @@
  *    (64 or 128 tokens up to 2048 rows; 256 tokens at any M, whole waves of tiles first);
  *  - wgmma: 256-token tiles, one pass over K per block; past one wave of it, the rows of whole
  *    waves run first and the rows left by their own pick (a second launch), where that models
- *    faster (head); the head launch itself the wgmma pass or, on an even grid, the 256-token
- *    stream-K form (head_sk).
+ *    faster (head).
  * The modelled times are the dispatch's (us per 64-wide chunk and block measured on an H100,
  * the constants in w8plan.c): they rank the choices; the latency model scales them. */
 #ifndef TPS_MODEL_W8PLAN_H
@@ -76,8 +75,6 @@ typedef struct {
   int bt;        /* token tile */
   int splits;    /* split-K (stream, split), the persistent grid (sk), 1 (wgmma) */
   int head;      /* wgmma: the rows of whole waves run first (0: all m rows); the rest: tps_w8_pick of m - head */
-  int head_sk;   /* head > 0: 1 when the head launch is the 256-token stream-K form on an even grid (splits: its
-                    grid), 0 the 256-token wgmma pass */
   double us;     /* the dispatch's modelled time of this launch (of the head launch when head > 0);
                     the stream kernel's is not modelled here: NaN */
 } tps_w8_pick;

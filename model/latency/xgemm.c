@@ -429,8 +429,8 @@ static long w8_regime(const tps_w8_geom *g, long rows) {
    * (a function of the launch's form and waves alone), to 1/1000 us */
   long own = p.kind == TPS_W8P_STREAM ? (rows + p.bt - 1) / p.bt : (long)llround(p.us * 1000);
   unsigned long h = 1469598103934665603UL;
-  const long v[6] = {(long)p.kind, p.bt, p.splits, own, p.head > 0 ? w8_regime(g, rows - p.head) : 0, p.head_sk};
-  for (int i = 0; i < 6; i++) h = (h ^ (unsigned long)v[i]) * 1099511628211UL;
+  const long v[5] = {(long)p.kind, p.bt, p.splits, own, p.head > 0 ? w8_regime(g, rows - p.head) : 0};
+  for (int i = 0; i < 5; i++) h = (h ^ (unsigned long)v[i]) * 1099511628211UL;
   return (long)(h >> 2);
 }
 

@@ -40,11 +40,8 @@ static int parse_launch(const char *s, want *w) {
   return 0;
 }
 
-/* the first launch's kind: a head of whole waves runs as the wgmma pass or, head_sk, as the
- * 256-token stream-K form (its text then names that kernel and its grid) */
-static int first_kind(const tps_w8_pick *p) { return p->head > 0 && p->head_sk ? TPS_W8P_SK : (int)p->kind; }
 static int same(const tps_w8_pick *p, const want *w) {
-  return first_kind(p) == w->kind && p->bt == w->bt && p->splits == w->splits;
+  return (int)p->kind == w->kind && p->bt == w->bt && p->splits == w->splits;
 }
 
 static void check_table(const char *name, int sms, long n, long k, int *ncases) {
@@ -76,7 +73,7 @@ static void check_table(const char *name, int sms, long n, long k, int *ncases) 
     tps_w8_pick p;
     CHECK(tps_w8_pick_default(&g, m, &p) == 0, "%s M=%d: refused", name, m);
     CHECK(same(&p, &w) && p.head == head, "%s M=%d: the rule picks %s %d tokens split/grid %d head %d; the H100 ran %s %d, %d, head %d",
-          name, m, tps_w8p_kind_names[first_kind(&p)], p.bt, p.splits, p.head, w.kind >= 0 ? tps_w8p_kind_names[w.kind] : "?", w.bt,
+          name, m, tps_w8p_kind_names[p.kind], p.bt, p.splits, p.head, w.kind >= 0 ? tps_w8p_kind_names[w.kind] : "?", w.bt,
           w.splits, head);
     if (p.kind != TPS_W8P_STREAM) CHECK(isfinite(p.us) && p.us > 0, "%s M=%d: modelled %g us", name, m, p.us);
     if (head > 0 && p.head == head) {
