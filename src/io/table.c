@@ -420,10 +420,27 @@ void tps_fmt_num(char *buf, size_t sz, double x) {
   }
 }
 
+/* Would a file whose first line is "# LINE" read back as this format?  The one sniffer
+ * (src/io/measure.c) takes a first line "# source: ai-dynamo/aiconfigurator ..." as
+ * AIConfigurator's mark (tests/fuzz/crashes/split_table: a table whose first line was
+ * "#@ tp: 8" and its second that provenance line, written back provenance first). */
+static int first_line_reads_as_table(const char *line) {
+  char head[512];
+  const int n = snprintf(head, sizeof head, "# %s\n", line);
+  return tps_meas_sniff(head, n > 0 && (size_t)n < sizeof head ? (size_t)n : sizeof head - 1) == &tps_format_table;
+}
+
 int tps_table_write(FILE *fp, const tps_table *t) {
   char b[64];
+  /* provenance first, unless its first line would make the file another format's: then the
+   * metadata lines first, or a line of our own where there are none */
+  const int meta_first = t->nprov > 0 && !first_line_reads_as_table(t->prov[0]);
+  if (meta_first && t->nmeta == 0) fputs("# a table tpsplit wrote\n", fp);
+  if (meta_first)
+    for (size_t j = 0; j < t->nmeta; j++) fprintf(fp, "#@ %s: %s\n", t->meta_key[j], t->meta_val[j]);
   for (size_t i = 0; i < t->nprov; i++) fprintf(fp, "# %s\n", t->prov[i]);
-  for (size_t j = 0; j < t->nmeta; j++) fprintf(fp, "#@ %s: %s\n", t->meta_key[j], t->meta_val[j]);
+  if (!meta_first)
+    for (size_t j = 0; j < t->nmeta; j++) fprintf(fp, "#@ %s: %s\n", t->meta_key[j], t->meta_val[j]);
   int ip = 0;
   if (t->kind == TPS_TABLE_ALLGATHER && t->time_inplace_us) {
     ip = 1;
