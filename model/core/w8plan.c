@@ -83,14 +83,15 @@ static int sk_grid_all(const tps_w8_geom *g, int m, int bt, int *slots_out) {
  * blocks, K / 64 a multiple of p, p <= 8, and G at least 2/3 of the resident blocks (a floor set
  * between measured losers and winners, not a model: on 84 of 132 blocks, K 5120 640 and 768 rows,
  * the even grid measured 1.6% and 4.0% slower than the pick before it, on 98..126 of 132 4-11%
- * faster at nine M of both shapes; tools/device/run_s22_3.sh, data/h100_w8a16_s22.txt).  The grid of every resident block leaves uneven cuts where
- * the tiles do not divide it (K 5120 N 1792, 1024 rows: 56 tiles on 132 blocks, 39.3 us; on 112, two
- * pieces a tile, 34.2), and the wgmma pass runs the same tiles at 0.72 us a chunk where this form's
- * core runs 0.62 (data/h100_w8a16_s21.txt call 1).  Priced by the line measured there on such grids
+ * faster at ten M of both shapes; tools/device/run_s22_3.sh, data/h100_w8a16_s22.txt).  The grid
+ * of every resident block leaves uneven cuts where the tiles do not divide it (K 5120 N 1792, 1024
+ * rows: 56 tiles on 132 blocks, 39.3 us; on 112, two pieces a tile, 34.2), and the wgmma pass runs
+ * the same tiles at 0.72 us a chunk where this form's core runs 0.62 (data/h100_w8a16_s21.txt call
+ * 1).  Priced by the line measured there on such grids
  * (forced, no whole waves first, K 5120 N 1792, 256..1024 rows): SKEVEN_CHUNK_US a chunk of a block +
  * SKEVEN_FIXED_US (10 launches of whole tiles, no fix-up), and SKEVEN_FIX_US + SKEVEN_PIECE_US x (p -
  * 1) for a tile cut into p pieces (13 launches, 2..8 pieces).  doc/gemm-kernels.md, "What the stream-K
- * fix-up costs"; tests/cli/w8fixup.sh recomputes the four from the data file. */
+ * fix-up costs"; tests/cli/w8fixup.sh recomputes the four from the data file and compares them here. */
 #define SKEVEN_CHUNK_US 0.620
 #define SKEVEN_FIXED_US 2.67
 #define SKEVEN_FIX_US 4.72

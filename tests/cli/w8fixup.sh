@@ -7,7 +7,8 @@
 # per piece count and a line through those (a + b x (pieces - 1)); and the uneven case named there
 # (G 132, 512 rows, 17 chunks); from call 2, the split kernel's 256-token tile forced at cluster split 1, 2, 4, 8
 # (partials through the cluster's shared memory), each over the line of its own chunk cost.  Each number is
-# recomputed here and looked for in the section.
+# recomputed here and looked for in the section; the line and the fix-up are also the constants the
+# dispatch prices its even grids with (model/core/w8plan.c SKEVEN_*).
 . "$top_srcdir/tests/cli/lib.sh"
 doc="$top_srcdir/doc/gemm-kernels.md" data="$top_srcdir/data/h100_w8a16_s21.txt"
 [ -r "$data" ] && ok || fail "missing $data"
@@ -54,5 +55,16 @@ short=$(sed -n 's/^\(.*\) us + \(.*\) us a piece past the first$/\1 \2/p' "$tmp/
 [ -n "$short" ] && ok || fail "no fix-up line recomputed"
 for f in "$top_srcdir/README.md" "$doc"; do
   tr '\n' ' ' <"$f" | tr -s ' ' | grep -qF "$short" && ok || fail "$f does not say '$short' (recomputed from $data)"
+done
+# the dispatch prices its even grids by the same line and fix-up (model/core/w8plan.c SKEVEN_*): the four
+# constants as recomputed here (chunk to 3 decimals, the others to 2)
+line=$(sed -n 's/^\(.*\) us a chunk of the busiest block + \(.*\) us$/\1 \2/p' "$tmp/want")
+fix=$(sed -n 's/^\(.*\) us + \(.*\) us a piece past the first$/\1 \2/p' "$tmp/want")
+set -- $line $fix
+for kv in "SKEVEN_CHUNK_US ${1:-?}" "SKEVEN_FIXED_US ${2:-?}" "SKEVEN_FIX_US ${3:-?}" "SKEVEN_PIECE_US ${4:-?}"; do
+  name=${kv% *} want=${kv#* }
+  got=$(sed -n "s/^#define $name \([0-9.]*\)\$/\1/p" "$top_srcdir/model/core/w8plan.c")
+  awk -v a="$got" -v b="$want" 'BEGIN { exit !(a != "" && a + 0 == b + 0) }' && ok ||
+    fail "model/core/w8plan.c $name is '$got', the sweep of $data gives $want"
 done
 finish
