@@ -17,14 +17,9 @@ for kt in 5120x1792:640,768,896,1024,1792,2048,2304 7168x2112:256,640,768,1536,1
   kn=${kt%%:*}; tok=${kt#*:}
   for ev in 1 0 1; do
     [ "$SECONDS" -gt 520 ] && { echo "skipped $kn SKEVEN=$ev (${SECONDS}s)"; continue; }
-    echo "== $kn w8a16 TPS_W8_SKEVEN=$ev" >>$E
-    TPS_W8_SKEVEN=$ev timeout 60 $B/tpsplit bench gemm --k ${kn%x*} --n ${kn#*x} --tp 1 --samples 50 --tokens $tok \
-      --path w8a16 -o $OUT/t.tsv 2>>$OUT/log.txt >/dev/null
-    echo "exit $?" >>$E
-    grep -E '^# config|^# check.*(FAIL|fail)' $OUT/t.tsv >>$E; grep -E '^[0-9]' $OUT/t.tsv | cut -f1-3 >>$E
+    tps_dev_w8_run $E TPS_W8_SKEVEN=$ev $B $kn $tok TPS_W8_SKEVEN=$ev
     echo "$kn SKEVEN=$ev (${SECONDS}s)"
   done
 done
-rm -f $OUT/t.tsv
 grep -c FAIL $OUT/log.txt
 echo "all done (${SECONDS}s)"

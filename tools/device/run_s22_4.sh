@@ -16,15 +16,10 @@ H=$OUT/head.txt
 for kt in 5120x1792:2305,2560,2880,3100,3328,3900,4096,4600 7168x2112:1800,1920,3400,3583; do
   kn=${kt%%:*}; tok=${kt#*:}
   for b in $B $P $B; do
-    echo "== $kn w8a16 $b" >>$H
-    timeout 60 $b/tpsplit bench gemm --k ${kn%x*} --n ${kn#*x} --tp 1 --samples 50 --tokens $tok --path w8a16 -o $OUT/t.tsv \
-      2>>$OUT/log.txt >/dev/null
-    echo "exit $?" >>$H
-    grep -E '^# config' $OUT/t.tsv >>$H; grep -E '^[0-9]' $OUT/t.tsv | cut -f1-3 >>$H
+    tps_dev_w8_run $H $b $b $kn $tok
     echo "$kn $b (${SECONDS}s)"
   done
 done
-rm -f $OUT/t.tsv
 [ "$SECONDS" -lt 330 ] && RATIO_TOKENS=1,16,32,64,96,128,192,256,320,384,448,512,640,768,896,1024,1280,1536,1792,2048,2304,2305,2560,3072,3584,4096,6144,8192,16384 \
   RATIO_DEADLINE=400 STAGES=ratio bash .w8carry/run_w8a16.sh $B
 echo "FAIL lines in log: $(grep -c FAIL $OUT/log.txt)"

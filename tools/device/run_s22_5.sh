@@ -11,14 +11,9 @@ nvidia-smi --query-gpu=name --format=csv,noheader | head -1
 . tools/device/versions.sh; tps_dev_versions $B >>$OUT/notes.txt 2>&1
 H=$OUT/head.txt
 for b in $B $P $B; do
-  echo "== 5120x1792 w8a16 $b" >>$H
-  timeout 60 $b/tpsplit bench gemm --k 5120 --n 1792 --tp 1 --samples 50 --tokens 2305,2560,2880,4096,4600 --path w8a16 \
-    -o $OUT/t.tsv 2>>$OUT/log.txt >/dev/null
-  echo "exit $?" >>$H
-  grep -E '^# config' $OUT/t.tsv >>$H; grep -E '^[0-9]' $OUT/t.tsv | cut -f1-3 >>$H
+  tps_dev_w8_run $H $b $b 5120x1792 2305,2560,2880,4096,4600
   echo "$b (${SECONDS}s)"
 done
-rm -f $OUT/t.tsv
 RATIO_TOKENS=1,16,32,64,96,128,192,256,320,384,448,512,640,768,896,1024,1280,1536,1792,2048,2304,2305,2560,3072,3584,4096,6144,8192,16384 \
   RATIO_DEADLINE=200 STAGES=ratio bash .w8carry/run_w8a16.sh $B
 echo "FAIL lines in log: $(grep -c FAIL $OUT/log.txt)"

@@ -16,3 +16,18 @@ tps_dev_h200_tables() {
   RATIO_TOKENS=1,16,32,64,96,128,192,256,320,384,448,512,640,768,896,1024,1280,1536,1792,2048,2304,2305,2560,3072,3584,4096,6144,8192,16384 \
     RATIO_DEADLINE=$2 STAGES=ratio bash .w8carry/run_w8a16.sh "$1"
 }
+# tps_dev_w8_run FILE LABEL BIN KxN TOKENS [VAR=VALUE...] (from the twenty-second session on): one `tpsplit bench
+# gemm` of the w8a16 path (BIN/tpsplit, 50 samples, rows alternated) with those variables set; appends to FILE
+# "== KxN w8a16 LABEL", "exit N", its configuration lines (and any failing check) and per row the median and min
+# times.  OUT: results; stderr to OUT/log.txt.
+tps_dev_w8_run() {
+  local f=$1 label=$2 bin=$3 kn=$4 tok=$5
+  shift 5
+  echo "== $kn w8a16 $label" >>"$f"
+  env "$@" timeout 60 "$bin/tpsplit" bench gemm --k "${kn%x*}" --n "${kn#*x}" --tp 1 --samples 50 --tokens "$tok" \
+    --path w8a16 -o "$OUT/t.tsv" 2>>"$OUT/log.txt" >/dev/null
+  echo "exit $?" >>"$f"
+  grep -E '^# config|^# check.*(FAIL|fail)' "$OUT/t.tsv" >>"$f"
+  grep -E '^[0-9]' "$OUT/t.tsv" | cut -f1-3 >>"$f"
+  rm -f "$OUT/t.tsv"
+}
