@@ -331,7 +331,7 @@ static void choose_mma(const tps_gemm *g, int m, tps_w8_cfg *c) {
  * TPS_W8_KERNEL=stream|mma|wgmma|split|sk (each only where it can run), TPS_W8_STREAM_MAX
  * (largest M for the stream kernel), TPS_W8_BT (wgmma tile; split and sk tile when forced),
  * TPS_W8_SPLIT (forced split kernel's split-K), TPS_W8_S256, TPS_W8_SMALL_SPLIT, TPS_W8_HEAD,
- * TPS_W8_SKG, TPS_W8_SKEVEN, TPS_W8_SBT (w8plan.h's fields), TPS_W8_VARIANT / TPS_W8_LARGE / TPS_W8_SPLITK (mma
+ * TPS_W8_SKG, TPS_W8_SKEVEN, TPS_W8_SKRS, TPS_W8_SBT (w8plan.h's fields), TPS_W8_VARIANT / TPS_W8_LARGE / TPS_W8_SPLITK (mma
  * kernel); registered in w8quant.c. */
 extern "C" void tps_w8_geom_of(const tps_gemm *g, tps_w8_geom *q) {
   static const int bts[] = {64, 128, 256};
@@ -345,6 +345,7 @@ extern "C" void tps_w8_geom_of(const tps_gemm *g, tps_w8_geom *q) {
   q->sk2fit = tps_w8_env_int("TPS_W8_SK2FIT", TPS_W8P_SK2FIT_DEFAULT) == 1;
   q->sk_dpw = tps_w8_env_int("TPS_W8_SKDP", -1);
   q->sk_even = tps_w8_env_int("TPS_W8_SKEVEN", TPS_W8P_SKEVEN_DEFAULT) == 1;
+  q->sk_rs = tps_w8_env_int("TPS_W8_SKRS", TPS_W8P_SKRS_DEFAULT) == 1;
   q->sk_blocks = g->sk_ws ? g->sk_blocks : 0;
   q->sk_grid_max = tps_w8_env_int("TPS_W8_SKG", 0);
   q->stream_max = tps_w8_env_int("TPS_W8_STREAM_MAX", 64);

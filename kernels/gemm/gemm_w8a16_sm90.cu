@@ -1255,12 +1255,15 @@ struct Wk2Shape {
   static_assert(SMEM <= 227 * 1024, "fits the opt-in shared memory");
 };
 /* epilogue pass P of 4: accumulator quads 8P .. 8P + 7 (tokens 64P .. 64P + 63 of the tile) */
+/* (lo, hi: only accumulator quads 8P + lo .. 8P + hi - 1, tokens 64P + 8 lo .. 64P + 8 hi - 1: the slice of
+ * a tile a block of the reduce-scatter fix-up stores) */
 template <int P, int YS>
 __device__ __forceinline__ void wk2_store(const float (&acc)[128], bf16 *ys, bf16 *__restrict__ Y, int rl, int c,
-                                          int tid, int t0, int n0, int M, int N) {
+                                          int tid, int t0, int n0, int M, int N, int lo = 0, int hi = 8) {
   asm volatile("bar.sync 1, 256;\n" ::: "memory"); /* the last pass's stores have read ys */
 #pragma unroll
   for (int i = 0; i < 8; i++) {
+    if (i < lo || i >= hi) continue;
     const int tk = 8 * i + 2 * c, q = 4 * (8 * P + i);
     ys[tk * YS + rl] = __float2bfloat16_rn(acc[q]);
     ys[(tk + 1) * YS + rl] = __float2bfloat16_rn(acc[q + 1]);
@@ -1268,7 +1271,7 @@ __device__ __forceinline__ void wk2_store(const float (&acc)[128], bf16 *ys, bf1
     ys[(tk + 1) * YS + rl + 8] = __float2bfloat16_rn(acc[q + 3]);
   }
   asm volatile("bar.sync 1, 256;\n" ::: "memory");
-  for (int i = tid; i < 64 * 16; i += 256) {
+  for (int i = tid + 128 * lo; i < 128 * hi; i += 256) {
     const int r = i >> 4, p = i & 15, tk = t0 + 64 * P + r, n = n0 + p * 8;
     if (tk < M && n < N)
       *reinterpret_cast<uint4 *>(Y + (size_t)tk * N + n) = *reinterpret_cast<const uint4 *>(ys + r * YS + p * 8);
@@ -1297,7 +1300,7 @@ template <int STAGES>
 __global__ void __launch_bounds__(384, 1)
 w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmxt,
             const __grid_constant__ CUtensorMap tmr, bf16 *__restrict__ Y, float *__restrict__ ws, int *__restrict__ flags,
-            int M, int N, int K, int dpw, const __grid_constant__ Wk2Bounds bounds) {
+            int M, int N, int K, int dpw, int rs, const __grid_constant__ Wk2Bounds bounds) {
 #ifdef TPS_SM90
   typedef WgShape<256, STAGES> Sh;
   typedef Wk2Shape<STAGES> Ks;
@@ -1330,7 +1333,7 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
   __syncthreads();
   if (warp >= 8) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-    if (warp == 9 && sc.bnd[sc.b] % C != 0) {
+    if (warp == 9 && rs <= 1 && sc.bnd[sc.b] % C != 0) {
       /* this block's stream-K range starts inside a tile: once the consumers have stored its
        * partials (bar 2: 256 arrivals, then this warp), the fence and the flag, off the
        * consumers' path (thread 0 of a consumer warp held its warpgroup's next MMAs) */
@@ -1430,6 +1433,49 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
       }
       }
       it += nch;
+      const int n0 = rb * 128, t0 = tt * 256;
+      if (rs > 1) {
+        /* the reduce-scatter fix-up of an even grid (rs pieces a tile, blocks b0 .. b0 + rs - 1, piece q):
+         * every block writes the quads outside its slice (quads [32q/rs, 32(q+1)/rs), tokens 8x as many)
+         * to its slot, counts itself in at flags[b0] and waits for the others; then adds the others'
+         * partials of its slice to its own, in piece order past its own, and stores that slice; the last
+         * block through flags[b0 + 1] zeroes both for the next launch.  Each block reads (rs - 1) / rs of a
+         * tile and stores 1 / rs of it, where the owner's fix-up reads rs - 1 tiles and stores one. */
+        const int q = sc.b % rs, b0 = sc.b - q, i0 = 32 * q / rs, i1 = 32 * (q + 1) / rs;
+#pragma unroll
+        for (int i = 0; i < 32; i++)
+          if (i < i0 || i >= i1)
+            __stcg(wsb + ((size_t)sc.b * 32 + i) * 256 + tid, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
+        __threadfence();
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        if (tid == 0) {
+          atomicAdd(flags + b0, 1);
+          while (ld_acquire(flags + b0) < rs) __nanosleep(32);
+        }
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        for (int j = 0; j < rs; j++) {
+          if (j == q) continue;
+          const float4 *src = wsb + (size_t)(b0 + j) * 32 * 256 + tid;
+#pragma unroll
+          for (int h = 0; h < 32; h += 16) { /* 16 loads in flight, then their adds */
+            float4 v[16];
+#pragma unroll
+            for (int i = 0; i < 16; i++) v[i] = h + i >= i0 && h + i < i1 ? __ldcg(src + (h + i) * 256) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+            for (int i = 0; i < 16; i++)
+              if (h + i >= i0 && h + i < i1) {
+                acc[4 * (h + i)] += v[i].x; acc[4 * (h + i) + 1] += v[i].y; acc[4 * (h + i) + 2] += v[i].z; acc[4 * (h + i) + 3] += v[i].w;
+              }
+          }
+        }
+        asm volatile("bar.sync 1, 256;\n" ::: "memory"); /* every read of the slots done */
+        if (tid == 0 && atomicAdd(flags + b0 + 1, 1) == rs - 1) { flags[b0] = 0; flags[b0 + 1] = 0; }
+#define WK2_SLICE(P) if (i0 < 8 * (P) + 8 && i1 > 8 * (P)) \
+          wk2_store<P, Sh::YS>(acc, ys, Y, rl, c, tid, t0, n0, M, N, i0 > 8 * (P) ? i0 - 8 * (P) : 0, i1 < 8 * (P) + 8 ? i1 - 8 * (P) : 8)
+        WK2_SLICE(0); WK2_SLICE(1); WK2_SLICE(2); WK2_SLICE(3);
+#undef WK2_SLICE
+        continue;
+      }
       if (kx > 0) { /* not the tile's first chunk (only a block's first stream-K segment): partials, then the flag */
 #pragma unroll
         for (int i = 0; i < 32; i++)
@@ -1458,7 +1504,6 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
           }
         }
       }
-      const int n0 = rb * 128, t0 = tt * 256;
       wk2_store<0, Sh::YS>(acc, ys, Y, rl, c, tid, t0, n0, M, N);
       wk2_store<1, Sh::YS>(acc, ys, Y, rl, c, tid, t0, n0, M, N);
       wk2_store<2, Sh::YS>(acc, ys, Y, rl, c, tid, t0, n0, M, N);
@@ -1876,7 +1921,7 @@ enum { NSKVARIANTS = sizeof skvariants / sizeof skvariants[0] };
 static int sk_slots[NSKVARIANTS];
 /* the 256-token form (w8k2_kernel: 384 threads, 5 stages, whole waves first) */
 typedef void (*w8k2_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, bf16 *, float *, int *, int, int, int, int,
-                        const Wk2Bounds);
+                        int, const Wk2Bounds);
 static const w8k2_fn sk2_fn = w8k2_kernel<5>;
 static const int sk2_smem = Wk2Shape<5>::SMEM;
 static int sk2_slots;
@@ -1960,7 +2005,9 @@ extern "C" int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
     cfg.blockDim = dim3(384, 1, 1);
     cfg.dynamicSmemBytes = (size_t)sk2_smem;
     cfg.stream = s;
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, sk2_fn, mx, mxt, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k, dpw, bnd));
+    /* an even grid's fix-up: reduce-scatter where sk_rs (rs pieces a tile), else the owner's */
+    const int rs = q.sk_rs == 1 && dpw == 0 ? tps_w8_sk_even(&q, m, grid) : 0;
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, sk2_fn, mx, mxt, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k, dpw, rs, bnd));
     CUDA_LAUNCH_CHECK();
     return TPS_OK;
   }

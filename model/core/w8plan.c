@@ -21,6 +21,7 @@ void tps_w8_geom_default(tps_w8_geom *g, int sms, int n, int k) {
   g->sk2fit = TPS_W8P_SK2FIT_DEFAULT;
   g->sk_dpw = -1;
   g->sk_even = TPS_W8P_SKEVEN_DEFAULT;
+  g->sk_rs = TPS_W8P_SKRS_DEFAULT;
   g->sk_blocks = g->sms;
   g->stream_max = 64;
   g->head = -1;

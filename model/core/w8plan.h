@@ -43,6 +43,10 @@ enum { TPS_W8P_SK2FIT_DEFAULT = 1 };
  * the measured line of those launches (w8plan.c, SKEVEN_*); the kernels' TPS_W8_SKEVEN default and the model's
  * geometry (0: the grid of every resident block only, the dispatch before) */
 enum { TPS_W8P_SKEVEN_DEFAULT = 1 };
+/* the fix-up of a tile cut into p pieces on an even grid: 1 reduce-scatter (each of the p blocks adds the others'
+ * partials of 1/p of the tile and stores that part), 0 the owner's (the block of piece 0 adds the p - 1 others'
+ * whole partials and stores the tile); the kernels' TPS_W8_SKRS default and the model's geometry */
+enum { TPS_W8P_SKRS_DEFAULT = 0 };
 
 typedef struct {
   int sms;                 /* SMs; <= 0: 132 */
@@ -63,6 +67,7 @@ typedef struct {
                               that many (as many as leave every block stream-K work) */
   int sk_even;             /* 1: the 256-token stream-K form may run on an even grid (tiles x p, 1/p of a tile a block);
                               0: not (default TPS_W8P_SKEVEN_DEFAULT) */
+  int sk_rs;               /* 1: an even grid's fix-up is reduce-scatter; 0: the owner's (default TPS_W8P_SKRS_DEFAULT) */
 } tps_w8_geom;
 
 /* The geometry a GPU of `sms` SMs gives without a device to ask (the model's view): one block
