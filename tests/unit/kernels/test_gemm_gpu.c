@@ -565,6 +565,24 @@ int main(void) {
     }
     unsetenv("TPS_W8_SKDP");
   }
+  /* even grids of the 256-token form (no whole waves, G = tiles x p: each block 1/p of one tile) with
+   * both fix-ups (TPS_W8_SKRS 0: the owner adds the p - 1 partials; 1: reduce-scatter, each block adds
+   * and stores 1/p of the tile): 1000 rows = 8 tiles on 16, 32, 64 blocks (p 2, 4, 8), 300 = 4 tiles on
+   * 32 (p 8, a partial token tile), each run twice (the counters were zeroed for the second launch) */
+  {
+    static const struct { int m; const char *grid; } ev[] = {{1000, "16"}, {1000, "32"}, {1000, "64"}, {300, "32"}};
+    setenv("TPS_W8_SKDP", "0", 1);
+    for (int rs = 0; rs < 2; rs++) {
+      setenv("TPS_W8_SKRS", rs ? "1" : "0", 1);
+      for (size_t i = 0; i < (quick ? 2 : sizeof ev / sizeof *ev); i++) {
+        setenv("TPS_W8_SKG", ev[i].grid, 1);
+        check(fast, ev[i].m, w, 1e-2, rs ? "stream-K 256, even grid, reduce-scatter" : "stream-K 256, even grid, owner");
+        check(fast, ev[i].m, w, 1e-2, rs ? "stream-K 256, even grid, reduce-scatter again" : "stream-K 256, even grid, owner again");
+      }
+    }
+    unsetenv("TPS_W8_SKRS");
+    unsetenv("TPS_W8_SKDP");
+  }
   unsetenv("TPS_W8_SKG");
   /* the default grid and every resident block forced (65536, capped) are one grid where the
    * even grids are off (TPS_W8_SKEVEN=0); with them, the 256-token form's default grid may be
@@ -659,6 +677,16 @@ int main(void) {
       set_kernel(kinds[kk][0], kinds[kk][1]);
       for (size_t i = 0; i < (quick ? 2 : sizeof m2 / sizeof *m2); i++) check(g2, m2[i], w2, 1e-2, "N=320 K=1024");
     }
+    /* the reduce-scatter fix-up where a tile's rows 64..127 are past N (one warpgroup idles): 700 rows =
+     * 3 x 3 tiles on 36 blocks (p 4) */
+    set_kernel("sk", "256");
+    setenv("TPS_W8_SKDP", "0", 1);
+    setenv("TPS_W8_SKG", "36", 1);
+    setenv("TPS_W8_SKRS", "1", 1);
+    check(g2, 700, w2, 1e-2, "N=320 K=1024 sk 256, even grid, reduce-scatter");
+    unsetenv("TPS_W8_SKRS");
+    unsetenv("TPS_W8_SKG");
+    unsetenv("TPS_W8_SKDP");
     set_kernel("", "");
     tps_gemm_destroy(g2);
     free(w2);
