@@ -331,7 +331,7 @@ static void choose_mma(const tps_gemm *g, int m, tps_w8_cfg *c) {
  * TPS_W8_KERNEL=stream|mma|wgmma|split|sk (each only where it can run), TPS_W8_STREAM_MAX
  * (largest M for the stream kernel), TPS_W8_BT (wgmma tile; split and sk tile when forced),
  * TPS_W8_SPLIT (forced split kernel's split-K), TPS_W8_S256, TPS_W8_SMALL_SPLIT, TPS_W8_HEAD,
- * TPS_W8_SKG, TPS_W8_SKEVEN, TPS_W8_SKRS, TPS_W8_SBT (w8plan.h's fields), TPS_W8_VARIANT / TPS_W8_LARGE / TPS_W8_SPLITK (mma
+ * TPS_W8_SKG, TPS_W8_SKEVEN, TPS_W8_SKRS, TPS_W8_SKTAIL, TPS_W8_SBT (w8plan.h's fields), TPS_W8_VARIANT / TPS_W8_LARGE / TPS_W8_SPLITK (mma
  * kernel); registered in w8quant.c. */
 extern "C" void tps_w8_geom_of(const tps_gemm *g, tps_w8_geom *q) {
   static const int bts[] = {64, 128, 256};
@@ -346,6 +346,7 @@ extern "C" void tps_w8_geom_of(const tps_gemm *g, tps_w8_geom *q) {
   q->sk_dpw = tps_w8_env_int("TPS_W8_SKDP", -1);
   q->sk_even = tps_w8_env_int("TPS_W8_SKEVEN", TPS_W8P_SKEVEN_DEFAULT) == 1;
   q->sk_rs = tps_w8_env_int("TPS_W8_SKRS", TPS_W8P_SKRS_DEFAULT) == 1;
+  q->sk_tail = tps_w8_env_int("TPS_W8_SKTAIL", 0);
   q->sk_blocks = g->sk_ws ? g->sk_blocks : 0;
   q->sk_grid_max = tps_w8_env_int("TPS_W8_SKG", 0);
   q->stream_max = tps_w8_env_int("TPS_W8_STREAM_MAX", 64);
@@ -559,10 +560,15 @@ static int w8_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t
     /* the sums' order follows the iterations' partition: the same only for the same tiles and grid */
     const int at = snprintf(buf, bufsz, "w8a16 sk: 128 weight rows x %d tokens per tile, %dx%d tiles x %d chunks over a persistent grid of %d, %d stages",
                             c.bt, c.ntiles, c.mtiles, g->k / 64, c.splits, c.stages);
-    if (c.bt == 256 && at > 0 && (size_t)at < bufsz)
-      snprintf(buf + at, bufsz - (size_t)at, ", %d whole waves first", c.head);
+    tps_w8_geom q;
+    tps_w8_geom_of(g, &q);
+    const int tp = c.bt == 256 ? tps_w8_sk_tail(&q, m, c.splits, c.head) : 0; /* an even tail's pieces */
+    if (c.bt == 256 && at > 0 && (size_t)at < bufsz) {
+      const int at2 = snprintf(buf + at, bufsz - (size_t)at, ", %d whole waves first", c.head);
+      if (tp > 0 && at2 > 0 && (size_t)(at + at2) < bufsz) snprintf(buf + at + at2, bufsz - (size_t)(at + at2), ", the rest in %d pieces a tile", tp);
+    }
     *id = ((uint64_t)TPS_W8K_SK << 40) | ((uint64_t)c.bt << 32) | ((uint64_t)c.mtiles << 16) | (uint64_t)c.splits |
-          ((uint64_t)c.head << 48);
+          ((uint64_t)c.head << 48) | ((uint64_t)tp << 56);
   } else if (c.kind == TPS_W8K_WGMMA && c.head > 0) {
     const int at = snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d (%d rows); then %d rows: ",
                             c.bt, c.stages, c.ntiles, c.mtiles, c.head, m - c.head);

@@ -1434,7 +1434,7 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
       }
       it += nch;
       const int n0 = rb * 128, t0 = tt * 256;
-      if (rs > 1) {
+      if (rs > 1 && w == sc.dpw) {
         /* the reduce-scatter fix-up of an even grid (rs pieces a tile, blocks b0 .. b0 + rs - 1, piece q):
          * every block writes the quads outside its slice (quads [32q/rs, 32(q+1)/rs), tokens 8x as many)
          * to its slot, counts itself in at flags[b0] and waits for the others; then adds the others'
@@ -2005,8 +2005,8 @@ extern "C" int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
     cfg.blockDim = dim3(384, 1, 1);
     cfg.dynamicSmemBytes = (size_t)sk2_smem;
     cfg.stream = s;
-    /* an even grid's fix-up: reduce-scatter where sk_rs (rs pieces a tile), else the owner's */
-    const int rs = q.sk_rs == 1 && dpw == 0 ? tps_w8_sk_even(&q, m, grid) : 0;
+    /* the fix-up of an even grid or an even tail: reduce-scatter where sk_rs (rs pieces a tile), else the owner's */
+    const int rs = q.sk_rs != 1 ? 0 : dpw == 0 ? tps_w8_sk_even(&q, m, grid) : tps_w8_sk_tail(&q, m, grid, dpw);
     CUDA_TRY(cudaLaunchKernelEx(&cfg, sk2_fn, mx, mxt, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k, dpw, rs, bnd));
     CUDA_LAUNCH_CHECK();
     return TPS_OK;

@@ -22,6 +22,7 @@ void tps_w8_geom_default(tps_w8_geom *g, int sms, int n, int k) {
   g->sk_dpw = -1;
   g->sk_even = TPS_W8P_SKEVEN_DEFAULT;
   g->sk_rs = TPS_W8P_SKRS_DEFAULT;
+  g->sk_tail = 0;
   g->sk_blocks = g->sms;
   g->stream_max = 64;
   g->head = -1;
@@ -160,7 +161,7 @@ const tps_w8_sk2c *tps_w8_sk2_coef(int fit) { return &sk2c[fit == 1]; }
 static double sk2_most(const tps_w8_geom *g, int m, int grid, int dpw) {
   enum { NC = 64 };
   static _Thread_local struct { int n, k, m, grid, dpw, even, used; double most; } cache[NC];
-  const int even = g->sk_even == 1; /* the partition differs on even grids */
+  const int even = (g->sk_even == 1) | g->sk_tail << 1; /* the partition differs on even grids and with an even tail */
   const unsigned h = ((unsigned)m * 2654435761u ^ (unsigned)g->n * 40503u ^ (unsigned)g->k * 97u ^ (unsigned)grid * 7u ^
                       (unsigned)dpw ^ (unsigned)even << 20) % NC;
   if (cache[h].used && cache[h].n == g->n && cache[h].k == g->k && cache[h].m == m && cache[h].grid == grid &&
@@ -227,6 +228,15 @@ double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt_out) {
  * fewer tiles the stream-K part has, the more pieces each is cut into; the more, the more X stays
  * live in L2); sk_dpw >= 0 forces that many.  At least `grid` iterations stay in the stream-K
  * part (every block of it has work: a tile's owner waits for the flags of the blocks after it). */
+/* The even tail (sk_tail = p, forced; issue 28, K 7168 N 2112 at 4096 rows: 272 tiles on 132 blocks, one whole wave
+ * first and 140 tiles shared at every k keep ~47 MB of X and weights live in a 50 MB L2): after dpw whole waves the
+ * R tiles left each cut into p pieces of K/64/p chunks on blocks 0 .. R p - 1 (p where R p fits the grid and p divides
+ * K/64, else 0: the weighted partition) */
+int tps_w8_sk_tail(const tps_w8_geom *g, int m, int grid, int dpw) {
+  const long long tiles = (long long)((g->n + 127) / 128) * ((m + 255) / 256), left = tiles - (long long)dpw * grid;
+  const int p = g->sk_tail, C = g->k / 64;
+  return p > 0 && dpw > 0 && left >= 1 && left * p <= grid && C % p == 0 ? p : 0;
+}
 int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid) {
   const long long tiles = (long long)((g->n + 127) / 128) * ((m + 255) / 256), kall = g->k / 64;
   if (grid <= 0) return 0;
@@ -251,11 +261,17 @@ double tps_w8_sk2_bounds(const tps_w8_geom *g, int m, int grid, int dpw, int *bn
   /* cost of one chunk of tile t */
 #define TCOST(t) (half && (t) % nrb == nrb - 1 ? SK2_W_HALF : SK2_W_FULL)
   long long dp[TPS_W8_SK2_MAXG], total = 0;
-  const int even = dpw == 0 ? tps_w8_sk_even(g, m, grid) : 0;
+  const int even = dpw == 0 ? tps_w8_sk_even(g, m, grid) : 0, tailp = tps_w8_sk_tail(g, m, grid, dpw);
   double most = 0;
   if (even > 0) { /* exactly 1/p of a tile a block */
     for (int b = 0; b <= grid; b++) bnd[b] = b * (C / even);
     for (int b = 0; b < grid; b++) dp[b] = 0;
+  } else if (tailp > 0) { /* whole waves, then 1/p of a tile left a block, the blocks after none */
+    for (int b = 0; b < grid; b++) {
+      dp[b] = 0;
+      for (long long w = 0; w < dpw; w++) dp[b] += (long long)TCOST(w * grid + b) * C;
+    }
+    for (int b = 0; b <= grid; b++) bnd[b] = (int)(base + (long long)b * (C / tailp) < iters ? base + (long long)b * (C / tailp) : iters);
   } else {
     for (int b = 0; b < grid; b++) {
       dp[b] = 0;

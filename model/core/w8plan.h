@@ -68,6 +68,9 @@ typedef struct {
   int sk_even;             /* 1: the 256-token stream-K form may run on an even grid (tiles x p, 1/p of a tile a block);
                               0: not (default TPS_W8P_SKEVEN_DEFAULT) */
   int sk_rs;               /* 1: an even grid's fix-up is reduce-scatter; 0: the owner's (default TPS_W8P_SKRS_DEFAULT) */
+  int sk_tail;             /* 256-token stream-K with whole waves first: p > 0 cuts each tile left after them into p
+                              pieces on the first tiles x p blocks (the rest idle; tps_w8_sk_tail), 0: shared over every
+                              block by the weighted partition (default) */
 } tps_w8_geom;
 
 /* The geometry a GPU of `sms` SMs gives without a device to ask (the model's view): one block
@@ -95,6 +98,7 @@ double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt);                 /* 
 int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt);                     /* the stream-K launch's grid */
 int tps_w8_sk_even(const tps_w8_geom *g, int m, int grid);                   /* 256 tokens: p when grid is even (tiles x p), else 0 */
 int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid);                    /* 256-token stream-K: whole waves first */
+int tps_w8_sk_tail(const tps_w8_geom *g, int m, int grid, int dpw);          /* p of an even tail after them, else 0 */
 /* The 256-token stream-K form's partition for m rows on `grid` blocks with `dpw` whole waves
  * first: bnd[0..grid] (grid + 1 values, TPS_W8_SK2_MAXG + 1 at most), block b's stream-K
  * iterations [bnd[b], bnd[b + 1]) (iteration it: tile it / (K/64), chunk it % (K/64), tiles
@@ -102,8 +106,9 @@ int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid);                    /* 
  * whose 128 weight rows are at most half inside N (N 2112: the 17th) costs SK2_W_HALF of the
  * full SK2_W_FULL (one warpgroup idles), and each block's whole-wave tiles count, so the blocks
  * end together; on an even grid with no whole waves first (sk_even, tps_w8_sk_even) not weighted: block
- * b exactly iterations [b K/64/p, (b + 1) K/64/p).  Returns the largest block's work in full chunks, or -1
- * (grid too large, too few iterations). */
+ * b exactly iterations [b K/64/p, (b + 1) K/64/p); with an even tail (tps_w8_sk_tail: p) block b < tiles left x p
+ * iterations [base + b K/64/p, base + (b + 1) K/64/p), the blocks after it none.  Returns the largest block's work in
+ * full chunks, or -1 (grid too large, too few iterations). */
 enum { TPS_W8_SK2_MAXG = 256 };
 double tps_w8_sk2_bounds(const tps_w8_geom *g, int m, int grid, int dpw, int *bnd);
 /* The 256-token stream-K form's modelled time (sk2_time): most x chunk_us + fixed_us + shared_us x

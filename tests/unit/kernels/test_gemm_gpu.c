@@ -580,6 +580,20 @@ int main(void) {
         check(fast, ev[i].m, w, 1e-2, rs ? "stream-K 256, even grid, reduce-scatter again" : "stream-K 256, even grid, owner again");
       }
     }
+    /* an even tail (TPS_W8_SKTAIL = p) after whole waves: 4096 rows = 32 tiles on 13 blocks, 2 waves, the 6 left
+     * in 2 pieces on 12 blocks (one idle), and on 7 blocks, 4 waves, the 4 left whole on 4 */
+    static const struct { const char *grid, *dp, *p; } tl[] = {{"13", "2", "2"}, {"7", "4", "1"}};
+    for (int rs = 0; rs < 2; rs++) {
+      setenv("TPS_W8_SKRS", rs ? "1" : "0", 1);
+      for (size_t i = 0; i < sizeof tl / sizeof *tl; i++) {
+        setenv("TPS_W8_SKG", tl[i].grid, 1);
+        setenv("TPS_W8_SKDP", tl[i].dp, 1);
+        setenv("TPS_W8_SKTAIL", tl[i].p, 1);
+        check(fast, 4096, w, 1e-2, rs ? "stream-K 256, even tail, reduce-scatter" : "stream-K 256, even tail, owner");
+        check(fast, 4096, w, 1e-2, rs ? "stream-K 256, even tail, reduce-scatter again" : "stream-K 256, even tail, owner again");
+      }
+    }
+    unsetenv("TPS_W8_SKTAIL");
     unsetenv("TPS_W8_SKRS");
     unsetenv("TPS_W8_SKDP");
   }
