@@ -345,7 +345,7 @@ extern "C" void tps_w8_geom_of(const tps_gemm *g, tps_w8_geom *q) {
   q->sk2fit = tps_w8_env_int("TPS_W8_SK2FIT", TPS_W8P_SK2FIT_DEFAULT) == 1;
   q->sk_dpw = tps_w8_env_int("TPS_W8_SKDP", -1);
   q->sk_even = tps_w8_env_int("TPS_W8_SKEVEN", TPS_W8P_SKEVEN_DEFAULT) == 1;
-  q->sk_rs = tps_w8_env_int("TPS_W8_SKRS", TPS_W8P_SKRS_DEFAULT) == 1;
+  q->sk_rs = tps_w8_env_int("TPS_W8_SKRS", TPS_W8P_SKRS_DEFAULT); /* 0, 1, 2 (an experiment: the slices staged by cp.async) */
   q->sk_tail = tps_w8_env_int("TPS_W8_SKTAIL", 0);
   q->sk_blocks = g->sk_ws ? g->sk_blocks : 0;
   q->sk_grid_max = tps_w8_env_int("TPS_W8_SKG", 0);

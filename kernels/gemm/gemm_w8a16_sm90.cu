@@ -1296,7 +1296,7 @@ struct Wk2Sched {
     return bl;
   }
 };
-template <int STAGES>
+template <int STAGES, int RSA>
 __global__ void __launch_bounds__(384, 1)
 w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmxt,
             const __grid_constant__ CUtensorMap tmr, bf16 *__restrict__ Y, float *__restrict__ ws, int *__restrict__ flags,
@@ -1453,7 +1453,35 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
           while (ld_acquire(flags + b0) < rs) __nanosleep(32);
         }
         asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        for (int j = 0; j < rs; j++) {
+        if (RSA) {
+          /* (TPS_W8_SKRS=2, an experiment) the others' slices staged in this block's pipeline stages (free: its last
+           * segment, every MMA done at the barrier above) by cp.async, every copy in flight at once; each thread
+           * reads back only what it copied (no barrier), then adds them in the same order as below */
+          const int nq = i1 - i0;
+          float4 *stg = reinterpret_cast<float4 *>(sptr);
+          for (int j = 0, jj = 0; j < rs; j++) {
+            if (j == q) continue;
+            const float4 *src = wsb + (size_t)(b0 + j) * 32 * 256 + tid;
+            for (int ii = 0; ii < nq; ii++) {
+              const uint32_t dst = (uint32_t)__cvta_generic_to_shared(stg + (size_t)(jj * nq + ii) * 256 + tid);
+              asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src + (size_t)(i0 + ii) * 256) : "memory");
+            }
+            jj++;
+          }
+          asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+          for (int j = 0, jj = 0; j < rs; j++) {
+            if (j == q) continue;
+            const float4 *sl = stg + (size_t)jj * nq * 256 + tid;
+#pragma unroll
+            for (int i = 0; i < 32; i++)
+              if (i >= i0 && i < i1) {
+                const float4 v = sl[(i - i0) * 256];
+                acc[4 * i] += v.x; acc[4 * i + 1] += v.y; acc[4 * i + 2] += v.z; acc[4 * i + 3] += v.w;
+              }
+            jj++;
+          }
+        }
+        for (int j = 0; j < rs && !RSA; j++) {
           if (j == q) continue;
           const float4 *src = wsb + (size_t)(b0 + j) * 32 * 256 + tid;
 #pragma unroll
@@ -1922,7 +1950,10 @@ static int sk_slots[NSKVARIANTS];
 /* the 256-token form (w8k2_kernel: 384 threads, 5 stages, whole waves first) */
 typedef void (*w8k2_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, bf16 *, float *, int *, int, int, int, int,
                         int, const Wk2Bounds);
-static const w8k2_fn sk2_fn = w8k2_kernel<5>;
+/* [1]: the reduce-scatter fix-up's slices staged by cp.async (TPS_W8_SKRS=2, an experiment; its own instance, so
+ * that the default's registers are not the experiment's) */
+static const w8k2_fn sk2_fns[2] = {w8k2_kernel<5, 0>, w8k2_kernel<5, 1>};
+static const w8k2_fn sk2_fn = sk2_fns[0];
 static const int sk2_smem = Wk2Shape<5>::SMEM;
 static int sk2_slots;
 
@@ -1945,7 +1976,8 @@ extern "C" int tps_w8k_prepare(tps_gemm *g) {
     if (sk_slots[v] > most) most = sk_slots[v];
   }
   {
-    CUDA_TRY(cudaFuncSetAttribute(sk2_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, sk2_smem));
+    CUDA_TRY(cudaFuncSetAttribute(sk2_fns[0], cudaFuncAttributeMaxDynamicSharedMemorySize, sk2_smem));
+    CUDA_TRY(cudaFuncSetAttribute(sk2_fns[1], cudaFuncAttributeMaxDynamicSharedMemorySize, sk2_smem));
     int per_sm = 0;
     CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sk2_fn, 384, (size_t)sk2_smem));
     sk2_slots = per_sm * g->num_sms;
@@ -2006,8 +2038,8 @@ extern "C" int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
     cfg.dynamicSmemBytes = (size_t)sk2_smem;
     cfg.stream = s;
     /* the fix-up of an even grid or an even tail: reduce-scatter where sk_rs (rs pieces a tile), else the owner's */
-    const int rs = q.sk_rs != 1 ? 0 : dpw == 0 ? tps_w8_sk_even(&q, m, grid) : tps_w8_sk_tail(&q, m, grid, dpw);
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, sk2_fn, mx, mxt, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k, dpw, rs, bnd));
+    const int rs = q.sk_rs < 1 ? 0 : dpw == 0 ? tps_w8_sk_even(&q, m, grid) : tps_w8_sk_tail(&q, m, grid, dpw);
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, sk2_fns[q.sk_rs == 2], mx, mxt, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k, dpw, rs, bnd));
     CUDA_LAUNCH_CHECK();
     return TPS_OK;
   }

@@ -144,7 +144,7 @@ static const w8_override w8_overrides[] = {
     {"TPS_W8_SDEEP", "0|1", 0, 0},
     {"TPS_W8_SK2FIT", "0|1", 0, 0},
     {"TPS_W8_SKEVEN", "0|1", 0, 0},
-    {"TPS_W8_SKRS", "0|1", 0, 0},
+    {"TPS_W8_SKRS", "0|1|2", 0, 0},
     {"TPS_W8_SKTAIL", NULL, 0, 64},
 };
 

@@ -98,6 +98,13 @@ static int sk_grid_all(const tps_w8_geom *g, int m, int bt, int *slots_out) {
 #define SKEVEN_FIXED_US 2.67
 #define SKEVEN_FIX_US 4.72
 #define SKEVEN_PIECE_US 1.45
+/* The reduce-scatter fix-up (sk_rs, the default): each of a tile's p blocks writes the partials of the other
+ * blocks' slices, waits for all p, adds the others' partials of its 1/p and stores it.  Over the line above, least
+ * squares through 26 launches of both shapes (p 2, 4, 7, 8; K 5120 256..1024 rows, K 7168 256..768; forced and
+ * default grids, tools/device/run_s23_1.sh, data/h100_w8a16_s23.txt): SKRS_FIX_US + SKRS_PIECE_US x (p - 1); the
+ * owner's fix-up in the same call 4.51 + 1.69 x (p - 1) at 13 launches (tests/cli/w8rs.sh recomputes all four). */
+#define SKRS_FIX_US 3.90
+#define SKRS_PIECE_US 1.16
 int tps_w8_sk_even(const tps_w8_geom *g, int m, int grid) {
   const long long tiles = (long long)((g->n + 127) / 128) * ((m + 255) / 256);
   const int C = g->k / 64;
@@ -192,7 +199,8 @@ static double sk2_time(const tps_w8_geom *g, int m, int grid, int dpw) {
   if (t.live_bytes > SK2_L2_BYTES && t.share < 1) return 1e30; /* a part of all tiles: no whole waves to move it to */
   const int p = dpw == 0 ? tps_w8_sk_even(g, m, grid) : 0;
   if (p > 0) /* an even grid: the line of those launches */
-    return t.most * SKEVEN_CHUNK_US + SKEVEN_FIXED_US + (p > 1 ? SKEVEN_FIX_US + SKEVEN_PIECE_US * (p - 1) : 0) +
+    return t.most * SKEVEN_CHUNK_US + SKEVEN_FIXED_US +
+           (p < 2 ? 0 : g->sk_rs >= 1 ? SKRS_FIX_US + SKRS_PIECE_US * (p - 1) : SKEVEN_FIX_US + SKEVEN_PIECE_US * (p - 1)) +
            (t.live_bytes > SK2_L2_BYTES ? 1e6 : 0);
   const tps_w8_sk2c *c = tps_w8_sk2_coef(g->sk2fit);
   return t.most * c->chunk_us + c->fixed_us + c->shared_us * t.share + c->piece_us * t.pieces + (t.live_bytes > SK2_L2_BYTES ? 1e6 : 0);

@@ -44,9 +44,11 @@ enum { TPS_W8P_SK2FIT_DEFAULT = 1 };
  * geometry (0: the grid of every resident block only, the dispatch before) */
 enum { TPS_W8P_SKEVEN_DEFAULT = 1 };
 /* the fix-up of a tile cut into p pieces on an even grid: 1 reduce-scatter (each of the p blocks adds the others'
- * partials of 1/p of the tile and stores that part), 0 the owner's (the block of piece 0 adds the p - 1 others'
- * whole partials and stores the tile); the kernels' TPS_W8_SKRS default and the model's geometry */
-enum { TPS_W8P_SKRS_DEFAULT = 0 };
+ * partials of 1/p of the tile and stores that part; priced by w8plan.c SKRS_*), 0 the owner's (the block of piece 0
+ * adds the p - 1 others' whole partials and stores the tile; SKEVEN_FIX_US, SKEVEN_PIECE_US), 2 reduce-scatter with
+ * the slices staged by cp.async (an experiment, priced as 1); the kernels' TPS_W8_SKRS default and the model's
+ * geometry */
+enum { TPS_W8P_SKRS_DEFAULT = 1 };
 
 typedef struct {
   int sms;                 /* SMs; <= 0: 132 */
@@ -67,7 +69,7 @@ typedef struct {
                               that many (as many as leave every block stream-K work) */
   int sk_even;             /* 1: the 256-token stream-K form may run on an even grid (tiles x p, 1/p of a tile a block);
                               0: not (default TPS_W8P_SKEVEN_DEFAULT) */
-  int sk_rs;               /* 1: an even grid's fix-up is reduce-scatter; 0: the owner's (default TPS_W8P_SKRS_DEFAULT) */
+  int sk_rs;               /* 1 (or 2): an even grid's fix-up is reduce-scatter; 0: the owner's (default TPS_W8P_SKRS_DEFAULT) */
   int sk_tail;             /* 256-token stream-K with whole waves first: p > 0 cuts each tile left after them into p
                               pieces on the first tiles x p blocks (the rest idle; tps_w8_sk_tail), 0: shared over every
                               block by the weighted partition (default) */

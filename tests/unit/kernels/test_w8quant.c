@@ -167,7 +167,7 @@ int main(void) {
         {"TPS_W8_SDEEP", "1", 1, ""},
         {"TPS_W8_SK2FIT", "1", 1, ""},        {"TPS_W8_SK2FIT", "2", 0, "TPS_W8_SK2FIT=2: not one of 0|1"},
         {"TPS_W8_SKEVEN", "0", 1, ""},        {"TPS_W8_SKEVEN", "3", 0, "TPS_W8_SKEVEN=3: not one of 0|1"},
-        {"TPS_W8_SKRS", "1", 1, ""},          {"TPS_W8_SKRS", "2", 0, "TPS_W8_SKRS=2: not one of 0|1"},
+        {"TPS_W8_SKRS", "1", 1, ""},          {"TPS_W8_SKRS", "3", 0, "TPS_W8_SKRS=3: not one of 0|1|2"},
         {"TPS_W8_SKTAIL", "16", 1, ""},       {"TPS_W8_SKTAIL", "65", 0, "TPS_W8_SKTAIL=65"},
         {"TPS_W8_PULL", "1", 0, "TPS_W8_PULL: unknown W8A16 override (known: TPS_W8_KERNEL TPS_W8_BT"},
     };
