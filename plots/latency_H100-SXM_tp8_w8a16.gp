@@ -29,7 +29,7 @@ set tmargin at screen 0.9062
 set bmargin at screen 0.2744
 set key at screen 0.0100, screen 0.2044 left top vertical Left reverse samplen 3 spacing 1.0 maxcols 1 maxrows 7 width -2 font 'Sans,11.0'
 # the break-even (line) and its 90% interval (shaded)
-set object 1 rect from 129, graph 0 to 4597, graph 1 fc rgb '#0072B2' fs transparent solid 0.10 noborder behind
+set object 1 rect from 129, graph 0 to 4599, graph 1 fc rgb '#0072B2' fs transparent solid 0.10 noborder behind
 set arrow 3 from 2305, graph 0 to 2305, graph 1 nohead dt 1 lw 1.5 lc rgb '#0072B2' back
 # the gather backend changes here
 set arrow 1 from 4681, graph 0 to 4681, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back
@@ -39,6 +39,6 @@ plot \
   'latency_H100-SXM_tp8_w8a16.dat' index 0 using 1:2 with lines lw 2 lc rgb '#444444' title 'replicated = GEMM(T), model', \
   'latency_H100-SXM_tp8_w8a16.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '#0072B2' title 'split = GEMM(ceil(T/8)) + all-gather, model', \
   'latency_H100-SXM_tp8_w8a16.dat' index 1 using 1:2:3:4 with yerrorbars pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title 'replicated (GEMM of T rows), measured median (bar: min..max)', \
-  NaN with lines dt 1 lw 1.5 lc rgb '#0072B2' title 'break-even T = 2305 (shaded: 90% interval 129..4597), threshold 261', \
+  NaN with lines dt 1 lw 1.5 lc rgb '#0072B2' title 'break-even T = 2305 (shaded: 90% interval 129..4599), threshold 261', \
   NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'gather custom -> nccl from T = 4681'
 unset output

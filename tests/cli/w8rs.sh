@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/cli/w8rs.sh: the reduce-scatter fix-up of the 256-token stream-K form's even grids is priced by what
-# data/h100_w8a16_s23.txt measured.  From its "==" blocks (each launch's config line names its tiles, chunks and
+# data/h100_w8a16_s23.txt measured.  From its call 1's "==" blocks (each launch's config line names its tiles, chunks and
 # grid; TPS_W8_SKRS=0|1 in the block's label), every launch whose grid cuts each tile into p >= 2 pieces: its time
 # over the even-grid line (model/core/w8plan.c SKEVEN_CHUNK_US x chunks a block + SKEVEN_FIXED_US), and a
 # least-squares line in p - 1 per fix-up.  The reduce-scatter's line is the dispatch's SKRS_FIX_US / SKRS_PIECE_US;
@@ -11,6 +11,7 @@ data="$top_srcdir/data/h100_w8a16_s23.txt" plan="$top_srcdir/model/core/w8plan.c
 c=$(sed -n 's/^#define SKEVEN_CHUNK_US \([0-9.]*\)$/\1/p' "$plan") f=$(sed -n 's/^#define SKEVEN_FIXED_US \([0-9.]*\)$/\1/p' "$plan")
 [ -n "$c" ] && [ -n "$f" ] && ok || fail "no SKEVEN_CHUNK_US / SKEVEN_FIXED_US in $plan"
 awk -v c="$c" -v f="$f" '
+  /^# Call 2/ { exit } # the line is of call 1 (call 2: the tables, and the cp.async experiment against it)
   /^ *== / { rs = ($0 ~ /SKRS=1/) ? 1 : ($0 ~ /SKRS=0/ ? 0 : -1); next }
   /^ *# config M=/ { m = $3; sub(/^M=/, "", m); sub(/:$/, "", m); tiles[m] = 0
     if (match($0, /[0-9]+x[0-9]+ tiles x [0-9]+ chunks over a persistent grid of [0-9]+/)) {
