@@ -437,6 +437,22 @@ int main(void) {
    * several tiles; with 256 tokens, whole waves first at 1000 rows on 1 and 3 blocks), on this
    * shape and on K = 3072, then exit; =64, =128 or =256: that token tile alone; with
    * TPS_TEST_QUICK (racecheck's time) the default grid and 3 blocks, 100 and 1000 rows */
+  /* TPS_TEST_SK_ONLY=rs: the 256-token form's even grids summed by reduce-scatter alone (1000 rows on 16 and 32
+   * blocks, 2 and 4 pieces a tile; 300 rows on 32, 8 pieces), then exit */
+  if (getenv("TPS_TEST_SK_ONLY") && !strcmp(getenv("TPS_TEST_SK_ONLY"), "rs")) {
+    static const struct { int m; const char *grid; } ev[] = {{1000, "16"}, {1000, "32"}, {300, "32"}};
+    set_kernel("sk", "256");
+    setenv("TPS_W8_SKDP", "0", 1);
+    setenv("TPS_W8_SKRS", "1", 1);
+    for (size_t i = 0; i < sizeof ev / sizeof *ev; i++) {
+      setenv("TPS_W8_SKG", ev[i].grid, 1);
+      check(fast, ev[i].m, w, 1e-2, "sk only, even grid, reduce-scatter");
+    }
+    cudaError_t e = cudaDeviceSynchronize();
+    EXPECT(e == cudaSuccess, "device error: %s", cudaGetErrorString(e));
+    printf("%s\n", fails ? "test_gemm_gpu (reduce-scatter only): FAILED" : "test_gemm_gpu (reduce-scatter only): ok");
+    return fails ? 1 : 0;
+  }
   if (getenv("TPS_TEST_SK_ONLY")) {
     static const int m0[] = {1, 64, 100, 257, 1000}, mq[] = {100, 1000};
     static const char *const g0[] = {"", "3", "1", "7"};
