@@ -1238,7 +1238,11 @@ w8k_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUte
  * block that runs its first chunk, adds the partials of b + 1, ... in k order).  The stream-K
  * part is kept to the tiles past the whole waves, at least half a wave (host: tps_w8_sk_dpw):
  * shared over all of K, the blocks run a token tile's row blocks at different k, so X stays
- * live in L2 for the whole stream-K part.
+ * live in L2 for the whole stream-K part.  On an even grid (no whole waves, tiles x p blocks,
+ * 1/p of a tile each; host: tps_w8_sk_even) or an even tail (TPS_W8_SKTAIL, after the waves) the
+ * argument rs = p > 1 sums a cut tile by reduce-scatter instead (the default, TPS_W8_SKRS=1): each
+ * of its p blocks adds the others' partials of its own 1/p of the tile and stores that slice;
+ * RSA = 1 (TPS_W8_SKRS=2, an experiment) stages those partials by cp.async first.
  * 384 threads: a producer warpgroup (lane 0 of warp 8 issues the copies of every block's
  * chunks in order into a 5-stage ring that runs on across tiles) that gives its registers back
  * (setmaxnreg 40), two consumer warpgroups at 232 registers (128 accumulators, two fragment
