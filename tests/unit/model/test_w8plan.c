@@ -251,6 +251,31 @@ int main(void) {
             ms[i], rc ? "nothing" : tps_w8p_kind_names[p.kind], p.bt, tps_w8p_kind_names[want_kind]);
     }
   }
+  /* the even tail (sk_tail = p, forced): after dpw whole waves the tiles left, each cut into p pieces of K/64/p
+   * chunks on blocks 0 .. left x p - 1, the blocks after them empty; refused (0: the weighted partition) where
+   * left x p exceeds the grid, p does not divide K/64 or no whole wave runs first.  K 7168 N 2112 (17 row blocks,
+   * 112 chunks) at 4096 rows: 272 tiles on 132 blocks, 2 waves, 8 tiles left */
+  {
+    tps_w8_geom q;
+    tps_w8_geom_default(&q, 132, 2112, 7168);
+    static const struct { int m, dpw, p, want; } tc[] = {{4096, 2, 16, 16}, {4096, 2, 14, 14}, {4096, 2, 17, 0}, {4096, 2, 32, 0},
+                                                           {3072, 1, 1, 1},   {3072, 1, 2, 0},   {4096, 1, 1, 0},  {4096, 0, 2, 0}, {6144, 3, 8, 8}};
+    for (size_t i = 0; i < sizeof tc / sizeof *tc; i++) {
+      q.sk_tail = tc[i].p;
+      const int got = tps_w8_sk_tail(&q, tc[i].m, 132, tc[i].dpw);
+      CHECK(got == tc[i].want, "sk_tail %d at M %d, %d waves: %d, want %d", tc[i].p, tc[i].m, tc[i].dpw, got, tc[i].want);
+      if (got <= 0) continue;
+      int bnd[TPS_W8_SK2_MAXG + 1];
+      const int C = 112, tiles = 17 * ((tc[i].m + 255) / 256), base = tc[i].dpw * 132 * C, left = tiles - tc[i].dpw * 132;
+      const double most = tps_w8_sk2_bounds(&q, tc[i].m, 132, tc[i].dpw, bnd);
+      int ok = bnd[0] == base && bnd[132] == tiles * C;
+      for (int b = 0; b < 132; b++)
+        ok = ok && bnd[b + 1] - bnd[b] == (b < left * got ? C / got : 0);
+      /* the busiest block: its whole-wave tiles (the 17th row block's at 5/8 of a chunk) and one piece */
+      CHECK(ok && most >= tc[i].dpw * C * 5.0 / 8 && most <= tc[i].dpw * C + C / got, "sk_tail %d at M %d: bounds wrong (most %.1f)",
+            tc[i].p, tc[i].m, most);
+    }
+  }
   check_sk2_refit();
   printf("w8plan: %d + %d config lines of the H100 tables\n", n1, n2);
   tps_gpus_free(&gt);
