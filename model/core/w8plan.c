@@ -231,20 +231,21 @@ double tps_w8_sk_pick(const tps_w8_geom *g, int m, int *bt_out) {
   return best;
 }
 
-/* Whole waves of 256-token tiles that the 256-token stream-K form runs data-parallel before its
- * stream-K part: floor(tiles / grid) or one fewer, whichever models faster (sk2_time: the
- * fewer tiles the stream-K part has, the more pieces each is cut into; the more, the more X stays
- * live in L2); sk_dpw >= 0 forces that many.  At least `grid` iterations stay in the stream-K
- * part (every block of it has work: a tile's owner waits for the flags of the blocks after it). */
-/* The even tail (sk_tail = p, forced; issue 28, K 7168 N 2112 at 4096 rows: 272 tiles on 132 blocks, one whole wave
- * first and 140 tiles shared at every k keep ~47 MB of X and weights live in a 50 MB L2): after dpw whole waves the
- * R tiles left each cut into p pieces of K/64/p chunks on blocks 0 .. R p - 1 (p where R p fits the grid and p divides
- * K/64, else 0: the weighted partition) */
+/* The even tail (sk_tail = p, forced only): after dpw whole waves the R tiles left each cut into p pieces of K/64/p
+ * chunks on blocks 0 .. R p - 1, the rest idle (p where R p fits the grid and p divides K/64, else 0: the weighted
+ * partition).  An experiment (issue 28, K 7168 N 2112 at 4096 rows: were the 140 tiles shared at every k after one
+ * wave thrashing the L2?): 2 waves and the 8 tiles left in 8..16 pieces measured no faster than the default (174.3 vs
+ * 175.0 us), so not priced and not in the dispatch (data/h100_w8a16_s23.txt call 1). */
 int tps_w8_sk_tail(const tps_w8_geom *g, int m, int grid, int dpw) {
   const long long tiles = (long long)((g->n + 127) / 128) * ((m + 255) / 256), left = tiles - (long long)dpw * grid;
   const int p = g->sk_tail, C = g->k / 64;
   return p > 0 && dpw > 0 && left >= 1 && left * p <= grid && C % p == 0 ? p : 0;
 }
+/* Whole waves of 256-token tiles that the 256-token stream-K form runs data-parallel before its
+ * stream-K part: floor(tiles / grid) or one fewer, whichever models faster (sk2_time: the
+ * fewer tiles the stream-K part has, the more pieces each is cut into; the more, the more X stays
+ * live in L2); sk_dpw >= 0 forces that many.  At least `grid` iterations stay in the stream-K
+ * part (every block of it has work: a tile's owner waits for the flags of the blocks after it). */
 int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid) {
   const long long tiles = (long long)((g->n + 127) / 128) * ((m + 255) / 256), kall = g->k / 64;
   if (grid <= 0) return 0;
