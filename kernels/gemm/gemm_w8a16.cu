@@ -562,20 +562,18 @@ static int w8_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t
                             c.bt, c.ntiles, c.mtiles, g->k / 64, c.splits, c.stages);
     tps_w8_geom q;
     tps_w8_geom_of(g, &q);
-    const int tp = c.bt == 256 ? tps_w8_sk_tail(&q, m, c.splits, c.head) : 0; /* an even tail's pieces */
-    /* a tile cut into pieces on an even grid (or an even tail): summed by reduce-scatter or by its owner */
-    const int ev = c.bt == 256 && c.head == 0 ? tps_w8_sk_even(&q, m, c.splits) : tp, rsum = ev > 1 && q.sk_rs >= 1;
+    /* the pieces of a cut tile (an even grid, or an even tail after c.head whole waves) and who sums them */
+    const int cut = c.bt == 256 ? tps_w8_sk_cut(&q, m, c.splits, c.head) : 0, tail = cut > 0 && c.head > 0;
+    const int rsum = cut > 1 && q.sk_rs >= 1;
     if (c.bt == 256 && at > 0 && (size_t)at < bufsz) {
       const int at2 = snprintf(buf + at, bufsz - (size_t)at, ", %d whole waves first", c.head);
       const size_t at3 = at2 > 0 ? (size_t)(at + at2) : bufsz;
-      if (at3 < bufsz && ev > 1)
-        snprintf(buf + at3, bufsz - at3, ", %s%d pieces a tile, summed by %s", tp > 0 ? "the rest in " : "", ev,
-                 rsum ? (q.sk_rs == 2 ? "reduce-scatter (cp.async)" : "reduce-scatter") : "the owner");
-      else if (at3 < bufsz && tp > 0)
-        snprintf(buf + at3, bufsz - at3, ", the rest in %d pieces a tile", tp);
+      if (at3 < bufsz && (cut > 1 || tail))
+        snprintf(buf + at3, bufsz - at3, ", %s%d pieces a tile%s%s", tail ? "the rest in " : "", cut, cut > 1 ? ", summed by " : "",
+                 cut < 2 ? "" : rsum ? (q.sk_rs == 2 ? "reduce-scatter (cp.async)" : "reduce-scatter") : "the owner");
     }
     *id = ((uint64_t)TPS_W8K_SK << 40) | ((uint64_t)c.bt << 32) | ((uint64_t)c.mtiles << 16) | (uint64_t)c.splits |
-          ((uint64_t)c.head << 48) | ((uint64_t)tp << 56) | ((uint64_t)(rsum ? q.sk_rs : 0) << 62);
+          ((uint64_t)c.head << 48) | ((uint64_t)(tail ? cut : 0) << 56) | ((uint64_t)(rsum ? q.sk_rs : 0) << 62); /* tail p <= 63 (w8quant.c) */
   } else if (c.kind == TPS_W8K_WGMMA && c.head > 0) {
     const int at = snprintf(buf, bufsz, "w8a16 wgmma: tile 128 weight rows x %d tokens, %d stages, grid %dx%d (%d rows); then %d rows: ",
                             c.bt, c.stages, c.ntiles, c.mtiles, c.head, m - c.head);

@@ -2042,7 +2042,7 @@ extern "C" int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
     cfg.dynamicSmemBytes = (size_t)sk2_smem;
     cfg.stream = s;
     /* the fix-up of an even grid or an even tail: reduce-scatter where sk_rs (rs pieces a tile), else the owner's */
-    const int rs = q.sk_rs < 1 ? 0 : dpw == 0 ? tps_w8_sk_even(&q, m, grid) : tps_w8_sk_tail(&q, m, grid, dpw);
+    const int rs = q.sk_rs >= 1 ? tps_w8_sk_cut(&q, m, grid, dpw) : 0;
     CUDA_TRY(cudaLaunchKernelEx(&cfg, sk2_fns[q.sk_rs == 2], mx, mxt, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k, dpw, rs, bnd));
     CUDA_LAUNCH_CHECK();
     return TPS_OK;

@@ -241,6 +241,9 @@ int tps_w8_sk_tail(const tps_w8_geom *g, int m, int grid, int dpw) {
   const int p = g->sk_tail, C = g->k / 64;
   return p > 0 && dpw > 0 && left >= 1 && left * p <= grid && C % p == 0 ? p : 0;
 }
+int tps_w8_sk_cut(const tps_w8_geom *g, int m, int grid, int dpw) {
+  return dpw == 0 ? tps_w8_sk_even(g, m, grid) : tps_w8_sk_tail(g, m, grid, dpw);
+}
 /* Whole waves of 256-token tiles that the 256-token stream-K form runs data-parallel before its
  * stream-K part: floor(tiles / grid) or one fewer, whichever models faster (sk2_time: the
  * fewer tiles the stream-K part has, the more pieces each is cut into; the more, the more X stays

@@ -101,6 +101,10 @@ int tps_w8_sk_grid(const tps_w8_geom *g, int m, int bt);                     /* 
 int tps_w8_sk_even(const tps_w8_geom *g, int m, int grid);                   /* 256 tokens: p when grid is even (tiles x p), else 0 */
 int tps_w8_sk_dpw(const tps_w8_geom *g, int m, int grid);                    /* 256-token stream-K: whole waves first */
 int tps_w8_sk_tail(const tps_w8_geom *g, int m, int grid, int dpw);          /* p of an even tail after them, else 0 */
+/* the pieces of each cut tile where the partition is even (an even grid with dpw 0, an even tail after dpw > 0 whole
+ * waves), else 0 (the weighted partition): a tile cut into p > 1 is summed by reduce-scatter where sk_rs, else by its
+ * owner; the one answer the launch and its configuration line ask */
+int tps_w8_sk_cut(const tps_w8_geom *g, int m, int grid, int dpw);
 /* The 256-token stream-K form's partition for m rows on `grid` blocks with `dpw` whole waves
  * first: bnd[0..grid] (grid + 1 values, TPS_W8_SK2_MAXG + 1 at most), block b's stream-K
  * iterations [bnd[b], bnd[b + 1]) (iteration it: tile it / (K/64), chunk it % (K/64), tiles

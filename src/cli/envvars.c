@@ -44,7 +44,7 @@ const tps_envvar tps_envvars[] = {
   {"TPS_W8_SKRS", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
    "W8A16 256-token stream-K form on an even grid: 1 adds a cut tile's partials by reduce-scatter (each of its p blocks sums and stores 1/p of the tile; kernels/gemm/gemm_w8a16_sm90.cu w8k2_kernel; priced by model/core/w8plan.c SKRS_*, measured in data/h100_w8a16_s23.txt) (default 1); 0 by the owner of its first piece (the dispatch before); 2 reduce-scatter with the slices staged by cp.async (an experiment)"},
   {"TPS_W8_SKTAIL", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
-   "W8A16 256-token stream-K form with whole waves first: p (1..64) cuts each tile left after them into p pieces on the first tiles x p blocks (where they fit and p divides K/64; an experiment, issue 28); 0 or unset: those tiles shared over every block (default)"},
+   "W8A16 256-token stream-K form with whole waves first: p (1..63) cuts each tile left after them into p pieces on the first tiles x p blocks (where they fit and p divides K/64; an experiment, issue 28); 0 or unset: those tiles shared over every block (default)"},
   {"TPS_W8_SPLIT", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
    "with TPS_W8_KERNEL=split: cluster split-K of the split kernel, 1, 2, 4 or 8 (default: modelled by M)"},
   {"TPS_W8_S256", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",

@@ -169,6 +169,7 @@ int main(void) {
         {"TPS_W8_SKEVEN", "0", 1, ""},        {"TPS_W8_SKEVEN", "3", 0, "TPS_W8_SKEVEN=3: not one of 0|1"},
         {"TPS_W8_SKRS", "1", 1, ""},          {"TPS_W8_SKRS", "3", 0, "TPS_W8_SKRS=3: not one of 0|1|2"},
         {"TPS_W8_SKTAIL", "16", 1, ""},       {"TPS_W8_SKTAIL", "65", 0, "TPS_W8_SKTAIL=65"},
+        {"TPS_W8_SKTAIL", "64", 0, "TPS_W8_SKTAIL=64"},
         {"TPS_W8_PULL", "1", 0, "TPS_W8_PULL: unknown W8A16 override (known: TPS_W8_KERNEL TPS_W8_BT"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

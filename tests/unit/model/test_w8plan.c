@@ -264,6 +264,7 @@ int main(void) {
       q.sk_tail = tc[i].p;
       const int got = tps_w8_sk_tail(&q, tc[i].m, 132, tc[i].dpw);
       CHECK(got == tc[i].want, "sk_tail %d at M %d, %d waves: %d, want %d", tc[i].p, tc[i].m, tc[i].dpw, got, tc[i].want);
+      CHECK(tps_w8_sk_cut(&q, tc[i].m, 132, tc[i].dpw) == (tc[i].dpw > 0 ? tc[i].want : 0), "sk_cut at M %d, %d waves", tc[i].m, tc[i].dpw);
       if (got <= 0) continue;
       int bnd[TPS_W8_SK2_MAXG + 1];
       const int C = 112, tiles = 17 * ((tc[i].m + 255) / 256), base = tc[i].dpw * 132 * C, left = tiles - tc[i].dpw * 132;
@@ -275,6 +276,12 @@ int main(void) {
       CHECK(ok && most >= tc[i].dpw * C * 5.0 / 8 && most <= tc[i].dpw * C + C / got, "sk_tail %d at M %d: bounds wrong (most %.1f)",
             tc[i].p, tc[i].m, most);
     }
+  }
+  /* on an even grid (no whole waves) the cut is the grid's pieces: K 5120 N 1792, 1024 rows = 56 tiles on 112 blocks */
+  {
+    tps_w8_geom q;
+    tps_w8_geom_default(&q, 132, 1792, 5120);
+    CHECK(tps_w8_sk_cut(&q, 1024, 112, 0) == 2 && tps_w8_sk_cut(&q, 1024, 132, 0) == 0, "sk_cut on an even grid");
   }
   check_sk2_refit();
   printf("w8plan: %d + %d config lines of the H100 tables\n", n1, n2);
