@@ -22,7 +22,10 @@ awk -v c="$c" -v f="$f" '
     p = grid[mm] / tiles[mm]; if (p < 2) next
     y = t - (c * ch[mm] / p + f); x = p - 1
     n[rs]++; sx[rs] += x; sy[rs] += y; sxx[rs] += x * x; sxy[rs] += x * y }
-  END { for (k = 1; k >= 0; k--) { b = (n[k] * sxy[k] - sx[k] * sy[k]) / (n[k] * sxx[k] - sx[k] * sx[k]); a = (sy[k] - b * sx[k]) / n[k]
+  END { for (k = 1; k >= 0; k--) {
+      d = n[k] * sxx[k] - sx[k] * sx[k]
+      if (n[k] < 2 || d == 0) { printf "%d %d - -\n", k, n[k]; continue } # too few cut launches: said below
+      b = (n[k] * sxy[k] - sx[k] * sy[k]) / d; a = (sy[k] - b * sx[k]) / n[k]
       printf "%d %d %.2f %.2f\n", k, n[k], a, b } }' "$data" >"$tmp/lines"
 set -- $(sed -n 1p "$tmp/lines"); rsn=$2 rsa=$3 rsb=$4
 set -- $(sed -n 2p "$tmp/lines"); own=$2 owa=$3 owb=$4
@@ -37,9 +40,9 @@ awk -v a="$rsa" -v b="$rsb" -v c="$owa" -v d="$owb" 'BEGIN { for (p = 2; p <= 8;
   fail "the reduce-scatter ($rsa + $rsb) is not cheaper than the owner's fix-up ($owa + $owb) at every p"
 for w in "reduce-scatter (SKRS=1) costs $rsa us + $rsb us a piece past the first ($rsn launches" \
   "the owner's fix-up (SKRS=0) $owa us + $owb us ($own launches)"; do
-  tr '\n' ' ' <"$data" | sed 's/#  */ /g' | tr -s ' ' | grep -qF "$w" && ok || fail "$data does not say '$w'"
+  tr '\n' ' ' <"$data" | sed 's/#  */ /g' | tr -s ' ' | grep -qF -- "$w" && ok || fail "$data does not say '$w'"
 done
 for w in "$rsa us + $rsb us a piece past the first" "$owa us + $owb us"; do
-  tr '\n' ' ' <"$doc" | tr -d '*' | tr -s ' ' | grep -qF "$w" && ok || fail "$doc does not say '$w' (recomputed from $data)"
+  tr '\n' ' ' <"$doc" | tr -d '*' | tr -s ' ' | grep -qF -- "$w" && ok || fail "$doc does not say '$w' (recomputed from $data)"
 done
 finish

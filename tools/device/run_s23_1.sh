@@ -17,16 +17,8 @@ for r in 1 0; do
   TPS_W8_SKRS=$r timeout 100 $B/test_gemm_gpu >$OUT/test.txt 2>&1; echo "test_gemm_gpu SKRS=$r exit $? (${SECONDS}s)" | tee -a $OUT/notes.txt
   grep -E "FAIL" $OUT/test.txt | head -5; tail -1 $OUT/test.txt
 done
-R=$OUT/rs.txt
-for c in "5120x1792 896,1024" "7168x2112 256,640,768" "5120x1792 256,512,1024 56" "5120x1792 256,512 112" "5120x1792 768 84" \
-  "7168x2112 256,512 68" "7168x2112 256 119"; do
-  set -- $c
-  for r in 1 0 1; do
-    if [ -n "${3:-}" ]; then tps_dev_w8_run $R "G=$3 SKRS=$r" $B $1 $2 TPS_W8_KERNEL=sk TPS_W8_BT=256 TPS_W8_SKDP=0 TPS_W8_SKG=$3 TPS_W8_SKRS=$r
-    else tps_dev_w8_run $R "default SKRS=$r" $B $1 $2 TPS_W8_SKRS=$r; fi
-  done
-  echo "rs $c (${SECONDS}s)"
-done
+tps_dev_w8_skrs $OUT/rs.txt $B "1 0 1" rs 100000 "5120x1792 896,1024" "7168x2112 256,640,768" "5120x1792 256,512,1024 56" \
+  "5120x1792 256,512 112" "5120x1792 768 84" "7168x2112 256,512 68" "7168x2112 256 119"
 # 2. K 7168 M >= 4096: the even tail (TPS_W8_SKTAIL=p: after d whole waves the tiles left cut into p pieces on
 # tiles x p blocks, the rest idle: no tile shared at every k) against the default (1 whole wave, 140 tiles shared by
 # the weighted partition), into sweep.txt; dense-bf16 first and last

@@ -15,15 +15,7 @@ echo "tables (${SECONDS}s)"
 [ "$SECONDS" -gt 420 ] && { echo "no time for the SKRS=2 experiment"; exit 0; }
 TPS_W8_SKRS=2 TPS_TEST_QUICK=1 timeout 60 $B/test_gemm_gpu >$OUT/test2.txt 2>&1; echo "test_gemm_gpu quick SKRS=2 exit $? (${SECONDS}s)" | tee -a $OUT/notes.txt
 grep FAIL $OUT/test2.txt | head -5; tail -1 $OUT/test2.txt; rm -f $OUT/test2.txt
-R=$OUT/rs2.txt
-for c in "7168x2112 256,640,768" "5120x1792 256,512,1024 56" "5120x1792 256,512 112" "7168x2112 256 119"; do
-  set -- $c
-  for r in 2 1 2; do
-    [ "$SECONDS" -gt 540 ] && continue
-    if [ -n "${3:-}" ]; then tps_dev_w8_run $R "G=$3 SKRS=$r" $B $1 $2 TPS_W8_KERNEL=sk TPS_W8_BT=256 TPS_W8_SKDP=0 TPS_W8_SKG=$3 TPS_W8_SKRS=$r
-    else tps_dev_w8_run $R "default SKRS=$r" $B $1 $2 TPS_W8_SKRS=$r; fi
-  done
-  echo "rs2 $c (${SECONDS}s)"
-done
+tps_dev_w8_skrs $OUT/rs2.txt $B "2 1 2" rs2 540 "7168x2112 256,640,768" "5120x1792 256,512,1024 56" "5120x1792 256,512 112" \
+  "7168x2112 256 119"
 echo "FAIL lines in log: $(grep -c FAIL $OUT/log.txt)"
 echo "all done (${SECONDS}s)"

@@ -31,3 +31,22 @@ tps_dev_w8_run() {
   grep -E '^[0-9]' "$OUT/t.tsv" | cut -f1-3 >>"$f"
   rm -f "$OUT/t.tsv"
 }
+# tps_dev_w8_skrs FILE BIN ORDER TAG DEADLINE_S CASE... (from the twenty-third session on): the fix-ups of cut tiles
+# compared in one call.  Each CASE is "KxN TOKENS [GRID]": without GRID the default dispatch, with it the 256-token
+# stream-K form forced onto GRID blocks, no whole waves first (TPS_W8_KERNEL=sk TPS_W8_BT=256 TPS_W8_SKDP=0
+# TPS_W8_SKG=GRID); run once per TPS_W8_SKRS value of ORDER (e.g. "1 0 1": the second 1 measures the drift) through
+# tps_dev_w8_run into FILE, labelled "default SKRS=R" or "G=GRID SKRS=R"; no run starts past DEADLINE_S; "TAG CASE (Ns)"
+# on stdout after each case.
+tps_dev_w8_skrs() {
+  local f=$1 bin=$2 order=$3 tag=$4 deadline=$5 c r
+  shift 5
+  for c in "$@"; do
+    set -- $c
+    for r in $order; do
+      [ "$SECONDS" -gt "$deadline" ] && continue
+      if [ -n "${3:-}" ]; then tps_dev_w8_run "$f" "G=$3 SKRS=$r" "$bin" "$1" "$2" TPS_W8_KERNEL=sk TPS_W8_BT=256 TPS_W8_SKDP=0 TPS_W8_SKG="$3" TPS_W8_SKRS="$r"
+      else tps_dev_w8_run "$f" "default SKRS=$r" "$bin" "$1" "$2" TPS_W8_SKRS="$r"; fi
+    done
+    echo "$tag $c (${SECONDS}s)"
+  done
+}

@@ -124,6 +124,26 @@ static void set_kernel(const char *kind, const char *bt) {
   if (*bt) setenv("TPS_W8_BT", bt, 1); else unsetenv("TPS_W8_BT");
 }
 
+/* The 256-token stream-K form (set_kernel("sk", "256") first) forced onto `grid` blocks with `dp` whole waves first
+ * and an even tail of `tail` pieces ("": none), its cut tiles summed by reduce-scatter (rs 1) or by their owner (0):
+ * m rows checked against the float64 reference `runs` times (a counter left set by a launch fails the next) */
+static void check_cut(tps_gemm *g, const double *w, int m, const char *grid, const char *dp, const char *tail, int rs, int runs,
+                      const char *what) {
+  setenv("TPS_W8_SKG", grid, 1);
+  setenv("TPS_W8_SKDP", dp, 1);
+  if (*tail) setenv("TPS_W8_SKTAIL", tail, 1); else unsetenv("TPS_W8_SKTAIL");
+  setenv("TPS_W8_SKRS", rs ? "1" : "0", 1);
+  char lab[160];
+  for (int i = 0; i < runs; i++) {
+    snprintf(lab, sizeof lab, "%s%s", what, i ? " again" : "");
+    check(g, m, w, 1e-2, lab);
+  }
+  unsetenv("TPS_W8_SKG");
+  unsetenv("TPS_W8_SKDP");
+  unsetenv("TPS_W8_SKTAIL");
+  unsetenv("TPS_W8_SKRS");
+}
+
 /* the fast kernel (default choice) against the reference kernel on the same m rows:
  * max relative difference (to the largest |reference| output) at most 2^-7 (bf16 rounding of
  * two fp32 sums taken in different orders) */
@@ -442,12 +462,7 @@ int main(void) {
   if (getenv("TPS_TEST_SK_ONLY") && !strcmp(getenv("TPS_TEST_SK_ONLY"), "rs")) {
     static const struct { int m; const char *grid; } ev[] = {{1000, "16"}, {1000, "32"}, {300, "32"}};
     set_kernel("sk", "256");
-    setenv("TPS_W8_SKDP", "0", 1);
-    setenv("TPS_W8_SKRS", "1", 1);
-    for (size_t i = 0; i < sizeof ev / sizeof *ev; i++) {
-      setenv("TPS_W8_SKG", ev[i].grid, 1);
-      check(fast, ev[i].m, w, 1e-2, "sk only, even grid, reduce-scatter");
-    }
+    for (size_t i = 0; i < sizeof ev / sizeof *ev; i++) check_cut(fast, w, ev[i].m, ev[i].grid, "0", "", 1, 1, "sk only, even grid, reduce-scatter");
     cudaError_t e = cudaDeviceSynchronize();
     EXPECT(e == cudaSuccess, "device error: %s", cudaGetErrorString(e));
     printf("%s\n", fails ? "test_gemm_gpu (reduce-scatter only): FAILED" : "test_gemm_gpu (reduce-scatter only): ok");
@@ -587,31 +602,15 @@ int main(void) {
    * 32 (p 8, a partial token tile), each run twice (the counters were zeroed for the second launch) */
   {
     static const struct { int m; const char *grid; } ev[] = {{1000, "16"}, {1000, "32"}, {1000, "64"}, {300, "32"}};
-    setenv("TPS_W8_SKDP", "0", 1);
-    for (int rs = 0; rs < 2; rs++) {
-      setenv("TPS_W8_SKRS", rs ? "1" : "0", 1);
-      for (size_t i = 0; i < (quick ? 2 : sizeof ev / sizeof *ev); i++) {
-        setenv("TPS_W8_SKG", ev[i].grid, 1);
-        check(fast, ev[i].m, w, 1e-2, rs ? "stream-K 256, even grid, reduce-scatter" : "stream-K 256, even grid, owner");
-        check(fast, ev[i].m, w, 1e-2, rs ? "stream-K 256, even grid, reduce-scatter again" : "stream-K 256, even grid, owner again");
-      }
-    }
+    for (int rs = 0; rs < 2; rs++)
+      for (size_t i = 0; i < (quick ? 2 : sizeof ev / sizeof *ev); i++)
+        check_cut(fast, w, ev[i].m, ev[i].grid, "0", "", rs, 2, rs ? "stream-K 256, even grid, reduce-scatter" : "stream-K 256, even grid, owner");
     /* an even tail (TPS_W8_SKTAIL = p) after whole waves: 4096 rows = 32 tiles on 13 blocks, 2 waves, the 6 left
      * in 2 pieces on 12 blocks (one idle), and on 7 blocks, 4 waves, the 4 left whole on 4 */
     static const struct { const char *grid, *dp, *p; } tl[] = {{"13", "2", "2"}, {"7", "4", "1"}};
-    for (int rs = 0; rs < 2; rs++) {
-      setenv("TPS_W8_SKRS", rs ? "1" : "0", 1);
-      for (size_t i = 0; i < sizeof tl / sizeof *tl; i++) {
-        setenv("TPS_W8_SKG", tl[i].grid, 1);
-        setenv("TPS_W8_SKDP", tl[i].dp, 1);
-        setenv("TPS_W8_SKTAIL", tl[i].p, 1);
-        check(fast, 4096, w, 1e-2, rs ? "stream-K 256, even tail, reduce-scatter" : "stream-K 256, even tail, owner");
-        check(fast, 4096, w, 1e-2, rs ? "stream-K 256, even tail, reduce-scatter again" : "stream-K 256, even tail, owner again");
-      }
-    }
-    unsetenv("TPS_W8_SKTAIL");
-    unsetenv("TPS_W8_SKRS");
-    unsetenv("TPS_W8_SKDP");
+    for (int rs = 0; rs < 2; rs++)
+      for (size_t i = 0; i < sizeof tl / sizeof *tl; i++)
+        check_cut(fast, w, 4096, tl[i].grid, tl[i].dp, tl[i].p, rs, 2, rs ? "stream-K 256, even tail, reduce-scatter" : "stream-K 256, even tail, owner");
   }
   unsetenv("TPS_W8_SKG");
   /* the default grid and every resident block forced (65536, capped) are one grid where the
@@ -710,13 +709,7 @@ int main(void) {
     /* the reduce-scatter fix-up where a tile's rows 64..127 are past N (one warpgroup idles): 700 rows =
      * 3 x 3 tiles on 36 blocks (p 4) */
     set_kernel("sk", "256");
-    setenv("TPS_W8_SKDP", "0", 1);
-    setenv("TPS_W8_SKG", "36", 1);
-    setenv("TPS_W8_SKRS", "1", 1);
-    check(g2, 700, w2, 1e-2, "N=320 K=1024 sk 256, even grid, reduce-scatter");
-    unsetenv("TPS_W8_SKRS");
-    unsetenv("TPS_W8_SKG");
-    unsetenv("TPS_W8_SKDP");
+    check_cut(g2, w2, 700, "36", "0", "", 1, 1, "N=320 K=1024 sk 256, even grid, reduce-scatter");
     set_kernel("", "");
     tps_gemm_destroy(g2);
     free(w2);
