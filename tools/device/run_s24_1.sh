@@ -15,7 +15,7 @@ exec > >(tee -a $OUT/console.txt) 2>&1
 tps_dev_versions $B
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 if echo "$gpu" | grep -q H200; then
-  tps_dev_h200_tables $B 420
+  tps_dev_h200_tables $B 330
   TPS_TEST_SK_ONLY=rs timeout 60 compute-sanitizer --tool memcheck --print-limit 20 $B/test_gemm_gpu >$OUT/memcheck.txt 2>&1
   echo "memcheck exit $? (${SECONDS}s)"; exit 0
 fi
@@ -29,8 +29,8 @@ for kn in "7168x2112 256,512,768,1024,1536,2048,4096,6144" "5120x1792 320,512,10
 done
 for tool in memcheck racecheck; do
   for only in rs nd; do
-    [ "$SECONDS" -gt 330 ] && continue
-    TPS_TEST_SK_ONLY=$only timeout 45 compute-sanitizer --tool $tool --print-limit 20 $B/test_gemm_gpu >$OUT/${tool}_$only.txt 2>&1
+    [ "$SECONDS" -gt 250 ] && continue
+    TPS_TEST_SK_ONLY=$only timeout 40 compute-sanitizer --tool $tool --print-limit 20 $B/test_gemm_gpu >$OUT/${tool}_$only.txt 2>&1
     echo "$tool $only exit $? (${SECONDS}s)"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Hazard|Invalid|only\): |FAIL" $OUT/${tool}_$only.txt | head -6
   done
 done
@@ -38,7 +38,7 @@ F=$OUT/ab.txt
 for kn in "5120x1792 192,256,320,384,448,512" "7168x2112 192,256,320"; do
   set -- $kn
   for v in 1 0 1; do
-    [ "$SECONDS" -gt 400 ] && continue
+    [ "$SECONDS" -gt 330 ] && continue
     tps_dev_w8_run $F "SKEVEN=$v" $B $1 $2 TPS_W8_SKEVEN=$v
   done
   echo "ab $1 (${SECONDS}s)"
@@ -51,7 +51,7 @@ echo "tensor metrics: $met"
 N=$OUT/ncu.txt
 for c in "5120x1792 320" "5120x1792 512" "5120x1792 768" "7168x2112 512" "7168x2112 192"; do
   set -- $c
-  [ "$SECONDS" -gt 530 ] && continue
+  [ "$SECONDS" -gt 380 ] && continue
   echo "===== $1 M $2" >>$N
   timeout 60 ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis --section SchedulerStats \
     --section WarpStateStats ${met:+--metrics $met} --kernel-name-base demangled -k regex:"^w8(a16|t|t3|s|k|k2)_kernel" \
