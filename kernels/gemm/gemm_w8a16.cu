@@ -571,9 +571,6 @@ static int w8_config(const tps_gemm *g, int m, char *buf, size_t bufsz, uint64_t
       if (at3 < bufsz && (cut > 1 || tail))
         snprintf(buf + at3, bufsz - at3, ", %s%d pieces a tile%s%s", tail ? "the rest in " : "", cut, cut > 1 ? ", summed by " : "",
                  cut < 2 ? "" : rsum ? (q.sk_rs == 2 ? "reduce-scatter (cp.async)" : "reduce-scatter") : "the owner");
-      const size_t at4 = strlen(buf);
-      if (q.sk_rs != 2 && tps_w8_env_int("TPS_W8_SKND", 0) == 1 && at4 < bufsz) /* the same sums: the id is the same */
-        snprintf(buf + at4, bufsz - at4, ", MMAs never drained inside a tile");
     }
     *id = ((uint64_t)TPS_W8K_SK << 40) | ((uint64_t)c.bt << 32) | ((uint64_t)c.mtiles << 16) | (uint64_t)c.splits |
           ((uint64_t)c.head << 48) | ((uint64_t)(tail ? cut : 0) << 56) | ((uint64_t)(rsum ? q.sk_rs : 0) << 62); /* tail p <= 63 (w8quant.c) */

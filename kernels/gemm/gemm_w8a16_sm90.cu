@@ -1300,7 +1300,7 @@ struct Wk2Sched {
     return bl;
   }
 };
-template <int STAGES, int RSA, int ND>
+template <int STAGES, int RSA>
 __global__ void __launch_bounds__(384, 1)
 w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmxt,
             const __grid_constant__ CUtensorMap tmr, bf16 *__restrict__ Y, float *__restrict__ ws, int *__restrict__ flags,
@@ -1408,46 +1408,9 @@ w8k2_kernel(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUt
         }
       } else {
       /* the w8t_kernel loop: buffer 0 holds chunk j at the top; the MMAs of j run while j + 1
-       * is dequantized, those of j + 1 while j + 2 is; drained once a pair (ND = 1: never drained
-       * inside a tile, below) */
+       * is dequantized, those of j + 1 while j + 2 is; drained once a pair */
       int sa = next_full();
       dequant_chunk(sptr + sa * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afr[0]);
-      if constexpr (ND) {
-        /* (TPS_W8_SKND=1) the same MMAs in the same order, so the same bits; chunk j + 2's MMAs are
-         * issued as soon as its fragments are ready, behind j + 1's still in flight, instead of after
-         * them: at most two chunks in flight, each buffer rewritten only once wait_group 1 says the
-         * chunk that read it is done, each stage released in order once its MMAs are */
-        for (int j = 0; j < nch; j += 2) {
-          wg_pin(acc);
-          wg_fence();
-          mma(sa, afr[0]);
-          wg_commit();
-          wg_pin(acc);
-          if (j > 0) {
-            wg_wait<1>(); /* chunk j - 1 (buffer 1) done */
-            wg_pin(acc);
-            release();
-          }
-          if (j + 1 < nch) {
-            const int sb = next_full();
-            dequant_chunk(sptr + sb * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afr[1]);
-            wg_fence();
-            mma(sb, afr[1]);
-            wg_commit();
-            wg_pin(acc);
-            wg_wait<1>(); /* chunk j (buffer 0) done */
-            wg_pin(acc);
-            release();
-            if (j + 2 < nch) {
-              sa = next_full();
-              dequant_chunk(sptr + sa * Sh::STAGE_BYTES + Sh::X_BYTES, Sh::W_BYTES, rl, c, afr[0]);
-            }
-          }
-        }
-        wg_wait<0>(); /* the last chunk */
-        wg_pin(acc);
-        release();
-      } else
       for (int j = 0; j < nch; j += 2) {
         wg_pin(acc);
         wg_fence();
@@ -1992,9 +1955,8 @@ static int sk_slots[NSKVARIANTS];
 typedef void (*w8k2_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, bf16 *, float *, int *, int, int, int, int,
                         int, const Wk2Bounds);
 /* [1]: the reduce-scatter fix-up's slices staged by cp.async (TPS_W8_SKRS=2, an experiment; its own instance, so
- * that the default's registers are not the experiment's); [2]: the chunk loop never drained inside a tile
- * (TPS_W8_SKND=1, an experiment) */
-static const w8k2_fn sk2_fns[3] = {w8k2_kernel<5, 0, 0>, w8k2_kernel<5, 1, 0>, w8k2_kernel<5, 0, 1>};
+ * that the default's registers are not the experiment's) */
+static const w8k2_fn sk2_fns[2] = {w8k2_kernel<5, 0>, w8k2_kernel<5, 1>};
 static const w8k2_fn sk2_fn = sk2_fns[0];
 static const int sk2_smem = Wk2Shape<5>::SMEM;
 static int sk2_slots;
@@ -2020,7 +1982,6 @@ extern "C" int tps_w8k_prepare(tps_gemm *g) {
   {
     CUDA_TRY(cudaFuncSetAttribute(sk2_fns[0], cudaFuncAttributeMaxDynamicSharedMemorySize, sk2_smem));
     CUDA_TRY(cudaFuncSetAttribute(sk2_fns[1], cudaFuncAttributeMaxDynamicSharedMemorySize, sk2_smem));
-    CUDA_TRY(cudaFuncSetAttribute(sk2_fns[2], cudaFuncAttributeMaxDynamicSharedMemorySize, sk2_smem));
     int per_sm = 0;
     CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sk2_fn, 384, (size_t)sk2_smem));
     sk2_slots = per_sm * g->num_sms;
@@ -2082,8 +2043,7 @@ extern "C" int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
     cfg.stream = s;
     /* the fix-up of an even grid or an even tail: reduce-scatter where sk_rs (rs pieces a tile), else the owner's */
     const int rs = q.sk_rs >= 1 ? tps_w8_sk_cut(&q, m, grid, dpw) : 0;
-    const int fi = q.sk_rs == 2 ? 1 : tps_w8_env_int("TPS_W8_SKND", 0) == 1 ? 2 : 0;
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, sk2_fns[fi], mx, mxt, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k, dpw, rs, bnd));
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, sk2_fns[q.sk_rs == 2], mx, mxt, mr, (bf16 *)y, g->sk_ws, g->sk_flags, m, g->n, g->k, dpw, rs, bnd));
     CUDA_LAUNCH_CHECK();
     return TPS_OK;
   }

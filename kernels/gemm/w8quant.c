@@ -145,7 +145,6 @@ static const w8_override w8_overrides[] = {
     {"TPS_W8_SK2FIT", "0|1", 0, 0},
     {"TPS_W8_SKEVEN", "0|1", 0, 0},
     {"TPS_W8_SKRS", "0|1|2", 0, 0},
-    {"TPS_W8_SKND", "0|1", 0, 0},
     {"TPS_W8_SKTAIL", NULL, 0, 63}, /* 6 bits of the configuration id (gemm_w8a16.cu) */
 };
 

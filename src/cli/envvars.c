@@ -41,8 +41,6 @@ const tps_envvar tps_envvars[] = {
    "W8A16: 1 prices the 256-token stream-K form in the dispatch by its refit (the constants: model/core/w8plan.c sk2c[1], measured in doc/gemm-kernels.md, sk2_time refit) (default 1, measured no slower at any of 29 M, data/h100_w8a16_sk2fit.txt); 0 the first fit (the dispatch before)"},
   {"TPS_W8_SKEVEN", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
    "W8A16: 1 lets the 256-token stream-K form run on an even grid (tiles x p blocks, each 1/p of a tile, priced by model/core/w8plan.c SKEVEN_*, measured in data/h100_w8a16_s21.txt) (default 1); 0 only on every resident block (the dispatch before)"},
-  {"TPS_W8_SKND", "bench calibrate", "kernels/gemm/gemm_w8a16_sm90.cu",
-   "W8A16 256-token stream-K form: 1 runs its chunk loop without draining the MMAs inside a tile (the same MMAs in the same order, so the same bits: test_gemm_gpu TPS_TEST_SK_ONLY=nd), an experiment; 0 the pair loop, drained once every two chunks (default 0)"},
   {"TPS_W8_SKRS", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",
    "W8A16 256-token stream-K form on an even grid: 1 adds a cut tile's partials by reduce-scatter (each of its p blocks sums and stores 1/p of the tile; kernels/gemm/gemm_w8a16_sm90.cu w8k2_kernel; priced by model/core/w8plan.c SKRS_*, measured in data/h100_w8a16_s23.txt) (default 1); 0 by the owner of its first piece (the dispatch before); 2 reduce-scatter with the slices staged by cp.async (an experiment)"},
   {"TPS_W8_SKTAIL", "bench calibrate", "kernels/gemm/gemm_w8a16.cu",

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Twenty-fourth session, call 1 (issue 28 items 1, 2 and 4).  Carry: .w8carry/bin/{tpsplit,test_gemm_gpu} (built
-# here from 558aa92 + the never-drained chunk loop, TPS_W8_SKND, with ../configure --enable-static-deps),
+# here from 558aa92 + the never-drained chunk loop, TPS_W8_SKND, with ../configure --enable-static-deps; that loop
+# is not kept: doc/experiments/w8a16_nd.diff applies to 558aa92; results: data/h100_w8a16_s24.txt),
 # .w8carry/versions.sh (tools/device/versions.sh).
 # On an H200: test_gemm_gpu and the H200 tables of the current dispatch (tps_dev_h200_tables), then memcheck.
 # On an H100: (0) the never-drained loop: its bits against the pair loop (TPS_TEST_SK_ONLY=nd), then timed against

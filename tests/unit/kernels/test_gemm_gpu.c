@@ -144,25 +144,6 @@ static void check_cut(tps_gemm *g, const double *w, int m, const char *grid, con
   unsetenv("TPS_W8_SKRS");
 }
 
-/* The 256-token stream-K form's chunk loop never drained inside a tile (TPS_W8_SKND=1, an experiment) issues the
- * same MMAs in the same order as the pair loop: the same bits, on the default grid (even grids, whole waves first)
- * and on forced grids whose blocks run 1, odd and even numbers of chunks of a tile (300 rows on 50 blocks: 32
- * iterations of K 512, one chunk a block) */
-static int same_bits(tps_gemm *g, int m, const char *kind, const char *var, const char *alt);
-static void nd_bits(tps_gemm *g, int quick) {
-  static const struct { int m; const char *grid, *dp; } nd[] = {{1000, "", ""}, {300, "", ""}, {4096, "", ""}, {4096, "7", ""},
-                                                               {1000, "3", "0"}, {300, "50", "0"}, {4096, "13", "2"}};
-  set_kernel("sk", "256");
-  for (size_t i = 0; i < (quick ? 3 : sizeof nd / sizeof *nd); i++) {
-    if (*nd[i].grid) setenv("TPS_W8_SKG", nd[i].grid, 1); else unsetenv("TPS_W8_SKG");
-    if (*nd[i].dp) setenv("TPS_W8_SKDP", nd[i].dp, 1); else unsetenv("TPS_W8_SKDP");
-    same_bits(g, nd[i].m, "sk", "TPS_W8_SKND", "1");
-  }
-  unsetenv("TPS_W8_SKG");
-  unsetenv("TPS_W8_SKDP");
-  set_kernel("", "");
-}
-
 /* the fast kernel (default choice) against the reference kernel on the same m rows:
  * max relative difference (to the largest |reference| output) at most 2^-7 (bf16 rounding of
  * two fp32 sums taken in different orders) */
@@ -487,14 +468,6 @@ int main(void) {
     printf("%s\n", fails ? "test_gemm_gpu (reduce-scatter only): FAILED" : "test_gemm_gpu (reduce-scatter only): ok");
     return fails ? 1 : 0;
   }
-  /* TPS_TEST_SK_ONLY=nd: the never-drained chunk loop against the pair loop alone (nd_bits, quick set), then exit */
-  if (getenv("TPS_TEST_SK_ONLY") && !strcmp(getenv("TPS_TEST_SK_ONLY"), "nd")) {
-    nd_bits(fast, 1);
-    cudaError_t e = cudaDeviceSynchronize();
-    EXPECT(e == cudaSuccess, "device error: %s", cudaGetErrorString(e));
-    printf("%s\n", fails ? "test_gemm_gpu (never-drained loop only): FAILED" : "test_gemm_gpu (never-drained loop only): ok");
-    return fails ? 1 : 0;
-  }
   if (getenv("TPS_TEST_SK_ONLY")) {
     static const int m0[] = {1, 64, 100, 257, 1000}, mq[] = {100, 1000};
     static const char *const g0[] = {"", "3", "1", "7"};
@@ -664,7 +637,6 @@ int main(void) {
     snprintf(grid, sizeof grid, "%d", atoi(at + strlen("persistent grid of ")));
     same_bits(fast, m, "sk", "TPS_W8_SKG", grid);
   }
-  nd_bits(fast, quick);
   set_kernel("", "");
   static const int sm[] = {5, 45, 64};
   for (size_t i = 0; i < 3; i++) {
