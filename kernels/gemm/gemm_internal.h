@@ -118,7 +118,7 @@ enum { TPS_W8C_SPLITS = TPS_W8P_STREAM_SPLITS }; /* stream kernel: cluster split
 int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) */
 int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
 int tps_w8c_tokens(const tps_gemm *g, int m); /* stream kernel: token tile for m rows (16, 32, 48, 64, 128) */
-int tps_w8c_rows(const tps_gemm *g, int t); /* stream kernel: weight rows a block for a t-token tile (128; 192 opt-in) */
+int tps_w8c_rows(const tps_gemm *g, int t); /* stream kernel: weight rows a block for a t-token tile (128, or 192 where that saves a wave) */
 int tps_w8k_slots(int bt);         /* stream-K kernel: resident blocks of a bt-token tile (0: unknown) */
 /* split kernel (mid M): bt tokens (64, 128) x 128 weight rows per block, cluster split-K
  * `splits` (1, 2, 4, 8), every token tile in one launch */

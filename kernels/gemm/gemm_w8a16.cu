@@ -410,7 +410,7 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     c->splits = tps_w8_env_int("TPS_W8_SCL", 0) == 4 && c->bt <= 64 ? 4 : TPS_W8C_SPLITS; /* tps_w8c_run's clusters */
     c->mtiles = (m + c->bt - 1) / c->bt; /* launches */
     c->stages = c->bt == 128 ? 5 : 10; /* svariants in gemm_w8a16_sm90.cu */
-    if (tps_w8c_rows(g, c->bt) == 192) { /* TPS_W8_SROWS=192: w8t3_kernel (s3variants) */
+    if (tps_w8c_rows(g, c->bt) == 192) { /* w8t3_kernel (s3variants): where 128-row clusters need two waves */
       c->bn = 192; c->threads = 384; c->ntiles = (g->n + 191) / 192; c->splits = TPS_W8C_SPLITS;
       c->stages = c->bt == 64 ? 8 : c->bt == 48 ? 9 : 10;
     }

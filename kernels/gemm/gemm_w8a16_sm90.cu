@@ -1588,8 +1588,8 @@ typedef void (*w8t3_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
 typedef struct { int bt, stages, smem; w8t3_fn fn; } w8t3_variant;
 #define W8S3(BT, ST) { BT, ST, W3Shape<BT, ST>::SMEM, w8t3_kernel<BT, ST> }
 static const w8t3_variant s3variants[] = {W8S3(16, 10), W8S3(32, 10), W8S3(48, 9), W8S3(64, 8),
-                                          /* deeper rings (TPS_W8_SDEEP=1, an experiment): at K 7168 the
-                                             16-token tile holds all 14 chunks of a block, the 32-token 11 */
+                                          /* deeper rings (the default; TPS_W8_SDEEP=0 the forms above): at K 7168
+                                             the 16-token tile holds all 14 chunks of a block, the 32-token 11 */
                                           W8S3(16, 14), W8S3(32, 11)};
 enum { NS3VARIANTS = sizeof s3variants / sizeof s3variants[0] };
 enum { NTVARIANTS = sizeof tvariants / sizeof tvariants[0] };
@@ -1615,6 +1615,7 @@ static int make_map(CUtensorMap *m, CUtensorMapDataType dt, const void *base, ui
 
 extern "C" int tps_w8s_prepare(void);
 extern "C" int tps_w8k_prepare(tps_gemm *g);
+static int stream_clusters_prepare(void);
 extern "C" int tps_w8g_prepare(tps_gemm *g) {
   g->wgmma_ok = 0;
   int major = 0, minor = 0;
@@ -1643,6 +1644,7 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
       CUDA_TRY(cudaFuncSetAttribute(svariants[v].tr[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
       CUDA_TRY(cudaFuncSetAttribute(svariants[v].tr_nomma[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
     }
+  TPS_TRY(stream_clusters_prepare());
   if (!encode_tiled) {
     cudaDriverEntryPointQueryResult q;
     void *fn = NULL;
@@ -1765,14 +1767,60 @@ static const w8t_variant *stream_variant(int t) {
   return NULL;
 }
 
-/* weight rows a stream block takes for a t-token tile: 192 (w8t3_kernel) with TPS_W8_SROWS=192
- * where t <= 64 and every record its blocks read exists (the last 192-row block's whole and half
- * records inside the (N + 127) / 128 of the plan), else 128 */
+/* clusters of TPS_W8C_SPLITS that can run at once, per token tile of the 128-row stream form (its
+ * summing form of tps_w8c_sum) and of the 192-row form (s3variants' order), read at plan creation */
+static int s_clusters[NSVARIANTS], s3_clusters[NS3VARIANTS];
+static int stream_clusters(const void *fn, int threads, int smem, int *nc) {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 1;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = TPS_W8C_SPLITS;
+  cfg.gridDim = dim3(1, 1, TPS_W8C_SPLITS);
+  cfg.blockDim = dim3((unsigned)threads, 1, 1);
+  cfg.dynamicSmemBytes = (size_t)smem;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CUDA_TRY(cudaOccupancyMaxActiveClusters(nc, fn, &cfg));
+  return TPS_OK;
+}
+static int stream_clusters_prepare(void) {
+  for (int v = 0; v < NSVARIANTS; v++)
+    TPS_TRY(stream_clusters((const void *)svariants[v].fn[tps_w8c_sum()], 256, svariants[v].smem, &s_clusters[v]));
+  for (int v = 0; v < NS3VARIANTS; v++)
+    TPS_TRY(stream_clusters((const void *)s3variants[v].fn, 384, s3variants[v].smem, &s3_clusters[v]));
+  return TPS_OK;
+}
+/* the 192-row form's variant for a t-token tile: the deepest ring (default; TPS_W8_SDEEP=0: the first, the
+ * form before data/h100_w8a16_s24.txt), NULL where there is none */
+static const w8t3_variant *s3_variant(int t, int *index) {
+  const int deep = tps_w8_env_int("TPS_W8_SDEEP", 1) == 1;
+  int best = -1;
+  for (int v = 0; v < NS3VARIANTS; v++)
+    if (s3variants[v].bt == t && (best < 0 || (deep && s3variants[v].stages > s3variants[best].stages))) best = v;
+  if (index) *index = best;
+  return best < 0 ? NULL : &s3variants[best];
+}
+
+/* weight rows a stream block takes for a t-token tile (t <= 64): 192 (w8t3_kernel) where every record its
+ * blocks read exists (the last 192-row block's whole and half records inside the (N + 127) / 128 of the
+ * plan) and the 128-row form's clusters of 8 do not all run at once while the 192-row form's do (N 2112 on
+ * an H100: 17 clusters where 15 run at once, against 11: one wave instead of two, data/h100_w8a16_s30.txt,
+ * data/h100_w8a16_s24.txt); else 128.  TPS_W8_SROWS=128 or 192 forces one (192 still only where the records
+ * exist). */
 extern "C" int tps_w8c_rows(const tps_gemm *g, int t) {
-  if (tps_w8_env_int("TPS_W8_SROWS", 128) != 192 || t > 64) return 128;
+  const int force = tps_w8_env_int("TPS_W8_SROWS", 0);
+  if (force == 128 || t > 64) return 128;
   const int last = (g->n + 191) / 192 - 1, nrb = (g->n + 127) / 128;
   const int need = last & 1 ? (3 * last + 1) / 2 : 3 * last / 2 + 1; /* the highest record read */
-  return need <= nrb - 1 ? 192 : 128;
+  if (need > nrb - 1) return 128;
+  if (force == 192) return 192;
+  const w8t_variant *w = stream_variant(t);
+  int i3 = -1;
+  if (!w || !s3_variant(t, &i3)) return 128;
+  const int c128 = s_clusters[w - svariants], c192 = s3_clusters[i3];
+  return nrb > c128 && last + 1 <= c192 ? 192 : 128;
 }
 
 /* one launch of the 192-row stream form on `rows` (<= w->bt) rows of x */
@@ -1819,10 +1867,7 @@ extern "C" int tps_w8c_run(tps_gemm *g, const void *x, void *y, int m, cudaStrea
   TPS_TRY(check_run(g, x, y));
   if (tps_w8c_rows(g, tps_w8c_tokens(g, m)) == 192) {
     const int t = tps_w8c_tokens(g, m);
-    const w8t3_variant *w3 = NULL;
-    const int deep = tps_w8_env_int("TPS_W8_SDEEP", 0) == 1;
-    for (int v = 0; v < NS3VARIANTS; v++)
-      if (s3variants[v].bt == t && (!w3 || (deep && s3variants[v].stages > w3->stages))) w3 = &s3variants[v];
+    const w8t3_variant *w3 = s3_variant(t, NULL);
     if (!w3) {
       fprintf(stderr, "tpsplit: gemm: no 192-row stream kernel for a %d-token tile\n", t);
       return TPS_ERR;

@@ -9,7 +9,7 @@
 # STAGES (default "env ratio"):
 #   env       GPU, driver, clocks; cuobjdump resource usage and the SASS of the w8t kernels
 #   test      tests/unit/kernels/test_gemm_gpu (every W8A16 kernel and form forced in turn, float64 reference)
-#   ratio     tpsplit bench gemm, w8a16 and dense-bf16, K 5120 N 1792 and K 7168 N 2112, tokens
+#   ratio     tpsplit bench gemm, w8a16 and dense-bf16, K 5120 N 1792 and K 7168 N 2112 (RATIO_SHAPES: KxN ...), tokens
 #             RATIO_TOKENS, --tp 1, RATIO_SAMPLES (50) samples, rows alternated; one table per
 #             shape and path, <gpu>_w8a16_ratio_<K>x<N>_<path>.tsv (<gpu>: h100, h200, ... from nvidia-smi); the ratio dense/w8a16 per M last
 #   sweep     w8a16 with each of SWEEP_ENVS (space-separated, each a comma list of VAR=value)
@@ -46,7 +46,7 @@ if has test; then
 fi
 if has ratio; then
   RT=${RATIO_TOKENS:-1,16,64,128,192,256,320,384,448,512,640,768,896,1024,2048,4096,8192}
-  for kn in 5120x1792 7168x2112; do
+  for kn in ${RATIO_SHAPES:-5120x1792 7168x2112}; do
     for p in w8a16 dense-bf16; do
       [ "$SECONDS" -gt "${RATIO_DEADLINE:-480}" ] && { echo "ratio $kn $p not run (${SECONDS}s)"; continue; }
       timeout 150 "$B/tpsplit" bench gemm --k "${kn%x*}" --n "${kn#*x}" --path "$p" --tokens "$RT" --tp 1 \

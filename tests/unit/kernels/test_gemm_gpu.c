@@ -174,14 +174,19 @@ static int fast_vs_ref(tps_gemm *fast, tps_gemm *ref, int m) {
 /* two forms of one kernel that must give the same bits: kernel `kind` forced, environment
  * variable `var` set to "0" then to `alt` (partial sums pushed vs pulled or through L2;
  * records by tensor map vs by bulk copy) */
+static int same_bits2(tps_gemm *g, int m, const char *kind, const char *var, const char *base, const char *alt);
 static int same_bits(tps_gemm *g, int m, const char *kind, const char *var, const char *alt) {
+  return same_bits2(g, m, kind, var, "0", alt);
+}
+/* the same with `var` set to `base` first */
+static int same_bits2(tps_gemm *g, int m, const char *kind, const char *var, const char *base, const char *alt) {
   int n = tps_gemm_n(g), k = tps_gemm_k(g);
   make_x(m, k, NULL);
   OK(cudaMemcpy(dx, hx, (size_t)m * k * 2, cudaMemcpyHostToDevice));
   cudaMemset(dy, 0xFF, (size_t)m * n * 2);
   cudaMemset(dy2, 0xFF, (size_t)m * n * 2);
   setenv("TPS_W8_KERNEL", kind, 1);
-  setenv(var, "0", 1);
+  setenv(var, base, 1);
   OK(tps_gemm_run(g, dx, dy, m, 0));
   setenv(var, alt, 1);
   OK(tps_gemm_run(g, dx, dy2, m, 0));
@@ -192,8 +197,8 @@ static int same_bits(tps_gemm *g, int m, const char *kind, const char *var, cons
   OK(cudaMemcpy(hy2, dy2, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
   size_t diff = 0, nan = 0;
   for (size_t i = 0; i < (size_t)m * n; i++) { diff += hy[i] != hy2[i]; nan += !isfinite(bf2d(hy[i])); }
-  printf("%s %s=0 vs %s, M=%d: %zu of %zu elements differ, %zu non-finite\n", kind, var, alt, m, diff, (size_t)m * n, nan);
-  EXPECT(diff == 0 && nan == 0, "%s %s=0 vs %s M=%d: %zu differ, %zu non-finite", kind, var, alt, m, diff, nan);
+  printf("%s %s=%s vs %s, M=%d: %zu of %zu elements differ, %zu non-finite\n", kind, var, base, alt, m, diff, (size_t)m * n, nan);
+  EXPECT(diff == 0 && nan == 0, "%s %s=%s vs %s M=%d: %zu differ, %zu non-finite", kind, var, base, alt, m, diff, nan);
   return 0;
 }
 
@@ -233,10 +238,20 @@ static int check_s192(int quick) {
     double *wv;
     tps_gemm *gg = random_w8(sh[a].n, sh[a].k, 112, 10, &wv);
     if (!gg) return 1;
-    set_kernel("stream", "");
-    setenv("TPS_W8_SROWS", "192", 1);
     char desc[160];
     uint64_t id;
+    /* unset, the rows by waves: N 576 (5 clusters of 8) fits in one wave of the 128-row form on any SM90 part;
+     * N 2112 (17) does not on a 132-SM H100 or H200 (15 clusters of 8 at once), where its 11 of 192 rows do */
+    {
+      int sms = 0;
+      OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+      OK(tps_gemm_config(gg, 1, desc, sizeof desc, &id));
+      const char *want = sh[a].n == 576 ? "128 weight rows" : sh[a].n == 2112 && sms == 132 ? "192 weight rows" : NULL;
+      printf("stream N=%d, rows unforced: %s\n", sh[a].n, desc);
+      EXPECT(!want || strstr(desc, want) != NULL, "N=%d on %d SMs: the rows by waves should give '%s': %s", sh[a].n, sms, want, desc);
+    }
+    set_kernel("stream", "");
+    setenv("TPS_W8_SROWS", "192", 1);
     OK(tps_gemm_config(gg, 1, desc, sizeof desc, &id));
     EXPECT(strstr(desc, "192 weight rows") != NULL, "N=%d: TPS_W8_SROWS=192 runs the 192-row form: %s", sh[a].n, desc);
     char what[64];
@@ -246,16 +261,16 @@ static int check_s192(int quick) {
       for (size_t i = 0; i < 3; i++)
         if (!quick || i != 1) check(gg, mm[i], wv, 1e-2, what);
     }
-    /* the deeper rings (TPS_W8_SDEEP=1): 16 and 32 tokens */
-    setenv("TPS_W8_SDEEP", "1", 1);
+    /* the 10-stage rings the deeper ones replaced (TPS_W8_SDEEP=0): 16 and 32 tokens */
+    setenv("TPS_W8_SDEEP", "0", 1);
     for (size_t b = 0; b < 2; b++) {
       setenv("TPS_W8_SBT", sb[b], 1);
       check(gg, 37, wv, 1e-2, what);
     }
     unsetenv("TPS_W8_SDEEP");
     unsetenv("TPS_W8_SBT");
-    same_bits(gg, 40, "stream", "TPS_W8_SROWS", "192");
-    if (!quick) same_bits(gg, 5, "stream", "TPS_W8_SROWS", "192");
+    same_bits2(gg, 40, "stream", "TPS_W8_SROWS", "128", "192");
+    if (!quick) same_bits2(gg, 5, "stream", "TPS_W8_SROWS", "128", "192");
     unsetenv("TPS_W8_SROWS");
     set_kernel("", "");
     tps_gemm_destroy(gg);
