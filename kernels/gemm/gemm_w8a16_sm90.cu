@@ -1613,6 +1613,30 @@ static int make_map(CUtensorMap *m, CUtensorMapDataType dt, const void *base, ui
   return TPS_OK;
 }
 
+/* a launch of grid x threads with smem bytes in clusters of (cx, 1, cz) on stream s (attr: its one attribute) */
+static void cluster_cfg(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr, dim3 grid, unsigned threads, size_t smem,
+                        unsigned cx, unsigned cz, cudaStream_t s) {
+  *cfg = cudaLaunchConfig_t{};
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = cx;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = cz;
+  cfg->gridDim = grid;
+  cfg->blockDim = dim3(threads, 1, 1);
+  cfg->dynamicSmemBytes = smem;
+  cfg->stream = s;
+  cfg->attrs = attr;
+  cfg->numAttrs = 1;
+}
+/* clusters of (1, 1, cz) blocks of fn that can run at once (*nc) */
+static int max_clusters(const void *fn, unsigned threads, size_t smem, unsigned cz, int *nc) {
+  cudaLaunchConfig_t cfg;
+  cudaLaunchAttribute attr[1];
+  cluster_cfg(&cfg, attr, dim3(1, 1, cz), threads, smem, 1, cz, 0);
+  CUDA_TRY(cudaOccupancyMaxActiveClusters(nc, fn, &cfg));
+  return TPS_OK;
+}
+
 extern "C" int tps_w8s_prepare(void);
 extern "C" int tps_w8k_prepare(tps_gemm *g);
 static int stream_clusters_prepare(void);
@@ -1700,18 +1724,9 @@ static int launch_w8t(tps_gemm *g, const w8t_variant *w, const void *x, void *y,
   const uint32_t box_rows = gz > 1 && rows < w->bt ? (uint32_t)rows : (uint32_t)w->bt;
   TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)rows, (uint64_t)g->k * 2, 64,
                    box_rows, CU_TENSOR_MAP_SWIZZLE_128B));
-  cudaLaunchConfig_t cfg = {};
+  cudaLaunchConfig_t cfg;
   cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = cx;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = cz;
-  cfg.gridDim = dim3((unsigned)((g->n + 127) / 128), gy, gz);
-  cfg.blockDim = dim3(256, 1, 1);
-  cfg.dynamicSmemBytes = (size_t)w->smem;
-  cfg.stream = s;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cluster_cfg(&cfg, attr, dim3((unsigned)((g->n + 127) / 128), gy, gz), 256, (size_t)w->smem, cx, cz, s);
   /* split-K stream kernel: partial sums by st.async for every tile (tps_w8c_sum: the fastest
    * form, data/h200_gemm_tuning.txt); TPS_W8_SUM=0|1|4 forces one */
   const int sum = w->fn[1] ? tps_w8c_sum() : 0; /* the wgmma kernel has one form */
@@ -1770,26 +1785,11 @@ static const w8t_variant *stream_variant(int t) {
 /* clusters of TPS_W8C_SPLITS that can run at once, per token tile of the 128-row stream form (its
  * summing form of tps_w8c_sum) and of the 192-row form (s3variants' order), read at plan creation */
 static int s_clusters[NSVARIANTS], s3_clusters[NS3VARIANTS];
-static int stream_clusters(const void *fn, int threads, int smem, int *nc) {
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = TPS_W8C_SPLITS;
-  cfg.gridDim = dim3(1, 1, TPS_W8C_SPLITS);
-  cfg.blockDim = dim3((unsigned)threads, 1, 1);
-  cfg.dynamicSmemBytes = (size_t)smem;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  CUDA_TRY(cudaOccupancyMaxActiveClusters(nc, fn, &cfg));
-  return TPS_OK;
-}
 static int stream_clusters_prepare(void) {
   for (int v = 0; v < NSVARIANTS; v++)
-    TPS_TRY(stream_clusters((const void *)svariants[v].fn[tps_w8c_sum()], 256, svariants[v].smem, &s_clusters[v]));
+    TPS_TRY(max_clusters((const void *)svariants[v].fn[tps_w8c_sum()], 256, (size_t)svariants[v].smem, TPS_W8C_SPLITS, &s_clusters[v]));
   for (int v = 0; v < NS3VARIANTS; v++)
-    TPS_TRY(stream_clusters((const void *)s3variants[v].fn, 384, s3variants[v].smem, &s3_clusters[v]));
+    TPS_TRY(max_clusters((const void *)s3variants[v].fn, 384, (size_t)s3variants[v].smem, TPS_W8C_SPLITS, &s3_clusters[v]));
   return TPS_OK;
 }
 /* the 192-row form's variant for a t-token tile: the deepest ring (default; TPS_W8_SDEEP=0: the first, the
@@ -1846,18 +1846,9 @@ static int launch_w8t3(tps_gemm *g, const w8t3_variant *w, const void *x, void *
       return TPS_ERR;
     }
   }
-  cudaLaunchConfig_t cfg = {};
+  cudaLaunchConfig_t cfg;
   cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = TPS_W8C_SPLITS;
-  cfg.gridDim = dim3((unsigned)((g->n + 191) / 192), 1, TPS_W8C_SPLITS);
-  cfg.blockDim = dim3(384, 1, 1);
-  cfg.dynamicSmemBytes = (size_t)w->smem;
-  cfg.stream = s;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cluster_cfg(&cfg, attr, dim3((unsigned)((g->n + 191) / 192), 1, TPS_W8C_SPLITS), 384, (size_t)w->smem, 1, TPS_W8C_SPLITS, s);
   CUDA_TRY(cudaLaunchKernelEx(&cfg, w->fn, mx, mr, mh, ms, (bf16 *)y, rows, g->n, g->k));
   CUDA_LAUNCH_CHECK();
   return TPS_OK;
@@ -1931,19 +1922,9 @@ extern "C" int tps_w8s_prepare(void) {
     for (int pp = 0; pp < 3; pp++)
       if (spvariants[v].fn[pp])
         CUDA_TRY(cudaFuncSetAttribute(spvariants[v].fn[pp], cudaFuncAttributeMaxDynamicSharedMemorySize, spvariants[v].smem));
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = (unsigned)spvariants[v].splits;
-    cfg.gridDim = dim3(1, 1, (unsigned)spvariants[v].splits);
-    cfg.blockDim = dim3((unsigned)spvariants[v].threads, 1, 1);
-    cfg.dynamicSmemBytes = (size_t)spvariants[v].smem;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
     int nc = 0;
-    CUDA_TRY(cudaOccupancyMaxActiveClusters(&nc, (const void *)spvariants[v].fn[0], &cfg));
+    TPS_TRY(max_clusters((const void *)spvariants[v].fn[0], (unsigned)spvariants[v].threads, (size_t)spvariants[v].smem,
+                         (unsigned)spvariants[v].splits, &nc));
     sp_slots[v] = nc * spvariants[v].splits;
   }
   return TPS_OK;
@@ -1967,18 +1948,10 @@ extern "C" int tps_w8s_run(tps_gemm *g, const void *x, void *y, int m, int bt, i
   TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)m, (uint64_t)g->k * 2, 64,
                    (uint32_t)(m < bt ? m : bt), CU_TENSOR_MAP_SWIZZLE_128B));
   memcpy(&mr, g->tm_rec, sizeof mr);
-  cudaLaunchConfig_t cfg = {};
+  cudaLaunchConfig_t cfg;
   cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = (unsigned)splits;
-  cfg.gridDim = dim3((unsigned)((g->n + 127) / 128), (unsigned)((m + bt - 1) / bt), (unsigned)splits);
-  cfg.blockDim = dim3((unsigned)w->threads, 1, 1);
-  cfg.dynamicSmemBytes = (size_t)w->smem;
-  cfg.stream = s;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cluster_cfg(&cfg, attr, dim3((unsigned)((g->n + 127) / 128), (unsigned)((m + bt - 1) / bt), (unsigned)splits),
+              (unsigned)w->threads, (size_t)w->smem, 1, (unsigned)splits, s);
   /* TPS_W8_PP=0|1: the warpgroups issue their MMAs freely (0, default) or in turn (1: no
    * faster, 0-4 us slower at 128..1024 rows on an H100, kernels/run_w8a16.sh sweep) */
   /* TPS_W8_SG=4: the 256-token tile with chunks four at a time (developer form, for sweeps) */
