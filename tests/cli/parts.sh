@@ -237,4 +237,21 @@ one_line_error "$data/pred_h200_tp8_marlin-w8a16.txt: predicted for TP8, measure
 expect_rc 0 "$TPSPLIT" --no-plots --samples 20
 awk '/^gpu /{ n++ } n == 1 && /^H/ { print $1; exit }' "$tmp/out" | grep -q '^H100-SXM$' && ok || fail "the answer is not first"
 expect_grep '^  \[[0-9]+\] GEMM dense-bf16 on H100-SXM, K 5120 N 1792, aic harness: measured: data/aic/gemm_h100_sxm_k5120.tsv.gz lines' "$tmp/out"
+
+# --- at the DeepSeek-V3 shape (K 7168 N 2112) the measured tables of that shape answer (data/parts.tsv): the H100's
+# own (w8a16, dense-bf16), the H200's own dense-bf16, and for the H200's w8a16 the H100's table as its sibling; the
+# replicated GEMM at T = 1024 is the table's row 1024 (recomputed here from the raw file)
+for c in "H100-SXM w8a16 measured: data/h100_w8a16_grid_7168x2112_w8a16.tsv" \
+         "H100-SXM dense-bf16 measured: data/h100_w8a16_grid_7168x2112_dense-bf16.tsv" \
+         "H200-SXM dense-bf16 measured: data/h200_gemm_7168x2112_dense-bf16.tsv" \
+         "H200-SXM w8a16 sibling: data/h100_w8a16_grid_7168x2112_w8a16.tsv"; do
+  set -- $c
+  expect_rc 0 "$TPSPLIT" predict --gpu "$1" --tp 8 --path "$2" --k 7168 --n 2112 --gather nccl --tokens 1024
+  expect_grep "^# \[1\] GEMM $2 on $1, K 7168 N 2112, bench harness: $3 $4 lines [0-9]+-[0-9]+" "$tmp/out"
+  if [ "$3" = measured: ]; then
+    want=$(awk -F'\t' '$1 == 1024 { printf "%.1f", $2 }' "$data/${4#data/}")
+    got=$(awk '$1 == 1024 && $2 == 128 { print $3 }' "$tmp/out")
+    [ -n "$want" ] && [ "$got" = "$want" ] && ok || fail "$1 $2 at K 7168: replicated at T 1024 is '$got', the table's row 1024 '$want'"
+  fi
+done
 finish
