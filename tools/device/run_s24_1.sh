@@ -10,10 +10,8 @@
 # (2) the even grids against the uneven cut in one call (default, TPS_W8_SKEVEN=0, default; 50 samples) at the M
 # whose picks the fix-up moved; (3) ncu (sections SpeedOfLight, Occupancy, LaunchStats, ComputeWorkloadAnalysis, SchedulerStats,
 # WarpStateStats + the tensor-pipe metrics this ncu knows) of the default dispatch's w8 launches at the mid-M misses.
-B=.w8carry/bin; OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-exec > >(tee -a $OUT/console.txt) 2>&1
 . .w8carry/versions.sh
-tps_dev_versions $B
+tps_dev_begin
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 if echo "$gpu" | grep -q H200; then
   tps_dev_h200_tables $B 330
@@ -47,17 +45,12 @@ done
 dense() { timeout 60 $B/tpsplit bench gemm --k ${1%x*} --n ${1#*x} --tp 1 --samples 50 --tokens $2 --path dense-bf16 -o $OUT/t.tsv >/dev/null 2>>$OUT/log.txt
   echo "== $1 dense-bf16" >>$F; grep -E '^[0-9]' $OUT/t.tsv | cut -f1-3 >>$F; rm -f $OUT/t.tsv; }
 dense 5120x1792 192,256,320,384,448,512; dense 7168x2112 192,256,320
-met=$(ncu --query-metrics 2>/dev/null | awk '/^sm__pipe_tensor_op_(gmma|hmma)_cycles_active / {print $1".avg.pct_of_peak_sustained_active"}' | paste -sd, -)
-echo "tensor metrics: $met"
 N=$OUT/ncu.txt
 for c in "5120x1792 320" "5120x1792 512" "5120x1792 768" "7168x2112 512" "7168x2112 192"; do
   set -- $c
   [ "$SECONDS" -gt 380 ] && continue
   echo "===== $1 M $2" >>$N
-  timeout 60 ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis --section SchedulerStats \
-    --section WarpStateStats ${met:+--metrics $met} --kernel-name-base demangled -k regex:"^w8(a16|t|t3|s|k|k2)_kernel" \
-    $B/tpsplit bench gemm --k ${1%x*} --n ${1#*x} --path w8a16 --tokens $2 --tp 1 --check-only >>$N 2>&1
-  echo "ncu $c exit $? (${SECONDS}s)"
+  tps_dev_ncu $N "^w8(a16|t|t3|s|k|k2)_kernel" $1 $2
 done
 grep -E "^  [a-z_ ]*w8|Grid Size|Block Size|Duration|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Issue Slots Busy|SM Busy|Eligible Warps|L2 Cache Throughput|tensor_op|=====" $N | head -120
 echo "all done (${SECONDS}s)"

@@ -9,10 +9,8 @@
 # (3) the forms at M <= 64 in one call: TPS_W8_SROWS=128 (the dispatch before), default, 128 again; K 5120's
 #     configuration at M 1, 16, 64 (unchanged: 14 clusters fit);
 # (4) compute-sanitizer memcheck on the 192-row form (TPS_TEST_S192_ONLY=1 TPS_TEST_QUICK=1).
-B=.w8carry/bin; OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-exec > >(tee -a $OUT/console.txt) 2>&1
 . .w8carry/versions.sh
-tps_dev_versions $B
+tps_dev_begin
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 if echo "$gpu" | grep -q H200; then
   tps_dev_h200_tables $B 330

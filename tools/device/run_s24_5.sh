@@ -2,10 +2,8 @@
 # Twenty-fourth session, call 5: the cluster launch configuration in one helper (cluster_cfg, max_clusters in
 # kernels/gemm/gemm_w8a16_sm90.cu) checked on the device: test_gemm_gpu (every form) and bench gemm's own checks with
 # the configurations at K 7168 N 2112 and K 5120 N 1792.  Carry: .w8carry/bin built here from that tree.
-B=.w8carry/bin; OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-exec > >(tee -a $OUT/console.txt) 2>&1
 . .w8carry/versions.sh
-tps_dev_versions $B
+tps_dev_begin
 timeout 200 $B/test_gemm_gpu >$OUT/test.txt 2>&1; echo "test_gemm_gpu exit $? (${SECONDS}s)"
 grep -E "FAIL|rows unforced|test_gemm_gpu: " $OUT/test.txt | tail -8
 for kn in 7168x2112 5120x1792; do

@@ -50,3 +50,27 @@ tps_dev_w8_skrs() {
     echo "$tag $c (${SECONDS}s)"
   done
 }
+# tps_dev_begin (from the twenty-fourth session on): B=.w8carry/bin, OUT (default /tmp/out, made), everything the
+# script prints from here on also appended to OUT/console.txt, then tps_dev_versions B.
+tps_dev_begin() {
+  B=.w8carry/bin; OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+  exec > >(tee -a "$OUT/console.txt") 2>&1
+  tps_dev_versions "$B"
+}
+# tps_dev_ncu FILE REGEX KxN M [VAR=VALUE...] (from the twenty-fourth session on): ncu (clocks free; sections
+# SpeedOfLight, Occupancy, LaunchStats, ComputeWorkloadAnalysis, SchedulerStats, WarpStateStats and the tensor-pipe
+# cycles metric this ncu knows) of every kernel matching REGEX (demangled names) of `B/tpsplit bench gemm --path w8a16
+# --tokens M --tp 1 --check-only` at K x N, with those variables set; appended to FILE, 60 s at most; prints
+# "ncu KxN M VARS exit N (Ts)".  Summarized by tools/device/ncu_summary.sh.
+tps_dev_ncu() {
+  local f=$1 re=$2 kn=$3 m=$4
+  shift 4
+  [ -n "${TPS_DEV_NCU_MET+x}" ] || TPS_DEV_NCU_MET=$(ncu --query-metrics 2>/dev/null |
+    awk '/^sm__pipe_tensor_op_(gmma|hmma)_cycles_active / {print $1".avg.pct_of_peak_sustained_active"}' | paste -sd, -)
+  env "$@" timeout 60 ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+    --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats \
+    ${TPS_DEV_NCU_MET:+--metrics $TPS_DEV_NCU_MET} --kernel-name-base demangled -k regex:"$re" \
+    "$B/tpsplit" bench gemm --k "${kn%x*}" --n "${kn#*x}" --path w8a16 --tokens "$m" --tp 1 --check-only >>"$f" 2>&1
+  local rc=$?
+  echo "ncu $kn $m${*:+ $*} exit $rc (${SECONDS}s)"
+}
