@@ -16,8 +16,8 @@ bin=${1:-./tpsplit}
 data=${2:-$here/../../data}
 budget=0.2
 files=$(for f in "$data"/*.tsv; do
-  # one table per file: the h200_gemm_shape_* archives hold several paths' tables one after
-  # another (tools/device/run_h200.sh) and are not inputs of `fit`
+  # one table per file (an archive of the device stage shapes, several paths' tables one after
+  # another, is split by tools/data/split_sections.sh before it is bundled; such files are not inputs of `fit`)
   case $(basename "$f") in gpus.tsv) ;; *) grep -qE '^(tokens|rows|bytes)	' "$f" && [ "$(grep -c '^#@ gpu:' "$f")" -le 1 ] && echo "$f" ;; esac
 done)
 [ -n "$files" ] || { echo "no bundled data found in $data"; exit 1; }

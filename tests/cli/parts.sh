@@ -254,4 +254,19 @@ for c in "H100-SXM w8a16 measured: data/h100_w8a16_grid_7168x2112_w8a16.tsv" \
     [ -n "$want" ] && [ "$got" = "$want" ] && ok || fail "$1 $2 at K 7168: replicated at T 1024 is '$got', the table's row 1024 '$want'"
   fi
 done
+
+# --- the H200 tables of the DeepSeek-V4.1 compressor and indexer shapes (K 5120, N 32, 512, 1024) and the
+# AIConfigurator fp8_block shapes (N 1536, 2048), and its fp8-block at K 7168 N 2112, answer a bench-harness question
+# at their shape (data/parts.tsv: after the AIConfigurator rows, which answer by default where they hold the shape);
+# the replicated GEMM at T = 1024 is the table's row 1024, recomputed from the raw file
+for c in 5120x32:dense-bf16 5120x32:native-fp8 5120x32:fp8-block 5120x512:dense-bf16 5120x512:native-fp8 5120x512:fp8-block \
+         5120x1024:dense-bf16 5120x1024:native-fp8 5120x1024:fp8-block 5120x1536:dense-bf16 5120x1536:fp8-block \
+         5120x2048:dense-bf16 5120x2048:fp8-block 7168x2112:fp8-block; do
+  kn=${c%%:*} p=${c#*:} k=${kn%x*} n=${kn#*x} f=data/h200_gemm_${kn}_${c#*:}.tsv
+  expect_rc 0 "$TPSPLIT" predict --gpu H200-SXM --tp 8 --path "$p" --k "$k" --n "$n" --gather nccl --tokens 1024 --harness bench
+  expect_grep "^# \[1\] GEMM $p on H200-SXM, K $k N $n, bench harness: measured: $f lines [0-9]+-[0-9]+" "$tmp/out"
+  want=$(awk -F'\t' '$1 == 1024 { printf "%.1f", $2 }' "$data/${f#data/}")
+  got=$(awk '$1 == 1024 && $2 == 128 { print $3 }' "$tmp/out")
+  [ -n "$want" ] && [ "$got" = "$want" ] && ok || fail "H200 $p at K $k N $n: replicated at T 1024 is '$got', the table's row 1024 '$want'"
+done
 finish

@@ -8,7 +8,7 @@
 # Run there (device tool):   bash tools/device/run_h200.sh _build_kgemm/bin   (carry _build_kgemm/bin)
 # Writes under $OUT: env.txt, test.txt, sanitizer.txt, h200_gemm_<path>.tsv, sweep.txt, log.txt,
 # gather.txt, split_h200_tp1_<path>.tsv, allgather_h200_tp1_<gather>.txt,
-# h200_gemm_shape_<K>x<N>.tsv.
+# h200_gemm_shape_<K>x<N>.tsv (tools/data/split_sections.sh splits each into one file per table for data/).
 # Stage selection: STAGES="test bench sanitize" (default; also: shapes gather sweep floor
 # profile trace stream).  BUDGET (default 530 s): the whole call's time; the shapes stage
 # starts no bench past BUDGET - 230 s when sanitize follows (BUDGET - 20 s otherwise), and
