@@ -358,10 +358,15 @@ int tps_resolve_harness_convert_sibling(const double *fx, const double *ft, size
   if (nf < 2 || nt < 2) return 1;
   tps_mcurve *cf = tps_mcurve_alloc(fx, ft, nf), *ct = tps_mcurve_alloc(tx, tt, nt);
   if (!cf || !ct) { tps_mcurve_free(cf); tps_mcurve_free(ct); return -1; }
+  /* the ratio outside the rows both curves hold is the ratio at the nearest end of them: clamping each curve
+   * apart divided one table's last row by the other's row far past it (a bench table to 8192 rows against an
+   * AIConfigurator table to 32768: x0.21 at 32768 rows, where the rows both hold give x0.66..x1.05) */
+  const double lo = fmax(tps_mcurve_xlo(cf), tps_mcurve_xlo(ct)), hi = fmin(tps_mcurve_xhi(cf), tps_mcurve_xhi(ct));
   double *ratio = malloc((npts ? npts : 1) * sizeof *ratio);
-  int rc = ratio ? 0 : -1;
+  int rc = !ratio ? -1 : !(lo <= hi) ? 1 : 0;
   for (size_t i = 0; i < npts && !rc; i++) {
-    double a = tps_mcurve_eval_clamped(cf, x[i]), b = tps_mcurve_eval_clamped(ct, x[i]);
+    const double xc = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+    double a = tps_mcurve_eval_clamped(cf, xc), b = tps_mcurve_eval_clamped(ct, xc);
     if (!(a > 0) || !(b > 0)) rc = 1;
     else ratio[i] = b / a;
   }

@@ -85,10 +85,11 @@ int tps_resolve_harness_convert(const tps_resolve_models *mv, const tps_gpu *gpu
                                 char *trained, size_t trsz);
 /* The same conversion by a measured sibling (a GPU of the same architecture and fabric,
  * tps_resolve_gemm_sibling) timed by both harnesses: its curve in harness from (fx, ft: rows,
- * us, nf points, rows increasing) and in harness to (tx, tt), each interpolated in log-log
- * (the nearest end's value outside its rows); t[i] *= to(x[i]) / from(x[i]).  The better
- * evidence where a sibling was measured both ways (tests/unit/model/test_harness_data).
- * 0 converted (rlo..rhi the ratios), 1 not (fewer than 2 points), -1 no memory. */
+ * us, nf points, rows increasing) and in harness to (tx, tt), each interpolated in log-log;
+ * t[i] *= to(x[i]) / from(x[i]) with x[i] held to the rows both curves hold (outside them, the
+ * ratio at their nearest end).  The better evidence where a sibling was measured both ways
+ * (tests/unit/model/test_harness_data).  0 converted (rlo..rhi the ratios), 1 not (fewer than 2
+ * points, or no row both curves hold), -1 no memory. */
 int tps_resolve_harness_convert_sibling(const double *fx, const double *ft, size_t nf, const double *tx, const double *tt,
                                         size_t nt, const double *x, double *t, size_t npts, double *rlo, double *rhi);
 /* Spread added to a converted curve (lognormal sd), from the held-out medians of

@@ -269,4 +269,19 @@ for c in 5120x32:dense-bf16 5120x32:native-fp8 5120x32:fp8-block 5120x512:dense-
   got=$(awk '$1 == 1024 && $2 == 128 { print $3 }' "$tmp/out")
   [ -n "$want" ] && [ "$got" = "$want" ] && ok || fail "H200 $p at K $k N $n: replicated at T 1024 is '$got', the table's row 1024 '$want'"
 done
+
+# --- the H100's AIConfigurator table converted to the bench harness by the H200's tables in both at K 5120 N 1024
+# (native-fp8): past the 8192 rows the H200's bench table holds, the ratio is the one at 8192 (model/predict/resolve.c
+# tps_resolve_harness_convert_sibling; it was the bench table's last row over the AIConfigurator row far past it,
+# x0.21 at 32768 rows).  At T 16384 (TP8: the replicated GEMM of 16384 rows): H100 aic(16384) x H200 bench(8192) /
+# H200 aic(8192), recomputed here from the raw files
+expect_rc 0 "$TPSPLIT" predict --gpu H100-SXM --tp 8 --path native-fp8 --k 5120 --n 1024 --gather nccl --tokens 16384 --harness bench
+expect_grep "^# \[1\] GEMM native-fp8 on H100-SXM, K 5120 N 1024, bench harness: measured: data/aic/gemm_h100_sxm_k5120.tsv.gz lines [0-9]+-[0-9]+ .*converted from the aic harness to bench by H200-SXM's tables in both \(x0\.[0-9]+\.\.x1\.05: data/h200_gemm_5120x1024_native-fp8.tsv" "$tmp/out"
+aic_row() { gzip -dc "$data/aic/gemm_$1_k5120.tsv.gz" | awk -F'\t' -v m="$2" '$4 == "fp8" && $6 == 1024 && $7 == 5120 && $5 == m { print $8 }'; }
+a100=$(aic_row h100_sxm 16384) a200=$(aic_row h200_sxm 8192)
+b200=$(awk -F'\t' '$1 == 8192 { print $2 }' "$data/h200_gemm_5120x1024_native-fp8.tsv")
+want=$(awk -v a="$a100" -v b="$b200" -v c="$a200" 'BEGIN { printf "%.1f", a * b / c }')
+got=$(awk '$1 == 16384 && $2 == 2048 { print $3 }' "$tmp/out")
+[ -n "$a100" ] && [ -n "$a200" ] && [ -n "$b200" ] && [ "$got" = "$want" ] && ok \
+  || fail "H100 native-fp8 K 5120 N 1024 bench at T 16384: replicated '$got', want '$want' (aic $a100 x $b200 / $a200)"
 finish

@@ -122,6 +122,20 @@ int main(void) {
     double one[1] = {7};
     CHECK(tps_resolve_harness_convert_sibling(fx, ft, 1, fx, tt, 2, x, one, 1, &lo, &hi) == 1 && one[0] == 7,
           "one point: no conversion, t unchanged");
+    /* curves of different row ranges (an AIConfigurator table to 1000 rows, a bench table to 100): past 100 rows
+     * the ratio is the one at 100, to(100) / from(100) = 20 / (10 x 100^(1/3)) by hand (from: 10 at 1 row, 100 at
+     * 1000, a straight line in log-log), not to's last value over from(1000) (0.2); no common row: no conversion */
+    const double gx[2] = {1, 1000}, gt[2] = {10, 100};
+    const double x3[3] = {10, 100, 1000};
+    double t3[3] = {1, 1, 1};
+    CHECK(tps_resolve_harness_convert_sibling(gx, gt, 2, fx, tt, 2, x3, t3, 3, &lo, &hi) == 0, "different ranges: converted");
+    const double r100 = 20 / (10 * cbrt(100.0)), r10 = 10 / (10 * cbrt(10.0));
+    CHECK(fabs(t3[0] - r10) < 1e-9 && fabs(t3[1] - r100) < 1e-9 && fabs(t3[2] - r100) < 1e-9,
+          "ratios at 10, 100, 1000 rows: %.12g %.12g %.12g, want %.12g %.12g %.12g", t3[0], t3[1], t3[2], r10, r100, r100);
+    const double hx[2] = {200, 400};
+    double t1[1] = {3};
+    CHECK(tps_resolve_harness_convert_sibling(hx, ft, 2, fx, tt, 2, x3, t1, 1, &lo, &hi) == 1 && t1[0] == 3,
+          "no common row: no conversion, t unchanged");
   }
   {
     /* a reference fit's gather: its own on its GPU and TP; elsewhere each protocol's latency
