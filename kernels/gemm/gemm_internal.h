@@ -27,6 +27,20 @@ enum { TPS_W8_REC_BYTES = 128 * 64 + 2 * 128 }; /* one packed record (w_rec) */
 
 typedef struct tps_gemm_ops tps_gemm_ops;
 
+/* What the SM90 w8a16 kernels of one plan can run at once on its device, read when the plan is made
+ * (kernels/gemm/gemm_w8a16_sm90.cu, tps_w8g_prepare; 0: unknown, or not an SM90 device).  Per plan, not per
+ * process: a process with plans on two devices of different SM counts (other GPUs, MIG instances) gives
+ * each launch its own device's counts; a stream-K grid sized by another device's could wait forever
+ * for blocks that never become resident, and overrun the plan's workspace. */
+#define TPS_W8_OCC_MAX 16
+typedef struct {
+  int s_clusters[TPS_W8_OCC_MAX];  /* 128-row stream form (svariants): clusters of TPS_W8C_SPLITS at once */
+  int s3_clusters[TPS_W8_OCC_MAX]; /* 192-row stream form (s3variants) */
+  int sp_slots[TPS_W8_OCC_MAX];    /* split kernel (spvariants): blocks at once */
+  int sk_slots[TPS_W8_OCC_MAX];    /* stream-K kernel (skvariants): resident blocks */
+  int sk2_slots;                   /* the 256-token stream-K kernel: resident blocks */
+} tps_w8_occ;
+
 struct tps_gemm {
   tps_path_id path;
   const tps_gemm_ops *ops;      /* the path's operations */
@@ -57,6 +71,7 @@ struct tps_gemm {
   float *sk_ws;                 /* stream-K kernel (SM90): fp32 partials, one 128 x 128 tile per block */
   int *sk_flags;                /* stream-K kernel: a flag per block (zero between launches) */
   int sk_blocks;                /* blocks sk_ws and sk_flags hold */
+  tps_w8_occ occ;               /* SM90 w8a16 kernels: what this plan's device runs at once (tps_w8g_prepare) */
   void *priv;                   /* a path's own state beyond these fields (its release frees it) */
   /* cuBLASLt */
   cublasLtHandle_t lt;
@@ -119,11 +134,11 @@ int tps_w8g_prepare(tps_gemm *g); /* sets wgmma_ok (both SM90 kernels can run) *
 int tps_w8g_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);
 int tps_w8c_tokens(const tps_gemm *g, int m); /* stream kernel: token tile for m rows (16, 32, 48, 64, 128) */
 int tps_w8c_rows(const tps_gemm *g, int t); /* stream kernel: weight rows a block for a t-token tile (128, or 192 where that saves a wave) */
-int tps_w8k_slots(int bt);         /* stream-K kernel: resident blocks of a bt-token tile (0: unknown) */
+int tps_w8k_slots(const tps_gemm *g, int bt);       /* stream-K kernel: resident blocks of a bt-token tile (0: unknown) */
 /* split kernel (mid M): bt tokens (64, 128) x 128 weight rows per block, cluster split-K
  * `splits` (1, 2, 4, 8), every token tile in one launch */
 int tps_w8s_run(tps_gemm *g, const void *x, void *y, int m, int bt, int splits, cudaStream_t s);
-int tps_w8s_slots(int bt, int splits); /* blocks of that form that run at once (0: unknown) */
+int tps_w8s_slots(const tps_gemm *g, int bt, int splits); /* blocks of that form that run at once (0: unknown) */
 /* stream-K kernel (mid and large M): bt tokens (64, 128) x 128 weight rows per tile, a persistent
  * grid of tps_w8k_grid blocks sharing the (tile, 64-wide chunk) iterations equally */
 int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, cudaStream_t s);

@@ -337,11 +337,11 @@ extern "C" void tps_w8_geom_of(const tps_gemm *g, tps_w8_geom *q) {
   static const int bts[] = {64, 128, 256};
   tps_w8_geom_default(q, g->num_sms, g->n, g->k);
   for (int b = 0; b < 3; b++)
-    for (int s = 0; s < 4; s++) q->split_slots[b][s] = tps_w8s_slots(bts[b], 1 << s); /* 0: unknown, the SMs */
-  q->sk_slots[0] = tps_w8k_slots(64);
-  q->sk_slots[1] = tps_w8k_slots(128);
-  q->sk_slots[2] = tps_w8k_slots(256);
-  q->sk256 = tps_w8k_slots(256) > 0 && tps_w8_env_int("TPS_W8_SK256", TPS_W8P_SK256_DEFAULT) == 1;
+    for (int s = 0; s < 4; s++) q->split_slots[b][s] = tps_w8s_slots(g, bts[b], 1 << s); /* 0: unknown, the SMs */
+  q->sk_slots[0] = tps_w8k_slots(g, 64);
+  q->sk_slots[1] = tps_w8k_slots(g, 128);
+  q->sk_slots[2] = tps_w8k_slots(g, 256);
+  q->sk256 = tps_w8k_slots(g, 256) > 0 && tps_w8_env_int("TPS_W8_SK256", TPS_W8P_SK256_DEFAULT) == 1;
   q->sk2fit = tps_w8_env_int("TPS_W8_SK2FIT", TPS_W8P_SK2FIT_DEFAULT) == 1;
   q->sk_dpw = tps_w8_env_int("TPS_W8_SKDP", -1);
   q->sk_even = tps_w8_env_int("TPS_W8_SKEVEN", TPS_W8P_SKEVEN_DEFAULT) == 1;
@@ -397,7 +397,7 @@ extern "C" int tps_w8_choose(const tps_gemm *g, int m, tps_w8_cfg *c) {
     if (ks) {
       tps_w8_sk_pick(&q, m, &c->bt);
       const int bt = tps_w8_env_int("TPS_W8_BT", c->bt);
-      c->bt = bt <= 64 ? 64 : bt <= 128 || tps_w8k_slots(256) <= 0 ? 128 : 256;
+      c->bt = bt <= 64 ? 64 : bt <= 128 || tps_w8k_slots(g, 256) <= 0 ? 128 : 256;
     }
     c->bm = c->bt;
     c->threads = c->bt == 256 ? 384 : 288;

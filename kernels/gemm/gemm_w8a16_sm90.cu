@@ -1637,9 +1637,9 @@ static int max_clusters(const void *fn, unsigned threads, size_t smem, unsigned 
   return TPS_OK;
 }
 
-extern "C" int tps_w8s_prepare(void);
+extern "C" int tps_w8s_prepare(tps_gemm *g);
 extern "C" int tps_w8k_prepare(tps_gemm *g);
-static int stream_clusters_prepare(void);
+static int stream_clusters_prepare(tps_gemm *g);
 extern "C" int tps_w8g_prepare(tps_gemm *g) {
   g->wgmma_ok = 0;
   int major = 0, minor = 0;
@@ -1668,7 +1668,7 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
       CUDA_TRY(cudaFuncSetAttribute(svariants[v].tr[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
       CUDA_TRY(cudaFuncSetAttribute(svariants[v].tr_nomma[i], cudaFuncAttributeMaxDynamicSharedMemorySize, svariants[v].smem));
     }
-  TPS_TRY(stream_clusters_prepare());
+  TPS_TRY(stream_clusters_prepare(g));
   if (!encode_tiled) {
     cudaDriverEntryPointQueryResult q;
     void *fn = NULL;
@@ -1699,7 +1699,7 @@ extern "C" int tps_w8g_prepare(tps_gemm *g) {
     }
     memcpy(g->tm_rec, &mr, sizeof mr);
   }
-  TPS_TRY(tps_w8s_prepare());
+  TPS_TRY(tps_w8s_prepare(g));
   TPS_TRY(tps_w8k_prepare(g));
   g->wgmma_ok = 1;
   return TPS_OK;
@@ -1782,14 +1782,15 @@ static const w8t_variant *stream_variant(int t) {
   return NULL;
 }
 
-/* clusters of TPS_W8C_SPLITS that can run at once, per token tile of the 128-row stream form (its
- * summing form of tps_w8c_sum) and of the 192-row form (s3variants' order), read at plan creation */
-static int s_clusters[NSVARIANTS], s3_clusters[NS3VARIANTS];
-static int stream_clusters_prepare(void) {
+/* clusters of TPS_W8C_SPLITS that can run at once on the plan's device, per token tile of the 128-row stream
+ * form (its summing form of tps_w8c_sum) and of the 192-row form (s3variants' order): g->occ */
+static_assert(NSVARIANTS <= TPS_W8_OCC_MAX && NS3VARIANTS <= TPS_W8_OCC_MAX, "tps_w8_occ holds every stream form");
+static int stream_clusters_prepare(tps_gemm *g) {
   for (int v = 0; v < NSVARIANTS; v++)
-    TPS_TRY(max_clusters((const void *)svariants[v].fn[tps_w8c_sum()], 256, (size_t)svariants[v].smem, TPS_W8C_SPLITS, &s_clusters[v]));
+    TPS_TRY(max_clusters((const void *)svariants[v].fn[tps_w8c_sum()], 256, (size_t)svariants[v].smem, TPS_W8C_SPLITS,
+                         &g->occ.s_clusters[v]));
   for (int v = 0; v < NS3VARIANTS; v++)
-    TPS_TRY(max_clusters((const void *)s3variants[v].fn, 384, (size_t)s3variants[v].smem, TPS_W8C_SPLITS, &s3_clusters[v]));
+    TPS_TRY(max_clusters((const void *)s3variants[v].fn, 384, (size_t)s3variants[v].smem, TPS_W8C_SPLITS, &g->occ.s3_clusters[v]));
   return TPS_OK;
 }
 /* the 192-row form's variant for a t-token tile: the deepest ring (default; TPS_W8_SDEEP=0: the first, the
@@ -1819,7 +1820,7 @@ extern "C" int tps_w8c_rows(const tps_gemm *g, int t) {
   const w8t_variant *w = stream_variant(t);
   int i3 = -1;
   if (!w || !s3_variant(t, &i3)) return 128;
-  const int c128 = s_clusters[w - svariants], c192 = s3_clusters[i3];
+  const int c128 = g->occ.s_clusters[w - svariants], c192 = g->occ.s3_clusters[i3];
   return nrb > c128 && last + 1 <= c192 ? 192 : 128;
 }
 
@@ -1913,11 +1914,11 @@ static const w8s_variant *split_variant(int bt, int splits) {
   return NULL;
 }
 
-/* blocks of each variant that can run at once (clusters of `splits` blocks, one block per SM,
- * placed inside a GPC: cudaOccupancyMaxActiveClusters x splits), read at plan creation */
-static int sp_slots[NSPVARIANTS];
+/* blocks of each variant that can run at once on the plan's device (clusters of `splits` blocks, one block
+ * per SM, placed inside a GPC: cudaOccupancyMaxActiveClusters x splits): g->occ.sp_slots */
+static_assert(NSPVARIANTS <= TPS_W8_OCC_MAX, "tps_w8_occ holds every split form");
 
-extern "C" int tps_w8s_prepare(void) {
+extern "C" int tps_w8s_prepare(tps_gemm *g) {
   for (int v = 0; v < NSPVARIANTS; v++) {
     for (int pp = 0; pp < 3; pp++)
       if (spvariants[v].fn[pp])
@@ -1925,14 +1926,14 @@ extern "C" int tps_w8s_prepare(void) {
     int nc = 0;
     TPS_TRY(max_clusters((const void *)spvariants[v].fn[0], (unsigned)spvariants[v].threads, (size_t)spvariants[v].smem,
                          (unsigned)spvariants[v].splits, &nc));
-    sp_slots[v] = nc * spvariants[v].splits;
+    g->occ.sp_slots[v] = nc * spvariants[v].splits;
   }
   return TPS_OK;
 }
 
-extern "C" int tps_w8s_slots(int bt, int splits) {
+extern "C" int tps_w8s_slots(const tps_gemm *g, int bt, int splits) {
   for (int v = 0; v < NSPVARIANTS; v++)
-    if (spvariants[v].bt == bt && spvariants[v].splits == splits) return sp_slots[v];
+    if (spvariants[v].bt == bt && spvariants[v].splits == splits) return g->occ.sp_slots[v];
   return 0;
 }
 
@@ -1968,7 +1969,7 @@ typedef struct { int bt, stages, smem; w8k_fn fn; } w8k_variant;
 /* stages: as many as fit next to the epilogue's own staging buffer (227 KB) */
 static const w8k_variant skvariants[] = {W8KV(64, 12), W8KV(128, 8)};
 enum { NSKVARIANTS = sizeof skvariants / sizeof skvariants[0] };
-static int sk_slots[NSKVARIANTS];
+static_assert(NSKVARIANTS <= TPS_W8_OCC_MAX, "tps_w8_occ holds every stream-K form");
 /* the 256-token form (w8k2_kernel: 384 threads, 5 stages, whole waves first) */
 typedef void (*w8k2_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, bf16 *, float *, int *, int, int, int, int,
                         int, const Wk2Bounds);
@@ -1977,7 +1978,6 @@ typedef void (*w8k2_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
 static const w8k2_fn sk2_fns[2] = {w8k2_kernel<5, 0>, w8k2_kernel<5, 1>};
 static const w8k2_fn sk2_fn = sk2_fns[0];
 static const int sk2_smem = Wk2Shape<5>::SMEM;
-static int sk2_slots;
 
 static const w8k_variant *sk_variant(int bt) {
   for (int v = 0; v < NSKVARIANTS; v++)
@@ -1994,21 +1994,21 @@ extern "C" int tps_w8k_prepare(tps_gemm *g) {
     CUDA_TRY(cudaFuncSetAttribute(skvariants[v].fn, cudaFuncAttributeMaxDynamicSharedMemorySize, skvariants[v].smem));
     int per_sm = 0;
     CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, skvariants[v].fn, 288, (size_t)skvariants[v].smem));
-    sk_slots[v] = per_sm * g->num_sms;
-    if (sk_slots[v] > most) most = sk_slots[v];
+    g->occ.sk_slots[v] = per_sm * g->num_sms;
+    if (g->occ.sk_slots[v] > most) most = g->occ.sk_slots[v];
   }
   {
     CUDA_TRY(cudaFuncSetAttribute(sk2_fns[0], cudaFuncAttributeMaxDynamicSharedMemorySize, sk2_smem));
     CUDA_TRY(cudaFuncSetAttribute(sk2_fns[1], cudaFuncAttributeMaxDynamicSharedMemorySize, sk2_smem));
     int per_sm = 0;
     CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sk2_fn, 384, (size_t)sk2_smem));
-    sk2_slots = per_sm * g->num_sms;
-    if (sk2_slots > most) most = sk2_slots;
+    g->occ.sk2_slots = per_sm * g->num_sms;
+    if (g->occ.sk2_slots > most) most = g->occ.sk2_slots;
   }
   if (most <= 0) return TPS_OK;
   if (!g->sk_ws) {
     /* one fp32 tile of the largest token tile (256 where its form can run) per block */
-    CUDA_TRY(cudaMalloc(&g->sk_ws, (size_t)most * (sk2_slots > 0 ? 256 : 128) * 128 * sizeof(float)));
+    CUDA_TRY(cudaMalloc(&g->sk_ws, (size_t)most * (g->occ.sk2_slots > 0 ? 256 : 128) * 128 * sizeof(float)));
     CUDA_TRY(cudaMalloc(&g->sk_flags, (size_t)most * sizeof(int)));
     CUDA_TRY(cudaMemset(g->sk_flags, 0, (size_t)most * sizeof(int)));
     g->sk_blocks = most;
@@ -2018,10 +2018,10 @@ extern "C" int tps_w8k_prepare(tps_gemm *g) {
 
 /* the grid of a stream-K launch for m rows: every resident block, at most one per iteration;
  * TPS_W8_SKG (1..resident) forces fewer */
-extern "C" int tps_w8k_slots(int bt) {
-  if (bt == 256) return sk2_slots;
+extern "C" int tps_w8k_slots(const tps_gemm *g, int bt) {
+  if (bt == 256) return g->occ.sk2_slots;
   for (int v = 0; v < NSKVARIANTS; v++)
-    if (skvariants[v].bt == bt) return sk_slots[v];
+    if (skvariants[v].bt == bt) return g->occ.sk_slots[v];
   return 0;
 }
 
@@ -2035,7 +2035,7 @@ extern "C" int tps_w8k_run(tps_gemm *g, const void *x, void *y, int m, int bt, c
   TPS_TRY(check_run(g, x, y));
   const w8k_variant *w = sk_variant(bt);
   const long long iters = (long long)((g->n + 127) / 128) * ((m + bt - 1) / bt) * (g->k / 64);
-  if (bt == 256 && sk2_slots > 0 && g->sk_ws && iters <= 0x7fffffffLL) {
+  if (bt == 256 && g->occ.sk2_slots > 0 && g->sk_ws && iters <= 0x7fffffffLL) {
     CUtensorMap mx, mxt, mr;
     TPS_TRY(make_map(&mx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, (uint64_t)g->k, (uint64_t)m, (uint64_t)g->k * 2, 64,
                      (uint32_t)(m < 256 ? m : 256), CU_TENSOR_MAP_SWIZZLE_128B));
