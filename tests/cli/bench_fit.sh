@@ -21,6 +21,13 @@ files=$(for f in "$data"/*.tsv; do
   case $(basename "$f") in gpus.tsv) ;; *) grep -qE '^(tokens|rows|bytes)	' "$f" && [ "$(grep -c '^#@ gpu:' "$f")" -le 1 ] && echo "$f" ;; esac
 done)
 [ -n "$files" ] || { echo "no bundled data found in $data"; exit 1; }
+# a table fit refuses on its own (e.g. the H200's native-fp8 at K 5120 N 32, nearly flat in M: its parameters not
+# identifiable) is left out, and named
+kept=
+for f in $files; do
+  if "$bin" fit "$f" >/dev/null 2>&1; then kept="$kept $f"; else echo "left out (fit refuses it alone): $f"; fi
+done
+files=$kept
 echo "files:"; for f in $files; do echo "  $f"; done
 now() { date +%s.%N; }
 best() { # best-of-5 of: the in-process fit time and the process wall time, "FIT WALL"
