@@ -3,7 +3,8 @@
 # another under "## path P K k N n exit c" lines) into one file per table for data/parts.tsv.  Checked apart from the
 # tool: each output is its provenance line, then exactly the archive's lines of that section (sed here); every file
 # that tpsplit takes (inspect); and refusals naming file:line with nothing written: a section that did not exit 0, a
-# line before the first section, an existing output (never replaced), an archive of another name.
+# line before the first section, a repeated section, a path that is not a name, an existing output (never replaced),
+# an archive of another name.
 . "$top_srcdir/tests/cli/lib.sh"
 split="$top_srcdir/tools/data/split_sections.sh"
 tab() { # tab PATH ROWS...: one tpsplit bench gemm table (the lines a section holds)
@@ -44,6 +45,13 @@ expect_grep "^$b:13: section \"## path w8a16 K 5120 N 1024 exit 1\" did not exit
 { echo "# stray"; echo "## path dense-bf16 K 5120 N 1024 exit 0"; tab dense-bf16 1 16; } >"$b"
 expect_rc 1 sh "$split" "$b"
 expect_grep "^$b:1: a line before the first \"## path\" section" "$tmp/err"
+# two sections of one path, K and N (the second would have replaced the first's file), and a path that is not a name
+{ echo "## path dense-bf16 K 5120 N 1024 exit 0"; tab dense-bf16 1 16; echo "## path dense-bf16 K 5120 N 1024 exit 0"; tab dense-bf16 1 16; } >"$b"
+expect_rc 1 sh "$split" "$b"
+expect_grep "^$b:13: section \"## path dense-bf16 K 5120 N 1024 exit 0\" repeats the one at line 1" "$tmp/err"
+{ echo "## path ../x K 5120 N 1024 exit 0"; tab dense-bf16 1 16; } >"$b"
+expect_rc 1 sh "$split" "$b"
+expect_grep "^$b:1: section \"## path \.\./x K 5120 N 1024 exit 0\": a path of a-z, 0-9 and - and a whole K and N wanted" "$tmp/err"
 cp "$b" "$tmp/d/other.tsv"
 expect_rc 1 sh "$split" "$tmp/d/other.tsv"
 expect_grep "not a <prefix>_shape_<K>x<N>.tsv archive" "$tmp/err"
