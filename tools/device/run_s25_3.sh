@@ -7,10 +7,7 @@
 # run_w8a16.sh).
 . .w8carry/versions.sh
 tps_dev_begin
-for o in 84c8256 now; do cuobjdump -sass .w8carry/sm90_$o.o | grep -vE "^\s*$|code for sm_|Function :|\.section|\.headerflags" | sed "s@/\*[0-9a-f]*\*/@@g" >$OUT/sass_$o.txt; done
-if cmp -s $OUT/sass_84c8256.txt $OUT/sass_now.txt; then r="identical to that of 84c8256"; else r="DIFFERS from that of 84c8256 in $(diff $OUT/sass_84c8256.txt $OUT/sass_now.txt | grep -c "^[<>]") lines"; diff $OUT/sass_84c8256.txt $OUT/sass_now.txt | head -60 >$OUT/sass_diff.txt; fi
-echo "SASS of gemm_w8a16_sm90.cu: $(wc -l <$OUT/sass_now.txt) lines, $r"
-rm -f $OUT/sass_84c8256.txt $OUT/sass_now.txt
+tps_dev_sass_cmp .w8carry/sm90_84c8256.o .w8carry/sm90_now.o gemm_w8a16_sm90.cu
 timeout 200 $B/test_gemm_gpu >$OUT/test.txt 2>&1; echo "test_gemm_gpu exit $? (${SECONDS}s)"
 grep -E "FAIL|rows unforced|test_gemm_gpu: " $OUT/test.txt | tail -8
 # on an H200: the tables of the current dispatch too (issue 28 item 3; no table starts past 330 s)

@@ -74,3 +74,18 @@ tps_dev_ncu() {
   local rc=$?
   echo "ncu $kn $m${*:+ $*} exit $rc (${SECONDS}s)"
 }
+# tps_dev_sass_cmp OLD.o NEW.o LABEL (from the twenty-fifth session on): the SASS of two objects compared (cuobjdump -sass,
+# addresses and section headers left out); prints "SASS of LABEL: N lines, identical to ..." or "DIFFERS ... in N lines"
+# (then the first 60 lines of the diff in OUT/sass_diff.txt).  OUT: results.
+tps_dev_sass_cmp() {
+  local o
+  for o in "$1" "$2"; do
+    cuobjdump -sass "$o" | grep -vE "^\s*$|code for sm_|Function :|\.section|\.headerflags" | sed "s@/\*[0-9a-f]*\*/@@g" \
+      >"$OUT/sass_$(basename "$o").txt"
+  done
+  local a="$OUT/sass_$(basename "$1").txt" b="$OUT/sass_$(basename "$2").txt" r
+  if cmp -s "$a" "$b"; then r="identical to that of $(basename "$1")"
+  else r="DIFFERS from that of $(basename "$1") in $(diff "$a" "$b" | grep -c "^[<>]") lines"; diff "$a" "$b" | head -60 >"$OUT/sass_diff.txt"; fi
+  echo "SASS of $3: $(wc -l <"$b") lines, $r"
+  rm -f "$a" "$b"
+}
