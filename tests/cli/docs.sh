@@ -97,7 +97,17 @@ END {
         (bs ? " (nearest line)" : " no such line"), best
     }
     if (bad > 6) printf "... and %d more lines of %s:%d-%d\n", bad - 6, file, lo, hi
-    exit bad ? 1 : 0
+    if (bad) exit 1
+    # and in the order the command prints them: each doc line at or after the output line of the one
+    # before it (a line of another table of the same output, pasted above this one as its header, fails here)
+    j = 1
+    for (i = lo; i <= hi; i++) {
+      l = docline(i); if (l == "") continue
+      for (k = j; k <= nout && out[k] != l; k++) ;
+      if (k > nout) { printf "%s:%d: the doc shows\n    %s\n  after %s:%d, but the command prints it only before that line (output line %d)\n", file, i, l, file, prev, j - 1; exit 1 }
+      j = k; prev = i
+    }
+    exit 0
   }
   # kind == "quote": the excerpt on the doc line, its numbers in the selected output line(s)
   if (index(doc[line], excerpt) == 0) {
