@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 static struct {
@@ -111,5 +112,48 @@ int tps_io_check(tps_err *e) {
     }
   }
   tps_io_reset();
+  return rc;
+}
+
+/* ------------------------------------------------------------------ files read */
+
+static struct rd_note {
+  dev_t dev;
+  ino_t ino;
+  char *path;
+} *rd;
+static size_t nrd, caprd;
+static int rd_lost; /* a note that could not be kept (out of memory): every existing output is then refused */
+static pthread_mutex_t rd_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void tps_io_note_read(const char *path, const struct stat *st) {
+  if (!S_ISREG(st->st_mode)) return; /* a pipe or FIFO is not replaced by writing a file */
+  pthread_mutex_lock(&rd_lock);
+  size_t i = 0;
+  while (i < nrd && !(rd[i].dev == st->st_dev && rd[i].ino == st->st_ino)) i++;
+  if (i == nrd) {
+    if (nrd == caprd) {
+      size_t c = caprd ? 2 * caprd : 32;
+      struct rd_note *n = realloc(rd, c * sizeof *n);
+      if (n) { rd = n; caprd = c; }
+    }
+    char *p = nrd < caprd ? strdup(path) : NULL;
+    if (p) { rd[nrd].dev = st->st_dev; rd[nrd].ino = st->st_ino; rd[nrd].path = p; nrd++; }
+    else rd_lost = 1;
+  }
+  pthread_mutex_unlock(&rd_lock);
+}
+
+int tps_io_refuse_read(const char *out, const struct stat *st, tps_err *e) {
+  if (!S_ISREG(st->st_mode)) return 0;
+  int rc = 0;
+  pthread_mutex_lock(&rd_lock);
+  for (size_t i = 0; i < nrd && !rc; i++)
+    if (rd[i].dev == st->st_dev && rd[i].ino == st->st_ino)
+      rc = tps_err_set(e, out, 0, "would replace '%s', which this run read: nothing written", rd[i].path);
+  if (!rc && rd_lost)
+    rc = tps_err_set(e, out, 0, "exists, and the files this run read could not all be noted (out of memory): nothing "
+                     "written");
+  pthread_mutex_unlock(&rd_lock);
   return rc;
 }

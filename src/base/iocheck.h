@@ -14,6 +14,7 @@
 #ifndef TPS_IOCHECK_H
 #define TPS_IOCHECK_H
 #include "src/base/err.h"
+#include <sys/stat.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,6 +29,17 @@ void tps_io_output(const char *path, const char *what);
  * emptied either way. */
 int tps_io_check(tps_err *e);
 void tps_io_reset(void);
+
+/* The files a run finds itself: the check above sees only the names on the command line, not
+ * the bundled data, the tables data/parts.tsv names, a model description found by name, or an
+ * input that sits in `-o DIR` under a figure's name.  tps_buf_read (src/base/util.h), through
+ * which every reader of tpsplit reads, notes each regular file it read (its st_dev and st_ino);
+ * tps_out_open and tps_out_commit refuse an output that is one of them ("OUT: would replace
+ * 'IN', which this run read: nothing written"), so no output replaces an input however the
+ * run came to read it.  Thread-safe; the notes last for the process. */
+void tps_io_note_read(const char *path, const struct stat *st);
+/* 0, or -1 with e when st (the output's, through links) is a file this run read. */
+int tps_io_refuse_read(const char *out, const struct stat *st, tps_err *e);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 #include "src/base/util.h"
 #include "model/predict/predict.h"
 #include "src/base/exit.h"
+#include "src/base/iocheck.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -276,6 +277,7 @@ int tps_buf_read(const char *path, tps_buf *b, tps_err *e) {
                        TPS_INPUT_MAX_BYTES);
   int fd = open(path, O_RDONLY);
   if (fd < 0) return tps_err_set(e, path, 0, "cannot open: %s", strerror(errno));
+  tps_io_note_read(path, &st); /* no output of this run may replace it (src/base/iocheck.h) */
   size_t cap = 0, len = 0;
   char *data = NULL;
   int rc = 0;
@@ -358,6 +360,7 @@ int tps_out_open(tps_outfile *o, const char *path, tps_err *e) {
   if (have && S_ISLNK(lst.st_mode) && !target)
     return tps_err_set(e, path, 0, "is a symbolic link to a missing file (give the target instead)");
   if (target && S_ISDIR(st.st_mode)) return tps_err_set(e, path, 0, "is a directory, not an output file");
+  if (target && tps_io_refuse_read(path, &st, e)) return -1;
   const char *final = path;
   char *resolved = NULL;
   if (target && (!S_ISREG(st.st_mode) || starts_with(path, "/dev/") || starts_with(path, "/proc/"))) {
@@ -469,6 +472,11 @@ int tps_out_commit(tps_outfile *o, tps_err *e) {
     return tps_err_resource(e, "stdout", "write error: %s", strerror(errno ? errno : EIO));
   }
   if (!o->fp) return tps_err_set(e, o->path, 0, "output file not open");
+  struct stat st; /* a file read since tps_out_open is not replaced either */
+  if (!o->direct && stat(o->path, &st) == 0 && tps_io_refuse_read(o->path, &st, e)) {
+    tps_out_abort(o);
+    return -1;
+  }
   int err = 0;
   if (fflush(o->fp) != 0 || ferror(o->fp)) err = write_errno(o->fp);
   if (o->anon && !err) {

@@ -18,6 +18,7 @@
 #include "src/plot/plot.h"
 #include "src/cli/predict_common.h"
 #include "src/base/util.h"
+#include "src/io/modeldesc.h"
 #include "model/predict/uncertainty.h"
 
 #define DEFAULT_OUTDIR "tpsplit-out"
@@ -150,6 +151,10 @@ int cmd_default(int argc, char **argv) {
     goto done;
   }
   tps_plot_use_gpus(&ref.gpus);
+  if (plots && tps_modeldesc_check(TPS_PLOT_DEFAULT_MODEL, &e)) { /* the figures' model: refused before the answer prints */
+    tps_err_print(&e);
+    goto done;
+  }
   const tps_path *paths[TPS_NPATHS];
   size_t npath = tps_path_select(TPS_PATH_F_MODEL, paths, TPS_NPATHS);
   tps_pred_opts po, pn;

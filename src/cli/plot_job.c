@@ -453,6 +453,7 @@ int tps_plot_run(const tps_plot_job *j, tps_plot_files *w, tps_err *e) {
   unsigned long seed = o->seed;
   int by = j->by;
   unsigned figs = j->figures ? j->figures : ~0u;
+  if ((figs & TPS_PLOT_FIG_LAYERS) && j->model_name && tps_modeldesc_check(j->model_name, e)) return -1; /* read last */
   /* targets: the lists given, else the first split fit's GPU, TP and path */
   int f0 = -1;
   for (size_t i = 0; i < j->nfit && f0 < 0; i++) if (j->fit[i]->kind == TPS_FIT_SPLIT) f0 = (int)i;
@@ -715,6 +716,7 @@ int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const tps_
   char tpath[4096];
   int rc = -1, status, fit_failed = 0;
   if (!fl) { tps_err_set(e, NULL, 0, "out of memory"); goto out; }
+  if (tps_modeldesc_check(TPS_PLOT_DEFAULT_MODEL, e)) goto out; /* read last (step 4): refused before any figure */
   if (!ref) {
     tps_cmdopt_values v;
     tps_cmdopt_init(&v);
@@ -783,7 +785,7 @@ int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const tps_
   const tps_gpu *g1[1] = {h200};
   j.ngpu = 1; j.gpu = g1; j.ntp = 1; j.tp = tp1; j.npath = 1; j.path = fpath;
   j.figures = TPS_PLOT_FIG_LAYERS;
-  j.model_name = "deepseek-v4.1-flash";
+  j.model_name = TPS_PLOT_DEFAULT_MODEL;
   j.sim_tokens = 8192;
   if (tps_plot_run(&j, w, e)) goto out;
   rc = 0;

@@ -247,3 +247,13 @@ int tps_modeldesc_find(const char *name, char *buf, size_t bufsz, tps_err *e) {
   list_models(known, sizeof known);
   return tps_err_set(e, NULL, 0, "unknown model '%s' (not a file; bundled: %s)", name, known[0] ? known : "none found");
 }
+
+int tps_modeldesc_check(const char *name, tps_err *e) {
+  char path[4096];
+  if (tps_modeldesc_find(name, path, sizeof path, e)) return -1;
+  tps_sim_model *m = malloc(sizeof *m);
+  if (!m) return tps_err_oom(e, "reading %s", path);
+  int rc = tps_modeldesc_read(path, m, e);
+  free(m);
+  return rc;
+}

@@ -27,6 +27,10 @@ int tps_modeldesc_read_mem(const char *path, const char *data, size_t len, tps_s
 /* Resolve --model: an existing file path, else the bundled data/models/<name>.tsv (name
  * lowercased).  0 with path in buf, or -1 with e (listing the bundled models). */
 int tps_modeldesc_find(const char *name, char *buf, size_t bufsz, tps_err *e);
+/* Find and read --model NAME, keeping nothing: what a command checks before it writes
+ * anything, when the model is read only after other outputs (plot's per-layer figure, the
+ * main job's).  0, or -1 with e as tps_modeldesc_find or tps_modeldesc_read give it. */
+int tps_modeldesc_check(const char *name, tps_err *e);
 
 #ifdef __cplusplus
 }

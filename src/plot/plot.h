@@ -246,6 +246,9 @@ int tps_plot_default(const char *outdir, const tps_plot_opts *o, tps_plot_files 
  * the images are added to w.  No gnuplot: w->gnuplot_missing and one line on stderr (unless
  * o->quiet).  0, or -1 with e (a gnuplot that failed, a missing image). */
 int tps_plot_render_batch(const char *dir, const tps_plot_opts *o, int nproc, tps_plot_files *w, tps_err *e);
+/* The model of the main job's per-layer figure (data/models/NAME.tsv): a command that prints before it draws
+ * checks it first (tps_modeldesc_check, src/io/modeldesc.h). */
+#define TPS_PLOT_DEFAULT_MODEL "deepseek-v4.1-flash"
 /* The same from the main job's reference (scaling parts, or NULL: loaded here) and its grid
  * of every bundled GPU x TP x path (NULL: computed here). */
 int tps_plot_default_from(const char *outdir, const tps_plot_opts *o, const struct tps_predref_s *ref,

@@ -270,6 +270,45 @@ keep_dd=${TPSPLIT_DATADIR-}
 export TPSPLIT_DATADIR="$S/data"
 same_case "$S/data/gpus.tsv" "-o $W the bundled GPU table" predict --gpu H20 -o "$S/data/gpus.tsv"
 same_case "$S/data/h100_w8a16_grid_5120x1792_w8a16.tsv" "-o $W a bundled measurement" fit --xgpu -o "$S/data/h100_w8a16_grid_5120x1792_w8a16.tsv"
+# files a run finds itself, noted as they are read (src/base/iocheck.h): a table data/parts.tsv names,
+# the cross-GPU fits, a --measured file that sits in -o DIR under a figure's name
+cp -R "$top_srcdir/data" "$S/dd"
+export TPSPLIT_DATADIR="$S/dd"
+R="which this run read: nothing written"
+same_case "$S/dd/h200_gemm_dense-bf16.tsv" "^tpsplit predict: $S/dd/h200_gemm_dense-bf16.tsv: would replace '$S/dd/h200_gemm_dense-bf16.tsv', $R\$" \
+  predict --gpu H200 --tp 8 --path dense-bf16 -o "$S/dd/h200_gemm_dense-bf16.tsv"
+same_case "$S/dd/h200_gemm_dense-bf16.tsv" "would replace '$S/dd/h200_gemm_dense-bf16.tsv', $R" \
+  predict --gpu H200 --tp 8 --path dense-bf16 --thresholds-out "$S/dd/h200_gemm_dense-bf16.tsv"
+same_case "$S/dd/xgpu.fit" "^tpsplit crossover: $S/dd/xgpu.fit: would replace '$S/dd/xgpu.fit', $R\$" \
+  crossover --gpus H200 --tp 8 --paths dense-bf16 --thresholds-out "$S/dd/xgpu.fit"
+mkdir "$S/po"
+cp "$top_srcdir/data/h20_tp8_fused_wqa_wkv.tsv" "$S/po/latency_H20_tp8_marlin-w8a16.dat"
+cp "$S/po/latency_H20_tp8_marlin-w8a16.dat" "$S/before_po"
+TPSPLIT_GNUPLOT= "$TPSPLIT" plot --measured "$S/po/latency_H20_tp8_marlin-w8a16.dat" -o "$S/po" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && ok || fail "plot over its own --measured file: exit $?, want 2"
+expect_grep "latency_H20_tp8_marlin-w8a16.dat: would replace '$S/po/latency_H20_tp8_marlin-w8a16.dat', $R" "$tmp/err"
+cmp -s "$S/po/latency_H20_tp8_marlin-w8a16.dat" "$S/before_po" && ok || fail "plot replaced its --measured file"
+no_temps "$S/po"
+# a model description read last (the per-layer figure) is refused before anything is written or printed
+mkdir "$S/pm"
+echo SENT >"$S/pm/latency_H20_tp8_marlin-w8a16.dat"
+sed 's/0-39/0-40/' "$top_srcdir/data/models/deepseek-v4.1-flash.tsv" >"$S/badmodel.tsv"
+bad_line=$(grep -n '0-40' "$S/badmodel.tsv" | head -n 1 | cut -d: -f1)
+for m in nonexist "$S/badmodel.tsv"; do
+  TPSPLIT_GNUPLOT= "$TPSPLIT" plot --measured "$top_srcdir/data/h20_tp8_fused_wqa_wkv.tsv" --model "$m" -o "$S/pm" >"$tmp/out" 2>"$tmp/err"
+  [ $? -eq 2 ] && ok || fail "plot --model $m: exit $?, want 2"
+  [ "$(ls "$S/pm")" = latency_H20_tp8_marlin-w8a16.dat ] && [ "$(cat "$S/pm/latency_H20_tp8_marlin-w8a16.dat")" = SENT ] && ok ||
+    fail "plot --model $m wrote before refusing the model: $(ls "$S/pm" | head -c 300)"
+done
+expect_grep "^tpsplit plot: $S/badmodel.tsv:$bad_line: layer 40 out of range" "$tmp/err"
+cp "$S/badmodel.tsv" "$S/dd/models/deepseek-v4.1-flash.tsv"
+mkdir "$S/mj"
+echo SENT >"$S/mj/crossover.dat"
+TPSPLIT_GNUPLOT= "$TPSPLIT" -o "$S/mj" --samples 20 >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && ok || fail "the main job with a bad bundled model: exit $?, want 2"
+[ -s "$tmp/out" ] && fail "the main job printed before refusing its model: $(head -c 200 "$tmp/out")" || ok
+[ "$(ls "$S/mj")" = crossover.dat ] && [ "$(cat "$S/mj/crossover.dat")" = SENT ] && ok || fail "the main job wrote before refusing its model"
+expect_grep "deepseek-v4.1-flash.tsv:$bad_line: layer 40 out of range" "$tmp/err"
 if [ -n "$keep_dd" ]; then TPSPLIT_DATADIR=$keep_dd; else unset TPSPLIT_DATADIR; fi
 # refused before anything is read: a FIFO nobody writes is not waited for
 t0=$(now_ms)
