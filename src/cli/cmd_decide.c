@@ -307,11 +307,11 @@ static int decide_path(const decide_args *a, const tps_cmdopt_values *v, const t
     if (tmax > TPS_PRED_MAX_TMAX) tmax = TPS_PRED_MAX_TMAX; /* above it the threshold of the largest scan */
     const int itp = (int)tp;
     if (tps_simref_load(&ref, gt, v->fits.n ? v->fits.v[0] : NULL, NULL, v->gpus_file, &e) ||
-        (sc == TPS_SCALING_PARTS && tps_simref_parts(&ref, gt, v, tmax, &e)) ||
+        (ref.po = v->po, 0) || (sc == TPS_SCALING_PARTS && tps_simref_parts(&ref, gt, v, tmax, &e)) ||
         (ref.parts && tps_partset_check_targets(ref.parts, &gpu, 1, &itp, 1, &path, 1, &e) && (tps_simref_free(&ref), 1)) ||
         (tps_simref_threshold(&ref, sc, gpu, (int)tp, path, &shape, tmax, &thr, &e) && (tps_simref_free(&ref), 1)))
       goto fail;
-    if (ref.parts) prov = tps_partuse_json(&thr.use, tps_gather_rule(), (int)tp, gpu->nvlink);
+    if (ref.parts) prov = tps_partuse_json(&thr.use, v->po.backend, (int)tp, gpu->nvlink);
     tps_simref_free(&ref);
   }
   tps_gate_in gi = {gpu, tp, tokens, a->sp, a->lora, a->mb, a->bi, a->car, a->fc, thr.threshold, thr.source};

@@ -205,7 +205,7 @@ int cmd_plot(int argc, char **argv) {
     tps_usage_msg("--measured (fitted here) and --gemm/--gather files (parts) do not mix");
     return TPS_EXIT_USAGE;
   }
-  j.scaling = v.scaling;
+  j.scaling = v.scaling, j.po = &v.po; /* --gather and its options, as predict takes them */
   o.render = !no_render;
   o.nsamples = (int)v.samples;
   o.seed = (unsigned long)v.seed;

@@ -77,6 +77,7 @@ typedef struct {
   const double *base; /* NULL: no baseline TTFTs */
   const tps_partset *parts; /* the parts scaling's sources, or NULL */
   const char *table_file;   /* the measured split table */
+  int backend;              /* the answer's gather backend (--gather) */
 } report;
 
 static int print_json(const report *x) {
@@ -107,7 +108,7 @@ static int print_json(const report *x) {
     json_object_set_new(o, "split", json_boolean((x->mask >> j) & 1u));
     json_object_set_new(o, "source", json_string(tps_simsrc_name(x->src->source[j])));
     if (x->src->source[j] == TPS_SCALING_PARTS + 1) {
-      json_t *pj = tps_partuse_json(&x->src->use[j], tps_gather_rule(), (int)x->tp, x->gpu->nvlink);
+      json_t *pj = tps_partuse_json(&x->src->use[j], x->backend, (int)x->tp, x->gpu->nvlink);
       json_object_update(o, pj);
       json_decref(pj);
     } else if (x->src->source[j] == 0) {
@@ -391,6 +392,7 @@ int cmd_simulate(int argc, char **argv) {
   if (split_mask(m, split_s, &mask)) goto out;
   if (tps_simref_load(&ref, &gt, v.fits.n ? v.fits.v[0] : NULL, table_file, v.gpus_file, &e)) goto err;
   have_ref = 1;
+  ref.po = v.po; /* --gather and its options: the answer's backend */
   if (v.scaling == TPS_SCALING_PARTS && tps_simref_parts(&ref, &gt, &v, chunk > TPS_PRED_DEFAULT_TMAX ? chunk : 0, &e)) goto err;
   if (ref.parts) {
     /* the user's files must be of this GPU, TP and a path of the model */
@@ -409,9 +411,9 @@ int cmd_simulate(int argc, char **argv) {
   if (threshold(&ref, m, mask, thr_given, v.scaling, gpu, tp, chunk, &thr, &e)) goto err;
   if (ref.parts) {
     /* number the sources: the gating projection's first, then each projection's */
-    tps_partset_mark(ref.parts, &thr.use, tps_gather_rule(), (int)tp, gpu->nvlink);
+    tps_partset_mark(ref.parts, &thr.use, v.po.backend, (int)tp, gpu->nvlink);
     for (size_t j = 0; j < m->nproj; j++)
-      if (src->source[j] == TPS_SCALING_PARTS + 1) tps_partset_mark(ref.parts, &src->use[j], tps_gather_rule(), (int)tp, gpu->nvlink);
+      if (src->source[j] == TPS_SCALING_PARTS + 1) tps_partset_mark(ref.parts, &src->use[j], v.po.backend, (int)tp, gpu->nvlink);
   }
   tps_simrun_in in = {m, kinds, nk, &src->models, mask, thr.threshold, chunk, prompt_tokens, prompts.n,
                       base.n ? base.v : NULL, TPS_INTERVAL_LEVEL, TPS_SIMRUN_SAMPLES, TPS_SIMRUN_SEED};
@@ -429,7 +431,7 @@ int cmd_simulate(int argc, char **argv) {
   else
     snprintf(refdesc, sizeof refdesc, "%s", ref.fit_desc);
   report x = {m, mpath, refdesc, splitnames, gpu, tp, chunk, mask, kinds, nk, src, &thr, &r, base.n ? base.v : NULL, ref.parts,
-              shown_table(&ref)};
+              shown_table(&ref), v.po.backend};
   if (v.json) rc = print_json(&x);
   else { print_text(&x); rc = TPS_EXIT_OK; }
   goto out;

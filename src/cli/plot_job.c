@@ -283,7 +283,7 @@ static void use_words(const tps_partuse *u, int backend, int tp, char *buf, size
 static int target_pred_at(const tps_plot_job *j, const target *t, const tps_gemm_shape *shape, tps_pred *p, char *source,
                           size_t ssz) {
   tps_pred_opts po;
-  tps_pred_opts_default(&po);
+  if (j->po) po = *j->po; else tps_pred_opts_default(&po);
   if (j->scaling == TPS_SCALING_PARTS && j->ref && j->ref->parts) {
     tps_partuse u;
     tps_err e2;
@@ -301,7 +301,7 @@ static int target_pred_at(const tps_plot_job *j, const target *t, const tps_gemm
 /* Build the prediction of a target; source gets a legend note.  TPS_NA passes through. */
 static int target_pred(const tps_plot_job *j, const target *t, tps_pred *p, char *source, size_t ssz) {
   tps_pred_opts po;
-  tps_pred_opts_default(&po);
+  if (j->po) po = *j->po; else tps_pred_opts_default(&po);
   if (j->scaling == TPS_SCALING_PARTS && j->ref && j->ref->parts) return target_pred_at(j, t, NULL, p, source, ssz);
   int fi = fit_for(j, t->path);
   int scaling = fi < 0 ? TPS_SCALING_SPEC : j->scaling;

@@ -16,6 +16,7 @@
 int tps_simref_load(tps_simref *r, const tps_gpu_table *gt, const char *fit_file, const char *table_file,
                     const char *gpus_file, tps_err *e) {
   memset(r, 0, sizeof *r);
+  tps_pred_opts_default(&r->po);
   char buf[4096];
   if (!table_file) {
     if (tps_data_path(TPS_BUNDLED_TABLE, buf, sizeof buf, e)) return -1;
@@ -80,9 +81,8 @@ static int simref_measured(const tps_simref *r, const tps_gpu *gpu, int tp, cons
  * with e (impossible TP, a path that cannot run there). */
 static int simref_pred(const tps_simref *r, tps_pred *p, int scaling, const tps_gpu *gpu, int tp,
                     const tps_path *path, const tps_gemm_shape *shape, tps_partuse *use, tps_err *e) {
-  tps_pred_opts o;
+  tps_pred_opts o = r->po;
   memset(p, 0, sizeof *p);
-  tps_pred_opts_default(&o);
   double obpt = shape->n * shape->out_bytes;
   int rc;
   if (scaling == TPS_SCALING_PARTS) {
@@ -123,7 +123,7 @@ int tps_simref_threshold(const tps_simref *r, int scaling, const tps_gpu *gpu, i
   if (scaling == TPS_SCALING_PARTS) {
     char gs[64], as[160];
     tps_partuse_gemm_short(&t->use, gs, sizeof gs);
-    tps_partuse_gather_short(&t->use, tps_gather_rule(), tp, as, sizeof as);
+    tps_partuse_gather_short(&t->use, r->po.backend, tp, as, sizeof as);
     snprintf(parts, sizeof parts, " (GEMM %s, gather %s)", gs, as);
   }
   char bes[64];

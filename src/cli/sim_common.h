@@ -36,6 +36,8 @@ typedef struct {
   const tps_gpu *ref_gpu;   /* the fit's GPU */
   char fit_desc[512];       /* "fit of FILE" or "fit file FILE" */
   tps_partset *parts;       /* scaling parts (tps_simref_parts) */
+  tps_pred_opts po;         /* the question's options (--gather and its cap, inter-node): defaults from
+                             * tps_simref_load; a command sets its own (v->po) before asking */
 } tps_simref;
 
 /* fit_file: a fit file (NULL: fit table_file); table_file: NULL = the bundled

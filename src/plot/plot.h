@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include "src/base/err.h"
 #include "model/fit/fit.h"
+#include "model/predict/predict.h"
 #include "src/io/gpus.h"
 #ifdef __cplusplus
 extern "C" {
@@ -211,6 +212,7 @@ typedef struct {
   const char *model_name;          /* per-layer figure: model description name or file */
   long sim_tokens;                 /* its tokens per step (0 = 8192) */
   const struct tps_predref_s *ref; /* scaling parts: the parts (src/evidence/evidence.h); NULL otherwise */
+  const tps_pred_opts *po;         /* the question's options (--gather and its cap, inter-node); NULL: defaults */
 } tps_plot_job;
 
 enum {

@@ -1,0 +1,39 @@
+#!/bin/sh
+# tests/cli/gather_same.sh: every command that takes --gather answers with that backend.
+# decide, simulate and plot took the option and answered with the auto rule (the custom
+# one-shot below 2 MiB a rank): `decide --gather nccl` at 2000 tokens said "split" on the
+# H200 at TP8 where predict's threshold with NCCL is 2434.  predict is the reference here;
+# each other command must give its threshold (decide, plot), or its times (simulate).
+. "$top_srcdir/tests/cli/lib.sh"
+P="--gpu H200 --tp 8 --path dense-bf16"
+aic_nccl="$top_srcdir/data/aic/nccl_h200_sxm.tsv.gz"
+for g in nccl custom auto "nccl=$aic_nccl"; do
+  # shellcheck disable=SC2086
+  "$TPSPLIT" predict $P --gather "$g" >"$tmp/p" 2>"$tmp/err" || fail "predict --gather $g: $(head -c 300 "$tmp/err")"
+  thr=$(sed -n 's/^threshold: \([0-9]*\) tokens.*/\1/p' "$tmp/p")
+  be=$(sed -n 's/^break-even: \([0-9]*\) tokens.*/\1/p' "$tmp/p")
+  [ -n "$thr" ] && [ -n "$be" ] && ok || { fail "predict --gather $g: no threshold or break-even"; continue; }
+  # decide: split at the threshold, not one token below
+  below=$((thr - 1))
+  # shellcheck disable=SC2086
+  "$TPSPLIT" decide $P --gather "$g" --tokens "$below" >"$tmp/d" 2>"$tmp/err"
+  expect_grep "^verdict: no split$" "$tmp/d"
+  expect_grep "threshold $thr \\(parts prediction: break-even $be tokens" "$tmp/d"
+  # shellcheck disable=SC2086
+  "$TPSPLIT" decide $P --gather "$g" --tokens "$thr" >"$tmp/d" 2>"$tmp/err"
+  expect_grep "^verdict: split$" "$tmp/d"
+  # plot: the break-even panel's row and threshold
+  rm -rf "$tmp/pl"
+  TPSPLIT_GNUPLOT= "$TPSPLIT" plot --gpus H200 --tp 8 --paths dense-bf16 --gather "$g" --no-render -o "$tmp/pl" >/dev/null 2>"$tmp/err" ||
+    fail "plot --gather $g: $(head -c 300 "$tmp/err")"
+  row=$(awk -F'\t' '$1 == "0" && $2 == "H200-SXM" && $4 == "dense-bf16" { print $5 " " $8 }' "$tmp/pl"/speedup_*.dat | head -n 1)
+  [ "$row" = "$be $thr" ] && ok || fail "plot --gather $g: break-even and threshold '$row', predict '$be $thr'"
+done
+# simulate: the measured split table's projection aside, a DeepSeek-V3 projection priced with the
+# NCCL gather has predict's split time at the chunk
+"$TPSPLIT" predict --gpu H200 --tp 8 --path fp8-block --k 7168 --n 2112 --gather nccl --tokens 1024 >"$tmp/p" 2>"$tmp/err"
+want=$(awk '$1 == 1024 && $2 == 128 { print $4 }' "$tmp/p")
+"$TPSPLIT" simulate --model deepseek-v3 --gpu H200 --tp 8 --gather nccl --chunk 1024 --prompt 1024 >"$tmp/s" 2>"$tmp/err"
+got=$(awk '$1 == "fused_qkv_a_proj" { print $(NF - 2) }' "$tmp/s")
+[ -n "$want" ] && [ "$got" = "$want" ] && ok || fail "simulate --gather nccl: split time '$got' us, predict '$want'"
+finish
