@@ -347,7 +347,8 @@ int cmd_decide(int argc, char **argv) {
   if (a.thr_file) {
     /* the file is the threshold: what would make another one has no use */
     const char *other = a.thr_given ? "--threshold" : v.fits.n ? "--fit" : v.gemms.n ? "--gemm" : v.gathers.n ? "--gather FILE"
-                        : (v.given >> TPS_OI_SCALING) & 1u ? "--scaling" : v.measured_only ? "--measured-only"
+                        : (v.given >> TPS_OI_SCALING) & 1u ? "--scaling" : (v.given >> TPS_OI_HARNESS) & 1u ? "--harness (the file's entry says its own)"
+                        : v.measured_only ? "--measured-only"
                         : v.no_bundled ? "--no-bundled" : NULL;
     if (other) return tps_usage_msg("--thresholds takes the threshold from the file: %s has no use with it", other);
   }

@@ -81,6 +81,9 @@ expect_grep 'missing.json' "$tmp/err"
 expect_rc 2 dec --thresholds "$cal" --tp 8 --tokens 4096 --path w8a16 --threshold 64
 expect_grep 'has no use with it' "$tmp/err"
 expect_rc 2 dec --thresholds "$cal" --tp 8 --tokens 4096 --path w8a16 --scaling spec
+# --harness asked another harness's answer and got the file's silently
+expect_rc 2 dec --thresholds "$cal" --tp 8 --tokens 4096 --path w8a16 --harness aic
+expect_grep '^tpsplit decide: --thresholds takes the threshold from the file: --harness \(the file.s entry says its own\) has no use with it' "$tmp/err"
 expect_rc 2 dec --tp 8 --tokens 4096
 expect_grep 'decide: --gpu is required' "$tmp/err"
 
