@@ -285,7 +285,9 @@ static void print_text(const answer *a) {
   if (a->threshold > 0)
     printf("threshold: %ld tokens (%s)\n", a->threshold,
            a->rounding ? "the least predicted excess below, rounded up to a multiple of --round"
-                       : "the least predicted excess below; the break-even where the split wins once and for good");
+           : a->threshold == a->cx.breakeven ? "the least predicted excess below: the break-even, from which the split wins for good"
+                                             : "the least predicted excess below: the start of a band where the split wins (sign "
+                                               "changes below), not the break-even");
   else if (a->rounding > 0 && isfinite(a->lx_thr))
     printf("threshold: never split (the least predicted excess below, %.0f, rounded up to a multiple of --round %ld, is past %ld "
            "tokens)\n", a->lx_thr, a->rounding, a->tmax);
