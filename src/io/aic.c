@@ -286,12 +286,41 @@ static int push(void *v, size_t *n, size_t *cap, size_t sz, const void *x) {
   return 0;
 }
 
+/* The key of a row (GEMM: backend, version, dtype, m, n, k; NCCL: op, dtype, NCCL version, GPUs,
+ * bytes): two rows of one key are two answers to one question, refused (which is true?). */
+typedef struct {
+  char s[80];
+  double a, b, c;
+  long line;
+} rowkey;
+static int cmp_key(const void *x, const void *y) {
+  const rowkey *p = x, *q = y;
+  int r = strcmp(p->s, q->s);
+  if (r) return r;
+  if (p->a != q->a) return p->a < q->a ? -1 : 1;
+  if (p->b != q->b) return p->b < q->b ? -1 : 1;
+  if (p->c != q->c) return p->c < q->c ? -1 : 1;
+  return p->line < q->line ? -1 : p->line > q->line;
+}
+static int check_keys(const char *path, int kind, rowkey *k, size_t n, tps_err *e) {
+  qsort(k, n, sizeof *k, cmp_key);
+  for (size_t i = 1; i < n; i++) {
+    if (strcmp(k[i].s, k[i - 1].s) || k[i].a != k[i - 1].a || k[i].b != k[i - 1].b || k[i].c != k[i - 1].c) continue;
+    return tps_err_set(e, path, k[i].line, "the same %s as line %ld: two times for one measurement", kind == TPS_AIC_GEMM
+                       ? "backend, version, dtype, m, n and k" : "op, dtype, NCCL version, num_gpus and message size",
+                       k[i - 1].line);
+  }
+  return 0;
+}
+
 /* The lines of tx into out (see tps_aic_read_mem). */
 static int parse_lines(const tps_text *tx, const tps_aic_filter *f, tps_aic_file *out, tps_aic_gemm_row **all,
                        size_t *nall, tps_err *e) {
   const char *path = tx->path;
   char *fld[MAXF];
-  size_t rcap = 0, pcap = 0, acap = 0;
+  size_t rcap = 0, pcap = 0, acap = 0, nkey = 0, kcap = 0;
+  rowkey *keys = NULL, key;
+  int rc = -1;
   for (size_t i = 0; i < tx->n; i++) {
     long ln = (long)i + 1;
     char *buf = tx->line[i];
@@ -299,7 +328,7 @@ static int parse_lines(const tps_text *tx, const tps_aic_filter *f, tps_aic_file
       const char *s = buf + 1;
       if (*s == ' ') s++;
       char *p = strdup(s);
-      if (!p || push(&out->prov, &out->nprov, &pcap, sizeof *out->prov, &p)) { free(p); return tps_err_oom(e, "reading %s", path); }
+      if (!p || push(&out->prov, &out->nprov, &pcap, sizeof *out->prov, &p)) { free(p); tps_err_oom(e, "reading %s", path); goto out; }
       continue;
     }
     if (!buf[0]) continue;
@@ -308,28 +337,40 @@ static int parse_lines(const tps_text *tx, const tps_aic_filter *f, tps_aic_file
       int g = nf == (int)NGEMM_COLS, c = nf == (int)NNCCL_COLS;
       for (int j = 0; g && j < nf; j++) g = strcmp(fld[j], gemm_cols[j]) == 0;
       for (int j = 0; c && j < nf; j++) c = strcmp(fld[j], nccl_cols[j]) == 0;
-      if (!g && !c)
-        return tps_err_set(e, path, ln,
-                           "not an AIConfigurator header: expected 'gpu backend version dtype m n k latency_us "
-                           "kernel_source' (GEMM) or 'gpu nccl_version op num_gpus message_size_bytes latency_us ...' (NCCL)");
+      if (!g && !c) {
+        tps_err_set(e, path, ln, "not an AIConfigurator header: expected 'gpu backend version dtype m n k latency_us "
+                    "kernel_source' (GEMM) or 'gpu nccl_version op num_gpus message_size_bytes latency_us ...' (NCCL)");
+        goto out;
+      }
       out->kind = g ? TPS_AIC_GEMM : TPS_AIC_NCCL;
       continue;
     }
     int want = out->kind == TPS_AIC_GEMM ? (int)NGEMM_COLS : (int)NNCCL_COLS;
-    if (nf != want) return tps_err_set(e, path, ln, "%d fields, the header has %d", nf, want);
+    if (nf != want) { tps_err_set(e, path, ln, "%d fields, the header has %d", nf, want); goto out; }
     if (!out->gpu[0]) copy(out->gpu, sizeof out->gpu, fld[0]);
+    else if (strcmp(out->gpu, fld[0])) { tps_err_set(e, path, ln, "gpu '%s', the first row's is '%s': one GPU a file", fld[0], out->gpu); goto out; }
+    memset(&key, 0, sizeof key);
+    key.line = ln;
     if (out->kind == TPS_AIC_GEMM) {
       tps_aic_gemm_row g;
-      if (gemm_row(path, ln, fld, &g, e)) return -1;
-      if (filter_any(f) && push(all, nall, &acap, sizeof g, &g)) return tps_err_oom(e, "reading %s", path);
-      if (gemm_match(f, &g) && push(&out->g, &out->nrows, &rcap, sizeof g, &g)) return tps_err_oom(e, "reading %s", path);
+      if (gemm_row(path, ln, fld, &g, e)) goto out;
+      snprintf(key.s, sizeof key.s, "%s\t%s\t%s", g.backend, g.version, g.dtype);
+      key.a = (double)g.m, key.b = (double)g.n, key.c = (double)g.k;
+      if (filter_any(f) && push(all, nall, &acap, sizeof g, &g)) { tps_err_oom(e, "reading %s", path); goto out; }
+      if (gemm_match(f, &g) && push(&out->g, &out->nrows, &rcap, sizeof g, &g)) { tps_err_oom(e, "reading %s", path); goto out; }
     } else {
       tps_aic_nccl_row c;
-      if (nccl_row(path, ln, fld, &c, e)) return -1;
-      if (nccl_match(f, &c) && push(&out->c, &out->nrows, &rcap, sizeof c, &c)) return tps_err_oom(e, "reading %s", path);
+      if (nccl_row(path, ln, fld, &c, e)) goto out;
+      snprintf(key.s, sizeof key.s, "%s\t%s\t%s", c.op, c.dtype, c.nccl_version);
+      key.a = c.num_gpus, key.b = c.bytes;
+      if (nccl_match(f, &c) && push(&out->c, &out->nrows, &rcap, sizeof c, &c)) { tps_err_oom(e, "reading %s", path); goto out; }
     }
+    if (push(&keys, &nkey, &kcap, sizeof key, &key)) { tps_err_oom(e, "reading %s", path); goto out; }
   }
-  return 0;
+  rc = check_keys(path, out->kind, keys, nkey, e);
+out:
+  free(keys);
+  return rc;
 }
 
 int tps_aic_read_mem(const char *path, const char *data, size_t len, const tps_aic_filter *f, tps_aic_file *out,
