@@ -8,6 +8,7 @@
 #include "model/predict/predict.h"
 #include "src/base/exit.h"
 #include "src/base/iocheck.h"
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -577,8 +578,12 @@ int tps_data_path(const char *rel, char *buf, size_t bufsz, tps_err *e) {
 
 /* ------------------------------------------------------------------ numbers and lists */
 
+int tps_decimal_form(const char *s) {
+  return s && (isdigit((unsigned char)*s) || *s == '-' || *s == '+' || *s == '.') && !strpbrk(s, "xXpP");
+}
+
 int tps_parse_double(const char *s, double *out) {
-  if (!s || !*s) return -1;
+  if (!s || !*s || !tps_decimal_form(s)) return -1;
   char *end;
   errno = 0;
   double v = strtod(s, &end);
@@ -588,7 +593,7 @@ int tps_parse_double(const char *s, double *out) {
 }
 
 int tps_parse_long(const char *s, long *out) {
-  if (!s || !*s) return -1;
+  if (!s || !*s || !tps_decimal_form(s)) return -1;
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);

@@ -105,6 +105,11 @@ const char *tps_data_dir(void);
 /* Parse a finite double / a long; the whole string must be used. 0 ok, -1 otherwise. */
 int tps_parse_double(const char *s, double *out);
 int tps_parse_long(const char *s, long *out);
+/* Whether s is written as a plain decimal number: it starts with a digit, a sign or a point
+ * and holds no hexadecimal form ('0x10', '0x1p4').  strtod and strtol also take leading
+ * blanks, hexadecimal and 'inf'; a measurement file or an option that says '0x10' or ' 19.2'
+ * is refused (tps_parse_double and tps_parse_long call this), not read as 16 or 19.2. */
+int tps_decimal_form(const char *s);
 /* A whole number in [lo, hi]; 0 ok, -1 otherwise (no overflow: strtol's range first). */
 int tps_parse_range(const char *s, long lo, long hi, long *out);
 /* An option value in [lo, hi]: 0, or -1 after printing one line

@@ -57,14 +57,7 @@ static int split_tabs(char *s, char **f, int max) {
   return n;
 }
 
-static int num(const char *s, double *v) {
-  char *end;
-  errno = 0;
-  double x = strtod(s, &end);
-  if (end == s || *end || errno || !isfinite(x)) return -1;
-  *v = x;
-  return 0;
-}
+static int num(const char *s, double *v) { return tps_parse_double(s, v); }
 
 static int whole(const char *s, long *v) {
   double x;

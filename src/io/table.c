@@ -104,6 +104,8 @@ static int cell_double(const tps_table *t, long ln, const char *col, const char 
   if (end != s && *end == '\0') {
     if (isnan(x)) return tps_err_set(e, t->path, ln, "NaN in column '%s'", col);
     if (isinf(x)) return tps_err_set(e, t->path, ln, "infinite value '%s' in column '%s'", s, col);
+    if (!tps_decimal_form(s)) /* ' 19.2', '0x10' */
+      return tps_err_set(e, t->path, ln, "'%s' in column '%s' is not a plain decimal number", s, col);
     return tps_err_set(e, t->path, ln, "value '%s' in column '%s' is out of range", s, col);
   }
   return tps_err_set(e, t->path, ln, "'%s' in column '%s' is not a number", s, col);

@@ -36,8 +36,13 @@ expect_grep "^tpsplit [a-z][a-z -]*: $tmp/bad.tsv.gz:20: unknown op 'broadcast'"
 head -c 3000 "$aic/gemm_b200_sxm_k5120.tsv.gz" > "$tmp/trunc.tsv.gz"
 expect_rc 2 "$TPSPLIT" inspect "$tmp/trunc.tsv.gz"
 expect_grep "^tpsplit [a-z][a-z -]*: $tmp/trunc.tsv.gz:[0-9]+: the gzip data end here, cut short" "$tmp/err"
-# two gzip members (`cat a.gz b.gz`): the rows of both
+# two gzip members (`cat a.gz b.gz`): the rows of both (the second member's of another NCCL version:
+# the same rows twice are one measurement with two times, refused)
 gzip -dc "$aic/nccl_h100_sxm.tsv.gz" | grep -v -e '^#' -e '^gpu' | gzip > "$tmp/rows.gz"
+cat "$aic/nccl_h100_sxm.tsv.gz" "$tmp/rows.gz" > "$tmp/twice.tsv.gz"
+expect_rc 2 "$TPSPLIT" inspect "$tmp/twice.tsv.gz"
+expect_grep "twice.tsv.gz:[0-9]+: the same op, dtype, NCCL version, num_gpus and message size as line [0-9]+" "$tmp/err"
+gzip -dc "$aic/nccl_h100_sxm.tsv.gz" | grep -v -e '^#' -e '^gpu' | awk -F'\t' -v OFS='\t' '{ $2 = "9.9-" $2; print }' | gzip > "$tmp/rows.gz"
 cat "$aic/nccl_h100_sxm.tsv.gz" "$tmp/rows.gz" > "$tmp/two.tsv.gz"
 expect_rc 0 "$TPSPLIT" inspect --json "$tmp/two.tsv.gz"
 nrows=$(gzip -dc "$aic/nccl_h100_sxm.tsv.gz" | grep -c -v -e '^#' -e '^gpu')
