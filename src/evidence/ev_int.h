@@ -163,6 +163,11 @@ typedef struct {
 } pts;
 
 int ev_load_file(tps_partset *ps, const char *path, int bundled, loaded **out, tps_err *e);
+/* The file of a data/parts.tsv row, loaded (ev_load_file) and held to its row: the GPU it says it
+ * measured is the row's, and a tpsplit table of a gemm row measures the row's kernel path; else
+ * -1 with e naming parts.tsv:LINE (a row that contradicts its file answered for the wrong GPU or
+ * was skipped in silence). */
+int ev_load_row(tps_partset *ps, const prow *r, loaded **out, tps_err *e);
 void ev_pts_free(pts *p);
 int ev_aic_gemm_pts(const loaded *l, const char *dtype, const char *backend, long k, long n, pts *out, tps_err *e);
 int ev_aic_gather_pts(const loaded *l, int tp, pts *out, tps_err *e);

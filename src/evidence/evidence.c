@@ -4,6 +4,7 @@
  * the contexts made of them: evidence_resolve.c; the grid prepared and the sources printed:
  * evidence_use.c. */
 #include "config.h"
+#include <ctype.h>
 #include <gsl/gsl_sort_int.h>
 #include "src/evidence/ev_int.h"
 #include "src/base/exit.h"
@@ -42,6 +43,33 @@ static int read_xgpu(tps_partset *ps, tps_err *e) {
   return rc;
 }
 
+/* A row's selector as the header allows it: '-', 'replicated' or 'gather' (a split table), or
+ * KEY=VALUE,... of AIConfigurator rows: dtype (a kernel path's, the row's own for a gemm row),
+ * backend (gemm), op (gather).  0, or -1 with e naming FILE:LINE. */
+static int check_sel(const char *file, long ln, const prow *r, const char *sel, tps_err *e) {
+  if (!strcmp(sel, "-")) return 0;
+  if (!strcmp(sel, "replicated") || !strcmp(sel, "gather")) {
+    if (r->gather != (sel[0] == 'g')) return tps_err_set(e, file, ln, "selector '%s' on a %s row", sel, r->gather ? "gather" : "gemm");
+    return 0;
+  }
+  char buf[128], *save = NULL, dt[32] = "";
+  cpy(buf, sizeof buf, sel);
+  for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(kv, '=');
+    if (!eq || eq == kv || !eq[1]) return tps_err_set(e, file, ln, "selector '%s': want KEY=VALUE,... or -", sel);
+    *eq = 0;
+    const char *k = kv, *v = eq + 1;
+    if (!r->gather && !strcmp(k, "dtype")) cpy(dt, sizeof dt, v);
+    else if (!(!r->gather && !strcmp(k, "backend")) && !(r->gather && !strcmp(k, "op")))
+      return tps_err_set(e, file, ln, "selector key '%s' on a %s row (%s)", k, r->gather ? "gather" : "gemm",
+                         r->gather ? "op" : "dtype, backend");
+  }
+  if (!r->gather && dtype_path(dt) != r->path)
+    return tps_err_set(e, file, ln, "selector '%s' picks %s rows, not the row's %s path (dtype=%s)", sel, dt[0] ? dt : "every dtype's",
+                       r->path->name, r->path->aic_dtype && r->path->aic_dtype[0] ? r->path->aic_dtype : "?");
+  return 0;
+}
+
 static int read_parts(tps_partset *ps, tps_err *e) {
   if (tps_data_path(TPS_PARTS_TABLE, ps->parts_file, sizeof ps->parts_file, e)) return -1;
   tps_buf b;
@@ -53,7 +81,8 @@ static int read_parts(tps_partset *ps, tps_err *e) {
   while (!rc && (got = next_line(&b, &pos, line, sizeof line)) != 0) {
     ln++;
     if (got < 0) { rc = tps_err_set(e, ps->parts_file, ln, "line of %zu bytes or more, or with a NUL byte", sizeof line); break; }
-    line[strcspn(line, "\r\n")] = 0;
+    line[strcspn(line, "\n")] = 0;
+    if (strchr(line, '\r')) { rc = tps_err_set(e, ps->parts_file, ln, "CRLF line ends (or a carriage return): save with LF"); break; }
     if (!line[0] || line[0] == '#') continue;
     char *f[8];
     int nf = 0;
@@ -68,6 +97,12 @@ static int read_parts(tps_partset *ps, tps_err *e) {
       continue;
     }
     if (nf != 6) { rc = tps_err_set(e, ps->parts_file, ln, "%d fields, want 6", nf); break; }
+    for (int i = 0; i < nf && !rc; i++) {
+      size_t l = strlen(f[i]);
+      if (!l || isspace((unsigned char)f[i][0]) || isspace((unsigned char)f[i][l - 1]))
+        rc = tps_err_set(e, ps->parts_file, ln, "cell %d '%s': empty or with blanks around it", i + 1, f[i]);
+    }
+    if (rc) break;
     if (ps->nrows == MAXROWS) { rc = tps_err_set(e, ps->parts_file, ln, "more than %d rows", MAXROWS); break; }
     prow *r = &ps->rows[ps->nrows];
     memset(r, 0, sizeof *r);
@@ -94,8 +129,16 @@ static int read_parts(tps_partset *ps, tps_err *e) {
       rc = tps_err_set(e, ps->parts_file, ln, "part '%s': want gemm or gather", f[1]);
       break;
     }
+    if ((rc = check_sel(ps->parts_file, ln, r, f[5], e))) break;
     cpy(r->file, sizeof r->file, f[4]);
     cpy(r->sel, sizeof r->sel, strcmp(f[5], "-") ? f[5] : "");
+    for (int i = 0; i < ps->nrows && !rc; i++) {
+      const prow *q = &ps->rows[i];
+      if (q->gpu == r->gpu && q->gather == r->gather && q->path == r->path && q->backend == r->backend &&
+          !strcmp(q->file, r->file) && !strcmp(q->sel, r->sel))
+        rc = tps_err_set(e, ps->parts_file, ln, "the same part as line %ld", q->line);
+    }
+    if (rc) break;
     ps->nrows++;
   }
   tps_buf_free(&b);
@@ -137,6 +180,22 @@ static const tps_gpu *file_gpu(const tps_partset *ps, const loaded *l, tps_err *
   const tps_gpu *gp = tps_gpus_find(ps->gt, g, &e2);
   if (!gp) tps_err_set(e, l->name, 0, "its GPU: %s", e2.msg);
   return gp;
+}
+
+int ev_load_row(tps_partset *ps, const prow *r, loaded **out, tps_err *e) {
+  char full[4096];
+  if (tps_data_path(r->file, full, sizeof full, e) || ev_load_file(ps, full, 1, out, e)) return -1;
+  const loaded *l = *out;
+  tps_err e2;
+  tps_err_clear(&e2);
+  const tps_gpu *g = file_gpu(ps, l, &e2);
+  if (!g) return tps_err_set(e, ps->parts_file, r->line, "%s", e2.msg);
+  if (!SAME(g, r->gpu))
+    return tps_err_set(e, ps->parts_file, r->line, "%s measured %s, not the row's %s", l->name, g->name, r->gpu->name);
+  const tps_path *tp = !r->gather && l->m.kind == TPS_MEAS_TABLE && l->m.tab.kpath[0] ? tps_path_find(l->m.tab.kpath) : NULL;
+  if (tp && tp != r->path)
+    return tps_err_set(e, ps->parts_file, r->line, "%s measures the %s path, not the row's %s", l->name, tp->name, r->path->name);
+  return 0;
 }
 
 /* ------------------------------------------------------------------ measured curves */

@@ -77,8 +77,7 @@ static int bundled_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *pat
     loaded *l;
     tps_err e2;
     tps_err_clear(&e2);
-    if (tps_data_path(r->file, full, sizeof full, e)) return -1;
-    if (ev_load_file(ps, full, 1, &l, e)) return -1;
+    if (tps_data_path(r->file, full, sizeof full, e) || ev_load_row(ps, r, &l, e)) return -1;
     if (h >= 0 && (l->m.kind == TPS_MEAS_AIC) != (h == TPS_HARNESS_AIC)) continue;
     cpy(file, fsz, l->name);
     if (l->m.kind == TPS_MEAS_AIC) {
@@ -227,9 +226,8 @@ static int sibling_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backe
     if (!best || d < bd) { best = r; bd = d; }
   }
   if (!best) return 1;
-  char full[4096];
   loaded *l;
-  if (tps_data_path(best->file, full, sizeof full, e) || ev_load_file(ps, full, 1, &l, e)) return -1;
+  if (ev_load_row(ps, best, &l, e)) return -1;
   cpy(file, fsz, l->name);
   int rc = l->m.kind == TPS_MEAS_AIC ? ev_aic_gather_pts(l, tp, p, e) : ev_table_gather_pts(l, tp, p, e);
   if (rc) return rc;
@@ -449,9 +447,8 @@ int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, 
     int has = 0;
     for (int j = 0; j < r->ntp; j++) has |= r->tps[j] == tp;
     if (!has) continue;
-    char full[4096];
     loaded *l;
-    if (tps_data_path(r->file, full, sizeof full, e) || ev_load_file(ps, full, 1, &l, e)) { free(s); return -1; }
+    if (ev_load_row(ps, r, &l, e)) { free(s); return -1; }
     cpy(s->file, sizeof s->file, l->name);
     rc = l->m.kind == TPS_MEAS_AIC ? ev_aic_gather_pts(l, tp, &p, e) : ev_table_gather_pts(l, tp, &p, e);
     if (rc) { free(s); return -1; }

@@ -284,4 +284,32 @@ want=$(awk -v a="$a100" -v b="$b200" -v c="$a200" 'BEGIN { printf "%.1f", a * b 
 got=$(awk '$1 == 16384 && $2 == 2048 { print $3 }' "$tmp/out")
 [ -n "$a100" ] && [ -n "$a200" ] && [ -n "$b200" ] && [ "$got" = "$want" ] && ok \
   || fail "H100 native-fp8 K 5120 N 1024 bench at T 16384: replicated '$got', want '$want' (aic $a100 x $b200 / $a200)"
+# --- a data/parts.tsv row is held to its file and to the header's grammar: each bad copy of the file is refused
+# with parts.tsv:LINE, naming what is wrong (a row of the H200's file given as the H100's answered as the H100's
+# measurement; a path that contradicts its file was skipped in silence; CRLF, blanks, a repeated row, an unknown
+# selector key or dtype were read)
+pd="$tmp/pdata"
+cp -R "$top_srcdir/data" "$pd"
+cp "$pd/parts.tsv" "$tmp/parts0"
+T=$(printf '\t')
+first=$(grep -n "^H200-SXM${T}gemm${T}dense-bf16${T}-${T}h200_gemm_dense-bf16.tsv" "$tmp/parts0" | head -n 1 | cut -d: -f1)
+sg=$(grep -n "backend=sglang" "$tmp/parts0" | head -n 1 | cut -d: -f1)
+l40=$(grep -n "^L40S" "$tmp/parts0" | head -n 1 | cut -d: -f1)
+h20=$(grep -n "^H20${T}gemm" "$tmp/parts0" | head -n 1 | cut -d: -f1)
+bad_parts() { # bad_parts SED LINE REGEX GPU PATH
+  sed "$1" "$tmp/parts0" >"$pd/parts.tsv"
+  TPSPLIT_DATADIR="$pd" "$TPSPLIT" predict --gpu "$4" --tp 8 --path "$5" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [ "$rc" -eq 2 ] && ok || fail "parts.tsv '$1': exit $rc, want 2"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || fail "parts.tsv '$1': want one stderr line: $(head -c 300 "$tmp/err")"
+  expect_grep "^tpsplit predict: $pd/parts.tsv:$2: $3" "$tmp/err"
+}
+bad_parts "${first}s/^H200-SXM/H100-SXM/" "$first" "data/h200_gemm_dense-bf16.tsv measured H200-SXM, not the row's H100-SXM$" H100 dense-bf16
+bad_parts "${first}s/${T}dense-bf16${T}/${T}native-fp8${T}/" "$first" "data/h200_gemm_dense-bf16.tsv measures the dense-bf16 path, not the row's native-fp8$" H200 native-fp8
+bad_parts "${sg}s/dtype=bfloat16,backend=sglang/dtype=bfloat17/" "$sg" "selector 'dtype=bfloat17' picks bfloat17 rows, not the row's dense-bf16 path" H200 dense-bf16
+bad_parts "${sg}s/backend=sglang/foo=1/" "$sg" "selector key 'foo' on a gemm row" H200 dense-bf16
+bad_parts "${h20}s/^H20${T}/H20 ${T}/" "$h20" "cell 1 'H20 ': empty or with blanks around it$" H200 dense-bf16
+bad_parts "${l40}p" "$((l40 + 1))" "the same part as line $l40$" H200 dense-bf16
+bad_parts 's/$/\r/' 1 "CRLF line ends" H200 dense-bf16
+cp "$tmp/parts0" "$pd/parts.tsv"
+TPSPLIT_DATADIR="$pd" "$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 >/dev/null 2>&1 && ok || fail "the bundled parts.tsv copied back is refused"
 finish
