@@ -114,12 +114,16 @@ static long elem_line(const rd *R, const char *key, int i) {
   return 0;
 }
 
-/* obj[key] as a number (sigma: > 0). */
-static int getnum(const rd *R, json_t *obj, const char *key, long ln, int positive, double *v) {
+/* obj[key] as a number: POS > 0 (sigma, a time, an efficiency, sharpness), NONNEG >= 0 (a model
+ * parameter: every one is a time, rate, size or share; quant_bytes is 0 for dense paths).  A
+ * negative tile_us read as it was made the B300's replicated GEMM 17.9 us instead of 49.3. */
+enum { POS = 1, NONNEG = 2 };
+static int getnum(const rd *R, json_t *obj, const char *key, long ln, int sign, double *v) {
   json_t *j = json_object_get(obj, key);
   if (!json_is_number(j)) return tps_err_set(R->e, R->path, ln, "'%s' is missing or not a number", key);
   *v = json_number_value(j);
-  if (positive && !(*v > 0)) return tps_err_set(R->e, R->path, ln, "'%s' %g is not > 0", key, *v);
+  if (sign == POS && !(*v > 0)) return tps_err_set(R->e, R->path, ln, "'%s' %g is not > 0", key, *v);
+  if (sign == NONNEG && !(*v >= 0)) return tps_err_set(R->e, R->path, ln, "'%s' %g is negative", key, *v);
   return 0;
 }
 
@@ -138,7 +142,7 @@ static int params(const rd *R, json_t *el, long ln, const char *const *names, in
   if (!json_is_object(p) || (int)json_object_size(p) != n)
     return tps_err_set(R->e, R->path, ln, "'params' is not an object of %d numbers", n);
   for (int j = 0; j < n; j++)
-    if (getnum(R, p, names[j], ln, 0, &v[j])) return -1;
+    if (getnum(R, p, names[j], ln, NONNEG, &v[j])) return -1;
   return 0;
 }
 
@@ -155,10 +159,13 @@ static int read_gemm(const rd *R, json_t *arr, tps_xgpu_file *x) {
     for (int p = 0; p < TPS_XG_NPATH; p++) if (!strcmp(path, tps_xg_path_names[p])) r->path = p;
     if (r->path < 0) return tps_err_set(R->e, R->path, ln, "unknown path '%s' (dense-bf16, native-fp8)", path);
     double v[TPS_XG_NPAR];
-    if (getstr(R, el, "held_out", ln, 1, r->held, sizeof r->held) || getnum(R, el, "sigma", ln, 1, &r->sigma) ||
+    if (getstr(R, el, "held_out", ln, 1, r->held, sizeof r->held) || getnum(R, el, "sigma", ln, POS, &r->sigma) ||
         getstr(R, el, "trained_on", ln, 0, r->trained, sizeof r->trained) || params(R, el, ln, tps_xg_par_names, TPS_XG_NPAR, v) ||
-        getnum(R, el, "sharp", ln, 0, &r->m.sharp))
+        getnum(R, el, "sharp", ln, POS, &r->m.sharp))
       return -1;
+    for (int q = 0; q < x->nxg; q++)
+      if (x->xg[q].path == r->path && !strcmp(x->xg[q].held, r->held))
+        return tps_err_set(R->e, R->path, ln, "a second %s fit held out %s (also gemm[%d])", path, r->held, q);
     r->m.path = (tps_xg_path)r->path;
     memcpy(r->m.p, v, sizeof v);
     x->nxg++;
@@ -182,11 +189,14 @@ static int read_gather(const rd *R, json_t *arr, tps_xgpu_file *x) {
     r->pcie = !strcmp(fab, "pcie");
     tps_xga_prior(&r->m, r->pcie);
     double v[TPS_XGA_NPAR];
-    if (getstr(R, el, "held_out", ln, 1, r->held, sizeof r->held) || getnum(R, el, "sigma", ln, 1, &r->sigma) ||
+    if (getstr(R, el, "held_out", ln, 1, r->held, sizeof r->held) || getnum(R, el, "sigma", ln, POS, &r->sigma) ||
         getstr(R, el, "trained_on", ln, 0, r->trained, sizeof r->trained) || params(R, el, ln, names, TPS_XGA_NPAR, v) ||
-        getnum(R, el, "symm_lat_us", ln, 0, &r->m.symm_lat_us) || getnum(R, el, "custom_floor_us", ln, 0, &r->m.custom_floor_us) ||
-        getnum(R, el, "custom_eff", ln, 0, &r->m.custom_eff))
+        getnum(R, el, "symm_lat_us", ln, POS, &r->m.symm_lat_us) || getnum(R, el, "custom_floor_us", ln, POS, &r->m.custom_floor_us) ||
+        getnum(R, el, "custom_eff", ln, POS, &r->m.custom_eff))
       return -1;
+    for (int q = 0; q < x->nxa; q++)
+      if (x->xa[q].pcie == r->pcie && !strcmp(x->xa[q].held, r->held))
+        return tps_err_set(R->e, R->path, ln, "a second %s gather fit held out %s (also gather[%d])", fab, r->held, q);
     memcpy(r->m.p, v, sizeof v);
     x->nxa++;
   }
@@ -198,7 +208,7 @@ static int read_w8(const rd *R, json_t *w, tps_xgpu_file *x) {
   if (json_is_null(w)) return 0;
   if (!json_is_object(w)) return tps_err_set(R->e, R->path, ln, "'w8a16' is not an object or null");
   if (getstr(R, w, "gpu", ln, 0, x->w8_gpu, sizeof x->w8_gpu) || getstr(R, w, "file", ln, 0, x->w8_file, sizeof x->w8_file) ||
-      getnum(R, w, "sigma", ln, 1, &x->w8_sigma) || params(R, w, ln, tps_xw8_par_names, TPS_XW8_NPAR, x->w8.p))
+      getnum(R, w, "sigma", ln, POS, &x->w8_sigma) || params(R, w, ln, tps_xw8_par_names, TPS_XW8_NPAR, x->w8.p))
     return -1;
   x->have_w8 = 1;
   return 0;

@@ -312,4 +312,20 @@ bad_parts "${l40}p" "$((l40 + 1))" "the same part as line $l40$" H200 dense-bf16
 bad_parts 's/$/\r/' 1 "CRLF line ends" H200 dense-bf16
 cp "$tmp/parts0" "$pd/parts.tsv"
 TPSPLIT_DATADIR="$pd" "$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 >/dev/null 2>&1 && ok || fail "the bundled parts.tsv copied back is refused"
+# --- data/xgpu.fit: a model parameter is never negative (a negative tile_us moved the B300's replicated GEMM from
+# 49.3 to 17.9 us, exit 0), the times and efficiencies beside them are > 0, one fit per path (fabric) and held-out GPU
+cp "$pd/xgpu.fit" "$tmp/xgpu0"
+bad_xgpu() { # bad_xgpu SED LINE REGEX
+  sed "$1" "$tmp/xgpu0" >"$pd/xgpu.fit"
+  TPSPLIT_DATADIR="$pd" "$TPSPLIT" predict --gpu B300 --tp 8 --path dense-bf16 >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [ "$rc" -eq 2 ] && ok || fail "xgpu.fit '$1': exit $rc, want 2"
+  expect_grep "^tpsplit predict: $pd/xgpu.fit:$2: $3" "$tmp/err"
+}
+g1=$(grep -n '"path": "dense-bf16", "held_out": null' "$tmp/xgpu0" | head -n 1 | cut -d: -f1)
+a1=$(grep -n '"fabric": "nvlink", "held_out": null' "$tmp/xgpu0" | head -n 1 | cut -d: -f1)
+bad_xgpu "${g1}s/\"tile_us\": /\"tile_us\": -/" "$g1" "'tile_us' -[0-9.]* is negative$"
+bad_xgpu "${g1}s/\"sharp\": [0-9.]*/\"sharp\": 0/" "$g1" "'sharp' 0 is not > 0$"
+bad_xgpu "${a1}s/\"custom_eff\": /\"custom_eff\": -/" "$a1" "'custom_eff' -[0-9.]* is not > 0$"
+bad_xgpu "${g1}p" "$((g1 + 1))" "a second dense-bf16 fit held out - \\(also gemm\\[0\\]\\)$"
+cp "$tmp/xgpu0" "$pd/xgpu.fit"
 finish
