@@ -209,8 +209,11 @@ static int read_params(const rd *R, json_t *root) {
     for (int q = 0; q < f->npar; q++)
       if (f->par_target[q] == t) return FAIL(where(R, "params", "name", j), "'param %s' given twice", json_string_value(nm));
     double *dst[4] = {&f->theta[j], &f->se[j], &f->lo95[j], &f->hi95[j]};
-    for (int k = 1; k < 5; k++)
-      if (num(R, p, "params", pk[k], j, -1e12, 1e12, 0, dst[k - 1])) return -1;
+    for (int k = 1; k < 5; k++) /* se: a standard error, never negative */
+      if (num(R, p, "params", pk[k], j, k == 2 ? 0 : -1e12, 1e12, 0, dst[k - 1])) return -1;
+    if (!(f->lo95[j] <= f->theta[j] && f->theta[j] <= f->hi95[j]))
+      return FAIL(where(R, "params", "lo95", j), "params[%zu]: value %g outside its own 95%% interval %g..%g", j, f->theta[j],
+                  f->lo95[j], f->hi95[j]);
     f->par_target[j] = t;
     snprintf(f->par_name[j], sizeof f->par_name[j], "%s", json_string_value(nm));
     f->npar++;
@@ -229,6 +232,44 @@ static int read_params(const rd *R, json_t *root) {
       f->cov[a * f->npar + b] = v;
     }
   }
+  for (int a = 0; a < f->npar; a++) /* a covariance: variances >= 0, the matrix symmetric */
+    for (int b = 0; b <= a; b++) {
+      double x = f->cov[a * f->npar + b], y = f->cov[b * f->npar + a];
+      if (a == b && x < 0) return FAIL(l0 + 1 + a, "cov[%d][%d] %g: a variance cannot be negative", a, a, x);
+      if (fabs(x - y) > 1e-9 * fmax(fabs(x), fabs(y))) return FAIL(l0 + 1 + a, "cov[%d][%d] %g but cov[%d][%d] %g: a covariance is symmetric", a, b, x, b, a, y);
+    }
+  return 0;
+}
+
+/* No point twice (a series at one x): sorted, not pairwise (a reader quadratic in its points took 90 s). */
+typedef struct { int s; double x; size_t i; } pkey;
+static int cmp_pkey(const void *a, const void *b) {
+  const pkey *p = a, *q = b;
+  if (p->s != q->s) return p->s < q->s ? -1 : 1;
+  if (p->x != q->x) return p->x < q->x ? -1 : 1;
+  return p->i < q->i ? -1 : p->i > q->i;
+}
+static int check_points(const rd *R, json_t *pts) {
+  size_t n = json_array_size(pts);
+  pkey *k = malloc((n ? n : 1) * sizeof *k);
+  if (!k) return FAIL(where(R, NULL, "points", 0), "out of memory");
+  static const char *const sn[] = {"replicated", "split", "gemm", "allgather"};
+  for (size_t i = 0; i < n; i++) {
+    const char *s = json_string_value(json_object_get(json_array_get(pts, i), "series"));
+    k[i].s = 0;
+    for (int j = 0; j < 4; j++) if (s && !strcmp(s, sn[j])) k[i].s = j;
+    k[i].x = R->f->pt[i].x, k[i].i = i;
+  }
+  qsort(k, n, sizeof *k, cmp_pkey);
+  for (size_t i = 1; i < n; i++)
+    if (k[i].s == k[i - 1].s && k[i].x == k[i - 1].x) {
+      size_t at = k[i].i, before = k[i - 1].i;
+      int si = k[i].s;
+      free(k);
+      return FAIL(where(R, "points", "series", at), "points[%zu]: %s at x %g again (also points[%zu])", at, sn[si], R->f->pt[at].x,
+                  before);
+    }
+  free(k);
   return 0;
 }
 
@@ -257,7 +298,7 @@ static int read_points(const rd *R, json_t *root) {
       return FAIL(where(R, "points", "series", i), "points[%zu]: backend is not a backend that runs (custom, nccl) or null", i);
     f->npts++;
   }
-  return 0;
+  return check_points(R, pts);
 }
 
 static int read_stats(const rd *R, json_t *root) {
@@ -301,7 +342,7 @@ static int check_fit(const rd *R) {
   if (memcmp(&before.ag, &f->ag, sizeof f->ag))
     return FAIL(where(R, NULL, "ag", 0), "an 'ag' value differs from its fitted value in params: one value per parameter");
   if (f->kind != TPS_FIT_ALLGATHER && !isfinite(tps_gemm_time_us(&f->gemm, &f->shape, 1)))
-    return FAIL(0, "the GEMM model is not usable (a bandwidth or throughput <= 0)");
+    return FAIL(where(R, NULL, "params", 0), "the GEMM model is not usable (a bandwidth or throughput <= 0)");
   return 0;
 }
 
