@@ -211,9 +211,6 @@ static int read_params(const rd *R, json_t *root) {
     double *dst[4] = {&f->theta[j], &f->se[j], &f->lo95[j], &f->hi95[j]};
     for (int k = 1; k < 5; k++) /* se: a standard error, never negative */
       if (num(R, p, "params", pk[k], j, k == 2 ? 0 : -1e12, 1e12, 0, dst[k - 1])) return -1;
-    if (!(f->lo95[j] <= f->theta[j] && f->theta[j] <= f->hi95[j]))
-      return FAIL(where(R, "params", "lo95", j), "params[%zu]: value %g outside its own 95%% interval %g..%g", j, f->theta[j],
-                  f->lo95[j], f->hi95[j]);
     f->par_target[j] = t;
     snprintf(f->par_name[j], sizeof f->par_name[j], "%s", json_string_value(nm));
     f->npar++;
@@ -341,6 +338,10 @@ static int check_fit(const rd *R) {
                   "per parameter", tps_gemm_par_names[j], before.gemm.p[j], f->gemm.p[j]);
   if (memcmp(&before.ag, &f->ag, sizeof f->ag))
     return FAIL(where(R, NULL, "ag", 0), "an 'ag' value differs from its fitted value in params: one value per parameter");
+  for (int j = 0; j < f->npar; j++) /* after the domain: a value outside its own interval was edited without it */
+    if (!(f->lo95[j] <= f->theta[j] && f->theta[j] <= f->hi95[j]))
+      return FAIL(where(R, "params", "lo95", (size_t)j), "params[%d]: value %g outside its own 95%% interval %g..%g", j, f->theta[j],
+                  f->lo95[j], f->hi95[j]);
   if (f->kind != TPS_FIT_ALLGATHER && !isfinite(tps_gemm_time_us(&f->gemm, &f->shape, 1)))
     return FAIL(where(R, NULL, "params", 0), "the GEMM model is not usable (a bandwidth or throughput <= 0)");
   return 0;

@@ -121,16 +121,21 @@ static void round_trips(const char *top) {
   int good = 0;
   for (int r = 0; r < 300; r++) {
     static tps_fit g;
-    g = f; /* a valid fit, its numbers then made up */
+    g = f; /* a valid fit, its numbers then made up within what a fit can be (the reader refuses a negative
+            * se or variance, a value outside its own interval, an asymmetric covariance, a point twice) */
     for (int j = 0; j < g.npar; j++) {
-      g.se[j] = pick(&s, 1e12); g.lo95[j] = pick(&s, 1e12); g.hi95[j] = pick(&s, 1e12);
-      for (int k = 0; k < g.npar; k++) g.cov[j * g.npar + k] = pick(&s, 1e24);
+      g.se[j] = fabs(pick(&s, 1e12));
+      g.lo95[j] = g.theta[j] - 0.5 * fabs(pick(&s, 1e12)); g.hi95[j] = g.theta[j] + 0.5 * fabs(pick(&s, 1e12));
+      for (int k = 0; k <= j; k++) g.cov[j * g.npar + k] = g.cov[k * g.npar + j] = k == j ? fabs(pick(&s, 1e24)) : pick(&s, 1e24);
     }
     g.npts = (size_t)(rnd(&s) * TPS_FIT_MAXPTS);
     for (size_t i = 0; i < g.npts; i++) {
       tps_fit_point *q = &g.pt[i];
       q->series = rnd(&s) < 0.5;
-      q->x = fabs(pick(&s, 1e15)); q->measured_us = fabs(pick(&s, 1e9)); q->model_us = fabs(pick(&s, 1e9));
+      q->x = fabs(pick(&s, 1e15));
+      for (size_t j = 0; j < i; j++) /* each series at one x once */
+        if (g.pt[j].series == q->series && g.pt[j].x == q->x) { q->x = (double)(i + 1) * 1e-3; j = (size_t)-1; }
+      q->measured_us = fabs(pick(&s, 1e9)); q->model_us = fabs(pick(&s, 1e9));
       q->rel_resid = rnd(&s) < 0.2 ? NAN : pick(&s, 1e6); q->loo_rel = rnd(&s) < 0.5 ? NAN : pick(&s, 1e6);
       q->gather_us = rnd(&s) < 0.5 ? NAN : fabs(pick(&s, 1e9)); q->gather_se_us = rnd(&s) < 0.5 ? NAN : fabs(pick(&s, 1e9));
       q->backend = rnd(&s) < 0.3 ? -1 : rnd(&s) < 0.5 ? TPS_GATHER_CUSTOM : TPS_GATHER_NCCL;
