@@ -59,7 +59,8 @@ tps_thr_device *tps_thr_add_spec_device(tps_thr_file *f, const tps_gpu *gpu) {
   d->sms = gpu->sms;
   d->cc_major = gpu->cc_major;
   d->cc_minor = gpu->cc_minor;
-  d->l2_bytes = (long)(gpu->l2_mb * 1e6);
+  d->l2_bytes = (long)llround(gpu->l2_mb * 1048576.0); /* gpus.tsv holds MiB as CUDA reports them (H20 60, B200 126.5), as
+                                                        * calibrate's l2_bytes (cudaDeviceProp) is bytes: 1e6 wrote 50000000 */
   d->gpus_visible = 0;
   return d;
 }

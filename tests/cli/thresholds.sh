@@ -234,4 +234,10 @@ expect_grep "nv2.json:$nl: .*\.dense-bf16\.8\.auto\.split_from_tokens: 100, but 
 badband 's/"losing_gaps": \[/"losing_gapz": [/' 'losing_gaps: missing \(win_bands_tokens and losing_gaps come together\)'
 badband 's/"min_speedup": [0-9.]*/"min_speedup": 1.5/' 'losing_gaps\[0\]\.min_speedup: at most 1'
 badband 's/"to_tokens": 2830/"to_tokens": 2829/' 'losing_gaps\[0\]: 2661\.\.2829 is not the gap 2661\.\.2830'
+# l2_bytes in bytes as CUDA reports them, as calibrate writes them (cudaDeviceProp.l2CacheSize): gpus.tsv's l2_mb is
+# MiB (it wrote l2_mb x 1e6: 50000000 for the H100, where CUDA says 52428800)
+"$TPSPLIT" predict --gpu H100 --tp 8 --thresholds-out "$tmp/l2.json" >/dev/null 2>"$tmp/err" || fail "predict --thresholds-out: $(cat "$tmp/err")"
+want=$(awk -F'\t' '$1 == "H100-SXM" { printf "%.0f", $8 * 1048576 }' "$top_srcdir/data/gpus.tsv")
+got=$(sed -n 's/.*"l2_bytes": \([0-9]*\).*/\1/p' "$tmp/l2.json" | head -n 1)
+[ -n "$want" ] && [ "$got" = "$want" ] && ok || fail "H100 l2_bytes '$got', want '$want' (gpus.tsv l2_mb x 2^20)"
 finish
