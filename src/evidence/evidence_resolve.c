@@ -238,6 +238,54 @@ static int sibling_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backe
   return 0;
 }
 
+/* No measurement of a capped backend (custom) at (gpu, tp), but a split table of the auto rule there: its gather
+ * where the rule ran that backend (per-rank input at most the table's cap), as measured.  That is the gather the
+ * table timed over the backend's whole domain (it runs only under its cap); the fit of that table missed it by
+ * 1.3 us at 80 tokens on the H20 (break-even 97 with --gather custom, 80 with auto, every row custom).  NCCL is not
+ * taken this way: the rule's rows of it are the few largest (two on the H20), where a sibling's whole curve says
+ * more.  1: none; 0: p, file. */
+static int rule_gather_as(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, pts *p, char *file, size_t fsz,
+                          tps_err *e) {
+  if (!tps_gather_is_capped(backend)) return 1;
+  for (int i = 0; i < ps->nrows; i++) {
+    const prow *r = &ps->rows[i];
+    int has = 0;
+    for (int j = 0; j < r->ntp; j++) has |= r->tps[j] == tp;
+    if (!r->gather || !tps_gather_is_rule(r->backend) || !SAME(r->gpu, gpu) || !has) continue;
+    loaded *l;
+    if (ev_load_row(ps, r, &l, e)) return -1;
+    const tps_table *t = &l->m.tab;
+    if (l->m.kind != TPS_MEAS_TABLE || t->kind != TPS_TABLE_SPLIT || !(t->gather_cap_bytes > 0)) continue;
+    pts all;
+    if (ev_table_gather_pts(l, tp, &all, e)) return -1;
+    memset(p, 0, sizeof *p);
+    p->lo = -1;
+    p->x = malloc((all.n ? all.n : 1) * sizeof *p->x);
+    p->t = malloc((all.n ? all.n : 1) * sizeof *p->t);
+    if (!p->x || !p->t) { ev_pts_free(p); ev_pts_free(&all); return tps_err_set(e, NULL, 0, "out of memory"); }
+    long t0 = 0, t1 = 0;
+    for (size_t k = 0; k < all.n; k++) {
+      if ((all.x[k] / tp <= t->gather_cap_bytes) != tps_gather_is_capped(backend)) continue;
+      p->x[p->n] = all.x[k], p->t[p->n++] = all.t[k];
+      if (!t0) t0 = t->tokens[k];
+      t1 = t->tokens[k];
+      if (p->lo < 0 || t->line[k] < p->lo) p->lo = t->line[k];
+      if (t->line[k] > p->hi) p->hi = t->line[k];
+    }
+    if (p->n >= 2) {
+      snprintf(p->how, sizeof p->how, "split - replicated(ceil(T/%d)) of a split table of the auto rule, its rows where the rule "
+               "ran %s: T %ld..%ld (per-rank input %s %.0f B)", t->tp, tps_gather_name(backend), t0, t1,
+               tps_gather_is_capped(backend) ? "<=" : ">", t->gather_cap_bytes);
+      ev_pts_free(&all);
+      cpy(file, fsz, l->name);
+      return 0;
+    }
+    ev_pts_free(&all);
+    ev_pts_free(p);
+  }
+  return 1;
+}
+
 /* A part measured on a sibling (set_measured done): its provenance, spread and source. */
 static void mark_sibling(tps_part_source *s, const tps_gpu *sib, double rsd) {
   s->prov = TPS_PROV_SIBLING;
@@ -462,8 +510,9 @@ int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, 
                      tps_resolve_gather_model(&rm, gpu, tp, backend, &s->part.model, msrc, sizeof msrc, from, sizeof from) == 0;
     if (!have_model) s->part.model.kind = TPS_PM_NONE;
     const tps_gpu *sib = NULL;
-    if (rc == 1 && !s->user && !tps_gather_is_rule(backend)) {
-      rc = sibling_gather(ps, gpu, tp, backend, &p, s->file, sizeof s->file, &sib, e);
+    if (rc == 1 && !s->user && !tps_gather_is_rule(backend)) { /* the auto rule's own curve, then a sibling's */
+      rc = rule_gather_as(ps, gpu, tp, backend, &p, s->file, sizeof s->file, e);
+      if (rc == 1) rc = sibling_gather(ps, gpu, tp, backend, &p, s->file, sizeof s->file, &sib, e);
       if (rc < 0) { free(s); return -1; }
     }
     if (rc == 0) {

@@ -36,4 +36,16 @@ want=$(awk '$1 == 1024 && $2 == 128 { print $4 }' "$tmp/p")
 "$TPSPLIT" simulate --model deepseek-v3 --gpu H200 --tp 8 --gather nccl --chunk 1024 --prompt 1024 >"$tmp/s" 2>"$tmp/err"
 got=$(awk '$1 == "fused_qkv_a_proj" { print $(NF - 2) }' "$tmp/s")
 [ -n "$want" ] && [ "$got" = "$want" ] && ok || fail "simulate --gather nccl: split time '$got' us, predict '$want'"
+# the H20's split table is of the auto rule, custom on every row up to its cap: --gather custom answers from those
+# rows as measured (it took the fit of that table, 1.3 us off at 80 tokens: 97 against auto's 80), NCCL from the
+# H100's measured curve (the table's two NCCL rows are its largest)
+for g in custom auto; do
+  "$TPSPLIT" predict --gpu H20 --tp 8 --path dense-bf16 --gather "$g" >"$tmp/h20_$g" 2>"$tmp/err" || fail "H20 --gather $g: $(cat "$tmp/err")"
+done
+bc=$(sed -n 's/^break-even: \([0-9]*\) tokens.*/\1/p' "$tmp/h20_custom")
+ba=$(sed -n 's/^break-even: \([0-9]*\) tokens.*/\1/p' "$tmp/h20_auto")
+[ -n "$bc" ] && [ "$bc" = "$ba" ] && ok || fail "H20 TP8: break-even '$bc' with --gather custom, '$ba' with auto"
+expect_grep "gather custom on H20 at TP 8: measured: data/h20_tp8_fused_wqa_wkv.tsv lines 25-33 .*its rows where the rule ran custom: T 6..4096" "$tmp/h20_custom"
+"$TPSPLIT" predict --gpu H20 --tp 8 --path dense-bf16 --gather nccl >"$tmp/h20_nccl" 2>&1
+expect_grep "gather nccl on H20 at TP 8: sibling: " "$tmp/h20_nccl"
 finish
