@@ -63,9 +63,8 @@ static const tps_thr_device *thr_device(const tps_thr_file *f, const tps_gpu_tab
     *gpu = g;
     char key[256];
     tps_thr_gpu_key(g, key, sizeof key);
-    d = tps_thr_find_device(f, key);
-    for (size_t i = 0; !d && i < f->ndev; i++)
-      if (!strcasecmp(f->dev[i].gpu_spec, g->name)) d = &f->dev[i];
+    d = tps_thr_find_device(f, key); /* by its key alone, as an engine looks it up: a device whose gpu_spec is the GPU
+                                      * under another key (NVIDIA_H200_NVL) is not what an H200 SXM's engine finds */
     if (!d) tps_err_set(e, f->path, 0, "no device %s (%s as engines key it) in the file; it has %s", key, g->name, have);
     return d;
   }

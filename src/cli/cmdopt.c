@@ -141,8 +141,8 @@ static void common_help(const tps_cmdspec *s, const tps_cmdopt_values *v, int i,
   case TPS_OI_HARNESS:
     cat(buf, sz, &len, "the harness every GEMM part represents: bench (tpsplit bench: L2 flushed, median of CUPTI "
         "spans, our quantization) or aic (AIConfigurator: TRT-LLM Linear, CUDA-graph mean, no flush); a part measured in "
-        "the other is converted by the cross-GPU model's two harness forms, learned on the GPUs measured in both (H100, "
-        "H200) (default: each part in the harness of its measurement, named in its source)");
+        "the other is converted by a GPU of its architecture measured in both (H100, H200), else by the cross-GPU model's "
+        "two harness forms learned on them (default: each part in the harness of its measurement, named in its source)");
     break;
   case TPS_OI_NO_BUNDLED:
     cat(buf, sz, &len, "ignore the bundled measurements (data/parts.tsv): every part from --gemm/--gather files or a "
@@ -237,7 +237,7 @@ static void opt_line(FILE *fp, char shortopt, const char *name, const char *meta
 /* The order of the options in --help: targets and models first, output last. */
 static const int help_order[] = {TPS_OI_GPU, TPS_OI_GPUS, TPS_OI_TP, TPS_OI_TPS, TPS_OI_PATH, TPS_OI_PATHS,
                                  TPS_OI_FIT, TPS_OI_SCALING, TPS_OI_GEMM, TPS_OI_GATHER, TPS_OI_KDIM,
-                                 TPS_OI_NDIM, TPS_OI_MEASURED_ONLY, TPS_OI_NO_BUNDLED, TPS_OI_CAP, TPS_OI_IB,
+                                 TPS_OI_NDIM, TPS_OI_MEASURED_ONLY, TPS_OI_NO_BUNDLED, TPS_OI_HARNESS, TPS_OI_CAP, TPS_OI_IB,
                                  TPS_OI_ROUND, TPS_OI_SAMPLES, TPS_OI_SEED};
 static const int help_order_last[] = {TPS_OI_THR_OUT, TPS_OI_GPUS_FILE, TPS_OI_JSON, TPS_OI_OUTPUT};
 

@@ -143,8 +143,9 @@ MOCK_GPUS=1 MOCK_HANG=1 "$M" calibrate -o "$tmp/int.json" >"$tmp/out" 2>"$tmp/er
 pid=$!
 i=0
 # the output is opened (O_TMPFILE: no name; else int.json.tmp.*) before the first GEMM, which
-# hangs: wait for calibrate's first line, then give it half a second to reach the GEMM
-while [ $i -lt 50 ] && ! grep -q '^calibrate: .* budget' "$tmp/err" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+# hangs: wait for calibrate's first line (up to 30 s: a loaded machine, make check -j), then give it half a
+# second to reach the GEMM
+while [ $i -lt 300 ] && ! grep -q '^calibrate: .* budget' "$tmp/err" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 grep -q '^calibrate: .* budget' "$tmp/err" && ok || fail "calibrate did not start: $(head -c 300 "$tmp/err")"
 sleep 0.5
 kill -TERM $pid

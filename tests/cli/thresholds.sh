@@ -240,4 +240,11 @@ badband 's/"to_tokens": 2830/"to_tokens": 2829/' 'losing_gaps\[0\]: 2661\.\.2829
 want=$(awk -F'\t' '$1 == "H100-SXM" { printf "%.0f", $8 * 1048576 }' "$top_srcdir/data/gpus.tsv")
 got=$(sed -n 's/.*"l2_bytes": \([0-9]*\).*/\1/p' "$tmp/l2.json" | head -n 1)
 [ -n "$want" ] && [ "$got" = "$want" ] && ok || fail "H100 l2_bytes '$got', want '$want' (gpus.tsv l2_mb x 2^20)"
+# decide --gpu finds a device by its engine key alone, as an engine does: the H200's entry moved under another key
+# (NVIDIA_H200_NVL, gpu_spec still H200-SXM) is not the H200's (it was taken by its gpu_spec: "verdict: split")
+"$TPSPLIT" predict --gpu H200 --tp 8 --path w8a16 --thresholds-out "$tmp/h200.json" >/dev/null 2>&1 || fail "predict H200 --thresholds-out"
+sed -e 's/"NVIDIA_H200": {/"NVIDIA_H200_NVL": {/' -e 's/"device_name": "NVIDIA H200"/"device_name": "NVIDIA H200 NVL"/' "$tmp/h200.json" >"$tmp/nvl.json"
+grep -q '"NVIDIA_H200_NVL": {' "$tmp/nvl.json" && ok || fail "the key was not moved"
+expect_rc 2 dec --gpu H200 --thresholds "$tmp/nvl.json" --tp 8 --path w8a16 --tokens 3000
+expect_grep "nvl.json: no device NVIDIA_H200 \(H200-SXM as engines key it\) in the file; it has NVIDIA_H200_NVL$" "$tmp/err"
 finish
