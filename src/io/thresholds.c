@@ -348,7 +348,7 @@ json_t *tps_thr_to_json(const tps_thr_file *f) {
   if (isfinite(f->budget_s)) json_object_set_new(gen, "budget_s", jnum(f->budget_s));
   json_object_set_new(root, "generator", gen);
   json_object_set_new(root, "partial", json_boolean(f->partial));
-  json_object_set_new(root, "rule", json_string("split a K x N projection of T tokens when T >= split_from_tokens (null: never, up to max_tokens)"));
+  json_object_set_new(root, "rule", json_string(TPS_THR_RULE));
   for (size_t i = 0; i < f->nnotes; i++) json_array_append_new(notes, json_string(f->notes[i]));
   json_object_set_new(root, "notes", notes);
   for (size_t i = 0; i < f->ndev; i++) json_object_set_new(devs, f->dev[i].key, device_json(&f->dev[i]));

@@ -12,7 +12,7 @@
  *   "generator": {"tool": "tpsplit", "version": "0.1.0", "command": "...",
  *                 "date": "2026-12-05T10:00:00Z", "wall_s": 41.3, "budget_s": 60},
  *   "partial": false,                 true: the budget ended the run before its plan did
- *   "rule": "split when T >= split_from_tokens (null: never)",
+ *   "rule": TPS_THR_RULE below, word for word (the reader refuses another),
  *   "notes": ["..."],                 what was skipped, failed or taken from elsewhere
  *   "devices": {
  *     "NVIDIA_H200": {
@@ -83,6 +83,9 @@ extern "C" {
 #endif
 
 #define TPS_THR_SCHEMA_VERSION 1
+/* The rule every file states, written and required word for word on reading: an entry is read with >= and null as
+ * never, so a file that says another rule (T > split_from_tokens, a missing rule) is refused, not read as this one. */
+#define TPS_THR_RULE "split a K x N projection of T tokens when T >= split_from_tokens (null: never, up to max_tokens)"
 #define TPS_THR_CONFIG 256  /* bytes of one row's kernel configuration text (kernels/bench/bench.h row config) */
 #define TPS_THR_MAX_BANDS TPS_BANDS_MAX /* win bands of one entry at most (model/predict/crossover.h) */
 

@@ -73,7 +73,9 @@ static long path_line(const rd *r) {
     for (o++; o < len && (blank(t[o]) || t[o] == ':'); o++) {}
     if (o >= len || t[o] != '{') break;
   }
-  if (pos == (size_t)-1) return 0;
+  if (pos == (size_t)-1) /* a key missing at the root (or a root that is no object): the line where the object opens */
+    for (pos = 0; pos < len && t[pos] != '{'; pos++) {}
+  if (pos >= len) pos = 0;
   long line = 1;
   for (size_t i = 0; i < pos; i++) line += t[i] == '\n';
   return line;
@@ -681,6 +683,12 @@ static int read_root(rd *r, json_t *root, tps_thr_file *f) {
       get_num(r, gen, "wall_s", 0, 0, 1, 0, NAN, &f->wall_s) || get_num(r, gen, "budget_s", 0, 0, 0, 0, NAN, &f->budget_s))
     return -1;
   pop(r, l);
+  char rule[256];
+  if (get_str(r, root, "rule", 1, 0, rule, sizeof rule)) return -1;
+  if (strcmp(rule, TPS_THR_RULE)) {
+    l = push(r, "rule", 0);
+    return bad(r, "'%s', not the rule this tpsplit reads ('%s')", rule, TPS_THR_RULE);
+  }
   json_t *p = member(r, root, "partial", 1);
   if (!p) return -1;
   if (!json_is_boolean(p)) {
