@@ -409,10 +409,11 @@ void tps_thr_entry_line(const tps_thr_entry *e, char *buf, size_t sz) {
   char g[320], a[320], iv[96];
   prov_short(&e->gemm, g, sizeof g);
   prov_short(&e->gather, a, sizeof a);
-  if (e->hi > 0) snprintf(iv, sizeof iv, "%.0f..%.0f", e->lo, e->hi);
-  else snprintf(iv, sizeof iv, "%.0f..beyond %ld", e->lo, e->max_tokens);
+  if (e->hi > 0) snprintf(iv, sizeof iv, "90%% %.0f..%.0f", e->lo, e->hi);
+  else if (e->lo > 0) snprintf(iv, sizeof iv, "90%% %.0f..beyond %ld", e->lo, e->max_tokens);
+  else snprintf(iv, sizeof iv, "no interval: a rule"); /* [null, null]: a rule (pessimistic), no spread to draw */
   if (e->split_from > 0)
-    snprintf(buf, sz, "%ldx%ld %s TP%d %s: split from %ld tokens (break-even %.0f, 90%% %s); gemm %s, gather %s", e->k,
+    snprintf(buf, sz, "%ldx%ld %s TP%d %s: split from %ld tokens (break-even %.0f, %s); gemm %s, gather %s", e->k,
              e->n, tps_path_name(e->path), e->tp, tps_gather_name(e->backend), e->split_from, e->breakeven, iv, g, a);
   else if (e->lo > 0)
     snprintf(buf, sz, "%ldx%ld %s TP%d %s: never split up to %ld tokens (90%% interval of the break-even from %.0f); gemm %s, gather %s",

@@ -247,4 +247,10 @@ sed -e 's/"NVIDIA_H200": {/"NVIDIA_H200_NVL": {/' -e 's/"device_name": "NVIDIA H
 grep -q '"NVIDIA_H200_NVL": {' "$tmp/nvl.json" && ok || fail "the key was not moved"
 expect_rc 2 dec --gpu H200 --thresholds "$tmp/nvl.json" --tp 8 --path w8a16 --tokens 3000
 expect_grep "nvl.json: no device NVIDIA_H200 \(H200-SXM as engines key it\) in the file; it has NVIDIA_H200_NVL$" "$tmp/err"
+# an entry without an interval ([null, null]: the pessimistic rule) reads back as such, not as "90% 0..beyond 16384"
+"$TPSPLIT" predict --gpu H200 --tp 8 --path marlin-w8a16 --scaling pessimistic --thresholds-out "$tmp/p6.json" >/dev/null 2>&1 ||
+  fail "predict --scaling pessimistic --thresholds-out"
+dec --thresholds "$tmp/p6.json" --tp 8 --tokens 2000 --path marlin-w8a16 >"$tmp/out" 2>&1
+expect_grep "\(break-even 1106, no interval: a rule\)" "$tmp/out"
+expect_nogrep "0\.\.beyond" "$tmp/out"
 finish
