@@ -350,6 +350,14 @@ static int read_entry(rd *r, json_t *x, tps_thr_entry *e) {
   }
   if (!rc) rc = get_int(r, x, "max_tokens", 1, 1, 1L << 40, 0, 0, &e->max_tokens);
   if (!rc) rc = get_num(r, x, "out_bytes_per_token", 1, 0, 0, 0, 0, &e->out_bytes_per_token);
+  if (!rc && e->n > 0) { /* a token's output is N elements of 1, 2 or 4 bytes (fp8, bf16, fp32): 3585 at N 1792 cannot be */
+    const double b = e->out_bytes_per_token / (double)e->n;
+    if (b != 1 && b != 2 && b != 4) {
+      size_t l = push(r, "out_bytes_per_token", 0);
+      rc = bad(r, "%g is not N %ld x 1, 2 or 4 bytes (an fp8, bf16 or fp32 output)", e->out_bytes_per_token, e->n);
+      pop(r, l);
+    }
+  }
   if (!rc) rc = read_bands(r, x, e);
   /* a threshold no answer can write: past max_tokens, or where the split wins nowhere or only
    * later (tps_threshold_choose takes the start of a win band, --round only moves it up) */

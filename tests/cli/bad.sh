@@ -31,6 +31,7 @@ gen() { # gen NAME: make the run-time inputs, print their path
         thr_shape_zero.json) ed='283s/"5120x1792"/"05120x1792"/' ;;
         thr_dup_tp.json) ed='401s/"8": {/"8": {}, "8": {/' ;;
         thr_missing.json) ed='780s/"split_from_tokens"/"split_from_tokenz"/' ;; # its entry opens on line 754
+        thr_obpt.json) ed='311s/3584/3585/' ;; # a 5120x1792 entry's out_bytes_per_token
         thr_rule.json) ed='s/when T >= split_from_tokens/when T > split_from_tokens/' ;; # the rule is line 828
         thr_no_schema.json) ed='s/"schema_version": 1/"schema_versio": 1/' ;; # missing at the root: line 1, where it opens
       esac
