@@ -178,7 +178,7 @@ static const tps_gpu *file_gpu(const tps_partset *ps, const loaded *l, tps_err *
     return NULL;
   }
   const tps_gpu *gp = tps_gpus_find(ps->gt, g, &e2);
-  if (!gp) tps_err_set(e, l->name, 0, "its GPU: %s", e2.msg);
+  if (!gp) tps_err_set(e, l->name, l->m.kind == TPS_MEAS_TABLE ? l->m.tab.gpu_line : 0, "its GPU: %s", e2.msg);
   return gp;
 }
 

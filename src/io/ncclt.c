@@ -490,13 +490,13 @@ static int hash_line(pstate *P, run_t **Rp, size_t i, const char *c) {
   } else if (R && is_rank_line(c)) {
     if (R->nranks_lines == 0) {
       const char *b = strchr(c, ']');
-      if (b) ncclt_copy_trim(R->gpu, sizeof R->gpu, b + 1);
+      if (b) ncclt_copy_trim(R->gpu, sizeof R->gpu, b + 1), R->gpu_line = cl[i].ln;
     }
     if (R->nranks_lines < MAX_RANKS) R->nranks_lines++;
   } else if (!R && is_rank_line(c)) {
     if (!(*Rp = R = new_run(P, cl[i].ln))) return -1;
     const char *b = strchr(c, ']');
-    if (b) ncclt_copy_trim(R->gpu, sizeof R->gpu, b + 1);
+    if (b) ncclt_copy_trim(R->gpu, sizeof R->gpu, b + 1), R->gpu_line = cl[i].ln;
     R->nranks_lines = 1;
   } else if (strncmp(c, "Using devices", 13) == 0) {
     if ((!R || R->nrows > 0 || R->ended) && !(*Rp = R = new_run(P, cl[i].ln))) return -1;
@@ -579,6 +579,7 @@ static int pick_run(pstate *P) {
   snprintf(log->version, sizeof log->version, "%s", R->version);
   snprintf(log->collective, sizeof log->collective, "%s", R->name);
   snprintf(log->gpu, sizeof log->gpu, "%s", R->gpu);
+  log->gpu_line = R->gpu_line;
   log->nthread = R->nthread; log->ngpus = R->ngpus; log->warmup_iters = R->warmup; log->iters = R->iters;
   return 0;
 }
@@ -698,6 +699,7 @@ int tps_table_from_ncclt(tps_ncclt *lp, tps_table *t, tps_err *e) {
   t->kind = TPS_TABLE_ALLGATHER;
   snprintf(t->source, sizeof t->source, "nccl-tests");
   snprintf(t->gpu, sizeof t->gpu, "%s", log.gpu);
+  t->gpu_line = log.gpu_line;
   snprintf(t->type, sizeof t->type, "%s", log.row[0].type);
   t->ranks = log.nranks;
   t->nextra = log.has_iter_stats ? 4 : 0;

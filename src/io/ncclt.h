@@ -77,6 +77,7 @@ typedef struct {
   int nranks;           /* ranks of the run read */
   int ranks_from;       /* TPS_NCCLT_RANKS_* */
   char gpu[64];         /* from the first Rank line, e.g. "NVIDIA H200" */
+  long gpu_line;        /* that line (0: none) */
   char version[32];     /* "# nccl-tests version X": X, "" when not printed */
   char collective[32];  /* "# Collective test starting: X": X, "" when not printed */
   int layout;           /* TPS_NCCLT_PRE213 or TPS_NCCLT_CURRENT */

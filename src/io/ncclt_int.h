@@ -20,6 +20,7 @@ typedef struct {
   int nthread, ngpus, warmup, iters;
   int nranks_lines;
   char gpu[64];
+  long gpu_line;          /* the Rank line it came from */
   int using_devices;      /* "# Using devices" seen: Rank lines are expected */
   int hdr, hdr_redop, hdr_root;
   long hdr_line;

@@ -38,6 +38,7 @@ static int apply_meta(tps_table *t, long ln, const char *k, const char *v, tps_e
   if (strcmp(k, "gpu") == 0) {
     if (strlen(v) >= sizeof t->gpu) return tps_err_set(e, path, ln, "gpu name '%s' too long", v);
     snprintf(t->gpu, sizeof t->gpu, "%s", v);
+    t->gpu_line = ln;
   } else if (strcmp(k, "path") == 0) {
     if (strlen(v) >= sizeof t->kpath) return tps_err_set(e, path, ln, "path name '%s' too long", v);
     snprintf(t->kpath, sizeof t->kpath, "%s", v);

@@ -51,6 +51,7 @@ typedef struct {
   size_t nprov;
   /* metadata ('#@ key: value' lines, or the nccl-tests preamble) */
   char gpu[64];
+  long gpu_line;           /* the line that names it ('#@ gpu:', an nccl-tests Rank line); 0: none */
   char kpath[32];          /* kernel path name, "" when unknown */
   char gather[16];         /* gather backend of a split table or all-gather table */
   int tp;                  /* split tables: TP size */
