@@ -366,7 +366,7 @@ static int write_table(const answer *a, const char *path, tps_err *e) {
   if (a->scaling == TPS_SCALING_PARTS) {
     const tps_part_source *s[4] = {a->use.gemm, a->use.gather[0], a->use.gather[1], a->use.gather[2]};
     for (int i = 0; i < 4; i++)
-      if (s[i]) fprintf(fp, "# [%d] %s: %s\n", s[i]->id, s[i]->what, s[i]->src);
+      if (s[i] && s[i]->id > 0) fprintf(fp, "# [%d] %s: %s\n", s[i]->id, s[i]->what, s[i]->src); /* [0]: resolved, unused */
   }
   fprintf(fp, "# command: %s\n", tps_cmdline());
   fprintf(fp, "#@ gpu: %s\n#@ tp: %ld\n#@ path: %s\n#@ k: %ld\n#@ n: %ld\n#@ out_bytes_per_token: %.17g\n#@ gather: %s\n",

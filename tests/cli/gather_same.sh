@@ -48,4 +48,8 @@ ba=$(sed -n 's/^break-even: \([0-9]*\) tokens.*/\1/p' "$tmp/h20_auto")
 expect_grep "gather custom on H20 at TP 8: measured: data/h20_tp8_fused_wqa_wkv.tsv lines 25-33 .*its rows where the rule ran custom: T 6..4096" "$tmp/h20_custom"
 "$TPSPLIT" predict --gpu H20 --tp 8 --path dense-bf16 --gather nccl >"$tmp/h20_nccl" 2>&1
 expect_grep "gather nccl on H20 at TP 8: sibling: " "$tmp/h20_nccl"
+# predict -o lists the sources its parts use: with --gather nccl the custom gather (resolved, unused: [0]) is not one
+"$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 --gather nccl -o "$tmp/po.tsv" >/dev/null 2>&1 || fail "predict -o"
+expect_nogrep "^# \[0\]" "$tmp/po.tsv"
+expect_grep "^# \[2\] gather nccl on H200-SXM at TP 8: measured: " "$tmp/po.tsv"
 finish
