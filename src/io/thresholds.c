@@ -569,6 +569,13 @@ int tps_thr_check_print(FILE *fp, const tps_thr_check_row *rows, size_t n, doubl
     if (!r->within) all = 0;
   }
   fprintf(fp, "# %s\n", all ? "every part within tolerance" : "some part outside tolerance");
+  for (size_t i = 0; i < n; i++)
+    if (tps_path_get(rows[i].path) && tps_path_get(rows[i].path)->model == TPS_PATH_MODEL_OWN) { /* this tpsplit's dispatch */
+      fprintf(fp, "# %s: between the sweep rows, the model of this tpsplit's dispatch (model/core/w8plan.h); a file whose sweep "
+                  "ran\n# another dispatch (an older tpsplit) is scored against this one, not against its own\n",
+              tps_path_name(rows[i].path));
+      break;
+    }
   tps_thr_check_print_excess(fp, rows, n);
   if (per_row) {
     fprintf(fp, "# every bench row: the calibrated model vs the bench ('sweep': a row of the calibration, not scored)\n");
