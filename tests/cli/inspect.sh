@@ -130,4 +130,13 @@ expect_rc 0 "$TPSPLIT" inspect "$tmp/bom_aic.tsv"
 head -n 1 "$tmp/out" | sed 's/^# [^:]*://' >"$tmp/b"
 grep -q '^ AIConfigurator GEMM table, gpu a100_sxm, [0-9]* rows$' "$tmp/b" && cmp -s "$tmp/a" "$tmp/b" && ok ||
   fail "a byte order mark changed what the AIConfigurator table reads as: $(cat "$tmp/b")"
+# a bench table holds its own tflops and gbps: the derived ones are named apart (derived_*), so the JSON row keeps both
+# (one key a name: the file's gbps was replaced by the derived one, 1212.4 for its 1213 at 1 row)
+b="$top_srcdir/data/h200_gemm_7168x2112_native-fp8.tsv"
+expect_rc 0 "$TPSPLIT" inspect --json "$b"
+nr=$(rows "$b" | wc -l | tr -d ' ')
+[ "$(grep -c '"gbps": ' "$tmp/out")" -eq "$nr" ] && [ "$(grep -c '"derived_gbps": ' "$tmp/out")" -eq "$nr" ] && ok ||
+  fail "inspect --json $b: $nr rows, want one gbps and one derived_gbps each"
+col=$(awk -F'\t' '!/^#/ && !h { for (i = 1; i <= NF; i++) if ($i == "gbps") c = i; h = 1; next } !/^#/ && NF { print $c }' "$b" | head -n 1)
+grep -q "\"gbps\": $col," "$tmp/out" && ok || fail "inspect --json: the file's gbps $col of its first row is not in the JSON"
 finish
