@@ -29,7 +29,7 @@ set tmargin at screen 0.9062
 set bmargin at screen 0.2963
 set key at screen 0.0100, screen 0.2263 left top vertical Left reverse samplen 3 spacing 1.0 maxcols 1 maxrows 8 width -2 font 'Sans,11.0'
 # the break-even (line) and its 90% interval (shaded)
-set object 1 rect from 27, graph 0 to 32, graph 1 fc rgb '#E69F00' fs transparent solid 0.10 noborder behind
+set object 1 rect from 28, graph 0 to 31, graph 1 fc rgb '#E69F00' fs transparent solid 0.10 noborder behind
 set arrow 3 from 29, graph 0 to 29, graph 1 nohead dt 1 lw 1.5 lc rgb '#E69F00' back
 # the gather backend changes here
 set arrow 1 from 4681, graph 0 to 4681, graph 1 nohead dt 3 lw 1.5 lc rgb '#555555' back
@@ -40,6 +40,6 @@ plot \
   'latency_H20_tp8_marlin-w8a16.dat' index 0 using 1:5 with lines lw 2.5 lc rgb '#E69F00' title 'split = GEMM(ceil(T/8)) + all-gather, model', \
   'latency_H20_tp8_marlin-w8a16.dat' index 1 using 1:2 with points pt 6 ps 1.6 lw 1.5 lc rgb '#222222' title 'replicated, measured median (no min/max in the table)', \
   'latency_H20_tp8_marlin-w8a16.dat' index 1 using 1:5 with points pt 5 ps 1.4 lc rgb '#E69F00' title 'split, measured median (no min/max in the table)', \
-  NaN with lines dt 1 lw 1.5 lc rgb '#E69F00' title 'break-even T = 29 (shaded: 90% interval 27..32), threshold 29', \
+  NaN with lines dt 1 lw 1.5 lc rgb '#E69F00' title 'break-even T = 29 (shaded: 90% interval 28..31), threshold 29', \
   NaN with lines dt 3 lw 1.5 lc rgb '#555555' title 'gather custom -> nccl from T = 4681'
 unset output

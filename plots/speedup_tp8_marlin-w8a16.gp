@@ -31,7 +31,7 @@ set bmargin at screen 0.3538
 set format x ''
 unset xlabel
 set ylabel 'speedup of the split = replicated / split'
-set yrange [0:6.251]
+set yrange [0:6.387]
 # speedup 1: the split neither wins nor loses
 set arrow 100 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 lc rgb '#000000' back
 plot \

@@ -235,15 +235,20 @@ void tps_gemmgrid_load(tps_gemmgrid *c, const tps_pred *p, int table) {
   load_gather(c, p);
   long n = c->tmax, np = (n + p->tp - 1) / p->tp;
   if (p->gpart) {
-    /* a part: its times once, then only the factor of this context */
+    /* a part: its times once, then only the factor of this context; a context whose factors differ inside and
+     * outside the part's measured rows (a draw of a part the question leaves) scales its own copy */
     c->table = 1;
-    c->gmul = p->gscale / p->knob[TPS_PK_GEMM_TFLOPS];
-    if (c->part == p->gpart) return;
-    c->part = p->gpart;
+    const double kn = p->knob[TPS_PK_GEMM_TFLOPS];
+    const int two = p->gscale_out != p->gscale;
+    c->gmul = two ? 1.0 : p->gscale / kn;
+    if (c->part == p->gpart && !two) return;
+    c->part = two ? NULL : p->gpart;
     const tps_part *gp = p->gpart;
     if (gp->tab && gp->ntab >= n) memcpy(c->g + 1, gp->tab + 1, (size_t)n * sizeof *c->g);
     else if (tps_part_fill(gp, n, c->g, NULL) != TPS_OK) /* one pass, not a model call per row */
       for (long m = 1; m <= n; m++) c->g[m] = tps_part_gemm_us(gp, m, NULL);
+    if (two)
+      for (long m = 1; m <= n; m++) c->g[m] *= (m >= p->gcov_lo && m <= p->gcov_hi ? p->gscale : p->gscale_out) / kn;
     c->pmax[1] = c->g[1];
     for (long m = 2; m <= np; m++) c->pmax[m] = c->g[m] > c->pmax[m - 1] ? c->g[m] : c->pmax[m - 1];
     c->smin[n] = c->g[n];

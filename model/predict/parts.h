@@ -31,7 +31,9 @@
  *
  * Uncertainty: each part has a relative spread rsd (lognormal, exp(rsd z)): the measured
  * curve's (TPS_PART_MEASURED_RSD) inside its range, the model's outside; the interval of a
- * prediction draws one factor per part (model/predict/uncertainty.c).  Pure C, no I/O; times in us,
+ * prediction draws one z per part (model/predict/uncertainty.c), and the GEMM part's factor is
+ * exp(measured rsd z) on its measured rows and exp(model rsd z) beyond them (tps_pred.gscale,
+ * gscale_out); a gather part still takes one factor, the larger spread, over its range.  Pure C, no I/O; times in us,
  * bytes, rows. */
 #ifndef TPS_MODEL_PARTS_H
 #define TPS_MODEL_PARTS_H

@@ -63,7 +63,9 @@ double tps_pred_gemm_us(const tps_pred *p, long rows) {
   if (!p->applicable || rows < 1) return NAN;
   if (p->scaling == TPS_SCALING_PESSIMISTIC)
     return curve_eval(p->ref_gemm, rows) / (pess_speedup(rows) * p->gemm_div);
-  if (p->gpart) return tps_part_gemm_us(p->gpart, rows, NULL) * p->gscale / p->knob[TPS_PK_GEMM_TFLOPS];
+  if (p->gpart)
+    return tps_part_gemm_us(p->gpart, rows, NULL) * (rows >= p->gcov_lo && rows <= p->gcov_hi ? p->gscale : p->gscale_out) /
+           p->knob[TPS_PK_GEMM_TFLOPS];
   return tps_gemm_time_us(&p->gemm, &p->shape, rows);
 }
 
@@ -279,7 +281,8 @@ static int init_common(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path *
   p->backend = p->opts.backend;
   for (int i = 0; i < TPS_PK_N; i++) p->knob[i] = 1.0;
   p->gemm_div = p->gather_mul = 1.0;
-  p->gscale = p->ascale = 1.0;
+  p->gscale = p->ascale = p->gscale_out = 1.0;
+  p->gcov_lo = 1, p->gcov_hi = 0;
   p->applicable = 1;
   if (tp < 1 || tp > 64) return TPS_EINVAL;
   if (!tps_gather_get(p->backend)) return TPS_EINVAL;
@@ -431,8 +434,10 @@ int tps_pred_init_parts(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path 
   p->ref_gpu = *gpu;
   p->shape = pp->shape;
   p->out_bytes_per_token = pp->out_bytes_per_token > 0 ? pp->out_bytes_per_token : pp->shape.n * pp->shape.out_bytes;
-  p->gscale = p->ascale = 1.0;
+  p->gscale = p->ascale = p->gscale_out = 1.0;
   p->gpart = pp->gemm;
+  p->gcov_lo = 1, p->gcov_hi = 0;
+  if (p->gpart && p->gpart->meas) p->gcov_lo = tps_mcurve_xlo(p->gpart->meas), p->gcov_hi = tps_mcurve_xhi(p->gpart->meas);
   if (p->gpart && p->gpart->what != TPS_PART_GEMM) return TPS_EINVAL;
   if (p->gpart) {
     /* the gemm.h model stays the spec one (knobs only): the part is the GEMM */
@@ -455,6 +460,7 @@ int tps_pred_init_parts(tps_pred *p, const tps_gpu *gpu, int tp, const tps_path 
   tps_ag_from_spec(&p->ag0, gpu, tp);
   ag_system(&p->ag0, p, 0);
   p->compute_rsd = pp->compute_rsd;
+  p->compute_rsd_out = pp->compute_rsd_out > 0 ? pp->compute_rsd_out : pp->compute_rsd;
   p->stream_rsd = pp->stream_rsd;
   p->gather_rsd = pp->gather_rsd;
   tps_pred_apply_knobs(p);
@@ -523,7 +529,8 @@ int tps_pred_init_ready(tps_pred *p, tps_partcache *c, const tps_gpu *gpu, int t
   pp.shape = s->shape;
   pp.out_bytes_per_token = s->out_bytes_per_token;
   pp.gemm = s->gemm;
-  pp.compute_rsd = tps_part_rsd(s->gemm, 1, (double)tmax);
+  pp.compute_rsd_out = tps_part_rsd(s->gemm, 1, (double)tmax); /* the spread where the question leaves the table */
+  pp.compute_rsd = s->gemm->meas ? s->gemm->meas_rsd : pp.compute_rsd_out; /* inside its measured rows */
   int have[TPS_NGATHERS];
   for (int b = 0; b < TPS_NGATHERS; b++) {
     pp.gather[b] = s->gather[b];

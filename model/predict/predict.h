@@ -98,6 +98,7 @@ typedef struct {
   tps_gemm_shape shape;
   double out_bytes_per_token;        /* 0: n * out_bytes */
   double compute_rsd, stream_rsd, gather_rsd; /* spreads of the draws (lognormal) */
+  double compute_rsd_out;            /* the GEMM part's spread outside its measured rows (compute_rsd inside) */
 } tps_pred_parts;
 
 typedef struct {
@@ -126,6 +127,10 @@ typedef struct {
   const tps_part *apart[TPS_NGATHERS];
   double gscale, ascale;
   double compute_rsd, stream_rsd, gather_rsd;
+  /* the GEMM part's draw outside its measured rows [gcov_lo, gcov_hi] (empty: lo > hi): its own spread,
+   * compute_rsd_out, and factor, gscale_out, from the same normal draw as gscale (1 nominal).  A measured row
+   * keeps the measured spread when the question leaves the table (one factor a part gave it the model's). */
+  double gscale_out, compute_rsd_out, gcov_lo, gcov_hi;
   /* parts: the gather on every row per rank, made once for the contexts of one GPU, TP and
    * gather (tps_gathertab_new, crossover.h; borrowed, NULL: each search makes its own; used
    * only where it was made for this context's gathers) */

@@ -108,13 +108,15 @@ int tps_pred_draws_next(tps_pred_draws *d, tps_pred *q) {
   }
   if (d->prior_part) {
     /* throughput and bandwidth factors; a part's time is divided by its factor */
-    double fc = exp(p->compute_rsd * gsl_ran_gaussian(d->r, 1.0));
+    const double zc = gsl_ran_gaussian(d->r, 1.0);
+    double fc = exp(p->compute_rsd * zc);
     double fs = exp(p->stream_rsd * gsl_ran_gaussian(d->r, 1.0));
     double fa = exp(p->gather_rsd * gsl_ran_gaussian(d->r, 1.0));
     q->gemm0.p[TPS_GP_TFLOPS] *= fc;
     q->gemm0.p[TPS_GP_BW_GBPS] *= fs;
     scale_ag_bw(&q->ag0, fa);
     q->gscale = p->gscale / fc;
+    q->gscale_out = p->gscale_out / exp(p->compute_rsd_out * zc); /* the same draw: one curve, two spreads */
     q->ascale = p->ascale / fa;
   }
   tps_pred_apply_knobs(q);

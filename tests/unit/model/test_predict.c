@@ -717,7 +717,17 @@ static void test_ready(void) {
   /* 1..16 rows measured, the question 1..16384: outside; the gather's 28 KiB..56 MiB inside */
   CHECK(chk.gemm_outside && !chk.gather_outside[TPS_GATHER_NCCL] && !chk.spec_gather && chk.refusal == TPS_USE_OK,
         "coverage %d %d", chk.gemm_outside, chk.gather_outside[TPS_GATHER_NCCL]);
-  CHECK(p.compute_rsd == 0.1 && p.gather_rsd == TPS_PART_MEASURED_RSD, "spreads %g %g", p.compute_rsd, p.gather_rsd);
+  /* the GEMM's spread: the measured one on its rows 1..16, the model's beyond them (one spread a part gave every row
+   * the model's once the question left the table); a draw's two factors apply on their own rows */
+  CHECK(p.compute_rsd == TPS_PART_MEASURED_RSD && p.compute_rsd_out == 0.1 && p.gather_rsd == TPS_PART_MEASURED_RSD,
+        "spreads %g %g %g", p.compute_rsd, p.compute_rsd_out, p.gather_rsd);
+  CHECK(near(p.gcov_lo, 1, 1e-12) && near(p.gcov_hi, 16, 1e-12), "covered rows %.17g..%.17g", p.gcov_lo, p.gcov_hi);
+  {
+    tps_pred q = p;
+    q.gscale = 2, q.gscale_out = 3;
+    CHECK(near(tps_pred_gemm_us(&q, 8), 2 * tps_part_eval(&g, 8, NULL), 1e-12) &&
+          near(tps_pred_gemm_us(&q, 100), 3 * tps_part_eval(&g, 100, NULL), 1e-12), "inside x gscale, outside x gscale_out");
+  }
   CHECK(near(tps_pred_gather_us(&p, 2048, NULL), tps_part_eval(&a, 8.0 * 256 * 3584, NULL), 1e-12), "gather = the part");
   tps_pred_free(&p);
   /* --measured-only: the sibling's gather first, then the GEMM outside its rows */
