@@ -296,7 +296,7 @@ static int cmp_key(const void *x, const void *y) {
   return p->line < q->line ? -1 : p->line > q->line;
 }
 static int check_keys(const char *path, int kind, rowkey *k, size_t n, tps_err *e) {
-  qsort(k, n, sizeof *k, cmp_key);
+  if (n > 1) qsort(k, n, sizeof *k, cmp_key); /* k is NULL when no row was read (qsort of NULL is undefined) */
   for (size_t i = 1; i < n; i++) {
     if (strcmp(k[i].s, k[i - 1].s) || k[i].a != k[i - 1].a || k[i].b != k[i - 1].b || k[i].c != k[i - 1].c) continue;
     return tps_err_set(e, path, k[i].line, "the same %s as line %ld: two times for one measurement", kind == TPS_AIC_GEMM
