@@ -46,6 +46,12 @@ typedef struct {
   char sel[128];
   long line;
 } prow;
+/* A gather row holds TP tp. */
+static inline int prow_has_tp(const prow *r, int tp) {
+  for (int j = 0; j < r->ntp; j++)
+    if (r->tps[j] == tp) return 1;
+  return 0;
+}
 
 /* ------------------------------------------------------------------ files read once */
 typedef struct {
@@ -169,6 +175,10 @@ int ev_load_file(tps_partset *ps, const char *path, int bundled, loaded **out, t
  * was skipped in silence). */
 int ev_load_row(tps_partset *ps, const prow *r, loaded **out, tps_err *e);
 void ev_pts_free(pts *p);
+/* p emptied with room for n points (lines unset: lo -1); 0, or -1 out of memory. */
+int ev_pts_alloc(pts *p, size_t n);
+/* Line ln (> 0) joins the range of lines p was read from. */
+void ev_pts_line(pts *p, long ln);
 int ev_aic_gemm_pts(const loaded *l, const char *dtype, const char *backend, long k, long n, pts *out, tps_err *e);
 int ev_aic_gather_pts(const loaded *l, int tp, pts *out, tps_err *e);
 int ev_table_gemm_pts(const loaded *l, const tps_path *path, long k, long n, pts *out, int strict, tps_err *e);

@@ -4,7 +4,6 @@
  * the contexts made of them: evidence_resolve.c; the grid prepared and the sources printed:
  * evidence_use.c. */
 #include "config.h"
-#include <ctype.h>
 #include <gsl/gsl_sort_int.h>
 #include "src/evidence/ev_int.h"
 #include "src/base/exit.h"
@@ -97,12 +96,7 @@ static int read_parts(tps_partset *ps, tps_err *e) {
       continue;
     }
     if (nf != 6) { rc = tps_err_set(e, ps->parts_file, ln, "%d fields, want 6", nf); break; }
-    for (int i = 0; i < nf && !rc; i++) {
-      size_t l = strlen(f[i]);
-      if (!l || isspace((unsigned char)f[i][0]) || isspace((unsigned char)f[i][l - 1]))
-        rc = tps_err_set(e, ps->parts_file, ln, "cell %d '%s': empty or with blanks around it", i + 1, f[i]);
-    }
-    if (rc) break;
+    if ((rc = tps_text_blank_cells(ps->parts_file, ln, f, (size_t)nf, 0, e))) break;
     if (ps->nrows == MAXROWS) { rc = tps_err_set(e, ps->parts_file, ln, "more than %d rows", MAXROWS); break; }
     prow *r = &ps->rows[ps->nrows];
     memset(r, 0, sizeof *r);
@@ -201,14 +195,14 @@ int ev_load_row(tps_partset *ps, const prow *r, loaded **out, tps_err *e) {
 /* ------------------------------------------------------------------ measured curves */
 
 void ev_pts_free(pts *p) { free(p->x); free(p->t); memset(p, 0, sizeof *p); }
-static int pts_alloc(pts *p, size_t n) {
+int ev_pts_alloc(pts *p, size_t n) {
   memset(p, 0, sizeof *p);
   p->x = malloc((n ? n : 1) * sizeof *p->x);
   p->t = malloc((n ? n : 1) * sizeof *p->t);
   p->lo = -1;
   return p->x && p->t ? 0 : -1;
 }
-static void pts_line(pts *p, long ln) {
+void ev_pts_line(pts *p, long ln) {
   if (ln <= 0) return;
   if (p->lo < 0 || ln < p->lo) p->lo = ln;
   if (ln > p->hi) p->hi = ln;
@@ -277,7 +271,7 @@ int ev_aic_gemm_pts(const loaded *l, const char *dtype, const char *backend, lon
     return tps_err_set(e, l->name, 0, "no rows with dtype %s, k %ld, n %ld, nor measured n on both sides of it (n in the file: %s)",
                        dtype, k, n, ns);
   }
-  if (pts_alloc(out, a->nrows)) return tps_err_set(e, l->name, 0, "out of memory");
+  if (ev_pts_alloc(out, a->nrows)) return tps_err_set(e, l->name, 0, "out of memory");
   double w = nlo == nhi ? 0.0 : log((double)n / nlo) / log((double)nhi / nlo);
   const char *ver = "", *be = "";
   for (size_t i = 0; i < a->nrows; i++) {
@@ -299,8 +293,8 @@ int ev_aic_gemm_pts(const loaded *l, const char *dtype, const char *backend, lon
     out->x[out->n] = (double)r->m;
     out->t[out->n] = nhi == nlo ? r->latency_us : exp(log(r->latency_us) + w * (log(t2) - log(r->latency_us)));
     out->n++;
-    pts_line(out, r->line);
-    pts_line(out, l2);
+    ev_pts_line(out, r->line);
+    ev_pts_line(out, l2);
     ver = r->version;
     be = r->backend;
   }
@@ -319,7 +313,7 @@ int ev_aic_gemm_pts(const loaded *l, const char *dtype, const char *backend, lon
 int ev_aic_gather_pts(const loaded *l, int tp, pts *out, tps_err *e) {
   const tps_aic_file *a = &l->m.aic;
   if (a->kind != TPS_AIC_NCCL) return tps_err_set(e, l->name, 0, "an AIConfigurator GEMM table, not an NCCL table");
-  if (pts_alloc(out, a->nrows)) return tps_err_set(e, l->name, 0, "out of memory");
+  if (ev_pts_alloc(out, a->nrows)) return tps_err_set(e, l->name, 0, "out of memory");
   char gs[128] = "", ver[16] = "";
   int seen[32], nseen = 0, any = 0;
   for (size_t i = 0; i < a->nrows; i++) {
@@ -333,7 +327,7 @@ int ev_aic_gather_pts(const loaded *l, int tp, pts *out, tps_err *e) {
     out->x[out->n] = r->bytes;
     out->t[out->n] = r->latency_us;
     out->n++;
-    pts_line(out, r->line);
+    ev_pts_line(out, r->line);
     cpy(ver, sizeof ver, r->nccl_version);
   }
   if (!any) { ev_pts_free(out); return tps_err_set(e, l->name, 0, "no rows with op all_gather (a gather needs all_gather rows)"); }
@@ -367,12 +361,12 @@ int ev_table_gemm_pts(const loaded *l, const tps_path *path, long k, long n, pts
     return tps_err_set(e, f, 0, "measures the %s path, not %s", tp->name, path->name);
   }
   size_t nr = t->nrows;
-  if (pts_alloc(out, nr)) return tps_err_set(e, f, 0, "out of memory");
+  if (ev_pts_alloc(out, nr)) return tps_err_set(e, f, 0, "out of memory");
   for (size_t i = 0; i < nr; i++) {
     out->x[out->n] = (double)(t->kind == TPS_TABLE_GEMM ? t->rows[i] : t->tokens[i]);
     out->t[out->n] = t->kind == TPS_TABLE_GEMM ? t->time_us[i] : t->replicated_us[i];
     out->n++;
-    pts_line(out, t->line[i]);
+    ev_pts_line(out, t->line[i]);
   }
   if (out->n < 2) { ev_pts_free(out); return tps_err_set(e, f, 0, "fewer than 2 rows"); }
   snprintf(out->how, sizeof out->how, "%s, %s K %ld N %ld, rows %.0f..%.0f",
@@ -389,7 +383,7 @@ static int split_gather_pts(const loaded *l, pts *out, tps_err *e) {
   if (t->tp < 2) return tps_err_set(e, f, 0, "a split table without '#@ tp:' >= 2 has no gather");
   tps_mcurve *rep = NULL;
   double *x = malloc(t->nrows * sizeof *x);
-  if (!x || pts_alloc(out, t->nrows)) { free(x); return tps_err_set(e, f, 0, "out of memory"); }
+  if (!x || ev_pts_alloc(out, t->nrows)) { free(x); return tps_err_set(e, f, 0, "out of memory"); }
   for (size_t i = 0; i < t->nrows; i++) x[i] = (double)t->tokens[i];
   rep = tps_mcurve_alloc(x, t->replicated_us, t->nrows);
   free(x);
@@ -404,7 +398,7 @@ static int split_gather_pts(const loaded *l, pts *out, tps_err *e) {
     }
     out->x[out->n] = (double)t->tp * rows * t->out_bytes_per_token;
     out->t[out->n++] = g;
-    pts_line(out, t->line[i]);
+    ev_pts_line(out, t->line[i]);
   }
   tps_mcurve_free(rep);
   if (!(t->out_bytes_per_token > 0)) { ev_pts_free(out); return tps_err_set(e, f, 0, "names no '#@ out_bytes_per_token:'"); }
@@ -420,11 +414,11 @@ int ev_table_gather_pts(const loaded *l, int tp, pts *out, tps_err *e) {
   if (t->kind == TPS_TABLE_SPLIT) return split_gather_pts(l, out, e);
   if (t->kind != TPS_TABLE_ALLGATHER) return tps_err_set(e, f, 0, "a GEMM table, not a gather measurement");
   if (t->ranks != tp) return tps_err_set(e, f, t->line[0], "measures %d ranks, not TP %d", t->ranks, tp);
-  if (pts_alloc(out, t->nrows)) return tps_err_set(e, f, 0, "out of memory");
+  if (ev_pts_alloc(out, t->nrows)) return tps_err_set(e, f, 0, "out of memory");
   for (size_t i = 0; i < t->nrows; i++) {
     out->x[out->n] = t->bytes[i];
     out->t[out->n++] = t->time_us[i];
-    pts_line(out, t->line[i]);
+    ev_pts_line(out, t->line[i]);
   }
   if (out->n < 2) { ev_pts_free(out); return tps_err_set(e, f, 0, "fewer than 2 rows"); }
   char b0[32], b1[32];

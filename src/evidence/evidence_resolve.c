@@ -218,10 +218,7 @@ static int sibling_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backe
   double bd = 0;
   for (int i = 0; i < ps->nrows; i++) {
     const prow *r = &ps->rows[i];
-    if (!r->gather || r->backend != backend || !tps_resolve_gather_sibling(r->gpu, gpu)) continue;
-    int has = 0;
-    for (int j = 0; j < r->ntp; j++) has |= r->tps[j] == tp;
-    if (!has) continue;
+    if (!r->gather || r->backend != backend || !tps_resolve_gather_sibling(r->gpu, gpu) || !prow_has_tp(r, tp)) continue;
     double d = tps_resolve_sibling_distance(r->gpu, gpu);
     if (!best || d < bd) { best = r; bd = d; }
   }
@@ -249,38 +246,30 @@ static int rule_gather_as(tps_partset *ps, const tps_gpu *gpu, int tp, int backe
   if (!tps_gather_is_capped(backend)) return 1;
   for (int i = 0; i < ps->nrows; i++) {
     const prow *r = &ps->rows[i];
-    int has = 0;
-    for (int j = 0; j < r->ntp; j++) has |= r->tps[j] == tp;
-    if (!r->gather || !tps_gather_is_rule(r->backend) || !SAME(r->gpu, gpu) || !has) continue;
+    if (!r->gather || !tps_gather_is_rule(r->backend) || !SAME(r->gpu, gpu) || !prow_has_tp(r, tp)) continue;
     loaded *l;
     if (ev_load_row(ps, r, &l, e)) return -1;
     const tps_table *t = &l->m.tab;
     if (l->m.kind != TPS_MEAS_TABLE || t->kind != TPS_TABLE_SPLIT || !(t->gather_cap_bytes > 0)) continue;
-    pts all;
+    pts all; /* one point a row of the table, in its order */
     if (ev_table_gather_pts(l, tp, &all, e)) return -1;
-    memset(p, 0, sizeof *p);
-    p->lo = -1;
-    p->x = malloc((all.n ? all.n : 1) * sizeof *p->x);
-    p->t = malloc((all.n ? all.n : 1) * sizeof *p->t);
-    if (!p->x || !p->t) { ev_pts_free(p); ev_pts_free(&all); return tps_err_set(e, NULL, 0, "out of memory"); }
-    long t0 = 0, t1 = 0;
+    if (ev_pts_alloc(p, all.n)) { ev_pts_free(&all); return tps_err_set(e, NULL, 0, "out of memory"); }
+    size_t k0 = 0, k1 = 0; /* the first and last row kept */
     for (size_t k = 0; k < all.n; k++) {
-      if ((all.x[k] / tp <= t->gather_cap_bytes) != tps_gather_is_capped(backend)) continue;
+      if (all.x[k] / tp > t->gather_cap_bytes) continue; /* the rule ran NCCL there */
+      if (!p->n) k0 = k;
+      k1 = k;
       p->x[p->n] = all.x[k], p->t[p->n++] = all.t[k];
-      if (!t0) t0 = t->tokens[k];
-      t1 = t->tokens[k];
-      if (p->lo < 0 || t->line[k] < p->lo) p->lo = t->line[k];
-      if (t->line[k] > p->hi) p->hi = t->line[k];
+      ev_pts_line(p, t->line[k]);
     }
+    ev_pts_free(&all);
     if (p->n >= 2) {
       snprintf(p->how, sizeof p->how, "split - replicated(ceil(T/%d)) of a split table of the auto rule, its rows where the rule "
-               "ran %s: T %ld..%ld (per-rank input %s %.0f B)", t->tp, tps_gather_name(backend), t0, t1,
-               tps_gather_is_capped(backend) ? "<=" : ">", t->gather_cap_bytes);
-      ev_pts_free(&all);
+               "ran %s: T %ld..%ld (per-rank input <= %.0f B)", t->tp, tps_gather_name(backend), t->tokens[k0], t->tokens[k1],
+               t->gather_cap_bytes);
       cpy(file, fsz, l->name);
       return 0;
     }
-    ev_pts_free(&all);
     ev_pts_free(p);
   }
   return 1;
@@ -491,10 +480,7 @@ int ev_resolve_gather(tps_partset *ps, const tps_gpu *gpu, int tp, int backend, 
       user_here |= SAME(ps->ua[i].gpu, gpu) && ps->ua[i].ranks[j] == tp && !tps_gather_is_rule(ps->ua[i].backend);
   for (int i = 0; i < ps->nrows && rc == 1 && !fit && !(tps_gather_is_rule(backend) && user_here); i++) {
     const prow *r = &ps->rows[i];
-    if (!r->gather || !SAME(r->gpu, gpu) || r->backend != backend) continue;
-    int has = 0;
-    for (int j = 0; j < r->ntp; j++) has |= r->tps[j] == tp;
-    if (!has) continue;
+    if (!r->gather || !SAME(r->gpu, gpu) || r->backend != backend || !prow_has_tp(r, tp)) continue;
     loaded *l;
     if (ev_load_row(ps, r, &l, e)) { free(s); return -1; }
     cpy(s->file, sizeof s->file, l->name);

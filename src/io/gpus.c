@@ -226,14 +226,15 @@ static int row(tps_gpu_table *t, const char *path, long ln, char **f, const int 
   if (name_cols(t, g, path, ln, f, idx, e)) { free(al); return -1; }
   char key[sizeof g->engine_key + 64], other[sizeof key]; /* one engine key a GPU: a thresholds file keeps one entry a key */
   tps_thr_gpu_key(g, key, sizeof key);
-  for (size_t i = 0; i < t->n; i++)
-    if (tps_thr_gpu_key(&t->gpu[i], other, sizeof other), !strcmp(key, other)) {
-      free(al);
-      free(t->cuda_names[t->n]);
-      t->cuda_names[t->n] = NULL;
-      return tps_err_set(e, path, ln, "%s is keyed %s by engines, as %s is: a thresholds file would keep one of them", g->name,
-                         key, t->gpu[i].name);
-    }
+  for (size_t i = 0; i < t->n; i++) {
+    tps_thr_gpu_key(&t->gpu[i], other, sizeof other);
+    if (strcmp(key, other)) continue;
+    free(al);
+    free(t->cuda_names[t->n]);
+    t->cuda_names[t->n] = NULL;
+    return tps_err_set(e, path, ln, "%s is keyed %s by engines, as %s is: a thresholds file would keep one of them", g->name, key,
+                       t->gpu[i].name);
+  }
   if (!(t->source[t->n] = strdup(f[idx[G_SOURCE]]))) {
     free(al);
     free(t->cuda_names[t->n]);

@@ -4,6 +4,7 @@
  * (tps_table, table.h: made, added to, freed). */
 #include "config.h"
 #include "src/io/measure.h"
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include "model/core/backend.h"
@@ -187,6 +188,16 @@ int tps_text_read(const char *path, tps_text *tx, tps_err *e) {
   tps_buf b;
   if (tps_buf_read(path, &b, e)) return -1;
   return text_take(path, b.data, b.len, 0, tx, e); /* the bytes read become the lines: no copy */
+}
+
+int tps_text_blank_cells(const char *path, long ln, char *const *f, size_t n, int allow_empty, tps_err *e) {
+  for (size_t i = 0; i < n; i++) {
+    size_t l = strlen(f[i]);
+    if (!l && allow_empty) continue;
+    if (!l || isspace((unsigned char)f[i][0]) || isspace((unsigned char)f[i][l - 1]))
+      return tps_err_set(e, path, ln, "cell %zu '%s': %s", i + 1, f[i], allow_empty ? "blanks around it" : "empty or with blanks around it");
+  }
+  return 0;
 }
 
 int tps_split_tabs(char *line, char **f, int maxf) {

@@ -32,15 +32,6 @@ static int ends_blank(const char *path, long ln, const char *line, tps_err *e) {
   if (!n || !isspace((unsigned char)line[n - 1]) || !*s || (s[0] == '#' && s[1] != '@')) return 0;
   return tps_err_set(e, path, ln, "blanks or tabs at the end of the line (empty cells after the last column?)");
 }
-/* -1 with e when a cell of f[0..n) starts or ends with a blank. */
-static int blank_cell(const char *path, long ln, char **f, size_t n, tps_err *e) {
-  for (size_t i = 0; i < n; i++) {
-    size_t l = strlen(f[i]);
-    if (l && (isspace((unsigned char)f[i][0]) || isspace((unsigned char)f[i][l - 1])))
-      return tps_err_set(e, path, ln, "cell %zu '%s': blanks around it", i + 1, f[i]);
-  }
-  return 0;
-}
 
 static int parse_dtype(const char *s, double *bytes) {
   if (strcasecmp(s, "bf16") == 0 || strcasecmp(s, "fp16") == 0) *bytes = 2;
@@ -151,7 +142,7 @@ int tps_modeldesc_read_mem(const char *path, const char *data, size_t len, tps_s
     if (s[0] == '#') continue;
     char *f[NCOL + 1];
     size_t nf = (size_t)tps_split_tabs(s, f, (int)NCOL);
-    if (blank_cell(path, lineno, f, nf < NCOL ? nf : NCOL, e)) goto out;
+    if (tps_text_blank_cells(path, lineno, f, nf < NCOL ? nf : NCOL, 1, e)) goto out;
     if (!have_header) {
       int okh = nf == NCOL;
       for (size_t i = 0; okh && i < NCOL; i++) okh = strcmp(f[i], columns[i]) == 0;

@@ -38,6 +38,11 @@ int tps_text_check_utf8(const char *path, long line, const char *s, tps_err *e);
 /* Split a line in place on tabs into at most maxf fields; returns the number of fields
  * (maxf + 1 when there are more). */
 int tps_split_tabs(char *line, char **f, int maxf);
+/* -1 with "FILE:LINE: cell N 'X': blanks around it" when a cell of f[0..n) starts or ends with a
+ * blank or tab (padding read as if clean), or, unless allow_empty, "... empty or with blanks
+ * around it" for an empty cell too; 0 otherwise.  The one check of the files that split cells
+ * themselves (data/parts.tsv, model descriptions). */
+int tps_text_blank_cells(const char *path, long ln, char *const *f, size_t n, int allow_empty, tps_err *e);
 
 
 #ifdef __cplusplus
