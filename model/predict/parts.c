@@ -10,8 +10,8 @@
 #include "model/predict/crossover.h"
 #include "model/numeric/robust.h"
 
-const char *const tps_prov_names[TPS_PROV_N] = {"measured", "fitted", "sibling", "transferred", "spec-only"};
-const char tps_prov_letters[TPS_PROV_N + 1] = "mfbts";
+const char *const tps_prov_names[TPS_PROV_N] = {"measured", "converted", "fitted", "sibling", "transferred", "spec-only"};
+const char tps_prov_letters[TPS_PROV_N + 1] = "mcfbts";
 
 char tps_prov_letter(const char *name) {
   if (!name) return '?';
@@ -20,6 +20,8 @@ char tps_prov_letter(const char *name) {
     if (!strcmp(name, tps_prov_names[i])) return tps_prov_letters[i];
   return '?';
 }
+
+int tps_prov_is_own_measurement(int prov) { return prov == TPS_PROV_MEASURED || prov == TPS_PROV_CONVERTED; }
 
 /* ------------------------------------------------------------------ measured curves */
 struct tps_mcurve {

@@ -51,16 +51,21 @@ extern "C" {
 enum { TPS_PART_GEMM = 0, TPS_PART_GATHER = 1 };
 
 /* Provenance kinds, in order of preference. */
-/* Provenance of a part, best evidence first: the target's own measurement; a model fitted to
+/* Provenance of a part, best evidence first: the target's own measurement; the same timed in
+ * the other harness and converted (tps_resolve_harness_convert: by a GPU measured in both, or
+ * the cross-GPU model's two harness forms; the source says which); a model fitted to
  * it; a measured sibling (a GPU of the same architecture, or fabric for a gather) moved by
  * the spec ratios of the regime (model/predict/resolve.h); a model transferred from other
  * GPUs; the datasheet alone. */
-enum { TPS_PROV_MEASURED = 0, TPS_PROV_FITTED, TPS_PROV_SIBLING, TPS_PROV_TRANSFERRED, TPS_PROV_SPEC, TPS_PROV_N };
-extern const char *const tps_prov_names[TPS_PROV_N]; /* "measured", "fitted", "sibling", "transferred", "spec-only" */
-/* One letter per kind, for per-row source columns: "mfbts" (b: a sibling's measurement). */
+enum { TPS_PROV_MEASURED = 0, TPS_PROV_CONVERTED, TPS_PROV_FITTED, TPS_PROV_SIBLING, TPS_PROV_TRANSFERRED, TPS_PROV_SPEC, TPS_PROV_N };
+extern const char *const tps_prov_names[TPS_PROV_N]; /* "measured", "converted", "fitted", "sibling", "transferred", "spec-only" */
+/* One letter per kind, for per-row source columns: "mcfbts" (c: converted from the other harness; b: a sibling's measurement). */
 extern const char tps_prov_letters[TPS_PROV_N + 1];
 /* The letter of a kind name ("measured" -> 'm'), '-' for "none", '?' unknown. */
 char tps_prov_letter(const char *name);
+/* 1 for the kinds that are this GPU's own measured points (measured, converted): a curve with
+ * a file, its lines and its point count; 0 otherwise. */
+int tps_prov_is_own_measurement(int prov);
 
 /* Relative spread of a measured curve (one lognormal factor per curve): replay-to-replay
  * noise is far below it (our tables: median of 50, min..max within 2-10%); what it stands

@@ -254,7 +254,8 @@ static void print_text(const answer *a) {
     if (a->use.gather_spec_src[0]) printf("# gather: %s\n", a->use.gather_spec_src);
   }
   printf("# sources: of the replicated GEMM, the split GEMM and the gather at each row (measured, or the model where the row\n"
-         "# leaves the measured range): m measured, f fitted, b a sibling GPU's measurement (scaled), t transferred, s spec-only\n");
+         "# leaves the measured range): m measured, c measured in the other harness and converted, f fitted,\n"
+         "# b a sibling GPU's measurement (scaled), t transferred, s spec-only\n");
   printf("%8s %13s %13s %10s %8s %14s %7s\n", "tokens", "rows_per_rank", "replicated_us", "split_us", "speedup", "gather_backend",
          "sources");
   for (size_t i = 0; i < a->ntok; i++) {

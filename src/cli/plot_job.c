@@ -245,14 +245,14 @@ static int fit_for(const tps_plot_job *j, const tps_path *path) {
   return first;
 }
 
-/* One part's evidence in words for a legend: how it is known and from which file (base name),
- * e.g. "measured (nccl_h100_sxm.tsv.gz)", "sibling (h20_tp8_fused_wqa_wkv.tsv, scaled)". */
+/* One part's evidence in words for a legend, its file by base name: "measured, nccl_h100_sxm.tsv.gz", "sibling's F, scaled" */
 static void part_words(const tps_part_source *s, int outside, char *buf, size_t sz) {
   if (!s) { snprintf(buf, sz, "spec-only"); return; }
   const char *f = strrchr(s->file, '/');
   f = f ? f + 1 : s->file;
   switch (s->prov) {
-  case TPS_PROV_MEASURED: snprintf(buf, sz, "measured, %.200s%s", f, outside ? " + model beyond" : ""); break;
+  case TPS_PROV_MEASURED: case TPS_PROV_CONVERTED: /* converted: measured in the other harness */
+    snprintf(buf, sz, "measured, %.200s%s%s", f, s->prov == TPS_PROV_CONVERTED ? ", other harness converted" : "", outside ? " + model beyond" : ""); break;
   case TPS_PROV_SIBLING: snprintf(buf, sz, "sibling's %.200s, scaled", f); break;
   case TPS_PROV_FITTED: snprintf(buf, sz, "fitted to %.200s", f); break;
   case TPS_PROV_TRANSFERRED:

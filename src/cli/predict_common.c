@@ -52,8 +52,8 @@ static double never_split(long T, void *vc) { return tps_pred_split_us(vc, T, NU
 int tps_never_note(const tps_pred *p, int scaling, const tps_partuse *use, const tps_interval *iv, long tmax, long *t1,
                    double *x, long *at) {
   if (scaling != TPS_SCALING_PARTS || isnan(iv->hi) || isfinite(iv->hi)) return 0;
-  int measured = use->gemm && use->gemm->prov == TPS_PROV_MEASURED;
-  for (int b = 0; b < TPS_NGATHERS; b++) measured |= use->gather[b] && use->gather[b]->prov == TPS_PROV_MEASURED;
+  int measured = use->gemm && tps_prov_is_own_measurement(use->gemm->prov);
+  for (int b = 0; b < TPS_NGATHERS; b++) measured |= use->gather[b] && tps_prov_is_own_measurement(use->gather[b]->prov);
   if (!measured) return 0;
   *t1 = isfinite(iv->lo) && iv->lo >= 1 ? (long)iv->lo : 1;
   tps_costs c = {never_replicated, never_split, (void *)p};

@@ -30,6 +30,7 @@ static void union_names(char *dst, size_t sz, const char *add);
 
 static const char *kind_method(int kind) {
   switch (kind) {
+    case TPS_PROV_CONVERTED: return "measured on this GPU in the other harness, converted to this one (source: by what)";
     case TPS_PROV_FITTED: return "a model fitted to this GPU's own measurements";
     case TPS_PROV_SIBLING: return "measured on a sibling GPU (from_gpus: same architecture, or fabric for a gather), moved to this GPU by the regime's spec ratio";
     case TPS_PROV_TRANSFERRED: return "a model fitted on other GPUs (from_gpus), moved to this GPU by its datasheet";
@@ -41,10 +42,10 @@ static const char *kind_method(int kind) {
 /* The provenance of one resolved part; outside: the question leaves its measured range. */
 static tps_thr_prov src_prov(const tps_part_source *s, int outside, double rsd) {
   tps_thr_prov p;
-  if (s->prov == TPS_PROV_MEASURED && s->part.meas) {
+  if (tps_prov_is_own_measurement(s->prov) && s->part.meas) {
     char where[600];
     snprintf(where, sizeof where, "%.500s:%ld-%ld", s->file, s->line_lo, s->line_hi);
-    p = tps_thr_prov_make(TPS_PROV_MEASURED, where, s->src);
+    p = tps_thr_prov_make(s->prov, where, s->src);
     p.points = (int)tps_mcurve_n(s->part.meas);
     if (outside && tps_part_source_model(s)[0]) {
       cat(p.method, sizeof p.method, "; outside the measured range: ");
@@ -52,7 +53,7 @@ static tps_thr_prov src_prov(const tps_part_source *s, int outside, double rsd) 
     }
   } else {
     p = tps_thr_prov_make(s->prov, s->src, kind_method(s->prov));
-    if (s->prov == TPS_PROV_MEASURED) p.points = 0; /* a measured part has its curve; the schema wants points */
+    if (tps_prov_is_own_measurement(s->prov)) p.points = 0; /* a measured part has its curve; the schema wants points */
   }
   if (p.kind == TPS_PROV_TRANSFERRED || s->from[0]) union_names(p.from_gpus, sizeof p.from_gpus, s->from[0] ? s->from : "unknown");
   if (rsd > 0 && isfinite(rsd)) p.w90_log = TPS_Z90 * rsd;
@@ -107,7 +108,7 @@ static tps_thr_prov gather_pair(const tps_thr_prov *c, const tps_thr_prov *n, do
   snprintf(p.source, sizeof p.source, "custom: %.240s | nccl: %.240s", cs, ns);
   snprintf(p.method, sizeof p.method, "custom one-shot while the per-rank part <= %.0f bytes (%s), NCCL above (%s)", cap,
            tps_prov_kind_names[c->kind], tps_prov_kind_names[n->kind]);
-  p.points = c->kind == TPS_PROV_MEASURED && n->kind == TPS_PROV_MEASURED ? c->points + n->points : -1;
+  p.points = tps_prov_is_own_measurement(c->kind) && tps_prov_is_own_measurement(n->kind) ? c->points + n->points : -1;
   union_names(p.from_gpus, sizeof p.from_gpus, n->from_gpus);
   union_names(p.from_gpus, sizeof p.from_gpus, c->from_gpus);
   if ((p.kind == TPS_PROV_TRANSFERRED || p.kind == TPS_PROV_SIBLING) && !p.from_gpus[0]) snprintf(p.from_gpus, sizeof p.from_gpus, "unknown");

@@ -285,6 +285,15 @@ static void mark_sibling(tps_part_source *s, const tps_gpu *sib, double rsd) {
   cpy(s->src, sizeof s->src, src);
 }
 
+/* A part measured on this GPU in the other harness and converted (set_measured done; the
+ * source's parenthesis says by what): its own kind, so that no answer calls it measured. */
+static void mark_converted(tps_part_source *s) {
+  s->prov = TPS_PROV_CONVERTED;
+  char src[sizeof s->src];
+  snprintf(src, sizeof src, "converted: %.1000s", s->src + (strncmp(s->src, "measured: ", 10) ? 0 : 10));
+  cpy(s->src, sizeof s->src, src);
+}
+
 /* A part measured at points p (owned; freed here): the points for its curve (built by model/
  * on first use: tps_pred_init_ready), provenance and source line, and, when have_model, the
  * model msrc for outside them (anchored to them there, dropped where it cannot be). */
@@ -407,7 +416,10 @@ int ev_resolve_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *path, l
     if (rc == 0) {
       set_measured(s, &p, have_model, msrc);
       if (sib) mark_sibling(s, sib, tps_resolve_sibling_gemm_rsd(sib, gpu));
-      if (!conv) s->part.meas_rsd = hypot(s->part.meas_rsd, conv_rsd);
+      if (!conv) {
+        s->part.meas_rsd = hypot(s->part.meas_rsd, conv_rsd);
+        if (s->prov == TPS_PROV_MEASURED) mark_converted(s);
+      }
     } else {
       if (!have_model) { free(s); return tps_err_set(e, NULL, 0, "no model of %s on %s", path->name, gpu->name); }
       s->prov = s->part.model.prov;

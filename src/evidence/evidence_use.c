@@ -52,7 +52,7 @@ int tps_partuse_backends(const tps_partuse *u, int backend, int tp, int custom_p
 
 static void short_of(int prov, int outside, int id, int model_ok, char *buf, size_t sz) {
   const char *k = prov >= 0 && prov < TPS_PROV_N ? tps_prov_names[prov] : "?";
-  if (prov == TPS_PROV_MEASURED && outside) snprintf(buf, sz, "%s+model%s", k, model_ok ? "" : "?");
+  if (tps_prov_is_own_measurement(prov) && outside) snprintf(buf, sz, "%s+model%s", k, model_ok ? "" : "?");
   else snprintf(buf, sz, "%s", k);
   if (id > 0) catf(buf, sz, "[%d]", id);
 }
@@ -81,7 +81,7 @@ static json_t *src_json(const tps_part_source *s, int outside) {
   json_object_set_new(o, "provenance", json_string(tps_prov_names[s->prov]));
   json_object_set_new(o, "source", json_string(s->src));
   if (s->part.what == TPS_PART_GEMM) json_object_set_new(o, "harness", json_string(tps_harness_name(s->harness)));
-  if (s->file[0] && s->prov == TPS_PROV_MEASURED) {
+  if (s->file[0] && tps_prov_is_own_measurement(s->prov)) {
     json_object_set_new(o, "file", json_string(s->file));
     char l[64];
     snprintf(l, sizeof l, "%ld-%ld", s->line_lo, s->line_hi);

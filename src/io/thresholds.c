@@ -395,7 +395,7 @@ const tps_thr_entry *tps_thr_find(const tps_thr_device *d, long k, long n, int p
 int tps_thr_split(const tps_thr_entry *e, long tokens) { return e && e->split_from > 0 && tokens >= e->split_from; }
 
 static void prov_short(const tps_thr_prov *p, char *buf, size_t sz) {
-  if (p->kind == TPS_PROV_MEASURED && p->points >= 0) snprintf(buf, sz, "measured (%d points)", p->points);
+  if (tps_prov_is_own_measurement(p->kind) && p->points >= 0) snprintf(buf, sz, "%s (%d points)", tps_prov_kind_names[p->kind], p->points);
   else if (p->kind == TPS_PROV_TRANSFERRED) snprintf(buf, sz, "transferred from %s", p->from_gpus);
   else if (p->kind == TPS_PROV_SIBLING) snprintf(buf, sz, "sibling %s, scaled", p->from_gpus);
   else snprintf(buf, sz, "%s", tps_prov_kind_names[p->kind]);

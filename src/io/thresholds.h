@@ -62,9 +62,9 @@
  *   them (from_tokens = the earlier band's to + 1, to_tokens = the next band's from - 1) and
  *   min_speedup, the smallest replicated / split time seen in the gap on the same grid
  *   (0 < min_speedup <= 1; 0.98: the split is at worst 2% slower there).
- * PROVENANCE: {"kind": "measured" | "fitted" | "transferred" | "spec-only", "source": "...",
- *              "method": "...", "points": N (measured: required), "from_gpus": [...]
- *              (transferred: required), "w90_log": x (90% half-width, log space)}
+ * PROVENANCE: {"kind": "measured" | "converted" | "fitted" | "sibling" | "transferred" | "spec-only",
+ *              "source": "...", "method": "...", "points": N (measured, converted: required),
+ *              "from_gpus": [...] (sibling, transferred: required), "w90_log": x (90% half-width, log space)}
  *
  * The reader checks schema_version and every field; an error is one line naming the file
  * and the JSON path ("f.json: $.devices.NVIDIA_H200.thresholds.5120x1792.w8a16.8.auto.

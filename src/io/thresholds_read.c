@@ -198,14 +198,14 @@ static int read_prov(rd *r, json_t *o, const char *key, tps_thr_prov *p) {
     for (int i = 0; i < TPS_NPROV; i++) if (!strcmp(kind, tps_prov_kind_names[i])) p->kind = i;
     if (p->kind < 0) {
       size_t l2 = push(r, "kind", 0);
-      rc = bad(r, "'%s' is not a provenance kind (measured, fitted, sibling, transferred, spec-only)", kind);
+      rc = bad(r, "'%s' is not a provenance kind (measured, converted, fitted, sibling, transferred, spec-only)", kind);
       pop(r, l2);
     }
   }
   if (!rc) rc = get_str(r, v, "source", 1, 0, p->source, sizeof p->source);
   if (!rc) rc = get_str(r, v, "method", 1, 0, p->method, sizeof p->method);
   long pts = -1;
-  if (!rc) rc = get_int(r, v, "points", p->kind == TPS_PROV_MEASURED, 0, 1000000, 0, -1, &pts);
+  if (!rc) rc = get_int(r, v, "points", tps_prov_is_own_measurement(p->kind), 0, 1000000, 0, -1, &pts);
   p->points = (int)pts;
   if (!rc) rc = get_num(r, v, "w90_log", 0, 0, 1, 0, NAN, &p->w90_log);
   char hname[16] = "";

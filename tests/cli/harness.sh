@@ -18,7 +18,7 @@ be_aic=$(sed -n 's/^break-even: \([0-9]*\) tokens.*/\1/p' "$tmp/out")
 # --- --harness bench on the H100: its own bench table (no conversion), value = the table's
 expect_rc 0 "$TPSPLIT" predict --gpu H100 --tp 8 --path native-fp8 --gather nccl --harness bench
 expect_grep '^# \[1\] GEMM native-fp8 on H100-SXM, K 5120 N 1792, bench harness: measured: data/h100_gemm_native-fp8.tsv lines' "$tmp/out"
-expect_nogrep 'converted' "$tmp/out"
+expect_nogrep 'converted(:|\[| from)' "$tmp/out"
 expect_near "$(repl_at 1024 "$tmp/out")" "$(bench_at "$data/h100_gemm_native-fp8.tsv" 1024)" 0.002 "H100 bench replicated(1024)"
 be_bench=$(sed -n 's/^break-even: \([0-9]*\) tokens.*/\1/p' "$tmp/out")
 [ -n "$be_aic" ] && [ -n "$be_bench" ] && [ "$be_bench" -gt "$be_aic" ] && ok ||
@@ -29,6 +29,10 @@ be_bench=$(sed -n 's/^break-even: \([0-9]*\) tokens.*/\1/p' "$tmp/out")
 expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path native-fp8 --gather nccl --harness bench --tokens 512,4096 \
   --gemm "$data/aic/gemm_h200_sxm_k5120.tsv.gz:dtype=fp8"
 expect_grep "converted from the aic harness to bench by H200-SXM's tables in both" "$tmp/out"
+# ... and its kind says so: never "measured" for a measurement of the other harness (parts line, source, rows)
+expect_grep '^# parts: GEMM converted\[1\]' "$tmp/out"
+expect_grep '^# \[1\] GEMM native-fp8 on H200-SXM, K 5120 N 1792, bench harness: converted: ' "$tmp/out"
+expect_grep '^ *512 +64 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[a-z]+ +c,c,' "$tmp/out"
 for t in 512 4096; do
   expect_near "$(repl_at $t "$tmp/out")" "$(bench_at "$data/h200_gemm_native-fp8.tsv" $t)" 0.005 "H200 converted replicated($t)"
 done
@@ -42,6 +46,14 @@ cp "$tmp/out" "$tmp/b200_bench.json"
 expect_grep '"harness": "bench"' "$tmp/b200_bench.json"
 expect_grep '"harness": "aic"' "$tmp/b200_aic.json"
 expect_grep "converted from the aic harness to bench by the cross-GPU model's two harness forms" "$tmp/b200_bench.json"
+expect_grep '"provenance": "converted"' "$tmp/b200_bench.json"
+expect_nogrep '"provenance": "converted"' "$tmp/b200_aic.json"
+expect_grep '"provenance": "measured"' "$tmp/b200_aic.json"
+# the thresholds file an engine reads: kind "converted", with its points (the schema's rule for a curve)
+expect_rc 0 "$TPSPLIT" crossover --gpus B200 --tp 8 --paths native-fp8 --gather nccl --harness bench --thresholds-out "$tmp/b200.json"
+expect_rc 1 "$TPSPLIT" decide --thresholds "$tmp/b200.json" --gpu B200 --tp 8 --path native-fp8 --gather nccl --tokens 64
+awk '/"gemm": *\{/ { g = 1 } g && /"kind"/ { k = $0 } g && /"points"/ { p = $0; exit } END { exit !(k ~ /"converted"/ && p ~ /"points": *[1-9][0-9]*/) }' \
+  "$tmp/b200.json" && ok || fail "B200 bench thresholds: the GEMM's kind is not 'converted' with its points"
 ra=$(awk '/"replicated_us":/ { gsub(/[,]/, "", $2); print $2; exit }' "$tmp/b200_aic.json")
 rb=$(awk '/"replicated_us":/ { gsub(/[,]/, "", $2); print $2; exit }' "$tmp/b200_bench.json")
 awk -v a="$ra" -v b="$rb" 'BEGIN { exit !(a > 0 && b > 0 && b < 0.9 * a) }' && ok ||

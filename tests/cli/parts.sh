@@ -276,7 +276,7 @@ done
 # x0.21 at 32768 rows).  At T 16384 (TP8: the replicated GEMM of 16384 rows): H100 aic(16384) x H200 bench(8192) /
 # H200 aic(8192), recomputed here from the raw files
 expect_rc 0 "$TPSPLIT" predict --gpu H100-SXM --tp 8 --path native-fp8 --k 5120 --n 1024 --gather nccl --tokens 16384 --harness bench
-expect_grep "^# \[1\] GEMM native-fp8 on H100-SXM, K 5120 N 1024, bench harness: measured: data/aic/gemm_h100_sxm_k5120.tsv.gz lines [0-9]+-[0-9]+ .*converted from the aic harness to bench by H200-SXM's tables in both \(x0\.[0-9]+\.\.x1\.05: data/h200_gemm_5120x1024_native-fp8.tsv" "$tmp/out"
+expect_grep "^# \[1\] GEMM native-fp8 on H100-SXM, K 5120 N 1024, bench harness: converted: data/aic/gemm_h100_sxm_k5120.tsv.gz lines [0-9]+-[0-9]+ .*converted from the aic harness to bench by H200-SXM's tables in both \(x0\.[0-9]+\.\.x1\.05: data/h200_gemm_5120x1024_native-fp8.tsv" "$tmp/out"
 aic_row() { gzip -dc "$data/aic/gemm_$1_k5120.tsv.gz" | awk -F'\t' -v m="$2" '$4 == "fp8" && $6 == 1024 && $7 == 5120 && $5 == m { print $8 }'; }
 a100=$(aic_row h100_sxm 16384) a200=$(aic_row h200_sxm 8192)
 b200=$(awk -F'\t' '$1 == 8192 { print $2 }' "$data/h200_gemm_5120x1024_native-fp8.tsv")

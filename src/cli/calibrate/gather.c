@@ -346,7 +346,7 @@ tps_thr_prov gsel_prov(const gsel *s, int backend) {
   snprintf(p.source, sizeof p.source, "custom: %.240s | nccl: %.240s", c->source, n->source);
   snprintf(p.method, sizeof p.method, "custom one-shot while the per-rank part <= %.0f bytes (%s), NCCL above (%s)",
            tps_gather_cap_default(), tps_prov_kind_names[c->kind], tps_prov_kind_names[n->kind]);
-  p.points = c->kind == TPS_PROV_MEASURED && n->kind == TPS_PROV_MEASURED ? c->points + n->points : -1;
+  p.points = tps_prov_is_own_measurement(c->kind) && tps_prov_is_own_measurement(n->kind) ? c->points + n->points : -1;
   snprintf(p.from_gpus, sizeof p.from_gpus, "%s", n->from_gpus[0] ? n->from_gpus : c->from_gpus);
   p.w90_log = fmax(s->custom->w90, s->nccl->w90);
   return p;
