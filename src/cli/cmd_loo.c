@@ -561,9 +561,22 @@ int cmd_fit_loo_gpu(int argc, char **argv) {
   if (tps_gpus_load(gpus, &gt, &e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
   if (hold_name) {
     if (!(r->hold = tps_gpus_find(&gt, hold_name, &e))) { tps_err_print(&e); tps_gpus_free(&gt); return TPS_EXIT_USAGE; }
+    if (!r->do_gemm) { /* --only gather, breakeven, w8a16 or transfer: no GEMM fold to run */
+      tps_die_msg("--hold-out folds the GEMM tables only; --only names no GEMM table: nothing would be checked");
+      tps_gpus_free(&gt);
+      return TPS_EXIT_USAGE;
+    }
     r->do_gather = r->do_be = r->do_w8 = r->do_xfer = 0; /* one GEMM fold: a quick look, and the leakage test */
   }
   rc = load_and_fit(r, &gt);
+  int held = 0; /* the held-out GPU has measured GEMM sets to predict */
+  for (int path = 0; r->hold && path < TPS_XG_NPATH; path++)
+    for (int i = 0; i < r->gp[path].ns; i++) held |= r->gp[path].sets[i].gpu == r->hold;
+  if (rc == TPS_EXIT_OK && r->hold && !held) {
+    tps_die_msg("--hold-out %s: no GEMM table of it in the leave-one-GPU-out data (data/aic/): nothing to hold out",
+                  r->hold->name);
+    rc = TPS_EXIT_USAGE;
+  }
   if (rc == TPS_EXIT_OK && r->json) rc = tps_loo_print_json(r);
   else if (rc == TPS_EXIT_OK) tps_loo_print_text(r);
   for (int path = 0; path < TPS_XG_NPATH; path++)

@@ -476,7 +476,19 @@ int tps_thr_check(const tps_thr_file *f, const char *device, char *const *bench,
     thr_copy(row->bench, sizeof row->bench, bench[b]);
     const tps_path *p = tps_path_find(t.kpath);
     int rc = 0;
+    /* the table must be of this device: the same CUDA name, or the same GPU table row */
+    const tps_gpu *tg = NULL;
+    if (t.gpu[0] && gt) {
+      tps_err ge;
+      tps_err_clear(&ge);
+      tg = tps_gpus_find(gt, t.gpu, &ge);
+    }
     if (t.kind != TPS_TABLE_GEMM) rc = tps_err_set(e, bench[b], 0, "not a bench gemm table (%s)", tps_table_kind_names[t.kind]);
+    else if (!t.gpu[0])
+      rc = tps_err_set(e, bench[b], 0, "names no GPU ('#@ gpu:'): it cannot be checked against %s's calibration", d->name);
+    else if (strcmp(t.gpu, d->name) && !(tg && gpu && tg == gpu))
+      rc = tps_err_set(e, bench[b], t.gpu_line, "a table of '%s', not of %s (%s): nothing scored", t.gpu, d->name,
+                       d->gpu_spec[0] ? d->gpu_spec : "not in the GPU table");
     else if (!p || t.k < 1 || t.n < 1) rc = tps_err_set(e, bench[b], 0, "no '#@ path', '#@ k' and '#@ n' lines (a bench gemm table has them)");
     const tps_thr_gemm *g = NULL;
     for (size_t i = 0; !rc && i < d->ngemm; i++)

@@ -97,6 +97,13 @@ expect_rc 0 "$TPSPLIT" calibrate --check "$tmp/sim.json" --json "$D/h100_w8a16_g
 expect_grep '"within": true' "$tmp/out"
 # a bench of a path the calibration lacks, a broken calibration: exit 2, one line
 expect_rc 2 "$TPSPLIT" calibrate --check "$tmp/sim.json" "$T/gemm_h20_marlin.tsv"
+# another GPU's bench table (the H200's calibration, the H100's table): refused at its '#@ gpu' line, nothing scored
+gl=$(grep -n '^#@ gpu:' "$D/h100_gemm_dense-bf16.tsv" | cut -d: -f1)
+for c in "calibrate --check" "validate --calibration"; do
+  expect_rc 2 "$TPSPLIT" $c "$D/calibrate/thresholds_h200_5120x1792.json" "$D/h100_gemm_dense-bf16.tsv"
+  expect_grep "h100_gemm_dense-bf16.tsv:$gl: a table of 'NVIDIA H100 80GB HBM3', not of NVIDIA H200 \\(H200-SXM\\): nothing scored" "$tmp/err"
+  [ -s "$tmp/out" ] && fail "$c printed a table for another GPU's bench" || ok
+done
 sed 's/"schema_version": 1/"schema_version": 7/' "$tmp/sim.json" >"$tmp/bad.json"
 expect_rc 2 "$TPSPLIT" calibrate --check "$tmp/bad.json" "$D/h100_w8a16_grid_5120x1792_w8a16.tsv"
 sl=$(grep -n '"schema_version"' "$tmp/bad.json" | cut -d: -f1) # the reader names the key's line

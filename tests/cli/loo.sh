@@ -51,6 +51,15 @@ printf '# source: ai-dynamo/aiconfigurator x\n' | gzip > "$tmp/hdr.gz"
 expect_rc 2 "$TPSPLIT" inspect "$tmp/hdr.gz"
 expect_grep "no header line" "$tmp/err"
 
+# --- --hold-out that would check nothing is refused (exit 2, nothing on stdout): a GPU with no GEMM table in the
+# leave-one-GPU-out data, or --only naming no GEMM table
+for a in "--hold-out H20" "--hold-out H20 --json" "--hold-out H100 --only gather" "--hold-out H100 --only breakeven"; do
+  expect_rc 2 "$TPSPLIT" fit --loo-gpu $a
+  [ -s "$tmp/out" ] && fail "fit --loo-gpu $a printed a result" || ok
+  case "$a" in *H20*) expect_grep "^tpsplit fit --loo-gpu: --hold-out H20: no GEMM table of it" "$tmp/err" ;;
+    *) expect_grep "^tpsplit fit --loo-gpu: --hold-out folds the GEMM tables only" "$tmp/err" ;; esac
+done
+
 # --- fit --loo-gpu --hold-out: one GEMM fold, its per-point predictions in JSON
 expect_rc 0 "$TPSPLIT" fit --loo-gpu --hold-out H100 --json
 cp "$tmp/out" "$tmp/h100.json"
