@@ -239,7 +239,9 @@ static void print_text(const vinput *in, const tps_validation *r, double tol, lo
     printf("%8ld %6ld %12.2f %12.2f %+7.1f%% %12.2f %12.2f %+7.1f%% %7s\n", meas->tokens[i], meas->rows_per_rank[i],
            meas->replicated_us[i], r->pred_rep_us[i], 100 * r->err_rep[i], meas->split_us[i], r->pred_split_us[i], 100 * r->err_split[i],
            r->backend[i] < 0 ? "-" : tps_gather_name(r->backend[i]));
-  printf("break-even on [%ld, %ld] tokens (split - replicated interpolated in log T): measured ", r->tmin, r->tmax);
+  /* the rule of each side (model/predict/validate.h): a table's rows interpolated, a model at every T */
+  printf("break-even on [%ld, %ld] tokens (measured: split - replicated interpolated in log T between its rows; predicted: %s): "
+         "measured ", r->tmin, r->tmax, in->have_ptab ? "the same, between its rows" : "the model at every T");
   if (r->breakeven_meas > 0) printf("%ld", r->breakeven_meas); else printf("never");
   printf(", predicted ");
   if (r->breakeven_pred > 0) printf("%ld", r->breakeven_pred); else printf("never");

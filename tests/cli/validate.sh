@@ -50,6 +50,13 @@ expect_grep '"measured": 29,' "$tmp/self.json"
 expect_grep '"first_winning_measured_row": 48,' "$tmp/self.json"
 expect_rc 0 "$TPSPLIT" validate --predicted "$tmp/h20.fit" --measured "$h20"
 expect_grep '^break-even on \[6, 16384\] tokens .*: measured 29, predicted [0-9]+' "$tmp/out"
+# each side's rule is the one it states: the measured rows interpolated, the fit at every T (so its
+# break-even is predict's on the same fit: the model's own crossing, not a line's between two rows)
+expect_grep '^break-even on .*\(measured: split - replicated interpolated in log T between its rows; predicted: the model at every T\)' "$tmp/out"
+vbe=$(sed -n 's/^break-even on .*, predicted \([0-9]*\).*/\1/p' "$tmp/out")
+"$TPSPLIT" predict --fit "$tmp/h20.fit" --scaling model --gpu H20 --tp 8 --path marlin-w8a16 >"$tmp/pf.txt" 2>/dev/null
+pbe=$(sed -n 's/^break-even: \([0-9]*\) tokens.*/\1/p' "$tmp/pf.txt")
+[ -n "$vbe" ] && [ "$vbe" = "$pbe" ] && ok || fail "validate's predicted break-even $vbe, predict --fit --scaling model's $pbe"
 expect_grep '^threshold \(least excess on each side.s times\): measured 29, ' "$tmp/out"
 expect_grep '^verdict: within tolerance' "$tmp/out"
 
@@ -69,7 +76,7 @@ expect_grep '^\|err\| both: +median 7\.5%, max 10\.0%, rms 7\.9%$' "$tmp/pred.tx
 # Zero at log2(T/12) = 5.885 / 6.96 = 0.84555, T = 21.56: first integer 22 (log2(21/12) =
 # 0.807 < 0.8456 < log2(22/12) = 0.874).  Error 22/29 - 1 = -24.1%.  Thresholds: 29 and 22 (the
 # least-excess grid point 23 = round(2^(36/8)) moved down to 22, where the split starts winning).
-expect_grep '^break-even .*: measured 29, predicted 22 \(-24\.1%\)$' "$tmp/pred.txt"
+expect_grep '^break-even .*predicted: the same, between its rows\): measured 29, predicted 22 \(-24\.1%\)$' "$tmp/pred.txt"
 expect_grep '^threshold .*: measured 29, predicted 22 \(differ\)$' "$tmp/pred.txt"
 # a tolerance under the 7.5% median fails the verdict (exit 1)
 expect_rc 1 "$TPSPLIT" validate --predicted "$tmp/pred.tsv" --measured "$h20" --tolerance 0.05
