@@ -327,13 +327,18 @@ out:
 static int mode_checks(const char *cal_path, const char *pred_path, const char *meas_path, double tol,
                        const tps_cmdopt_values *v, const char *device, int per_row, const double *caltol) {
   if (cal_path) {
-    const char *other = pred_path ? "--predicted" : meas_path ? "--measured" : tol != 0.25 ? "--tolerance" : NULL;
+    const char *other = pred_path ? "--predicted" : meas_path ? "--measured" : tol >= 0 ? "--tolerance" : v->rounding ? "--round" : NULL;
     if (other) {
-      tps_usage_msg("--calibration and %s exclude each other (--calibration-tolerance M,X for its tolerance)", other);
+      tps_usage_msg("--calibration and %s exclude each other%s", other,
+                    strcmp(other, "--tolerance") ? "" : " (--calibration-tolerance M,X for its tolerance)");
       return TPS_EXIT_USAGE;
     }
     if (v->nargs < 1) {
       tps_usage_msg("--calibration needs at least one bench gemm table argument");
+      return TPS_EXIT_USAGE;
+    }
+    if (per_row && v->json) {
+      tps_usage_msg("--rows is the text table's; --json has no per-row data: choose one");
       return TPS_EXIT_USAGE;
     }
     return -1;
@@ -356,7 +361,7 @@ static int mode_checks(const char *cal_path, const char *pred_path, const char *
 
 int cmd_validate(int argc, char **argv) {
   const char *pred_path = NULL, *meas_path = NULL, *gpus_path = NULL, *cal_path = NULL, *device = NULL;
-  double tol = 0.25, caltol[2] = {0.04, 0.10};
+  double tol = -1, caltol[2] = {0.04, 0.10}; /* tol < 0: not given (0.25) */
   int per_row = 0;
   const tps_cmdopt own[] = {
     {.name = "predicted", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "P", .dst = &pred_path,
@@ -369,7 +374,7 @@ int cmd_validate(int argc, char **argv) {
     {.name = "gpus-file", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "FILE", .dst = &gpus_path,
      .help = "GPU table (default: the bundled gpus.tsv)"},
     {.name = "tolerance", .kind = TPS_ARG_DOUBLE, .metavar = "F", .dst = &tol, .min = 0,
-     .help = "pass when the median |error| over both series is <= F"},
+     .help = "pass when the median |error| over both series is <= F (default 0.25)"},
     {.name = "calibration", .kind = TPS_ARG_STR, .io = TPS_IO_IN, .metavar = "FILE", .dst = &cal_path,
      .help = "instead of --predicted and --measured: a calibrate result (tpsplit calibrate -o FILE) against the "
              "full bench gemm tables given as arguments: per part (shape, path) its calibrated GEMM model's median "
@@ -396,8 +401,9 @@ int cmd_validate(int argc, char **argv) {
     .nopts = sizeof own / sizeof own[0],
     .text = {[TPS_OI_JSON] = "JSON on stdout (errors as fractions, times in us, NaN as null)"},
     .notes = "Break-even: smallest T from which the split wins up to the largest measured T, with\n"
-             "split - replicated interpolated linearly in log T between measured rows; -1 (never)\n"
-             "when the split does not win there.",
+             "split - replicated interpolated linearly in log T between a table's rows (the measured\n"
+             "one, or a table of predicted times) and a fit's or prediction's model at every T; -1\n"
+             "(never) when the split does not win there.",
     .exit_status = "0 within tolerance, 1 outside it, 2 usage or input error.",
   };
   tps_cmdopt_values v;
@@ -406,6 +412,7 @@ int cmd_validate(int argc, char **argv) {
   if (prc >= 0) return prc;
   int mrc = mode_checks(cal_path, pred_path, meas_path, tol, &v, device, per_row, caltol);
   if (mrc >= 0) return mrc;
+  if (tol < 0) tol = 0.25;
   if (cal_path) return validate_calibration(cal_path, v.args, (size_t)v.nargs, device, caltol, gpus_path, per_row, v.json);
 
   tps_err e;

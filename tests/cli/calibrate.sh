@@ -104,6 +104,27 @@ for c in "calibrate --check" "validate --calibration"; do
   expect_grep "h100_gemm_dense-bf16.tsv:$gl: a table of 'NVIDIA H100 80GB HBM3', not of NVIDIA H200 \\(H200-SXM\\): nothing scored" "$tmp/err"
   [ -s "$tmp/out" ] && fail "$c printed a table for another GPU's bench" || ok
 done
+# an option the mode does not read is refused, not ignored (exit 2, one line, nothing written)
+H2=$D/calibrate/thresholds_h200_5120x1792.json
+B2=$D/calibrate/full_5120x1792_dense-bf16.tsv
+expect_rc 2 "$TPSPLIT" calibrate --check "$H2" -o "$tmp/never.json" "$B2"
+expect_grep "^tpsplit calibrate: -o does nothing with --check: refused rather than ignored" "$tmp/err"
+[ -e "$tmp/never.json" ] && fail "--check -o wrote a file" || ok
+for a in "--tp 4" "--paths w8a16" "--shapes 7168x2112" "--method steffen" "--samples 3" "--budget-s 5"; do
+  expect_rc 2 "$TPSPLIT" calibrate --check "$H2" $a "$B2"
+  expect_grep "^tpsplit calibrate: ${a%% *} does nothing with --check" "$tmp/err"
+done
+for a in "--tp 4" "--paths w8a16" "--budget-s 5" "--samples 3" "--tolerance 1,2" "--rows"; do
+  expect_rc 2 "$TPSPLIT" calibrate --simulate $a "$D/h100_gemm_dense-bf16.tsv"
+  expect_grep "^tpsplit calibrate: ${a%% *} does nothing with --simulate" "$tmp/err"
+done
+expect_rc 2 "$TPSPLIT" calibrate --check "$H2" --json --rows "$B2"
+expect_grep "^tpsplit calibrate: --rows is the text table's; --json has no per-row data" "$tmp/err"
+for a in "--tolerance 0.25" "--round 64"; do
+  expect_rc 2 "$TPSPLIT" validate --calibration "$H2" $a "$B2"
+  expect_grep "^tpsplit validate: --calibration and ${a%% *} exclude each other" "$tmp/err"
+done
+expect_rc 2 "$TPSPLIT" validate --calibration "$H2" --json --rows "$B2"
 sed 's/"schema_version": 1/"schema_version": 7/' "$tmp/sim.json" >"$tmp/bad.json"
 expect_rc 2 "$TPSPLIT" calibrate --check "$tmp/bad.json" "$D/h100_w8a16_grid_5120x1792_w8a16.tsv"
 sl=$(grep -n '"schema_version"' "$tmp/bad.json" | cut -d: -f1) # the reader names the key's line

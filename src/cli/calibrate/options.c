@@ -137,10 +137,36 @@ static int check_values(const raw_opts *w, opts *o) {
   return TPS_EXIT_OK;
 }
 
+/* Each option belongs to the modes that read it; given to another, it is refused (a run must
+ * not look as if it used what it ignored). */
+enum { M_RUN = 1, M_CHECK = 2, M_SIM = 4, M_REPLAY = 8 };
+static int check_mode_options(const raw_opts *w, const opts *o, int harness_given) {
+  const unsigned mode = o->check ? M_CHECK : o->simulate ? M_SIM : o->replay ? M_REPLAY : M_RUN;
+  const char *const mname = o->check ? "--check" : o->simulate ? "--simulate" : o->replay ? "--replay" : "a measuring run";
+  const struct { const char *name; int given; unsigned modes; } use[] = {
+    {"--shapes", w->shapes != NULL, M_RUN}, {"--paths", w->paths != NULL, M_RUN}, {"--tp", w->tps != NULL, M_RUN},
+    {"--backends", w->backends != NULL, M_RUN}, {"--gather", w->gather.n > 0, M_RUN}, {"--samples", w->samples != NULL, M_RUN},
+    {"--device", w->device != NULL, M_RUN}, {"--seed", w->seed != NULL, M_RUN}, {"--harness", harness_given, M_RUN},
+    {"--budget-s", w->budget != NULL, M_RUN | M_REPLAY}, {"--adapt-rows", w->adapt_rows != NULL, M_RUN | M_REPLAY},
+    {"--no-heldout", o->no_heldout, M_RUN | M_REPLAY}, {"--points", w->points != NULL, M_RUN | M_SIM | M_REPLAY},
+    {"--max-tokens", w->max_tokens != NULL, M_RUN | M_SIM | M_REPLAY}, {"--method", w->method != NULL, M_RUN | M_SIM | M_REPLAY},
+    {"-o", o->out != NULL, M_RUN | M_SIM}, {"--tolerance", w->tolerance != NULL, M_CHECK}, {"--rows", o->per_row, M_CHECK},
+    {"--row-s", w->row_s != NULL, M_REPLAY}, {"--parts", w->parts != NULL, M_REPLAY},
+  };
+  for (size_t i = 0; i < sizeof use / sizeof use[0]; i++)
+    if (use[i].given && !(use[i].modes & mode)) {
+      tps_usage_msg("%s does nothing with %s: refused rather than ignored", use[i].name, mname);
+      return TPS_EXIT_USAGE;
+    }
+  if (o->per_row && o->json) { tps_usage_msg("--rows is the text table's; --json has no per-row data: choose one"); return TPS_EXIT_USAGE; }
+  return TPS_EXIT_OK;
+}
+
 /* The modes exclude each other; the lists of shapes, paths, backends and TPs. */
-static int check_modes_lists(const raw_opts *w, opts *o) {
+static int check_modes_lists(const raw_opts *w, opts *o, int harness_given) {
   int rc = TPS_EXIT_OK;
   if (!!o->check + o->simulate + o->replay > 1) { tps_usage_msg("--check, --simulate and --replay exclude each other"); return TPS_EXIT_USAGE; }
+  if ((rc = check_mode_options(w, o, harness_given))) return rc;
   if ((o->check || o->simulate || o->replay) && o->nargs < 1) {
     tps_usage_msg("--%s needs at least one table argument", o->check ? "check" : o->simulate ? "simulate" : "replay");
     return TPS_EXIT_USAGE;
@@ -160,10 +186,13 @@ static int check_modes_lists(const raw_opts *w, opts *o) {
   tps_io_input(o->check, "--check");
   tps_io_output(o->out, "-o");
   if (tps_io_check(&e)) { tps_err_print(&e); return TPS_EXIT_USAGE; }
-  if ((rc = list_each(w->shapes, "shapes", add_shape, o)) || (rc = list_each(w->paths, "paths", add_path, o)) ||
-      (rc = list_each(w->backends, "backends", add_backend, o)))
+  /* the defaults of the lists (NULL: not given) */
+  const char *shapes = w->shapes ? w->shapes : "5120x1792", *paths = w->paths ? w->paths : "dense-bf16,native-fp8,w8a16";
+  const char *backends = w->backends ? w->backends : "nccl,auto", *tps = w->tps ? w->tps : "2,4,8";
+  if ((rc = list_each(shapes, "shapes", add_shape, o)) || (rc = list_each(paths, "paths", add_path, o)) ||
+      (rc = list_each(backends, "backends", add_backend, o)))
     return rc;
-  if (tps_parse_tokens(w->tps, &tv, &nt, &e)) { tps_usage_msg("--tp '%s': %s", w->tps, e.msg); return TPS_EXIT_USAGE; }
+  if (tps_parse_tokens(tps, &tv, &nt, &e)) { tps_usage_msg("--tp '%s': %s", tps, e.msg); return TPS_EXIT_USAGE; }
   for (size_t i = 0; i < nt && rc == TPS_EXIT_OK; i++) {
     if (tv[i] < 2 || tv[i] > TPS_BENCH_MAX_RANKS) { tps_usage_msg("--tp %ld: from 2 to %d", tv[i], TPS_BENCH_MAX_RANKS); rc = TPS_EXIT_USAGE; }
     else if (o->ntps == MAX_TPS) { tps_usage_msg("--tp: at most %d sizes", MAX_TPS); rc = TPS_EXIT_USAGE; }
@@ -187,10 +216,6 @@ static void defaults(opts *o, raw_opts *w) {
   o->replay_parts = 3;
   tps_cal_adapt_defaults(&o->adapt);
   o->seed = (unsigned long)time(NULL);
-  w->shapes = "5120x1792";
-  w->paths = "dense-bf16,native-fp8,w8a16";
-  w->tps = "2,4,8";
-  w->backends = "nccl,auto";
 }
 
 /* Parse argv into o: -1 to run, else the exit code to return at once. */
@@ -286,10 +311,11 @@ static int parse(int argc, char **argv, opts *o) {
   o->json = v.json;
   o->out = v.output;
   o->harness = v.harness < 0 ? TPS_HARNESS_BENCH : v.harness;
+  const int harness_given = v.harness >= 0;
   o->args = v.args;
   o->nargs = v.nargs;
   tps_cmdopt_free(&v);
-  if ((rc = check_values(&w, o)) || (rc = check_modes_lists(&w, o))) return rc;
+  if ((rc = check_values(&w, o)) || (rc = check_modes_lists(&w, o, harness_given))) return rc;
   for (int i = 0; i < o->npaths && o->harness == TPS_HARNESS_AIC; i++) {
     const tps_path *p = tps_path_get(o->path[i]);
     if (p->model != TPS_PATH_MODEL_XGEMM) {
@@ -297,10 +323,6 @@ static int parse(int argc, char **argv, opts *o) {
                   "choose those with --paths", p->name);
       return TPS_EXIT_USAGE;
     }
-  }
-  if (o->harness == TPS_HARNESS_AIC && (o->check || o->simulate || o->replay)) {
-    tps_usage_msg("--harness aic goes with a measuring run, not --check, --simulate or --replay");
-    return TPS_EXIT_USAGE;
   }
   return -1;
 }
