@@ -143,7 +143,7 @@ int cmd_fit(int argc, char **argv) {
     .output_metavar = "FIT",
     .text = {[TPS_OI_GPU] = "the measured GPU (default: the file's '#@ gpu')",
              [TPS_OI_JSON] = "print JSON: parameters, points, summary (NaN as null)",
-             [TPS_OI_OUTPUT] = "save the fit (text format, see README 'fit'); one FILE only"},
+             [TPS_OI_OUTPUT] = "save the fit (JSON, schema in doc/formats.md; read back by predict --fit, validate); one FILE only"},
     .notes = "On the bundled data instead of FILEs, two subcommands of their own:\n"
              "  tpsplit fit --loo-gpu [--json] [--only PART] [--hold-out GPU]   leave each GPU out of the\n"
              "      cross-GPU models and predict it from the others (`tpsplit fit --loo-gpu --help`)\n"

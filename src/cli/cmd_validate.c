@@ -388,13 +388,15 @@ int cmd_validate(int argc, char **argv) {
   };
   const tps_cmdspec spec = {
     .name = "validate",
-    .synopsis = "--predicted FIT_OR_PREDICTION --measured FILE [--gpus-file FILE] [--tolerance F] [--round N] [--json]\n"
-                "       tpsplit validate --calibration FILE [--calibration-tolerance M,X] [--rows] [--json] BENCH.tsv...",
-    .about = "Compare a prediction with a measured split-vs-replicated table: per token count the\n"
-             "predicted and measured replicated and split times and their errors (predicted/measured\n"
-             "- 1), the predicted and measured break-even, the retuned threshold, and summary errors.\n"
-             "With --calibration: a calibrate result against full bench gemm tables, within or\n"
-             "outside tolerance per part.",
+    .synopsis = "--predicted FIT_OR_PREDICTION --measured FILE\n"
+                "         [--gpus-file FILE] [--tolerance F] [--round R] [--json]\n"
+                "       tpsplit validate --calibration FILE [--calibration-tolerance M,X]\n"
+                "         [--device NAME] [--rows | --json] BENCH.tsv...",
+    .about = "Compare a prediction with a measured split-vs-replicated table: per token count\n"
+             "the predicted and measured replicated and split times and their errors\n"
+             "(predicted / measured - 1), the predicted and measured break-even, the retuned\n"
+             "threshold, and summary errors.  With --calibration: a calibrate result against\n"
+             "full bench gemm tables, within or outside tolerance per part.",
     .args = "BENCH.tsv...",
     .common = TPS_OPT(TPS_OI_ROUND) | TPS_OPT(TPS_OI_JSON),
     .opts = own,

@@ -680,8 +680,11 @@ int tps_predref_load(tps_predref *r, int scaling, const char *fit_file, const ch
       }
       snprintf(r->fit_source, sizeof r->fit_source, "fit of %s", bundled);
     }
-    if (r->fit.kind != TPS_FIT_SPLIT && r->fit.kind != TPS_FIT_GEMM)
-      return tps_err_set(e, fit_file, 0, "an all-gather fit has no GEMM: predictions need a split or GEMM fit");
+    if (r->fit.kind == TPS_FIT_ALLGATHER)
+      return tps_err_set(e, fit_file, 0, "an all-gather fit has no GEMM: --fit needs a split fit (give it as --gather BACKEND=FIT)");
+    if (r->fit.kind == TPS_FIT_GEMM) /* no gather and no output bytes a token: nothing to split by */
+      return tps_err_set(e, fit_file, 0, "a GEMM fit (of a bench gemm table) has no all-gather: --fit needs a split fit "
+                         "(of a split table); give a GEMM fit as --gemm FIT");
     tps_err e2;
     tps_err_clear(&e2);
     r->fit_gpu = tps_gpus_find(&r->gpus, r->fit.gpu, &e2);

@@ -28,7 +28,7 @@ int tps_fit_file(const char *path, const char *gpu_name, const char *gpus_file, 
       tps_err e2;
       tps_err_clear(&e2);
       if (!gname[0]) tps_err_set(e, path, 0, "no '#@ gpu' metadata (the fit needs the GPU's SMs; use --gpu)");
-      else { tps_gpus_find(&gt, gname, &e2); tps_err_set(e, path, 0, "%s", e2.msg); }
+      else { tps_gpus_find(&gt, gname, &e2); tps_err_set(e, path, gpu_name ? 0 : t.gpu_line, "%s", e2.msg); }
       goto out;
     }
     const tps_path *kp = tps_path_find(t.kpath);

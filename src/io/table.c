@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "model/core/path.h"
 #include "model/latency/allgather.h"
 #include "src/io/measure.h"
 #include "src/io/ncclt.h"
@@ -41,6 +42,8 @@ static int apply_meta(tps_table *t, long ln, const char *k, const char *v, tps_e
     t->gpu_line = ln;
   } else if (strcmp(k, "path") == 0) {
     if (strlen(v) >= sizeof t->kpath) return tps_err_set(e, path, ln, "path name '%s' too long", v);
+    char why[320]; /* a path no command knows: refused here, where the line is known (inspect read it as given) */
+    if (!tps_path_find(v)) return tps_err_set(e, path, ln, "%s", tps_path_unknown(v, 0, why, sizeof why));
     snprintf(t->kpath, sizeof t->kpath, "%s", v);
   } else if (strcmp(k, "gather") == 0) {
     if (strcmp(v, "nccl") && strcmp(v, "custom") && strcmp(v, "auto"))

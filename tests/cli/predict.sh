@@ -241,4 +241,11 @@ for q in "H200 8 dense-bf16" "H200 8 marlin-w8a16" "H100 4 native-fp8"; do
             print "printed: " line; printf "recomputed: %s, mean %.4f worst %.4f; threshold mean %.4f worst %.4f\n", bt, bm, bw, tm, tw; exit 1 } }' "$tmp/lx" > "$tmp/lx.why" && ok ||
     fail "$q: least predicted excess not as recomputed from the table: $(cat "$tmp/lx.why")"
 done
+
+# --- a GEMM fit given as --fit (the split reference) is refused with what to do instead; as --gemm it answers
+expect_rc 0 "$TPSPLIT" fit "$top_srcdir/data/h200_gemm_dense-bf16.tsv" -o "$tmp/g.fit"
+expect_rc 2 "$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 --fit "$tmp/g.fit"
+expect_grep "g.fit: a GEMM fit \(of a bench gemm table\) has no all-gather: --fit needs a split fit .*give a GEMM fit as --gemm FIT$" "$tmp/err"
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 --gemm "$tmp/g.fit"
+expect_grep "^# parts: GEMM fitted\[1\]" "$tmp/out"
 finish

@@ -703,10 +703,20 @@ static void test_file(void) {
         tps_thr_check_free(rows, nr);
       }
       /* a bench of a shape not calibrated: an error naming it */
-      write_text(bench, "#@ k: 7168\n#@ n: 2112\n#@ path: w8a16\nrows\ttime_us\n3\t5.0\n");
+      write_text(bench, "#@ gpu: NVIDIA H200\n#@ k: 7168\n#@ n: 2112\n#@ path: w8a16\nrows\ttime_us\n3\t5.0\n");
       tps_err_clear(&err);
       CHECK(tps_thr_check(&r, "NVIDIA H200", benches, 1, 0.04, 0.1, &gt, &rows, &nr, &err) == -1 && strstr(err.msg, "7168x2112 w8a16"),
             "uncalibrated shape: '%s'", err.msg);
+      /* a bench table of another GPU (by CUDA name or table name), or of none: refused at its line, nothing scored */
+      write_text(bench, "#@ gpu: NVIDIA H100 80GB HBM3\n#@ k: 5120\n#@ n: 1792\n#@ path: w8a16\nrows\ttime_us\n3\t5.0\n");
+      tps_err_clear(&err);
+      CHECK(tps_thr_check(&r, "NVIDIA H200", benches, 1, 0.04, 0.1, &gt, &rows, &nr, &err) == -1 &&
+                strstr(err.msg, "bench.tsv:1: a table of 'NVIDIA H100 80GB HBM3', not of NVIDIA H200"),
+            "another GPU's bench: '%s'", err.msg);
+      write_text(bench, "#@ k: 5120\n#@ n: 1792\n#@ path: w8a16\nrows\ttime_us\n3\t5.0\n");
+      tps_err_clear(&err);
+      CHECK(tps_thr_check(&r, "NVIDIA H200", benches, 1, 0.04, 0.1, &gt, &rows, &nr, &err) == -1 && strstr(err.msg, "names no GPU"),
+            "a bench naming no GPU: '%s'", err.msg);
       tps_gpus_free(&gt);
     } else {
       CHECK(0, "GPU table: %s", err.msg);
