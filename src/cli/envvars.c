@@ -87,7 +87,7 @@ const size_t tps_nenvvars = sizeof tps_envvars / sizeof tps_envvars[0];
 
 int tps_envvar_read_by(const tps_envvar *v, const char *cmd) {
   if (!cmd || strcmp(v->commands, "*") == 0) return 1;
-  size_t n = strlen(cmd);
+  size_t n = strcspn(cmd, " "); /* a subcommand ("fit --loo-gpu") reads what its command does */
   for (const char *w = v->commands; *w;) {
     size_t l = strcspn(w, " ");
     if (l == n && strncmp(w, cmd, n) == 0) return 1;

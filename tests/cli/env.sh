@@ -46,4 +46,9 @@ expect_rc 0 "$TPSPLIT" plot --help
 expect_grep '^  TPSPLIT_GNUPLOT ' "$tmp/out"
 expect_rc 0 "$TPSPLIT" crossover --help
 expect_grep '^  TPSPLIT_THREADS ' "$tmp/out"
+# the subcommands whose fits the variable splits over threads say so in their own help
+for s in --loo-gpu --xgpu; do
+  expect_rc 0 "$TPSPLIT" fit $s --help
+  expect_grep '^  TPSPLIT_THREADS ' "$tmp/out"
+done
 finish
