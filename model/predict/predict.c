@@ -481,7 +481,9 @@ int tps_pred_backends_used(const int *have, int backend, int tp, int custom_poss
   for (int i = 0; i < TPS_NGATHERS; i++) any |= have[i] != 0;
   if (tp <= 1 && !any) return 0;
   if (tps_gather_is_rule(backend) && have[tps_gather_rule()]) { b[0] = tps_gather_rule(); return 1; }
-  if (tps_gather_is_rule(backend)) {
+  /* the rule, and a capped backend asked (it falls back above its cap or where it cannot run:
+   * parts_backend), use both: each part is resolved, cited and drawn for the T it serves */
+  if (tps_gather_is_rule(backend) || tps_gather_is_capped(backend)) {
     int n = 0;
     if (custom_possible) b[n++] = tps_gather_capped();
     b[n++] = tps_gather_fallback();
@@ -495,7 +497,8 @@ int tps_pred_backends_used(const int *have, int backend, int tp, int custom_poss
 static void served_bytes(const tps_pred *p, long tmax, int b, double *xlo, double *xhi) {
   long tc = p->tp * (long)floor(p->ag.custom_cap_bytes / p->out_bytes_per_token); /* last T of the custom gather */
   long a = 1, z = tmax;
-  if (tps_gather_is_rule(p->backend) && !tps_gather_is_rule(b) && p->ag.custom_cap_bytes > 0 && p->tp <= p->opts.node_gpus) {
+  if ((tps_gather_is_rule(p->backend) || tps_gather_is_capped(p->backend)) && !tps_gather_is_rule(b) &&
+      p->ag.custom_cap_bytes > 0 && p->tp <= p->opts.node_gpus) {
     if (tps_gather_is_capped(b)) z = tc < tmax ? tc : tmax;
     else a = tc + 1;
   }
@@ -565,6 +568,7 @@ int tps_pred_init_ready(tps_pred *p, tps_partcache *c, const tps_gpu *gpu, int t
   }
   p->gather_rsd = grsd;
   if (s->measured_only && !chk->gemm_outside && s->gemm_prov == TPS_PROV_SIBLING) return refuse(p, chk, TPS_USE_SIBLING, -1, NAN, NAN);
+  if (s->measured_only && !chk->gemm_outside && s->gemm_prov == TPS_PROV_CONVERTED) return refuse(p, chk, TPS_USE_CONVERTED, -1, NAN, NAN);
   if (s->measured_only && chk->gemm_outside) return refuse(p, chk, TPS_USE_OUTSIDE, -1, NAN, NAN);
   if (g->meas && g->model.kind == TPS_PM_NONE && chk->gemm_outside) return refuse(p, chk, TPS_USE_NOMODEL, -1, NAN, NAN);
   p->gtab = tps_partcache_gathertab(c, p);

@@ -180,7 +180,8 @@ typedef struct {
   int measured_only;
 } tps_pred_sources;
 
-enum { TPS_USE_OK = 0, TPS_USE_UNBUILT, TPS_USE_SIBLING, TPS_USE_OUTSIDE, TPS_USE_NOMODEL };
+/* TPS_USE_CONVERTED: --measured-only and a GEMM timed in the other harness, converted by a model or a sibling's ratio */
+enum { TPS_USE_OK = 0, TPS_USE_UNBUILT, TPS_USE_SIBLING, TPS_USE_OUTSIDE, TPS_USE_NOMODEL, TPS_USE_CONVERTED };
 typedef struct {
   int gemm_outside;                     /* the question leaves the GEMM's measured range */
   int gather_outside[TPS_NGATHERS];     /* ... a used gather's (or it has no part) */

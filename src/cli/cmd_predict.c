@@ -236,12 +236,22 @@ static void sensitivity_note(const answer *a) {
     printf("  unchanged by %s: a 10%% change in them does not move where the split starts to win for good\n", names);
 }
 
-static void print_text(const answer *a) {
+/* The first line: the question, and where each gather runs (the rule's split; a capped backend's fallback) */
+static void print_title(const answer *a) {
   printf("# %s TP%ld %s, gather %s", a->gpu->name, a->tp, a->path->name, tps_gather_name(a->backend));
-  if (a->tp > 1 && tps_gather_is_rule(a->backend) && a->p.ag.custom_cap_bytes > 0 && a->scaling != TPS_SCALING_PESSIMISTIC &&
-      tps_pred_custom_possible(&a->p))
+  const int custom = tps_pred_custom_possible(&a->p) && a->p.ag.custom_cap_bytes > 0;
+  if (a->tp > 1 && tps_gather_is_rule(a->backend) && custom && a->scaling != TPS_SCALING_PESSIMISTIC)
     printf(" (custom while the per-rank input <= %.0f B)", a->p.ag.custom_cap_bytes);
-  printf("\n# %s\n", a->desc);
+  else if (a->tp > 1 && tps_gather_is_capped(a->backend) && a->scaling != TPS_SCALING_PESSIMISTIC && custom)
+    printf(" (nccl above %.0f B per rank, where the one-shot kernel does not run)", a->p.ag.custom_cap_bytes);
+  else if (a->tp > 1 && tps_gather_is_capped(a->backend) && a->scaling != TPS_SCALING_PESSIMISTIC)
+    printf(" (nccl: the one-shot kernel does not run here)");
+  printf("\n");
+}
+
+static void print_text(const answer *a) {
+  print_title(a);
+  printf("# %s\n", a->desc);
   if (a->scaling != TPS_SCALING_PESSIMISTIC && !a->p.gpart)
     printf("# GEMM: floor %.2f us, bandwidth %.0f GB/s, compute %.1f TFLOPS (%.0f%% of the %s peak)\n", a->p.gemm.p[TPS_GP_FLOOR_US],
            a->p.gemm.p[TPS_GP_BW_GBPS], a->p.gemm.p[TPS_GP_TFLOPS], 100 * a->p.gemm.p[TPS_GP_TFLOPS] / a->peak, tps_path_peak_name(a->path));

@@ -79,7 +79,6 @@ static int bundled_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *pat
     tps_err_clear(&e2);
     if (tps_data_path(r->file, full, sizeof full, e) || ev_load_row(ps, r, &l, e)) return -1;
     if (h >= 0 && (l->m.kind == TPS_MEAS_AIC) != (h == TPS_HARNESS_AIC)) continue;
-    cpy(file, fsz, l->name);
     if (l->m.kind == TPS_MEAS_AIC) {
       ufile u;
       memset(&u, 0, sizeof u);
@@ -88,13 +87,13 @@ static int bundled_gemm(tps_partset *ps, const tps_gpu *gpu, const tps_path *pat
       if (r->sel[0] && ev_split_spec(spec, &u, e)) return -1;
       *is_aic = 1;
       int rc = ev_aic_gemm_pts(l, u.sel.dtype, u.sel.backend, k, n, p, &e2);
-      if (rc == 0) return 0;
+      if (rc == 0) { cpy(file, fsz, l->name); return 0; }
       *is_aic = 0;
-      continue; /* the shape is not there: the model */
+      continue; /* the shape is not there: the model (no file named: it holds nothing of this answer) */
     }
     int rc = ev_table_gemm_pts(l, path, k, n, p, 0, e);
     if (rc < 0) return -1;
-    if (rc == 0) return 0;
+    if (rc == 0) { cpy(file, fsz, l->name); return 0; }
   }
   return 1;
 }
@@ -588,6 +587,10 @@ static int refused(const tps_partset *ps, const tps_gpu *gpu, int tp, const tps_
   if (c->refusal == TPS_USE_SIBLING)
     return tps_err_set(e, g->file, g->line_lo, "%s %s: the GEMM is %s's measurement, a sibling's (--measured-only allows only %s's own; "
                        "give --gemm FILE)", gpu->name, path->name, g->from, gpu->name);
+  if (c->refusal == TPS_USE_CONVERTED)
+    return tps_err_set(e, g->file, g->line_lo, "%s %s: the GEMM is %s's measurement in the other harness, converted to %s (--measured-only "
+                       "allows no conversion; ask --harness %s, or give --gemm FILE)", gpu->name, path->name, gpu->name,
+                       tps_harness_name(g->harness), tps_harness_name(g->harness == TPS_HARNESS_AIC ? TPS_HARNESS_BENCH : TPS_HARNESS_AIC));
   if (c->refusal == TPS_USE_OUTSIDE && g->part.meas)
     return tps_err_set(e, g->file, g->line_lo, "measured rows %.0f..%.0f do not reach the question's 1..%ld (%s, TP %d) and --measured-only "
                        "allows no model", g->xlo, g->xhi, tmax, path->name, tp);

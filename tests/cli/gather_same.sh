@@ -47,6 +47,16 @@ ba=$(sed -n 's/^break-even: \([0-9]*\) tokens.*/\1/p' "$tmp/h20_auto")
 [ -n "$bc" ] && [ "$bc" = "$ba" ] && ok || fail "H20 TP8: break-even '$bc' with --gather custom, '$ba' with auto"
 expect_grep "gather custom on H20 at TP 8: measured: data/h20_tp8_fused_wqa_wkv.tsv lines 25-33 .*its rows where the rule ran custom: T 6..4096" "$tmp/h20_custom"
 "$TPSPLIT" predict --gpu H20 --tp 8 --path dense-bf16 --gather nccl >"$tmp/h20_nccl" 2>&1
+# --gather custom falls back to NCCL above the cap (as auto does): that part is resolved, cited and drawn too, and
+# the header says where each runs (H200 TP8: the same times, break-even and interval as auto)
+for g in custom auto; do
+  "$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 --gather "$g" >"$tmp/h200_$g" 2>"$tmp/err" || fail "H200 --gather $g"
+done
+expect_grep '^# H200-SXM TP8 dense-bf16, gather custom \(nccl above 2097152 B per rank, where the one-shot kernel does not run\)$' "$tmp/h200_custom"
+expect_grep '^# parts: GEMM measured\[1\]; gather transferred\[2\],measured\[3\]$' "$tmp/h200_custom"
+expect_grep '^# \[3\] gather nccl on H200-SXM at TP 8: measured: data/aic/nccl_h200_sxm.tsv.gz' "$tmp/h200_custom"
+bc=$(grep '^break-even' "$tmp/h200_custom"); ba=$(grep '^break-even' "$tmp/h200_auto")
+[ -n "$bc" ] && [ "$bc" = "$ba" ] && ok || fail "H200 TP8 custom '$bc' vs auto '$ba'"
 expect_grep "gather nccl on H20 at TP 8: sibling: " "$tmp/h20_nccl"
 # predict -o lists the sources its parts use: with --gather nccl the custom gather (resolved, unused: [0]) is not one
 "$TPSPLIT" predict --gpu H200 --tp 8 --path dense-bf16 --gather nccl -o "$tmp/po.tsv" >/dev/null 2>&1 || fail "predict -o"

@@ -128,6 +128,18 @@ expect_grep '"transferred_from": "A100-SXM-80GB,H100-SXM,H200-SXM,B200"' "$tmp/o
 # --measured-only refuses a sibling's measurement
 expect_rc 2 "$TPSPLIT" predict --gpu H800 --tp 1 --path dense-bf16 --measured-only
 expect_grep "the GEMM is H100-SXM's measurement, a sibling's" "$tmp/err"
+# ... and a measurement of the other harness converted (by the cross-GPU model's two forms: up to 18% here)
+expect_rc 2 "$TPSPLIT" predict --gpu B200 --tp 8 --path native-fp8 --gather nccl --harness bench --measured-only
+expect_grep "gemm_b200_sxm_k5120.tsv.gz:[0-9]+: B200 native-fp8: the GEMM is B200's measurement in the other harness, converted to bench \(--measured-only allows no conversion; ask --harness aic" "$tmp/err"
+expect_rc 0 "$TPSPLIT" predict --gpu B200 --tp 8 --path native-fp8 --gather nccl --measured-only
+# a sibling's curve that the question leaves says so, as a part's own does (H200 marlin: the H20's table, rows 1..)
+expect_rc 0 "$TPSPLIT" predict --gpu H200 --tp 8 --path marlin-w8a16
+expect_grep '^# parts: GEMM sibling\+model\[1\]' "$tmp/out"
+# a part from a model names no file in JSON: at a shape no bundled table holds, the H800's w8a16 is the model's,
+# and the H100 K 7168 table it passed over is no source of it (text and JSON agree)
+expect_rc 0 "$TPSPLIT" predict --gpu H800 --tp 8 --path w8a16 --k 4096 --n 1024 --json
+expect_nogrep '"file": ' "$tmp/out"
+expect_nogrep 'h100_w8a16_grid_7168x2112' "$tmp/out"
 
 # --- a measured range that does not reach the question: the model outside it, flagged
 awk -F'\t' '/^#/ || $1 == "rows" || $1 <= 512' "$data/h200_gemm_dense-bf16.tsv" > "$tmp/g512.tsv"
