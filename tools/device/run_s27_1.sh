@@ -8,7 +8,7 @@
 tps_dev_begin
 if nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H200; then
   RATIO_TOKENS=1,16,32,64,96,128,192,256,320,384,448,512,640,768,896,1024,1280,1536,1792,2048,2304,2305,2560,3072,3584,4096,6144,8192,16384 \
-    RATIO_DEADLINE=170 STAGES=ratio bash .w8carry/run_w8a16.sh "$B"
+    RATIO_DEADLINE=${RATIO_DEADLINE:-170} STAGES=ratio bash .w8carry/run_w8a16.sh "$B"
 else
   echo "not an H200: nothing run"
 fi
