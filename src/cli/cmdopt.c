@@ -628,6 +628,12 @@ static int record_io(const tps_cmdspec *s, const tps_cmdopt_values *v) {
     else if (one) tps_io_input(one, what);
   }
   tps_io_output(v->thresholds_out, "--thresholds-out");
+  /* stdout holds the command's own output (its summary even with -o FILE): a thresholds file there too would be
+   * two documents in one stream (with --json, two JSON texts no parser reads) */
+  if (v->thresholds_out && !strcmp(v->thresholds_out, "-")) {
+    tps_usage_msg("--thresholds-out -: stdout holds this command's output; give a file");
+    return -1;
+  }
   /* -o FOLDER (plot, the main job) writes files inside it, not over it */
   if (!(s->output_metavar && strcmp(s->output_metavar, "DIR") == 0)) tps_io_output(v->output, "-o");
   tps_err e;

@@ -253,4 +253,13 @@ expect_grep "nvl.json: no device NVIDIA_H200 \(H200-SXM as engines key it\) in t
 dec --thresholds "$tmp/p6.json" --tp 8 --tokens 2000 --path marlin-w8a16 >"$tmp/out" 2>&1
 expect_grep "\(break-even 1106, no interval: a rule\)" "$tmp/out"
 expect_nogrep "0\.\.beyond" "$tmp/out"
+# --thresholds-out - (stdout, which holds the command's own output: two documents in one stream, with --json two
+# JSON texts no parser reads) is refused, nothing printed
+for c in "crossover --gpus B200 --tp 8 --paths dense-bf16" "predict --gpu H200 --tp 8 --path dense-bf16"; do
+  for j in --json ""; do
+    expect_rc 2 "$TPSPLIT" $c --thresholds-out - $j
+    expect_grep "^tpsplit [a-z]+: --thresholds-out -: stdout holds this command's output; give a file" "$tmp/err"
+    [ -s "$tmp/out" ] && fail "$c --thresholds-out - $j printed" || ok
+  done
+done
 finish
