@@ -401,10 +401,23 @@ int tps_cmdopt_yesno(const char *arg, int *v) {
 }
 
 /* A comma list of TP sizes (each 1..64) into tps[0..max). 0 or -1. */
-static int parse_tp_list(const char *arg, int *tps, size_t max, size_t *n) {
+/* A comma list of TP sizes, each 1..64, none empty or given twice.  0, or -1 with why. */
+static int parse_tp_list(const char *arg, int *tps, size_t max, size_t *n, char *why, size_t whysz) {
   double v[TPS_CMDOPT_MAXTP];
-  if (max > TPS_CMDOPT_MAXTP || tps_parse_numbers(arg, v, max, n, 1, 64, 1) != 0) return -1;
-  for (size_t i = 0; i < *n; i++) tps[i] = (int)v[i];
+  const size_t len = strlen(arg);
+  if (!len || arg[0] == ',' || arg[len - 1] == ',' || strstr(arg, ",,")) {
+    snprintf(why, whysz, "an empty item; each 1..64, e.g. 2,4,8,16");
+    return -1;
+  }
+  if (max > TPS_CMDOPT_MAXTP || tps_parse_numbers(arg, v, max, n, 1, 64, 1) != 0) {
+    snprintf(why, whysz, "each 1..64, e.g. 2,4,8,16");
+    return -1;
+  }
+  for (size_t i = 0; i < *n; i++) {
+    tps[i] = (int)v[i];
+    for (size_t j = 0; j < i; j++)
+      if (tps[j] == tps[i]) { snprintf(why, whysz, "TP %d given twice", tps[i]); return -1; }
+  }
   return 0;
 }
 
@@ -443,17 +456,21 @@ static int set_common(const tps_cmdspec *s, tps_cmdopt_values *v, int i, const c
   case TPS_OI_GPU: v->gpu = arg; return 0;
   case TPS_OI_GPUS:
     tps_cmdopt_free(v);
-    if (tps_parse_list(arg, &v->gpus, &v->ngpus) == 0) return 0;
-    snprintf(why, whysz, "a comma list of GPU names");
-    return -1;
+    if (arg[0] == ',' || (arg[0] && arg[strlen(arg) - 1] == ',') || strstr(arg, ",,")) {
+      snprintf(why, whysz, "an empty item in a comma list of GPU names");
+      return -1;
+    }
+    if (tps_parse_list(arg, &v->gpus, &v->ngpus) != 0) { snprintf(why, whysz, "a comma list of GPU names"); return -1; }
+    for (size_t a = 0; a < v->ngpus; a++)
+      for (size_t b = 0; b < a; b++)
+        if (!strcasecmp(v->gpus[a], v->gpus[b])) { snprintf(why, whysz, "%s given twice", v->gpus[a]); return -1; }
+    return 0;
   case TPS_OI_TP:
     if (tps_parse_long(arg, &v->tp) == 0 && v->tp >= 1 && v->tp <= 64) return 0;
     snprintf(why, whysz, "1..64");
     return -1;
   case TPS_OI_TPS:
-    if (parse_tp_list(arg, v->tps, TPS_CMDOPT_MAXTP, &v->ntps) == 0) return 0;
-    snprintf(why, whysz, "each 1..64, e.g. 2,4,8,16");
-    return -1;
+    return parse_tp_list(arg, v->tps, TPS_CMDOPT_MAXTP, &v->ntps, why, whysz);
   case TPS_OI_PATH:
     if ((v->path = tps_path_find_for(arg, TPS_PATH_F_MODEL))) return 0;
     tps_path_unknown(arg, TPS_PATH_F_MODEL, why, whysz);

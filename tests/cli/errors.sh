@@ -221,4 +221,11 @@ if command -v script >/dev/null 2>&1 && script -qc true /dev/null >/dev/null 2>&
   TPSPLIT_THREADS=2 script -qc "timeout 3 '$TPSPLIT' crossover --scaling model --samples 100000 --tp 8 >/dev/null" "$tmp/tty" >/dev/null 2>&1
   grep -qE "$(printf '\r')tpsplit crossover: [0-9]+ of 72 cells, " "$tmp/tty" && ok || fail "no progress line on a terminal: $(head -c 300 "$tmp/tty")"
 fi
+# list options: an item given twice or an empty item is refused (it printed duplicate rows, or read 2,,4 as 2,4)
+for a in "--tp 8,8:TP 8 given twice" "--tp 2,,4:an empty item" "--tp 4,:an empty item" "--gpus H200,H200:H200 given twice" \
+         "--gpus H200,,H100:an empty item"; do
+  expect_rc 2 "$TPSPLIT" crossover ${a%%:*} --paths dense-bf16
+  expect_grep "^tpsplit crossover: bad --[a-z]+ '[^']*' \\(${a#*:}" "$tmp/err"
+  [ -s "$tmp/out" ] && fail "crossover ${a%%:*} printed a grid" || ok
+done
 finish
