@@ -475,15 +475,17 @@ void tps_pred_free(tps_pred *p) {
 }
 
 /* ------------------------------------------------------------------ a context from its parts' sources */
+/* The backends that split the T range at the custom cap: the rule, and a capped backend asked (it falls back above
+ * its cap or where it cannot run: parts_backend). */
+static int split_at_cap(int backend) { return tps_gather_is_rule(backend) || tps_gather_is_capped(backend); }
+
 int tps_pred_backends_used(const int *have, int backend, int tp, int custom_possible, int *b) {
   /* one rank: no gather, unless a one-rank gather was measured */
   int any = 0;
   for (int i = 0; i < TPS_NGATHERS; i++) any |= have[i] != 0;
   if (tp <= 1 && !any) return 0;
   if (tps_gather_is_rule(backend) && have[tps_gather_rule()]) { b[0] = tps_gather_rule(); return 1; }
-  /* the rule, and a capped backend asked (it falls back above its cap or where it cannot run:
-   * parts_backend), use both: each part is resolved, cited and drawn for the T it serves */
-  if (tps_gather_is_rule(backend) || tps_gather_is_capped(backend)) {
+  if (split_at_cap(backend)) { /* both: each part is resolved, cited and drawn for the T it serves */
     int n = 0;
     if (custom_possible) b[n++] = tps_gather_capped();
     b[n++] = tps_gather_fallback();
@@ -497,8 +499,7 @@ int tps_pred_backends_used(const int *have, int backend, int tp, int custom_poss
 static void served_bytes(const tps_pred *p, long tmax, int b, double *xlo, double *xhi) {
   long tc = p->tp * (long)floor(p->ag.custom_cap_bytes / p->out_bytes_per_token); /* last T of the custom gather */
   long a = 1, z = tmax;
-  if ((tps_gather_is_rule(p->backend) || tps_gather_is_capped(p->backend)) && !tps_gather_is_rule(b) &&
-      p->ag.custom_cap_bytes > 0 && p->tp <= p->opts.node_gpus) {
+  if (split_at_cap(p->backend) && !tps_gather_is_rule(b) && p->ag.custom_cap_bytes > 0 && p->tp <= p->opts.node_gpus) {
     if (tps_gather_is_capped(b)) z = tc < tmax ? tc : tmax;
     else a = tc + 1;
   }

@@ -239,13 +239,14 @@ static void sensitivity_note(const answer *a) {
 /* The first line: the question, and where each gather runs (the rule's split; a capped backend's fallback) */
 static void print_title(const answer *a) {
   printf("# %s TP%ld %s, gather %s", a->gpu->name, a->tp, a->path->name, tps_gather_name(a->backend));
-  const int custom = tps_pred_custom_possible(&a->p) && a->p.ag.custom_cap_bytes > 0;
-  if (a->tp > 1 && tps_gather_is_rule(a->backend) && custom && a->scaling != TPS_SCALING_PESSIMISTIC)
-    printf(" (custom while the per-rank input <= %.0f B)", a->p.ag.custom_cap_bytes);
-  else if (a->tp > 1 && tps_gather_is_capped(a->backend) && a->scaling != TPS_SCALING_PESSIMISTIC && custom)
-    printf(" (nccl above %.0f B per rank, where the one-shot kernel does not run)", a->p.ag.custom_cap_bytes);
-  else if (a->tp > 1 && tps_gather_is_capped(a->backend) && a->scaling != TPS_SCALING_PESSIMISTIC)
-    printf(" (nccl: the one-shot kernel does not run here)");
+  const double cap = a->p.ag.custom_cap_bytes;
+  const int custom = tps_pred_custom_possible(&a->p) && cap > 0;
+  if (a->tp > 1 && a->scaling != TPS_SCALING_PESSIMISTIC) {
+    if (tps_gather_is_rule(a->backend) && custom) printf(" (custom while the per-rank input <= %.0f B)", cap);
+    else if (tps_gather_is_capped(a->backend) && custom)
+      printf(" (nccl above %.0f B per rank, where the one-shot kernel does not run)", cap);
+    else if (tps_gather_is_capped(a->backend)) printf(" (nccl: the one-shot kernel does not run here)");
+  }
   printf("\n");
 }
 

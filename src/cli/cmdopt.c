@@ -400,12 +400,16 @@ int tps_cmdopt_yesno(const char *arg, int *v) {
   return -1;
 }
 
-/* A comma list of TP sizes (each 1..64) into tps[0..max). 0 or -1. */
-/* A comma list of TP sizes, each 1..64, none empty or given twice.  0, or -1 with why. */
+/* A comma list with an empty item ("", ",4", "2,", "2,,4"), which the list parsers would skip. */
+static int has_empty_item(const char *arg) {
+  const size_t len = strlen(arg);
+  return !len || arg[0] == ',' || arg[len - 1] == ',' || strstr(arg, ",,") != NULL;
+}
+
+/* A comma list of TP sizes, each 1..64, none empty or given twice, into tps[0..max).  0, or -1 with why. */
 static int parse_tp_list(const char *arg, int *tps, size_t max, size_t *n, char *why, size_t whysz) {
   double v[TPS_CMDOPT_MAXTP];
-  const size_t len = strlen(arg);
-  if (!len || arg[0] == ',' || arg[len - 1] == ',' || strstr(arg, ",,")) {
+  if (has_empty_item(arg)) {
     snprintf(why, whysz, "an empty item; each 1..64, e.g. 2,4,8,16");
     return -1;
   }
@@ -456,7 +460,7 @@ static int set_common(const tps_cmdspec *s, tps_cmdopt_values *v, int i, const c
   case TPS_OI_GPU: v->gpu = arg; return 0;
   case TPS_OI_GPUS:
     tps_cmdopt_free(v);
-    if (arg[0] == ',' || (arg[0] && arg[strlen(arg) - 1] == ',') || strstr(arg, ",,")) {
+    if (has_empty_item(arg)) {
       snprintf(why, whysz, "an empty item in a comma list of GPU names");
       return -1;
     }

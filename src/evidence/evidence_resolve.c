@@ -274,24 +274,25 @@ static int rule_gather_as(tps_partset *ps, const tps_gpu *gpu, int tp, int backe
   return 1;
 }
 
+/* A measured part (set_measured done) of another kind: kind prov, its source line starting "WORD: " instead of
+ * "measured: ". */
+static void retitle(tps_part_source *s, int prov, const char *word) {
+  s->prov = prov;
+  char src[sizeof s->src];
+  snprintf(src, sizeof src, "%s: %.1000s", word, s->src + (strncmp(s->src, "measured: ", 10) ? 0 : 10));
+  cpy(s->src, sizeof s->src, src);
+}
+
 /* A part measured on a sibling (set_measured done): its provenance, spread and source. */
 static void mark_sibling(tps_part_source *s, const tps_gpu *sib, double rsd) {
-  s->prov = TPS_PROV_SIBLING;
+  retitle(s, TPS_PROV_SIBLING, "sibling");
   s->part.meas_rsd = rsd;
   cpy(s->from, sizeof s->from, sib->name);
-  char src[sizeof s->src];
-  snprintf(src, sizeof src, "sibling: %.1000s", s->src + (strncmp(s->src, "measured: ", 10) ? 0 : 10));
-  cpy(s->src, sizeof s->src, src);
 }
 
 /* A part measured on this GPU in the other harness and converted (set_measured done; the
  * source's parenthesis says by what): its own kind, so that no answer calls it measured. */
-static void mark_converted(tps_part_source *s) {
-  s->prov = TPS_PROV_CONVERTED;
-  char src[sizeof s->src];
-  snprintf(src, sizeof src, "converted: %.1000s", s->src + (strncmp(s->src, "measured: ", 10) ? 0 : 10));
-  cpy(s->src, sizeof s->src, src);
-}
+static void mark_converted(tps_part_source *s) { retitle(s, TPS_PROV_CONVERTED, "converted"); }
 
 /* A part measured at points p (owned; freed here): the points for its curve (built by model/
  * on first use: tps_pred_init_ready), provenance and source line, and, when have_model, the

@@ -52,7 +52,8 @@ int tps_partuse_backends(const tps_partuse *u, int backend, int tp, int custom_p
 
 static void short_of(int prov, int outside, int id, int model_ok, char *buf, size_t sz) {
   const char *k = prov >= 0 && prov < TPS_PROV_N ? tps_prov_names[prov] : "?";
-  if ((tps_prov_is_own_measurement(prov) || prov == TPS_PROV_SIBLING) && outside) /* a measured curve, left */ snprintf(buf, sz, "%s+model%s", k, model_ok ? "" : "?");
+  const int curve = tps_prov_is_own_measurement(prov) || prov == TPS_PROV_SIBLING; /* a measured curve, which T may leave */
+  if (curve && outside) snprintf(buf, sz, "%s+model%s", k, model_ok ? "" : "?");
   else snprintf(buf, sz, "%s", k);
   if (id > 0) catf(buf, sz, "[%d]", id);
 }
